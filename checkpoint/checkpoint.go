@@ -1,0 +1,102 @@
+// Package checkpoint turns what happened in a phase's sessions — stream
+// events, git facts, plan tasks — into the note that heads a restarted
+// session's prompt. It is pure: no I/O, no clock, no git.
+package checkpoint
+
+// Kinds of fresh session a checkpoint introduces.
+const (
+	KindRestart = "restart" // a threshold stopped the previous session
+	KindResume  = "resume"  // a new debussy run picks the phase up again
+	KindRetry   = "retry"   // a new attempt after a failed gate or missing signal
+)
+
+// FileChange is one line of git's name-status since the phase began.
+type FileChange struct {
+	Status string `json:"status"` // A, M, D, R100 …
+	Path   string `json:"path"`
+}
+
+// Task is a checklist item of the phase file.
+type Task struct {
+	Text string `json:"text"`
+	Done bool   `json:"done"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Input holds the facts the orchestrator knows from git, the plan and the
+// ledger.
+type Input struct {
+	RunID       string       `json:"run_id"`
+	PhaseID     string       `json:"phase_id"`
+	PhaseTitle  string       `json:"phase_title,omitempty"`
+	PhaseFile   string       `json:"phase_file,omitempty"`
+	Kind        string       `json:"kind"` // KindRestart, KindResume, KindRetry; "" means restart
+	Restart     int          `json:"restart"`
+	MaxRestarts int          `json:"max_restarts"`
+	Reason      string       `json:"reason,omitempty"` // e.g. "context 83 % of 200K ≥ 80 %"
+	Commit      string       `json:"commit,omitempty"` // the checkpoint commit, if any
+	Files       []FileChange `json:"files,omitempty"`
+	Tasks       []Task       `json:"tasks,omitempty"`
+	Progress    []string     `json:"progress,omitempty"` // the agent's `debussy progress` lines
+	// TokensSoFar and CostSoFar, when non-zero, replace the recorder's
+	// totals (a resume reads them from the ledger).
+	TokensSoFar int64   `json:"tokens_so_far,omitempty"`
+	CostSoFar   float64 `json:"cost_so_far_usd,omitempty"`
+}
+
+// Checkpoint is everything the next session is told; it is saved as JSON
+// next to its markdown.
+type Checkpoint struct {
+	Input
+	ToolCalls      []ToolCall `json:"tool_calls,omitempty"`      // the latest main-thread calls, oldest first
+	ToolCallCount  int        `json:"tool_call_count"`           // all main-thread calls observed
+	FailedCommands []ToolCall `json:"failed_commands,omitempty"` // the latest failed calls, oldest first
+	FailedCount    int        `json:"failed_count"`              // all failed calls observed
+	LastMessage    string     `json:"last_message,omitempty"`    // the agent's last text, bounded
+	FilesTouched   []string   `json:"files_touched,omitempty"`   // written per the stream, first touch first
+	FilesTouchedN  int        `json:"files_touched_count"`       // distinct files written
+}
+
+// Build combines the orchestrator's facts with what r observed. r may be
+// nil when no session ran (a resume).
+func Build(in Input, r *Recorder) Checkpoint {
+	if in.Kind == "" {
+		in.Kind = KindRestart
+	}
+	c := Checkpoint{Input: in}
+	if r == nil {
+		return c
+	}
+	inFlight := make(map[*ToolCall]bool, len(r.pending))
+	for _, p := range r.pending {
+		inFlight[p.call] = true
+	}
+	for _, p := range r.calls {
+		tc := *p
+		// No result by now: the session ended while the tool ran.
+		if inFlight[p] {
+			tc.Interrupted = true
+		}
+		c.ToolCalls = append(c.ToolCalls, tc)
+	}
+	c.ToolCallCount = r.callCount
+	c.FailedCommands = append([]ToolCall(nil), r.failed...)
+	c.FailedCount = r.failedCount
+	c.LastMessage = r.lastMsg
+	c.FilesTouched = append([]string(nil), r.files...)
+	c.FilesTouchedN = r.fileCount
+	tokens, cost := r.Totals()
+	if c.TokensSoFar == 0 {
+		c.TokensSoFar = tokens
+	}
+	if c.CostSoFar == 0 {
+		c.CostSoFar = cost
+	}
+	return c
+}
+
+// Prompt is the restarted session's prompt: the checkpoint, a rule, then
+// the phase's own prompt.
+func (c Checkpoint) Prompt(phasePrompt string) string {
+	return c.Markdown() + "\n---\n\n" + phasePrompt
+}

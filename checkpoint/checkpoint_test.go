@@ -1,0 +1,346 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func record(t *testing.T, files ...string) *Recorder {
+	t.Helper()
+	r := NewRecorder()
+	for _, f := range files {
+		for _, ev := range decodeFile(t, filepath.Join("testdata", f)) {
+			r.Observe(ev)
+		}
+	}
+	return r
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, path, got)
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     []string
+		calls     []ToolCall
+		failed    []ToolCall
+		touched   []string
+		lastMsg   string
+		tokens    int64
+		cost      float64
+		callCount int
+	}{
+		{
+			name:  "multiblock then sigint",
+			files: []string{"multiblock-then-sigint.jsonl"},
+			calls: []ToolCall{
+				{Name: "Write", Summary: "/home/dev/project/a.txt"},
+				{Name: "Bash", Summary: "cat a.txt"},
+				{Name: "Bash", Summary: "sleep 30; echo slept > b.txt", Interrupted: true},
+			},
+			touched:   []string{"/home/dev/project/a.txt"},
+			lastMsg:   "I will write a file.",
+			tokens:    52_610,
+			cost:      0.063375,
+			callCount: 3,
+		},
+		{
+			name:  "interrupt then follow-up: one session, cumulative totals",
+			files: []string{"interrupt-then-followup.jsonl"},
+			calls: []ToolCall{
+				{Name: "Bash", Summary: "echo one > one.txt"},
+				{Name: "Bash", Summary: "sleep 20; echo two > two.txt", Interrupted: true},
+				{Name: "Write", Summary: "/home/dev/project/HANDOFF.md"},
+			},
+			touched:   []string{"/home/dev/project/HANDOFF.md"},
+			lastMsg:   "Handoff written.",
+			tokens:    226_260,
+			cost:      0.0879,
+			callCount: 3,
+		},
+		{
+			name:      "synthetic message is not the agent's",
+			files:     []string{"prompt-too-long.jsonl"},
+			calls:     []ToolCall{{Name: "Bash", Summary: "echo one > one.txt"}},
+			tokens:    152_080,
+			cost:      0.052199999999999996,
+			callCount: 1,
+		},
+		{
+			name:  "two sessions add up",
+			files: []string{"multiblock-then-sigint.jsonl", "interrupt-then-followup.jsonl"},
+			calls: []ToolCall{
+				{Name: "Write", Summary: "/home/dev/project/a.txt"},
+				{Name: "Bash", Summary: "cat a.txt"},
+				{Name: "Bash", Summary: "sleep 30; echo slept > b.txt", Interrupted: true},
+				{Name: "Bash", Summary: "echo one > one.txt"},
+				{Name: "Bash", Summary: "sleep 20; echo two > two.txt", Interrupted: true},
+				{Name: "Write", Summary: "/home/dev/project/HANDOFF.md"},
+			},
+			touched:   []string{"/home/dev/project/a.txt", "/home/dev/project/HANDOFF.md"},
+			lastMsg:   "Handoff written.",
+			tokens:    52_610 + 226_260,
+			cost:      0.063375 + 0.0879,
+			callCount: 6,
+		},
+		{
+			name:  "typical session",
+			files: []string{"typical-session.jsonl"},
+			calls: []ToolCall{
+				{Name: "Read", Summary: "/home/dev/project/parser/parser.go"},
+				{Name: "Edit", Summary: "/home/dev/project/parser/parser.go"},
+				{Name: "Task", Summary: "write fixtures"},
+				{Name: "Bash", Summary: "go test ./parser/...", Failed: true, Error: typicalErr},
+				{Name: "Bash", Summary: "grep -n bindingPower parser/*.go …", Interrupted: true},
+			},
+			failed: []ToolCall{{Name: "Bash", Summary: "go test ./parser/...", Failed: true, Error: typicalErr}},
+			touched: []string{"/home/dev/project/parser/parser.go",
+				"/home/dev/project/parser/testdata/expr.txt"},
+			lastMsg:   "The precedence test fails: `*` binds looser than `+`.\n\nNext: fix the binding powers in `parser.go`, then rerun the tests.",
+			tokens:    557_450,
+			cost:      0.5432,
+			callCount: 5,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Build(Input{RunID: "r", PhaseID: "1"}, record(t, tt.files...))
+			if !reflect.DeepEqual(c.ToolCalls, tt.calls) {
+				t.Errorf("tool calls\n got %+v\nwant %+v", c.ToolCalls, tt.calls)
+			}
+			if !reflect.DeepEqual(c.FailedCommands, tt.failed) {
+				t.Errorf("failed\n got %+v\nwant %+v", c.FailedCommands, tt.failed)
+			}
+			if !reflect.DeepEqual(c.FilesTouched, tt.touched) {
+				t.Errorf("files touched %q, want %q", c.FilesTouched, tt.touched)
+			}
+			if c.LastMessage != tt.lastMsg {
+				t.Errorf("last message %q, want %q", c.LastMessage, tt.lastMsg)
+			}
+			if c.TokensSoFar != tt.tokens || c.CostSoFar != tt.cost || c.ToolCallCount != tt.callCount {
+				t.Errorf("tokens %d cost %v calls %d, want %d %v %d",
+					c.TokensSoFar, c.CostSoFar, c.ToolCallCount, tt.tokens, tt.cost, tt.callCount)
+			}
+		})
+	}
+}
+
+const typicalErr = "--- FAIL: TestPrecedence (0.00s)\n    parser_test.go:41: Parse(\"1+2*3\") = ((1+2)*3), want (1+(2*3))\nFAIL\nFAIL\tgithub.com/acme/calc/parser\t0.004s\nExit code 1"
+
+func TestInputTotalsWin(t *testing.T) {
+	r := record(t, "multiblock-then-sigint.jsonl")
+	c := Build(Input{TokensSoFar: 9, CostSoFar: 1.5}, r)
+	if c.TokensSoFar != 9 || c.CostSoFar != 1.5 {
+		t.Errorf("tokens %d cost %v, want the input's 9 and 1.5", c.TokensSoFar, c.CostSoFar)
+	}
+	if c.Kind != KindRestart {
+		t.Errorf("kind %q, want the default %q", c.Kind, KindRestart)
+	}
+}
+
+func typicalInput() Input {
+	return Input{
+		RunID:       "20261121-221300",
+		PhaseID:     "2",
+		PhaseTitle:  "Expression parser",
+		PhaseFile:   "plans/02-parser.md",
+		Kind:        KindRestart,
+		Restart:     1,
+		MaxRestarts: 3,
+		Reason:      "context 83 % of 200K ≥ 80 %",
+		Commit:      "4f1c2a9be07d53e8a1c6f0e2b9d4a7c35e81f602",
+		Files: []FileChange{
+			{Status: "M", Path: "parser/parser.go"},
+			{Status: "A", Path: "parser/parser_test.go"},
+		},
+		Tasks: []Task{
+			{Text: "Write the lexer", Done: true, Line: 12},
+			{Text: "Parse binary expressions with precedence", Line: 13},
+			{Text: "Add `calc` command", Line: 14},
+		},
+		Progress: []string{"lexer done, 14 tests pass", "parser skeleton in place; precedence next"},
+	}
+}
+
+func TestMarkdownTypicalRestart(t *testing.T) {
+	c := Build(typicalInput(), record(t, "typical-session.jsonl"))
+	golden(t, "typical-restart.md", c.Markdown())
+}
+
+func TestMarkdownResumeWithoutEvents(t *testing.T) {
+	in := typicalInput()
+	in.Kind = KindResume
+	in.Reason = "interrupted by SIGINT"
+	in.Commit = ""
+	in.TokensSoFar = 1_234_567
+	in.CostSoFar = 4.2
+	golden(t, "resume-no-events.md", Build(in, nil).Markdown())
+}
+
+func TestMarkdownRetry(t *testing.T) {
+	in := Input{RunID: "r1", PhaseID: "3", Kind: KindRetry, Reason: "gate `go test ./...` failed"}
+	golden(t, "retry-minimal.md", Build(in, NewRecorder()).Markdown())
+}
+
+// hugeRecorder simulates a long phase: hundreds of calls, files and
+// failures, and a very long last message.
+func hugeRecorder() *Recorder {
+	r := NewRecorder()
+	r.Observe(runner.Event{Kind: runner.KindInit, Init: &runner.Init{SessionID: "huge"}})
+	for i := range 600 {
+		id := fmt.Sprintf("toolu_%d", i)
+		var tu runner.ToolUse
+		switch i % 3 {
+		case 0:
+			tu = runner.ToolUse{ID: id, Name: "Bash", Command: fmt.Sprintf("go test ./pkg%d/... %s", i, strings.Repeat("-run X ", 40))}
+		case 1:
+			tu = runner.ToolUse{ID: id, Name: "Write", FilePath: fmt.Sprintf("/home/dev/project/gen/file%03d.go", i)}
+		default:
+			tu = runner.ToolUse{ID: id, Name: "Grep", Input: json.RawMessage(fmt.Sprintf(`{"pattern":"func Test%d"}`, i))}
+		}
+		r.Observe(runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{
+			MessageID: fmt.Sprintf("msg_%d", i), Text: fmt.Sprintf("step %d", i), ToolUses: []runner.ToolUse{tu}}})
+		tr := runner.ToolResult{ToolUseID: id, Content: "ok", ContentLen: 2}
+		if tu.Name == "Write" {
+			tr.FilePath = tu.FilePath
+		}
+		if tu.Name == "Bash" && i%2 == 0 {
+			long := strings.Repeat(fmt.Sprintf("pkg%d: error line\n", i), 200)
+			tr = runner.ToolResult{ToolUseID: id, IsError: true, Content: long, ContentLen: len(long) * 3}
+		}
+		r.Observe(runner.Event{Kind: runner.KindToolResult, ToolResults: []runner.ToolResult{tr}})
+	}
+	var msg strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&msg, "Line %d of a very long final message.\n", i)
+	}
+	r.Observe(runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: "msg_last", Text: msg.String()}})
+	r.Observe(runner.Event{Kind: runner.KindResult, Result: &runner.Result{SessionID: "huge", CostUSD: 87.654,
+		ModelUsage: map[string]runner.ModelUsage{"m": {InputTokens: 40_000_000, CacheReadInputTokens: 2_500_000}}}})
+	return r
+}
+
+func hugeInput() Input {
+	in := typicalInput()
+	in.Restart, in.MaxRestarts = 7, 10
+	in.PhaseTitle = "A title\nwith a newline"
+	in.Files = nil
+	// Git knows only half the files the stream wrote.
+	for i := 1; i < 600; i += 6 {
+		in.Files = append(in.Files, FileChange{Status: "A", Path: fmt.Sprintf("gen/file%03d.go", i)})
+	}
+	for i := range 250 {
+		in.Files = append(in.Files, FileChange{Status: "M", Path: fmt.Sprintf("internal/pkg%d/impl.go", i)})
+	}
+	in.Tasks = nil
+	for i := range 130 {
+		in.Tasks = append(in.Tasks, Task{Text: fmt.Sprintf("Task %d %s", i, strings.Repeat("word ", 100)), Done: i%3 == 0, Line: 10 + i})
+	}
+	in.Progress = nil
+	for i := range 60 {
+		in.Progress = append(in.Progress, fmt.Sprintf("note %d", i))
+	}
+	return in
+}
+
+func TestMarkdownHuge(t *testing.T) {
+	c := Build(hugeInput(), hugeRecorder())
+	if c.ToolCallCount != 600 || len(c.ToolCalls) != keepCalls || c.FailedCount != 100 || len(c.FailedCommands) != keepFailed {
+		t.Errorf("recorder bounds: count %d kept %d, failed %d kept %d", c.ToolCallCount, len(c.ToolCalls), c.FailedCount, len(c.FailedCommands))
+	}
+	md := c.Markdown()
+	if len(md) > 32_000 {
+		t.Errorf("markdown is %d bytes, want ≤ 32000", len(md))
+	}
+	golden(t, "huge-restart.md", md)
+}
+
+func TestPrompt(t *testing.T) {
+	c := Build(Input{RunID: "r", PhaseID: "1", Restart: 1, MaxRestarts: 2, Reason: "tool calls 100 ≥ 100"}, nil)
+	got := c.Prompt("Do phase 1.\n")
+	want := strings.TrimSuffix(c.Markdown(), "\n") + "\n\n---\n\nDo phase 1.\n"
+	if got != want {
+		t.Errorf("prompt:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.HasSuffix(c.Markdown(), ".\n") || strings.HasSuffix(c.Markdown(), "\n\n") {
+		t.Errorf("markdown should end with exactly one newline")
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Checkpoint
+	}{
+		{name: "typical", c: Build(typicalInput(), record(t, "typical-session.jsonl"))},
+		{name: "huge", c: Build(hugeInput(), hugeRecorder())},
+		{name: "resume without events", c: Build(Input{RunID: "r", PhaseID: "1", Kind: KindResume}, nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := json.Marshal(tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Checkpoint
+			if err := json.Unmarshal(data, &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back, tt.c) {
+				t.Errorf("round trip changed the checkpoint:\n got %+v\nwant %+v", back, tt.c)
+			}
+			if back.Markdown() != tt.c.Markdown() {
+				t.Error("round trip changed the markdown")
+			}
+		})
+	}
+	// The keys are snake_case: other tools read the saved JSON.
+	data, _ := json.Marshal(Build(typicalInput(), record(t, "typical-session.jsonl")))
+	for _, key := range []string{`"run_id"`, `"phase_id"`, `"max_restarts"`, `"tool_calls"`, `"failed_commands"`,
+		`"last_message"`, `"files_touched"`, `"tokens_so_far"`, `"cost_so_far_usd"`, `"status"`, `"done"`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("JSON lacks %s: %s", key, data)
+		}
+	}
+}
+
+func TestCode(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"go test ./...", "`go test ./...`"},
+		{"echo `date`", "`` echo `date` ``"},
+		{"a ``b`` c", "```a ``b`` c```"},
+		{"two\nlines", "`two lines`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := code(tt.in); got != tt.want {
+				t.Errorf("code(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

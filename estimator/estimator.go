@@ -1,0 +1,325 @@
+// Package estimator turns a session's stream events into the figures debussy
+// restarts on: how full the context window is, how many tools the main
+// thread has called, and whether the CLI started compacting. It is pure:
+// events in, snapshots out, no I/O and no clock.
+package estimator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// Window sizes used when neither the config nor the stream says better.
+const (
+	DefaultWindow int64 = 200_000
+	LongWindow    int64 = 1_000_000
+)
+
+// charsPerToken is the rough ratio used only when a stream carries no usage.
+const charsPerToken = 4
+
+// Config sets the thresholds. The zero value disables both thresholds and
+// detects the window from the model.
+type Config struct {
+	// ContextThreshold is the percent of the window (1..99) at which to
+	// restart; 0 or ≥ 100 disables the context trigger.
+	ContextThreshold int
+	// ToolCallThreshold is the number of main-thread tool calls at which to
+	// restart; 0 disables it.
+	ToolCallThreshold int
+	// Window overrides the detected context window when > 0.
+	Window int64
+	// PromptChars is the length of the prompt, used by the character-based
+	// fallback for streams without usage.
+	PromptChars int
+}
+
+// Trigger says why a session should be restarted.
+type Trigger string
+
+const (
+	TriggerNone       Trigger = ""
+	TriggerContext    Trigger = "context"
+	TriggerToolCalls  Trigger = "tool_calls"
+	TriggerCompaction Trigger = "compaction"
+)
+
+// Snapshot is the estimator's view after an event.
+type Snapshot struct {
+	Tokens        int64   // context of the latest main-thread response
+	Window        int64   // context window in use
+	Percent       float64 // Tokens / Window × 100
+	Estimated     bool    // Tokens came from the character fallback, not usage
+	Model         string  // init's model id, e.g. "claude-opus-4-8[1m]"
+	ToolCalls     int     // main-thread tool_use blocks
+	SubagentCalls int     // subagents' tool_use blocks
+	Messages      int     // distinct main-thread responses
+	Trigger       Trigger // sticky: the first trigger crossed
+	Reason        string  // human wording of Trigger
+	ResultWindow  int64   // result.modelUsage contextWindow of the main model, 0 if not seen
+	CostUSD       float64 // latest result's total_cost_usd
+}
+
+// Estimator accumulates one session's events. It is not safe for concurrent
+// use; the orchestrator feeds it from its event loop.
+type Estimator struct {
+	cfg Config
+
+	model        string
+	resultWindow int64
+	costUSD      float64
+
+	tokens    int64 // latest main-thread context from usage
+	haveUsage bool
+	lastMsgID string
+	seenMsg   map[string]bool
+	seenTool  map[string]bool
+	messages  int
+	toolCalls int
+	subCalls  int
+
+	// chars feeds the fallback: prompt, tool results and the agent's own
+	// output all occupy the context.
+	chars       int64
+	sawResponse bool
+
+	trigger Trigger
+	reason  string
+}
+
+// New returns an Estimator for one session.
+func New(cfg Config) *Estimator {
+	return &Estimator{
+		cfg:      cfg,
+		chars:    int64(max(cfg.PromptChars, 0)),
+		seenMsg:  map[string]bool{},
+		seenTool: map[string]bool{},
+	}
+}
+
+// Observe folds one event in and returns the snapshot after it.
+func (e *Estimator) Observe(ev runner.Event) Snapshot {
+	switch {
+	case ev.Init != nil:
+		if ev.Init.Model != "" {
+			e.model = ev.Init.Model
+		}
+	case ev.Assistant != nil:
+		e.observeAssistant(ev.Assistant)
+	case len(ev.ToolResults) > 0:
+		for _, tr := range ev.ToolResults {
+			if tr.ParentToolUseID != "" {
+				continue
+			}
+			n := tr.ContentLen
+			if n == 0 {
+				n = len(tr.Content)
+			}
+			e.chars += int64(n)
+		}
+	case ev.System != nil:
+		e.observeSystem(ev.System, ev.Subtype)
+	case ev.Result != nil:
+		e.observeResult(ev.Result)
+	}
+	snap := e.Snapshot()
+	if e.trigger == TriggerNone {
+		e.trigger, e.reason = e.check(snap)
+		snap.Trigger, snap.Reason = e.trigger, e.reason
+	}
+	return snap
+}
+
+func (e *Estimator) observeAssistant(a *runner.Assistant) {
+	if !a.MainThread() {
+		e.subCalls += e.countTools(a.ToolUses)
+		return
+	}
+	if e.model == "" && a.Model != "" && !strings.HasPrefix(a.Model, "<") {
+		e.model = a.Model // no init line seen; "<synthetic>" is not a model
+	}
+	e.sawResponse = true
+	// One response spans several lines with the same id and usage: the
+	// first line sets the figure, later lines of the same id repeat it.
+	newMsg := a.MessageID == "" || !e.seenMsg[a.MessageID]
+	if newMsg {
+		e.messages++
+		if a.MessageID != "" {
+			e.seenMsg[a.MessageID] = true
+		}
+	}
+	// A zero usage comes from synthetic lines (the CLI's own "Prompt is too
+	// long"); it says nothing about the context.
+	if ctx := a.Usage.Context(); ctx > 0 && (newMsg || a.MessageID == e.lastMsgID) {
+		e.tokens = ctx
+		e.haveUsage = true
+		e.lastMsgID = a.MessageID
+	}
+	e.toolCalls += e.countTools(a.ToolUses)
+	e.chars += int64(len(a.Text))
+	for _, tu := range a.ToolUses {
+		e.chars += int64(len(tu.Input))
+	}
+}
+
+// countTools counts tool_use blocks not seen before, by id.
+func (e *Estimator) countTools(uses []runner.ToolUse) int {
+	n := 0
+	for _, tu := range uses {
+		if tu.ID != "" {
+			if e.seenTool[tu.ID] {
+				continue
+			}
+			e.seenTool[tu.ID] = true
+		}
+		n++
+	}
+	return n
+}
+
+func (e *Estimator) observeSystem(s *runner.System, evSubtype string) {
+	if e.trigger != TriggerNone {
+		return
+	}
+	sub := s.Subtype
+	if sub == "" {
+		sub = evSubtype
+	}
+	// Any compaction means the context threshold was missed: the CLI is
+	// about to summarise away the work we want in a checkpoint instead.
+	switch {
+	case sub == "status" && s.Status == "compacting":
+		e.trigger, e.reason = TriggerCompaction, "compaction started: threshold missed"
+	case sub == "compact_boundary":
+		e.trigger = TriggerCompaction
+		e.reason = "compaction happened: threshold missed"
+		if s.PreTokens > 0 {
+			e.reason = fmt.Sprintf("compaction happened at %s tokens: threshold missed", FormatTokens(s.PreTokens))
+		}
+	}
+}
+
+func (e *Estimator) observeResult(r *runner.Result) {
+	// total_cost_usd grows over the turns of one session: keep the latest.
+	e.costUSD = r.CostUSD
+	if w := mainContextWindow(e.model, r.ModelUsage); w > 0 {
+		e.resultWindow = w
+	}
+}
+
+// mainContextWindow picks the main model's contextWindow from modelUsage:
+// the entry named like the init model (ignoring "[1m]"), else the entry
+// with the most tokens — subagent and helper models use fewer.
+func mainContextWindow(model string, mu map[string]runner.ModelUsage) int64 {
+	if len(mu) == 0 {
+		return 0
+	}
+	base := stripLong(model)
+	if base != "" {
+		for name, u := range mu {
+			if stripLong(name) == base && u.ContextWindow > 0 {
+				return u.ContextWindow
+			}
+		}
+	}
+	var best int64 = -1
+	var bestName string
+	var window int64
+	for name, u := range mu {
+		n := u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		// Ties break by name so map order cannot change the answer.
+		if n > best || (n == best && name < bestName) {
+			best, bestName, window = n, name, u.ContextWindow
+		}
+	}
+	return window
+}
+
+func stripLong(model string) string {
+	m := strings.ToLower(strings.TrimSpace(model))
+	return strings.TrimSuffix(m, "[1m]")
+}
+
+// WindowForModel is the context window implied by a model id: 1M for a
+// "[1m]" id, 200K otherwise.
+func WindowForModel(model string) int64 {
+	if strings.HasSuffix(strings.ToLower(strings.TrimSpace(model)), "[1m]") {
+		return LongWindow
+	}
+	return DefaultWindow
+}
+
+// Snapshot returns the current view without observing anything.
+func (e *Estimator) Snapshot() Snapshot {
+	s := Snapshot{
+		Tokens:        e.tokens,
+		Window:        e.window(),
+		Model:         e.model,
+		ToolCalls:     e.toolCalls,
+		SubagentCalls: e.subCalls,
+		Messages:      e.messages,
+		Trigger:       e.trigger,
+		Reason:        e.reason,
+		ResultWindow:  e.resultWindow,
+		CostUSD:       e.costUSD,
+	}
+	if !e.haveUsage && e.sawResponse {
+		s.Tokens = (e.chars + charsPerToken - 1) / charsPerToken
+		s.Estimated = true
+	}
+	s.Percent = float64(s.Tokens) * 100 / float64(s.Window)
+	return s
+}
+
+func (e *Estimator) window() int64 {
+	switch {
+	case e.cfg.Window > 0:
+		return e.cfg.Window
+	case e.resultWindow > 0:
+		return e.resultWindow
+	default:
+		return WindowForModel(e.model)
+	}
+}
+
+// check reports the first threshold s crosses; context outranks tool calls
+// because it is the one that ends the session if ignored.
+func (e *Estimator) check(s Snapshot) (Trigger, string) {
+	if t := e.cfg.ContextThreshold; t > 0 && t < 100 && s.Percent >= float64(t) {
+		pct := formatPercent(s.Percent)
+		if s.Estimated {
+			pct = "~" + pct
+		}
+		return TriggerContext, fmt.Sprintf("context %s %% of %s ≥ %d %%", pct, FormatTokens(s.Window), t)
+	}
+	if t := e.cfg.ToolCallThreshold; t > 0 && s.ToolCalls >= t {
+		return TriggerToolCalls, fmt.Sprintf("tool calls %d ≥ %d", s.ToolCalls, t)
+	}
+	return TriggerNone, ""
+}
+
+// formatPercent prints at most one decimal: 83 → "83", 92.5 → "92.5".
+func formatPercent(p float64) string {
+	return trimZero(strconv.FormatFloat(p, 'f', 1, 64))
+}
+
+// FormatTokens prints a token count for humans: 200000 → "200K",
+// 1000000 → "1M", 83412 → "83.4K", 950 → "950".
+func FormatTokens(n int64) string {
+	if n < 0 {
+		return "-" + FormatTokens(-n)
+	}
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 999_950: // would round to "1000.0K"
+		return trimZero(strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64)) + "K"
+	default:
+		return trimZero(strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64)) + "M"
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
