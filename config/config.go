@@ -1,0 +1,342 @@
+// Package config resolves debussy's settings: defaults < .debussy.yaml <
+// DEBUSSY_* environment < flags the user set (applied by the caller, who then
+// calls Validate).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// ErrInvalid is wrapped by every error Load and Validate return, so callers
+// can map any configuration problem to the usage exit code.
+var ErrInvalid = errors.New("invalid config")
+
+// Config is the resolved configuration. Field order is the order of Keys(),
+// of YAML() and of .debussy.example.yaml. Every field carries a yaml tag:
+// goccy/go-yaml would otherwise match lower-cased field names, not snake_case.
+type Config struct {
+	ClaudeBin         string            `yaml:"claude_bin" json:"claude_bin"`
+	Model             string            `yaml:"model" json:"model"`
+	PermissionMode    string            `yaml:"permission_mode" json:"permission_mode"`
+	ContextThreshold  int               `yaml:"context_threshold" json:"context_threshold"`
+	ToolCallThreshold int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
+	MaxRestarts       int               `yaml:"max_restarts" json:"max_restarts"`
+	ContextWindow     int               `yaml:"context_window" json:"context_window"`
+	MaxRetries        int               `yaml:"max_retries" json:"max_retries"`
+	RequireDoneSignal bool              `yaml:"require_done_signal" json:"require_done_signal"`
+	SessionTimeout    Duration          `yaml:"session_timeout" json:"session_timeout"`
+	IdleTimeout       Duration          `yaml:"idle_timeout" json:"idle_timeout"`
+	GateTimeout       Duration          `yaml:"gate_timeout" json:"gate_timeout"`
+	StopGrace         Duration          `yaml:"stop_grace" json:"stop_grace"`
+	AutoCommit        bool              `yaml:"auto_commit" json:"auto_commit"`
+	AllowDirty        bool              `yaml:"allow_dirty" json:"allow_dirty"`
+	GateCommands      map[string]string `yaml:"gate_commands" json:"gate_commands"`
+	ExtraArgs         []string          `yaml:"extra_args" json:"extra_args"`
+	LogFormat         string            `yaml:"log_format" json:"log_format"`
+}
+
+// Permission modes the claude CLI accepts for --permission-mode.
+const (
+	PermissionBypass      = "bypassPermissions"
+	PermissionAcceptEdits = "acceptEdits"
+	PermissionDefault     = "default"
+	PermissionPlan        = "plan"
+)
+
+// Log formats.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
+
+// Defaults returns the built-in configuration. Empty collections are
+// non-nil so a file saying `gate_commands: {}` resolves to an equal value.
+func Defaults() Config {
+	return Config{
+		ClaudeBin:         "claude",
+		Model:             "",
+		PermissionMode:    PermissionBypass,
+		ContextThreshold:  80,
+		ToolCallThreshold: 100,
+		MaxRestarts:       3,
+		ContextWindow:     0,
+		MaxRetries:        2,
+		RequireDoneSignal: true,
+		SessionTimeout:    Duration(2 * time.Hour),
+		IdleTimeout:       Duration(10 * time.Minute),
+		GateTimeout:       Duration(10 * time.Minute),
+		StopGrace:         Duration(60 * time.Second),
+		AutoCommit:        true,
+		AllowDirty:        false,
+		GateCommands:      map[string]string{},
+		ExtraArgs:         []string{},
+		LogFormat:         LogText,
+	}
+}
+
+// Keys returns every configuration key in documentation order.
+func Keys() []string {
+	t := reflect.TypeFor[Config]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		keys = append(keys, yamlKey(t.Field(i)))
+	}
+	return keys
+}
+
+func yamlKey(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
+}
+
+// field returns the addressable field of c named by key.
+func field(c *Config, key string) (reflect.Value, bool) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		if yamlKey(t.Field(i)) == key {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// FieldError is one problem with one key. File/Line/Column or EnvVar say
+// where the value came from when it is known.
+type FieldError struct {
+	Key     string
+	Problem string // what is wrong, including the offending value
+	Allowed string // what would be accepted
+	File    string
+	Line    int
+	Column  int
+	EnvVar  string
+}
+
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	switch {
+	case e.File != "":
+		fmt.Fprintf(&b, "%s:%d:%d: %s: ", e.File, e.Line, e.Column, e.Key)
+	case e.EnvVar != "":
+		fmt.Fprintf(&b, "%s: ", e.EnvVar)
+	default:
+		fmt.Fprintf(&b, "%s: ", e.Key)
+	}
+	b.WriteString(e.Problem)
+	if e.Allowed != "" {
+		fmt.Fprintf(&b, "; allowed: %s", e.Allowed)
+	}
+	return b.String()
+}
+
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// invalidError carries a message that is already complete (a YAML syntax
+// error with its position, an unreadable file) while matching ErrInvalid and
+// the underlying cause.
+type invalidError struct {
+	msg   string
+	cause error
+}
+
+func (e *invalidError) Error() string { return e.msg }
+
+func (e *invalidError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrInvalid}
+	}
+	return []error{ErrInvalid, e.cause}
+}
+
+// rule says what a key accepts and checks the resolved value.
+type rule struct {
+	allowed string
+	check   func(c *Config) string // "" when the value is fine, else the problem
+}
+
+// reservedArgs are claude flags debussy sets itself; passing them again
+// through extra_args would break the stream protocol or contradict a key.
+func reservedArgs() []string {
+	return []string{"-p", "--print", "--output-format", "--input-format", "--model", "--permission-mode"}
+}
+
+func rules() map[string]rule {
+	reserved := reservedArgs()
+	const durationAllowed = `a Go duration greater than 0, e.g. "90s", "10m", "2h"`
+	nonNegative := func(get func(c *Config) int) func(c *Config) string {
+		return func(c *Config) string {
+			if v := get(c); v < 0 {
+				return fmt.Sprintf("%d is negative", v)
+			}
+			return ""
+		}
+	}
+	positive := func(get func(c *Config) Duration) func(c *Config) string {
+		return func(c *Config) string {
+			if v := get(c); v <= 0 {
+				return fmt.Sprintf("%s is not greater than 0", v)
+			}
+			return ""
+		}
+	}
+	oneOf := func(get func(c *Config) string, allowed ...string) func(c *Config) string {
+		return func(c *Config) string {
+			if v := get(c); !slices.Contains(allowed, v) {
+				return fmt.Sprintf("%q is not one of the allowed values", v)
+			}
+			return ""
+		}
+	}
+	return map[string]rule{
+		"claude_bin": {
+			allowed: "the claude command name (looked up on PATH) or a path to it",
+			check: func(c *Config) string {
+				if strings.TrimSpace(c.ClaudeBin) == "" {
+					return "is empty"
+				}
+				return ""
+			},
+		},
+		"model": {allowed: `any model name the claude CLI accepts, e.g. "claude-sonnet-4-5" or "opus"; "" uses the CLI default`},
+		"permission_mode": {
+			allowed: strings.Join([]string{PermissionBypass, PermissionAcceptEdits, PermissionDefault, PermissionPlan}, ", "),
+			check: oneOf(func(c *Config) string { return c.PermissionMode },
+				PermissionBypass, PermissionAcceptEdits, PermissionDefault, PermissionPlan),
+		},
+		"context_threshold": {
+			allowed: "an integer from 1 to 100 (percent of the context window; 100 disables the trigger)",
+			check: func(c *Config) string {
+				if v := c.ContextThreshold; v < 1 || v > 100 {
+					return fmt.Sprintf("%d is out of range", v)
+				}
+				return ""
+			},
+		},
+		"tool_call_threshold": {
+			allowed: "an integer >= 0 (0 disables the trigger)",
+			check:   nonNegative(func(c *Config) int { return c.ToolCallThreshold }),
+		},
+		"max_restarts": {
+			allowed: "an integer >= 0 (0 disables restarts)",
+			check:   nonNegative(func(c *Config) int { return c.MaxRestarts }),
+		},
+		"context_window": {
+			allowed: "0 (detect from the model) or an integer >= 1000 (tokens)",
+			check: func(c *Config) string {
+				if v := c.ContextWindow; v != 0 && v < 1000 {
+					return fmt.Sprintf("%d is out of range", v)
+				}
+				return ""
+			},
+		},
+		"max_retries": {
+			allowed: "an integer >= 0",
+			check:   nonNegative(func(c *Config) int { return c.MaxRetries }),
+		},
+		"require_done_signal": {allowed: "true or false"},
+		"session_timeout": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.SessionTimeout }),
+		},
+		"idle_timeout": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.IdleTimeout }),
+		},
+		"gate_timeout": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.GateTimeout }),
+		},
+		"stop_grace": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.StopGrace }),
+		},
+		"auto_commit": {allowed: "true or false"},
+		"allow_dirty": {allowed: "true or false"},
+		"gate_commands": {
+			allowed: `a mapping of gate name to shell command, e.g. {test: "go test ./..."}`,
+			check: func(c *Config) string {
+				var bad []string
+				for _, name := range slices.Sorted(maps.Keys(c.GateCommands)) {
+					switch {
+					case strings.TrimSpace(name) == "":
+						bad = append(bad, "a gate has an empty name")
+					case strings.TrimSpace(c.GateCommands[name]) == "":
+						bad = append(bad, fmt.Sprintf("gate %q has an empty command", name))
+					}
+				}
+				return strings.Join(bad, ", ")
+			},
+		},
+		"extra_args": {
+			allowed: "a list of extra claude CLI arguments, except " + strings.Join(reserved, ", ") + " (debussy sets those)",
+			check: func(c *Config) string {
+				var bad []string
+				for _, a := range c.ExtraArgs {
+					name, _, _ := strings.Cut(a, "=")
+					if slices.Contains(reserved, name) {
+						bad = append(bad, fmt.Sprintf("%q is set by debussy", a))
+					}
+				}
+				return strings.Join(bad, ", ")
+			},
+		},
+		"log_format": {
+			allowed: LogText + ", " + LogJSON,
+			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
+		},
+	}
+}
+
+// Validate reports every problem of the resolved configuration at once,
+// joined with errors.Join; each is a *FieldError wrapping ErrInvalid.
+func (c Config) Validate() error {
+	return errors.Join(c.validate(nil)...)
+}
+
+// validate attributes each problem to where its key was last set.
+func (c Config) validate(origin map[string]origin) []error {
+	rs := rules()
+	var errs []error
+	for _, key := range Keys() {
+		r := rs[key]
+		if r.check == nil {
+			continue
+		}
+		if problem := r.check(&c); problem != "" {
+			o := origin[key]
+			errs = append(errs, &FieldError{
+				Key: key, Problem: problem, Allowed: r.allowed,
+				File: o.file, Line: o.line, Column: o.column, EnvVar: o.envVar,
+			})
+		}
+	}
+	return errs
+}
+
+// YAML renders the resolved configuration, keys in Keys() order, in a form
+// Load reads back to an equal Config.
+func (c Config) YAML() string {
+	out := c
+	// Render nil collections as {} and [] rather than null.
+	if out.GateCommands == nil {
+		out.GateCommands = map[string]string{}
+	}
+	if out.ExtraArgs == nil {
+		out.ExtraArgs = []string{}
+	}
+	b, err := yaml.MarshalWithOptions(out, yaml.Indent(2))
+	if err != nil {
+		// Every field type marshals; keep the signature simple for callers.
+		return "# render config: " + err.Error() + "\n"
+	}
+	return string(b)
+}

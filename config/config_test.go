@@ -1,0 +1,526 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultsValid(t *testing.T) {
+	if err := Defaults().Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+}
+
+func TestEveryFieldTaggedAndRuled(t *testing.T) {
+	typ := reflect.TypeFor[Config]()
+	rs := rules()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		y, j := yamlKey(f), strings.Split(f.Tag.Get("json"), ",")[0]
+		if y == "" || y != j {
+			t.Errorf("field %s: yaml tag %q and json tag %q must both be set and equal", f.Name, y, j)
+		}
+		if _, ok := rs[y]; !ok {
+			t.Errorf("key %s has no rule (allowed text)", y)
+		}
+	}
+	if len(rs) != typ.NumField() {
+		t.Errorf("%d rules for %d keys", len(rs), typ.NumField())
+	}
+}
+
+func TestExampleFile(t *testing.T) {
+	path := filepath.Join("..", ".debussy.example.yaml")
+	if *update {
+		writeFile(t, path, string(Example()))
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != string(Example()) {
+		t.Fatalf("%s differs from config/example.yaml (edit the latter, run go test -update): %v", path, err)
+	}
+	cfg, src, err := Load(t.TempDir(), path, nil)
+	if err != nil {
+		t.Fatalf("example does not load: %v", err)
+	}
+	if src.File != path || len(src.Notes) != 0 {
+		t.Errorf("source = %+v", src)
+	}
+	if !reflect.DeepEqual(cfg, Defaults()) {
+		t.Errorf("example differs from Defaults():\n got %+v\nwant %+v", cfg, Defaults())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range Keys() {
+		if !strings.Contains(string(data), "\n"+key+":") {
+			t.Errorf("example does not set key %s", key)
+		}
+	}
+
+	// Plain goccy decoding of the whole struct agrees (Duration's
+	// UnmarshalYAML, every field tagged).
+	var direct Config
+	if err := yaml.UnmarshalWithOptions(data, &direct, yaml.Strict()); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(direct, Defaults()) {
+		t.Errorf("yaml.Unmarshal of the example differs from Defaults():\n got %+v", direct)
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, FileName), "context_threshold: 70\nmax_restarts: 5\nmodel: from-file\n")
+	env := []string{
+		"PATH=/bin",
+		"DEBUSSY_MAX_RESTARTS=7",
+		"DEBUSSY_MODEL=", // empty counts as unset
+		"DEBUSSY_RUN_ID=20261121-2230-4f2c",
+		"DEBUSSY_SESSION_TIMEOUT=90s",
+		"DEBUSSY_GATE_COMMANDS={test: go test ./..., lint: \"go vet ./...\"}",
+		"DEBUSSY_EXTRA_ARGS=[\"--max-turns\", \"200\"]",
+		"DEBUSSY_ALLOW_DIRTY=1",
+	}
+	cfg, src, err := Load(root, "", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults()
+	want.ContextThreshold = 70 // file
+	want.Model = "from-file"   // file; the empty env value does not clear it
+	want.MaxRestarts = 7       // env over file
+	want.SessionTimeout = Duration(90 * time.Second)
+	want.GateCommands = map[string]string{"test": "go test ./...", "lint": "go vet ./..."}
+	want.ExtraArgs = []string{"--max-turns", "200"}
+	want.AllowDirty = true
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg, want)
+	}
+	wantEnv := []string{"DEBUSSY_MAX_RESTARTS", "DEBUSSY_SESSION_TIMEOUT", "DEBUSSY_ALLOW_DIRTY", "DEBUSSY_GATE_COMMANDS", "DEBUSSY_EXTRA_ARGS"}
+	if !reflect.DeepEqual(src.Env, wantEnv) {
+		t.Errorf("src.Env = %v, want %v", src.Env, wantEnv)
+	}
+	if src.File != filepath.Join(root, FileName) {
+		t.Errorf("src.File = %q", src.File)
+	}
+
+	// Flags: the caller sets fields, then validates.
+	cfg.MaxRestarts = 1
+	if err := cfg.Validate(); err != nil || cfg.MaxRestarts != 1 {
+		t.Errorf("after setting a flag: %v", err)
+	}
+}
+
+func TestLoadFiles(t *testing.T) {
+	tests := []struct {
+		name      string
+		files     map[string]string
+		explicit  string
+		wantFile  string
+		wantNotes []string // substrings, one per note
+		check     func(t *testing.T, c Config)
+	}{
+		{name: "no file", check: func(t *testing.T, c Config) {
+			if !reflect.DeepEqual(c, Defaults()) {
+				t.Errorf("not defaults: %+v", c)
+			}
+		}},
+		{
+			name:     "empty file",
+			files:    map[string]string{FileName: ""},
+			wantFile: FileName,
+			check: func(t *testing.T, c Config) {
+				if !reflect.DeepEqual(c, Defaults()) {
+					t.Errorf("not defaults: %+v", c)
+				}
+			},
+		},
+		{
+			name:     "comments only and null value",
+			files:    map[string]string{FileName: "# nothing\nmodel:\n"},
+			wantFile: FileName,
+			check: func(t *testing.T, c Config) {
+				if !reflect.DeepEqual(c, Defaults()) {
+					t.Errorf("not defaults: %+v", c)
+				}
+			},
+		},
+		{
+			name:     "legacy location",
+			files:    map[string]string{LegacyFileName: "max_retries: 4\n"},
+			wantFile: LegacyFileName,
+			check: func(t *testing.T, c Config) {
+				if c.MaxRetries != 4 {
+					t.Errorf("max_retries = %d", c.MaxRetries)
+				}
+			},
+		},
+		{
+			name:      "both files: .debussy.yaml wins",
+			files:     map[string]string{FileName: "max_retries: 1\n", LegacyFileName: "max_retries: 4\n"},
+			wantFile:  FileName,
+			wantNotes: []string{"using .debussy.yaml and ignoring .debussy/config.yaml"},
+			check: func(t *testing.T, c Config) {
+				if c.MaxRetries != 1 {
+					t.Errorf("max_retries = %d", c.MaxRetries)
+				}
+			},
+		},
+		{
+			name: "python debussy config",
+			files: map[string]string{LegacyFileName: "interactive: true\nlearnings: false\nmax_retries: 2\nmodel: haiku\n" +
+				"notifications:\n  enabled: true\n  provider: desktop\noutput: terminal\nstrict_compliance: true\ntimeout: 1800\n"},
+			wantFile:  LegacyFileName,
+			wantNotes: []string{"ignoring Python debussy keys with no meaning here: interactive, learnings, notifications, output, strict_compliance", "timeout: 1800 (seconds) as session_timeout: 30m"},
+			check: func(t *testing.T, c Config) {
+				if c.Model != "haiku" || c.SessionTimeout != Duration(30*time.Minute) {
+					t.Errorf("model %q session_timeout %s", c.Model, c.SessionTimeout)
+				}
+			},
+		},
+		{
+			name:     "explicit file beats both",
+			files:    map[string]string{FileName: "max_retries: 1\n", "other.yaml": "max_retries: 9\n"},
+			explicit: "other.yaml",
+			wantFile: "other.yaml",
+			check: func(t *testing.T, c Config) {
+				if c.MaxRetries != 9 {
+					t.Errorf("max_retries = %d", c.MaxRetries)
+				}
+			},
+		},
+		{
+			name:     "anchors, tags and quoted keys",
+			files:    map[string]string{FileName: "\"model\": !!str opus\ngate_commands:\n  test: &t go test ./...\n  again: *t\n"},
+			wantFile: FileName,
+			check: func(t *testing.T, c Config) {
+				if c.Model != "opus" || c.GateCommands["again"] != "go test ./..." {
+					t.Errorf("got %+v", c)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, content := range tt.files {
+				writeFile(t, filepath.Join(root, name), content)
+			}
+			explicit := ""
+			if tt.explicit != "" {
+				explicit = filepath.Join(root, tt.explicit)
+			}
+			cfg, src, err := Load(root, explicit, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFile := ""
+			if tt.wantFile != "" {
+				wantFile = filepath.Join(root, filepath.FromSlash(tt.wantFile))
+			}
+			if src.File != wantFile {
+				t.Errorf("File = %q, want %q", src.File, wantFile)
+			}
+			if len(src.Notes) != len(tt.wantNotes) {
+				t.Fatalf("notes = %q, want %d", src.Notes, len(tt.wantNotes))
+			}
+			for i, n := range tt.wantNotes {
+				if !strings.Contains(src.Notes[i], n) {
+					t.Errorf("note %q does not contain %q", src.Notes[i], n)
+				}
+			}
+			tt.check(t, cfg)
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // written to .debussy.yaml unless empty
+		env  []string
+		want []string // one line per problem, "FILE" replaced by the path
+	}{
+		{
+			name: "unknown key",
+			file: "model: x\ncontxt_threshold: 70\n",
+			want: []string{"FILE:2:1: contxt_threshold: unknown key (did you mean context_threshold?); allowed: claude_bin, model, permission_mode,"},
+		},
+		{
+			name: "bad types",
+			file: "context_threshold: eighty\nauto_commit: yes\nmax_retries: 1.5\nsession_timeout: 90\nmodel: [a]\nextra_args: --foo\ngate_commands:\n  test: [a, b]\n",
+			want: []string{
+				`FILE:1:20: context_threshold: "eighty" is not an integer; allowed: an integer from 1 to 100`,
+				`FILE:2:14: auto_commit: "yes" is not true or false; allowed: true or false`,
+				`FILE:3:14: max_retries: 1.5 is not an integer; allowed: an integer >= 0`,
+				`FILE:4:18: session_timeout: "90" is not a duration; allowed: a Go duration greater than 0`,
+				`FILE:5:8: model: got a list, want a string; allowed:`,
+				`FILE:6:13: extra_args: got "--foo", want a list; allowed:`,
+				`FILE:8:9: gate_commands: cannot unmarshal []interface {} into Go value of type string; allowed: a mapping`,
+			},
+		},
+		{
+			name: "bad values",
+			file: "permission_mode: yolo\ncontext_threshold: 150\ncontext_window: 500\nstop_grace: 0s\nlog_format: xml\nextra_args: [--model=opus, -v]\ngate_commands: {lint: \"\"}\n",
+			want: []string{
+				`FILE:1:18: permission_mode: "yolo" is not one of the allowed values; allowed: bypassPermissions, acceptEdits, default, plan`,
+				`FILE:2:20: context_threshold: 150 is out of range; allowed:`,
+				`FILE:3:17: context_window: 500 is out of range; allowed: 0 (detect from the model) or an integer >= 1000`,
+				`FILE:4:13: stop_grace: 0s is not greater than 0; allowed:`,
+				`FILE:5:13: log_format: "xml" is not one of the allowed values; allowed: text, json`,
+				`FILE:6:13: extra_args: "--model=opus" is set by debussy; allowed:`,
+				`FILE:7:16: gate_commands: gate "lint" has an empty command; allowed:`,
+			},
+		},
+		{
+			name: "block collections point at their first entry",
+			file: "gate_commands:\n  lint: \"\"\nextra_args:\n  - -p\n",
+			want: []string{
+				`FILE:2:3: gate_commands: gate "lint" has an empty command; allowed:`,
+				`FILE:4:3: extra_args: "-p" is set by debussy; allowed:`,
+			},
+		},
+		{
+			name: "syntax error",
+			file: "model: x\n  context_threshold: 70\n",
+			want: []string{"FILE:1:8: mapping value is not allowed in this context"},
+		},
+		{
+			name: "duplicate key",
+			file: "model: x\nmodel: y\n",
+			want: []string{`FILE:2:1: mapping key "model" already defined at [1:1]`},
+		},
+		{
+			name: "not a mapping",
+			file: "- model\n",
+			want: []string{"FILE:1:1: the file must be a mapping of key: value, got a list"},
+		},
+		{
+			name: "two documents",
+			file: "model: x\n---\nmodel: y\n",
+			want: []string{"FILE:3:1: only one YAML document is allowed"},
+		},
+		{
+			name: "python keys are unknown in .debussy.yaml",
+			file: "timeout: 1800\n",
+			want: []string{"FILE:1:1: timeout: unknown key; allowed:"},
+		},
+		{
+			name: "env values",
+			env:  []string{"DEBUSSY_CONTEXT_THRESHOLD=abc", "DEBUSSY_AUTO_COMMIT=yes", "DEBUSSY_IDLE_TIMEOUT=10", "DEBUSSY_EXTRA_ARGS={a: b}", "DEBUSSY_MAX_RESTARTS=-1"},
+			want: []string{
+				`DEBUSSY_CONTEXT_THRESHOLD: "abc" is not an integer; allowed:`,
+				`DEBUSSY_IDLE_TIMEOUT: "10" is not a duration; allowed:`,
+				`DEBUSSY_AUTO_COMMIT: "yes" is not true or false; allowed:`,
+				`DEBUSSY_EXTRA_ARGS: "{a: b}" is not a list in YAML or JSON flow syntax; allowed:`,
+				`DEBUSSY_MAX_RESTARTS: -1 is negative; allowed:`,
+			},
+		},
+		{
+			name: "file and env problems together",
+			file: "max_retries: -1\n",
+			env:  []string{"DEBUSSY_LOG_FORMAT=xml"},
+			want: []string{
+				"FILE:1:14: max_retries: -1 is negative; allowed:",
+				`DEBUSSY_LOG_FORMAT: "xml" is not one of the allowed values; allowed: text, json`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, FileName)
+			if tt.file != "" {
+				writeFile(t, path, tt.file)
+			}
+			_, _, err := Load(root, "", tt.env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error does not wrap ErrInvalid: %v", err)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				w = strings.ReplaceAll(w, "FILE", path)
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("line %d:\n got %s\nwant %s...", i, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadMissingExplicitFile(t *testing.T) {
+	_, _, err := Load(t.TempDir(), filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("error does not name the file: %v", err)
+	}
+}
+
+func TestValidateListsEveryProblem(t *testing.T) {
+	c := Defaults()
+	c.ClaudeBin = " "
+	c.PermissionMode = "yolo"
+	c.ContextThreshold = 0
+	c.ToolCallThreshold = -1
+	c.MaxRestarts = -1
+	c.ContextWindow = 999
+	c.MaxRetries = -2
+	c.SessionTimeout = 0
+	c.IdleTimeout = -1
+	c.GateTimeout = 0
+	c.StopGrace = 0
+	c.GateCommands = map[string]string{"": "x", "test": " "}
+	c.ExtraArgs = []string{"-p", "--output-format=json", "--max-turns", "3"}
+	c.LogFormat = "yaml"
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []string{
+		"claude_bin: is empty",
+		`permission_mode: "yolo" is not one of the allowed values`,
+		"context_threshold: 0 is out of range",
+		"tool_call_threshold: -1 is negative",
+		"max_restarts: -1 is negative",
+		"context_window: 999 is out of range",
+		"max_retries: -2 is negative",
+		"session_timeout: 0s is not greater than 0",
+		"idle_timeout: -1ns is not greater than 0",
+		"gate_timeout: 0s is not greater than 0",
+		"stop_grace: 0s is not greater than 0",
+		`gate_commands: a gate has an empty name, gate "test" has an empty command`,
+		`extra_args: "-p" is set by debussy, "--output-format=json" is set by debussy`,
+		`log_format: "yaml" is not one of the allowed values`,
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w+"; allowed: ") {
+			t.Errorf("problem %d:\n got %s\nwant %s; allowed: ...", i, lines[i], w)
+		}
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Key != "claude_bin" {
+		t.Errorf("errors.As FieldError: %+v", fe)
+	}
+}
+
+func TestYAML(t *testing.T) {
+	c := Defaults()
+	c.Model = "claude-sonnet-4-5"
+	c.SessionTimeout = Duration(90 * time.Minute)
+	c.GateCommands = map[string]string{"test": "go test ./...", "lint": "golangci-lint run: all"}
+	c.ExtraArgs = []string{"--max-turns", "200"}
+	got := c.YAML()
+
+	golden := filepath.Join("testdata", "config.golden.yaml")
+	if *update {
+		writeFile(t, golden, got)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("YAML() differs from %s (run with -update):\n%s", golden, got)
+	}
+
+	// Keys appear in Keys() order.
+	last := -1
+	for _, k := range Keys() {
+		i := strings.Index(got, "\n"+k+":")
+		if k == Keys()[0] && strings.HasPrefix(got, k+":") {
+			i = 0
+		}
+		if i <= last {
+			t.Errorf("key %s out of order", k)
+		}
+		last = i
+	}
+
+	// What YAML() prints loads back to the same config.
+	for _, in := range []Config{c, Defaults(), {}} {
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, FileName), in.YAML())
+		back, _, err := Load(root, "", nil)
+		if in.ClaudeBin == "" { // the zero Config is invalid; only check it parses
+			if err == nil || strings.Contains(err.Error(), "unknown key") || strings.Contains(err.Error(), "not an integer") {
+				t.Errorf("zero config round trip: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, in) {
+			t.Errorf("round trip:\n got %+v\nwant %+v", back, in)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{2 * time.Hour, "2h"},
+		{10 * time.Minute, "10m"},
+		{60 * time.Second, "1m"},
+		{90 * time.Second, "1m30s"},
+		{90 * time.Minute, "1h30m"},
+		{time.Hour + time.Second, "1h0m1s"},
+		{1500 * time.Millisecond, "1.5s"},
+		{0, "0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			d := Duration(tt.d)
+			if d.String() != tt.want {
+				t.Errorf("String() = %q, want %q", d.String(), tt.want)
+			}
+			b, err := json.Marshal(d)
+			if err != nil || string(b) != `"`+tt.want+`"` {
+				t.Errorf("json = %s, %v", b, err)
+			}
+			var back Duration
+			if err := json.Unmarshal(b, &back); err != nil || back != d {
+				t.Errorf("json round trip = %v, %v", back, err)
+			}
+		})
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`"soon"`), &d); err == nil {
+		t.Error("bad duration accepted")
+	}
+}

@@ -1,0 +1,480 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// File names looked up in the repository root.
+const (
+	FileName       = ".debussy.yaml"
+	LegacyFileName = ".debussy/config.yaml" // where the Python debussy kept its config
+)
+
+// EnvPrefix starts every environment override: DEBUSSY_<KEY upper-cased>.
+const EnvPrefix = "DEBUSSY_"
+
+// Source says where the configuration came from.
+type Source struct {
+	File  string   // the file that was read; "" when none
+	Notes []string // things worth telling the user (an ignored second file, Python-era keys)
+	Env   []string // DEBUSSY_* variables that set a value, in key order
+}
+
+// EnvVar names the environment variable that overrides key.
+func EnvVar(key string) string { return EnvPrefix + strings.ToUpper(key) }
+
+// origin is where a key's current value was set; zero for defaults.
+type origin struct {
+	file         string
+	line, column int
+	envVar       string
+}
+
+// Load resolves defaults < file < environment. The file is explicitFile when
+// given (it must exist; a relative path is taken from the working directory),
+// else root/.debussy.yaml, else root/.debussy/config.yaml. env is in
+// os.Environ form; an empty DEBUSSY_* value counts as unset. Every problem
+// found is reported at once; each error wraps ErrInvalid.
+func Load(root, explicitFile string, env []string) (Config, Source, error) {
+	var src Source
+	path, err := pickFile(root, explicitFile, &src)
+	if err != nil {
+		return Config{}, src, err
+	}
+	cfg := Defaults()
+	origins := map[string]origin{}
+	var errs []error
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, src, &invalidError{msg: fmt.Sprintf("read config: %v", err), cause: err}
+		}
+		src.File = path
+		fileErrs, err := decodeFile(path, data, isLegacyPath(path), &cfg, origins, &src)
+		if err != nil {
+			return Config{}, src, err
+		}
+		errs = append(errs, fileErrs...)
+	}
+	errs = append(errs, applyEnv(env, &cfg, origins, &src)...)
+	errs = append(errs, cfg.validate(origins)...)
+	if len(errs) > 0 {
+		sortProblems(errs)
+		return Config{}, src, errors.Join(errs...)
+	}
+	return cfg, src, nil
+}
+
+func pickFile(root, explicitFile string, src *Source) (string, error) {
+	if explicitFile != "" {
+		if _, err := os.Stat(explicitFile); err != nil {
+			return "", &invalidError{msg: fmt.Sprintf("read config: %v", err), cause: err}
+		}
+		return explicitFile, nil
+	}
+	primary := filepath.Join(root, FileName)
+	legacy := filepath.Join(root, filepath.FromSlash(LegacyFileName))
+	hasMain, hasLegacy := exists(primary), exists(legacy)
+	switch {
+	case hasMain && hasLegacy:
+		src.Notes = append(src.Notes, fmt.Sprintf("both %s and %s exist; using %s and ignoring %s",
+			FileName, LegacyFileName, FileName, LegacyFileName))
+		return primary, nil
+	case hasMain:
+		return primary, nil
+	case hasLegacy:
+		return legacy, nil
+	}
+	return "", nil
+}
+
+// exists treats anything but "not there" as present, so an unreadable file
+// is reported by the read rather than silently skipped.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func isLegacyPath(path string) bool {
+	return filepath.Base(path) == "config.yaml" && filepath.Base(filepath.Dir(path)) == ".debussy"
+}
+
+// Keys the Python debussy wrote into .debussy/config.yaml (its `init` wrote
+// all of them) that mean nothing here. Accepted there so an old repository
+// still runs; rejected in .debussy.yaml like any unknown key.
+func legacyIgnoredKeys() []string {
+	return []string{"output", "interactive", "notifications", "strict_compliance", "learnings"}
+}
+
+// decodeFile applies the file's keys to cfg. Problems with single keys are
+// returned as the first result so that all of them are reported together;
+// the error is for a file that cannot be read as a mapping at all.
+func decodeFile(path string, data []byte, legacy bool, cfg *Config, origins map[string]origin, src *Source) ([]error, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, syntaxError(path, err)
+	}
+	var body ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil || doc.Body.Type() == ast.CommentType {
+			continue
+		}
+		if body != nil {
+			return nil, &invalidError{msg: fmt.Sprintf("%s: only one YAML document is allowed", at(path, doc.Body))}
+		}
+		body = doc.Body
+	}
+	if body == nil {
+		return nil, nil // empty file: defaults
+	}
+	var values []*ast.MappingValueNode
+	switch n := body.(type) {
+	case *ast.MappingNode:
+		values = n.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{n}
+	default:
+		return nil, &invalidError{msg: fmt.Sprintf("%s: the file must be a mapping of key: value, got %s", at(path, body), describe(body))}
+	}
+
+	rs := rules()
+	var errs []error
+	var ignored []string
+	var legacyTimeout *ast.MappingValueNode
+	for _, mv := range values {
+		key := keyName(mv.Key)
+		fv, ok := field(cfg, key)
+		if !ok {
+			switch {
+			case legacy && slices.Contains(legacyIgnoredKeys(), key):
+				ignored = append(ignored, key)
+			case legacy && key == "timeout":
+				legacyTimeout = mv
+			default:
+				errs = append(errs, fieldErrorAt(path, mv.Key.GetToken(), &FieldError{
+					Key: key, Problem: "unknown key" + suggest(key, Keys()),
+					Allowed: strings.Join(Keys(), ", "),
+				}))
+			}
+			continue
+		}
+		problem, tok := decodeValue(mv.Value, fv)
+		if problem != "" {
+			if tok == nil {
+				tok = nodeToken(mv.Value)
+			}
+			errs = append(errs, fieldErrorAt(path, tok, &FieldError{Key: key, Problem: problem, Allowed: rs[key].allowed}))
+			continue
+		}
+		p := nodeToken(mv.Value).Position
+		origins[key] = origin{file: path, line: p.Line, column: p.Column}
+	}
+	if len(ignored) > 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("%s: ignoring Python debussy keys with no meaning here: %s",
+			path, strings.Join(ignored, ", ")))
+	}
+	if legacyTimeout != nil {
+		if err := applyLegacyTimeout(path, legacyTimeout, cfg, origins, src); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs, nil
+}
+
+// applyLegacyTimeout reads the Python debussy's `timeout` (seconds per phase)
+// as session_timeout, unless the file also sets session_timeout.
+func applyLegacyTimeout(path string, mv *ast.MappingValueNode, cfg *Config, origins map[string]origin, src *Source) error {
+	if _, set := origins["session_timeout"]; set {
+		src.Notes = append(src.Notes, fmt.Sprintf("%s: ignoring Python debussy key timeout: session_timeout is set", path))
+		return nil
+	}
+	n := unwrap(mv.Value)
+	var secs int64
+	if n.Type() == ast.IntegerType {
+		_ = yaml.NodeToValue(n, &secs)
+	}
+	if secs <= 0 {
+		return fieldErrorAt(path, mv.Value.GetToken(), &FieldError{
+			Key: "timeout", Problem: describe(n) + " is not a positive number of seconds",
+			Allowed: "seconds > 0 (Python debussy); prefer session_timeout",
+		})
+	}
+	cfg.SessionTimeout = Duration(time.Duration(secs) * time.Second)
+	p := mv.Value.GetToken().Position
+	origins["session_timeout"] = origin{file: path, line: p.Line, column: p.Column}
+	src.Notes = append(src.Notes, fmt.Sprintf("%s: reading Python debussy key timeout: %d (seconds) as session_timeout: %s",
+		path, secs, cfg.SessionTimeout))
+	return nil
+}
+
+// decodeValue sets fv from node. It checks the node's YAML type first so
+// that `context_threshold: 1.5` or `auto_commit: yes` are errors rather than
+// silently truncated or coerced. A null value keeps the default.
+func decodeValue(node ast.Node, fv reflect.Value) (problem string, tok *token.Token) {
+	n := unwrap(node)
+	if n.Type() == ast.NullType {
+		return "", nil
+	}
+	switch {
+	case fv.Type() == reflect.TypeFor[Duration]():
+		s, ok := scalarText(n)
+		if !ok {
+			return fmt.Sprintf("got %s, want a duration", describe(n)), nil
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Sprintf("%q is not a duration", s), nil
+		}
+		fv.Set(reflect.ValueOf(Duration(d)))
+		return "", nil
+	case fv.Kind() == reflect.Int && n.Type() != ast.IntegerType:
+		return fmt.Sprintf("%s is not an integer", describe(n)), nil
+	case fv.Kind() == reflect.Bool && n.Type() != ast.BoolType:
+		return fmt.Sprintf("%s is not true or false", describe(n)), nil
+	case fv.Kind() == reflect.String:
+		if _, ok := scalarText(n); !ok {
+			return fmt.Sprintf("got %s, want a string", describe(n)), nil
+		}
+	case fv.Kind() == reflect.Map && n.Type() != ast.MappingType && n.Type() != ast.MappingValueType:
+		return fmt.Sprintf("got %s, want a mapping", describe(n)), nil
+	case fv.Kind() == reflect.Slice && n.Type() != ast.SequenceType:
+		return fmt.Sprintf("got %s, want a list", describe(n)), nil
+	}
+	ptr := reflect.New(fv.Type())
+	if err := yaml.NodeToValue(node, ptr.Interface(), yaml.Strict()); err != nil {
+		var ye yaml.Error
+		if errors.As(err, &ye) {
+			return ye.GetMessage(), ye.GetToken()
+		}
+		return err.Error(), nil
+	}
+	fv.Set(ptr.Elem())
+	return "", nil
+}
+
+// unwrap looks through tags and anchors to the value node.
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch t := n.(type) {
+		case *ast.TagNode:
+			n = t.Value
+		case *ast.AnchorNode:
+			n = t.Value
+		default:
+			return n
+		}
+	}
+}
+
+func scalarText(n ast.Node) (string, bool) {
+	switch t := n.(type) {
+	case *ast.StringNode:
+		return t.Value, true
+	case *ast.LiteralNode:
+		return t.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
+		return t.GetToken().Value, true
+	}
+	return "", false
+}
+
+// describe names a node for a message: the scalar as written, or its kind.
+func describe(n ast.Node) string {
+	switch n.Type() {
+	case ast.MappingType, ast.MappingValueType:
+		return "a mapping"
+	case ast.SequenceType:
+		return "a list"
+	case ast.StringType, ast.LiteralType:
+		s, _ := scalarText(n)
+		return strconv.Quote(s)
+	case ast.AliasType:
+		return "an alias"
+	}
+	if s, ok := scalarText(n); ok {
+		return s
+	}
+	return n.Type().String()
+}
+
+func keyName(k ast.MapKeyNode) string {
+	if s, ok := unwrap(k).(*ast.StringNode); ok {
+		return s.Value
+	}
+	return k.GetToken().Value
+}
+
+// nodeToken is where a node starts: a block mapping's own token is its
+// first ':', so use its first key instead.
+func nodeToken(n ast.Node) *token.Token {
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 && !m.IsFlowStyle {
+		return m.Values[0].Key.GetToken()
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok {
+		return mv.Key.GetToken()
+	}
+	return n.GetToken()
+}
+
+func at(path string, n ast.Node) string {
+	if tok := nodeToken(n); tok != nil {
+		return fmt.Sprintf("%s:%d:%d", path, tok.Position.Line, tok.Position.Column)
+	}
+	return path
+}
+
+func fieldErrorAt(path string, tok *token.Token, fe *FieldError) *FieldError {
+	fe.File = path
+	if tok != nil {
+		fe.Line, fe.Column = tok.Position.Line, tok.Position.Column
+	}
+	return fe
+}
+
+func syntaxError(path string, err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		p := ye.GetToken().Position
+		return &invalidError{msg: fmt.Sprintf("%s:%d:%d: %s", path, p.Line, p.Column, ye.GetMessage()), cause: err}
+	}
+	return &invalidError{msg: fmt.Sprintf("%s: %v", path, err), cause: err}
+}
+
+// applyEnv sets every key whose DEBUSSY_<KEY> variable is non-empty.
+// Scalars are parsed as Go would (strconv, time.ParseDuration); gate_commands
+// and extra_args take YAML or JSON flow syntax: '{test: go test ./...}',
+// '["--add-dir", "../lib"]'.
+func applyEnv(env []string, cfg *Config, origins map[string]origin, src *Source) []error {
+	vals := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, EnvPrefix) {
+			vals[k] = v // the last one wins, as in os/exec
+		}
+	}
+	rs := rules()
+	var errs []error
+	for _, key := range Keys() {
+		name := EnvVar(key)
+		v := vals[name]
+		if v == "" {
+			continue
+		}
+		fv, _ := field(cfg, key)
+		if problem := parseEnv(v, fv); problem != "" {
+			errs = append(errs, &FieldError{Key: key, EnvVar: name, Problem: problem, Allowed: rs[key].allowed})
+			continue
+		}
+		origins[key] = origin{envVar: name}
+		src.Env = append(src.Env, name)
+	}
+	return errs
+}
+
+func parseEnv(v string, fv reflect.Value) string {
+	t := strings.TrimSpace(v)
+	switch {
+	case fv.Type() == reflect.TypeFor[Duration]():
+		d, err := time.ParseDuration(t)
+		if err != nil {
+			return fmt.Sprintf("%q is not a duration", v)
+		}
+		fv.Set(reflect.ValueOf(Duration(d)))
+	case fv.Kind() == reflect.String:
+		fv.SetString(v)
+	case fv.Kind() == reflect.Int:
+		i, err := strconv.Atoi(t)
+		if err != nil {
+			return fmt.Sprintf("%q is not an integer", v)
+		}
+		fv.SetInt(int64(i))
+	case fv.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(t)
+		if err != nil {
+			return fmt.Sprintf("%q is not true or false", v)
+		}
+		fv.SetBool(b)
+	default: // map or slice
+		ptr := reflect.New(fv.Type())
+		if err := yaml.UnmarshalWithOptions([]byte(v), ptr.Interface(), yaml.Strict()); err != nil {
+			kind := "a list"
+			if fv.Kind() == reflect.Map {
+				kind = "a mapping"
+			}
+			return fmt.Sprintf("%q is not %s in YAML or JSON flow syntax", v, kind)
+		}
+		fv.Set(ptr.Elem())
+	}
+	return ""
+}
+
+// sortProblems orders file problems by position, then environment ones,
+// then the rest (keys set by the caller), keeping key order within each.
+func sortProblems(errs []error) {
+	rank := func(e error) (int, string, int, int) {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			return 0, "", 0, 0
+		}
+		switch {
+		case fe.File != "":
+			return 1, fe.File, fe.Line, fe.Column
+		case fe.EnvVar != "":
+			return 2, "", 0, 0
+		}
+		return 3, "", 0, 0
+	}
+	slices.SortStableFunc(errs, func(a, b error) int {
+		ra, fa, la, ca := rank(a)
+		rb, fb, lb, cb := rank(b)
+		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(fa, fb), cmp.Compare(la, lb), cmp.Compare(ca, cb))
+	})
+}
+
+// suggest returns " (did you mean x?)" for a near miss.
+func suggest(key string, keys []string) string {
+	best, bestDist := "", 3
+	for _, k := range keys {
+		if d := editDistance(key, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

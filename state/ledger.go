@@ -1,0 +1,192 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// LedgerVersion is the state.json format this package writes.
+const LedgerVersion = 1
+
+// Statuses of runs and phases. Runs use running, completed, failed, blocked
+// and interrupted; phases also pending and skipped; signals completed,
+// blocked and failed.
+const (
+	StatusPending     = "pending"
+	StatusRunning     = "running"
+	StatusCompleted   = "completed"
+	StatusFailed      = "failed"
+	StatusBlocked     = "blocked"
+	StatusInterrupted = "interrupted"
+	StatusSkipped     = "skipped"
+)
+
+// ErrCorruptLedger means state.json exists but cannot be read. Nothing
+// overwrites it: the user decides whether to repair or move it aside.
+var ErrCorruptLedger = errors.New("corrupt ledger")
+
+// Ledger is state.json: every run debussy made in this tree, oldest first.
+type Ledger struct {
+	Version int    `json:"version"`
+	Runs    []*Run `json:"runs"`
+}
+
+// Run is one `debussy run` invocation.
+type Run struct {
+	ID        string         `json:"id"`
+	Plan      string         `json:"plan"` // absolute path of the master plan
+	Status    string         `json:"status"`
+	StartedAt time.Time      `json:"started_at"`
+	EndedAt   time.Time      `json:"ended_at,omitzero"`
+	PID       int            `json:"pid"`
+	ExitCode  int            `json:"exit_code"`
+	Phases    []*PhaseRecord `json:"phases"`
+}
+
+// PhaseRecord is what one run did with one phase.
+type PhaseRecord struct {
+	ID         string   `json:"id"`
+	Title      string   `json:"title,omitempty"`
+	Status     string   `json:"status"`
+	Attempts   int      `json:"attempts"`
+	Restarts   int      `json:"restarts"`
+	Sessions   int      `json:"sessions"`
+	Tokens     int64    `json:"tokens"`
+	CostUSD    float64  `json:"cost_usd"`
+	LastError  string   `json:"last_error,omitempty"`
+	BaseCommit string   `json:"base_commit,omitempty"`
+	Commits    []string `json:"commits,omitempty"`
+	Checkpoint string   `json:"checkpoint,omitempty"` // path of the latest checkpoint json
+	// SessionPID is the live claude session's pid (and process group) while
+	// one runs, 0 otherwise, so a run recovering from a crash can make sure
+	// no orphaned session survives.
+	SessionPID int       `json:"session_pid,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	EndedAt    time.Time `json:"ended_at,omitzero"`
+	// Measured for the README's numbers: how long a requested stop took, and
+	// from a stop to the next session's first event.
+	StopLatencyMs       []int64 `json:"stop_latency_ms,omitempty"`
+	RestartTurnaroundMs []int64 `json:"restart_turnaround_ms,omitempty"`
+}
+
+// Load reads the ledger. A missing file is an empty ledger; an unreadable
+// one is an error naming the file and wrapping ErrCorruptLedger.
+func (s *Store) Load() (*Ledger, error) {
+	path := s.ledgerPath()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Ledger{Version: LedgerVersion}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	var l Ledger
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("%w %s: %w (move it aside to start a new ledger)", ErrCorruptLedger, path, err)
+	}
+	if l.Version > LedgerVersion {
+		return nil, fmt.Errorf("read ledger %s: version %d is newer than this debussy understands (%d)", path, l.Version, LedgerVersion)
+	}
+	for i, r := range l.Runs {
+		if r == nil {
+			return nil, fmt.Errorf("%w %s: runs[%d] is null", ErrCorruptLedger, path, i)
+		}
+	}
+	if l.Version == 0 {
+		l.Version = LedgerVersion
+	}
+	return &l, nil
+}
+
+// Save writes the ledger atomically. Only the orchestrator calls it, so there
+// is no merge with concurrent writers.
+func (s *Store) Save(l *Ledger) error {
+	if l.Version == 0 {
+		l.Version = LedgerVersion
+	}
+	if err := writeJSONAtomic(s.ledgerPath(), l); err != nil {
+		return fmt.Errorf("save ledger: %w", err)
+	}
+	return nil
+}
+
+// Run returns the run with that id, or nil.
+func (l *Ledger) Run(id string) *Run {
+	for _, r := range l.Runs {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// Latest returns the most recently started run, or nil.
+func (l *Ledger) Latest() *Run {
+	var latest *Run
+	for _, r := range l.Runs {
+		if latest == nil || !r.StartedAt.Before(latest.StartedAt) {
+			latest = r
+		}
+	}
+	return latest
+}
+
+// Phase returns the record of that phase in this run, or nil.
+func (r *Run) Phase(id string) *PhaseRecord {
+	for _, p := range r.Phases {
+		if p.ID == id {
+			return p
+		}
+	}
+	return nil
+}
+
+// newestFirst yields the runs of planPath from the most recently started.
+func (l *Ledger) newestFirst(planPath string) []*Run {
+	plan := filepath.Clean(planPath)
+	var runs []*Run
+	for _, r := range l.Runs {
+		if filepath.Clean(r.Plan) == plan {
+			runs = append(runs, r)
+		}
+	}
+	// On equal start times a later ledger entry counts as newer.
+	slices.Reverse(runs)
+	slices.SortStableFunc(runs, func(a, b *Run) int { return b.StartedAt.Compare(a.StartedAt) })
+	return runs
+}
+
+// LastCompleted returns the newest run of planPath in which phaseID
+// completed, or nils.
+func (l *Ledger) LastCompleted(planPath, phaseID string) (*Run, *PhaseRecord) {
+	for _, r := range l.newestFirst(planPath) {
+		if p := r.Phase(phaseID); p != nil && p.Status == StatusCompleted {
+			return r, p
+		}
+	}
+	return nil, nil
+}
+
+// LastUnfinished returns the newest record of phaseID in planPath's runs
+// that started (not pending or skipped) but did not complete, so a rerun can
+// resume from its commits and checkpoint. If the newest started record
+// completed, there is nothing to resume and it returns nils.
+func (l *Ledger) LastUnfinished(planPath, phaseID string) (*Run, *PhaseRecord) {
+	for _, r := range l.newestFirst(planPath) {
+		p := r.Phase(phaseID)
+		if p == nil || p.Status == StatusPending || p.Status == StatusSkipped {
+			continue
+		}
+		if p.Status == StatusCompleted {
+			return nil, nil
+		}
+		return r, p
+	}
+	return nil, nil
+}

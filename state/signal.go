@@ -1,0 +1,145 @@
+package state
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Signal is what `debussy done` records for a phase.
+type Signal struct {
+	Phase  string    `json:"phase"`
+	Status string    `json:"status"` // completed, blocked or failed
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// WriteSignal records the agent's verdict for sig.Phase atomically, so the
+// orchestrator never reads half a signal. A later signal replaces an earlier.
+func (s *Store) WriteSignal(runID string, sig Signal) error {
+	if sig.Phase == "" {
+		return errors.New("write signal: no phase")
+	}
+	switch sig.Status {
+	case StatusCompleted, StatusBlocked, StatusFailed:
+	default:
+		return fmt.Errorf("write signal: status %q is not completed, blocked or failed", sig.Status)
+	}
+	if err := writeJSONAtomic(s.signalPath(runID, sig.Phase), sig); err != nil {
+		return fmt.Errorf("write signal: %w", err)
+	}
+	return nil
+}
+
+// ReadSignal returns the phase's signal, or nil, nil when there is none.
+func (s *Store) ReadSignal(runID, phaseID string) (*Signal, error) {
+	path := s.signalPath(runID, phaseID)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read signal: %w", err)
+	}
+	var sig Signal
+	if err := json.Unmarshal(data, &sig); err != nil {
+		return nil, fmt.Errorf("read signal %s: %w", path, err)
+	}
+	return &sig, nil
+}
+
+// ClearSignal removes the phase's signal, e.g. before a remediation attempt.
+func (s *Store) ClearSignal(runID, phaseID string) error {
+	err := os.Remove(s.signalPath(runID, phaseID))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear signal: %w", err)
+	}
+	return nil
+}
+
+// Progress is one line of `debussy progress`.
+type Progress struct {
+	Phase   string    `json:"phase"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// AppendProgress adds one line to the run's progress.jsonl. The line goes
+// out in a single O_APPEND write, so concurrent writers never interleave.
+func (s *Store) AppendProgress(runID string, p Progress) error {
+	line, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode progress: %w", err)
+	}
+	if err := appendLine(s.progressPath(runID), line); err != nil {
+		return fmt.Errorf("append progress: %w", err)
+	}
+	return nil
+}
+
+func appendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(append(line, '\n'))
+	return errors.Join(werr, f.Close())
+}
+
+// ReadProgress returns the run's progress lines for phaseID ("" for all),
+// oldest first. Unparseable lines (a writer killed mid-line) are skipped:
+// progress is informational.
+func (s *Store) ReadProgress(runID, phaseID string) ([]Progress, error) {
+	f, err := os.Open(s.progressPath(runID))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read progress: %w", err)
+	}
+	defer f.Close()
+	var out []Progress
+	err = eachLine(f, func(line []byte) error {
+		var p Progress
+		if json.Unmarshal(line, &p) != nil {
+			return nil
+		}
+		if phaseID == "" || p.Phase == phaseID {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read progress: %w", err)
+	}
+	return out, nil
+}
+
+// eachLine calls fn for every non-blank line, of any length.
+func eachLine(r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadBytes('\n')
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			if ferr := fn(t); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,558 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 21, 22, 30, 5, 0, time.UTC)
+
+func TestNewRunID(t *testing.T) {
+	if got := NewRunID(t0, bytes.NewReader([]byte{0x4f, 0x2c})); got != "20261121-2230-4f2c" {
+		t.Errorf("NewRunID = %q", got)
+	}
+	got := NewRunID(t0, iotest.ErrReader(errors.New("no entropy")))
+	if !regexp.MustCompile(`^20261121-2230-[0-9a-f]{4}$`).MatchString(got) {
+		t.Errorf("NewRunID with failing reader = %q", got)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	s := New("/r/.debussy")
+	tests := []struct{ got, want string }{
+		{s.RunDir("20261121-2230-4f2c"), "/r/.debussy/runs/20261121-2230-4f2c"},
+		{s.PhaseDir("r1", "2.1"), "/r/.debussy/runs/r1/phase-2.1"},
+		{s.PhaseDir("r1", "../../x"), "/r/.debussy/runs/r1/phase-%2E.%2F..%2Fx"},
+		{s.PhaseDir("..", "a b"), "/r/.debussy/runs/%2E./phase-a%20b"},
+		{s.signalPath("r1", "3"), "/r/.debussy/runs/r1/signals/3.json"},
+		{s.EventsPath("r1"), "/r/.debussy/runs/r1/events.jsonl"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %s, want %s", tt.got, tt.want)
+		}
+	}
+}
+
+func TestLedgerSaveLoad(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), DirName))
+	l, err := s.Load()
+	if err != nil || l.Version != LedgerVersion || len(l.Runs) != 0 {
+		t.Fatalf("missing ledger: %+v, %v", l, err)
+	}
+	l.Runs = append(l.Runs, &Run{
+		ID: "r1", Plan: "/p/MASTER_PLAN.md", Status: StatusRunning, StartedAt: t0, PID: 42,
+		Phases: []*PhaseRecord{{
+			ID: "1", Title: "Setup", Status: StatusCompleted, Attempts: 1, Sessions: 2, Restarts: 1,
+			Tokens: 1234, CostUSD: 0.5, Commits: []string{"abc"}, StartedAt: t0, EndedAt: t0.Add(time.Minute),
+			StopLatencyMs: []int64{1200}, RestartTurnaroundMs: []int64{3400},
+		}},
+	})
+	for range 3 { // repeated saves replace the file
+		if err := s.Save(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "state.json" {
+		t.Errorf("state dir holds %v, want only state.json", entries)
+	}
+	back, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, l) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back.Runs[0], l.Runs[0])
+	}
+	data, _ := os.ReadFile(filepath.Join(s.Dir, "state.json"))
+	for _, want := range []string{`"started_at"`, `"stop_latency_ms"`, `"cost_usd"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("state.json lacks %s", want)
+		}
+	}
+	if strings.Contains(string(data), `"ended_at": "0001`) {
+		t.Error("zero ended_at written")
+	}
+}
+
+func TestSaveFailureLeavesNoTemp(t *testing.T) {
+	s := New(t.TempDir())
+	// A non-empty directory where state.json should go makes the rename fail.
+	if err := os.MkdirAll(filepath.Join(s.Dir, "state.json", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(&Ledger{}); err == nil {
+		t.Fatal("save over a directory succeeded")
+	}
+	entries, _ := os.ReadDir(s.Dir)
+	if len(entries) != 1 {
+		t.Errorf("temp file left behind: %v", entries)
+	}
+}
+
+func TestCorruptLedger(t *testing.T) {
+	tests := []struct{ name, content string }{
+		{"garbage", "{not json"},
+		{"truncated", `{"version":1,"runs":[{"id":"r1"`},
+		{"null run", `{"version":1,"runs":[null]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(t.TempDir())
+			path := filepath.Join(s.Dir, "state.json")
+			if err := os.WriteFile(path, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Load()
+			if !errors.Is(err, ErrCorruptLedger) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("err = %v, want ErrCorruptLedger naming %s", err, path)
+			}
+			if data, _ := os.ReadFile(path); string(data) != tt.content {
+				t.Error("corrupt ledger was modified")
+			}
+		})
+	}
+	s := New(t.TempDir())
+	_ = os.WriteFile(filepath.Join(s.Dir, "state.json"), []byte(`{"version":99}`), 0o644)
+	if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("newer version: %v", err)
+	}
+}
+
+func TestLedgerQueries(t *testing.T) {
+	const plan = "/p/MASTER_PLAN.md"
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	run := func(id, plan, status string, start int, phases ...*PhaseRecord) *Run {
+		return &Run{ID: id, Plan: plan, Status: status, StartedAt: at(start), Phases: phases}
+	}
+	ph := func(id, status string) *PhaseRecord { return &PhaseRecord{ID: id, Status: status} }
+	l := &Ledger{Runs: []*Run{
+		run("a", plan, StatusFailed, 0, ph("1", StatusCompleted), ph("2", StatusFailed), ph("3", StatusPending)),
+		run("b", plan, StatusInterrupted, 10, ph("1", StatusSkipped), ph("2", StatusInterrupted), ph("3", StatusPending)),
+		run("other", "/q/plan.md", StatusCompleted, 20, ph("2", StatusCompleted), ph("3", StatusFailed)),
+		run("c", plan+"/", StatusRunning, 5, ph("2", StatusCompleted), ph("4", StatusRunning)), // older than b despite position
+	}}
+
+	if r := l.Latest(); r.ID != "other" {
+		t.Errorf("Latest = %s", r.ID)
+	}
+	if r := l.Run("b"); r == nil || r.Phase("2").Status != StatusInterrupted || r.Phase("9") != nil {
+		t.Errorf("Run/Phase lookup: %+v", r)
+	}
+	if l.Run("zz") != nil || (&Ledger{}).Latest() != nil {
+		t.Error("lookups of missing runs not nil")
+	}
+
+	tests := []struct {
+		name, phase      string
+		completed        string // run id or ""
+		unfinished       string
+		unfinishedStatus string
+	}{
+		{"completed in the first run", "1", "a", "", ""},
+		{"interrupted after completing", "2", "c", "b", StatusInterrupted},
+		{"never started", "3", "", "", ""},
+		{"running in a dead run", "4", "", "c", StatusRunning},
+		{"unknown phase", "9", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, p := l.LastCompleted(plan, tt.phase)
+			if id(r) != tt.completed || (r != nil) != (p != nil) {
+				t.Errorf("LastCompleted = %s, want %q", id(r), tt.completed)
+			}
+			r, p = l.LastUnfinished(plan, tt.phase)
+			if id(r) != tt.unfinished || (p != nil && p.Status != tt.unfinishedStatus) {
+				t.Errorf("LastUnfinished = %s %+v, want %q", id(r), p, tt.unfinished)
+			}
+		})
+	}
+
+	// The newest started record completed: nothing to resume.
+	l.Runs = append(l.Runs, run("d", plan, StatusCompleted, 30, ph("2", StatusCompleted)))
+	if r, _ := l.LastUnfinished(plan, "2"); r != nil {
+		t.Errorf("LastUnfinished after a later completion = %s", r.ID)
+	}
+}
+
+func id(r *Run) string {
+	if r == nil {
+		return ""
+	}
+	return r.ID
+}
+
+// deadPID returns the pid of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func TestLock(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), DirName))
+	me := LockInfo{PID: os.Getpid(), RunID: "r1", Started: t0, Host: "h"}
+	release, stale, err := s.Lock(me)
+	if err != nil || stale != nil {
+		t.Fatalf("first lock: %v, stale %v", err, stale)
+	}
+
+	// A live holder refuses a second run, naming pid and run.
+	_, _, err = s.Lock(LockInfo{PID: os.Getpid(), RunID: "r2", Started: t0, Host: "h"})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) || !strings.Contains(err.Error(), "r1") {
+		t.Fatalf("contention: %v", err)
+	}
+
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := release(); err != nil {
+		t.Fatalf("second release: %v", err)
+	}
+	if _, err := os.Stat(s.lockPath()); !os.IsNotExist(err) {
+		t.Fatalf("lock still there after release: %v", err)
+	}
+	release, _, err = s.Lock(LockInfo{PID: os.Getpid(), RunID: "r3", Host: "h"})
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	defer release()
+}
+
+func TestLockStaleTakeover(t *testing.T) {
+	s := New(t.TempDir())
+	dead := LockInfo{PID: deadPID(t), RunID: "old", Started: t0, Host: "h"}
+	oldRelease, _, err := s.Lock(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	me := LockInfo{PID: os.Getpid(), RunID: "new", Started: t0.Add(time.Hour), Host: "h"}
+	release, stale, err := s.Lock(me)
+	if err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	if stale == nil || *stale != dead {
+		t.Errorf("stale = %+v, want %+v", stale, dead)
+	}
+	// The dead run's release must not remove the lock now held by us.
+	if err := oldRelease(); err != nil {
+		t.Fatal(err)
+	}
+	held, err := readLock(s.lockPath())
+	if err != nil || held.RunID != "new" {
+		t.Fatalf("lock after old release: %+v, %v", held, err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockUnverifiable(t *testing.T) {
+	tests := []struct {
+		name, content, want string
+	}{
+		{"empty file", "", "unreadable"},
+		{"garbage", "pid?", "unreadable"},
+		{"other host", fmt.Sprintf(`{"pid":%d,"run_id":"x","host":"elsewhere"}`, deadPID(t)), "on host elsewhere"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(t.TempDir())
+			if err := os.WriteFile(s.lockPath(), []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := s.Lock(LockInfo{PID: os.Getpid(), RunID: "me", Host: "here"})
+			if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrLocked mentioning %q", err, tt.want)
+			}
+			if data, _ := os.ReadFile(s.lockPath()); string(data) != tt.content {
+				t.Error("lock file was changed")
+			}
+		})
+	}
+}
+
+// Several runs finding the same stale lock: exactly one takes it over.
+func TestLockConcurrentTakeover(t *testing.T) {
+	s := New(t.TempDir())
+	if _, _, err := s.Lock(LockInfo{PID: deadPID(t), RunID: "old", Host: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, _, errs[i] = s.Lock(LockInfo{PID: os.Getpid(), RunID: fmt.Sprint("r", i), Host: "h"})
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrLocked):
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d runs took the lock, want 1", won)
+	}
+}
+
+func TestSignals(t *testing.T) {
+	s := New(t.TempDir())
+	if sig, err := s.ReadSignal("r1", "1"); sig != nil || err != nil {
+		t.Fatalf("no signal yet: %v, %v", sig, err)
+	}
+	want := Signal{Phase: "1", Status: StatusCompleted, Reason: "all tasks done", At: t0}
+	if err := s.WriteSignal("r1", want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ReadSignal("r1", "1")
+	if err != nil || got == nil || *got != want {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	if other, _ := s.ReadSignal("r1", "2"); other != nil {
+		t.Errorf("signal leaked to phase 2: %+v", other)
+	}
+	blocked := Signal{Phase: "1", Status: StatusBlocked, Reason: "needs a key", At: t0.Add(time.Second)}
+	if err := s.WriteSignal("r1", blocked); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ReadSignal("r1", "1"); *got != blocked {
+		t.Errorf("replaced signal = %+v", got)
+	}
+	if err := s.ClearSignal("r1", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClearSignal("r1", "1"); err != nil {
+		t.Errorf("clear twice: %v", err)
+	}
+	if got, _ := s.ReadSignal("r1", "1"); got != nil {
+		t.Errorf("after clear: %+v", got)
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.RunDir("r1"), "signals"))
+	if len(entries) != 0 {
+		t.Errorf("signals dir not empty: %v", entries)
+	}
+
+	for _, bad := range []Signal{{Phase: "1", Status: "done"}, {Status: StatusCompleted}} {
+		if err := s.WriteSignal("r1", bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+	if err := os.WriteFile(s.signalPath("r1", "7"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadSignal("r1", "7"); err == nil || !strings.Contains(err.Error(), s.signalPath("r1", "7")) {
+		t.Errorf("corrupt signal: %v", err)
+	}
+}
+
+func TestProgressConcurrentAppends(t *testing.T) {
+	s := New(t.TempDir())
+	const writers, lines = 8, 50
+	long := strings.Repeat("x", 3000) // longer than PIPE_BUF
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range lines {
+				p := Progress{Phase: fmt.Sprint(w % 2), Message: fmt.Sprintf("w%d-%d %s\nsecond line", w, i, long), At: t0}
+				if err := s.AppendProgress("r1", p); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	all, err := s.ReadProgress("r1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != writers*lines {
+		t.Fatalf("%d lines, want %d", len(all), writers*lines)
+	}
+	seen := map[string]bool{}
+	for _, p := range all {
+		head, _, _ := strings.Cut(p.Message, " ")
+		if !strings.HasSuffix(p.Message, long+"\nsecond line") || seen[head] {
+			t.Fatalf("damaged or duplicated line %q", head)
+		}
+		seen[head] = true
+	}
+	phase1, err := s.ReadProgress("r1", "1")
+	if err != nil || len(phase1) != writers*lines/2 {
+		t.Errorf("phase filter: %d lines, %v", len(phase1), err)
+	}
+	if none, err := s.ReadProgress("nope", ""); none != nil || err != nil {
+		t.Errorf("missing file: %v, %v", none, err)
+	}
+}
+
+func TestEventLog(t *testing.T) {
+	s := New(t.TempDir())
+	var mu sync.Mutex
+	tick := t0
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		tick = tick.Add(time.Millisecond)
+		return tick
+	}
+	log, err := s.OpenEvents("r1", clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Append("run_started", map[string]any{"plan": "/p/MASTER_PLAN.md", "phases": 3}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 25 {
+				if err := log.Append("progress", map[string]any{"g": g, "i": i}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := log.Append("bad", map[string]any{"ts": 1}); err == nil {
+		t.Error("reserved field accepted")
+	}
+	if err := log.Append("bad", map[string]any{"ch": make(chan int)}); err == nil {
+		t.Error("unencodable field accepted")
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if err := log.Append("late", nil); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("append after close: %v", err)
+	}
+
+	path := s.EventsPath("r1")
+	data, _ := os.ReadFile(path)
+	first, _, _ := strings.Cut(string(data), "\n")
+	if want := `{"ts":"2026-11-21T22:30:05.001Z","event":"run_started","phases":3,"plan":"/p/MASTER_PLAN.md"}`; first != want {
+		t.Errorf("first line\n got %s\nwant %s", first, want)
+	}
+	events, err := ReadEvents(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 101 {
+		t.Fatalf("%d events, want 101", len(events))
+	}
+	for _, e := range events {
+		if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(e["ts"])); err != nil || e["event"] == "" {
+			t.Fatalf("bad event %v", e)
+		}
+	}
+
+	// Reopening appends; a torn last line is dropped, a bad middle line is not.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	_, _ = f.WriteString(`{"ts":"2026-11-21T22:31:00Z","event":"tor`)
+	_ = f.Close()
+	if events, err := ReadEvents(path); err != nil || len(events) != 101 {
+		t.Errorf("torn tail: %d events, %v", len(events), err)
+	}
+	_ = os.WriteFile(path, []byte("{}\nnot json\n{}\n"), 0o644)
+	if _, err := ReadEvents(path); err == nil || !strings.Contains(err.Error(), path+":2") {
+		t.Errorf("bad middle line: %v", err)
+	}
+}
+
+func TestFindActive(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deep := filepath.Join(repo, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := New(filepath.Join(repo, DirName))
+	l := &Ledger{Runs: []*Run{
+		{ID: "old-running", Status: StatusRunning, StartedAt: t0},
+		{ID: "new-running", Status: StatusRunning, StartedAt: t0.Add(time.Hour)},
+		{ID: "newest-done", Status: StatusCompleted, StartedAt: t0.Add(2 * time.Hour)},
+	}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+
+	// Submodule / worktree: .git is a file.
+	sub := filepath.Join(repo, "sub")
+	_ = os.MkdirAll(filepath.Join(sub, "x"), 0o755)
+	_ = os.WriteFile(filepath.Join(sub, ".git"), []byte("gitdir: ../.git/modules/sub\n"), 0o644)
+
+	envStateDir := t.TempDir()
+	tests := []struct {
+		name      string
+		env       map[string]string
+		cwd       string
+		wantDir   string
+		wantRun   string
+		wantNoRun bool
+	}{
+		{name: "walk up to the git root", cwd: deep, wantDir: store.Dir, wantRun: "new-running"},
+		{name: "from the root itself", cwd: repo, wantDir: store.Dir, wantRun: "new-running"},
+		{
+			name: "environment wins", cwd: deep,
+			env:     map[string]string{EnvStateDir: envStateDir, EnvRunID: "env-run"},
+			wantDir: envStateDir, wantRun: "env-run",
+		},
+		{name: "run id only", cwd: deep, env: map[string]string{EnvRunID: "env-run"}, wantDir: store.Dir, wantRun: "env-run"},
+		{name: "state dir only, no running run", cwd: deep, env: map[string]string{EnvStateDir: envStateDir}, wantNoRun: true},
+		{name: "state dir missing", cwd: deep, env: map[string]string{EnvStateDir: filepath.Join(repo, "nope"), EnvRunID: "x"}, wantNoRun: true},
+		{name: ".git file marks a nested root without state", cwd: filepath.Join(sub, "x"), wantNoRun: true},
+		{name: "not in a repository", cwd: t.TempDir(), wantNoRun: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := noEnv
+			if tt.env != nil {
+				env = func(k string) string { return tt.env[k] }
+			}
+			a, err := FindActive(env, tt.cwd)
+			if tt.wantNoRun {
+				if !errors.Is(err, ErrNoActiveRun) {
+					t.Fatalf("err = %v, want ErrNoActiveRun", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Store.Dir != tt.wantDir || a.RunID != tt.wantRun {
+				t.Errorf("got %s %s, want %s %s", a.Store.Dir, a.RunID, tt.wantDir, tt.wantRun)
+			}
+		})
+	}
+}
