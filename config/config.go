@@ -31,6 +31,7 @@ type Config struct {
 	MaxRestarts       int               `yaml:"max_restarts" json:"max_restarts"`
 	ContextWindow     int               `yaml:"context_window" json:"context_window"`
 	MaxRetries        int               `yaml:"max_retries" json:"max_retries"`
+	RetryBackoff      Duration          `yaml:"retry_backoff" json:"retry_backoff"`
 	RequireDoneSignal bool              `yaml:"require_done_signal" json:"require_done_signal"`
 	SessionTimeout    Duration          `yaml:"session_timeout" json:"session_timeout"`
 	IdleTimeout       Duration          `yaml:"idle_timeout" json:"idle_timeout"`
@@ -69,6 +70,7 @@ func Defaults() Config {
 		MaxRestarts:       3,
 		ContextWindow:     0,
 		MaxRetries:        2,
+		RetryBackoff:      Duration(5 * time.Second),
 		RequireDoneSignal: true,
 		SessionTimeout:    Duration(2 * time.Hour),
 		IdleTimeout:       Duration(10 * time.Minute),
@@ -241,6 +243,10 @@ func rules() map[string]rule {
 		"max_retries": {
 			allowed: "an integer >= 0",
 			check:   nonNegative(func(c *Config) int { return c.MaxRetries }),
+		},
+		"retry_backoff": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.RetryBackoff }),
 		},
 		"require_done_signal": {allowed: "true or false"},
 		"session_timeout": {
