@@ -1,0 +1,258 @@
+package plans
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// compatRoot holds real plans written for the Python original (see its
+// README); debussy must read every one of them.
+const compatRoot = "../../shared/compat-plans/claude-debussy"
+
+// pythonGates is what a user of the original would put in gate_commands:
+// its audit fixtures name gates without writing their commands.
+var pythonGates = map[string]string{
+	"ruff":    "uv run ruff check .",
+	"pyright": "uv run pyright",
+	"pytest":  "uv run pytest",
+}
+
+type compatCase struct {
+	opts     Options
+	order    []string
+	deps     map[string][]string // only phases that have dependencies
+	findings []string            // "severity code file:line", file relative to the plan's directory
+	contains []string            // substrings some finding message must have
+}
+
+// compatCases maps a master plan (relative to compatRoot) to what loading
+// it must give. Every MASTER_PLAN.md under compatRoot needs an entry.
+func compatCases() map[string][]compatCase {
+	return map[string][]compatCase{
+		"docs/plans/phase7-issue-planner/MASTER_PLAN.md": {
+			{
+				// The "coverage" gate of every phase names no command: with no
+				// gate_commands it could never fail, which debussy refuses.
+				order: []string{"1", "2", "3", "4"},
+				deps:  map[string][]string{"2": {"1"}, "3": {"2"}, "4": {"1", "2", "3"}},
+				findings: []string{
+					"error gate-no-command phase-1.md:38",
+					"error gate-no-command phase-2.md:38",
+					"error gate-no-command phase-3.md:38",
+					"error gate-no-command phase-4.md:38",
+				},
+				contains: []string{`gate "coverage" has no command`},
+			},
+			{
+				opts:  Options{GateCommands: map[string]string{"coverage": "uv run pytest --cov"}},
+				order: []string{"1", "2", "3", "4"},
+				deps:  map[string][]string{"2": {"1"}, "3": {"2"}, "4": {"1", "2", "3"}},
+			},
+		},
+		"docs/plans/phase8/MASTER_PLAN.md": {{
+			order: []string{"1", "2", "3", "4"},
+			deps:  map[string][]string{"3": {"1", "2"}, "4": {"3"}},
+		}},
+		"docs/plans/v0.7.0/MASTER_PLAN.md": {{
+			// Phase 3 says it is independent yet reads phase 2's notes.
+			order:    []string{"1", "2", "3"},
+			deps:     map[string][]string{"2": {"1"}},
+			findings: []string{"warning notes-not-dependency phase-3.md:11"},
+		}},
+		"tests/fixtures/audit/circular_deps/MASTER_PLAN.md": {{
+			opts:     Options{GateCommands: pythonGates},
+			deps:     map[string][]string{"1": {"3"}, "2": {"1"}, "3": {"2"}},
+			findings: []string{"error dependency-cycle phase-1.md:4"},
+			contains: []string{"dependency cycle: 1 → 2 → 3 → 1"},
+		}},
+		"tests/fixtures/audit/missing_gates/MASTER_PLAN.md": {{
+			order:    []string{"1"},
+			findings: []string{"warning no-gates phase-1.md:1"},
+		}},
+		"tests/fixtures/audit/missing_phase/MASTER_PLAN.md": {{
+			opts:     Options{GateCommands: pythonGates},
+			order:    []string{"1", "2"},
+			findings: []string{"error missing-phase-file MASTER_PLAN.md:10"},
+			contains: []string{"phase file phase-2.md not found"},
+		}},
+		"tests/fixtures/audit/valid_plan/MASTER_PLAN.md": {
+			{
+				opts:  Options{GateCommands: pythonGates},
+				order: []string{"1", "2"},
+				deps:  map[string][]string{"2": {"1"}},
+			},
+			{
+				// Without gate_commands, "- ruff: 0 errors" names no command.
+				order: []string{"1", "2"},
+				deps:  map[string][]string{"2": {"1"}},
+				findings: []string{
+					"error gate-no-command phase-1.md:15",
+					"error gate-no-command phase-1.md:16",
+					"error gate-no-command phase-1.md:17",
+					"error gate-no-command phase-2.md:13",
+					"error gate-no-command phase-2.md:14",
+				},
+			},
+		},
+		"tests/fixtures/sample_plans/hello_world_test/MASTER_PLAN.md": {
+			{
+				// "- i18n: all strings translated (FR + EN)" is a review item,
+				// not a command.
+				order:    []string{"1"},
+				findings: []string{"error gate-no-command phase-1.md:40"},
+				contains: []string{`gate "i18n" has no command`},
+			},
+			{
+				opts:  Options{GateCommands: map[string]string{"i18n": "node scripts/check-i18n.js"}},
+				order: []string{"1"},
+			},
+		},
+		"tests/fixtures/sample_plans_converted/plan1_converted/MASTER_PLAN.md": {{
+			// The converter pasted the phase files into the master plan
+			// after line 88 ("---FILE: phase-1.md---").
+			order:    []string{"1", "2", "3"},
+			deps:     map[string][]string{"2": {"1"}, "3": {"2"}},
+			findings: []string{"warning multiple-h1 MASTER_PLAN.md:89"},
+		}},
+		"docs/templates/plans/MASTER_TEMPLATE.md": {{
+			order: []string{"1", "2", "3"},
+			findings: []string{
+				"warning template-placeholder MASTER_TEMPLATE.md:1",
+				"error template-placeholder MASTER_TEMPLATE.md:23",
+				"error template-placeholder MASTER_TEMPLATE.md:24",
+				"error template-placeholder MASTER_TEMPLATE.md:25",
+			},
+		}},
+	}
+}
+
+func TestCompatPlans(t *testing.T) {
+	if _, err := os.Stat(compatRoot); err != nil {
+		t.Skipf("compat plans not available: %v", err)
+	}
+	cases := compatCases()
+
+	var masters []string
+	err := filepath.WalkDir(compatRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == "MASTER_PLAN.md" {
+			rel, _ := filepath.Rel(compatRoot, path)
+			masters = append(masters, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(masters) < 9 {
+		t.Fatalf("found %d master plans under %s, want at least 9", len(masters), compatRoot)
+	}
+	for _, m := range masters {
+		if _, ok := cases[m]; !ok {
+			t.Errorf("%s: no expectation; add it to compatCases", m)
+		}
+	}
+
+	names := make([]string, 0, len(cases))
+	for name := range cases {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for i, want := range cases[name] {
+			t.Run(strings.TrimSuffix(name, "/MASTER_PLAN.md")+"/"+string(rune('a'+i)), func(t *testing.T) {
+				master := filepath.Join(compatRoot, name)
+				p, err := Load(master, want.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := filepath.Dir(master)
+				got := []string{}
+				for _, f := range p.Findings {
+					rel, _ := filepath.Rel(dir, f.File)
+					got = append(got, f.Severity+" "+f.Code+" "+rel+":"+strconv.Itoa(f.Line))
+				}
+				wantFindings := want.findings
+				if wantFindings == nil {
+					wantFindings = []string{}
+				}
+				if !reflect.DeepEqual(got, wantFindings) {
+					t.Errorf("findings:\n got %q\nwant %q", got, wantFindings)
+					for _, f := range p.Findings {
+						t.Log(f)
+					}
+				}
+				for _, sub := range want.contains {
+					found := false
+					for _, f := range p.Findings {
+						found = found || strings.Contains(f.Message, sub)
+					}
+					if !found {
+						t.Errorf("no finding says %q", sub)
+					}
+				}
+
+				deps := map[string][]string{}
+				for _, ph := range p.Phases {
+					if len(ph.DependsOn) > 0 {
+						deps[ph.ID] = ph.DependsOn
+					}
+				}
+				wantDeps := want.deps
+				if wantDeps == nil {
+					wantDeps = map[string][]string{}
+				}
+				if !reflect.DeepEqual(deps, wantDeps) {
+					t.Errorf("dependencies = %v, want %v", deps, wantDeps)
+				}
+
+				order, err := p.Order()
+				if want.order == nil {
+					if err == nil {
+						t.Errorf("Order() succeeded, want a cycle error")
+					}
+				} else {
+					ids := []string{}
+					for _, ph := range order {
+						ids = append(ids, ph.ID)
+					}
+					if err != nil || !reflect.DeepEqual(ids, want.order) {
+						t.Errorf("Order() = %q, %v; want %q", ids, err, want.order)
+					}
+				}
+
+				// Every phase whose file exists has a title, tasks and content.
+				for _, ph := range p.Phases {
+					if ph.Content == "" {
+						continue
+					}
+					if ph.Title == "" || len(ph.Tasks) == 0 {
+						t.Errorf("phase %s: title %q, %d tasks", ph.ID, ph.Title, len(ph.Tasks))
+					}
+					for _, g := range ph.Gates {
+						if g.Command == "" && !hasFinding(p, CodeGateNoCommand, ph.Path, g.Line) {
+							t.Errorf("phase %s: gate %q has no command and no finding", ph.ID, g.Name)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func hasFinding(p *Plan, code, file string, line int) bool {
+	for _, f := range p.Findings {
+		if f.Code == code && f.File == file && f.Line == line {
+			return true
+		}
+	}
+	return false
+}
