@@ -1,0 +1,243 @@
+package gitcommit
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Commit is the result of CommitAll.
+type Commit struct {
+	Hash  string // full hash of the new commit
+	Files int    // paths changed by it (added, modified, deleted)
+}
+
+// CommitAll stages everything `git add -A` would (see the package comment)
+// and commits it with msg on the current branch (or detached HEAD). It
+// returns ErrNothingToCommit when the resulting tree equals HEAD's, and an
+// error wrapping ErrLocked when a git command holds the index or branch lock.
+// A message is given a final newline; an empty one becomes
+// "debussy: checkpoint" (git would refuse, and the work must be saved).
+//
+// Unlike `git commit` it runs no hooks, does not sign, does not apply
+// clean/smudge filters or autocrlf (git-lfs files would be committed as
+// content), and makes an ordinary commit even during a merge.
+func (r *Repo) CommitAll(msg string) (Commit, error) {
+	end, err := r.begin()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	defer end()
+
+	lock, err := acquireLock(filepath.Join(r.gitDir, "index"))
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	defer lock.release()
+
+	idx, err := r.readIndex()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	h, err := r.readHead()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	cfg := r.loadConfig()
+	excludes, err := r.excludePatterns(cfg)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: read ignore rules: %w", err)
+	}
+
+	s := r.newStager(idx, cfg, true)
+	if err := s.refreshTracked(idx.Entries); err != nil {
+		return Commit{}, fmt.Errorf("commit: stage: %w", err)
+	}
+	if err := s.addUntracked(excludes); err != nil {
+		return Commit{}, fmt.Errorf("commit: stage: %w", err)
+	}
+
+	tree, trees := buildTree(s.entries)
+	var parentTree plumbing.Hash
+	var parents []plumbing.Hash
+	if !h.hash.IsZero() {
+		pc, err := r.repo.CommitObject(h.hash)
+		if err != nil {
+			return Commit{}, fmt.Errorf("commit: read HEAD commit: %w", err)
+		}
+		parentTree, parents = pc.TreeHash, []plumbing.Hash{h.hash}
+	}
+	if err := r.storeTrees(trees, tree, parentTree); err != nil {
+		return Commit{}, fmt.Errorf("commit: write trees: %w", err)
+	}
+
+	changed := len(s.unstaged) > 0 || len(s.added) > 0
+	if tree == parentTree || (h.hash.IsZero() && len(s.entries) == 0) {
+		if changed || s.refresh {
+			// Keep what `git add -A` would have staged and the refreshed
+			// stat data, so the next check is cheap.
+			b, err := encodeIndex(idx, s.entries, lock.created)
+			if err == nil {
+				err = lock.commit(b)
+			}
+			if err != nil {
+				r.log.Warn("write refreshed index", "err", err)
+			}
+		}
+		return Commit{}, ErrNothingToCommit
+	}
+
+	if strings.TrimSpace(msg) == "" {
+		msg = "debussy: checkpoint" // git would refuse; losing the work is worse
+	}
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	author, committer := r.signature(cfg)
+	c := &object.Commit{
+		Author:       author,
+		Committer:    committer,
+		Message:      msg,
+		TreeHash:     tree,
+		ParentHashes: parents,
+	}
+	obj := r.store.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return Commit{}, fmt.Errorf("commit: encode: %w", err)
+	}
+	next, err := r.store.SetEncodedObject(obj)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
+	}
+
+	// The index goes first: if the ref update then fails, the work is staged
+	// and the next CommitAll picks it up; the reverse order would show the
+	// new commit's changes as staged reversals.
+	b, err := encodeIndex(idx, s.entries, lock.created)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	if err := lock.commit(b); err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	if err := r.updateRef(h, next, committer, subjectOf(msg)); err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+
+	files, err := r.countChanges(parentTree, tree)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit %s: %w", Short(next.String()), err)
+	}
+	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
+		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
+	return Commit{Hash: next.String(), Files: files}, nil
+}
+
+func subjectOf(msg string) string {
+	first, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n")
+	return strings.TrimSpace(first)
+}
+
+// countChanges counts the paths that differ between two trees.
+func (r *Repo) countChanges(from, to plumbing.Hash) (int, error) {
+	ch, err := r.diffTrees(from, to)
+	return len(ch), err
+}
+
+// treeEntries reads one tree object's entries; the zero hash is the empty
+// tree.
+func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	t, err := r.repo.TreeObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", Short(h.String()), err)
+	}
+	return t.Entries, nil
+}
+
+// diffTrees is `git diff --no-renames --name-status` between two trees (a
+// zero hash is the empty tree), sorted by path. It reads only the subtrees
+// whose hashes differ; go-git's DiffTree loads every sibling of a changed
+// directory, which on a wide tree costs more than the whole commit.
+func (r *Repo) diffTrees(from, to plumbing.Hash) ([]Change, error) {
+	var out []Change
+	if err := r.diffTree("", from, to, &out); err != nil {
+		return nil, err
+	}
+	sortChanges(out)
+	return out, nil
+}
+
+func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) error {
+	if from == to {
+		return nil
+	}
+	a, err := r.treeEntries(from)
+	if err != nil {
+		return err
+	}
+	b, err := r.treeEntries(to)
+	if err != nil {
+		return err
+	}
+	inA := make(map[string]*object.TreeEntry, len(a))
+	for i := range a {
+		inA[a[i].Name] = &a[i]
+	}
+	for i := range b {
+		y := &b[i]
+		x := inA[y.Name]
+		delete(inA, y.Name)
+		if err := r.diffEntry(prefix+y.Name, x, y, out); err != nil {
+			return err
+		}
+	}
+	for _, x := range inA {
+		if err := r.diffEntry(prefix+x.Name, x, nil, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffEntry compares what one path holds on each side (nil: nothing). A
+// directory on one side and a file on the other is a delete plus an add.
+func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) error {
+	xDir := x != nil && x.Mode == filemode.Dir
+	yDir := y != nil && y.Mode == filemode.Dir
+	if xDir || yDir {
+		var from, to plumbing.Hash
+		if xDir {
+			from = x.Hash
+		}
+		if yDir {
+			to = y.Hash
+		}
+		if err := r.diffTree(path+"/", from, to, out); err != nil {
+			return err
+		}
+	}
+	if xDir {
+		x = nil
+	}
+	if yDir {
+		y = nil
+	}
+	switch {
+	case x != nil && y != nil:
+		if x.Hash != y.Hash || x.Mode != y.Mode {
+			*out = append(*out, Change{Status: "M", Path: path})
+		}
+	case x != nil:
+		*out = append(*out, Change{Status: "D", Path: path})
+	case y != nil:
+		*out = append(*out, Change{Status: "A", Path: path})
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+// Package gitcommit commits an agent's work exactly as the user's own
+// `git add -A && git commit` would: new, modified and deleted files, every
+// ignore source git honours, never debussy's own state directory and never the
+// inside of a nested repository.
+//
+// go-git provides the object store and the file formats. The staging pass is
+// our own: go-git's AddWithOptions{All: true} hashes every file of every
+// ignored tree (node_modules) on each call and skips .git/info/exclude in
+// linked worktrees and core.excludesFile everywhere. The pass here stats
+// tracked files against the index like git does, descends only into directories
+// that are not ignored, and writes the index and refs under git's own lock
+// files so a concurrent git command fails cleanly instead of being clobbered.
+package gitcommit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+var (
+	// ErrNotRepo means the directory is not inside a git worktree.
+	ErrNotRepo = errors.New("not a git repository")
+	// ErrNothingToCommit means the tree (after staging everything git would)
+	// equals HEAD's tree: there is no work to save.
+	ErrNothingToCommit = errors.New("nothing to commit")
+	// ErrLocked means another git process holds index.lock or a ref lock.
+	ErrLocked = errors.New("repository is locked by another git process")
+)
+
+// stateDir is debussy's own ledger directory; it is never committed, at any
+// depth, whatever the ignore files say.
+const stateDir = ".debussy"
+
+// Repo is a git worktree opened for committing. Its methods serialise on an
+// internal mutex, so one Repo may be shared between goroutines.
+type Repo struct {
+	root      string // worktree root
+	gitDir    string // per-worktree git dir (index, HEAD, logs/HEAD)
+	commonDir string // shared git dir (objects, refs, config, info/exclude)
+
+	// Reopened by each operation (see reopen); guarded by mu.
+	repo  *git.Repository
+	store storage.Storer
+
+	log    *slog.Logger
+	now    func() time.Time
+	getenv func(string) string
+
+	mu sync.Mutex
+}
+
+// Option configures Open.
+type Option func(*Repo)
+
+// WithLogger sets where warnings (a skipped nested repository, an unwritable
+// reflog) go. The default discards them.
+func WithLogger(l *slog.Logger) Option { return func(r *Repo) { r.log = l } }
+
+// WithClock sets the clock used for commit and reflog timestamps.
+func WithClock(now func() time.Time) Option { return func(r *Repo) { r.now = now } }
+
+// WithGetenv sets how HOME, XDG_CONFIG_HOME, GIT_AUTHOR_* and the other
+// variables git honours are looked up. The default is os.Getenv.
+func WithGetenv(getenv func(string) string) Option { return func(r *Repo) { r.getenv = getenv } }
+
+// Open finds the repository whose worktree contains dir, the way git does:
+// the nearest ancestor holding a .git directory or a .git file (linked
+// worktrees and submodules).
+func Open(dir string, opts ...Option) (*Repo, error) {
+	r := &Repo{
+		log:    slog.New(slog.DiscardHandler),
+		now:    time.Now,
+		getenv: os.Getenv,
+	}
+	for _, o := range opts {
+		o(r)
+	}
+
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open repository: %w", err)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("open repository: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("open repository: %s is not a directory", abs)
+	}
+	root, gitDir, commonDir, err := discover(abs)
+	if err != nil {
+		return nil, err
+	}
+	r.root, r.gitDir, r.commonDir = root, gitDir, commonDir
+
+	if err := r.reopen(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reopen gives each operation a fresh go-git repository. go-git loads the
+// pack indexes once per repository and never looks again, so one kept across
+// an agent session would not see objects that `git gc --auto` (run by the
+// agent's own git commits) moved into a new pack.
+func (r *Repo) reopen() error {
+	repo, err := git.PlainOpenWithOptions(r.root, &git.PlainOpenOptions{
+		DetectDotGit:          true,
+		EnableDotGitCommonDir: true,
+	})
+	if err != nil {
+		return fmt.Errorf("open repository %s: %w", r.root, err)
+	}
+	r.repo, r.store = repo, repo.Storer
+	return nil
+}
+
+// begin serialises an operation and reopens the repository for it.
+func (r *Repo) begin() (end func(), err error) {
+	r.mu.Lock()
+	if err := r.reopen(); err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
+	return r.mu.Unlock, nil
+}
+
+// discover walks up from dir to the first directory holding .git and
+// resolves the per-worktree and common git directories.
+func discover(dir string) (root, gitDir, commonDir string, err error) {
+	for d := dir; ; {
+		dotgit := filepath.Join(d, ".git")
+		fi, statErr := os.Stat(dotgit)
+		switch {
+		case statErr == nil && fi.IsDir():
+			gitDir = dotgit
+		case statErr == nil && fi.Mode().IsRegular():
+			gitDir, err = readGitFile(dotgit)
+			if err != nil {
+				return "", "", "", err
+			}
+		case statErr != nil && !errors.Is(statErr, fs.ErrNotExist):
+			return "", "", "", fmt.Errorf("open repository: %w", statErr)
+		}
+		if gitDir != "" {
+			commonDir, err = readCommonDir(gitDir)
+			if err != nil {
+				return "", "", "", err
+			}
+			return d, gitDir, commonDir, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", "", fmt.Errorf("open repository: %s is not inside a git worktree (run `git init` there first): %w", dir, ErrNotRepo)
+		}
+		d = parent
+	}
+}
+
+// readGitFile reads a "gitdir: <path>" file, as found at the root of linked
+// worktrees and submodules.
+func readGitFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	line := strings.TrimSpace(string(b))
+	target, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("read %s: no \"gitdir:\" line: %w", path, ErrNotRepo)
+	}
+	target = strings.TrimSpace(target)
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target)
+	}
+	if fi, err := os.Stat(target); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("read %s: git dir %s is missing (a removed worktree? try `git worktree prune`): %w", path, target, ErrNotRepo)
+	}
+	return filepath.Clean(target), nil
+}
+
+// readCommonDir returns the directory shared by all worktrees: gitDir itself
+// unless gitDir/commondir points elsewhere.
+func readCommonDir(gitDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return gitDir, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read commondir: %w", err)
+	}
+	dir := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(gitDir, dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// Root returns the worktree root.
+func (r *Repo) Root() string { return r.root }
+
+// Head returns the full hash HEAD points to, or "" on an unborn branch.
+func (r *Repo) Head() (string, error) {
+	end, err := r.begin()
+	if err != nil {
+		return "", err
+	}
+	defer end()
+	h, err := r.headHash()
+	if err != nil {
+		return "", err
+	}
+	if h.IsZero() {
+		return "", nil
+	}
+	return h.String(), nil
+}
+
+func (r *Repo) headHash() (plumbing.Hash, error) {
+	ref, err := r.repo.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+	}
+	return ref.Hash(), nil
+}
+
+// Short abbreviates a hash to the 7 characters git shows by default.
+func Short(hash string) string {
+	if len(hash) > 7 {
+		return hash[:7]
+	}
+	return hash
+}

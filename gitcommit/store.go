@@ -1,0 +1,345 @@
+package gitcommit
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// objectHash is the git object id of content. crypto/sha1 rather than
+// go-git's collision-detecting SHA-1: the bytes are our own worktree's, and
+// the hash is the same.
+func objectHash(t plumbing.ObjectType, content []byte) plumbing.Hash {
+	h := sha1.New()
+	h.Write(t.Bytes())
+	h.Write([]byte{' '})
+	h.Write(strconv.AppendInt(nil, int64(len(content)), 10))
+	h.Write([]byte{0})
+	h.Write(content)
+	var out plumbing.Hash
+	h.Sum(out[:0])
+	return out
+}
+
+// putObject hashes content as an object of type t and, with write, stores it
+// unless the object store already has it.
+func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plumbing.Hash, error) {
+	h := objectHash(t, content)
+	if !write || r.store.HasEncodedObject(h) == nil {
+		return h, nil
+	}
+	obj := r.store.NewEncodedObject()
+	obj.SetType(t)
+	obj.SetSize(int64(len(content)))
+	w, err := obj.Writer()
+	if err != nil {
+		return h, fmt.Errorf("write %s object: %w", t, err)
+	}
+	if _, err := w.Write(content); err != nil {
+		return h, fmt.Errorf("write %s object: %w", t, err)
+	}
+	if err := w.Close(); err != nil {
+		return h, fmt.Errorf("write %s object: %w", t, err)
+	}
+	if _, err := r.store.SetEncodedObject(obj); err != nil {
+		return h, fmt.Errorf("write %s object: %w", t, err)
+	}
+	return h, nil
+}
+
+// builtTree is a tree object computed from the index but not yet stored.
+type builtTree struct {
+	content []byte
+	subdirs map[string]plumbing.Hash
+}
+
+// buildTree computes the trees for stage-0 entries sorted by name and
+// returns the root's hash, with every tree by hash. Sorted index order is
+// git's tree order (a directory sorts as "name/"), so one pass over
+// contiguous prefixes builds them all.
+func buildTree(entries []*index.Entry) (plumbing.Hash, map[plumbing.Hash]*builtTree) {
+	trees := map[plumbing.Hash]*builtTree{}
+	var build func(entries []*index.Entry, prefix int) plumbing.Hash
+	build = func(entries []*index.Entry, prefix int) plumbing.Hash {
+		var buf []byte
+		t := &builtTree{}
+		for i := 0; i < len(entries); {
+			name := entries[i].Name[prefix:]
+			mode, hash := entries[i].Mode, entries[i].Hash
+			if slash := strings.IndexByte(name, '/'); slash < 0 {
+				i++
+			} else {
+				dirPrefix := entries[i].Name[:prefix+slash+1]
+				j := i + 1
+				for j < len(entries) && strings.HasPrefix(entries[j].Name, dirPrefix) {
+					j++
+				}
+				name, mode, hash = name[:slash], filemode.Dir, build(entries[i:j], len(dirPrefix))
+				if t.subdirs == nil {
+					t.subdirs = map[string]plumbing.Hash{}
+				}
+				t.subdirs[name] = hash
+				i = j
+			}
+			buf = strconv.AppendUint(buf, uint64(mode), 8)
+			buf = append(buf, ' ')
+			buf = append(buf, name...)
+			buf = append(buf, 0)
+			buf = append(buf, hash[:]...)
+		}
+		t.content = buf
+		h := objectHash(plumbing.TreeObject, buf)
+		trees[h] = t
+		return h
+	}
+	return build(entries, 0), trees
+}
+
+// storeTrees writes the trees of root that the store lacks. It descends only
+// where root differs from old (HEAD's tree, whose objects all exist) and
+// stops at any tree already stored, since its subtrees are stored too: a
+// commit touching one directory writes and checks only the trees on its path.
+func (r *Repo) storeTrees(trees map[plumbing.Hash]*builtTree, root, old plumbing.Hash) error {
+	if root == old {
+		return nil
+	}
+	t := trees[root]
+	if t == nil || r.store.HasEncodedObject(root) == nil {
+		return nil
+	}
+	var oldDirs map[string]plumbing.Hash
+	if len(t.subdirs) > 0 && !old.IsZero() {
+		es, err := r.treeEntries(old)
+		if err != nil {
+			return err
+		}
+		oldDirs = map[string]plumbing.Hash{}
+		for _, e := range es {
+			if e.Mode == filemode.Dir {
+				oldDirs[e.Name] = e.Hash
+			}
+		}
+	}
+	for name, h := range t.subdirs {
+		if err := r.storeTrees(trees, h, oldDirs[name]); err != nil {
+			return err
+		}
+	}
+	_, err := r.putObject(plumbing.TreeObject, t.content, true)
+	return err
+}
+
+// readIndex reads the worktree's index; a missing one is empty. ModTime is
+// the file's, which the racy-git check needs.
+func (r *Repo) readIndex() (*index.Index, error) {
+	path := filepath.Join(r.gitDir, "index")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &index.Index{Version: 2}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	idx, ok, err := decodeIndex(b)
+	if err != nil {
+		return nil, fmt.Errorf("read index %s: %w", path, err)
+	}
+	if !ok {
+		idx = &index.Index{}
+		if err := index.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
+			return nil, fmt.Errorf("read index %s: %w", path, err)
+		}
+	}
+	idx.ModTime = fi.ModTime()
+	return idx, nil
+}
+
+// lockFile is git's lock protocol: create path.lock exclusively, write the
+// new content into it, rename it over path. A git command running at the
+// same time fails on the lock instead of losing its update or ours.
+type lockFile struct {
+	path    string
+	f       *os.File
+	created time.Time // the lock's mtime: the filesystem's "now" when we began
+	done    bool
+}
+
+func acquireLock(path string) (*lockFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("lock %s: %s.lock exists; if no git process is running, remove it: %w", path, path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	l := &lockFile{path: path, f: f}
+	if fi, err := f.Stat(); err == nil {
+		l.created = fi.ModTime()
+	}
+	return l, nil
+}
+
+// commit replaces path with content.
+func (l *lockFile) commit(content []byte) error {
+	if _, err := l.f.Write(content); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	if err := os.Rename(l.path+".lock", l.path); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	l.done = true
+	return nil
+}
+
+// release drops the lock if commit did not happen; safe to defer always.
+func (l *lockFile) release() {
+	if l.done {
+		return
+	}
+	l.done = true
+	_ = l.f.Close()
+	_ = os.Remove(l.path + ".lock")
+}
+
+// encodeIndex serialises entries. Entries whose mtime is not before the
+// moment we started ("racily clean") get size 0, as git does, so whoever
+// reads this index later re-reads them instead of trusting a stat that a
+// same-tick edit could share. Extensions (the cached tree) are dropped; git
+// rebuilds them.
+func encodeIndex(idx *index.Index, entries []*index.Entry, started time.Time) ([]byte, error) {
+	for _, e := range entries {
+		if !started.IsZero() && e.Mode != filemode.Submodule && !e.ModifiedAt.Before(started) {
+			e.Size = 0
+		}
+	}
+	if idx.Version != 4 {
+		return encodeIndexV2(entries), nil
+	}
+	var buf bytes.Buffer
+	if err := index.NewEncoder(&buf).Encode(&index.Index{Version: 4, Entries: entries}); err != nil {
+		return nil, fmt.Errorf("encode index: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// head is what HEAD resolves to: the ref a commit advances (HEAD itself when
+// detached) and its current commit (zero on an unborn branch).
+type head struct {
+	ref  plumbing.ReferenceName
+	hash plumbing.Hash
+}
+
+func (r *Repo) readHead() (head, error) {
+	ref, err := r.store.Reference(plumbing.HEAD)
+	if err != nil {
+		return head{}, fmt.Errorf("read HEAD: %w", err)
+	}
+	if ref.Type() == plumbing.HashReference {
+		return head{ref: plumbing.HEAD, hash: ref.Hash()}, nil
+	}
+	h := head{ref: ref.Target()}
+	target, err := r.store.Reference(ref.Target())
+	switch {
+	case errors.Is(err, plumbing.ErrReferenceNotFound):
+		return h, nil
+	case err != nil:
+		return head{}, fmt.Errorf("read %s: %w", ref.Target(), err)
+	case target.Type() != plumbing.HashReference:
+		return head{}, fmt.Errorf("read %s: symbolic ref chains are not supported", ref.Target())
+	}
+	h.hash = target.Hash()
+	return h, nil
+}
+
+// refPath is where a ref is stored as a loose file: HEAD in the worktree's
+// git dir, branches in the common one.
+func (r *Repo) refPath(name plumbing.ReferenceName) string {
+	if name == plumbing.HEAD {
+		return filepath.Join(r.gitDir, "HEAD")
+	}
+	return filepath.Join(r.commonDir, filepath.FromSlash(name.String()))
+}
+
+// updateRef moves h.ref from h.hash to next under the ref's lock, refusing if
+// someone else moved it meanwhile, then appends the reflog entries git would
+// (go-git writes none).
+func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string) error {
+	path := r.refPath(h.ref)
+	lock, err := acquireLock(path)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	cur, err := r.readHead()
+	if err != nil {
+		return err
+	}
+	if cur.ref != h.ref || cur.hash != h.hash {
+		return fmt.Errorf("update %s: it moved from %s to %s during the commit", h.ref, h.hash, cur.hash)
+	}
+	if err := lock.commit([]byte(next.String() + "\n")); err != nil {
+		return fmt.Errorf("update %s: %w", h.ref, err)
+	}
+
+	msg := "commit: " + subject
+	if h.hash.IsZero() {
+		msg = "commit (initial): " + subject
+	}
+	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", h.hash, next, who.Name, who.Email,
+		who.When.Unix(), who.When.Format("-0700"), msg)
+	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
+	if h.ref != plumbing.HEAD {
+		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))
+	}
+	for _, p := range logs {
+		if err := appendLine(p, line); err != nil {
+			// The commit is made and the ref moved; a missing reflog line
+			// only loses `git reflog` history.
+			r.log.Warn("append reflog", "file", p, "err", err)
+		}
+	}
+	return nil
+}
+
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
