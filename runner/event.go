@@ -31,6 +31,7 @@ type Event struct {
 	Init        *Init
 	Assistant   *Assistant
 	ToolResults []ToolResult
+	User        *UserMessage // KindUser
 	System      *System
 	Control     *ControlResponse
 	Result      *Result
@@ -69,6 +70,7 @@ type Assistant struct {
 	Usage           Usage
 	Text            string // concatenated text blocks of this line
 	ToolUses        []ToolUse
+	Error           string // top-level "error" of synthetic replies, e.g. "invalid_request"
 }
 
 // MainThread reports whether the line belongs to the main session rather
@@ -76,9 +78,12 @@ type Assistant struct {
 func (a *Assistant) MainThread() bool { return a.ParentToolUseID == "" }
 
 type ToolUse struct {
-	ID    string
-	Name  string
-	Input json.RawMessage // as sent; may be large (Write content)
+	ID   string
+	Name string
+	// Input is a copy of the tool input as sent, or nil when it is larger
+	// than MaxInputBytes (a Write of a big file); InputSize is its size.
+	Input     json.RawMessage
+	InputSize int
 	// Convenience fields pulled from Input when present.
 	Command  string // Bash
 	FilePath string // Write/Edit/Read
@@ -110,7 +115,15 @@ type System struct {
 	Error        string
 	// task_*
 	TaskID      string
+	ToolUseID   string // the tool_use a task belongs to
 	Description string
+}
+
+// UserMessage is a "user" line without tool results: the CLI's echo of a
+// prompt or a note such as "[Request interrupted by user for tool use]".
+type UserMessage struct {
+	ParentToolUseID string
+	Text            string // bounded like ToolResult.Content
 }
 
 type ControlResponse struct {

@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// OutcomeKind says how a session ended.
+type OutcomeKind string
+
+const (
+	OutcomeCompleted      OutcomeKind = "completed"       // last result: success, not is_error
+	OutcomeStopped        OutcomeKind = "stopped"         // RequestStop
+	OutcomeAPIError       OutcomeKind = "api_error"       // last result is_error (incl. "Prompt is too long")
+	OutcomeMaxTurns       OutcomeKind = "max_turns"       // last result error_max_turns
+	OutcomeCrashed        OutcomeKind = "crashed"         // exited without any result
+	OutcomeIdleTimeout    OutcomeKind = "idle_timeout"    // no stdout line for Spec.IdleTimeout
+	OutcomeSessionTimeout OutcomeKind = "session_timeout" // ran longer than Spec.SessionTimeout
+	OutcomeCancelled      OutcomeKind = "cancelled"       // Start's context was cancelled
+	OutcomeKilled         OutcomeKind = "killed"          // Kill
+)
+
+// Outcome is how a session ended.
+type Outcome struct {
+	Kind   OutcomeKind
+	Reason string  // human-readable detail; the stop reason for stopped
+	Result *Result // the last result line, may be nil
+	// ExitCode of claude; -1 when it was ended by a signal.
+	ExitCode int
+	Stderr   string // tail of claude's stderr, bounded
+	// Err is a failure of the runner itself (reading stdout, the session
+	// log, waiting for the process); nil for every ordinary ending.
+	Err   error
+	Marks []Mark // the stop timeline, in time order
+	// InFlightAtStop are the main-thread tools that had no result when the
+	// runner interrupted or signalled claude: work cut in half.
+	InFlightAtStop []ToolUse
+}
+
+// Mark is one step of the stop timeline, also reported through Spec.OnMark.
+// Names: stop_requested, tool_drained, interrupt_sent, interrupt_acked,
+// result_received, follow_up_sent, stdin_closed, idle_timeout, sigint,
+// sigterm, sigkill, exited, group_killed.
+type Mark struct {
+	Name   string
+	At     time.Time
+	Fields map[string]any
+}
+
+// classify decides the kind of an ending no stop or watchdog caused.
+func classify(last *Result, exitDesc string) (OutcomeKind, string) {
+	if last == nil {
+		return OutcomeCrashed, fmt.Sprintf("claude %s without a result", exitDesc)
+	}
+	switch {
+	case last.Subtype == "error_max_turns":
+		return OutcomeMaxTurns, fmt.Sprintf("claude stopped at the turn limit after %d turns", last.NumTurns)
+	case last.Subtype == "success" && !last.IsError:
+		return OutcomeCompleted, ""
+	}
+	reason := last.Text
+	if reason == "" {
+		reason = last.Subtype
+	}
+	if last.APIErrorStatus != 0 {
+		reason = fmt.Sprintf("%s (API status %d)", reason, last.APIErrorStatus)
+	}
+	if last.TerminalReason != "" {
+		reason = fmt.Sprintf("%s, terminal reason %s", reason, last.TerminalReason)
+	}
+	return OutcomeAPIError, reason
+}
