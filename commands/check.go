@@ -1,0 +1,146 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/plans"
+)
+
+type checkOptions struct {
+	PlanPath   string
+	ConfigFile string
+	JSON       bool
+}
+
+func (e *Env) checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "read a master plan and report every problem with file:line",
+		ArgsUsage: "MASTER_PLAN.md",
+		Description: `Loads the master plan and its phase files exactly as 'run' would and prints each
+finding as file:line: severity: message [code]. Exits 2 if any finding is an error.
+
+--json prints one object: {"plan", "phases": [{"id","title","file","status","depends_on",
+"gates":[{"name","command"}], "tasks":[{"text","done","line"}]}], "findings": [...]}.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the plan and findings as one JSON object"},
+			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
+		},
+		Action: func(c *cli.Context) error {
+			plan, err := oneArg(c, "MASTER_PLAN.md")
+			if err != nil {
+				return err
+			}
+			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json")})
+		},
+	}
+}
+
+func (e *Env) check(opts checkOptions) error {
+	ws, err := e.loadWorkspace(opts.ConfigFile, nil)
+	if err != nil {
+		return err
+	}
+	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
+	if err != nil {
+		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if plan.Findings == nil {
+			plan.Findings = []plans.Finding{}
+		}
+		if err := enc.Encode(plan); err != nil {
+			return fmt.Errorf("write json: %w", err)
+		}
+	} else {
+		printCheck(e.Stdout, plan)
+	}
+	if err := plan.Err(); err != nil {
+		return &shownError{err}
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, p *plans.Plan) {
+	fmt.Fprintf(w, "%s: %d phases\n", p.Name, len(p.Phases))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, ph := range p.Phases {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d gates\t%d tasks\n", ph.ID, ph.Title, ph.Status, len(ph.Gates), len(ph.Tasks))
+	}
+	tw.Flush()
+	errs := 0
+	for _, f := range p.Findings {
+		if f.Severity == "error" {
+			errs++
+		}
+		fmt.Fprintln(w, f.String())
+	}
+	switch {
+	case errs > 0:
+		fmt.Fprintf(w, "%d error(s), %d warning(s)\n", errs, len(p.Findings)-errs)
+	case len(p.Findings) > 0:
+		fmt.Fprintf(w, "ok, %d warning(s)\n", len(p.Findings))
+	default:
+		fmt.Fprintln(w, "ok")
+	}
+}
+
+// dryRun prints what `run` would do, and the config it would use.
+func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
+	order, err := p.Order()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "plan: %s (%s)\n", p.Name, p.Path)
+	fmt.Fprintf(w, "phases in run order:\n")
+	started := from == ""
+	for _, ph := range order {
+		if ph.ID == from {
+			started = true
+		}
+		note := ""
+		switch {
+		case !started:
+			note = "  (before --phase " + from + ")"
+		case ph.Status == plans.StatusCompleted:
+			note = "  (skipped: completed in the plan's table)"
+		}
+		deps := "none"
+		if len(ph.DependsOn) > 0 {
+			deps = strings.Join(ph.DependsOn, ", ")
+		}
+		fmt.Fprintf(w, "  %s  %s  [%s]%s\n", ph.ID, ph.Title, ph.Status, note)
+		fmt.Fprintf(w, "      file: %s\n      depends on: %s\n", ph.File, deps)
+		if len(ph.Gates) == 0 {
+			fmt.Fprintf(w, "      gates: none\n")
+		}
+		for _, g := range ph.Gates {
+			src := ""
+			if g.FromConfig {
+				src = "  (gate_commands)"
+			}
+			fmt.Fprintf(w, "      gate %s: %s%s\n", g.Name, g.Command, src)
+		}
+	}
+	if !started {
+		return fmt.Errorf("%w: --phase %s: no such phase in %s", ErrUsage, from, p.Path)
+	}
+	src := ws.Source.File
+	if src == "" {
+		src = "defaults (no .debussy.yaml)"
+	}
+	fmt.Fprintf(w, "config (%s):\n", src)
+	for _, line := range strings.Split(strings.TrimRight(ws.Config.YAML(), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", line)
+	}
+	fmt.Fprintln(w, "dry run: nothing started")
+	return nil
+}

@@ -1,0 +1,43 @@
+package commands
+
+import (
+	"context"
+	"errors"
+
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Exit codes are debussy's contract with shells and CI.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1   // a phase failed, was blocked, or ran out of restarts/retries
+	ExitUsage       = 2   // bad usage, config or plan
+	ExitInterrupted = 130 // Ctrl-C: work committed, state saved, a rerun resumes
+)
+
+// ErrUsage marks a mistake in how debussy was called.
+var ErrUsage = errors.New("usage")
+
+// exitCode maps an error to the process exit code. It is the only place
+// that does.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, orchestrator.ErrInterrupted), errors.Is(err, context.Canceled):
+		return ExitInterrupted
+	case errors.Is(err, ErrUsage),
+		errors.Is(err, config.ErrInvalid),
+		errors.Is(err, plans.ErrInvalidPlan),
+		errors.Is(err, orchestrator.ErrDirty),
+		errors.Is(err, orchestrator.ErrSetup),
+		errors.Is(err, state.ErrLocked),
+		errors.Is(err, state.ErrNoActiveRun):
+		return ExitUsage
+	default:
+		return ExitFailed
+	}
+}

@@ -1,0 +1,68 @@
+package commands
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/config"
+)
+
+func (e *Env) initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "write .debussy.yaml (every key documented) and add .debussy/ to .gitignore",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing .debussy.yaml"},
+		},
+		Action: func(c *cli.Context) error {
+			return e.initRepo(c.Bool("force"))
+		},
+	}
+}
+
+func (e *Env) initRepo(force bool) error {
+	ws, err := e.loadWorkspace("", nil)
+	if err != nil && !errors.Is(err, config.ErrInvalid) {
+		return err
+	}
+	root := e.Dir
+	if ws != nil {
+		root = ws.Root
+	} else if root == "" {
+		root, _ = os.Getwd()
+	}
+	cfgPath := filepath.Join(root, ".debussy.yaml")
+	if _, err := os.Stat(cfgPath); err == nil && !force {
+		return fmt.Errorf("%w: %s exists; use --force to overwrite it", ErrUsage, cfgPath)
+	}
+	if err := os.WriteFile(cfgPath, config.Example(), 0o644); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	fmt.Fprintf(e.Stdout, "wrote %s\n", cfgPath)
+	ignore := filepath.Join(root, ".gitignore")
+	old, err := os.ReadFile(ignore)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read .gitignore: %w", err)
+	}
+	for _, line := range bytes.Split(old, []byte("\n")) {
+		switch string(bytes.TrimSpace(line)) {
+		case ".debussy/", ".debussy", "/.debussy/", "/.debussy":
+			return nil
+		}
+	}
+	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+		old = append(old, '\n')
+	}
+	old = append(old, []byte("# debussy's run state (ledger, logs, checkpoints)\n.debussy/\n")...)
+	if err := os.WriteFile(ignore, old, 0o644); err != nil {
+		return fmt.Errorf("write .gitignore: %w", err)
+	}
+	fmt.Fprintf(e.Stdout, "added .debussy/ to %s\n", ignore)
+	return nil
+}

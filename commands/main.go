@@ -1,0 +1,145 @@
+// Package commands is debussy's command-line surface: it parses flags into
+// options structs and calls the packages that do the work.
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Main runs debussy with args (os.Args) and returns the exit code.
+func Main(args []string) int {
+	ctx, hard, stop := signalContext()
+	defer stop()
+	env := &Env{
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+		Environ: os.Environ,
+		Hard:   hard,
+	}
+	return env.Run(ctx, args)
+}
+
+// Env is what a command may touch of the outside world; tests supply their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Environ        func() []string
+	Hard           <-chan struct{} // closed on a second Ctrl-C
+	Dir            string          // working directory ("" = the process's)
+}
+
+// Run executes one debussy invocation and returns its exit code.
+func (e *Env) Run(ctx context.Context, args []string) int {
+	app := e.app()
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err != nil {
+		var shown *shownError
+		if !errors.As(err, &shown) {
+			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
+		}
+	}
+	return exitCode(err)
+}
+
+// shownError is an error whose message was already printed in full (e.g.
+// plan findings); Run only maps it to an exit code.
+type shownError struct{ err error }
+
+func (s *shownError) Error() string { return s.err.Error() }
+func (s *shownError) Unwrap() error { return s.err }
+
+// signalContext returns a context cancelled by the first SIGINT/SIGTERM and a
+// channel closed by the second: the first asks for a safe stop, the second
+// for an immediate one.
+func signalContext() (context.Context, <-chan struct{}, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hard := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for range sigs {
+			n++
+			switch n {
+			case 1:
+				cancel()
+			case 2:
+				close(hard)
+			}
+		}
+	}()
+	return ctx, hard, func() { signal.Stop(sigs); cancel() }
+}
+
+func (e *Env) app() *cli.App {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+	return &cli.App{
+		Name:      "debussy",
+		Usage:     "run long multi-phase coding plans through Claude Code without losing work",
+		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json]",
+		Description: strings.TrimSpace(`
+debussy runs each phase of a master plan as a streaming claude session. It watches the
+session's real token usage and tool calls; before the context window fills it stops the
+session between tools, commits the work, writes a checkpoint and starts a fresh session
+that begins with it. It runs each phase's gates itself and resumes after Ctrl-C or a crash.
+
+Exit codes: 0 all phases completed, 1 a phase failed or was blocked, 2 bad usage, config
+or plan, 130 interrupted (work committed; run again to resume).`),
+		Version:              version(),
+		Writer:               e.Stdout,
+		ErrWriter:            e.Stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		// The default handler calls os.Exit inside Run; exit codes are mapped in Main.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		},
+		Commands: []*cli.Command{
+			e.runCommand(),
+			e.checkCommand(),
+			e.statusCommand(),
+			e.doneCommand(),
+			e.progressCommand(),
+			e.initCommand(),
+			{
+				Name:  "version",
+				Usage: "print the version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(e.Stdout, "debussy %s\n", version())
+					return nil
+				},
+			},
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
+		},
+	}
+}
+
+// usageErr makes a usage error for a command, with the hint to its help.
+func usageErr(c *cli.Context, format string, a ...any) error {
+	return fmt.Errorf("%w: %s (see debussy %s --help)", ErrUsage, fmt.Sprintf(format, a...), c.Command.Name)
+}
+
+// oneArg returns the single positional argument a command needs.
+func oneArg(c *cli.Context, what string) (string, error) {
+	switch c.NArg() {
+	case 1:
+		return c.Args().First(), nil
+	case 0:
+		return "", usageErr(c, "missing %s", what)
+	default:
+		return "", usageErr(c, "expected one %s, got %d arguments: %s", what, c.NArg(), strings.Join(c.Args().Slice(), " "))
+	}
+}

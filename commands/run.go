@@ -1,0 +1,226 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// runOptions is everything `debussy run` needs, parsed from flags.
+type runOptions struct {
+	PlanPath   string
+	ConfigFile string
+	Phase      string
+	DryRun     bool
+	Restart    bool
+	// set applies the flags the user gave on top of file and env config.
+	set func(*config.Config)
+}
+
+func (e *Env) runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a master plan's phases through claude",
+		ArgsUsage: "MASTER_PLAN.md",
+		Description: `Runs the plan's phases in dependency order, each as a claude session. Phases the
+table or an earlier run marked completed are skipped; an interrupted phase resumes
+from a checkpoint. Flags may come before or after the plan path.
+
+Settings come from defaults < .debussy.yaml < DEBUSSY_<KEY> env < flags
+(see .debussy.example.yaml for every key).
+
+Examples:
+  debussy run docs/plans/MASTER_PLAN.md
+  debussy run MASTER_PLAN.md --context-threshold 90 --max-restarts 5
+  debussy run MASTER_PLAN.md --phase 3 --dry-run`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: .debussy.yaml at the repository root)"},
+			&cli.StringFlag{Name: "phase", Usage: "start at phase `ID` (its unfinished dependencies are an error)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the phases in run order, their gates and the resolved config; start nothing"},
+			&cli.BoolFlag{Name: "restart", Usage: "ignore earlier runs: run every phase not completed in the plan's table"},
+			&cli.IntFlag{Name: "context-threshold", Usage: "restart when context reaches `PERCENT` of the window (100 disables)"},
+			&cli.IntFlag{Name: "tool-call-threshold", Usage: "restart after `N` main-thread tool calls (0 disables)"},
+			&cli.IntFlag{Name: "max-restarts", Usage: "context restarts allowed per phase attempt (0 disables restarts)"},
+			&cli.IntFlag{Name: "max-retries", Usage: "remediation sessions after a failed gate or missing done signal"},
+			&cli.IntFlag{Name: "context-window", Usage: "context window in `TOKENS` (0 detects it from the model)"},
+			&cli.StringFlag{Name: "model", Usage: "claude `MODEL` (default: the CLI's own default)"},
+			&cli.StringFlag{Name: "claude-bin", Usage: "path of the claude `BINARY` (env DEBUSSY_CLAUDE_BIN)"},
+			&cli.StringFlag{Name: "permission-mode", Usage: "bypassPermissions, acceptEdits, default or plan"},
+			&cli.BoolFlag{Name: "auto-commit", Usage: "commit work at checkpoints and phase ends (default)"},
+			&cli.BoolFlag{Name: "no-auto-commit", Usage: "do not commit; work stays in the tree"},
+			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
+			&cli.DurationFlag{Name: "idle-timeout", Usage: "stop a session silent for this `DURATION`"},
+			&cli.DurationFlag{Name: "session-timeout", Usage: "stop a session after this `DURATION`"},
+			&cli.StringFlag{Name: "log-format", Usage: "text or json (one JSON object per line on stderr)"},
+		},
+		Action: func(c *cli.Context) error {
+			plan, err := oneArg(c, "MASTER_PLAN.md")
+			if err != nil {
+				return err
+			}
+			if c.Bool("auto-commit") && c.Bool("no-auto-commit") {
+				return usageErr(c, "--auto-commit and --no-auto-commit contradict each other")
+			}
+			opts := runOptions{
+				PlanPath:   plan,
+				ConfigFile: c.String("config"),
+				Phase:      c.String("phase"),
+				DryRun:     c.Bool("dry-run"),
+				Restart:    c.Bool("restart"),
+				set:        flagSetter(c),
+			}
+			return e.run(c.Context, opts)
+		},
+	}
+}
+
+// flagSetter returns a function applying only the flags the user set.
+func flagSetter(c *cli.Context) func(*config.Config) {
+	return func(cfg *config.Config) {
+		ints := map[string]*int{
+			"context-threshold":   &cfg.ContextThreshold,
+			"tool-call-threshold": &cfg.ToolCallThreshold,
+			"max-restarts":        &cfg.MaxRestarts,
+			"max-retries":         &cfg.MaxRetries,
+		}
+		for name, p := range ints {
+			if c.IsSet(name) {
+				*p = c.Int(name)
+			}
+		}
+		if c.IsSet("context-window") {
+			cfg.ContextWindow = c.Int("context-window")
+		}
+		strs := map[string]*string{
+			"model":           &cfg.Model,
+			"claude-bin":      &cfg.ClaudeBin,
+			"permission-mode": &cfg.PermissionMode,
+			"log-format":      &cfg.LogFormat,
+		}
+		for name, p := range strs {
+			if c.IsSet(name) {
+				*p = c.String(name)
+			}
+		}
+		if c.IsSet("auto-commit") {
+			cfg.AutoCommit = true
+		}
+		if c.IsSet("no-auto-commit") {
+			cfg.AutoCommit = false
+		}
+		if c.IsSet("allow-dirty") {
+			cfg.AllowDirty = c.Bool("allow-dirty")
+		}
+		if c.IsSet("idle-timeout") {
+			cfg.IdleTimeout = config.Duration(c.Duration("idle-timeout"))
+		}
+		if c.IsSet("session-timeout") {
+			cfg.SessionTimeout = config.Duration(c.Duration("session-timeout"))
+		}
+	}
+}
+
+// workspace is the repository a command works in and its resolved config.
+type workspace struct {
+	Root   string // repository root ("" outside a git repository)
+	Repo   *gitcommit.Repo
+	Config config.Config
+	Source config.Source
+}
+
+// loadWorkspace finds the repository around dir and resolves the config.
+func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*workspace, error) {
+	dir := e.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("find working directory: %w", err)
+		}
+	}
+	ws := &workspace{Root: dir}
+	if repo, err := gitcommit.Open(dir); err == nil {
+		ws.Repo, ws.Root = repo, repo.Root()
+	}
+	cfg, src, err := config.Load(ws.Root, e.abs(configFile), e.Environ())
+	if err != nil {
+		return nil, err
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ws.Config, ws.Source = cfg, src
+	return ws, nil
+}
+
+// abs resolves a user-given path against the command's directory.
+func (e *Env) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) || e.Dir == "" {
+		return p
+	}
+	return filepath.Join(e.Dir, p)
+}
+
+func (e *Env) run(ctx context.Context, opts runOptions) error {
+	ws, err := e.loadWorkspace(opts.ConfigFile, opts.set)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.Stderr, ws.Config.LogFormat)
+	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
+	if err != nil {
+		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+	}
+	if perr := plan.Err(); perr != nil {
+		printFindings(e.Stderr, plan.Findings)
+		return &shownError{perr}
+	}
+	for _, f := range plan.Findings {
+		logger.Warn(f.String())
+	}
+	if opts.DryRun {
+		return dryRun(e.Stdout, plan, ws, opts.Phase)
+	}
+	if ws.Repo == nil {
+		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find debussy's own path: %w", err)
+	}
+	_, err = orchestrator.Run(ctx, orchestrator.Options{
+		Config:      ws.Config,
+		Plan:        plan,
+		Repo:        ws.Repo,
+		Store:       state.New(filepath.Join(ws.Root, ".debussy")),
+		Logger:      logger,
+		Out:         e.Stderr,
+		SelfDir:     filepath.Dir(self),
+		PhaseID:     opts.Phase,
+		Restart:     opts.Restart,
+		Hard:        e.Hard,
+		Env:         e.Environ(),
+		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),
+		Now:         time.Now,
+	})
+	return err
+}
+
+func printFindings(w io.Writer, fs []plans.Finding) {
+	for _, f := range fs {
+		fmt.Fprintln(w, f.String())
+	}
+}

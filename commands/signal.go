@@ -1,0 +1,111 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/state"
+)
+
+func (e *Env) doneCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "done",
+		Usage: "signal that a phase is finished (run by the agent)",
+		Description: `The agent runs this from its Bash tool when a phase's work is done:
+
+  debussy done --phase 2                      # completed: debussy runs the gates
+  debussy done --phase 2 --status blocked --reason "needs an API key"
+  debussy done --phase 2 --status failed --reason "tests cannot pass because ..."
+
+It finds the active run through DEBUSSY_STATE_DIR and DEBUSSY_RUN_ID (set by
+'debussy run' for the agent), else .debussy/ at the git root.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "phase", Usage: "phase `ID`", Required: true},
+			&cli.StringFlag{Name: "status", Value: "completed", Usage: "completed, blocked or failed"},
+			&cli.StringFlag{Name: "reason", Usage: "why (required for blocked and failed)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr(c, "unexpected arguments: %s", strings.Join(c.Args().Slice(), " "))
+			}
+			status := c.String("status")
+			switch status {
+			case "completed", "blocked", "failed":
+			default:
+				return usageErr(c, "--status %q: use completed, blocked or failed", status)
+			}
+			if status != "completed" && strings.TrimSpace(c.String("reason")) == "" {
+				return usageErr(c, "--status %s needs --reason saying why", status)
+			}
+			act, err := e.activeRun(c.String("phase"))
+			if err != nil {
+				return err
+			}
+			sig := state.Signal{Phase: c.String("phase"), Status: status, Reason: c.String("reason"), At: time.Now()}
+			if err := act.Store.WriteSignal(act.RunID, sig); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.Stdout, "debussy: phase %s marked %s; end your turn now — debussy takes it from here\n", sig.Phase, status)
+			return nil
+		},
+	}
+}
+
+func (e *Env) progressCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "progress",
+		Usage:     "record a progress note for the phase's checkpoint (run by the agent)",
+		ArgsUsage: "MESSAGE",
+		Description: `The agent records what it finished or decided; if the session is restarted, the
+notes open the next session's checkpoint.
+
+  debussy progress --phase 2 "endpoints done, tests next"`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "phase", Usage: "phase `ID`", Required: true},
+		},
+		Action: func(c *cli.Context) error {
+			msg := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+			if msg == "" {
+				return usageErr(c, "missing MESSAGE")
+			}
+			act, err := e.activeRun(c.String("phase"))
+			if err != nil {
+				return err
+			}
+			return act.Store.AppendProgress(act.RunID, state.Progress{Phase: c.String("phase"), Message: msg, At: time.Now()})
+		},
+	}
+}
+
+// activeRun finds the run the agent belongs to and checks the phase is one
+// of its phases.
+func (e *Env) activeRun(phase string) (*state.Active, error) {
+	dir := e.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	act, err := state.FindActive(e.Getenv, dir)
+	if err != nil {
+		return nil, err
+	}
+	l, err := act.Store.Load()
+	if err != nil {
+		return nil, err
+	}
+	run := l.Run(act.RunID)
+	if run == nil {
+		return nil, fmt.Errorf("%w: run %s is not in %s", state.ErrNoActiveRun, act.RunID, act.Store.Dir)
+	}
+	if run.Phase(phase) == nil {
+		ids := make([]string, 0, len(run.Phases))
+		for _, p := range run.Phases {
+			ids = append(ids, p.ID)
+		}
+		return nil, fmt.Errorf("%w: no phase %q in run %s (phases: %s)", ErrUsage, phase, run.ID, strings.Join(ids, ", "))
+	}
+	return act, nil
+}

@@ -1,0 +1,95 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
+)
+
+func (e *Env) statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show the latest run: each phase's status, attempts, restarts, tokens, cost, commits",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the run record as JSON (includes stop latency and restart turnaround)"},
+		},
+		Action: func(c *cli.Context) error {
+			return e.status(c.Bool("json"))
+		},
+	}
+}
+
+func (e *Env) status(asJSON bool) error {
+	ws, err := e.loadWorkspace("", nil)
+	if err != nil && !errors.Is(err, config.ErrInvalid) {
+		return err
+	}
+	root := e.Dir
+	if ws != nil {
+		root = ws.Root
+	}
+	store := state.New(filepath.Join(root, ".debussy"))
+	l, err := store.Load()
+	if err != nil {
+		return err
+	}
+	run := l.Latest()
+	if run == nil {
+		if asJSON {
+			fmt.Fprintln(e.Stdout, "null")
+			return nil
+		}
+		fmt.Fprintf(e.Stdout, "no runs yet in %s (start one with: debussy run MASTER_PLAN.md)\n", store.Dir)
+		return nil
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
+	}
+	if run.Status == "running" && !alive(run.PID) {
+		run.Status = "interrupted (process gone; run again to resume)"
+	}
+	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, run.Status, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tSTATUS\tATTEMPTS\tRESTARTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
+	for _, p := range run.Phases {
+		commits := make([]string, 0, len(p.Commits))
+		for _, c := range p.Commits {
+			commits = append(commits, gitcommit.Short(c))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, p.Status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
+			strings.Join(commits, ","), oneLine(p.LastError, 80))
+	}
+	return tw.Flush()
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return p.Signal(syscallZero) == nil
+}
+
+// oneLine shortens s to one line of at most n runes for tables.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+package commands
+
+import "syscall"
+
+var syscallZero = syscall.Signal(0)

@@ -1,0 +1,190 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/debussy-dev/debussy/plans"
+)
+
+// gateResult is one gate's run: the evidence a remediation prompt carries.
+type gateResult struct {
+	Gate     plans.Gate
+	ExitCode int
+	Output   string // tail, bounded
+	Duration time.Duration
+	TimedOut bool
+	Err      error // could not run at all
+}
+
+func (g gateResult) passed() bool { return g.Err == nil && !g.TimedOut && g.ExitCode == 0 }
+
+// gateOutputLimit bounds what is kept of a gate's output: the tail is
+// where test failures are reported.
+const gateOutputLimit = 16 << 10
+
+// runGates runs the phase's gates one by one in the repository root and
+// stops at the first failure. ok is true when all passed.
+func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateResult, ok bool) {
+	if len(ph.Gates) == 0 {
+		r.log.Info(fmt.Sprintf("phase %s has no gates: the agent's done signal decides", ph.ID))
+		return nil, true
+	}
+	for _, g := range ph.Gates {
+		r.log.Info(fmt.Sprintf("gate %s: %s", g.Name, g.Command), "phase", ph.ID)
+		res := runGate(ctx, r.Repo.Root(), g, time.Duration(r.cfg.GateTimeout))
+		results = append(results, res)
+		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
+			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": tail(res.Output, 2048)})
+		if !res.passed() {
+			r.log.Warn(fmt.Sprintf("gate %s failed: %s", g.Name, gateSummary(results)), "phase", ph.ID)
+			return results, false
+		}
+		r.log.Info(fmt.Sprintf("gate %s passed (%s)", g.Name, res.Duration.Round(time.Millisecond)), "phase", ph.ID)
+	}
+	return results, true
+}
+
+// runGate runs one gate command with `sh -c` in its own process group, so a
+// timeout kills everything the command started.
+func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duration) gateResult {
+	res := gateResult{Gate: g}
+	cmd := exec.Command("sh", "-c", g.Command)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &tailBuffer{max: gateOutputLimit}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		res.Err = fmt.Errorf("start gate %s: %w", g.Name, err)
+		return res
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-timer:
+		res.TimedOut = true
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the gate
+	res.Duration = time.Since(start)
+	res.Output = out.String()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+		if res.ExitCode < 0 {
+			res.ExitCode = 128 + int(syscall.SIGKILL)
+		}
+	default:
+		res.Err = err
+	}
+	return res
+}
+
+// gateSummary is the one-line reason the last gate failed.
+func gateSummary(results []gateResult) string {
+	if len(results) == 0 {
+		return ""
+	}
+	g := results[len(results)-1]
+	switch {
+	case g.Err != nil:
+		return fmt.Sprintf("gate %s (`%s`) could not run: %v", g.Gate.Name, g.Gate.Command, g.Err)
+	case g.TimedOut:
+		return fmt.Sprintf("gate %s (`%s`) timed out after %s", g.Gate.Name, g.Gate.Command, g.Duration.Round(time.Second))
+	}
+	last := oneLine(lastLines(g.Output, 1))
+	if last == "" {
+		last = "(no output)"
+	}
+	return fmt.Sprintf("gate %s (`%s`) exit %d: %s", g.Gate.Name, g.Gate.Command, g.ExitCode, last)
+}
+
+// gateEvidence is what the remediation session is told: the failing gate,
+// its command, exit code and the tail of its output.
+func gateEvidence(results []gateResult) string {
+	g := results[len(results)-1]
+	var b strings.Builder
+	fmt.Fprintf(&b, "The gate %q failed.\n\nCommand: %s\n", g.Gate.Name, g.Gate.Command)
+	switch {
+	case g.Err != nil:
+		fmt.Fprintf(&b, "It could not run: %v\n", g.Err)
+	case g.TimedOut:
+		fmt.Fprintf(&b, "It timed out after %s and was killed.\n", g.Duration.Round(time.Second))
+	default:
+		fmt.Fprintf(&b, "Exit code: %d\n", g.ExitCode)
+	}
+	out := lastLines(g.Output, 60)
+	if strings.TrimSpace(out) == "" {
+		out = "(no output)"
+	}
+	fmt.Fprintf(&b, "Output (last lines):\n```\n%s\n```\n", strings.TrimRight(out, "\n"))
+	for _, p := range results[:len(results)-1] {
+		fmt.Fprintf(&b, "(gate %q passed)\n", p.Gate.Name)
+	}
+	return b.String()
+}
+
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += over
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dropped > 0 {
+		return fmt.Sprintf("[… %d bytes before this were dropped]\n%s", t.dropped, t.buf)
+	}
+	return string(t.buf)
+}

@@ -1,0 +1,404 @@
+// Package orchestrator is debussy's loop: phases in dependency order →
+// attempts (remediation after a failed gate or a missing done signal) →
+// sessions (restarts when the context fills, retries when a session fails
+// for reasons of its own).
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Errors that decide exit codes (mapped in commands).
+var (
+	ErrInterrupted = errors.New("interrupted")
+	ErrDirty       = errors.New("uncommitted changes to tracked files")
+	ErrSetup       = errors.New("cannot start")
+	ErrPhaseFailed = errors.New("phase failed")
+	ErrBlocked     = errors.New("phase blocked")
+)
+
+// Options are a run's inputs, all resolved by the caller.
+type Options struct {
+	Config      config.Config
+	Plan        *plans.Plan
+	Repo        *gitcommit.Repo
+	Store       *state.Store
+	Logger      *slog.Logger
+	Out         io.Writer // the final summary table
+	SelfDir     string    // debussy's own directory, put first on the agent's PATH
+	PhaseID     string    // --phase: start here
+	Restart     bool      // --restart: ignore the ledger
+	Hard        <-chan struct{}
+	Env         []string // the environment claude inherits
+	StepSummary string   // GITHUB_STEP_SUMMARY path, if set
+	Now         func() time.Time
+	// Backoff is the wait before retry n (1-based) of a failed session; nil
+	// means retry_backoff doubling up to 1 min.
+	Backoff func(n int) time.Duration
+	// InterruptGrace bounds how long a Ctrl-C waits for the running tool
+	// before the session is killed; 0 means 10 s.
+	InterruptGrace time.Duration
+}
+
+// Summary is what a run did, phase by phase.
+type Summary struct {
+	RunID  string
+	Phases []*state.PhaseRecord
+}
+
+// maxTransient is how many times a session that failed on its own (API
+// error, crash, timeout) is retried before the phase fails.
+const maxTransient = 3
+
+// Run executes the plan. It returns nil when every phase completed.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	r, err := newRun(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	err = r.execute(ctx)
+	r.finish(err)
+	return &Summary{RunID: r.id, Phases: r.run.Phases}, err
+}
+
+// orun is one `debussy run` in progress.
+type orun struct {
+	Options
+	cfg     config.Config
+	log     *slog.Logger
+	id      string
+	ledger  *state.Ledger
+	run     *state.Run
+	events  *state.EventLog
+	release func() error
+	now     func() time.Time
+	// recovered is set when a stale run was taken over; its leftover
+	// work in the tree is committed rather than refused as dirty.
+	recovered []*state.Run
+}
+
+func newRun(opts Options) (*orun, error) {
+	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.Out == nil {
+		r.Out = io.Discard
+	}
+	if r.Backoff == nil {
+		first := time.Duration(r.cfg.RetryBackoff)
+		r.Backoff = func(n int) time.Duration {
+			return min(first<<(n-1), max(first, time.Minute))
+		}
+	}
+	if r.InterruptGrace == 0 {
+		r.InterruptGrace = 10 * time.Second
+	}
+	r.id = state.NewRunID(r.now(), rand.Reader)
+	host, _ := os.Hostname()
+	release, stale, err := r.Store.Lock(state.LockInfo{PID: os.Getpid(), RunID: r.id, Started: r.now(), Host: host})
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", r.Store.Dir, err)
+	}
+	r.release = release
+	if r.ledger, err = r.Store.Load(); err != nil {
+		r.release()
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	if stale != nil {
+		r.log.Warn(fmt.Sprintf("took over the lock of run %s (pid %d is gone)", stale.RunID, stale.PID))
+	}
+	r.markStaleRuns()
+	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
+		r.release()
+		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+	}
+	return r, nil
+}
+
+func (r *orun) close() {
+	if r.events != nil {
+		r.events.Close()
+	}
+	if r.release != nil {
+		if err := r.release(); err != nil {
+			r.log.Warn("release lock", "err", err)
+		}
+	}
+}
+
+// markStaleRuns marks runs whose process died (kill -9, a crash) as
+// interrupted, and kills any claude session they left behind.
+func (r *orun) markStaleRuns() {
+	for _, run := range r.ledger.Runs {
+		if run.Status != "running" || processAlive(run.PID) {
+			continue
+		}
+		run.Status = "interrupted"
+		run.EndedAt = r.now()
+		for _, p := range run.Phases {
+			if p.Status == "running" {
+				p.Status = "interrupted"
+				p.LastError = "debussy stopped without saving (killed or crashed)"
+				if p.SessionPID > 0 {
+					// The session is its own process group; make sure nothing of it survives.
+					_ = syscall.Kill(-p.SessionPID, syscall.SIGKILL)
+				}
+			}
+		}
+		r.recovered = append(r.recovered, run)
+		r.log.Warn(fmt.Sprintf("run %s was interrupted (process %d is gone); resuming where it stopped", run.ID, run.PID))
+	}
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func (r *orun) save() {
+	if err := r.Store.Save(r.ledger); err != nil {
+		r.log.Error("save ledger", "err", err)
+	}
+}
+
+func (r *orun) event(name string, fields map[string]any) {
+	if err := r.events.Append(name, fields); err != nil {
+		r.log.Warn("write events log", "err", err)
+	}
+}
+
+func (r *orun) execute(ctx context.Context) error {
+	order, err := r.Plan.Order()
+	if err != nil {
+		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+	}
+	planPath := r.planPath()
+	r.run = &state.Run{ID: r.id, Plan: planPath, Status: "running", StartedAt: r.now(), PID: os.Getpid()}
+	for _, ph := range order {
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: "pending"})
+	}
+	todo, err := r.selectPhases(order)
+	if err != nil {
+		return err
+	}
+	if err := r.checkTree(); err != nil {
+		return err
+	}
+	r.ledger.Runs = append(r.ledger.Runs, r.run)
+	r.save()
+	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order)})
+	r.log.Info(fmt.Sprintf("run %s: %s, %d phases", r.id, r.Plan.Name, len(order)))
+
+	for _, ph := range order {
+		rec := r.run.Phase(ph.ID)
+		if !todo[ph.ID] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return ErrInterrupted
+		}
+		if err := r.runPhase(ctx, ph, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planPath is the plan's absolute path: the ledger matches runs by it.
+func (r *orun) planPath() string {
+	p := r.Plan.Path
+	if abs, err := absPath(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// selectPhases decides which phases this run executes and logs why the
+// others are skipped.
+func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
+	todo := map[string]bool{}
+	done := map[string]string{} // id → why it counts as completed
+	for _, ph := range order {
+		rec := r.run.Phase(ph.ID)
+		if ph.Status == plans.StatusCompleted {
+			done[ph.ID] = "completed in the plan's table"
+			rec.Status = "skipped"
+			continue
+		}
+		if !r.Restart {
+			if run, prev := r.ledger.LastCompleted(r.planPath(), ph.ID); prev != nil {
+				at := ""
+				if n := len(prev.Commits); n > 0 {
+					at = " at " + gitcommit.Short(prev.Commits[n-1])
+				}
+				done[ph.ID] = fmt.Sprintf("completed in run %s%s", run.ID, at)
+				rec.Status = "skipped"
+				rec.Commits = prev.Commits
+				continue
+			}
+		}
+		todo[ph.ID] = true
+	}
+	if r.PhaseID != "" {
+		start := r.Plan.Phase(r.PhaseID)
+		if start == nil {
+			return nil, fmt.Errorf("%w: --phase %s: no such phase in %s", ErrSetup, r.PhaseID, r.Plan.Path)
+		}
+		// --phase runs that phase and what follows it in run order; its
+		// dependencies (transitively) must already be complete.
+		var missing []string
+		for _, dep := range r.ancestors(start) {
+			if _, ok := done[dep]; !ok {
+				missing = append(missing, dep)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%w: --phase %s depends on unfinished phase(s) %s; run them first or drop --phase",
+				ErrSetup, r.PhaseID, strings.Join(missing, ", "))
+		}
+		todo[start.ID] = true
+		delete(done, start.ID)
+		before := true
+		for _, ph := range order {
+			if ph.ID == start.ID {
+				before = false
+			}
+			if before {
+				delete(todo, ph.ID)
+				if r.run.Phase(ph.ID).Status == "pending" {
+					r.run.Phase(ph.ID).Status = "skipped"
+				}
+			}
+		}
+	}
+	for _, ph := range order {
+		if why, ok := done[ph.ID]; ok {
+			r.log.Info(fmt.Sprintf("phase %s %s — skipping", ph.ID, why))
+		}
+	}
+	return todo, nil
+}
+
+// ancestors lists a phase's dependencies, transitively, in plan order.
+func (r *orun) ancestors(ph *plans.Phase) []string {
+	seen := map[string]bool{}
+	var visit func(p *plans.Phase)
+	visit = func(p *plans.Phase) {
+		for _, d := range p.DependsOn {
+			if !seen[d] {
+				seen[d] = true
+				if dp := r.Plan.Phase(d); dp != nil {
+					visit(dp)
+				}
+			}
+		}
+	}
+	visit(ph)
+	var out []string
+	for _, p := range r.Plan.Phases {
+		if seen[p.ID] {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
+// checkTree refuses a tree with uncommitted changes to tracked files: debussy
+// must not sweep the user's own edits into its commits. Leftovers of a run
+// that died are that run's work and are committed instead.
+func (r *orun) checkTree() error {
+	if len(r.recovered) > 0 && r.cfg.AutoCommit {
+		// A run that died (kill -9, crash) left its agent's work in the
+		// tree, tracked or new: commit it as that run's, before anything else.
+		last := r.recovered[len(r.recovered)-1]
+		phase := runningPhase(last)
+		msg := gitcommit.Message{
+			Subject: fmt.Sprintf("debussy: phase %s — work left by interrupted run %s", phase, last.ID),
+			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the tree.",
+			Run:     last.ID, Phase: phase, Event: "interrupted",
+		}
+		c, err := r.Repo.CommitAll(msg.String())
+		switch {
+		case errors.Is(err, gitcommit.ErrNothingToCommit):
+		case err != nil:
+			return fmt.Errorf("%w: commit the interrupted run's work: %v", ErrSetup, err)
+		default:
+			r.log.Info(fmt.Sprintf("committed %s (%d files) left by interrupted run %s", gitcommit.Short(c.Hash), c.Files, last.ID))
+			if p := last.Phase(phase); p != nil {
+				p.Commits = append(p.Commits, c.Hash)
+			}
+		}
+	}
+	dirty, err := r.Repo.DirtyTracked()
+	if err != nil {
+		return fmt.Errorf("%w: check the work tree: %v", ErrSetup, err)
+	}
+	if len(dirty) == 0 || r.cfg.AllowDirty {
+		return nil
+	}
+	const show = 20
+	list := dirty
+	if len(list) > show {
+		list = append(list[:show:show], fmt.Sprintf("… and %d more", len(dirty)-show))
+	}
+	return fmt.Errorf("%w:\n  %s\ncommit or stash them first, or pass --allow-dirty to let debussy commit them with the agent's work",
+		ErrDirty, strings.Join(list, "\n  "))
+}
+
+func runningPhase(run *state.Run) string {
+	for _, p := range run.Phases {
+		if p.Status == "interrupted" || p.Status == "running" {
+			return p.ID
+		}
+	}
+	return ""
+}
+
+// finish records the run's end in the ledger, prints the summary and
+// writes the CI step summary.
+func (r *orun) finish(err error) {
+	if r.run == nil || r.ledger.Run(r.id) == nil {
+		return // refused before it started: nothing to record
+	}
+	r.run.EndedAt = r.now()
+	switch {
+	case err == nil:
+		r.run.Status = "completed"
+	case errors.Is(err, ErrInterrupted):
+		r.run.Status = "interrupted"
+	case errors.Is(err, ErrBlocked):
+		r.run.Status = "blocked"
+	default:
+		r.run.Status = "failed"
+	}
+	r.save()
+	r.event("run_ended", map[string]any{"status": r.run.Status})
+	writeSummary(r.Out, r.run)
+	if r.StepSummary != "" {
+		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
+			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// phaseRun is the state of one phase across its attempts and sessions.
+type phaseRun struct {
+	ph   *plans.Phase
+	rec  *state.PhaseRecord
+	base string // commit the phase started from: "files changed" are against it
+	// basePrompt is the phase prompt every session's prompt ends with.
+	basePrompt  string
+	events      *checkpoint.Recorder // what the agent did, for checkpoints
+	window      int64                // learned from the CLI's result, for the next session
+	restarts    int                  // context restarts in the current attempt
+	transient   int                  // retries after sessions that failed on their own
+	checkpoints int
+	lastTrigger time.Time // when the last restart was triggered, for turnaround
+	// progressRuns are the runs whose `debussy progress` lines belong to
+	// this phase (earlier interrupted runs when resuming).
+	progressRuns []string
+}
+
+func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
+	p := &phaseRun{ph: ph, rec: rec, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	p.basePrompt = phasePrompt(r.Plan, ph)
+	head, err := r.Repo.Head()
+	if err != nil {
+		return fmt.Errorf("%w: read HEAD: %v", ErrSetup, err)
+	}
+	p.base = head
+	prompt := p.basePrompt
+
+	// Resume: a phase an earlier run started but did not finish continues
+	// from a checkpoint, never from a blank prompt.
+	if !r.Restart {
+		if prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
+			if prev.BaseCommit != "" {
+				p.base = prev.BaseCommit
+			}
+			p.progressRuns = append(p.progressRuns, prevRun.ID)
+			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
+			cp := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
+			prompt = cp.Prompt(p.basePrompt)
+			r.log.Info(fmt.Sprintf("phase %s: resuming from run %s with a checkpoint (%d files changed so far)", ph.ID, prevRun.ID, len(cp.Files)))
+		}
+	}
+	p.progressRuns = append(p.progressRuns, r.id)
+
+	rec.Status = "running"
+	rec.BaseCommit = p.base
+	rec.StartedAt = r.now()
+	r.save()
+	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
+	r.log.Info(fmt.Sprintf("phase %s %q started", ph.ID, shortTitle(ph)))
+
+	var lastProblem string
+	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
+		rec.Attempts = attempt
+		p.restarts = 0
+		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
+			return fmt.Errorf("clear done signal: %w", err)
+		}
+		if err := r.runSessions(ctx, p, prompt); err != nil {
+			return err
+		}
+		sig, err := r.Store.ReadSignal(r.id, ph.ID)
+		if err != nil {
+			return fmt.Errorf("read done signal: %w", err)
+		}
+		var problem string
+		switch {
+		case sig != nil && sig.Status == "blocked":
+			r.commit(p, "blocked", fmt.Sprintf("blocked: %s", sig.Reason), "blocked")
+			return r.endPhase(p, "blocked", fmt.Errorf("%w: phase %s: the agent reported it is blocked: %s", ErrBlocked, ph.ID, sig.Reason))
+		case sig != nil && sig.Status == "failed":
+			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
+			lastProblem = "the agent reported failure: " + sig.Reason
+		case sig == nil && r.cfg.RequireDoneSignal:
+			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
+			lastProblem = "the session ended without `debussy done`"
+		default:
+			res, ok := r.runGates(ctx, ph)
+			if ctx.Err() != nil {
+				r.commit(p, "interrupted", "interrupted while running gates", "interrupted")
+				return r.endPhase(p, "interrupted", ErrInterrupted)
+			}
+			if ok {
+				c := r.commit(p, "completed", "completed", "completed")
+				_ = c
+				return r.endPhase(p, "completed", nil)
+			}
+			problem = gateEvidence(res)
+			lastProblem = gateSummary(res)
+		}
+		if attempt > r.cfg.MaxRetries {
+			break
+		}
+		r.log.Warn(fmt.Sprintf("phase %s: %s — remediation %d/%d", ph.ID, lastProblem, attempt, r.cfg.MaxRetries))
+		r.commit(p, "remediation", fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries), "remediation")
+		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
+		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
+	}
+	r.commit(p, "failed", "failed", "failed")
+	return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s after %d attempt(s): %s", ErrPhaseFailed, ph.ID, rec.Attempts, lastProblem))
+}
+
+// endPhase records the phase's outcome; err is returned unchanged.
+func (r *orun) endPhase(p *phaseRun, status string, err error) error {
+	p.rec.Status = status
+	p.rec.EndedAt = r.now()
+	p.rec.SessionPID = 0
+	if err != nil {
+		p.rec.LastError = err.Error()
+	}
+	r.save()
+	r.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
+	switch status {
+	case "completed":
+		r.log.Info(fmt.Sprintf("phase %s completed (%d sessions, %d restarts)", p.ph.ID, p.rec.Sessions, p.rec.Restarts))
+	case "interrupted":
+		r.log.Warn(fmt.Sprintf("phase %s interrupted: work committed, state saved — run the same command again to resume", p.ph.ID))
+	default:
+		r.log.Error(fmt.Sprintf("phase %s %s: %v", p.ph.ID, status, err))
+	}
+	return err
+}
+
+// runSessions runs sessions for one attempt until one ends normally:
+// restarting on context triggers, retrying sessions that failed on their
+// own. A nil error means the last session completed (or hit max turns);
+// the caller then looks at the done signal.
+func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
+	for {
+		end, err := r.runSession(ctx, p, prompt)
+		if err != nil {
+			return r.endPhase(p, "failed", err)
+		}
+		out := end.outcome
+		if end.interrupted {
+			r.commit(p, "interrupted", "interrupted", "interrupted")
+			return r.endPhase(p, "interrupted", ErrInterrupted)
+		}
+		switch {
+		case out.Kind == runner.OutcomeStopped && end.trigger != "":
+			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts), "restart")
+			if p.restarts >= r.cfg.MaxRestarts {
+				return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: max restarts (%d) exceeded: %s; work committed", ErrPhaseFailed, p.ph.ID, r.cfg.MaxRestarts, end.reason))
+			}
+			p.restarts++
+			p.rec.Restarts++
+			cp := r.checkpoint(p, "restart", end.reason, c)
+			prompt = cp.Prompt(p.basePrompt)
+			r.log.Info(fmt.Sprintf("restart %d/%d of phase %s", p.restarts, r.cfg.MaxRestarts, p.ph.ID))
+			continue
+		case out.Kind == runner.OutcomeCompleted, out.Kind == runner.OutcomeMaxTurns:
+			p.transient = 0
+			return nil
+		}
+		// The session failed on its own: API error, crash, hang.
+		why := describeOutcome(out)
+		if promptTooLong(out) && p.restarts < r.cfg.MaxRestarts {
+			// The context filled before a trigger fired: that is a restart.
+			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d (prompt too long)", p.restarts+1, r.cfg.MaxRestarts), "restart")
+			p.restarts++
+			p.rec.Restarts++
+			prompt = r.checkpoint(p, "restart", "the context filled up (prompt too long)", c).Prompt(p.basePrompt)
+			r.log.Warn(fmt.Sprintf("phase %s: %s — restart %d/%d", p.ph.ID, why, p.restarts, r.cfg.MaxRestarts))
+			continue
+		}
+		p.transient++
+		if p.transient > maxTransient {
+			r.commit(p, "failed", "failed: "+oneLine(why), "failed")
+			return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: session failed %d times, last: %s", ErrPhaseFailed, p.ph.ID, maxTransient+1, why))
+		}
+		wait := r.Backoff(p.transient)
+		r.log.Warn(fmt.Sprintf("phase %s: %s — retrying in %s (%d/%d)", p.ph.ID, why, wait, p.transient, maxTransient))
+		r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "wait_ms": wait.Milliseconds(), "retry": p.transient})
+		c := r.commit(p, "retry", "checkpoint before retry: "+oneLine(why), "retry")
+		if files, _ := r.Repo.Changes(p.base); len(files) > 0 {
+			prompt = r.checkpoint(p, "retry", why, c).Prompt(p.basePrompt)
+		}
+		select {
+		case <-ctx.Done():
+			return r.endPhase(p, "interrupted", ErrInterrupted)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// commit commits the tree (if auto_commit) with trailers and records it.
+// It returns the new commit's hash, or HEAD when there was nothing to commit.
+func (r *orun) commit(p *phaseRun, event, what, trailerEvent string) string {
+	head, _ := r.Repo.Head()
+	if !r.cfg.AutoCommit {
+		return head
+	}
+	msg := gitcommit.Message{
+		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
+		Run:     r.id, Phase: p.ph.ID, Event: trailerEvent, Session: p.rec.Sessions,
+	}
+	c, err := r.Repo.CommitAll(msg.String())
+	switch {
+	case errors.Is(err, gitcommit.ErrNothingToCommit):
+		r.log.Info(fmt.Sprintf("nothing to commit (%s)", event))
+		return head
+	case err != nil:
+		r.log.Error(fmt.Sprintf("commit %s: %v — the work stays in the tree", event, err))
+		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
+		return head
+	}
+	p.rec.Commits = append(p.rec.Commits, c.Hash)
+	r.save()
+	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
+	r.log.Info(fmt.Sprintf("committed %s (%d files)", gitcommit.Short(c.Hash), c.Files))
+	return c.Hash
+}
+
+// checkpoint builds, saves and returns the checkpoint for the next session.
+func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) checkpoint.Checkpoint {
+	files, err := r.Repo.Changes(p.base)
+	if err != nil {
+		r.log.Warn("list changed files", "err", err)
+	}
+	in := checkpoint.Input{
+		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: p.ph.File,
+		Restart: p.restarts + 1, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
+		TokensSoFar: p.rec.Tokens, CostSoFar: p.rec.CostUSD, Kind: kind,
+	}
+	for _, f := range files {
+		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
+	}
+	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
+		for _, t := range tasks {
+			in.Tasks = append(in.Tasks, checkpoint.Task{Text: t.Text, Done: t.Done, Line: t.Line})
+		}
+	} else {
+		r.log.Warn("read tasks", "err", err)
+	}
+	for _, runID := range p.progressRuns {
+		prog, err := r.Store.ReadProgress(runID, p.ph.ID)
+		if err != nil {
+			r.log.Warn("read progress notes", "err", err)
+		}
+		for _, pr := range prog {
+			in.Progress = append(in.Progress, pr.Message)
+		}
+	}
+	cp := checkpoint.Build(in, p.events)
+	p.checkpoints++
+	dir := r.Store.PhaseDir(r.id, p.ph.ID)
+	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		js, _ := json.MarshalIndent(cp, "", "  ")
+		werr := errors.Join(os.WriteFile(base+".json", js, 0o644), os.WriteFile(base+".md", []byte(cp.Markdown()), 0o644))
+		if werr != nil {
+			r.log.Warn("save checkpoint", "err", werr)
+		}
+	}
+	p.rec.Checkpoint = base + ".json"
+	r.save()
+	r.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
+	return cp
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,245 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// sessionEnd is how one claude session ended, as the loop needs it.
+type sessionEnd struct {
+	outcome     runner.Outcome
+	trigger     estimator.Trigger // set when debussy stopped it for a restart
+	reason      string            // the trigger's human reason
+	interrupted bool              // stopped because debussy was interrupted
+}
+
+func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
+	p.rec.Sessions++
+	n := p.rec.Sessions
+	ph := p.ph
+	est := estimator.New(estimator.Config{
+		ContextThreshold:  r.cfg.ContextThreshold,
+		ToolCallThreshold: r.cfg.ToolCallThreshold,
+		Window:            p.window,
+		PromptChars:       len(prompt),
+	})
+	fields := func(m map[string]any) map[string]any {
+		if m == nil {
+			m = map[string]any{}
+		}
+		m["phase"], m["session"] = ph.ID, n
+		return m
+	}
+	spec := runner.Spec{
+		Bin:            r.cfg.ClaudeBin,
+		Model:          r.cfg.Model,
+		PermissionMode: r.cfg.PermissionMode,
+		ExtraArgs:      r.cfg.ExtraArgs,
+		Dir:            r.Repo.Root(),
+		Prompt:         prompt,
+		Env:            r.Env,
+		SetEnv: map[string]string{
+			"DEBUSSY_RUN_ID":    r.id,
+			"DEBUSSY_PHASE_ID":  ph.ID,
+			"DEBUSSY_STATE_DIR": r.Store.Dir,
+		},
+		PathPrepend:    r.SelfDir,
+		LogPath:        filepath.Join(r.Store.PhaseDir(r.id, ph.ID), fmt.Sprintf("session-%d.jsonl", n)),
+		IdleTimeout:    time.Duration(r.cfg.IdleTimeout),
+		SessionTimeout: time.Duration(r.cfg.SessionTimeout),
+		StopGrace:      time.Duration(r.cfg.StopGrace),
+		Logger:         r.log,
+		OnMark: func(name string, at time.Time, f map[string]any) {
+			r.event(name, fields(f))
+		},
+	}
+	r.event("session_spawned", fields(map[string]any{"prompt_chars": len(prompt)}))
+	if !p.lastTrigger.IsZero() {
+		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
+		p.lastTrigger = time.Time{}
+	}
+	sess, err := runner.Start(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		if errors.Is(err, runner.ErrClaudeNotFound) {
+			return sessionEnd{}, fmt.Errorf("%w: %v", ErrSetup, err)
+		}
+		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
+	}
+	p.rec.SessionPID = sess.PID()
+	r.save()
+
+	// Ctrl-C asks for a stop at the next safe point, bounded by
+	// InterruptGrace; a second Ctrl-C kills the session at once.
+	var interrupted bool
+	watchDone := make(chan struct{})
+	watchExited := make(chan struct{})
+	go func() {
+		defer close(watchExited)
+		select {
+		case <-watchDone:
+			return
+		case <-ctx.Done():
+		}
+		interrupted = true
+		r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
+		r.event("interrupt", fields(nil))
+		sess.RequestStop("interrupted")
+		select {
+		case <-watchDone:
+		case <-r.Hard:
+			r.log.Warn("second interrupt: killing the session")
+			sess.Kill()
+		case <-time.After(r.InterruptGrace):
+			r.log.Warn(fmt.Sprintf("the running tool did not finish within %s: killing the session", r.InterruptGrace))
+			sess.Kill()
+		}
+	}()
+
+	var (
+		end      sessionEnd
+		lastBand = -1
+		snap     estimator.Snapshot
+		trigAt   time.Time
+		noted    bool
+	)
+	for ev := range sess.Events() {
+		snap = est.Observe(ev)
+		p.events.Observe(ev)
+		r.logEvent(ph.ID, n, ev, snap)
+		if snap.Tokens > 0 && snap.Window > 0 {
+			if band := int(snap.Percent / 10); band != lastBand {
+				lastBand = band
+				est := ""
+				if snap.Estimated {
+					est = " (estimated)"
+				}
+				r.log.Info(fmt.Sprintf("context %.0f %% of %s%s", snap.Percent, estimator.FormatTokens(snap.Window), est),
+					"phase", ph.ID, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls)
+			}
+		}
+		if snap.Trigger != "" && end.trigger == "" && !noted {
+			noted = true
+			if r.cfg.MaxRestarts == 0 {
+				r.log.Warn(fmt.Sprintf("threshold crossed: %s — restarts are disabled (max_restarts 0), continuing", snap.Reason), "phase", ph.ID)
+				continue
+			}
+			end.trigger, end.reason = snap.Trigger, snap.Reason
+			trigAt = r.now()
+			p.lastTrigger = trigAt
+			inflight := ""
+			if len(sess.InFlight()) > 0 {
+				inflight = " — stopping after the running tool"
+			} else {
+				inflight = " — stopping now"
+			}
+			r.log.Warn(fmt.Sprintf("threshold crossed: %s%s", snap.Reason, inflight), "phase", ph.ID)
+			r.event("trigger", fields(map[string]any{"trigger": string(snap.Trigger), "reason": snap.Reason, "tokens": snap.Tokens, "window": snap.Window, "tool_calls": snap.ToolCalls}))
+			sess.RequestStop(snap.Reason)
+		}
+	}
+	out := sess.Wait()
+	close(watchDone)
+	<-watchExited
+	end.outcome = out
+	end.interrupted = interrupted
+	if !trigAt.IsZero() {
+		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
+	}
+	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
+		p.window = snap.ResultWindow
+	}
+	if out.Result != nil {
+		u := out.Result.Usage
+		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		p.rec.CostUSD += out.Result.CostUSD
+	}
+	p.rec.SessionPID = 0
+	r.save()
+	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
+		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls}))
+	r.log.Info(fmt.Sprintf("session %d ended: %s", n, describeOutcome(out)), "phase", ph.ID,
+		"context", fmt.Sprintf("%.0f%%", snap.Percent), "tool_calls", snap.ToolCalls)
+	return end, nil
+}
+
+// logEvent reports what a person watching the run wants to see.
+func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot) {
+	switch ev.Kind {
+	case runner.KindInit:
+		r.log.Info(fmt.Sprintf("session %d started: model %s, window %s", n, ev.Init.Model, estimator.FormatTokens(snap.Window)),
+			"phase", phase, "claude", ev.Init.Version)
+	case runner.KindAssistant:
+		for _, tu := range ev.Assistant.ToolUses {
+			if !ev.Assistant.MainThread() {
+				continue
+			}
+			r.log.Info(fmt.Sprintf("tool %s %s", tu.Name, toolSummary(tu)), "phase", phase)
+		}
+	case runner.KindSystem:
+		s := ev.System
+		switch {
+		case s.Subtype == "api_retry":
+			r.log.Warn(fmt.Sprintf("API error %d (%s): claude retries in %.1f s (attempt %d/%d)",
+				s.ErrorStatus, s.Error, s.RetryDelayMs/1000, s.Attempt, s.MaxRetries), "phase", phase)
+		case s.Status == "compacting" || s.Subtype == "compact_boundary":
+			r.log.Warn("claude started compacting its context: the threshold was missed", "phase", phase)
+		}
+	}
+}
+
+func toolSummary(tu runner.ToolUse) string {
+	switch {
+	case tu.Command != "":
+		return oneLine(tu.Command)
+	case tu.FilePath != "":
+		return tu.FilePath
+	}
+	return ""
+}
+
+// describeOutcome says in words how a session ended.
+func describeOutcome(o runner.Outcome) string {
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(string(o.Kind), "_", " "))
+	if o.Reason != "" {
+		fmt.Fprintf(&b, ": %s", o.Reason)
+	}
+	if o.Result != nil && o.Result.IsError {
+		if o.Result.APIErrorStatus != 0 {
+			fmt.Fprintf(&b, " (API status %d)", o.Result.APIErrorStatus)
+		}
+		if t := oneLine(o.Result.Text); t != "" && !strings.Contains(b.String(), t) {
+			fmt.Fprintf(&b, ": %s", t)
+		}
+	}
+	if o.Kind == runner.OutcomeCrashed {
+		fmt.Fprintf(&b, " (exit code %d)", o.ExitCode)
+		if s := oneLine(o.Stderr); s != "" {
+			fmt.Fprintf(&b, ": %s", s)
+		}
+	}
+	if o.Err != nil {
+		fmt.Fprintf(&b, ": %v", o.Err)
+	}
+	return b.String()
+}
+
+func promptTooLong(o runner.Outcome) bool {
+	return o.Result != nil && o.Result.IsError && strings.Contains(strings.ToLower(o.Result.Text), "prompt is too long")
+}
+
+// oneLine folds s to one line of at most 200 runes.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		return string(r[:199]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package orchestrator
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
+)
+
+func absPath(p string) (string, error) { return filepath.Abs(p) }
+
+func commitList(hashes []string) string {
+	out := make([]string, 0, len(hashes))
+	for _, h := range hashes {
+		out = append(out, gitcommit.Short(h))
+	}
+	if len(out) > 4 {
+		out = append(out[:1], fmt.Sprintf("… %d more …", len(out)-2), out[len(out)-1])
+	}
+	return strings.Join(out, " ")
+}
+
+// writeSummary prints the final table people read in their terminal or CI log.
+func writeSummary(w io.Writer, run *state.Run) {
+	fmt.Fprintf(w, "\nrun %s: %s\n", run.ID, run.Status)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS")
+	for _, p := range run.Phases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t$%.4f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, p.Tokens, p.CostUSD, commitList(p.Commits))
+	}
+	tw.Flush()
+	for _, p := range run.Phases {
+		if p.LastError != "" && p.Status != "completed" {
+			fmt.Fprintf(w, "phase %s: %s\n", p.ID, p.LastError)
+		}
+	}
+}
+
+// appendStepSummary appends a markdown summary for GitHub Actions.
+func appendStepSummary(path, planName string, run *state.Run) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### debussy: %s — %s\n\n", planName, run.Status)
+	b.WriteString("| phase | title | outcome | sessions | restarts | tokens | cost | commits |\n|---|---|---|---|---|---|---|---|\n")
+	for _, p := range run.Phases {
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | $%.4f | %s |\n", p.ID, strings.ReplaceAll(p.Title, "|", "\\|"), p.Status,
+			p.Sessions, p.Restarts, p.Tokens, p.CostUSD, commitList(p.Commits))
+	}
+	for _, p := range run.Phases {
+		if p.LastError != "" && p.Status != "completed" {
+			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, strings.ReplaceAll(p.LastError, "\n", " "))
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open step summary: %w", err)
+	}
+	if _, err := f.WriteString(b.String() + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("write step summary: %w", err)
+	}
+	return f.Close()
+}

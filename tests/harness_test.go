@@ -1,0 +1,241 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/tests/claudetest"
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// harness is one end-to-end scenario: a git repository holding a plan, the
+// fake API serving a script, and the real claude CLI.
+type harness struct {
+	t    *testing.T
+	Repo string
+	API  *fakeapi.Server
+	Env  []string
+}
+
+// phaseSpec describes one phase file of a generated plan.
+type phaseSpec struct {
+	ID, Title string
+	Deps      []string
+	Gates     []string // "name: `command`"
+	Status    string   // table status; default "Not Started"
+}
+
+func newHarness(t *testing.T, script fakeapi.Script, phases []phaseSpec, config string) *harness {
+	t.Helper()
+	claude := claudetest.Bin(t)
+	api, err := fakeapi.Start(script)
+	if err != nil {
+		t.Fatalf("start fake API: %v", err)
+	}
+	t.Cleanup(api.Close)
+	h := &harness{t: t, Repo: claudetest.GitRepo(t), API: api}
+	h.Env = append(claudetest.Env(t, api.URL()), "DEBUSSY_CLAUDE_BIN="+claude)
+	h.write(".gitignore", ".debussy/\n")
+	if config != "" {
+		h.write(".debussy.yaml", config)
+	}
+	var table strings.Builder
+	table.WriteString("# E2E - Master Plan\n\n| Phase | Title | Focus | Risk | Status |\n|---|---|---|---|---|\n")
+	for _, p := range phases {
+		status := p.Status
+		if status == "" {
+			status = "Not Started"
+		}
+		fmt.Fprintf(&table, "| %s | [%s](phase-%s.md) | test | Low | %s |\n", p.ID, p.Title, p.ID, status)
+		deps := "N/A"
+		if len(p.Deps) > 0 {
+			var ds []string
+			for _, d := range p.Deps {
+				ds = append(ds, fmt.Sprintf("[Phase %s](phase-%s.md)", d, d))
+			}
+			deps = strings.Join(ds, ", ")
+		}
+		var body strings.Builder
+		fmt.Fprintf(&body, "# Phase %s: %s\n\n**Depends On:** %s\n\n## Tasks\n- [ ] do phase %s\n", p.ID, p.Title, deps, p.ID)
+		if len(p.Gates) > 0 {
+			body.WriteString("\n## Gates\n")
+			for _, g := range p.Gates {
+				fmt.Fprintf(&body, "- %s\n", g)
+			}
+		}
+		h.write("plan/phase-"+p.ID+".md", body.String())
+	}
+	h.write("plan/MASTER_PLAN.md", table.String())
+	claudetest.Git(t, h.Repo, "add", "-A")
+	claudetest.Git(t, h.Repo, "commit", "-q", "-m", "add plan")
+	return h
+}
+
+func (h *harness) write(rel, content string) {
+	h.t.Helper()
+	p := filepath.Join(h.Repo, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(h.Repo, rel))
+	return err == nil
+}
+
+// result is how one debussy invocation ended.
+type result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+}
+
+// command prepares `debussy args...` in the repository.
+func (h *harness) command(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	cmd := exec.Command(debussyBin, args...)
+	cmd.Dir = h.Repo
+	cmd.Env = h.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+// run runs debussy to the end (bounded so a hang fails the test).
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	cmd, stdout, stderr := h.command(args...)
+	if err := cmd.Start(); err != nil {
+		h.t.Fatalf("start debussy: %v", err)
+	}
+	return h.wait(cmd, stdout, stderr, 4*time.Minute)
+}
+
+func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *bytes.Buffer, limit time.Duration) result {
+	h.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		h.t.Fatalf("debussy %s did not end within %s\n--- stderr\n%s", strings.Join(cmd.Args[1:], " "), limit, stderr)
+	}
+	res := result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		res.Code = exit.ExitCode()
+	default:
+		h.t.Fatalf("run debussy: %v", err)
+	}
+	h.t.Logf("debussy %s → exit %d\n%s", strings.Join(cmd.Args[1:], " "), res.Code, res.Stderr)
+	return res
+}
+
+func (h *harness) git(args ...string) string {
+	h.t.Helper()
+	return claudetest.Git(h.t, h.Repo, args...)
+}
+
+// status returns `debussy status --json` decoded.
+func (h *harness) status() map[string]any {
+	h.t.Helper()
+	r := h.run("status", "--json")
+	if r.Code != 0 {
+		h.t.Fatalf("status: %s", r)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		h.t.Fatalf("decode status: %v\n%s", err, r.Stdout)
+	}
+	return m
+}
+
+// sessionsOf returns the distinct sessions' first prompts whose text contains s.
+func (h *harness) sessionsOf(s string) []string {
+	var out []string
+	for _, first := range h.API.Sessions() {
+		if strings.Contains(first, s) {
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// noOrphans fails if any process still runs in the repository (a tool's
+// leftover child would have it as its working directory).
+func (h *harness) noOrphans() {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesIn(h.Repo)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("processes left running in %s: %v", h.Repo, left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesIn lists "pid cmdline" of processes whose cwd is dir or below.
+func processesIn(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+		if err != nil || !(cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
+
+// ctx bounds helper goroutines in a test.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Script helpers.
+
+func usage(tokens int64) fakeapi.Usage {
+	return fakeapi.Usage{Input: tokens / 10, CacheRead: tokens - tokens/10}
+}
+
+func turn(tokens int64, blocks ...fakeapi.Block) fakeapi.Turn {
+	return fakeapi.Turn{Usage: usage(tokens), Blocks: blocks}
+}
+
+func done(phase string) fakeapi.Block { return fakeapi.Bash("debussy done --phase " + phase) }
+
+// phaseMatch is what identifies a phase's sessions in the prompt.
+func phaseMatch(id string) string { return "phase-" + id + ".md -----" }

@@ -1,0 +1,261 @@
+package tests
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// blocked → exit 1 with the agent's reason, nothing retried, later phases
+// not started.
+func TestRunBlockedStops(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash(`debussy done --phase 1 --status blocked --reason "needs the staging API key"`)),
+			turn(11000, fakeapi.Text("Blocked.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Keys"}, {ID: "2", Title: "Later", Deps: []string{"1"}}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 1 {
+		t.Fatalf("want exit 1: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "needs the staging API key") {
+		t.Errorf("the agent's reason is not shown:\n%s", r.Stderr)
+	}
+	if n := len(h.API.Sessions()); n != 1 {
+		t.Errorf("want exactly 1 session (no retry, phase 2 not started), got %d", n)
+	}
+}
+
+// A failing gate → a remediation session whose prompt carries the gate's
+// output → the agent fixes it → exit 0.
+func TestRunGateFailureRemediates(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "first", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo 'value=wrong' > out.txt && debussy done --phase 1")),
+			turn(11000, fakeapi.Text("Done, I think.")),
+		}},
+		{Name: "fix", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo 'value=right' > out.txt && debussy done --phase 1")),
+			turn(11000, fakeapi.Text("Fixed.")),
+		}},
+	}}
+	gate := "value: `grep -q value=right out.txt || { echo \"GATE-EVIDENCE: out.txt says $(cat out.txt)\"; exit 3; }`"
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Value", Gates: []string{gate}}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 {
+		t.Fatalf("want 2 sessions, got %d", len(s))
+	}
+	for _, want := range []string{"GATE-EVIDENCE: out.txt says value=wrong", "Exit code: 3", "grep -q value=right out.txt", "Remediation 1/2"} {
+		if !strings.Contains(s[1], want) {
+			t.Errorf("remediation prompt lacks %q:\n%s", want, s[1])
+		}
+	}
+}
+
+// Gates that keep failing: the phase fails after max_retries with the last
+// gate output in the message, work committed as failed.
+func TestRunGateFailsAfterRetries(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
+		turn(10000, fakeapi.Bash("echo attempt >> attempts.txt && debussy done --phase 1")),
+		turn(11000, fakeapi.Text("Done.")),
+	}}}, []phaseSpec{{ID: "1", Title: "Never", Gates: []string{"never: `echo NOPE-OUTPUT; false`"}}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md", "--max-retries", "1")
+	if r.Code != 1 {
+		t.Fatalf("want exit 1: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "NOPE-OUTPUT") {
+		t.Errorf("failure message lacks the gate output:\n%s", r.Stderr)
+	}
+	if ev := h.git("log", "-1", "--format=%(trailers:key=Debussy-Event,valueonly)"); strings.TrimSpace(ev) != "failed" {
+		t.Errorf("last commit's event = %q, want failed", ev)
+	}
+	if n := len(h.API.Sessions()); n != 2 {
+		t.Errorf("want 2 sessions (1 + 1 retry), got %d", n)
+	}
+}
+
+// A session that ends without `debussy done` gets a remediation session
+// that says so.
+func TestRunNoSignalRemediates(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "forgot", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo x > x.txt")), turn(11000, fakeapi.Text("All finished!")),
+		}},
+		{Name: "signal", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Forgetful"}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 || !strings.Contains(s[1], "without running `debussy done --phase 1`") {
+		t.Errorf("want a remediation session naming the missing signal; sessions: %d\n%s", len(s), strings.Join(s, "\n====\n"))
+	}
+}
+
+// A crash of claude (killed mid-session, no result) is retried with a
+// checkpoint; the retry completes.
+func TestRunCrashRetried(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "crash", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo before-crash > before.txt")),
+			// The Bash tool's parent is the claude process: kill it.
+			turn(11000, fakeapi.Bash("kill -9 $PPID")),
+		}},
+		{Name: "retry", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Crashy"}}, "retry_backoff: 100ms\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "crashed") || !strings.Contains(r.Stderr, "retrying") {
+		t.Errorf("stderr does not report the crash and retry:\n%s", r.Stderr)
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 || !strings.Contains(s[1], "before.txt") {
+		t.Errorf("the retry should start from a checkpoint naming before.txt; sessions %d", len(s))
+	}
+	h.noOrphans()
+}
+
+// 529 on every call: claude's own retries surface as warnings, then the
+// session fails; debussy retries it a few times and fails clearly.
+func TestRunOverloadedExhausted(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
+		{Status: 529, Repeat: 1000},
+	}}}, []phaseSpec{{ID: "1", Title: "Overloaded"}}, "retry_backoff: 100ms\n")
+	h.Env = append(h.Env, "CLAUDE_CODE_MAX_RETRIES=1") // keep the CLI's own backoff short
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 1 {
+		t.Fatalf("want exit 1: %s", r)
+	}
+	for _, want := range []string{"API error 529", "retrying", "session failed 4 times", "529"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+}
+
+// A dirty tracked tree at start → exit 2 naming the files; no session.
+func TestRunRefusesDirtyTree(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Any"}}, "")
+	h.write("README.md", "edited by the user\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 2 {
+		t.Fatalf("want exit 2: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "README.md") || !strings.Contains(r.Stderr, "--allow-dirty") {
+		t.Errorf("stderr should name README.md and --allow-dirty:\n%s", r.Stderr)
+	}
+	if n := len(h.API.Requests()); n != 0 {
+		t.Errorf("a session started: %d API requests", n)
+	}
+}
+
+// Ctrl-C during a long tool → exit 130 within seconds, work kept, no
+// orphans; the rerun resumes with a checkpoint and completes.
+func TestRunInterruptAndResume(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
+			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
+		}},
+		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
+	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait(cmd, stdout, stderr, time.Minute)
+	if r.Code != 130 {
+		t.Fatalf("want exit 130: %s", r)
+	}
+	if took := time.Since(sent); took > 20*time.Second {
+		t.Errorf("Ctrl-C took %s to exit", took)
+	}
+	if !strings.Contains(h.git("ls-files"), "kept.txt") {
+		t.Error("the work before Ctrl-C was not committed")
+	}
+	h.noOrphans()
+
+	r = h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("rerun: want exit 0: %s", r)
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 || !strings.Contains(s[1], "kept.txt") || !strings.Contains(strings.ToLower(s[1]), "resum") {
+		t.Errorf("the rerun should resume from a checkpoint naming kept.txt; sessions: %d\n%s", len(s), s[len(s)-1])
+	}
+}
+
+// kill -9 of debussy: the next run takes over the stale lock, marks the old
+// run interrupted, kills what it left, and resumes with a checkpoint.
+func TestRunResumesAfterKill9(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
+			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
+		}},
+		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
+	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = h.wait(cmd, stdout, stderr, time.Minute)
+
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("rerun: want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "interrupted") {
+		t.Errorf("the rerun does not say the old run was interrupted:\n%s", r.Stderr)
+	}
+	if !strings.Contains(h.git("ls-files"), "kept.txt") {
+		t.Error("the killed run's work was not committed")
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 || !strings.Contains(s[1], "kept.txt") {
+		t.Errorf("the rerun should resume from a checkpoint naming kept.txt; sessions: %d", len(s))
+	}
+	h.noOrphans()
+}
+
+func waitFor(t *testing.T, cond func() bool, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,34 @@
+// Package tests holds debussy's black-box end-to-end tests: the built
+// debussy binary and the real claude CLI against the fake Anthropic API in
+// tests/fakeapi, working in real temporary git repositories.
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// debussyBin is the debussy binary built once for the whole package.
+var debussyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "debussy-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "make temp dir:", err)
+		os.Exit(1)
+	}
+	debussyBin = filepath.Join(dir, "debussy")
+	build := exec.Command("go", "build", "-race", "-o", debussyBin, "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build debussy:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -1,0 +1,142 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// overflowing is a conversation whose first turn already sits above 80 % of
+// a 200K window: every session of it crosses the threshold.
+func overflowing(name, match, file string) fakeapi.Conversation {
+	return fakeapi.Conversation{Name: name, Match: match, Turns: []fakeapi.Turn{
+		turn(175000, fakeapi.Bash("echo "+name+" > "+file)),
+		turn(176000, fakeapi.Text("still going")),
+	}}
+}
+
+// Every session crosses the threshold: after max_restarts the run fails
+// with exit 1, says so, and every session's work is committed.
+func TestRunMaxRestartsExceeded(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		overflowing("s1", phaseMatch("1"), "s1.txt"),
+		overflowing("s2", phaseMatch("1"), "s2.txt"),
+		overflowing("s3", phaseMatch("1"), "s3.txt"),
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Endless"}, {ID: "2", Title: "Never", Deps: []string{"1"}}},
+		"model: claude-sonnet-4-5\n")
+	r := h.run("run", "plan/MASTER_PLAN.md", "--max-restarts", "2")
+	if r.Code != 1 {
+		t.Fatalf("want exit 1: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "max restarts (2) exceeded") {
+		t.Errorf("stderr does not say max restarts were exceeded:\n%s", r.Stderr)
+	}
+	if n := len(h.sessionsOf(phaseMatch("1"))); n != 3 {
+		t.Errorf("want 3 sessions (1 + 2 restarts), got %d", n)
+	}
+	if len(h.sessionsOf(phaseMatch("2"))) != 0 {
+		t.Error("phase 2 ran after phase 1 failed")
+	}
+	tracked := h.git("ls-files")
+	for _, f := range []string{"s1.txt", "s2.txt", "s3.txt"} {
+		if !strings.Contains(tracked, f) {
+			t.Errorf("%s not committed; tracked: %s", f, tracked)
+		}
+	}
+	if st := h.git("status", "--porcelain"); st != "" {
+		t.Errorf("work left uncommitted: %q", st)
+	}
+}
+
+// --tool-call-threshold triggers a restart on its own.
+func TestRunToolCallThresholdRestarts(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "busy", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo 1 > t1.txt")),
+			turn(11000, fakeapi.Bash("echo 2 > t2.txt")),
+			turn(12000, fakeapi.Bash("echo 3 > t3.txt")),
+			turn(13000, fakeapi.Bash("echo 4 > t4.txt")),
+		}},
+		{Name: "fresh", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Busy"}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md", "--tool-call-threshold", "2")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "tool calls 2") {
+		t.Errorf("stderr does not name the tool-call trigger:\n%s", r.Stderr)
+	}
+	if h.exists("t4.txt") {
+		t.Error("tools kept running after the tool-call trigger")
+	}
+	if n := len(h.sessionsOf(phaseMatch("1"))); n != 2 {
+		t.Errorf("want 2 sessions, got %d", n)
+	}
+}
+
+// The triggers can be disabled: --context-threshold 100, --max-restarts 0.
+func TestRunRestartsDisabled(t *testing.T) {
+	for _, flag := range [][]string{{"--context-threshold", "100"}, {"--max-restarts", "0"}} {
+		t.Run(strings.Join(flag, "="), func(t *testing.T) {
+			script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+				{Name: "full", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+					turn(185000, fakeapi.Bash("echo a > a.txt")),
+					turn(190000, done("1")),
+					turn(191000, fakeapi.Text("ok")),
+				}},
+			}}
+			h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Full"}}, "model: claude-sonnet-4-5\n")
+			r := h.run(append([]string{"run", "plan/MASTER_PLAN.md"}, flag...)...)
+			if r.Code != 0 {
+				t.Fatalf("want exit 0: %s", r)
+			}
+			if n := len(h.API.Sessions()); n != 1 {
+				t.Errorf("want 1 session (no restart), got %d", n)
+			}
+		})
+	}
+}
+
+// The window follows the model: a 1M-window model at 300K tokens does not
+// restart; a 200K model at 170K does.
+func TestRunWindowFollowsModel(t *testing.T) {
+	cases := []struct {
+		name, model string
+		tokens      int64
+		sessions    int
+	}{
+		{"1M window at 300K", "", 300000, 1}, // the CLI's default model has a 1M window
+		{"200K window at 170K", "claude-sonnet-4-5", 170000, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+				{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+					turn(tc.tokens, fakeapi.Bash("echo a > a.txt")),
+					turn(tc.tokens+1000, done("1")),
+					turn(tc.tokens+2000, fakeapi.Text("ok")),
+				}},
+				{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+					turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+				}},
+			}}
+			cfg := ""
+			if tc.model != "" {
+				cfg = "model: " + tc.model + "\n"
+			}
+			h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Window"}}, cfg)
+			r := h.run("run", "plan/MASTER_PLAN.md")
+			if r.Code != 0 {
+				t.Fatalf("want exit 0: %s", r)
+			}
+			if n := len(h.API.Sessions()); n != tc.sessions {
+				t.Errorf("want %d sessions, got %d", tc.sessions, n)
+			}
+		})
+	}
+}
