@@ -19,6 +19,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -161,6 +162,11 @@ func (r *orun) markStaleRuns() {
 				if p.SessionPID > 0 {
 					// The session is its own process group; make sure nothing of it survives.
 					_ = syscall.Kill(-p.SessionPID, syscall.SIGKILL)
+				}
+				// Tool commands leave that group (setsid) but keep the run id
+				// in their environment.
+				if n := runner.KillByEnv("DEBUSSY_RUN_ID=" + run.ID); n > 0 {
+					r.log.Warn(fmt.Sprintf("killed %d process(es) left by run %s", n, run.ID))
 				}
 			}
 		}

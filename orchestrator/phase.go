@@ -237,7 +237,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) checkpoint.C
 	}
 	in := checkpoint.Input{
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: p.ph.File,
-		Restart: p.restarts + 1, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
+		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.Tokens, CostSoFar: p.rec.CostUSD, Kind: kind,
 	}
 	for _, f := range files {

@@ -133,13 +133,11 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			end.trigger, end.reason = snap.Trigger, snap.Reason
 			trigAt = r.now()
 			p.lastTrigger = trigAt
-			inflight := ""
+			how := " — stopping at the next safe point"
 			if len(sess.InFlight()) > 0 {
-				inflight = " — stopping after the running tool"
-			} else {
-				inflight = " — stopping now"
+				how = " — stopping after the running tool"
 			}
-			r.log.Warn(fmt.Sprintf("threshold crossed: %s%s", snap.Reason, inflight), "phase", ph.ID)
+			r.log.Warn(fmt.Sprintf("threshold crossed: %s%s", snap.Reason, how), "phase", ph.ID)
 			r.event("trigger", fields(map[string]any{"trigger": string(snap.Trigger), "reason": snap.Reason, "tokens": snap.Tokens, "window": snap.Window, "tool_calls": snap.ToolCalls}))
 			sess.RequestStop(snap.Reason)
 		}

@@ -99,7 +99,8 @@ type Session struct {
 	groupGone  chan struct{}
 	lastLine   atomic.Int64 // unix nanoseconds of the last stdout line
 
-	sendMu sync.Mutex // one Send at a time
+	sendMu      sync.Mutex // one Send at a time
+	sessionMark string     // value of MarkEnv in the session's environment
 
 	mu            sync.Mutex // guards the fields up to sv
 	inbox         []Event
@@ -169,6 +170,25 @@ type supervisor struct {
 	marks          []Mark
 	inflightAtStop []ToolUse
 	outbox         []Event
+	// responseOpen: the last main-thread line was an assistant line, so
+	// the response may still be streaming blocks (one line per block).
+	responseOpen    bool
+	lastAssistantAt time.Time
+}
+
+// responseSettle is how long a stop waits after an assistant line for
+// more blocks of the same response. Usage arrives on a response's first
+// line, before its tool_use lines: without this wait a stop triggered by
+// that usage would cancel the tools the model just asked for.
+const responseSettle = 2 * time.Second
+
+// settling reports whether the current response may still add tool uses.
+func (s *Session) settling(now time.Time) bool {
+	return s.sv.responseOpen && now.Before(s.settleUntil())
+}
+
+func (s *Session) settleUntil() time.Time {
+	return s.sv.lastAssistantAt.Add(min(responseSettle, s.spec.StopGrace))
 }
 
 // Start runs claude with spec and writes the prompt. The context works like
@@ -211,6 +231,7 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 			return nil, fmt.Errorf("start claude: open session log: %w", err)
 		}
 	}
+	sessionMark := newMark()
 	var toClose []*os.File
 	fail := func(err error) (*Session, error) {
 		for _, f := range toClose {
@@ -237,7 +258,7 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		Path:        path,
 		Args:        append([]string{bin}, claudeArgs(spec)...),
 		Dir:         spec.Dir,
-		Env:         childEnv(spec),
+		Env:         append(childEnv(spec), MarkEnv+"="+sessionMark),
 		Stdin:       ends[0][0],
 		Stdout:      ends[1][1],
 		Stderr:      ends[2][1],
@@ -255,24 +276,25 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	ends[2][1].Close()
 
 	s := &Session{
-		spec:       spec,
-		log:        logger.With("pid", cmd.Process.Pid),
-		cmd:        cmd,
-		pgid:       cmd.Process.Pid,
-		started:    time.Now(),
-		stdin:      ends[0][1],
-		stdout:     ends[1][0],
-		stderr:     ends[2][0],
-		logFile:    logFile,
-		events:     make(chan Event, eventBuffer),
-		done:       make(chan struct{}),
-		wake:       make(chan struct{}, 1),
-		writes:     make(chan writeOp, 64),
-		exitCh:     make(chan exitInfo, 1),
-		stdoutDone: make(chan struct{}),
-		stderrDone: make(chan struct{}),
-		groupGone:  make(chan struct{}),
-		ctx:        ctx,
+		sessionMark: sessionMark,
+		spec:        spec,
+		log:         logger.With("pid", cmd.Process.Pid),
+		cmd:         cmd,
+		pgid:        cmd.Process.Pid,
+		started:     time.Now(),
+		stdin:       ends[0][1],
+		stdout:      ends[1][0],
+		stderr:      ends[2][0],
+		logFile:     logFile,
+		events:      make(chan Event, eventBuffer),
+		done:        make(chan struct{}),
+		wake:        make(chan struct{}, 1),
+		writes:      make(chan writeOp, 64),
+		exitCh:      make(chan exitInfo, 1),
+		stdoutDone:  make(chan struct{}),
+		stderrDone:  make(chan struct{}),
+		groupGone:   make(chan struct{}),
+		ctx:         ctx,
 	}
 	s.lastLine.Store(s.started.UnixNano())
 	s.log.Debug("claude started", "args", cmd.Args[1:], "dir", spec.Dir, "log", spec.LogPath)
@@ -551,9 +573,12 @@ func (s *Session) waitLeader() {
 
 	// Killed members stay in the group as zombies until their new parent
 	// reaps them; keep killing (late forks) until the group is empty.
+	// Processes that left the group (the Bash tool runs commands with
+	// setsid) are found by the mark in their environment.
 	deadline := time.Now().Add(max(s.spec.KillGrace, minGroupWait))
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		if err := syscall.Kill(-s.pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+		escaped := KillByEnv(MarkEnv + "=" + s.sessionMark)
+		if err := syscall.Kill(-s.pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) && escaped == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -697,12 +722,16 @@ func (s *Session) observe(ev Event, now time.Time) {
 	s.sv.outbox = append(s.sv.outbox, ev)
 	switch ev.Kind {
 	case KindAssistant:
+		if ev.Assistant.MainThread() {
+			s.sv.responseOpen, s.sv.lastAssistantAt = true, now
+		}
 		if ev.Assistant.MainThread() && len(ev.Assistant.ToolUses) > 0 {
 			s.mu.Lock()
 			s.inflight = append(s.inflight, ev.Assistant.ToolUses...)
 			s.mu.Unlock()
 		}
-	case KindToolResult:
+	case KindToolResult, KindUser:
+		s.sv.responseOpen = false
 		s.mu.Lock()
 		for _, tr := range ev.ToolResults {
 			s.inflight = slices.DeleteFunc(s.inflight, func(tu ToolUse) bool { return tu.ID == tr.ToolUseID })
@@ -720,6 +749,7 @@ func (s *Session) observe(ev Event, now time.Time) {
 
 func (s *Session) onResult(r *Result, now time.Time) {
 	s.sv.lastResult = r
+	s.sv.responseOpen = false
 	s.sv.turnRunning = false
 	s.mu.Lock()
 	s.inflight = nil
@@ -835,7 +865,7 @@ func (s *Session) beginStop(kind OutcomeKind, reason string, now time.Time) {
 // quiesce brings the running turn to an end at a safe point: first the
 // tools in flight, then an interrupt.
 func (s *Session) quiesce(now time.Time) {
-	if len(s.InFlight()) > 0 {
+	if len(s.InFlight()) > 0 || s.settling(now) {
 		s.sv.q, s.sv.qStart, s.sv.qDeadline = draining, now, now.Add(s.spec.StopGrace)
 		return
 	}
@@ -931,6 +961,8 @@ func (s *Session) advance(now time.Time) {
 	case draining:
 		inflight := s.InFlight()
 		switch {
+		case len(inflight) == 0 && s.settling(now) && now.Before(s.sv.qDeadline):
+			// The response may still ask for a tool: let it, then drain it.
 		case len(inflight) == 0:
 			s.mark("tool_drained", now, map[string]any{"waited": now.Sub(s.sv.qStart), "timed_out": false})
 			s.interrupt(now)
@@ -988,6 +1020,9 @@ func (s *Session) nextDeadline() (time.Time, bool) {
 	}
 	if s.sv.q != quiet {
 		consider(s.sv.qDeadline)
+	}
+	if s.sv.q == draining && s.sv.responseOpen {
+		consider(s.settleUntil())
 	}
 	if s.sv.exit == nil {
 		consider(s.sv.escalateAt)
