@@ -20,11 +20,11 @@ func Main(args []string) int {
 	ctx, hard, stop := signalContext()
 	defer stop()
 	env := &Env{
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Getenv: os.Getenv,
+		Stdout:  os.Stdout,
+		Stderr:  os.Stderr,
+		Getenv:  os.Getenv,
 		Environ: os.Environ,
-		Hard:   hard,
+		Hard:    hard,
 	}
 	return env.Run(ctx, args)
 }
