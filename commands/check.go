@@ -133,11 +133,17 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
 	if !started {
 		return fmt.Errorf("%w: --phase %s: no such phase in %s", ErrUsage, from, p.Path)
 	}
-	src := ws.Source.File
-	if src == "" {
-		src = "defaults (no .debussy.yaml)"
+	src := []string{"defaults"}
+	if ws.Source.File != "" {
+		src = append(src, ws.Source.File)
 	}
-	fmt.Fprintf(w, "config (%s):\n", src)
+	if len(ws.Source.Env) > 0 {
+		src = append(src, "env "+strings.Join(ws.Source.Env, ", "))
+	}
+	fmt.Fprintf(w, "config (%s, then flags):\n", strings.Join(src, " < "))
+	for _, n := range ws.Source.Notes {
+		fmt.Fprintf(w, "  # %s\n", n)
+	}
 	for _, line := range strings.Split(strings.TrimRight(ws.Config.YAML(), "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", line)
 	}

@@ -41,7 +41,15 @@ type Env struct {
 // Run executes one debussy invocation and returns its exit code.
 func (e *Env) Run(ctx context.Context, args []string) int {
 	app := e.app()
+	notFound := false
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		notFound = true
+		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
+	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err == nil && notFound {
+		return ExitUsage
+	}
 	if err != nil {
 		var shown *shownError
 		if !errors.As(err, &shown) {
@@ -83,7 +91,10 @@ func signalContext() (context.Context, <-chan struct{}, func()) {
 
 func (e *Env) app() *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
-	return &cli.App{
+	usageError := func(_ *cli.Context, err error, _ bool) error {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	app := &cli.App{
 		Name:      "debussy",
 		Usage:     "run long multi-phase coding plans through Claude Code without losing work",
 		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json]",
@@ -102,9 +113,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 		EnableBashCompletion: false,
 		// The default handler calls os.Exit inside Run; exit codes are mapped in Main.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
-		},
+		OnUsageError:   usageError,
 		Commands: []*cli.Command{
 			e.runCommand(),
 			e.checkCommand(),
@@ -121,10 +130,12 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 				},
 			},
 		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
-		},
 	}
+	// A bad flag is a usage error (exit 2) in every command, not just the app.
+	for _, c := range app.Commands {
+		c.OnUsageError = usageError
+	}
+	return app
 }
 
 // usageErr makes a usage error for a command, with the hint to its help.

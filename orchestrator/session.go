@@ -178,7 +178,7 @@ func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Sna
 			if !ev.Assistant.MainThread() {
 				continue
 			}
-			r.log.Info(fmt.Sprintf("tool %s %s", tu.Name, toolSummary(tu)), "phase", phase)
+			r.log.Info(fmt.Sprintf("tool %s %s", tu.Name, strings.TrimPrefix(toolSummary(tu), r.Repo.Root()+"/")), "phase", phase)
 		}
 	case runner.KindSystem:
 		s := ev.System

@@ -1,0 +1,241 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const compat = "../../shared/compat-plans/claude-debussy"
+
+// invoke runs debussy in dir with env and returns exit code, stdout, stderr.
+func invoke(t *testing.T, dir string, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := &Env{
+		Stdout: &stdout, Stderr: &stderr, Dir: dir,
+		Getenv: func(k string) string { return env[k] },
+		Environ: func() []string {
+			var kv []string
+			for k, v := range env {
+				kv = append(kv, k+"="+v)
+			}
+			return kv
+		},
+		Hard: make(chan struct{}),
+	}
+	code := e.Run(context.Background(), append([]string{"debussy"}, args...))
+	return code, stdout.String(), stderr.String()
+}
+
+// gitRepo makes a repository holding the demo plan.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-r", "../examples/demo/plan", dir+"/plan").CombinedOutput(); err != nil {
+		t.Fatalf("copy plan: %v %s", err, out)
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "add", "-A"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "plan"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func TestReorderArgs(t *testing.T) {
+	app := (&Env{}).app()
+	cases := []struct{ in, want string }{
+		{"debussy run plan.md --max-restarts 1", "debussy run --max-restarts 1 -- plan.md"},
+		{"debussy run plan.md --dry-run --model=opus", "debussy run --dry-run --model=opus -- plan.md"},
+		{"debussy run --phase 2 plan.md --allow-dirty", "debussy run --phase 2 --allow-dirty -- plan.md"},
+		{"debussy run plan.md -- --weird-name.md", "debussy run -- plan.md --weird-name.md"},
+		{"debussy progress --phase 1 all done now", "debussy progress --phase 1 -- all done now"},
+		{"debussy check plan.md --json", "debussy check --json -- plan.md"},
+		{"debussy --help", "debussy --help"},
+		{"debussy nosuch a --b", "debussy nosuch a --b"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got := strings.Join(reorderArgs(app, strings.Fields(tc.in)), " ")
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// --dry-run prints the phases in run order with status, dependencies and
+// gate commands, plus the resolved config; flags after the plan path count.
+func TestDryRunGolden(t *testing.T) {
+	dir := gitRepo(t)
+	code, out, errOut := invoke(t, dir, map[string]string{"DEBUSSY_MAX_RETRIES": "4"},
+		"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "90", "--model", "claude-sonnet-4-5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got := strings.ReplaceAll(out, dir, "$REPO")
+	golden := filepath.Join("testdata", "dry-run.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden (run with -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("dry run differs from %s (run with -update):\n%s", golden, got)
+	}
+	for _, want := range []string{"context_threshold: 90", "max_retries: 4", "model: claude-sonnet-4-5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("resolved config lacks %q", want)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := gitRepo(t)
+	badCfg := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badCfg, ".debussy.yaml"), []byte("model: x\ncontext_treshold: 90\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		dir    string
+		env    map[string]string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"version", dir, nil, []string{"version"}, 0, ""},
+		{"check ok", dir, nil, []string{"check", "plan/MASTER_PLAN.md"}, 0, ""},
+		{"check missing file", dir, nil, []string{"check", "nope.md"}, 2, "nope.md"},
+		{"run without plan", dir, nil, []string{"run"}, 2, "missing MASTER_PLAN.md"},
+		{"run two plans", dir, nil, []string{"run", "a.md", "b.md"}, 2, "expected one"},
+		{"unknown flag", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--bogus"}, 2, "bogus"},
+		{"bad flag value", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "0"}, 2, "context_threshold"},
+		{"bad env value", dir, map[string]string{"DEBUSSY_MAX_RESTARTS": "lots"}, []string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2, "DEBUSSY_MAX_RESTARTS"},
+		{"unknown config key", badCfg, nil, []string{"check", dir + "/plan/MASTER_PLAN.md"}, 2, ".debussy.yaml:2:1"},
+		{"contradicting flags", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--auto-commit", "--no-auto-commit"}, 2, "contradict"},
+		{"unknown --phase", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--phase", "9"}, 2, "--phase 9"},
+		{"done without a run", dir, nil, []string{"done", "--phase", "1"}, 2, "no active debussy run"},
+		{"done bad status", dir, nil, []string{"done", "--phase", "1", "--status", "meh"}, 2, "--status"},
+		{"blocked needs reason", dir, nil, []string{"done", "--phase", "1", "--status", "blocked"}, 2, "--reason"},
+		{"progress without message", dir, nil, []string{"progress", "--phase", "1"}, 2, "MESSAGE"},
+		{"status with no runs", dir, nil, []string{"status"}, 0, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := invoke(t, tc.dir, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr)
+			}
+		})
+	}
+}
+
+// Every plan written for the Python original loads; the broken audit
+// fixtures report their own problem with file:line.
+func TestCheckCompatPlans(t *testing.T) {
+	cases := []struct {
+		plan  string
+		code  int
+		wants []string
+	}{
+		{"docs/plans/phase8", 0, nil},
+		{"docs/plans/v0.7.0", 0, []string{"phase-3.md:11: warning"}},
+		{"tests/fixtures/sample_plans_converted/plan1_converted", 0, nil},
+		{"tests/fixtures/audit/circular_deps", 2, []string{"1 → 2 → 3 → 1"}},
+		{"tests/fixtures/audit/missing_phase", 2, []string{"MASTER_PLAN.md:10: error", "phase-2.md"}},
+		{"tests/fixtures/audit/missing_gates", 0, []string{"phase-1.md:1: warning", "no-gates"}},
+		{"tests/fixtures/sample_plans/hello_world_test", 2, []string{"phase-1.md:40: error", "gate-no-command"}},
+	}
+	dir := t.TempDir()
+	for _, tc := range cases {
+		t.Run(tc.plan, func(t *testing.T) {
+			master, err := filepath.Abs(filepath.Join(compat, tc.plan, "MASTER_PLAN.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(master); err != nil {
+				t.Skipf("compat plans not beside the checkout: %v", err)
+			}
+			code, out, stderr := invoke(t, dir, nil, "check", master)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			code, out, _ = invoke(t, dir, nil, "check", "--json", master)
+			var doc struct {
+				Plan   string `json:"plan"`
+				Phases []struct {
+					ID        string   `json:"id"`
+					DependsOn []string `json:"depends_on"`
+					Gates     []struct{ Name, Command string }
+					Tasks     []struct {
+						Text string
+						Done bool
+						Line int
+					}
+				} `json:"phases"`
+				Findings []struct {
+					Severity, Code, File, Message string
+					Line                          int
+				} `json:"findings"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("--json output does not decode: %v\n%s", err, out)
+			}
+			if code != tc.code || doc.Plan == "" || len(doc.Phases) == 0 {
+				t.Errorf("--json: exit %d, plan %q, %d phases", code, doc.Plan, len(doc.Phases))
+			}
+		})
+	}
+}
+
+// init writes the documented config and ignores .debussy/, once.
+func TestInit(t *testing.T) {
+	dir := gitRepo(t)
+	if code, _, stderr := invoke(t, dir, nil, "init"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	if code, _, _ := invoke(t, dir, nil, "init"); code != 2 {
+		t.Errorf("second init without --force: exit %d, want 2", code)
+	}
+	if code, _, _ := invoke(t, dir, nil, "init", "--force"); code != 0 {
+		t.Errorf("init --force: exit %d", code)
+	}
+	ignore, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if strings.Count(string(ignore), ".debussy/") != 1 {
+		t.Errorf(".gitignore: %q", ignore)
+	}
+	if code, _, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 {
+		t.Errorf("the written config does not load: %s", stderr)
+	}
+}
