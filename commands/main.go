@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,6 +37,8 @@ type Env struct {
 	Environ        func() []string
 	Hard           <-chan struct{} // closed on a second Ctrl-C
 	Dir            string          // working directory ("" = the process's)
+
+	logger *slog.Logger // set once a command has chosen its log format
 }
 
 // Run executes one debussy invocation and returns its exit code.
@@ -52,7 +55,12 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	}
 	if err != nil {
 		var shown *shownError
-		if !errors.As(err, &shown) {
+		switch {
+		case errors.As(err, &shown):
+		case e.logger != nil:
+			// Once a run has its logger, stderr stays in its format (JSON in CI).
+			e.logger.Error(err.Error(), "exit_code", exitCode(err))
+		default:
 			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
 		}
 	}

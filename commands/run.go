@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -180,16 +179,21 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		return err
 	}
 	logger := newLogger(e.Stderr, ws.Config.LogFormat)
+	e.logger = logger
 	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
 	if err != nil {
 		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
 	}
-	if perr := plan.Err(); perr != nil {
-		printFindings(e.Stderr, plan.Findings)
-		return &shownError{perr}
-	}
 	for _, f := range plan.Findings {
-		logger.Warn(f.String())
+		if f.Severity == plans.SeverityError {
+			logger.Error(f.String())
+		} else {
+			logger.Warn(f.String())
+		}
+	}
+	if perr := plan.Err(); perr != nil {
+		logger.Error(fmt.Sprintf("%s has %d error(s); fix them (debussy check %s lists them)", opts.PlanPath, len(plan.Errors()), opts.PlanPath))
+		return &shownError{perr}
 	}
 	if opts.DryRun {
 		return dryRun(e.Stdout, plan, ws, opts.Phase)
@@ -207,7 +211,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Repo:        ws.Repo,
 		Store:       state.New(filepath.Join(ws.Root, ".debussy")),
 		Logger:      logger,
-		Out:         e.Stderr,
+		Out:         e.Stdout, // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),
 		PhaseID:     opts.Phase,
 		Restart:     opts.Restart,
@@ -217,10 +221,4 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Now:         time.Now,
 	})
 	return err
-}
-
-func printFindings(w io.Writer, fs []plans.Finding) {
-	for _, f := range fs {
-		fmt.Fprintln(w, f.String())
-	}
 }

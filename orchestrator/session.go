@@ -58,6 +58,12 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		Logger:         r.log,
 		OnMark: func(name string, at time.Time, f map[string]any) {
 			r.event(name, fields(f))
+			switch name {
+			case "tool_drained":
+				r.log.Info("the running tool finished: interrupting the session", "phase", ph.ID)
+			case "interrupt_sent", "sigint", "sigterm", "sigkill", "idle_timeout":
+				r.log.Info("stop: "+strings.ReplaceAll(name, "_", " "), "phase", ph.ID)
+			}
 		},
 	}
 	r.event("session_spawned", fields(map[string]any{"prompt_chars": len(prompt)}))
