@@ -60,7 +60,11 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			r.event(name, fields(f))
 			switch name {
 			case "tool_drained":
-				r.log.Info("the running tool finished: interrupting the session", "phase", ph.ID)
+				if f["timed_out"] == true {
+					r.log.Warn(fmt.Sprintf("the running tool did not finish within stop_grace (%s): interrupting it", time.Duration(r.cfg.StopGrace)), "phase", ph.ID)
+				} else {
+					r.log.Info("safe point reached: interrupting the session", "phase", ph.ID)
+				}
 			case "interrupt_sent", "sigint", "sigterm", "sigkill", "idle_timeout":
 				r.log.Info("stop: "+strings.ReplaceAll(name, "_", " "), "phase", ph.ID)
 			}
