@@ -389,15 +389,17 @@ func (r *orun) finish(err error) {
 		return // refused before it started: nothing to record
 	}
 	r.run.EndedAt = r.now()
+	// The ledger keeps the exit code the user saw (commands maps errors
+	// to codes; these are the only outcomes a started run can have).
 	switch {
 	case err == nil:
-		r.run.Status = "completed"
+		r.run.Status, r.run.ExitCode = "completed", 0
 	case errors.Is(err, ErrInterrupted):
-		r.run.Status = "interrupted"
+		r.run.Status, r.run.ExitCode = "interrupted", 130
 	case errors.Is(err, ErrBlocked):
-		r.run.Status = "blocked"
+		r.run.Status, r.run.ExitCode = "blocked", 1
 	default:
-		r.run.Status = "failed"
+		r.run.Status, r.run.ExitCode = "failed", 1
 	}
 	r.save()
 	r.event("run_ended", map[string]any{"status": r.run.Status})

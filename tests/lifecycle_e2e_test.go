@@ -259,3 +259,26 @@ func waitFor(t *testing.T, cond func() bool, limit time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// An API that hangs: the idle watchdog kills the session's group, and the
+// session is retried; the retry completes.
+func TestRunIdleTimeoutRetried(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "hang", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo before > before.txt")),
+			{Hang: true},
+		}},
+		{Name: "retry", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Hang"}}, "idle_timeout: 3s\nretry_backoff: 100ms\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "idle timeout") || !strings.Contains(r.Stderr, "retrying") {
+		t.Errorf("stderr does not report the idle timeout and the retry:\n%s", r.Stderr)
+	}
+	h.noOrphans()
+}

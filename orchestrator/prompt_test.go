@@ -1,0 +1,101 @@
+package orchestrator
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/plans"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, path, got)
+	}
+}
+
+func testPlan() (*plans.Plan, *plans.Phase) {
+	ph := &plans.Phase{
+		ID:    "2",
+		Title: "Phase 2: Endpoints",
+		File:  "plans/02-endpoints.md",
+		Path:  "/home/dev/project/plans/02-endpoints.md",
+		Gates: []plans.Gate{
+			{Name: "vet", Command: "go vet ./...", Line: 14},
+			{Name: "test", Command: "go test -race ./api/...", Line: 15},
+		},
+		ReadNotes:  []string{"notes/phase-1.md"},
+		WriteNotes: []string{"notes/phase-2.md"},
+		Content: "# Phase 2: Endpoints\n\n## Tasks\n\n- [x] Route table\n- [ ] `GET /items` returns JSON\n\n" +
+			"## Gates\n\n- vet: `go vet ./...`\n- test: `go test -race ./api/...`\n\n\n",
+	}
+	plan := &plans.Plan{Name: "Items API", Path: "plans/MASTER.md", Phases: []*plans.Phase{
+		{ID: "1", Title: "Phase 1: Skeleton", File: "plans/01-skeleton.md"},
+		ph,
+	}}
+	return plan, ph
+}
+
+func TestPhasePrompt(t *testing.T) {
+	plan, ph := testPlan()
+	golden(t, "phase-prompt", phasePrompt(plan, ph))
+}
+
+func TestPhasePromptWithoutGatesOrNotes(t *testing.T) {
+	plan := &plans.Plan{Name: "Tiny"}
+	ph := &plans.Phase{ID: "1", Title: "Setup", File: "setup.md", Content: "# Setup\n\n- [ ] Create go.mod"}
+	golden(t, "phase-prompt-minimal", phasePrompt(plan, ph))
+}
+
+func TestRemediationPrompt(t *testing.T) {
+	plan, ph := testPlan()
+	problem := gateEvidence([]gateResult{
+		{Gate: ph.Gates[0], Duration: 2 * time.Second},
+		{Gate: ph.Gates[1], ExitCode: 1, Duration: 9 * time.Second,
+			Output: "--- FAIL: TestItems (0.01s)\n    items_test.go:31: status 500, want 200\nFAIL\nFAIL\texample.com/api\t0.021s\n"},
+	})
+	golden(t, "remediation-prompt", remediationPrompt(ph, 1, 3, problem, phasePrompt(plan, ph)))
+}
+
+func TestShortTitle(t *testing.T) {
+	tests := []struct {
+		name, id, title, want string
+	}{
+		{name: "colon", id: "2", title: "Phase 2: Endpoints", want: "Endpoints"},
+		{name: "em dash, dotted id", id: "2.5", title: "Phase 2.5 — Docs", want: "Docs"},
+		{name: "en dash", id: "4", title: "Phase 4 – Release", want: "Release"},
+		{name: "no prefix", id: "2", title: "Endpoints", want: "Endpoints"},
+		{name: "letter id, hyphen", id: "3a", title: "Phase 3a - Parser", want: "Parser"},
+		{name: "lower case, spaces", id: "3a", title: "  phase 3A:   Parser  ", want: "Parser"},
+		{name: "word starting with phase", id: "1", title: "Phasers", want: "Phasers"},
+		{name: "prefix alone", id: "2", title: "Phase 2:", want: "Phase 2:"},
+		{name: "other phase's number", id: "2", title: "Phase 3: Later", want: "Phase 3: Later"},
+		{name: "id is a prefix of the number", id: "1", title: "Phase 10: Ten", want: "Phase 10: Ten"},
+		{name: "bare phase and separator", id: "7", title: "Phase: Cleanup", want: "Cleanup"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shortTitle(&plans.Phase{ID: tt.id, Title: tt.title}); got != tt.want {
+				t.Errorf("shortTitle(%q, id %q) = %q, want %q", tt.title, tt.id, got, tt.want)
+			}
+		})
+	}
+}
