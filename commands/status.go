@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -57,7 +56,7 @@ func (e *Env) status(asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(run)
 	}
-	if run.Status == "running" && !alive(run.PID) {
+	if run.Stale() {
 		run.Status = "interrupted (process gone; run again to resume)"
 	}
 	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, run.Status, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)
@@ -72,17 +71,6 @@ func (e *Env) status(asJSON bool) error {
 			strings.Join(commits, ","), oneLine(p.LastError, 80))
 	}
 	return tw.Flush()
-}
-
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	return p.Signal(syscallZero) == nil
 }
 
 // oneLine shortens s to one line of at most n runes for tables.

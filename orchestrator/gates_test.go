@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,12 +96,62 @@ func TestRunGateTimeoutKillsGroup(t *testing.T) {
 	if err := errors.Join(err1, err2); err != nil || pgid <= 1 || bg <= 1 {
 		t.Fatalf("ids file %q: %v", data, err)
 	}
-	if err := syscall.Kill(-pgid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("kill(-%d, 0) = %v, want ESRCH: the gate's process group outlived runGate", pgid, err)
+	// The killed processes may linger a moment as zombies until PID 1 reaps
+	// the orphans; a zombie is dead, so only a live member is a failure.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := syscall.Kill(-pgid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("kill(-%d, 0) = %v, want ESRCH", pgid, err)
+		}
+		live, err := liveMembers(pgid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live) > 0 {
+			t.Fatalf("processes %v of the gate's group %d outlived runGate (the background sleep is %d)", live, pgid, bg)
+		}
+		if time.Now().After(deadline) {
+			t.Logf("group %d has only zombies that PID 1 has not reaped yet", pgid)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if err := syscall.Kill(bg, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("kill(%d, 0) = %v, want ESRCH: the background sleep outlived runGate", bg, err)
+}
+
+// liveMembers lists the processes of a process group that are not zombies.
+// Without /proc it returns nil: the caller then relies on kill(-pgid, 0).
+func liveMembers(pgid int) ([]int, error) {
+	if runtime.GOOS != "linux" {
+		return nil, nil
 	}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var live []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 3 {
+			return nil, fmt.Errorf("/proc/%d/stat: unexpected %q", pid, stat)
+		}
+		if f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live, nil
 }
 
 func TestRunGateKeepsTheTail(t *testing.T) {

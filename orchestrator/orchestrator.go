@@ -150,7 +150,7 @@ func (r *orun) close() {
 // interrupted, and kills any claude session they left behind.
 func (r *orun) markStaleRuns() {
 	for _, run := range r.ledger.Runs {
-		if run.Status != "running" || processAlive(run.PID) {
+		if !run.Stale() {
 			continue
 		}
 		run.Status = "interrupted"
@@ -173,14 +173,6 @@ func (r *orun) markStaleRuns() {
 		r.recovered = append(r.recovered, run)
 		r.log.Warn(fmt.Sprintf("run %s was interrupted (process %d is gone); resuming where it stopped", run.ID, run.PID))
 	}
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func (r *orun) save() {

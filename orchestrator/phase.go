@@ -84,7 +84,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		var problem string
 		switch {
 		case sig != nil && sig.Status == "blocked":
-			r.commit(p, "blocked", fmt.Sprintf("blocked: %s", sig.Reason), "blocked")
+			r.commit(p, "blocked", fmt.Sprintf("blocked: %s", sig.Reason))
 			return r.endPhase(p, "blocked", fmt.Errorf("%w: phase %s: the agent reported it is blocked: %s", ErrBlocked, ph.ID, sig.Reason))
 		case sig != nil && sig.Status == "failed":
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
@@ -95,12 +95,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		default:
 			res, ok := r.runGates(ctx, ph)
 			if ctx.Err() != nil {
-				r.commit(p, "interrupted", "interrupted while running gates", "interrupted")
+				r.commit(p, "interrupted", "interrupted while running gates")
 				return r.endPhase(p, "interrupted", ErrInterrupted)
 			}
 			if ok {
-				c := r.commit(p, "completed", "completed", "completed")
-				_ = c
+				r.commit(p, "completed", "completed")
 				return r.endPhase(p, "completed", nil)
 			}
 			problem = gateEvidence(res)
@@ -110,11 +109,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			break
 		}
 		r.log.Warn(fmt.Sprintf("phase %s: %s — remediation %d/%d", ph.ID, lastProblem, attempt, r.cfg.MaxRetries))
-		r.commit(p, "remediation", fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries), "remediation")
+		r.commit(p, "remediation", fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
 		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	r.commit(p, "failed", "failed", "failed")
+	r.commit(p, "failed", "failed")
 	return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s after %d attempt(s): %s", ErrPhaseFailed, ph.ID, rec.Attempts, lastProblem))
 }
 
@@ -151,15 +150,16 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		out := end.outcome
 		if end.interrupted {
-			r.commit(p, "interrupted", "interrupted", "interrupted")
+			r.commit(p, "interrupted", "interrupted")
 			return r.endPhase(p, "interrupted", ErrInterrupted)
 		}
 		switch {
 		case out.Kind == runner.OutcomeStopped && end.trigger != "":
-			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts), "restart")
 			if p.restarts >= r.cfg.MaxRestarts {
+				r.commit(p, "failed", fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
 				return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: max restarts (%d) exceeded: %s; work committed", ErrPhaseFailed, p.ph.ID, r.cfg.MaxRestarts, end.reason))
 			}
+			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
 			p.restarts++
 			p.rec.Restarts++
 			cp := r.checkpoint(p, "restart", end.reason, c)
@@ -174,7 +174,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		why := describeOutcome(out)
 		if promptTooLong(out) && p.restarts < r.cfg.MaxRestarts {
 			// The context filled before a trigger fired: that is a restart.
-			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d (prompt too long)", p.restarts+1, r.cfg.MaxRestarts), "restart")
+			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d (prompt too long)", p.restarts+1, r.cfg.MaxRestarts))
 			p.restarts++
 			p.rec.Restarts++
 			prompt = r.checkpoint(p, "restart", "the context filled up (prompt too long)", c).Prompt(p.basePrompt)
@@ -183,13 +183,13 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		p.transient++
 		if p.transient > maxTransient {
-			r.commit(p, "failed", "failed: "+oneLine(why), "failed")
+			r.commit(p, "failed", "failed: "+oneLine(why))
 			return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: session failed %d times, last: %s", ErrPhaseFailed, p.ph.ID, maxTransient+1, why))
 		}
 		wait := r.Backoff(p.transient)
 		r.log.Warn(fmt.Sprintf("phase %s: %s — retrying in %s (%d/%d)", p.ph.ID, why, wait, p.transient, maxTransient))
 		r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "wait_ms": wait.Milliseconds(), "retry": p.transient})
-		c := r.commit(p, "retry", "checkpoint before retry: "+oneLine(why), "retry")
+		c := r.commit(p, "retry", "checkpoint before retry: "+oneLine(why))
 		if files, _ := r.Repo.Changes(p.base); len(files) > 0 {
 			prompt = r.checkpoint(p, "retry", why, c).Prompt(p.basePrompt)
 		}
@@ -203,14 +203,14 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 
 // commit commits the tree (if auto_commit) with trailers and records it.
 // It returns the new commit's hash, or HEAD when there was nothing to commit.
-func (r *orun) commit(p *phaseRun, event, what, trailerEvent string) string {
+func (r *orun) commit(p *phaseRun, event, what string) string {
 	head, _ := r.Repo.Head()
 	if !r.cfg.AutoCommit {
 		return head
 	}
 	msg := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
-		Run:     r.id, Phase: p.ph.ID, Event: trailerEvent, Session: p.rec.Sessions,
+		Run:     r.id, Phase: p.ph.ID, Event: event, Session: p.rec.Sessions,
 	}
 	c, err := r.Repo.CommitAll(msg.String())
 	switch {

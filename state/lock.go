@@ -164,5 +164,16 @@ func (l *LockInfo) dead(host string) bool {
 	if l.Host != "" && host != "" && l.Host != host {
 		return false
 	}
-	return errors.Is(syscall.Kill(l.PID, 0), syscall.ESRCH)
+	return ProcessGone(l.PID)
+}
+
+// ProcessGone reports whether no process with pid exists on this machine.
+func ProcessGone(pid int) bool {
+	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// Stale reports whether the run is recorded as running but its debussy
+// process is gone (killed or crashed).
+func (r *Run) Stale() bool {
+	return r.Status == StatusRunning && ProcessGone(r.PID)
 }

@@ -1,5 +1,0 @@
-package commands
-
-import "syscall"
-
-var syscallZero = syscall.Signal(0)
