@@ -96,6 +96,7 @@ func TestRunGateTimeoutKillsGroup(t *testing.T) {
 	if err := errors.Join(err1, err2); err != nil || pgid <= 1 || bg <= 1 {
 		t.Fatalf("ids file %q: %v", data, err)
 	}
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }) // if the test fails
 	// The killed processes may linger a moment as zombies until PID 1 reaps
 	// the orphans; a zombie is dead, so only a live member is a failure.
 	deadline := time.Now().Add(time.Minute)
