@@ -60,6 +60,9 @@ func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duratio
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &tailBuffer{max: gateOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
+	// A background job the gate left (`server &`) keeps the output pipe open;
+	// once the shell has exited, stop waiting for it — it is killed below.
+	cmd.WaitDelay = time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		res.Err = fmt.Errorf("start gate %s: %w", g.Name, err)
@@ -89,7 +92,7 @@ func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duratio
 	res.Output = out.String()
 	var exit *exec.ExitError
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, exec.ErrWaitDelay):
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
 		if res.ExitCode < 0 {

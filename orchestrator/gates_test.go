@@ -279,3 +279,12 @@ func TestGateSummaryAndEvidence(t *testing.T) {
 		t.Errorf("summary of no gates %q, want empty", got)
 	}
 }
+
+// A gate whose shell exits while a background job still holds its output
+// is judged by the shell's exit code, not reported as a timeout.
+func TestRunGateBackgroundJobDoesNotHang(t *testing.T) {
+	res := runGate(context.Background(), t.TempDir(), plans.Gate{Name: "bg", Command: "sleep 30 & echo ok"}, time.Minute)
+	if !res.passed() || res.TimedOut || !strings.Contains(res.Output, "ok") {
+		t.Fatalf("want a pass with output ok, got exit %d timed out %v err %v output %q", res.ExitCode, res.TimedOut, res.Err, res.Output)
+	}
+}
