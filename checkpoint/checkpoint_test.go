@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/runner/runnertest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -20,33 +20,11 @@ func record(t *testing.T, files ...string) *Recorder {
 	t.Helper()
 	r := NewRecorder()
 	for _, f := range files {
-		for _, ev := range parseFile(t, filepath.Join("testdata", f)) {
+		for _, ev := range runnertest.Events(t, filepath.Join("testdata", f)) {
 			r.Observe(ev)
 		}
 	}
 	return r
-}
-
-// parseFile parses a recorded stream-json file with runner.Parse, one
-// event per non-blank line.
-func parseFile(t *testing.T, path string) []runner.Event {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []runner.Event
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		ev, err := runner.Parse(line)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", path, n+1, err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
 }
 
 func golden(t *testing.T, name, got string) {

@@ -27,15 +27,9 @@ func (e *Env) initCommand() *cli.Command {
 }
 
 func (e *Env) initRepo(force bool) error {
-	ws, err := e.loadWorkspace("", nil)
-	if err != nil && !errors.Is(err, config.ErrInvalid) {
+	_, root, err := e.findRepo()
+	if err != nil {
 		return err
-	}
-	root := e.Dir
-	if ws != nil {
-		root = ws.Root
-	} else if root == "" {
-		root, _ = os.Getwd()
 	}
 	cfgPath := filepath.Join(root, ".debussy.yaml")
 	if _, err := os.Stat(cfgPath); err == nil && !force {

@@ -138,19 +138,38 @@ type workspace struct {
 	Source config.Source
 }
 
-// loadWorkspace finds the repository around dir and resolves the config.
-func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*workspace, error) {
-	dir := e.Dir
-	if dir == "" {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("find working directory: %w", err)
-		}
+// workDir is the directory the command runs in.
+func (e *Env) workDir() (string, error) {
+	if e.Dir != "" {
+		return e.Dir, nil
 	}
-	ws := &workspace{Root: dir}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find working directory: %w", err)
+	}
+	return dir, nil
+}
+
+// findRepo returns the repository around the working directory, if any,
+// and the root debussy works in: the repository's, else the directory.
+func (e *Env) findRepo() (*gitcommit.Repo, string, error) {
+	dir, err := e.workDir()
+	if err != nil {
+		return nil, "", err
+	}
 	if repo, err := gitcommit.Open(dir); err == nil {
-		ws.Repo, ws.Root = repo, repo.Root()
+		return repo, repo.Root(), nil
 	}
+	return nil, dir, nil
+}
+
+// loadWorkspace finds the repository and resolves the config.
+func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*workspace, error) {
+	repo, root, err := e.findRepo()
+	if err != nil {
+		return nil, err
+	}
+	ws := &workspace{Root: root, Repo: repo}
 	cfg, src, err := config.Load(ws.Root, e.abs(configFile), e.Environ())
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -84,9 +83,9 @@ notes open the next session's checkpoint.
 // activeRun finds the run the agent belongs to and checks the phase is one
 // of its phases.
 func (e *Env) activeRun(phase string) (*state.Active, error) {
-	dir := e.Dir
-	if dir == "" {
-		dir, _ = os.Getwd()
+	dir, err := e.workDir()
+	if err != nil {
+		return nil, err
 	}
 	act, err := state.FindActive(e.Getenv, dir)
 	if err != nil {

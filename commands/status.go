@@ -2,7 +2,6 @@ package commands
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -29,13 +27,9 @@ func (e *Env) statusCommand() *cli.Command {
 }
 
 func (e *Env) status(asJSON bool) error {
-	ws, err := e.loadWorkspace("", nil)
-	if err != nil && !errors.Is(err, config.ErrInvalid) {
+	_, root, err := e.findRepo()
+	if err != nil {
 		return err
-	}
-	root := e.Dir
-	if ws != nil {
-		root = ws.Root
 	}
 	store := state.New(filepath.Join(root, ".debussy"))
 	l, err := store.Load()

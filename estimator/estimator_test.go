@@ -1,39 +1,16 @@
 package estimator
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/runner/runnertest"
 )
 
 func fixture(t *testing.T, name string) []runner.Event {
 	t.Helper()
-	return parseFile(t, filepath.Join("testdata", name))
-}
-
-// parseFile parses a recorded stream-json file with runner.Parse, one
-// event per non-blank line.
-func parseFile(t *testing.T, path string) []runner.Event {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []runner.Event
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		ev, err := runner.Parse(line)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", path, n+1, err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
+	return runnertest.Events(t, filepath.Join("testdata", name))
 }
 
 // run feeds events and returns the snapshot after each.

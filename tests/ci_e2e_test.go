@@ -59,18 +59,7 @@ func TestRunCIJSONLogAndStepSummary(t *testing.T) {
 // A second Ctrl-C kills the session at once; state is still saved, exit 130,
 // no orphans.
 func TestRunSecondInterruptKills(t *testing.T) {
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
-			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
-		}},
-	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
-	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	h, cmd, stdout, stderr := startLongTool(t)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	waitFor(t, func() bool { return strings.Contains(stderr.String(), "Ctrl-C again") }, 10*time.Second)
 	sent := time.Now()

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"bytes"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -170,21 +172,7 @@ func TestRunRefusesDirtyTree(t *testing.T) {
 // Ctrl-C during a long tool → exit 130 within seconds, work kept, no
 // orphans; the rerun resumes with a checkpoint and completes.
 func TestRunInterruptAndResume(t *testing.T) {
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
-			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
-		}},
-		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
-		}},
-	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
-	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	h, cmd, stdout, stderr := startLongTool(t)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -214,21 +202,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 // kill -9 of debussy: the next run takes over the stale lock, marks the old
 // run interrupted, kills what it left, and resumes with a checkpoint.
 func TestRunResumesAfterKill9(t *testing.T) {
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
-			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
-		}},
-		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
-		}},
-	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
-	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	h, cmd, stdout, stderr := startLongTool(t)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = h.wait(cmd, stdout, stderr, time.Minute)
 
@@ -281,4 +255,27 @@ func TestRunIdleTimeoutRetried(t *testing.T) {
 		t.Errorf("stderr does not report the idle timeout and the retry:\n%s", r.Stderr)
 	}
 	h.noOrphans()
+}
+
+// startLongTool starts a run whose first session writes kept.txt and then
+// runs a 300 s tool, and returns once that tool is running. The session
+// after it (a resume) signals done.
+func startLongTool(t *testing.T) (*harness, *exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
+			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
+		}},
+		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
+	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	return h, cmd, stdout, stderr
 }
