@@ -180,6 +180,9 @@ func TestCheckCompatPlans(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(master); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("compat plans not beside the checkout: %v", err)
+				}
 				t.Skipf("compat plans not beside the checkout: %v", err)
 			}
 			code, out, stderr := invoke(t, dir, nil, "check", master)

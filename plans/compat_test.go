@@ -134,6 +134,10 @@ func compatCases() map[string][]compatCase {
 
 func TestCompatPlans(t *testing.T) {
 	if _, err := os.Stat(compatRoot); err != nil {
+		// CI has shared/ beside the checkout: never pass there by skipping.
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("compat plans not available: %v", err)
+		}
 		t.Skipf("compat plans not available: %v", err)
 	}
 	cases := compatCases()

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,11 +109,11 @@ func (r result) String() string {
 }
 
 // command prepares `debussy args...` in the repository.
-func (h *harness) command(args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func (h *harness) command(args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	cmd := exec.Command(debussyBin, args...)
 	cmd.Dir = h.Repo
 	cmd.Env = h.Env
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr
 }
@@ -127,7 +128,7 @@ func (h *harness) run(args ...string) result {
 	return h.wait(cmd, stdout, stderr, 4*time.Minute)
 }
 
-func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *bytes.Buffer, limit time.Duration) result {
+func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *syncBuffer, limit time.Duration) result {
 	h.t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -239,3 +240,21 @@ func done(phase string) fakeapi.Block { return fakeapi.Bash("debussy done --phas
 
 // phaseMatch is what identifies a phase's sessions in the prompt.
 func phaseMatch(id string) string { return "phase-" + id + ".md -----" }
+
+// syncBuffer is a bytes.Buffer a test may read while the process writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -260,7 +259,7 @@ func TestRunIdleTimeoutRetried(t *testing.T) {
 // startLongTool starts a run whose first session writes kept.txt and then
 // runs a 300 s tool, and returns once that tool is running. The session
 // after it (a resume) signals done.
-func startLongTool(t *testing.T) (*harness, *exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func startLongTool(t *testing.T) (*harness, *exec.Cmd, *syncBuffer, *syncBuffer) {
 	t.Helper()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
