@@ -142,6 +142,7 @@ func TestExitCodes(t *testing.T) {
 		{"blocked needs reason", dir, nil, []string{"done", "--phase", "1", "--status", "blocked"}, 2, "--reason"},
 		{"progress without message", dir, nil, []string{"progress", "--phase", "1"}, 2, "MESSAGE"},
 		{"status with no runs", dir, nil, []string{"status"}, 0, ""},
+		{"claude missing", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--claude-bin", "/no/such/claude"}, 2, "--claude-bin / DEBUSSY_CLAUDE_BIN"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

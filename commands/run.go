@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -219,6 +220,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
+	}
+	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
+		return fmt.Errorf("%w: %v", orchestrator.ErrSetup, err)
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -198,12 +198,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		return nil, errors.New("start claude: empty prompt")
 	}
 	bin := spec.Bin
-	if bin == "" {
-		bin = "claude"
-	}
-	path, err := exec.LookPath(bin)
+	path, err := LookPath(bin)
 	if err != nil {
-		return nil, notFound(bin, err)
+		return nil, err
 	}
 	if spec.Dir != "" {
 		if _, err := os.Stat(spec.Dir); err != nil {
@@ -307,6 +304,19 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	s.enqueueWrite(userMessage(spec.Prompt), nil)
 	go s.supervise()
 	return s, nil
+}
+
+// LookPath finds the claude binary ("" means "claude" on PATH), so a
+// missing one is reported before any work starts.
+func LookPath(bin string) (string, error) {
+	if bin == "" {
+		bin = "claude"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", notFound(bin, err)
+	}
+	return path, nil
 }
 
 func notFound(bin string, err error) error {

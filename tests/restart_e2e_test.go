@@ -140,3 +140,31 @@ func TestRunWindowFollowsModel(t *testing.T) {
 		})
 	}
 }
+
+// "Prompt is too long" (a 400 the CLI reports as success + is_error, after a
+// failed reactive compaction) means the context filled before a trigger
+// fired: debussy restarts from a checkpoint rather than retrying the same
+// overfull session.
+func TestRunPromptTooLongRestarts(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "full", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash("echo a > a.txt")),
+			{Status: 400},
+		}},
+		{Name: "fresh", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Full"}}, "")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	s := h.sessionsOf(phaseMatch("1"))
+	if len(s) != 2 || !strings.Contains(s[1], "a.txt") || !strings.Contains(s[1], "threshold missed") {
+		t.Errorf("want a restart from a checkpoint naming a.txt and why; sessions %d", len(s))
+	}
+	if log := h.git("log", "--format=%s"); !strings.Contains(log, "checkpoint before restart 1/3") {
+		t.Errorf("no restart commit:\n%s", log)
+	}
+}
