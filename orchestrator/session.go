@@ -215,8 +215,9 @@ func toolSummary(tu runner.ToolUse) string {
 // describeOutcome says in words how a session ended.
 func describeOutcome(o runner.Outcome) string {
 	var b strings.Builder
-	b.WriteString(strings.ReplaceAll(string(o.Kind), "_", " "))
-	if o.Reason != "" {
+	kind := strings.ReplaceAll(string(o.Kind), "_", " ")
+	b.WriteString(kind)
+	if o.Reason != "" && o.Reason != kind {
 		fmt.Fprintf(&b, ": %s", o.Reason)
 	}
 	if o.Result != nil && o.Result.IsError {
