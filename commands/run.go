@@ -228,7 +228,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
 	}
-	_, err = orchestrator.Run(ctx, orchestrator.Options{
+	return orchestrator.Run(ctx, orchestrator.Options{
 		Config:      ws.Config,
 		Plan:        plan,
 		Repo:        ws.Repo,
@@ -243,5 +243,4 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),
 		Now:         time.Now,
 	})
-	return err
 }

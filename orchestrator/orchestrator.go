@@ -28,8 +28,10 @@ var (
 	ErrInterrupted = errors.New("interrupted")
 	ErrDirty       = errors.New("uncommitted changes to tracked files")
 	ErrSetup       = errors.New("cannot start")
-	ErrPhaseFailed = errors.New("phase failed")
-	ErrBlocked     = errors.New("phase blocked")
+	// ErrPhaseFailed and ErrBlocked read as verbs in messages:
+	// "phase 2 failed after 3 attempt(s): …".
+	ErrPhaseFailed = errors.New("failed")
+	ErrBlocked     = errors.New("was blocked")
 )
 
 // Options are a run's inputs, all resolved by the caller.
@@ -55,26 +57,21 @@ type Options struct {
 	InterruptGrace time.Duration
 }
 
-// Summary is what a run did, phase by phase.
-type Summary struct {
-	RunID  string
-	Phases []*state.PhaseRecord
-}
-
 // maxTransient is how many times a session that failed on its own (API
 // error, crash, timeout) is retried before the phase fails.
 const maxTransient = 3
 
-// Run executes the plan. It returns nil when every phase completed.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+// Run executes the plan. It returns nil when every phase completed; what
+// happened is in the ledger (debussy status) and the summary on Out.
+func Run(ctx context.Context, opts Options) error {
 	r, err := newRun(opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer r.close()
 	err = r.execute(ctx)
 	r.finish(err)
-	return &Summary{RunID: r.id, Phases: r.run.Phases}, err
+	return err
 }
 
 // orun is one `debussy run` in progress.
@@ -153,11 +150,11 @@ func (r *orun) markStaleRuns() {
 		if !run.Stale() {
 			continue
 		}
-		run.Status = "interrupted"
+		run.Status = state.StatusInterrupted
 		run.EndedAt = r.now()
 		for _, p := range run.Phases {
-			if p.Status == "running" {
-				p.Status = "interrupted"
+			if p.Status == state.StatusRunning {
+				p.Status = state.StatusInterrupted
 				p.LastError = "debussy stopped without saving (killed or crashed)"
 				if p.SessionPID > 0 {
 					// The session is its own process group; make sure nothing of it survives.
@@ -193,9 +190,9 @@ func (r *orun) execute(ctx context.Context) error {
 		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
 	}
 	planPath := r.planPath()
-	r.run = &state.Run{ID: r.id, Plan: planPath, Status: "running", StartedAt: r.now(), PID: os.Getpid()}
+	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: "pending"})
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
 	}
 	todo, err := r.selectPhases(order)
 	if err != nil {
@@ -242,7 +239,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 		rec := r.run.Phase(ph.ID)
 		if ph.Status == plans.StatusCompleted {
 			done[ph.ID] = "completed in the plan's table"
-			rec.Status = "skipped"
+			rec.Status = state.StatusSkipped
 			continue
 		}
 		if !r.Restart {
@@ -252,7 +249,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 					at = " at " + gitcommit.Short(prev.Commits[n-1])
 				}
 				done[ph.ID] = fmt.Sprintf("completed in run %s%s", run.ID, at)
-				rec.Status = "skipped"
+				rec.Status = state.StatusSkipped
 				rec.Commits = prev.Commits
 				continue
 			}
@@ -285,8 +282,8 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 			}
 			if before {
 				delete(todo, ph.ID)
-				if r.run.Phase(ph.ID).Status == "pending" {
-					r.run.Phase(ph.ID).Status = "skipped"
+				if r.run.Phase(ph.ID).Status == state.StatusPending {
+					r.run.Phase(ph.ID).Status = state.StatusSkipped
 				}
 			}
 		}
@@ -367,7 +364,7 @@ func (r *orun) checkTree() error {
 
 func runningPhase(run *state.Run) string {
 	for _, p := range run.Phases {
-		if p.Status == "interrupted" || p.Status == "running" {
+		if p.Status == state.StatusInterrupted || p.Status == state.StatusRunning {
 			return p.ID
 		}
 	}
@@ -385,13 +382,13 @@ func (r *orun) finish(err error) {
 	// to codes; these are the only outcomes a started run can have).
 	switch {
 	case err == nil:
-		r.run.Status, r.run.ExitCode = "completed", 0
+		r.run.Status, r.run.ExitCode = state.StatusCompleted, 0
 	case errors.Is(err, ErrInterrupted):
-		r.run.Status, r.run.ExitCode = "interrupted", 130
+		r.run.Status, r.run.ExitCode = state.StatusInterrupted, 130
 	case errors.Is(err, ErrBlocked):
-		r.run.Status, r.run.ExitCode = "blocked", 1
+		r.run.Status, r.run.ExitCode = state.StatusBlocked, 1
 	default:
-		r.run.Status, r.run.ExitCode = "failed", 1
+		r.run.Status, r.run.ExitCode = state.StatusFailed, 1
 	}
 	r.save()
 	r.event("run_ended", map[string]any{"status": r.run.Status})

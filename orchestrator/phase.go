@@ -60,7 +60,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	}
 	p.progressRuns = append(p.progressRuns, r.id)
 
-	rec.Status = "running"
+	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
 	rec.StartedAt = r.now()
 	r.save()
@@ -83,10 +83,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		var problem string
 		switch {
-		case sig != nil && sig.Status == "blocked":
+		case sig != nil && sig.Status == state.StatusBlocked:
 			r.commit(p, "blocked", fmt.Sprintf("blocked: %s", sig.Reason))
-			return r.endPhase(p, "blocked", fmt.Errorf("%w: phase %s: the agent reported it is blocked: %s", ErrBlocked, ph.ID, sig.Reason))
-		case sig != nil && sig.Status == "failed":
+			return r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
 		case sig == nil && r.cfg.RequireDoneSignal:
@@ -96,11 +96,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			res, ok := r.runGates(ctx, ph)
 			if ctx.Err() != nil {
 				r.commit(p, "interrupted", "interrupted while running gates")
-				return r.endPhase(p, "interrupted", ErrInterrupted)
+				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 			}
 			if ok {
 				r.commit(p, "completed", "completed")
-				return r.endPhase(p, "completed", nil)
+				return r.endPhase(p, state.StatusCompleted, nil)
 			}
 			problem = gateEvidence(res)
 			lastProblem = gateSummary(res)
@@ -114,7 +114,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
 	r.commit(p, "failed", "failed")
-	return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s after %d attempt(s): %s", ErrPhaseFailed, ph.ID, rec.Attempts, lastProblem))
+	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w after %d attempt(s): %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
 }
 
 // endPhase records the phase's outcome; err is returned unchanged.
@@ -128,12 +128,12 @@ func (r *orun) endPhase(p *phaseRun, status string, err error) error {
 	r.save()
 	r.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
 	switch status {
-	case "completed":
+	case state.StatusCompleted:
 		r.log.Info(fmt.Sprintf("phase %s completed (%d sessions, %d restarts)", p.ph.ID, p.rec.Sessions, p.rec.Restarts))
-	case "interrupted":
+	case state.StatusInterrupted:
 		r.log.Warn(fmt.Sprintf("phase %s interrupted: work committed, state saved — run the same command again to resume", p.ph.ID))
 	default:
-		r.log.Error(fmt.Sprintf("phase %s %s: %v", p.ph.ID, status, err))
+		r.log.Error(err.Error())
 	}
 	return err
 }
@@ -146,56 +146,56 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 	for {
 		end, err := r.runSession(ctx, p, prompt)
 		if err != nil {
-			return r.endPhase(p, "failed", err)
+			return r.endPhase(p, state.StatusFailed, err)
 		}
 		out := end.outcome
 		if end.interrupted {
 			r.commit(p, "interrupted", "interrupted")
-			return r.endPhase(p, "interrupted", ErrInterrupted)
+			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		}
+		if out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns {
+			p.transient = 0
+			return nil
+		}
+		// A trigger stopped the session, or the context filled before one
+		// fired ("prompt is too long"): either way the next session starts
+		// from a checkpoint, and either way it counts against max_restarts.
+		restartWhy := ""
 		switch {
 		case out.Kind == runner.OutcomeStopped && end.trigger != "":
+			restartWhy = end.reason
+		case promptTooLong(out):
+			restartWhy = "the context filled up (prompt too long)"
+		}
+		if restartWhy != "" {
 			if p.restarts >= r.cfg.MaxRestarts {
-				r.commit(p, "failed", fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
-				return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: max restarts (%d) exceeded: %s; work committed", ErrPhaseFailed, p.ph.ID, r.cfg.MaxRestarts, end.reason))
+				r.commit(p, state.StatusFailed, fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
+				return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed", p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, restartWhy))
 			}
 			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
 			p.restarts++
 			p.rec.Restarts++
-			cp := r.checkpoint(p, "restart", end.reason, c)
-			prompt = cp.Prompt(p.basePrompt)
+			prompt = r.checkpoint(p, "restart", restartWhy, c).Prompt(p.basePrompt)
 			r.log.Info(fmt.Sprintf("restart %d/%d of phase %s", p.restarts, r.cfg.MaxRestarts, p.ph.ID))
 			continue
-		case out.Kind == runner.OutcomeCompleted, out.Kind == runner.OutcomeMaxTurns:
-			p.transient = 0
-			return nil
 		}
 		// The session failed on its own: API error, crash, hang.
 		why := describeOutcome(out)
-		if promptTooLong(out) && p.restarts < r.cfg.MaxRestarts {
-			// The context filled before a trigger fired: that is a restart.
-			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d (prompt too long)", p.restarts+1, r.cfg.MaxRestarts))
-			p.restarts++
-			p.rec.Restarts++
-			prompt = r.checkpoint(p, "restart", "the context filled up (prompt too long)", c).Prompt(p.basePrompt)
-			r.log.Warn(fmt.Sprintf("phase %s: %s — restart %d/%d", p.ph.ID, why, p.restarts, r.cfg.MaxRestarts))
-			continue
-		}
 		p.transient++
 		if p.transient > maxTransient {
 			r.commit(p, "failed", "failed: "+oneLine(why))
-			return r.endPhase(p, "failed", fmt.Errorf("%w: phase %s: session failed %d times, last: %s", ErrPhaseFailed, p.ph.ID, maxTransient+1, why))
+			return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: its session failed %d times, last: %s", p.ph.ID, ErrPhaseFailed, maxTransient+1, why))
 		}
 		wait := r.Backoff(p.transient)
 		r.log.Warn(fmt.Sprintf("phase %s: %s — retrying in %s (%d/%d)", p.ph.ID, why, wait, p.transient, maxTransient))
 		r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "wait_ms": wait.Milliseconds(), "retry": p.transient})
+		// The retry starts from a checkpoint: what was done, and why the
+		// last session ended.
 		c := r.commit(p, "retry", "checkpoint before retry: "+oneLine(why))
-		if files, _ := r.Repo.Changes(p.base); len(files) > 0 {
-			prompt = r.checkpoint(p, "retry", why, c).Prompt(p.basePrompt)
-		}
+		prompt = r.checkpoint(p, "retry", why, c).Prompt(p.basePrompt)
 		select {
 		case <-ctx.Done():
-			return r.endPhase(p, "interrupted", ErrInterrupted)
+			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		case <-time.After(wait):
 		}
 	}

@@ -35,7 +35,7 @@ func writeSummary(w io.Writer, run *state.Run) {
 	}
 	tw.Flush()
 	for _, p := range run.Phases {
-		if p.LastError != "" && p.Status != "completed" {
+		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintf(w, "phase %s: %s\n", p.ID, p.LastError)
 		}
 	}
@@ -51,7 +51,7 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 			p.Sessions, p.Restarts, p.Tokens, p.CostUSD, commitList(p.Commits))
 	}
 	for _, p := range run.Phases {
-		if p.LastError != "" && p.Status != "completed" {
+		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, strings.ReplaceAll(p.LastError, "\n", " "))
 		}
 	}
