@@ -66,11 +66,6 @@ type Spec struct {
 	// default 3s.
 	KillGrace time.Duration
 
-	// AfterResult is called on each result the runner did not cause itself.
-	// A non-empty return value is sent as the next user message instead of
-	// closing stdin. It runs on the session's goroutine: it must not call
-	// Send or Wait.
-	AfterResult func(r *Result) (followUp string)
 	// OnMark observes the stop timeline (see Mark). It is called from one
 	// goroutine, in order, and must return quickly.
 	OnMark func(name string, at time.Time, fields map[string]any)
@@ -772,7 +767,7 @@ func (s *Session) onResult(r *Result, now time.Time) {
 	}
 	if s.sv.cause == "" && s.sv.exit == nil && !s.sv.stdinClosed {
 		// A stop or cancel that came with this result ends the session here,
-		// rather than after AfterResult started another turn.
+		// rather than after a pending Send started another turn.
 		s.takeStop(now)
 		if s.sv.cause == "" && s.ctx.Err() != nil {
 			s.beginStop(OutcomeCancelled, "cancelled", now)
@@ -787,12 +782,6 @@ func (s *Session) onResult(r *Result, now time.Time) {
 		s.sv.sendPending = nil
 		s.writeUser(req.msg, req.reply, now)
 	default:
-		if s.spec.AfterResult != nil {
-			if next := s.spec.AfterResult(r); next != "" {
-				s.writeUser(next, nil, now)
-				return
-			}
-		}
 		s.requestStdinClose(now)
 	}
 }

@@ -265,33 +265,6 @@ func TestSessionMultiblockSharesMessageID(t *testing.T) {
 	}
 }
 
-func TestSessionAfterResultFollowUp(t *testing.T) {
-	t.Parallel()
-	spec, h := fakeSpec(t, "replay", map[string]string{"FAKE_CLAUDE_FIXTURE": fixturePath(t, "success-simple.jsonl")})
-	calls := 0
-	spec.AfterResult = func(r *Result) string {
-		calls++
-		if calls == 1 {
-			return "now run the tests"
-		}
-		return ""
-	}
-	s := start(t, t.Context(), spec)
-	evs := drain(t, s)
-	out := wait(t, s)
-	if out.Kind != OutcomeCompleted || calls != 2 || countKind(evs, KindResult) != 2 {
-		t.Errorf("outcome %s, AfterResult calls %d, results %d", out.Kind, calls, countKind(evs, KindResult))
-	}
-	j := h.lines(t)
-	if !before(j, "recv user do the thing", "recv user now run the tests") || !before(j, "recv user now run the tests", "recv eof") {
-		t.Errorf("journal = %q", j)
-	}
-	if _, ok := findMark(out, "follow_up_sent"); !ok {
-		t.Errorf("no follow_up_sent mark: %v", markNames(out))
-	}
-}
-
-// drainWith is drain with each event also passed to onEvent on arrival.
 func drainWith(t *testing.T, s *Session, onEvent func(Event)) []Event {
 	t.Helper()
 	var evs []Event
