@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,13 +216,6 @@ func processesIn(dir string) []string {
 		out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 	return out
-}
-
-// ctx bounds helper goroutines in a test.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // Script helpers.
