@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
@@ -150,21 +149,17 @@ func (r *orun) markStaleRuns() {
 		if !run.Stale() {
 			continue
 		}
+		// Its claude session and the tools it started (some in sessions
+		// of their own) all carry the run id in their environment.
+		if n := runner.KillByEnv(state.EnvRunID + "=" + run.ID); n > 0 {
+			r.log.Warn(fmt.Sprintf("killed %d process(es) left by run %s", n, run.ID))
+		}
 		run.Status = state.StatusInterrupted
 		run.EndedAt = r.now()
 		for _, p := range run.Phases {
 			if p.Status == state.StatusRunning {
 				p.Status = state.StatusInterrupted
 				p.LastError = "debussy stopped without saving (killed or crashed)"
-				if p.SessionPID > 0 {
-					// The session is its own process group; make sure nothing of it survives.
-					_ = syscall.Kill(-p.SessionPID, syscall.SIGKILL)
-				}
-				// Tool commands leave that group (setsid) but keep the run id
-				// in their environment.
-				if n := runner.KillByEnv("DEBUSSY_RUN_ID=" + run.ID); n > 0 {
-					r.log.Warn(fmt.Sprintf("killed %d process(es) left by run %s", n, run.ID))
-				}
 			}
 		}
 		r.recovered = append(r.recovered, run)

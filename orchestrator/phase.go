@@ -121,7 +121,6 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 func (r *orun) endPhase(p *phaseRun, status string, err error) error {
 	p.rec.Status = status
 	p.rec.EndedAt = r.now()
-	p.rec.SessionPID = 0
 	if err != nil {
 		p.rec.LastError = err.Error()
 	}

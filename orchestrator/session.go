@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // sessionEnd is how one claude session ended, as the loop needs it.
@@ -23,6 +24,7 @@ type sessionEnd struct {
 func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
 	p.rec.Sessions++
 	n := p.rec.Sessions
+	r.save() // a rerun after a crash resumes only phases with a session on record
 	ph := p.ph
 	est := estimator.New(estimator.Config{
 		ContextThreshold:  r.cfg.ContextThreshold,
@@ -46,9 +48,9 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		Prompt:         prompt,
 		Env:            r.Env,
 		SetEnv: map[string]string{
-			"DEBUSSY_RUN_ID":    r.id,
-			"DEBUSSY_PHASE_ID":  ph.ID,
-			"DEBUSSY_STATE_DIR": r.Store.Dir,
+			state.EnvRunID:    r.id,
+			state.EnvPhaseID:  ph.ID,
+			state.EnvStateDir: r.Store.Dir,
 		},
 		PathPrepend:    r.SelfDir,
 		LogPath:        filepath.Join(r.Store.PhaseDir(r.id, ph.ID), fmt.Sprintf("session-%d.jsonl", n)),
@@ -82,8 +84,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		}
 		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
 	}
-	p.rec.SessionPID = sess.PID()
-	r.save()
 
 	// Ctrl-C asks for a stop at the next safe point, bounded by
 	// InterruptGrace; a second Ctrl-C kills the session at once.
@@ -168,7 +168,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		p.rec.CostUSD += out.Result.CostUSD
 	}
-	p.rec.SessionPID = 0
 	r.save()
 	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
 		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls}))

@@ -51,22 +51,18 @@ type Run struct {
 
 // PhaseRecord is what one run did with one phase.
 type PhaseRecord struct {
-	ID         string   `json:"id"`
-	Title      string   `json:"title,omitempty"`
-	Status     string   `json:"status"`
-	Attempts   int      `json:"attempts"`
-	Restarts   int      `json:"restarts"`
-	Sessions   int      `json:"sessions"`
-	Tokens     int64    `json:"tokens"`
-	CostUSD    float64  `json:"cost_usd"`
-	LastError  string   `json:"last_error,omitempty"`
-	BaseCommit string   `json:"base_commit,omitempty"`
-	Commits    []string `json:"commits,omitempty"`
-	Checkpoint string   `json:"checkpoint,omitempty"` // path of the latest checkpoint json
-	// SessionPID is the live claude session's pid (and process group) while
-	// one runs, 0 otherwise, so a run recovering from a crash can make sure
-	// no orphaned session survives.
-	SessionPID int       `json:"session_pid,omitempty"`
+	ID         string    `json:"id"`
+	Title      string    `json:"title,omitempty"`
+	Status     string    `json:"status"`
+	Attempts   int       `json:"attempts"`
+	Restarts   int       `json:"restarts"`
+	Sessions   int       `json:"sessions"`
+	Tokens     int64     `json:"tokens"`
+	CostUSD    float64   `json:"cost_usd"`
+	LastError  string    `json:"last_error,omitempty"`
+	BaseCommit string    `json:"base_commit,omitempty"`
+	Commits    []string  `json:"commits,omitempty"`
+	Checkpoint string    `json:"checkpoint,omitempty"` // path of the latest checkpoint json
 	StartedAt  time.Time `json:"started_at,omitzero"`
 	EndedAt    time.Time `json:"ended_at,omitzero"`
 	// Measured for the README's numbers: how long a requested stop took, and
