@@ -2,19 +2,16 @@ package checkpoint
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/runner/runnertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func record(t *testing.T, files ...string) *Recorder {
 	t.Helper()
@@ -27,21 +24,9 @@ func record(t *testing.T, files ...string) *Recorder {
 	return r
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func TestRecorder(t *testing.T) {
@@ -190,7 +175,7 @@ func typicalInput() Input {
 
 func TestMarkdownTypicalRestart(t *testing.T) {
 	c := Build(typicalInput(), record(t, "typical-session.jsonl"))
-	golden(t, "typical-restart.md", c.Markdown())
+	checkGolden(t, "typical-restart.md", c.Markdown())
 }
 
 func TestMarkdownResumeWithoutEvents(t *testing.T) {
@@ -200,12 +185,12 @@ func TestMarkdownResumeWithoutEvents(t *testing.T) {
 	in.Commit = ""
 	in.TokensSoFar = 1_234_567
 	in.CostSoFar = 4.2
-	golden(t, "resume-no-events.md", Build(in, nil).Markdown())
+	checkGolden(t, "resume-no-events.md", Build(in, nil).Markdown())
 }
 
 func TestMarkdownRetry(t *testing.T) {
 	in := Input{RunID: "r1", PhaseID: "3", Kind: KindRetry, Reason: "gate `go test ./...` failed"}
-	golden(t, "retry-minimal.md", Build(in, NewRecorder()).Markdown())
+	checkGolden(t, "retry-minimal.md", Build(in, NewRecorder()).Markdown())
 }
 
 // hugeRecorder simulates a long phase: hundreds of calls, files and
@@ -278,7 +263,7 @@ func TestMarkdownHuge(t *testing.T) {
 	if len(md) > 32_000 {
 		t.Errorf("markdown is %d bytes, want ≤ 32000", len(md))
 	}
-	golden(t, "huge-restart.md", md)
+	checkGolden(t, "huge-restart.md", md)
 }
 
 func TestPrompt(t *testing.T) {

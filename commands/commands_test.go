@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/debussy-dev/debussy/internal/golden"
+)
 
 const compat = "../../shared/compat-plans/claude-debussy"
 
@@ -92,19 +91,7 @@ func TestDryRunGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	got := strings.ReplaceAll(out, dir, "$REPO")
-	golden := filepath.Join("testdata", "dry-run.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("dry run differs from %s (run with -update):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "dry-run.golden"), []byte(got))
 	for _, want := range []string{"context_threshold: 90", "max_retries: 4", "model: claude-sonnet-4-5"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("resolved config lacks %q", want)

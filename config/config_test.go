@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/golden"
+
 	"github.com/goccy/go-yaml"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
@@ -52,7 +51,7 @@ func TestEveryFieldTaggedAndRuled(t *testing.T) {
 
 func TestExampleFile(t *testing.T) {
 	path := filepath.Join("..", ".debussy.example.yaml")
-	if *update {
+	if golden.Update() {
 		writeFile(t, path, string(Example()))
 	}
 	if data, err := os.ReadFile(path); err != nil || string(data) != string(Example()) {
@@ -444,17 +443,7 @@ func TestYAML(t *testing.T) {
 	c.ExtraArgs = []string{"--max-turns", "200"}
 	got := c.YAML()
 
-	golden := filepath.Join("testdata", "config.golden.yaml")
-	if *update {
-		writeFile(t, golden, got)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("YAML() differs from %s (run with -update):\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "config.golden.yaml"), []byte(got))
 
 	// Keys appear in Keys() order.
 	last := -1

@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/debussy-dev/debussy/internal/golden"
+)
 
 // base is the tree every scenario starts from, committed by git.
 var base = map[string]string{
@@ -444,18 +443,7 @@ func runGitStdin(t *testing.T, dir, stdin string, args ...string) string {
 
 func compareGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		must(t, os.MkdirAll("testdata", 0o755))
-		must(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestNothingToCommit(t *testing.T) {

@@ -1,35 +1,17 @@
 package orchestrator
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/plans"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
-
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s (run with -update to accept):\n%s", name, path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func testPlan() (*plans.Plan, *plans.Phase) {
@@ -56,13 +38,13 @@ func testPlan() (*plans.Plan, *plans.Phase) {
 
 func TestPhasePrompt(t *testing.T) {
 	plan, ph := testPlan()
-	golden(t, "phase-prompt", phasePrompt(plan, ph))
+	checkGolden(t, "phase-prompt", phasePrompt(plan, ph))
 }
 
 func TestPhasePromptWithoutGatesOrNotes(t *testing.T) {
 	plan := &plans.Plan{Name: "Tiny"}
 	ph := &plans.Phase{ID: "1", Title: "Setup", File: "setup.md", Content: "# Setup\n\n- [ ] Create go.mod"}
-	golden(t, "phase-prompt-minimal", phasePrompt(plan, ph))
+	checkGolden(t, "phase-prompt-minimal", phasePrompt(plan, ph))
 }
 
 func TestRemediationPrompt(t *testing.T) {
@@ -72,7 +54,7 @@ func TestRemediationPrompt(t *testing.T) {
 		{Gate: ph.Gates[1], ExitCode: 1, Duration: 9 * time.Second,
 			Output: "--- FAIL: TestItems (0.01s)\n    items_test.go:31: status 500, want 200\nFAIL\nFAIL\texample.com/api\t0.021s\n"},
 	})
-	golden(t, "remediation-prompt", remediationPrompt(ph, 1, 3, problem, phasePrompt(plan, ph)))
+	checkGolden(t, "remediation-prompt", remediationPrompt(ph, 1, 3, problem, phasePrompt(plan, ph)))
 }
 
 func TestShortTitle(t *testing.T) {

@@ -3,16 +3,15 @@ package plans
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/debussy-dev/debussy/internal/golden"
+)
 
 // render is what the golden files hold: the JSON `debussy check --json`
 // prints, then the findings and the run order as a human reads them.
@@ -47,19 +46,7 @@ func TestLoadGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := render(t, p)
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden (run with -update to create it): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", golden, got)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/debussy-dev/debussy/internal/golden"
+)
 
 // streamFixtures are the recorded stdout streams (not the stdin recording).
 var streamFixtures = []string{
@@ -52,22 +51,7 @@ func TestParseGolden(t *testing.T) {
 				got.Write(b)
 				got.WriteByte('\n')
 			}
-			golden := filepath.Join("testdata", "parse", strings.TrimSuffix(name, ".jsonl")+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("parsed %s differs from %s (go test -update rewrites it):\n%s", name, golden, got.Bytes())
-			}
+			golden.Check(t, filepath.Join("testdata", "parse", strings.TrimSuffix(name, ".jsonl")+".golden"), got.Bytes())
 		})
 	}
 }
