@@ -149,7 +149,18 @@ func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *syncBuffer, limit time.Dur
 		h.t.Fatalf("run debussy: %v", err)
 	}
 	h.t.Logf("debussy %s → exit %d\n%s", strings.Join(cmd.Args[1:], " "), res.Code, res.Stderr)
+	h.fsck()
 	return res
+}
+
+// fsck fails the test unless `git fsck --strict` finds the repository clean:
+// every commit debussy made must be one a fsck-checking remote accepts.
+func (h *harness) fsck() {
+	h.t.Helper()
+	out, err := exec.Command("git", "-C", h.Repo, "fsck", "--strict", "--no-dangling", "--no-progress").CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		h.t.Errorf("git fsck --strict after debussy: %v\n%s", err, out)
+	}
 }
 
 func (h *harness) git(args ...string) string {
