@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/debussy-dev/debussy/internal/golden"
+	"github.com/debussy-dev/debussy/state"
 )
 
 const compat = "../../shared/compat-plans/claude-debussy"
@@ -228,5 +230,31 @@ func TestInit(t *testing.T) {
 	}
 	if code, _, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 {
 		t.Errorf("the written config does not load: %s", stderr)
+	}
+}
+
+// status trusts the lock, not the ledger: a running entry is live only
+// while its run holds .debussy/lock.
+func TestStatusLiveness(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, state.DirName))
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusRunning, StartedAt: time.Now(), PID: os.Getpid()}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	release, _, err := store.Lock(state.LockInfo{PID: os.Getpid(), RunID: "r1", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := invoke(t, dir, nil, "status")
+	if code != 0 || !strings.Contains(out, "r1  running") {
+		t.Errorf("while r1 holds the lock: exit %d\n%s", code, out)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = invoke(t, dir, nil, "status")
+	if code != 0 || !strings.Contains(out, "r1  interrupted") {
+		t.Errorf("after r1 let go of the lock: exit %d\n%s", code, out)
 	}
 }

@@ -50,7 +50,11 @@ func (e *Env) status(asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(run)
 	}
-	if run.Stale() {
+	stale, err := store.Stale(run)
+	if err != nil {
+		return err
+	}
+	if stale {
 		run.Status = "interrupted (process gone; run again to resume)"
 	}
 	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, run.Status, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)

@@ -146,7 +146,9 @@ func (r *orun) close() {
 // interrupted, and kills any claude session they left behind.
 func (r *orun) markStaleRuns() {
 	for _, run := range r.ledger.Runs {
-		if !run.Stale() {
+		// This run holds the lock, so no other run recorded as running is
+		// alive: a live one would hold the lock.
+		if run.Status != state.StatusRunning {
 			continue
 		}
 		// Its claude session and the tools it started (some in sessions

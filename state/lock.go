@@ -5,17 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrLocked means another live debussy run holds .debussy/lock.
 var ErrLocked = errors.New("another debussy run holds the lock")
 
-// LockInfo is the content of .debussy/lock.
+// LockInfo is the content of .debussy/lock: who holds it, for people and
+// for error messages. It decides nothing; the flock on the file does.
 type LockInfo struct {
 	PID     int       `json:"pid"`
 	RunID   string    `json:"run_id"`
@@ -23,12 +26,17 @@ type LockInfo struct {
 	Host    string    `json:"host"`
 }
 
-// Lock takes .debussy/lock for one run. If the lock is held by a process
-// that no longer exists on this host, it is taken over and the dead holder's
-// info is returned as stale, so the caller can mark that run interrupted.
-// A live holder gives an error wrapping ErrLocked that names its pid and run.
-// release removes the lock if it is still ours; calling it again is a no-op.
-func (s *Store) Lock(info LockInfo) (release func() error, stale *LockInfo, err error) {
+// Lock takes .debussy/lock for one run and holds it until release is
+// called or the process ends. It is a flock(2): the kernel drops it with the
+// holder's last file descriptor, so a kill -9 or a crash cannot leave it
+// held, and a reused pid cannot keep it (a pid file checked with kill(pid, 0)
+// had both problems). A live holder gives an error wrapping ErrLocked that
+// names its pid and run.
+//
+// If the file still names an earlier run, that run died holding the lock
+// (release empties the file); its info is returned as prev so the caller can
+// say which run it replaces. release is idempotent.
+func (s *Store) Lock(info LockInfo) (release func() error, prev *LockInfo, err error) {
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create state dir: %w", err)
 	}
@@ -38,142 +46,151 @@ func (s *Store) Lock(info LockInfo) (release func() error, stale *LockInfo, err 
 	}
 	data = append(data, '\n')
 	path := s.lockPath()
-
-	ok, err := createExclusive(path, data)
+	// Go opens files close-on-exec: claude and its tools must not inherit
+	// the descriptor, or a tool left running would hold the lock after
+	// debussy died.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		return nil, nil, fmt.Errorf("open lock: %w", err)
+	}
+	if err := lockExclusive(f); err != nil {
+		_ = f.Close()
+		if errors.Is(err, ErrLocked) {
+			return nil, nil, lockedError(path)
+		}
 		return nil, nil, err
 	}
-	if !ok {
-		stale, err = s.takeOver(info, data)
-		if err != nil {
-			return nil, nil, err
-		}
+	old, rerr := io.ReadAll(f)
+	if rerr == nil && len(bytes.TrimSpace(old)) > 0 {
+		prev = parseLock(old)
+	}
+	if err := writeLock(f, data); err != nil {
+		_ = f.Close()
+		return nil, nil, err
 	}
 	release = sync.OnceValue(func() error {
-		// Remove only our own lock: never one a later run took over.
-		cur, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("release lock: %w", err)
-		}
-		if !bytes.Equal(cur, data) {
-			return nil
-		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// Empty the file while still holding it, so content in an unheld
+		// lock always means its writer died. The file itself stays: removing
+		// it would let a run that opened it just before hold a lock on an
+		// unlinked inode while the next run locks a new file.
+		terr := f.Truncate(0)
+		cerr := f.Close() // drops the flock
+		if err := errors.Join(terr, cerr); err != nil {
 			return fmt.Errorf("release lock: %w", err)
 		}
 		return nil
 	})
-	return release, stale, nil
+	return release, prev, nil
 }
 
-// createExclusive creates path with data unless it exists (ok=false).
-func createExclusive(path string, data []byte) (ok bool, err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("create lock: %w", err)
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		_ = os.Remove(path)
-		return false, fmt.Errorf("write lock: %w", err)
-	}
-	return true, nil
-}
-
-// takeOver replaces a lock whose holder is dead. Two runs may find the same
-// stale lock at once; a flock on a side file serialises the check-remove-
-// create so that one of them wins and the other sees the winner's live lock.
-// The kernel drops a flock when its holder dies, so the guard cannot go stale.
-func (s *Store) takeOver(info LockInfo, data []byte) (*LockInfo, error) {
-	path := s.lockPath()
-	guard, err := os.OpenFile(path+".guard", os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock guard: %w", err)
-	}
-	defer guard.Close()
-	if err := syscall.Flock(int(guard.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("lock guard: %w", err)
-	}
-	defer syscall.Flock(int(guard.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it anyway
-
-	held, err := readLock(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Released between our create and now: just take it.
-		return nil, s.createOrLocked(path, data)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !held.dead(info.Host) {
-		where := ""
-		if held.Host != "" && info.Host != "" && held.Host != info.Host {
-			where = " on host " + held.Host
+// lockExclusive takes an exclusive flock on f without waiting for a run.
+// Holder takes a shared lock for an instant to look; a run starting in that
+// instant must not mistake it for another run, so a lock that only shared
+// holders keep is retried until they let go.
+func lockExclusive(f *os.File) error {
+	fd := int(f.Fd())
+	for range 1000 {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EWOULDBLOCK):
+			return fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
-		return nil, fmt.Errorf("%w: pid %d%s, run %s, started %s (if that process is not debussy, delete %s)",
-			ErrLocked, held.PID, where, held.RunID, held.Started.Format(time.RFC3339), path)
+		if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) != nil {
+			return ErrLocked // an exclusive holder: a run
+		}
+		_ = unix.Flock(fd, unix.LOCK_UN)
+		time.Sleep(time.Millisecond)
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale lock: %w", err)
-	}
-	if err := s.createOrLocked(path, data); err != nil {
-		return nil, err
-	}
-	return held, nil
+	return ErrLocked
 }
 
-func (s *Store) createOrLocked(path string, data []byte) error {
-	ok, err := createExclusive(path, data)
-	if err != nil {
-		return err
+// writeLock replaces f's content with data and makes it durable.
+func writeLock(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("write lock: %w", err)
 	}
-	if !ok {
-		// Only a run that did not go through the guard could get here.
-		return fmt.Errorf("%w: %s was created while taking it over", ErrLocked, path)
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fmt.Errorf("write lock: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write lock: %w", err)
 	}
 	return nil
 }
 
-func readLock(path string) (*LockInfo, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("read lock: %w", err)
-	}
-	var held LockInfo
-	if err := json.Unmarshal(data, &held); err != nil || held.PID <= 0 {
-		// Possibly a run between creating and writing it; never guess.
-		return nil, fmt.Errorf("%w: %s is unreadable (%q); if no debussy run is active, delete it",
+// lockedError says who holds the lock at path, as far as its info tells.
+func lockedError(path string) error {
+	data, _ := os.ReadFile(path)
+	held := parseLock(data)
+	if held == nil {
+		// Between a holder's flock and its write, or written by hand.
+		return fmt.Errorf("%w: %s is held by a process that has not said who it is (%q); if a run is starting, wait for it",
 			ErrLocked, path, bytes.TrimSpace(data))
 	}
-	return &held, nil
-}
-
-// dead reports whether the holder is gone. A lock from another host cannot
-// be checked from here, so it counts as alive.
-func (l *LockInfo) dead(host string) bool {
-	if l.Host != "" && host != "" && l.Host != host {
-		return false
+	where := ""
+	if held.Host != "" {
+		where = " on " + held.Host
 	}
-	return ProcessGone(l.PID)
+	return fmt.Errorf("%w: pid %d%s, run %s, started %s (wait for it, or stop it with Ctrl-C or kill %d)",
+		ErrLocked, held.PID, where, held.RunID, held.Started.Format(time.RFC3339), held.PID)
 }
 
-// ProcessGone reports whether no process with pid exists on this machine.
-func ProcessGone(pid int) bool {
-	return pid <= 0 || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+// parseLock returns the info in data, or nil when data holds none.
+func parseLock(data []byte) *LockInfo {
+	var info LockInfo
+	if json.Unmarshal(data, &info) != nil || info.PID <= 0 {
+		return nil
+	}
+	return &info
 }
 
-// Stale reports whether the run is recorded as running but its debussy
-// process is gone (killed or crashed).
-func (r *Run) Stale() bool {
-	return r.Status == StatusRunning && ProcessGone(r.PID)
+// Holder reports whether a process holds the lock now, and who it says it
+// is (nil when its info is unreadable). It holds a shared lock for an
+// instant to look, which Lock tolerates.
+func (s *Store) Holder() (info *LockInfo, held bool, err error) {
+	f, err := os.Open(s.lockPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("open lock: %w", err)
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	for {
+		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		_ = unix.Flock(fd, unix.LOCK_UN)
+		return nil, false, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		data, _ := io.ReadAll(f)
+		return parseLock(data), true, nil
+	default:
+		return nil, false, fmt.Errorf("check lock %s: %w", f.Name(), err)
+	}
+}
+
+// Stale reports whether run is recorded as running although no process
+// holds the lock for it: its debussy was killed or crashed. A run holding
+// the lock can treat every other running entry as stale.
+func (s *Store) Stale(run *Run) (bool, error) {
+	if run.Status != StatusRunning {
+		return false, nil
+	}
+	holder, held, err := s.Holder()
+	if err != nil {
+		return false, err
+	}
+	// A holder whose info is unreadable is a run starting right now; only
+	// a readable other run id proves this one dead.
+	return !held || holder != nil && holder.RunID != run.ID, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -194,129 +193,6 @@ func id(r *Run) string {
 		return ""
 	}
 	return r.ID
-}
-
-// deadPID returns the pid of a process that has exited and been reaped.
-func deadPID(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", "exit 0")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
-
-func TestLock(t *testing.T) {
-	s := New(filepath.Join(t.TempDir(), DirName))
-	me := LockInfo{PID: os.Getpid(), RunID: "r1", Started: t0, Host: "h"}
-	release, stale, err := s.Lock(me)
-	if err != nil || stale != nil {
-		t.Fatalf("first lock: %v, stale %v", err, stale)
-	}
-
-	// A live holder refuses a second run, naming pid and run.
-	_, _, err = s.Lock(LockInfo{PID: os.Getpid(), RunID: "r2", Started: t0, Host: "h"})
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) || !strings.Contains(err.Error(), "r1") {
-		t.Fatalf("contention: %v", err)
-	}
-
-	if err := release(); err != nil {
-		t.Fatal(err)
-	}
-	if err := release(); err != nil {
-		t.Fatalf("second release: %v", err)
-	}
-	if _, err := os.Stat(s.lockPath()); !os.IsNotExist(err) {
-		t.Fatalf("lock still there after release: %v", err)
-	}
-	release, _, err = s.Lock(LockInfo{PID: os.Getpid(), RunID: "r3", Host: "h"})
-	if err != nil {
-		t.Fatalf("lock after release: %v", err)
-	}
-	defer release()
-}
-
-func TestLockStaleTakeover(t *testing.T) {
-	s := New(t.TempDir())
-	dead := LockInfo{PID: deadPID(t), RunID: "old", Started: t0, Host: "h"}
-	oldRelease, _, err := s.Lock(dead)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	me := LockInfo{PID: os.Getpid(), RunID: "new", Started: t0.Add(time.Hour), Host: "h"}
-	release, stale, err := s.Lock(me)
-	if err != nil {
-		t.Fatalf("takeover: %v", err)
-	}
-	if stale == nil || *stale != dead {
-		t.Errorf("stale = %+v, want %+v", stale, dead)
-	}
-	// The dead run's release must not remove the lock now held by us.
-	if err := oldRelease(); err != nil {
-		t.Fatal(err)
-	}
-	held, err := readLock(s.lockPath())
-	if err != nil || held.RunID != "new" {
-		t.Fatalf("lock after old release: %+v, %v", held, err)
-	}
-	if err := release(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestLockUnverifiable(t *testing.T) {
-	tests := []struct {
-		name, content, want string
-	}{
-		{"empty file", "", "unreadable"},
-		{"garbage", "pid?", "unreadable"},
-		{"other host", fmt.Sprintf(`{"pid":%d,"run_id":"x","host":"elsewhere"}`, deadPID(t)), "on host elsewhere"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := New(t.TempDir())
-			if err := os.WriteFile(s.lockPath(), []byte(tt.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, _, err := s.Lock(LockInfo{PID: os.Getpid(), RunID: "me", Host: "here"})
-			if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("err = %v, want ErrLocked mentioning %q", err, tt.want)
-			}
-			if data, _ := os.ReadFile(s.lockPath()); string(data) != tt.content {
-				t.Error("lock file was changed")
-			}
-		})
-	}
-}
-
-// Several runs finding the same stale lock: exactly one takes it over.
-func TestLockConcurrentTakeover(t *testing.T) {
-	s := New(t.TempDir())
-	if _, _, err := s.Lock(LockInfo{PID: deadPID(t), RunID: "old", Host: "h"}); err != nil {
-		t.Fatal(err)
-	}
-	const n = 8
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			_, _, errs[i] = s.Lock(LockInfo{PID: os.Getpid(), RunID: fmt.Sprint("r", i), Host: "h"})
-		})
-	}
-	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, ErrLocked):
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
-	if won != 1 {
-		t.Errorf("%d runs took the lock, want 1", won)
-	}
 }
 
 func TestSignals(t *testing.T) {
