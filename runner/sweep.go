@@ -38,18 +38,38 @@ func KillByEnv(entry string) int {
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				if syscall.Kill(pid, syscall.SIGKILL) == nil {
-					n++
-				}
-				break
-			}
+		if killIfMarked(pid, want, readEnviron) {
+			n++
 		}
 	}
 	return n
+}
+
+// killIfMarked kills pid if its environment (read by environ) holds want.
+// The process handle is opened before the environment is read: on Linux
+// ≥ 5.4 os.FindProcess holds a pidfd, which keeps naming the process that
+// was looked at. If that process exits and its pid is reused in between, the
+// signal goes to the dead handle and fails, instead of killing a stranger
+// whose pid happens to match (kill(pid) would). Older kernels have no
+// handle and fall back to the pid, with that race.
+func killIfMarked(pid int, want []byte, environ func(pid int) ([]byte, error)) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	defer p.Release() //nolint:errcheck // closes the pidfd; nothing to do if it fails
+	env, err := environ(pid)
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(kv, want) {
+			return p.Signal(syscall.SIGKILL) == nil
+		}
+	}
+	return false
+}
+
+func readEnviron(pid int) ([]byte, error) {
+	return os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
 }
