@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -256,5 +258,116 @@ func TestStatusLiveness(t *testing.T) {
 	code, out, _ = invoke(t, dir, nil, "status")
 	if code != 0 || !strings.Contains(out, "r1  interrupted") {
 		t.Errorf("after r1 let go of the lock: exit %d\n%s", code, out)
+	}
+}
+
+// Every level keeps the records at or above it, in both formats.
+func TestNewLoggerLevels(t *testing.T) {
+	tests := []struct {
+		level string
+		want  []string // messages that come out, of debug, info, warn, error
+	}{
+		{config.LevelDebug, []string{"d", "i", "w", "e"}},
+		{config.LevelInfo, []string{"i", "w", "e"}},
+		{config.LevelWarn, []string{"w", "e"}},
+		{config.LevelError, []string{"e"}},
+	}
+	for _, format := range []string{config.LogText, config.LogJSON} {
+		for _, tt := range tests {
+			t.Run(format+"/"+tt.level, func(t *testing.T) {
+				var buf bytes.Buffer
+				l := newLogger(&buf, format, tt.level)
+				l.Debug("d", "k", 1)
+				l.Info("i", "k", 1)
+				l.Warn("w", "k", 1)
+				l.Error("e", "k", 1)
+				var got []string
+				for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+					if format == config.LogJSON {
+						var rec struct{ Msg string }
+						if err := json.Unmarshal([]byte(line), &rec); err != nil {
+							t.Fatalf("not JSON: %q", line)
+						}
+						got = append(got, rec.Msg)
+						continue
+					}
+					// "15:04:05 LEVL msg k=1"
+					if f := strings.Fields(line); len(f) >= 3 {
+						got = append(got, f[2])
+					}
+				}
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("records %q, want %q\n%s", got, tt.want, buf.String())
+				}
+			})
+		}
+	}
+}
+
+// --verbose and --quiet (and log_level behind them) choose what a run logs;
+// with --log-format json every stderr line is a JSON object whose message
+// is a constant, even for errors found before the config resolves.
+func TestRunLogging(t *testing.T) {
+	dir := gitRepo(t)
+	// No H1 title: a plan warning, logged before the dry run prints.
+	master := filepath.Join(dir, "plan", "MASTER_PLAN.md")
+	data, err := os.ReadFile(master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(master, bytes.Replace(data, []byte("# Greeter - Master Plan\n"), nil, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--log-format", "json"}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		code     int
+		want     []string // "level msg" records that must appear
+		dontWant []string
+	}{
+		{"default", nil, run, 0, []string{"warn plan warning"}, []string{"debug config resolved"}},
+		{"verbose", nil, append(run, "--verbose"), 0, []string{"debug config resolved", "warn plan warning"}, nil},
+		{"quiet", nil, append(run, "-q"), 0, []string{"warn plan warning"}, []string{"debug config resolved"}},
+		{"env debug", map[string]string{"DEBUSSY_LOG_LEVEL": "debug"}, run, 0, []string{"debug config resolved"}, nil},
+		{"env error, flag wins", map[string]string{"DEBUSSY_LOG_LEVEL": "error"}, append(run, "--verbose"), 0, []string{"debug config resolved"}, nil},
+		{"env error", map[string]string{"DEBUSSY_LOG_LEVEL": "error"}, run, 0, nil, []string{"warn plan warning"}},
+		{"bad config in json", map[string]string{"DEBUSSY_MAX_RESTARTS": "lots"}, run, 2, []string{"error debussy stopped"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := invoke(t, dir, tt.env, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.code, stderr)
+			}
+			var got []string
+			for i, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if line == "" {
+					continue
+				}
+				var rec struct{ Level, Msg string }
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("stderr line %d is not JSON: %q", i+1, line)
+				}
+				got = append(got, rec.Level+" "+rec.Msg)
+			}
+			for _, w := range tt.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("no %q record in %q", w, got)
+				}
+			}
+			for _, w := range tt.dontWant {
+				if slices.Contains(got, w) {
+					t.Errorf("unexpected %q record in %q", w, got)
+				}
+			}
+		})
+	}
+	if code, _, stderr := invoke(t, dir, nil, append(run, "--verbose", "--quiet")...); code != 2 || !strings.Contains(stderr, "contradict") {
+		t.Errorf("--verbose --quiet: exit %d, want 2 saying they contradict\n%s", code, stderr)
+	}
+	if code, _, stderr := invoke(t, dir, map[string]string{"DEBUSSY_LOG_LEVEL": "loud"}, run...); code != 2 || !strings.Contains(stderr, "DEBUSSY_LOG_LEVEL") {
+		t.Errorf("DEBUSSY_LOG_LEVEL=loud: exit %d, want 2 naming the variable\n%s", code, stderr)
 	}
 }

@@ -7,22 +7,39 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+
+	"github.com/debussy-dev/debussy/config"
 )
 
 // newLogger builds the one logger every package receives: charmbracelet's
 // text for people (colours only on a terminal, which charm detects), or one
-// JSON object per line for CI.
-func newLogger(w io.Writer, format string) *slog.Logger {
+// JSON object per line for CI. level is a config log level; records below it
+// are dropped before any attribute is formatted.
+func newLogger(w io.Writer, format, level string) *slog.Logger {
 	opts := log.Options{
 		ReportTimestamp: true,
 		TimeFormat:      time.TimeOnly,
-		Level:           log.InfoLevel,
+		Level:           logLevel(level),
 	}
-	if format == "json" {
+	if format == config.LogJSON {
 		opts.Formatter = log.JSONFormatter
 		opts.TimeFormat = time.RFC3339
 	}
 	return slog.New(log.NewWithOptions(w, opts))
+}
+
+// logLevel maps a validated config level to charm's; anything else is info.
+func logLevel(level string) log.Level {
+	switch level {
+	case config.LevelDebug:
+		return log.DebugLevel
+	case config.LevelWarn:
+		return log.WarnLevel
+	case config.LevelError:
+		return log.ErrorLevel
+	default:
+		return log.InfoLevel
+	}
 }
 
 // version is the module version stamped by `go install`, or "dev".

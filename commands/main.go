@@ -59,7 +59,7 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		case errors.As(err, &shown):
 		case e.logger != nil:
 			// Once a run has its logger, stderr stays in its format (JSON in CI).
-			e.logger.Error(err.Error(), "exit_code", exitCode(err))
+			e.logger.Error("debussy stopped", "err", err, "exit_code", exitCode(err))
 		default:
 			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
 		}

@@ -1,10 +1,12 @@
 package commands
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -24,6 +26,9 @@ type runOptions struct {
 	Phase      string
 	DryRun     bool
 	Restart    bool
+	// LogFormat is --log-format when given: errors found before the config
+	// resolves still come out in that format.
+	LogFormat string
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -62,7 +67,9 @@ Examples:
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
-			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr"},
+			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
+			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
@@ -72,12 +79,16 @@ Examples:
 			if c.Bool("auto-commit") && c.Bool("no-auto-commit") {
 				return usageErr(c, "--auto-commit and --no-auto-commit contradict each other")
 			}
+			if c.Bool("verbose") && c.Bool("quiet") {
+				return usageErr(c, "--verbose and --quiet contradict each other")
+			}
 			opts := runOptions{
 				PlanPath:   plan,
 				ConfigFile: c.String("config"),
 				Phase:      c.String("phase"),
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
+				LogFormat:  c.String("log-format"),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -127,6 +138,12 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.IsSet("session-timeout") {
 			cfg.SessionTimeout = config.Duration(c.Duration("session-timeout"))
+		}
+		if c.Bool("verbose") {
+			cfg.LogLevel = config.LevelDebug
+		}
+		if c.Bool("quiet") {
+			cfg.LogLevel = config.LevelWarn
 		}
 	}
 }
@@ -196,27 +213,38 @@ func (e *Env) abs(p string) string {
 func (e *Env) run(ctx context.Context, opts runOptions) error {
 	ws, err := e.loadWorkspace(opts.ConfigFile, opts.set)
 	if err != nil {
+		if format := cmp.Or(opts.LogFormat, e.Getenv(config.EnvVar("log_format"))); format == config.LogJSON {
+			e.logger = newLogger(e.Stderr, format, config.LevelError)
+		}
 		return err
 	}
-	logger := newLogger(e.Stderr, ws.Config.LogFormat)
+	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
 	e.logger = logger
+	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
 	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
 	if err != nil {
 		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
 	}
 	for _, f := range plan.Findings {
+		at := f.File
+		if f.Line > 0 {
+			at += ":" + strconv.Itoa(f.Line)
+		}
 		if f.Severity == plans.SeverityError {
-			logger.Error(f.String())
+			logger.Error("plan error", "at", at, "problem", f.Message, "code", f.Code)
 		} else {
-			logger.Warn(f.String())
+			logger.Warn("plan warning", "at", at, "problem", f.Message, "code", f.Code)
 		}
 	}
 	if perr := plan.Err(); perr != nil {
-		logger.Error(fmt.Sprintf("%s has %d error(s); fix them (debussy check %s lists them)", opts.PlanPath, len(plan.Errors()), opts.PlanPath))
+		logger.Error("plan has errors; fix them (debussy check lists them)", "plan", opts.PlanPath, "errors", len(plan.Errors()))
 		return &shownError{perr}
 	}
 	if opts.DryRun {
 		return dryRun(e.Stdout, plan, ws, opts.Phase)
+	}
+	for _, n := range ws.Source.Notes {
+		logger.Warn("config note", "note", n)
 	}
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)

@@ -42,6 +42,7 @@ type Config struct {
 	GateCommands      map[string]string `yaml:"gate_commands" json:"gate_commands"`
 	ExtraArgs         []string          `yaml:"extra_args" json:"extra_args"`
 	LogFormat         string            `yaml:"log_format" json:"log_format"`
+	LogLevel          string            `yaml:"log_level" json:"log_level"`
 }
 
 // Permission modes the claude CLI accepts for --permission-mode.
@@ -56,6 +57,15 @@ const (
 const (
 	LogText = "text"
 	LogJSON = "json"
+)
+
+// Log levels: debug adds the stop timeline and commit details (--verbose),
+// warn keeps only warnings and errors (--quiet).
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
 )
 
 // Defaults returns the built-in configuration. Empty collections are
@@ -81,6 +91,7 @@ func Defaults() Config {
 		GateCommands:      map[string]string{},
 		ExtraArgs:         []string{},
 		LogFormat:         LogText,
+		LogLevel:          LevelInfo,
 	}
 }
 
@@ -298,6 +309,10 @@ func rules() map[string]rule {
 		"log_format": {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
+		},
+		"log_level": {
+			allowed: strings.Join([]string{LevelDebug, LevelInfo, LevelWarn, LevelError}, ", "),
+			check:   oneOf(func(c *Config) string { return c.LogLevel }, LevelDebug, LevelInfo, LevelWarn, LevelError),
 		},
 	}
 }
