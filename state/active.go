@@ -27,7 +27,7 @@ type Active struct {
 
 // FindActive locates the current run: DEBUSSY_STATE_DIR and DEBUSSY_RUN_ID
 // when set (as in the agent's environment); otherwise the .debussy of the
-// git repository containing cwd and its latest run whose status is running.
+// git repository containing cwd and the run holding its lock.
 func FindActive(env func(string) string, cwd string) (*Active, error) {
 	var store *Store
 	if dir := env(EnvStateDir); dir != "" {
@@ -46,6 +46,20 @@ func FindActive(env func(string) string, cwd string) (*Active, error) {
 		return &Active{Store: store, RunID: id}, nil
 	}
 
+	// The run holding the lock is the live one; a ledger entry still marked
+	// running without it is a run that was killed.
+	holder, held, err := store.Holder()
+	if err != nil {
+		return nil, err
+	}
+	if !held {
+		return nil, fmt.Errorf("%w: no debussy run holds %s (these commands are for the agent inside `debussy run`)",
+			ErrNoActiveRun, store.lockPath())
+	}
+	if holder != nil && holder.RunID != "" {
+		return &Active{Store: store, RunID: holder.RunID}, nil
+	}
+	// The holder has not written who it is yet: its ledger entry says.
 	l, err := store.Load()
 	if err != nil {
 		return nil, err

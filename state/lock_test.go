@@ -316,3 +316,50 @@ func TestStale(t *testing.T) {
 		})
 	}
 }
+
+// Without DEBUSSY_RUN_ID, `debussy done` reports to the run holding the
+// lock, not to the newest ledger entry marked running (which may be dead).
+func TestFindActiveTrustsLock(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := New(filepath.Join(repo, DirName))
+	l := &Ledger{Runs: []*Run{
+		{ID: "live", Status: StatusRunning, StartedAt: t0},
+		{ID: "killed", Status: StatusRunning, StartedAt: t0.Add(time.Hour)},
+	}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+
+	if _, err := FindActive(noEnv, repo); !errors.Is(err, ErrNoActiveRun) {
+		t.Fatalf("no lock held: err = %v, want ErrNoActiveRun", err)
+	}
+
+	// A holder that has not written its info yet: the ledger decides.
+	if err := os.WriteFile(store.lockPath(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(store.lockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := FindActive(noEnv, repo); err != nil || a.RunID != "killed" {
+		t.Fatalf("held without info: %+v, %v; want the newest running entry", a, err)
+	}
+	f.Close()
+
+	release, _, err := store.Lock(LockInfo{PID: os.Getpid(), RunID: "live", Started: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if a, err := FindActive(noEnv, repo); err != nil || a.RunID != "live" {
+		t.Fatalf("lock held by live: %+v, %v", a, err)
+	}
+}

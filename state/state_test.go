@@ -381,6 +381,11 @@ func TestFindActive(t *testing.T) {
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}
+	release, _, err := store.Lock(LockInfo{PID: os.Getpid(), RunID: "new-running", Started: t0.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	noEnv := func(string) string { return "" }
 
 	// Submodule / worktree: .git is a file.
