@@ -545,3 +545,135 @@ var everydayCases = []diffCase{
 		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
 	},
 }
+
+// issueCases are the disagreements found by the differential run of issue
+// 13 (items owned by the correctness work).
+var issueCases = []diffCase{
+	{
+		name:  "nested repository inside a tracked directory: files, not a second entry",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			commitNested(h, "app", map[string]string{"inner.go": "package app\n"})
+			h.Write("app/new.go", "package app\n")
+		},
+	},
+	{
+		name:  "nested repository in a tracked directory whose tracked files are gone",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Remove("app/a.go")
+			commitNested(h, "app", map[string]string{"inner.go": "package app\n"})
+		},
+	},
+	{
+		name:  "allowlist gitignore",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "*\n!*/\n!*.go\n!.gitignore\n")
+			h.Write("config/prod.env", "SECRET=1\n")
+			h.Write("node_modules/x/index.js", "x")
+			h.Write("cmd/tool/main.go", "package main\n")
+			h.Write("top.txt", "x")
+		},
+	},
+	{
+		name:  "ignore patterns go-git got wrong",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "src/**/\nfoo/**/\nab[!c]\nfoo//bar\n")
+			h.Write("src/x/y.go", "x")
+			h.Write("src/z.go", "x")
+			h.Write("foo/a/b", "x")
+			h.Write("foo/c", "x")
+			h.Write("foo/bar", "x")
+			h.Write("abd", "x")
+			h.Write("abc", "x")
+			h.Write("sub/abd", "x")
+		},
+	},
+	{
+		name:  "slash-star-star ignores everything below the root",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("sub/.gitignore", "/**\n!keep.txt\n")
+			h.Write("sub/a.txt", "x")
+			h.Write("sub/keep.txt", "x")
+			h.Write("sub/deeper/keep.txt", "x")
+		},
+	},
+	{
+		name:  "symlinked .gitignore is not followed",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("rules.txt", "*.secret\n")
+			h.Symlink("rules.txt", ".gitignore")
+			h.Write("a.secret", "s")
+		},
+	},
+	{
+		name:  "directory with an empty .git directory is committed",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Mkdir("e/.git")
+			h.Write("e/f.txt", "f")
+		},
+	},
+	{
+		name:  "directory with a .git file that is not a gitdir link is committed",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("e/.git", "hello\n")
+			h.Write("e/f.txt", "f")
+		},
+	},
+	{
+		name:  "directory with a .git file pointing nowhere is committed",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("e/.git", "gitdir: /nonexistent/x\n")
+			h.Write("e/f.txt", "f")
+		},
+	},
+	{
+		name:       "nested git init without commits is refused, as git add -A does",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.GitIn(".", "init", "-q", "fresh"); h.Write("fresh/f.go", "x"); h.Write("other.txt", "o") },
+		gitRefuses: "does not have a commit checked out",
+		refused:    "nested git repository without a commit",
+	},
+	{
+		name:   "ignored nested git init without commits is fine",
+		setup:  diffBase,
+		change: func(t *testing.T, h *diffRepo) { h.GitIn(".", "init", "-q", "fresh"); h.Write(".gitignore", "fresh/\n") },
+	},
+	{
+		name:       ".Git directory is refused",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.Write(".Git/config", "x"); h.Write("ok.txt", "o") },
+		gitRefuses: "invalid path",
+		refused:    "git would refuse to add .Git/config",
+	},
+	{
+		name:       ".git. directory is refused",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.Write("sub/.git./x", "x") },
+		gitRefuses: "invalid path",
+		refused:    "git would refuse to add sub/.git./x",
+	},
+	{
+		name:       "symlinked .gitmodules is refused",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.Symlink("keep.txt", ".gitmodules") },
+		gitRefuses: "invalid path",
+		refused:    "git would refuse to add .gitmodules",
+	},
+	{
+		name:   "ignored .Git directory is fine",
+		setup:  diffBase,
+		change: func(t *testing.T, h *diffRepo) { h.Write(".Git/config", "x"); h.Write(".gitignore", ".Git/\n") },
+	},
+}
+
+func TestDifferentialIssue13(t *testing.T) {
+	runDiffCases(t, issueCases)
+}

@@ -1,9 +1,7 @@
 package gitcommit
 
 import (
-	"bytes"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,28 +280,15 @@ func TestStateDirNeverCommitted(t *testing.T) {
 }
 
 func TestNestedRepository(t *testing.T) {
-	t.Run("without commits is skipped, like nothing git could add", func(t *testing.T) {
+	t.Run("without commits is refused, like git add -A", func(t *testing.T) {
 		isolate(t)
 		dir := baseRepo(t)
 		runGit(t, dir, "init", "-q", "vendor/fresh")
 		writeFiles(t, dir, map[string]string{"vendor/fresh/file.go": "x", "outside.txt": "o"})
-		if _, err := gitOutput(copyTree(t, dir), "add", "-A"); err == nil {
-			t.Log("note: this git accepts a nested repository without commits")
-		}
-		var logs bytes.Buffer
-		r := mustOpen(t, dir, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-		if _, err := r.CommitAll("x"); err != nil {
-			t.Fatal(err)
-		}
-		files := treeFiles(t, dir)
-		if slices.ContainsFunc(files, func(p string) bool { return strings.HasPrefix(p, "vendor/") }) {
-			t.Errorf("nested repository content committed: %v", files)
-		}
-		if !slices.Contains(files, "outside.txt") {
-			t.Errorf("outside.txt not committed")
-		}
-		if !strings.Contains(logs.String(), "vendor/fresh") {
-			t.Errorf("no warning about the skipped nested repository; log:\n%s", logs.String())
+		_, err := mustOpen(t, dir).CommitAll("x")
+		var nested *NestedRepoError
+		if !errors.As(err, &nested) || nested.Path != "vendor/fresh" {
+			t.Fatalf("CommitAll: %v, want a NestedRepoError for vendor/fresh", err)
 		}
 	})
 	t.Run("with commits becomes a gitlink, like git add -A", func(t *testing.T) {

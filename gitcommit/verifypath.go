@@ -1,0 +1,171 @@
+package gitcommit
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// verifyPath is git's verify_path (read-cache.c): whether git would let
+// path into the index. `git add -A` refuses the whole add when a file it
+// would stage fails it (".Git/config", ".git./x", a symlinked
+// ".gitmodules"), so CommitAll refuses too rather than write a tree that
+// `git fsck` and every fsck-checking remote reject.
+func verifyPath(path string, symlink, protectNTFS, protectHFS bool) bool {
+	for i := 0; ; {
+		// i is the start of a component.
+		rest := path[i:]
+		if protectHFS && (isHFSDotGeneric(rest, "git") || (symlink && isHFSDotGeneric(rest, "gitmodules"))) {
+			return false
+		}
+		if protectNTFS && (isNTFSDotGit(rest) || (symlink && isNTFSDotGitmodules(rest))) {
+			return false
+		}
+		if rest == "" || rest[0] == '/' {
+			return false // empty component
+		}
+		if rest[0] == '.' && !verifyDotfile(rest[1:], symlink) {
+			return false
+		}
+		j := strings.IndexByte(rest, '/')
+		if protectNTFS {
+			// A backslash is a separator on Windows: check what follows it.
+			comp := rest
+			if j >= 0 {
+				comp = rest[:j]
+			}
+			for k := 0; k < len(comp); k++ {
+				if comp[k] == '\\' && (isNTFSDotGit(rest[k+1:]) || (symlink && isNTFSDotGitmodules(rest[k+1:]))) {
+					return false
+				}
+			}
+		}
+		if j < 0 {
+			return true
+		}
+		i += j + 1
+	}
+}
+
+// verifyDotfile checks a component after its leading '.': "." and ".." are
+// invalid, and ".git" in any case; a symlink may not be ".gitmodules".
+func verifyDotfile(rest string, symlink bool) bool {
+	if rest == "" || rest[0] == '/' {
+		return false
+	}
+	switch rest[0] {
+	case 'g', 'G':
+		if len(rest) < 3 || (rest[1] != 'i' && rest[1] != 'I') || (rest[2] != 't' && rest[2] != 'T') {
+			break
+		}
+		if len(rest) == 3 || rest[3] == '/' {
+			return false
+		}
+		if symlink {
+			r := rest[3:]
+			if len(r) >= 7 && strings.EqualFold(r[:7], "modules") && (len(r) == 7 || r[7] == '/') {
+				return false
+			}
+		}
+	case '.':
+		if len(rest) == 1 || rest[1] == '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// isNTFSDotGit matches ".git" and "git~1" followed only by spaces and
+// periods up to the end of the component (NTFS drops them).
+func isNTFSDotGit(name string) bool {
+	var i int
+	switch {
+	case len(name) >= 4 && name[0] == '.' && strings.EqualFold(name[1:4], "git"):
+		i = 4
+	case len(name) >= 5 && strings.EqualFold(name[:3], "git") && name[3:5] == "~1":
+		i = 5
+	default:
+		return false
+	}
+	for ; ; i++ {
+		if i == len(name) || name[i] == '/' || name[i] == '\\' {
+			return true
+		}
+		if name[i] != '.' && name[i] != ' ' {
+			return false
+		}
+	}
+}
+
+// isNTFSDotGitmodules is git's is_ntfs_dot_generic for ".gitmodules",
+// including its 8.3 short names ("gitmod~1", "gi7eba~1").
+func isNTFSDotGitmodules(name string) bool {
+	const dotgit, shortPrefix = "gitmodules", "gi7eba"
+	onlySpacesAndPeriods := func(i int) bool {
+		for ; ; i++ {
+			if i >= len(name) || name[i] == ':' {
+				return true
+			}
+			if name[i] != ' ' && name[i] != '.' {
+				return false
+			}
+		}
+	}
+	if len(name) > len(dotgit) && name[0] == '.' && strings.EqualFold(name[1:1+len(dotgit)], dotgit) {
+		return onlySpacesAndPeriods(len(dotgit) + 1)
+	}
+	if len(name) >= 8 && strings.EqualFold(name[:6], dotgit[:6]) && name[6] == '~' && name[7] >= '1' && name[7] <= '4' {
+		return onlySpacesAndPeriods(8)
+	}
+	sawTilde := false
+	for i := 0; i < 8; i++ {
+		switch {
+		case i >= len(name):
+			return false
+		case sawTilde:
+			if name[i] < '0' || name[i] > '9' {
+				return false
+			}
+		case name[i] == '~':
+			i++
+			if i >= len(name) || name[i] < '1' || name[i] > '9' {
+				return false
+			}
+			sawTilde = true
+		case i >= 6, name[i]&0x80 != 0:
+			return false
+		case wmToLower(name[i]) != shortPrefix[i]:
+			return false
+		}
+	}
+	return onlySpacesAndPeriods(8)
+}
+
+// isHFSDotGeneric is git's is_hfs_dot_generic: HFS+ ignores some Unicode
+// code points, so ".g\u200cit" is ".git" there. Only checked with
+// core.protectHFS (git's default on macOS).
+func isHFSDotGeneric(path, needle string) bool {
+	next := func() rune {
+		for path != "" {
+			r, n := utf8.DecodeRuneInString(path)
+			path = path[n:]
+			switch r {
+			case 0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e,
+				0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f, 0xfeff:
+				continue
+			}
+			return r
+		}
+		return 0
+	}
+	if next() != '.' {
+		return false
+	}
+	for i := 0; i < len(needle); i++ {
+		c := next()
+		if c > 127 || byte(wmToLower(byte(c))) != needle[i] {
+			return false
+		}
+	}
+	c := next()
+	return c == 0 || c == '/'
+}
