@@ -249,6 +249,11 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
 	}
+	// Opened again now that the logger exists: the first open, needed to
+	// find the config, discards gitcommit's warnings and commit details.
+	if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
+		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+	}
 	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
 		return fmt.Errorf("%w: %v", orchestrator.ErrSetup, err)
 	}
