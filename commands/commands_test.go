@@ -334,6 +334,9 @@ func TestRunLogging(t *testing.T) {
 		{"env error, flag wins", map[string]string{"DEBUSSY_LOG_LEVEL": "error"}, append(run, "--verbose"), 0, []string{"debug config resolved"}, nil},
 		{"env error", map[string]string{"DEBUSSY_LOG_LEVEL": "error"}, run, 0, nil, []string{"warn plan warning"}},
 		{"bad config in json", map[string]string{"DEBUSSY_MAX_RESTARTS": "lots"}, run, 2, []string{"error debussy stopped"}, nil},
+		{"unknown flag in json", nil, append(run, "--bogus"), 2, []string{"error debussy stopped"}, nil},
+		{"usage error, json from env", map[string]string{"DEBUSSY_LOG_FORMAT": "json"}, []string{"run"}, 2, []string{"error debussy stopped"}, nil},
+		{"usage error, --log-format=json", nil, []string{"run", "--log-format=json", "a.md", "b.md"}, 2, []string{"error debussy stopped"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

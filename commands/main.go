@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/debussy-dev/debussy/config"
 )
 
 // Main runs debussy with args (os.Args) and returns the exit code.
@@ -60,11 +62,34 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		case e.logger != nil:
 			// Once a run has its logger, stderr stays in its format (JSON in CI).
 			e.logger.Error("debussy stopped", "err", err, "exit_code", exitCode(err))
+		case e.jsonRequested(args):
+			// A bad flag or config, before a logger was chosen: CI asked for
+			// JSON-only stderr all the same.
+			newLogger(e.Stderr, config.LogJSON, config.LevelError).Error("debussy stopped", "err", err, "exit_code", exitCode(err))
 		default:
 			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
 		}
 	}
 	return exitCode(err)
+}
+
+// jsonRequested reports whether this invocation asked for JSON logs with
+// --log-format json or DEBUSSY_LOG_FORMAT=json (a config file's log_format
+// cannot be known when the config itself is the problem).
+func (e *Env) jsonRequested(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		switch name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "="); {
+		case name != "log-format" || a == name:
+		case hasValue:
+			return value == config.LogJSON
+		case i+1 < len(args):
+			return args[i+1] == config.LogJSON
+		}
+	}
+	return e.Getenv != nil && e.Getenv(config.EnvVar("log_format")) == config.LogJSON
 }
 
 // shownError is an error whose message was already printed in full (e.g.

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -26,9 +25,6 @@ type runOptions struct {
 	Phase      string
 	DryRun     bool
 	Restart    bool
-	// LogFormat is --log-format when given: errors found before the config
-	// resolves still come out in that format.
-	LogFormat string
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -88,7 +84,6 @@ Examples:
 				Phase:      c.String("phase"),
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
-				LogFormat:  c.String("log-format"),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -213,9 +208,6 @@ func (e *Env) abs(p string) string {
 func (e *Env) run(ctx context.Context, opts runOptions) error {
 	ws, err := e.loadWorkspace(opts.ConfigFile, opts.set)
 	if err != nil {
-		if format := cmp.Or(opts.LogFormat, e.Getenv(config.EnvVar("log_format"))); format == config.LogJSON {
-			e.logger = newLogger(e.Stderr, format, config.LevelError)
-		}
 		return err
 	}
 	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
