@@ -248,17 +248,23 @@ func TestStatusLiveness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := invoke(t, dir, nil, "status")
-	if code != 0 || !strings.Contains(out, "r1  running") {
-		t.Errorf("while r1 holds the lock: exit %d\n%s", code, out)
+	check := func(when, wantText, wantJSON string) {
+		t.Helper()
+		code, out, _ := invoke(t, dir, nil, "status")
+		if code != 0 || !strings.Contains(out, "r1  "+wantText) {
+			t.Errorf("%s: exit %d, want r1 %s\n%s", when, code, wantText, out)
+		}
+		code, out, _ = invoke(t, dir, nil, "status", "--json")
+		var rec struct{ Status string }
+		if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.Status != wantJSON {
+			t.Errorf("%s: status --json exit %d, status %q, want %q\n%s", when, code, rec.Status, wantJSON, out)
+		}
 	}
+	check("while r1 holds the lock", "running", "running")
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ = invoke(t, dir, nil, "status")
-	if code != 0 || !strings.Contains(out, "r1  interrupted") {
-		t.Errorf("after r1 let go of the lock: exit %d\n%s", code, out)
-	}
+	check("after r1 let go of the lock", "interrupted", "interrupted")
 }
 
 // Every level keeps the records at or above it, in both formats.

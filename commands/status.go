@@ -45,14 +45,19 @@ func (e *Env) status(asJSON bool) error {
 		fmt.Fprintf(e.Stdout, "no runs yet in %s (start one with: debussy run MASTER_PLAN.md)\n", store.Dir)
 		return nil
 	}
-	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(run)
-	}
+	// A run recorded as running whose lock is free was killed; say what the
+	// next run will record for it.
 	stale, err := store.Stale(run)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		if stale {
+			run.Status = state.StatusInterrupted
+		}
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(run)
 	}
 	if stale {
 		run.Status = "interrupted (process gone; run again to resume)"
