@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -16,640 +18,433 @@ const (
 	MaxInputBytes = 64 << 10
 )
 
+var (
+	// ErrInvalidJSON is wrapped by Parse errors for lines that are not one
+	// complete JSON object.
+	ErrInvalidJSON = errors.New("invalid JSON")
+	// ErrOutOfRange is wrapped by Parse errors for a number that does not
+	// fit the field it is read into (1e400 as a float64, 1e19 as an int64):
+	// the line is refused rather than read with a wrong value.
+	ErrOutOfRange = errors.New("number out of range")
+)
+
 // Parse turns one stdout line of `claude --output-format stream-json` into
-// an Event. Only the fields consumers use are decoded; big strings are
-// skipped without being materialised. Unknown line types give KindUnknown.
+// an Event with encoding/json. Only the fields consumers use are decoded;
+// big strings (Write inputs, Edit originals) are kept up to MaxTextBytes and
+// big tool inputs only measured. A value of the wrong type reads as its zero
+// value; unknown line types give KindUnknown and unknown fields are ignored.
 // A line that is not one complete JSON object gives an error wrapping
-// ErrInvalidJSON: the caller logs it and moves on.
+// ErrInvalidJSON, a number that does not fit one wrapping ErrOutOfRange: the
+// caller logs it and moves on.
 //
 // The returned Event never aliases line, so the caller may reuse its buffer.
 func Parse(line []byte) (Event, error) {
 	ev := Event{Kind: KindUnknown, Size: len(line)}
-	i := skipSpace(line, 0)
-	if i >= len(line) {
+	// null decodes into a struct without error, so look before decoding.
+	switch start := bytes.TrimLeft(line, " \t\r\n"); {
+	case len(start) == 0:
 		return ev, fmt.Errorf("parse line: %w: empty line", ErrInvalidJSON)
-	}
-	if line[i] != '{' {
+	case start[0] != '{':
 		return ev, fmt.Errorf("parse line: %w: not an object", ErrInvalidJSON)
 	}
-	e := envelope{d: line}
-	end, err := eachMember(line, i, e.member)
-	if err != nil {
+	var w wireLine
+	if err := decode(line, &w); err != nil {
 		return ev, fmt.Errorf("parse line: %w", err)
 	}
-	if end = skipSpace(line, end); end != len(line) {
-		return ev, fmt.Errorf("parse line: %w", syntaxErr(end, "data after the object"))
-	}
-	if err := e.build(line, &ev); err != nil {
-		return ev, fmt.Errorf("parse line: %w", err)
-	}
+	w.build(&ev)
 	return ev, nil
 }
 
-// envelope collects every top-level field any line type uses; which ones
-// matter is decided after the whole line is read, because JSON does not
-// promise that "type" comes first.
-type envelope struct {
-	d   []byte // the line being parsed
-	err error  // first error decoding a lazy string in build
+// decode is json.Unmarshal that reads a value of the wrong type as zero:
+// encoding/json then skips the value, finishes the rest and reports only the
+// first such mismatch, which the CLI's own schema drift should not turn into
+// a lost line.
+func decode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case err == nil, errors.As(err, &typeErr):
+		return nil
+	case errors.As(err, &syntaxErr):
+		return fmt.Errorf("%w: %w", ErrInvalidJSON, err)
+	}
+	return err
+}
 
-	typ, subtype                      []byte
-	sessionID, parentToolUseID, model lazy
-	message                           message
-	hasMessage                        bool
-	resultFilePath                    lazy // tool_use_result.filePath
-	interrupted                       bool // tool_use_result.interrupted
-	errorText                         lazy
+// wireLine is every top-level field any line type uses. JSON does not
+// promise that "type" comes first, so which fields matter is decided after
+// the whole line is read.
+type wireLine struct {
+	Type            string  `json:"type"`
+	Subtype         string  `json:"subtype"`
+	SessionID       string  `json:"session_id"`
+	ParentToolUseID string  `json:"parent_tool_use_id"`
+	Model           string  `json:"model"`
+	Message         message `json:"message"`
+	ToolUseResult   struct {
+		FilePath    string `json:"filePath"`
+		Interrupted bool   `json:"interrupted"`
+	} `json:"tool_use_result"`
+	Error text `json:"error"`
 
 	// system/init
-	cwd, permissionMode, version lazy
-	tools                        span
+	Cwd            string      `json:"cwd"`
+	PermissionMode string      `json:"permissionMode"`
+	Version        string      `json:"claude_code_version"`
+	Tools          []optString `json:"tools"`
 
 	// other system lines
-	status, compactResult, compactError lazy
-	preTokens                           int64
-	attempt, maxRetries, errorStatus    int64
-	retryDelayMs                        float64
-	taskID, toolUseID, description      lazy
-	summary                             lazy // task_notification's description
+	Status          string `json:"status"`
+	CompactResult   string `json:"compact_result"`
+	CompactError    string `json:"compact_error"`
+	CompactMetadata struct {
+		PreTokens integer `json:"pre_tokens"`
+	} `json:"compact_metadata"`
+	Attempt      integer `json:"attempt"`
+	MaxRetries   integer `json:"max_retries"`
+	RetryDelayMs float   `json:"retry_delay_ms"`
+	ErrorStatus  integer `json:"error_status"`
+	TaskID       string  `json:"task_id"`
+	ToolUseID    string  `json:"tool_use_id"`
+	Description  text    `json:"description"`
+	Summary      text    `json:"summary"` // task_notification's description
 
 	// control_response
-	control ControlResponse
+	Response struct {
+		Subtype   string `json:"subtype"`
+		RequestID string `json:"request_id"`
+		Error     text   `json:"error"`
+	} `json:"response"`
 
 	// result
-	isError                            bool
-	terminalReason                     lazy
-	apiErrorStatus, numTurns, duration int64
-	costUSD                            float64
-	resultText                         lazy
-	usage                              Usage
-	modelUsage                         map[string]ModelUsage
+	IsError        bool                  `json:"is_error"`
+	TerminalReason string                `json:"terminal_reason"`
+	APIErrorStatus integer               `json:"api_error_status"`
+	NumTurns       integer               `json:"num_turns"`
+	DurationMs     integer               `json:"duration_ms"`
+	TotalCostUSD   float                 `json:"total_cost_usd"`
+	Result         text                  `json:"result"`
+	Usage          usage                 `json:"usage"`
+	ModelUsage     map[string]modelUsage `json:"modelUsage"`
 }
 
-func (e *envelope) member(key []byte, i int) (int, error) {
-	d := e.d
-	var err error
-	var end int
-	switch string(key) {
-	case "type":
-		e.typ, end, _, err = rawString(d, i)
-	case "subtype":
-		e.subtype, end, _, err = rawString(d, i)
-	case "session_id":
-		e.sessionID, end, err = lazyString(d, i)
-	case "parent_tool_use_id":
-		e.parentToolUseID, end, err = lazyString(d, i)
-	case "model":
-		e.model, end, err = lazyString(d, i)
-	case "message":
-		e.hasMessage = true
-		end, err = e.message.parse(d, i)
-	case "tool_use_result":
-		end, err = eachMember(d, i, func(key []byte, i int) (int, error) {
-			switch string(key) {
-			case "filePath":
-				var end int
-				var err error
-				e.resultFilePath, end, err = lazyString(d, i)
-				return end, err
-			case "interrupted":
-				var end int
-				var err error
-				e.interrupted, end, err = boolValue(d, i)
-				return end, err
-			}
-			return skipValue(d, i)
-		})
-	case "error":
-		e.errorText, end, err = lazyString(d, i)
-	case "cwd":
-		e.cwd, end, err = lazyString(d, i)
-	case "permissionMode":
-		e.permissionMode, end, err = lazyString(d, i)
-	case "claude_code_version":
-		e.version, end, err = lazyString(d, i)
-	case "tools":
-		end, err = skipValue(d, i)
-		e.tools = span{i, end}
-	case "status":
-		e.status, end, err = lazyString(d, i)
-	case "compact_result":
-		e.compactResult, end, err = lazyString(d, i)
-	case "compact_error":
-		e.compactError, end, err = lazyString(d, i)
-	case "compact_metadata":
-		end, err = eachMember(d, i, func(key []byte, i int) (int, error) {
-			if string(key) == "pre_tokens" {
-				var end int
-				var err error
-				e.preTokens, end, err = intValue(d, i)
-				return end, err
-			}
-			return skipValue(d, i)
-		})
-	case "attempt":
-		e.attempt, end, err = intValue(d, i)
-	case "max_retries":
-		e.maxRetries, end, err = intValue(d, i)
-	case "retry_delay_ms":
-		e.retryDelayMs, end, err = floatValue(d, i)
-	case "error_status":
-		e.errorStatus, end, err = intValue(d, i)
-	case "task_id":
-		e.taskID, end, err = lazyString(d, i)
-	case "tool_use_id":
-		e.toolUseID, end, err = lazyString(d, i)
-	case "description":
-		e.description, end, err = lazyString(d, i)
-	case "summary":
-		e.summary, end, err = lazyString(d, i)
-	case "response":
-		end, err = e.parseControl(d, i)
-	case "is_error":
-		e.isError, end, err = boolValue(d, i)
-	case "terminal_reason":
-		e.terminalReason, end, err = lazyString(d, i)
-	case "api_error_status":
-		e.apiErrorStatus, end, err = intValue(d, i)
-	case "num_turns":
-		e.numTurns, end, err = intValue(d, i)
-	case "duration_ms":
-		e.duration, end, err = intValue(d, i)
-	case "total_cost_usd":
-		e.costUSD, end, err = floatValue(d, i)
-	case "result":
-		e.resultText, end, err = lazyString(d, i)
-	case "usage":
-		end, err = parseUsage(d, i, &e.usage)
-	case "modelUsage":
-		end, err = e.parseModelUsage(d, i)
-	default:
-		end, err = skipValue(d, i)
-	}
-	return end, err
-}
-
-func (e *envelope) parseControl(d []byte, i int) (int, error) {
-	return eachMember(d, i, func(key []byte, i int) (int, error) {
-		var end int
-		var err error
-		switch string(key) {
-		case "subtype":
-			e.control.Subtype, end, err = stringValue(d, i)
-		case "request_id":
-			e.control.RequestID, end, err = stringValue(d, i)
-		case "error":
-			e.control.Error, _, end, err = boundedString(d, i, MaxTextBytes)
-		default:
-			end, err = skipValue(d, i)
-		}
-		return end, err
-	})
-}
-
-func parseUsage(d []byte, i int, u *Usage) (int, error) {
-	return eachMember(d, i, func(key []byte, i int) (int, error) {
-		var end int
-		var err error
-		switch string(key) {
-		case "input_tokens":
-			u.InputTokens, end, err = intValue(d, i)
-		case "output_tokens":
-			u.OutputTokens, end, err = intValue(d, i)
-		case "cache_creation_input_tokens":
-			u.CacheCreationInputTokens, end, err = intValue(d, i)
-		case "cache_read_input_tokens":
-			u.CacheReadInputTokens, end, err = intValue(d, i)
-		default:
-			end, err = skipValue(d, i)
-		}
-		return end, err
-	})
-}
-
-func (e *envelope) parseModelUsage(d []byte, i int) (int, error) {
-	return eachMember(d, i, func(key []byte, i int) (int, error) {
-		if d[i] != '{' {
-			return skipValue(d, i)
-		}
-		name, err := unquote(key, i)
-		if err != nil {
-			return 0, err
-		}
-		var mu ModelUsage
-		end, err := eachMember(d, i, func(key []byte, i int) (int, error) {
-			var end int
-			var err error
-			switch string(key) {
-			case "inputTokens":
-				mu.InputTokens, end, err = intValue(d, i)
-			case "outputTokens":
-				mu.OutputTokens, end, err = intValue(d, i)
-			case "cacheReadInputTokens":
-				mu.CacheReadInputTokens, end, err = intValue(d, i)
-			case "cacheCreationInputTokens":
-				mu.CacheCreationInputTokens, end, err = intValue(d, i)
-			case "costUSD":
-				mu.CostUSD, end, err = floatValue(d, i)
-			case "contextWindow":
-				mu.ContextWindow, end, err = intValue(d, i)
-			default:
-				end, err = skipValue(d, i)
-			}
-			return end, err
-		})
-		if err != nil {
-			return 0, err
-		}
-		if e.modelUsage == nil {
-			e.modelUsage = make(map[string]ModelUsage, 1)
-		}
-		e.modelUsage[name] = mu
-		return end, nil
-	})
-}
-
-// lazy is a string value found while scanning, decoded only if the line's
-// type uses it: most lines carry session ids and models nobody reads.
-type lazy struct {
-	body []byte // undecoded, without quotes; nil for null or non-strings
-	off  int
-}
-
-func lazyString(d []byte, i int) (lazy, int, error) {
-	body, end, ok, err := rawString(d, i)
-	if !ok {
-		return lazy{}, end, err
-	}
-	return lazy{body: body, off: i}, end, err
-}
-
-func (e *envelope) str(l lazy) string {
-	if len(l.body) == 0 {
-		return ""
-	}
-	s, err := unquote(l.body, l.off)
-	if err != nil && e.err == nil {
-		e.err = err
-	}
-	return s
-}
-
-// bounded decodes at most MaxTextBytes of l.
-func (e *envelope) bounded(l lazy) string {
-	if len(l.body) == 0 {
-		return ""
-	}
-	var t textBuf
-	t.init(MaxTextBytes, len(l.body))
-	if err := t.writeJSON(l.body, l.off); err != nil && e.err == nil {
-		e.err = err
-	}
-	return string(t.b)
-}
-
-// strings decodes an array of strings (other elements are skipped) into
-// substrings of one allocation: init lines list dozens of tool names.
-func (e *envelope) strings(s span) []string {
-	if s.end <= s.start || e.d[s.start] != '[' {
-		return nil
-	}
-	var bodies []lazy
-	total := 0
-	_, err := eachElement(e.d[:s.end], s.start, func(i int) (int, error) {
-		l, end, err := lazyString(e.d, i)
-		if err == nil && l.body != nil {
-			bodies = append(bodies, l)
-			total += len(l.body)
-		}
-		return end, err
-	})
-	if err != nil && e.err == nil {
-		e.err = err
-	}
-	var t textBuf
-	t.init(total, total)
-	ends := make([]int, len(bodies))
-	for k, l := range bodies {
-		if err := t.writeJSON(l.body, l.off); err != nil && e.err == nil {
-			e.err = err
-		}
-		ends[k] = len(t.b)
-	}
-	all := string(t.b)
-	out := make([]string, len(bodies))
-	from := 0
-	for k, to := range ends {
-		out[k], from = all[from:to], to
-	}
-	return out
-}
-
-// message is the "message" object of assistant and user lines.
+// message is the "message" object of assistant and user lines. Its content
+// is a string (a replayed prompt) or an array of blocks.
 type message struct {
-	id, model  string
-	usage      Usage
-	content    span // a string content (user prompt echo)
-	hasContent bool
-	blocks     []block
+	ID      string        `json:"id"`
+	Model   string        `json:"model"`
+	Usage   usage         `json:"usage"`
+	Content textOr[block] `json:"content"`
 }
 
-type span struct{ start, end int } // a JSON value's bytes: line[start:end]
-
-// block is one element of message.content. Its "type" may come after the
-// fields, so everything a block type could need is collected first.
+// block is one element of message.content. Everything a block type could
+// need is decoded, because its "type" may come after the fields.
 type block struct {
-	typ                 []byte
-	id, name, toolUseID string
-	isError             bool
-	text                span // "text" (text blocks)
-	content             span // "content" (tool_result: string or array)
-	input               span // "input" (tool_use)
-	command, filePath   string
+	Type      string            `json:"type"`
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	ToolUseID string            `json:"tool_use_id"`
+	IsError   bool              `json:"is_error"`
+	Text      text              `json:"text"`    // text blocks
+	Content   textOr[textBlock] `json:"content"` // tool_result: a string or text blocks
+	Input     toolInput         `json:"input"`   // tool_use
 }
 
-func (m *message) parse(d []byte, i int) (int, error) {
-	return eachMember(d, i, func(key []byte, i int) (int, error) {
-		var end int
-		var err error
-		switch string(key) {
-		case "id":
-			m.id, end, err = stringValue(d, i)
-		case "model":
-			m.model, end, err = stringValue(d, i)
-		case "usage":
-			end, err = parseUsage(d, i, &m.usage)
-		case "content":
-			if d[i] == '"' {
-				end, err = stringEnd(d, i)
-				m.content, m.hasContent = span{i, end}, true
-				break
-			}
-			end, err = eachElement(d, i, func(i int) (int, error) {
-				var b block
-				end, err := b.parse(d, i)
-				if err == nil && d[i] == '{' {
-					m.blocks = append(m.blocks, b)
-				}
-				return end, err
-			})
-		default:
-			end, err = skipValue(d, i)
-		}
-		return end, err
-	})
+// textBlock is an element of a tool_result's content: only text blocks are
+// kept (images are not). It has no content of its own, so decoding cannot
+// recurse.
+type textBlock struct {
+	Type string `json:"type"`
+	Text text   `json:"text"`
 }
 
-func (b *block) parse(d []byte, i int) (int, error) {
-	return eachMember(d, i, func(key []byte, i int) (int, error) {
-		var end int
-		var err error
-		switch string(key) {
-		case "type":
-			b.typ, end, _, err = rawString(d, i)
-		case "id":
-			b.id, end, err = stringValue(d, i)
-		case "name":
-			b.name, end, err = stringValue(d, i)
-		case "tool_use_id":
-			b.toolUseID, end, err = stringValue(d, i)
-		case "is_error":
-			b.isError, end, err = boolValue(d, i)
-		case "text":
-			end, err = skipValue(d, i)
-			b.text = span{i, end}
-		case "content":
-			end, err = skipValue(d, i)
-			b.content = span{i, end}
-		case "input":
-			end, err = eachMember(d, i, func(key []byte, i int) (int, error) {
-				var end int
-				var err error
-				switch string(key) {
-				case "command":
-					b.command, end, err = stringValue(d, i)
-				case "file_path", "notebook_path":
-					b.filePath, end, err = stringValue(d, i)
-				default:
-					end, err = skipValue(d, i)
-				}
-				return end, err
-			})
-			b.input = span{i, end}
-		default:
-			end, err = skipValue(d, i)
-		}
-		return end, err
-	})
+type usage struct {
+	InputTokens              integer `json:"input_tokens"`
+	OutputTokens             integer `json:"output_tokens"`
+	CacheCreationInputTokens integer `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     integer `json:"cache_read_input_tokens"`
 }
 
-// appendText decodes a string value, or the text blocks of an array value,
-// into t. Arrays are joined with newlines; non-text elements are ignored.
-func appendText(t *textBuf, d []byte, s span) error {
-	if s.end <= s.start {
+func (u usage) value() Usage {
+	return Usage{
+		InputTokens:              int64(u.InputTokens),
+		OutputTokens:             int64(u.OutputTokens),
+		CacheCreationInputTokens: int64(u.CacheCreationInputTokens),
+		CacheReadInputTokens:     int64(u.CacheReadInputTokens),
+	}
+}
+
+// modelUsage is one entry of a result's modelUsage; ok is false for an
+// entry that is not an object, which is dropped.
+type modelUsage struct {
+	ok bool
+	v  ModelUsage
+}
+
+func (m *modelUsage) UnmarshalJSON(raw []byte) error {
+	*m = modelUsage{}
+	if raw[0] != '{' {
 		return nil
 	}
-	v := d[:s.end]
-	switch v[s.start] {
-	case '"':
-		return t.writeJSON(v[s.start+1:s.end-1], s.start)
-	case '[':
-		first := true
-		_, err := eachElement(v, s.start, func(i int) (int, error) {
-			var b block
-			end, err := b.parse(v, i)
-			if err != nil || string(b.typ) != "text" || b.text.end <= b.text.start || v[b.text.start] != '"' {
-				return end, err
-			}
-			if !first {
-				t.write([]byte("\n"))
-			}
-			first = false
-			return end, t.writeJSON(v[b.text.start+1:b.text.end-1], b.text.start)
-		})
+	var w struct {
+		InputTokens              integer `json:"inputTokens"`
+		OutputTokens             integer `json:"outputTokens"`
+		CacheReadInputTokens     integer `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens integer `json:"cacheCreationInputTokens"`
+		CostUSD                  float   `json:"costUSD"`
+		ContextWindow            integer `json:"contextWindow"`
+	}
+	if err := decode(raw, &w); err != nil {
 		return err
+	}
+	m.ok = true
+	m.v = ModelUsage{
+		InputTokens:              int64(w.InputTokens),
+		OutputTokens:             int64(w.OutputTokens),
+		CacheReadInputTokens:     int64(w.CacheReadInputTokens),
+		CacheCreationInputTokens: int64(w.CacheCreationInputTokens),
+		CostUSD:                  float64(w.CostUSD),
+		ContextWindow:            int64(w.ContextWindow),
 	}
 	return nil
 }
 
-func boundedText(d []byte, spans ...span) (string, int, error) {
+// optString is an array element that is kept only if it is a string.
+type optString struct {
+	s  string
+	ok bool
+}
+
+func (o *optString) UnmarshalJSON(raw []byte) error {
+	*o = optString{}
+	if raw[0] != '"' {
+		return nil
+	}
+	o.ok = true
+	return json.Unmarshal(raw, &o.s)
+}
+
+// toolInput is a tool_use input: copied when small, measured always, with
+// the few fields consumers read pulled out. encoding/json hands
+// UnmarshalJSON a slice of the line, so a 64 MB Write input costs a scan,
+// not a copy.
+type toolInput struct {
+	raw      json.RawMessage
+	size     int
+	command  string
+	filePath string
+}
+
+func (in *toolInput) UnmarshalJSON(raw []byte) error {
+	*in = toolInput{size: len(raw)}
+	if len(raw) <= MaxInputBytes {
+		in.raw = bytes.Clone(raw)
+	}
+	if raw[0] != '{' {
+		return nil
+	}
+	var f struct {
+		Command      string `json:"command"`
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+	}
+	if err := decode(raw, &f); err != nil {
+		return err
+	}
+	in.command, in.filePath = f.Command, cmp.Or(f.FilePath, f.NotebookPath)
+	return nil
+}
+
+// textOr is a value that is either a string or an array of T.
+type textOr[T any] struct {
+	text   text
+	blocks []T
+}
+
+func (c *textOr[T]) UnmarshalJSON(raw []byte) error {
+	*c = textOr[T]{}
+	switch raw[0] {
+	case '"':
+		return c.text.UnmarshalJSON(raw)
+	case '[':
+		return decode(raw, &c.blocks)
+	}
+	return nil
+}
+
+// joined is the content of a tool_result: its string, or its text blocks
+// joined with newlines.
+func (c *textOr[T]) joined() (string, int) {
+	blocks, ok := any(c.blocks).([]textBlock)
+	if !ok || len(blocks) == 0 {
+		return c.text.s, c.text.n
+	}
 	var t textBuf
 	t.init(MaxTextBytes, 256)
-	for k, s := range spans {
-		if k > 0 && t.n > 0 && s.end > s.start {
+	first := true
+	for _, b := range blocks {
+		if b.Type != "text" || !b.Text.isString() {
+			continue
+		}
+		if !first {
 			t.write([]byte("\n"))
 		}
-		if err := appendText(&t, d, s); err != nil {
-			return "", 0, err
+		first = false
+		t.writeText(b.Text)
+	}
+	return string(t.b), t.n
+}
+
+// joinTexts joins the texts of several blocks with newlines, as the CLI
+// shows them, bounded like a single text.
+func joinTexts(texts []text) string {
+	var t textBuf
+	t.init(MaxTextBytes, 256)
+	for k, x := range texts {
+		if k > 0 && t.n > 0 && x.kind != 0 {
+			t.write([]byte("\n"))
 		}
+		t.writeText(x)
 	}
-	return string(t.b), t.n, nil
+	return string(t.b)
 }
 
-// Known type and subtype values are interned so Parse does not allocate
-// them per line.
-func intern(b []byte) string {
-	switch string(b) {
-	case "system":
-		return "system"
-	case "assistant":
-		return "assistant"
-	case "user":
-		return "user"
-	case "result":
-		return "result"
-	case "control_response":
-		return "control_response"
-	case "init":
-		return "init"
-	case "success":
-		return "success"
-	case "status":
-		return "status"
-	case "api_retry":
-		return "api_retry"
-	case "compact_boundary":
-		return "compact_boundary"
-	case "error_during_execution":
-		return "error_during_execution"
-	case "error_max_turns":
-		return "error_max_turns"
-	}
-	s, err := unquote(b, 0)
-	if err != nil {
-		return string(b)
-	}
-	return s
-}
-
-func (e *envelope) build(d []byte, ev *Event) error {
-	ev.Type = intern(e.typ)
-	ev.Subtype = intern(e.subtype)
+func (w *wireLine) build(ev *Event) {
+	ev.Type, ev.Subtype = w.Type, w.Subtype
 	switch ev.Type {
 	case "system":
 		if ev.Subtype == "init" {
 			ev.Kind = KindInit
 			ev.Init = &Init{
-				SessionID:      e.str(e.sessionID),
-				Model:          e.str(e.model),
-				Version:        e.str(e.version),
-				Cwd:            e.str(e.cwd),
-				PermissionMode: e.str(e.permissionMode),
-				Tools:          e.strings(e.tools),
+				SessionID:      w.SessionID,
+				Model:          w.Model,
+				Version:        w.Version,
+				Cwd:            w.Cwd,
+				PermissionMode: w.PermissionMode,
+				Tools:          stringElems(w.Tools),
 			}
-			return e.err
+			return
 		}
 		ev.Kind = KindSystem
 		ev.System = &System{
 			Subtype:       ev.Subtype,
-			Status:        e.str(e.status),
-			CompactResult: e.str(e.compactResult),
-			CompactError:  e.str(e.compactError),
-			PreTokens:     e.preTokens,
-			Attempt:       int(e.attempt),
-			MaxRetries:    int(e.maxRetries),
-			RetryDelayMs:  e.retryDelayMs,
-			ErrorStatus:   int(e.errorStatus),
-			Error:         e.bounded(e.errorText),
-			TaskID:        e.str(e.taskID),
-			ToolUseID:     e.str(e.toolUseID),
-			Description:   cmp.Or(e.bounded(e.description), e.bounded(e.summary)),
+			Status:        w.Status,
+			CompactResult: w.CompactResult,
+			CompactError:  w.CompactError,
+			PreTokens:     int64(w.CompactMetadata.PreTokens),
+			Attempt:       int(w.Attempt),
+			MaxRetries:    int(w.MaxRetries),
+			RetryDelayMs:  float64(w.RetryDelayMs),
+			ErrorStatus:   int(w.ErrorStatus),
+			Error:         w.Error.s,
+			TaskID:        w.TaskID,
+			ToolUseID:     w.ToolUseID,
+			Description:   cmp.Or(w.Description.s, w.Summary.s),
 		}
 	case "assistant":
 		ev.Kind = KindAssistant
-		m := &e.message
+		m := &w.Message
 		a := &Assistant{
-			MessageID:       m.id,
-			ParentToolUseID: e.str(e.parentToolUseID),
-			Model:           m.model,
-			Usage:           m.usage,
-			Error:           e.bounded(e.errorText),
+			MessageID:       m.ID,
+			ParentToolUseID: w.ParentToolUseID,
+			Model:           m.Model,
+			Usage:           m.Usage.value(),
+			Error:           w.Error.s,
 		}
-		var texts []span
-		for k := range m.blocks {
-			b := &m.blocks[k]
-			switch string(b.typ) {
+		var texts []text
+		for _, b := range m.Content.blocks {
+			switch b.Type {
 			case "text":
-				texts = append(texts, b.text)
+				texts = append(texts, b.Text)
 			case "tool_use":
-				tu := ToolUse{
-					ID:        b.id,
-					Name:      b.name,
-					InputSize: b.input.end - b.input.start,
-					Command:   b.command,
-					FilePath:  b.filePath,
-				}
-				if tu.InputSize <= MaxInputBytes {
-					tu.Input = bytes.Clone(d[b.input.start:b.input.end])
-				}
-				a.ToolUses = append(a.ToolUses, tu)
+				a.ToolUses = append(a.ToolUses, ToolUse{
+					ID:        b.ID,
+					Name:      b.Name,
+					Input:     b.Input.raw,
+					InputSize: b.Input.size,
+					Command:   b.Input.command,
+					FilePath:  b.Input.filePath,
+				})
 			}
 		}
 		if len(texts) > 0 {
-			var err error
-			if a.Text, _, err = boundedText(d, texts...); err != nil {
-				return err
-			}
+			a.Text = joinTexts(texts)
 		}
 		ev.Assistant = a
 	case "user":
-		m := &e.message
-		var texts []span
-		for k := range m.blocks {
-			b := &m.blocks[k]
-			switch string(b.typ) {
+		m := &w.Message
+		var texts []text
+		for _, b := range m.Content.blocks {
+			switch b.Type {
 			case "tool_result":
-				content, n, err := boundedText(d, b.content)
-				if err != nil {
-					return err
-				}
+				content, n := b.Content.joined()
 				ev.ToolResults = append(ev.ToolResults, ToolResult{
-					ToolUseID:       b.toolUseID,
-					ParentToolUseID: e.str(e.parentToolUseID),
-					IsError:         b.isError,
+					ToolUseID:       b.ToolUseID,
+					ParentToolUseID: w.ParentToolUseID,
+					IsError:         b.IsError,
 					Content:         content,
 					ContentLen:      n,
 					// The CLI writes one tool_result per line, so the line's
 					// structured result belongs to it.
-					FilePath:    e.str(e.resultFilePath),
-					Interrupted: e.interrupted,
+					FilePath:    w.ToolUseResult.FilePath,
+					Interrupted: w.ToolUseResult.Interrupted,
 				})
 			case "text":
-				texts = append(texts, b.text)
+				texts = append(texts, b.Text)
 			}
 		}
 		if len(ev.ToolResults) > 0 {
 			ev.Kind = KindToolResult
-			return e.err
+			return
 		}
-		if m.hasContent {
-			texts = append(texts, m.content)
-		}
-		text, _, err := boundedText(d, texts...)
-		if err != nil {
-			return err
+		if m.Content.text.isString() {
+			texts = append(texts, m.Content.text)
 		}
 		ev.Kind = KindUser
-		ev.User = &UserMessage{ParentToolUseID: e.str(e.parentToolUseID), Text: text}
+		ev.User = &UserMessage{ParentToolUseID: w.ParentToolUseID, Text: joinTexts(texts)}
 	case "control_response":
 		ev.Kind = KindControlResponse
-		c := e.control
-		ev.Control = &c
+		r := &w.Response
+		ev.Control = &ControlResponse{RequestID: r.RequestID, Subtype: r.Subtype, Error: r.Error.s}
 	case "result":
 		ev.Kind = KindResult
+		var mu map[string]ModelUsage
+		for name, u := range w.ModelUsage {
+			if u.ok {
+				if mu == nil {
+					mu = make(map[string]ModelUsage, len(w.ModelUsage))
+				}
+				mu[name] = u.v
+			}
+		}
 		ev.Result = &Result{
 			Subtype:        ev.Subtype,
-			IsError:        e.isError,
-			TerminalReason: e.str(e.terminalReason),
-			APIErrorStatus: int(e.apiErrorStatus),
-			NumTurns:       int(e.numTurns),
-			DurationMs:     e.duration,
-			CostUSD:        e.costUSD,
-			SessionID:      e.str(e.sessionID),
-			Text:           e.bounded(e.resultText),
-			Usage:          e.usage,
-			ModelUsage:     e.modelUsage,
+			IsError:        w.IsError,
+			TerminalReason: w.TerminalReason,
+			APIErrorStatus: int(w.APIErrorStatus),
+			NumTurns:       int(w.NumTurns),
+			DurationMs:     int64(w.DurationMs),
+			CostUSD:        float64(w.TotalCostUSD),
+			SessionID:      w.SessionID,
+			Text:           w.Result.s,
+			Usage:          w.Usage.value(),
+			ModelUsage:     mu,
 		}
 	}
-	return e.err
+}
+
+// stringElems keeps the string elements of an array; a present array, even an
+// empty one, gives a non-nil slice.
+func stringElems(list []optString) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if s.ok {
+			out = append(out, s.s)
+		}
+	}
+	return out
 }
