@@ -635,16 +635,23 @@ var issueCases = []diffCase{
 		},
 	},
 	{
-		name:       "nested git init without commits is refused, as git add -A does",
-		setup:      diffBase,
-		change:     func(t *testing.T, h *diffRepo) { h.GitIn(".", "init", "-q", "fresh"); h.Write("fresh/f.go", "x"); h.Write("other.txt", "o") },
+		name:  "nested git init without commits is refused, as git add -A does",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.GitIn(".", "init", "-q", "fresh")
+			h.Write("fresh/f.go", "x")
+			h.Write("other.txt", "o")
+		},
 		gitRefuses: "does not have a commit checked out",
 		refused:    "nested git repository without a commit",
 	},
 	{
-		name:   "ignored nested git init without commits is fine",
-		setup:  diffBase,
-		change: func(t *testing.T, h *diffRepo) { h.GitIn(".", "init", "-q", "fresh"); h.Write(".gitignore", "fresh/\n") },
+		name:  "ignored nested git init without commits is fine",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.GitIn(".", "init", "-q", "fresh")
+			h.Write(".gitignore", "fresh/\n")
+		},
 	},
 	{
 		name:       ".Git directory is refused",

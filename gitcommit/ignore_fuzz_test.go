@@ -1,0 +1,197 @@
+package gitcommit
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var (
+	ignoreFuzzSeed = flag.Uint64("ignore-fuzz-seed", 13, "seed of TestIgnoreFuzz")
+	ignoreFuzzSets = flag.Int("ignore-fuzz-sets", 3000, "pattern sets TestIgnoreFuzz compares with git check-ignore")
+)
+
+// The fuzz compares our ignore decisions with `git check-ignore` over
+// generated pattern sets. Each set lives in its own top-level directory
+// (s000, s001, …) with the same tree below it, so one check-ignore call
+// answers a whole batch of sets.
+
+var (
+	fuzzDirs  = []string{"a", "foo", "src", "foo/bar", "src/a", "a/foo", "abc", "foo/bar/baz"}
+	fuzzFiles = []string{"x.go", "y.txt", "b", "abd", "abc.go", ".hidden", "a b", "Foo"}
+	fuzzParts = []string{"a", "b", "ab", "abc", "abd", "foo", "bar", "baz", "src", "x.go", "y.txt", ".hidden", "Foo",
+		"*", "**", "?", "*.go", "a*", "*b*", "[ab]", "[!c]", "[^a]", "ab[!c]", "[a-c]*", "?b?", "\\a", "[[:alpha:]]*", "a b", "fo[o]"}
+)
+
+func genPattern(rng *rand.Rand) string {
+	n := 1 + rng.IntN(3)
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fuzzParts[rng.IntN(len(fuzzParts))]
+	}
+	sep := "/"
+	if rng.IntN(15) == 0 {
+		sep = "//"
+	}
+	p := strings.Join(parts, sep)
+	if rng.IntN(4) == 0 {
+		p = "/" + p
+	}
+	if rng.IntN(4) == 0 {
+		p += "/"
+	}
+	if rng.IntN(12) == 0 {
+		p = "**/" + p
+	}
+	if rng.IntN(12) == 0 {
+		p += "/**"
+	}
+	if rng.IntN(4) == 0 {
+		p = "!" + p
+	}
+	switch rng.IntN(20) {
+	case 0:
+		p += "  "
+	case 1:
+		p += "\\ "
+	case 2:
+		p = "#" + p
+	case 3:
+		p = "\\" + p
+	}
+	return p
+}
+
+func genPatternSet(rng *rand.Rand) string {
+	var b strings.Builder
+	for range 1 + rng.IntN(5) {
+		b.WriteString(genPattern(rng))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// walkIgnored is the walk's decision for path: ignored if any directory on
+// the way is excluded (the walk never enters it) or the path itself is.
+// ignores maps a directory ("" or "dir/") to its .gitignore patterns.
+func walkIgnored(ignores map[string]ignoreList, path string, isDir bool) bool {
+	comps := strings.Split(path, "/")
+	var pats ignoreList
+	dir := ""
+	for i := range comps {
+		pats = append(pats[:len(pats):len(pats)], ignores[dir]...)
+		cur := strings.Join(comps[:i+1], "/")
+		if pats.excluded(cur, i < len(comps)-1 || isDir, false) {
+			return true
+		}
+		dir = cur + "/"
+	}
+	return false
+}
+
+func TestIgnoreFuzz(t *testing.T) {
+	t.Parallel()
+	const perBatch = 150
+	home := t.TempDir()
+	env := diffEnv(home, nil)
+	dir := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+
+	// The same tree under every set's directory; its paths, relative to it.
+	var rel []string
+	isDir := map[string]bool{}
+	for _, d := range fuzzDirs {
+		rel = append(rel, d)
+		isDir[d] = true
+	}
+	for _, d := range append([]string{""}, fuzzDirs...) {
+		for _, f := range fuzzFiles {
+			rel = append(rel, strings.TrimPrefix(d+"/"+f, "/"))
+		}
+	}
+	setDir := func(i int) string { return fmt.Sprintf("s%03d", i) }
+	for i := range perBatch {
+		for _, p := range rel {
+			abs := filepath.Join(dir, setDir(i), filepath.FromSlash(p))
+			if isDir[p] {
+				must(t, os.MkdirAll(abs, 0o755))
+				continue
+			}
+			must(t, os.MkdirAll(filepath.Dir(abs), 0o755))
+			must(t, os.WriteFile(abs, nil, 0o644))
+		}
+	}
+
+	rng := rand.New(rand.NewPCG(*ignoreFuzzSeed, 0))
+	diffs, ignored, total := 0, 0, 0
+	for batch := 0; batch*perBatch < *ignoreFuzzSets; batch++ {
+		// Each set: its directory's .gitignore and, sometimes, one in foo/.
+		ignores := map[string]ignoreList{}
+		content := map[string]string{}
+		for i := range perBatch {
+			sd := setDir(i)
+			for _, sub := range []string{"", "foo/"} {
+				name := sd + "/" + sub + ".gitignore"
+				if sub != "" && rng.IntN(3) != 0 {
+					must(t, os.RemoveAll(filepath.Join(dir, filepath.FromSlash(name))))
+					continue
+				}
+				set := genPatternSet(rng)
+				content[name] = set
+				must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(set), 0o644))
+				ignores[sd+"/"+sub] = parseIgnoreFile([]byte(set), sd+"/"+sub)
+			}
+		}
+		var stdin bytes.Buffer
+		var paths []string
+		for i := range perBatch {
+			for _, p := range rel {
+				full := setDir(i) + "/" + p
+				paths = append(paths, full)
+				stdin.WriteString(full)
+				stdin.WriteByte(0)
+			}
+		}
+		cmd := exec.Command("git", "check-ignore", "--stdin", "-z", "-v", "-n")
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, env, &stdin
+		out, err := cmd.Output()
+		if err != nil && cmd.ProcessState.ExitCode() != 1 {
+			t.Fatalf("git check-ignore: %v", err)
+		}
+		// Records of four NUL-terminated fields: source, line, pattern, path.
+		fields := strings.Split(string(out), "\x00")
+		for i := 0; i+3 < len(fields); i += 4 {
+			src, line, pattern, path := fields[i], fields[i+1], fields[i+2], fields[i+3]
+			want := src != "" && !strings.HasPrefix(pattern, "!")
+			got := walkIgnored(ignores, path, isDir[path[strings.IndexByte(path, '/')+1:]])
+			total++
+			if want {
+				ignored++
+			}
+			if got == want {
+				continue
+			}
+			diffs++
+			if diffs <= 20 {
+				set := path[:strings.IndexByte(path, '/')]
+				t.Errorf("%s: ignored = %v, git says %v (%s:%s %q)\n%s/.gitignore:\n%s%s/foo/.gitignore:\n%s",
+					path, got, want, src, line, pattern, set, content[set+"/.gitignore"], set, content[set+"/foo/.gitignore"])
+			}
+		}
+		if n := len(fields) / 4; n != len(paths) {
+			t.Fatalf("git check-ignore answered %d paths of %d", n, len(paths))
+		}
+	}
+	t.Logf("%d paths compared, %d ignored by git", total, ignored)
+	if diffs > 0 {
+		t.Errorf("%d decisions differ from git check-ignore (seed %d)", diffs, *ignoreFuzzSeed)
+	}
+}
