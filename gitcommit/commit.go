@@ -23,9 +23,16 @@ type Commit struct {
 // A message is given a final newline; an empty one becomes
 // "debussy: checkpoint" (git would refuse, and the work must be saved).
 //
-// Unlike `git commit` it runs no hooks, does not sign, does not apply
-// clean/smudge filters or autocrlf (git-lfs files would be committed as
-// content), and makes an ordinary commit even during a merge.
+// Like `git add -A && git commit -m msg` it applies clean filters (including
+// the long-running protocol git-lfs uses), core.autocrlf and the text, eol
+// and ident attributes; runs the pre-commit, prepare-commit-msg, commit-msg
+// and post-commit hooks (core.hooksPath honoured); signs when
+// commit.gpgSign is set (openpgp, x509, ssh); and mid-merge makes a merge
+// commit, mid-cherry-pick keeps the picked commit's author, and clears those
+// operations' state. A refusing hook returns a *HookError (ErrHookRejected):
+// nothing is committed, the work stays in the tree and staged. What it
+// cannot honour is an *UnsupportedError (ErrUnsupported); Preflight reports
+// those before any work starts.
 func (r *Repo) CommitAll(msg string) (Commit, error) {
 	end, err := r.begin()
 	if err != nil {
@@ -54,10 +61,12 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	}
 
 	s := r.newStager(idx, cfg, true)
-	if err := s.refreshTracked(idx.Entries); err != nil {
-		return Commit{}, fmt.Errorf("commit: stage: %w", err)
+	err = s.refreshTracked(idx.Entries)
+	if err == nil {
+		err = s.addUntracked(excludes)
 	}
-	if err := s.addUntracked(excludes); err != nil {
+	s.conv.close()
+	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
 	}
 
@@ -75,8 +84,13 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 		return Commit{}, fmt.Errorf("commit: write trees: %w", err)
 	}
 
+	op, err := r.commitState()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
 	changed := len(s.unstaged) > 0 || len(s.added) > 0
-	if tree == parentTree || (h.hash.IsZero() && len(s.entries) == 0) {
+	// Mid-merge, an unchanged tree is still a commit: the merge itself.
+	if (tree == parentTree && len(op.parents) == 0) || (h.hash.IsZero() && len(s.entries) == 0) {
 		if changed || s.refresh {
 			// Keep what `git add -A` would have staged and the refreshed
 			// stat data, so the next check is cheap.
@@ -97,13 +111,52 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
+	parents = append(parents, op.parents...)
 	author, committer := r.signature(cfg)
+	if op.author != nil {
+		author = *op.author
+	}
+
+	// Hooks (hooks.go). pre-commit sees the index `git add -A` leaves, so
+	// it is written first; git re-reads it afterwards, since the hook may
+	// stage more.
+	env := r.hookEnv(author)
+	if _, ok := r.hookPath(cfg, "pre-commit"); ok {
+		b, err := encodeIndex(idx, s.entries, lock.created)
+		if err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+		if err := lock.commit(b); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+		if _, err := r.runHook(cfg, "pre-commit", env); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+		if tree, trees, s.entries, err = r.indexTree(); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+		if err := r.storeTrees(trees, tree, parentTree); err != nil {
+			return Commit{}, fmt.Errorf("commit: write trees: %w", err)
+		}
+		if tree == parentTree && len(op.parents) == 0 {
+			return Commit{}, ErrNothingToCommit
+		}
+	}
+	if msg, err = r.messageHooks(cfg, env, msg); err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+
 	c := &object.Commit{
 		Author:       author,
 		Committer:    committer,
 		Message:      msg,
 		TreeHash:     tree,
 		ParentHashes: parents,
+	}
+	if cfg.bool("commit.gpgSign", false) {
+		if err := r.signCommit(cfg, c); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
 	}
 	obj := r.store.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
@@ -116,16 +169,24 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 
 	// The index goes first: if the ref update then fails, the work is staged
 	// and the next CommitAll picks it up; the reverse order would show the
-	// new commit's changes as staged reversals.
-	b, err := encodeIndex(idx, s.entries, lock.created)
-	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
-	}
-	if err := lock.commit(b); err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+	// new commit's changes as staged reversals. (Already written if a
+	// pre-commit hook ran.)
+	if !lock.done {
+		b, err := encodeIndex(idx, s.entries, lock.created)
+		if err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+		if err := lock.commit(b); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
 	}
 	if err := r.updateRef(h, next, committer, subjectOf(msg)); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	op.finish(r)
+	if _, err := r.runHook(cfg, "post-commit", env); err != nil {
+		// git ignores post-commit's exit status.
+		r.log.Warn("post-commit hook failed", "err", err)
 	}
 
 	files, err := r.countChanges(parentTree, tree)

@@ -115,6 +115,10 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) {
 			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 		case subsection == "":
 			items = append(items, item{key: section + "." + key, value: value})
+		default:
+			// filter.<driver>.clean, gpg.ssh.program: the subsection keeps
+			// its case, as in git (see getSub).
+			items = append(items, item{key: section + "." + subsection + "." + key, value: value})
 		}
 		return nil
 	}

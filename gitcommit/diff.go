@@ -90,6 +90,7 @@ func (r *Repo) DirtyTracked() ([]string, error) {
 	}
 
 	s := r.newStager(idx, r.loadConfig(), false)
+	defer s.conv.close() // long-running clean filters (filter.go)
 	if err := s.refreshTracked(idx.Entries); err != nil {
 		return nil, fmt.Errorf("check dirty: %w", err)
 	}

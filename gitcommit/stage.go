@@ -38,6 +38,8 @@ type stager struct {
 	added    []string // untracked paths staged by the walk
 	refresh  bool     // only stat data changed; the index is worth rewriting
 	dirOK    map[string]bool
+
+	conv *converter // clean filters, eol, ident (convert.go); close after staging
 }
 
 func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
@@ -51,6 +53,7 @@ func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
 		protectNTFS: cfg.bool("core.protectNTFS", true),
 		protectHFS:  cfg.bool("core.protectHFS", runtime.GOOS == "darwin"),
 		dirOK:       map[string]bool{"": true},
+		conv:        r.newConverter(cfg),
 	}
 }
 
@@ -136,7 +139,7 @@ func (s *stager) refreshTracked(entries []*index.Entry) error {
 			// Unmerged: `git add -A` resolves the conflict with whatever
 			// the worktree holds now.
 			s.unstaged = append(s.unstaged, e.Name)
-			ne, err := s.entryFromWorktree(e.Name)
+			ne, err := s.entryFromWorktree(e.Name, oursBlob(group))
 			if err != nil {
 				return err
 			}
@@ -183,7 +186,7 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 	if mode == e.Mode && !e.IntentToAdd && s.statMatches(e, st) {
 		return true, nil
 	}
-	h, ok, err := s.hashFile(abs, st)
+	h, ok, err := s.hashFile(e.Name, st, e.Hash)
 	if err != nil {
 		return false, err
 	}
@@ -285,8 +288,13 @@ func setStat(e *index.Entry, st fileStat) {
 }
 
 // hashFile hashes (and with s.write stores) the blob for a file or symlink;
-// ok is false if it disappeared meanwhile.
-func (s *stager) hashFile(abs string, st fileStat) (h plumbing.Hash, ok bool, err error) {
+// ok is false if it disappeared meanwhile. cur is the blob the index holds
+// for name now (zero if none): eol conversion depends on it. A file's content
+// goes through s.conv (filters, eol, ident) as in `git add`; keep that when
+// streaming (convert.go needs the whole content only where a conversion
+// applies to the path).
+func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbing.Hash, ok bool, err error) {
+	abs := s.abs(name)
 	var content []byte
 	if st.kind == kindSymlink {
 		var target string
@@ -301,6 +309,11 @@ func (s *stager) hashFile(abs string, st fileStat) (h plumbing.Hash, ok bool, er
 	if err != nil {
 		return plumbing.ZeroHash, false, fmt.Errorf("read %s: %w", abs, err)
 	}
+	if st.kind != kindSymlink {
+		if content, err = s.conv.toGit(name, content, cur, s.write); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+	}
 	h, err = s.r.putObject(plumbing.BlobObject, content, s.write)
 	return h, err == nil, err
 }
@@ -308,7 +321,7 @@ func (s *stager) hashFile(abs string, st fileStat) (h plumbing.Hash, ok bool, er
 // entryFromWorktree builds a fresh stage-0 entry for name; nil if the path is
 // not a file or symlink. With core.fileMode=false a new file is 100644, as in
 // git.
-func (s *stager) entryFromWorktree(name string) (*index.Entry, error) {
+func (s *stager) entryFromWorktree(name string, cur plumbing.Hash) (*index.Entry, error) {
 	abs := s.abs(name)
 	st, err := lstat(abs)
 	if err != nil {
@@ -317,7 +330,7 @@ func (s *stager) entryFromWorktree(name string) (*index.Entry, error) {
 	if st.kind != kindRegular && st.kind != kindSymlink {
 		return nil, nil
 	}
-	h, ok, err := s.hashFile(abs, st)
+	h, ok, err := s.hashFile(name, st, cur)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -479,7 +492,7 @@ func (w *walker) addFile(path string, symlink bool) error {
 		w.invalid = append(w.invalid, path)
 		return nil
 	}
-	e, err := s.entryFromWorktree(path)
+	e, err := s.entryFromWorktree(path, plumbing.ZeroHash)
 	if err != nil || e == nil {
 		return err
 	}
