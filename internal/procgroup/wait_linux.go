@@ -1,4 +1,4 @@
-package runner
+package procgroup
 
 import "golang.org/x/sys/unix"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package runner
+package procgroup
 
 import "errors"
 

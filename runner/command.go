@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+)
+
+// LookPath finds the claude binary ("" means "claude" on PATH), so a
+// missing one is reported before any work starts.
+func LookPath(bin string) (string, error) {
+	if bin == "" {
+		bin = "claude"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", notFound(bin, err)
+	}
+	return path, nil
+}
+
+func notFound(bin string, err error) error {
+	return fmt.Errorf("start claude: %w: %q (install Claude Code or point --claude-bin / DEBUSSY_CLAUDE_BIN at it): %w",
+		ErrClaudeNotFound, bin, err)
+}
+
+func claudeArgs(spec Spec) []string {
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
+	if spec.Model != "" {
+		args = append(args, "--model", spec.Model)
+	}
+	switch spec.PermissionMode {
+	case "":
+	case "bypassPermissions":
+		args = append(args, "--dangerously-skip-permissions")
+	default:
+		args = append(args, "--permission-mode", spec.PermissionMode)
+	}
+	return append(args, spec.ExtraArgs...)
+}
+
+// childEnv removes CLAUDECODE (its nested-session guard makes claude exit
+// when debussy itself runs inside Claude Code), applies SetEnv and puts
+// PathPrepend first on PATH.
+func childEnv(spec Spec) []string {
+	base := spec.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+len(spec.SetEnv)+1)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, set := spec.SetEnv[k]; k == "CLAUDECODE" || set {
+			continue
+		}
+		env = append(env, kv)
+	}
+	keys := make([]string, 0, len(spec.SetEnv))
+	for k := range spec.SetEnv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+spec.SetEnv[k])
+	}
+	if spec.PathPrepend != "" {
+		at := -1
+		for i, kv := range env {
+			if strings.HasPrefix(kv, "PATH=") {
+				at = i
+			}
+		}
+		switch {
+		case at < 0:
+			env = append(env, "PATH="+spec.PathPrepend)
+		case env[at] == "PATH=":
+			env[at] = "PATH=" + spec.PathPrepend
+		default:
+			env[at] = "PATH=" + spec.PathPrepend + string(os.PathListSeparator) + env[at][len("PATH="):]
+		}
+	}
+	return env
+}
+
+func userMessage(text string) []byte {
+	var msg struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"message"`
+	}
+	msg.Type = "user"
+	msg.Message.Role = "user"
+	msg.Message.Content = text
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(msg) // cannot fail for strings; ends with "\n"
+	return b.Bytes()
+}
+
+func interruptRequest(id string) []byte {
+	return fmt.Appendf(nil, `{"type":"control_request","request_id":%q,"request":{"subtype":"interrupt"}}`+"\n", id)
+}

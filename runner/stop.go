@@ -1,0 +1,508 @@
+package runner
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// The stop machine decides, from what the session observed and was asked,
+// what to do next. It does no I/O and reads no clock: every input comes
+// with the time it is handled at, and it answers with actions the session
+// carries out (stop.go holds the decisions; supervise.go the effects).
+
+// phase is where a session is on its way to the end.
+type phase int
+
+const (
+	phaseRunning      phase = iota // a turn runs and nothing is asked of it
+	phaseDraining                  // a stop or Send waits for tools in flight, at most StopGrace
+	phaseInterrupting              // interrupt sent; waiting for the turn's result, at most KillGrace
+	phaseClosing                   // stdin closed; waiting for the exit, signalling the group at each deadline
+	phaseExited                    // claude exited; waiting for stdout, stderr and the group to be gone
+	phaseFinished                  // the outcome is out
+)
+
+var phaseNames = [...]string{"running", "draining", "interrupting", "closing", "exited", "finished"}
+
+func (p phase) String() string { return phaseNames[p] }
+
+// responseSettle is how long a stop waits after an assistant line for
+// more blocks of the same response. Usage arrives on a response's first
+// line, before its tool_use lines: without this wait a stop triggered by
+// that usage would cancel the tools the model just asked for.
+const responseSettle = 2 * time.Second
+
+type inputKind int
+
+const (
+	inLine      inputKind = iota // a stdout line was read; event is nil when it was not stream-json
+	inStop                       // RequestStop
+	inCancel                     // Start's context is done
+	inKill                       // Kill
+	inSend                       // Send
+	inExit                       // claude exited and its group was killed
+	inStdoutEOF                  // the stdout reader is done
+	inStderrEOF                  // the stderr reader is done
+	inGroupGone                  // no process of the session is left
+)
+
+// input is one thing that happened to the session.
+type input struct {
+	kind   inputKind
+	at     time.Time // inLine: when the line was read
+	event  *Event    // inLine
+	reason string    // inStop
+	msg    string    // inSend
+	exit   exitFacts // inExit
+	reply  chan error
+}
+
+// exitFacts is what the machine needs of claude's exit.
+type exitFacts struct {
+	at, groupKilledAt time.Time
+	code              int    // -1 when killed by a signal
+	status            string // "exited with code 3", "was killed by killed" (exitStatus)
+}
+
+type actionKind int
+
+const (
+	actWrite         actionKind = iota // queue data on stdin; forSend: the pending Send's reply waits for this write
+	actCloseStdin                      // close stdin after the queued writes: claude ends once its turn is over
+	actCloseStdinNow                   // close stdin at once
+	actSignal                          // signal the process group, then emit mark name with fields
+	actReplySend                       // answer the pending Send with err
+	actMark                            // emit a mark of the stop timeline
+	actReadDeadline                    // stop reading stdout and stderr at at
+	actLog                             // log msg with args at level
+	actFinish                          // the session is over: outcome
+)
+
+// action is one thing the session must do.
+type action struct {
+	kind    actionKind
+	data    []byte
+	forSend bool
+	sig     syscall.Signal
+	err     error
+	name    string
+	at      time.Time
+	fields  map[string]any
+	level   slog.Level
+	args    []any
+	outcome Outcome // actFinish: all but Stderr, Err and Marks
+}
+
+// stopConfig is the part of Spec the machine needs, with defaults applied.
+type stopConfig struct {
+	stopGrace, killGrace        time.Duration
+	idleTimeout, sessionTimeout time.Duration
+	cancelGrace                 time.Duration
+	started                     time.Time
+}
+
+// machine is the state of one session's stop logic.
+type machine struct {
+	cfg   stopConfig
+	phase phase
+	out   []action // actions of the step under way
+
+	cause  OutcomeKind // why the runner is ending the session; "" while it is not
+	reason string
+
+	inflight        []ToolUse // main-thread tool uses without a result
+	inflightAtStop  []ToolUse
+	responseOpen    bool // the last main-thread line was an assistant line: more blocks may follow
+	lastAssistantAt time.Time
+	lastLine        time.Time
+	lastResult      *Result
+
+	sendPending bool
+	sendMsg     string
+
+	since, deadline time.Time // of draining and interrupting
+	reqN            int
+	interruptID     string
+
+	sigLevel   int       // signals sent while closing: 1 SIGINT, 2 SIGTERM, 3 SIGKILL
+	escalateAt time.Time // next signal; zero when none is due
+	killAt     time.Time // cancelGrace after a cancel
+	killed     bool
+
+	exit                            *exitFacts
+	stdoutEOF, stderrEOF, groupGone bool
+}
+
+func newMachine(cfg stopConfig) *machine {
+	return &machine{cfg: cfg, lastLine: cfg.started}
+}
+
+// step handles ins at now, then lets time act (watchdogs, drain and
+// interrupt deadlines, signal escalation), and returns what to do.
+func (m *machine) step(now time.Time, ins ...input) []action {
+	m.out = nil
+	for _, in := range ins {
+		m.handle(in, now)
+	}
+	m.tick(now)
+	if m.phase == phaseExited && m.stdoutEOF && m.stderrEOF && m.groupGone {
+		m.finish()
+	}
+	return m.out
+}
+
+func (m *machine) handle(in input, now time.Time) {
+	if m.phase == phaseFinished {
+		if in.kind == inSend {
+			m.emit(action{kind: actReplySend, err: ErrSessionClosed})
+		}
+		return
+	}
+	switch in.kind {
+	case inLine:
+		m.observe(in, now)
+	case inStop:
+		m.beginStop(OutcomeStopped, in.reason, now)
+	case inCancel:
+		if m.cfg.cancelGrace > 0 && m.killAt.IsZero() {
+			m.killAt = now.Add(m.cfg.cancelGrace)
+		}
+		m.beginStop(OutcomeCancelled, "cancelled", now)
+	case inKill:
+		m.kill(now, "kill")
+	case inSend:
+		m.send(in.msg, now)
+	case inExit:
+		m.exited(in.exit, now)
+	case inStdoutEOF:
+		m.stdoutEOF = true
+	case inStderrEOF:
+		m.stderrEOF = true
+	case inGroupGone:
+		m.groupGone = true
+	}
+}
+
+func (m *machine) emit(a action) { m.out = append(m.out, a) }
+
+func (m *machine) mark(name string, at time.Time, fields map[string]any) {
+	m.emit(action{kind: actMark, name: name, at: at, fields: fields})
+}
+
+func (m *machine) logf(level slog.Level, msg string, args ...any) {
+	m.emit(action{kind: actLog, level: level, name: msg, args: args})
+}
+
+// ending reports whether the session is already on its way out.
+func (m *machine) ending() bool { return m.cause != "" || m.phase >= phaseClosing }
+
+func (m *machine) observe(in input, now time.Time) {
+	m.lastLine = in.at
+	ev := in.event
+	if ev == nil {
+		return
+	}
+	switch ev.Kind {
+	case KindAssistant:
+		if ev.Assistant.MainThread() {
+			m.responseOpen, m.lastAssistantAt = true, in.at
+			m.inflight = append(m.inflight, ev.Assistant.ToolUses...)
+		}
+	case KindToolResult, KindUser:
+		m.responseOpen = false
+		for _, tr := range ev.ToolResults {
+			m.inflight = slices.DeleteFunc(m.inflight, func(tu ToolUse) bool { return tu.ID == tr.ToolUseID })
+		}
+	case KindControlResponse:
+		if ev.Control.RequestID != "" && ev.Control.RequestID == m.interruptID {
+			m.mark("interrupt_acked", now, map[string]any{
+				"request_id": ev.Control.RequestID, "subtype": ev.Control.Subtype, "error": ev.Control.Error})
+		}
+	case KindResult:
+		m.result(ev.Result, now)
+	}
+}
+
+// result ends a turn: a stop under way closes stdin, a pending Send
+// becomes the next turn, and otherwise the session is done.
+func (m *machine) result(r *Result, now time.Time) {
+	m.lastResult = r
+	m.responseOpen = false
+	m.inflight = nil
+	awaited := m.phase == phaseDraining || m.phase == phaseInterrupting
+	if awaited {
+		m.phase = phaseRunning
+	}
+	if awaited || m.cause != "" {
+		m.mark("result_received", now, map[string]any{
+			"subtype": r.Subtype, "is_error": r.IsError, "terminal_reason": r.TerminalReason})
+	}
+	switch {
+	case m.cause != "":
+		m.closeStdin(now)
+	case m.phase >= phaseClosing:
+	case m.sendPending:
+		m.sendPending = false
+		m.emit(action{kind: actWrite, data: userMessage(m.sendMsg), forSend: true})
+		m.mark("follow_up_sent", now, map[string]any{"bytes": len(m.sendMsg)})
+	default:
+		m.closeStdin(now)
+	}
+}
+
+// beginStop starts a safe-point stop; the first cause wins. A session that
+// already closed stdin after its last result ends on its own and keeps the
+// outcome of that result.
+func (m *machine) beginStop(kind OutcomeKind, reason string, now time.Time) {
+	if m.ending() {
+		m.logf(slog.LevelDebug, "stop ignored: session already ending", "kind", kind, "reason", reason)
+		return
+	}
+	m.cause, m.reason = kind, reason
+	m.mark("stop_requested", now, map[string]any{"kind": string(kind), "reason": reason, "in_flight": len(m.inflight)})
+	m.failSend(ErrSessionClosed)
+	if m.phase == phaseRunning {
+		m.quiesce(now)
+	}
+}
+
+func (m *machine) send(msg string, now time.Time) {
+	if m.ending() {
+		m.emit(action{kind: actReplySend, err: ErrSessionClosed})
+		return
+	}
+	m.sendPending, m.sendMsg = true, msg
+	if m.phase == phaseRunning {
+		m.quiesce(now)
+	}
+}
+
+func (m *machine) failSend(err error) {
+	if m.sendPending {
+		m.sendPending = false
+		m.emit(action{kind: actReplySend, err: err})
+	}
+}
+
+// settling reports whether the current response may still add tool uses.
+func (m *machine) settling(now time.Time) bool {
+	return m.responseOpen && now.Before(m.settleUntil())
+}
+
+func (m *machine) settleUntil() time.Time {
+	return m.lastAssistantAt.Add(min(responseSettle, m.cfg.stopGrace))
+}
+
+// quiesce brings the running turn to an end at a safe point: first the
+// tools in flight, then an interrupt.
+func (m *machine) quiesce(now time.Time) {
+	if len(m.inflight) > 0 || m.settling(now) {
+		m.phase, m.since, m.deadline = phaseDraining, now, now.Add(m.cfg.stopGrace)
+		return
+	}
+	m.interrupt(now)
+}
+
+func (m *machine) interrupt(now time.Time) {
+	m.reqN++
+	m.interruptID = fmt.Sprintf("req_%d", m.reqN)
+	if m.cause != "" && len(m.inflight) > 0 {
+		m.noteInFlightAtStop()
+	}
+	m.emit(action{kind: actWrite, data: interruptRequest(m.interruptID)})
+	m.mark("interrupt_sent", now, map[string]any{"request_id": m.interruptID, "in_flight": len(m.inflight)})
+	m.phase, m.deadline = phaseInterrupting, now.Add(m.cfg.killGrace)
+}
+
+// noteInFlightAtStop records the tools a stop cut in half, once.
+func (m *machine) noteInFlightAtStop() {
+	if m.inflightAtStop == nil {
+		m.inflightAtStop = slices.Clone(m.inflight)
+	}
+}
+
+// closeStdin tells claude to exit once its turn is over; if it has not
+// after KillGrace the group is signalled.
+func (m *machine) closeStdin(now time.Time) {
+	if m.phase >= phaseClosing {
+		return
+	}
+	m.phase = phaseClosing
+	m.failSend(ErrSessionClosed)
+	m.emit(action{kind: actCloseStdin})
+	m.mark("stdin_closed", now, nil)
+	m.escalateAt = now.Add(m.cfg.killGrace)
+}
+
+// kill sends SIGKILL to the group now; by says who asked.
+func (m *machine) kill(now time.Time, by string) {
+	if m.phase >= phaseExited || m.killed {
+		return
+	}
+	m.killed = true
+	m.noteInFlightAtStop()
+	m.cause, m.reason = OutcomeKilled, "killed"
+	if by != "kill" {
+		m.reason = "killed: " + by
+	}
+	m.phase, m.sigLevel, m.escalateAt = phaseClosing, 3, time.Time{}
+	m.emit(action{kind: actSignal, sig: syscall.SIGKILL, name: "sigkill", at: now, fields: map[string]any{"by": by}})
+	m.emit(action{kind: actCloseStdinNow})
+	m.failSend(ErrSessionClosed)
+}
+
+func (m *machine) exited(ex exitFacts, now time.Time) {
+	if m.exit != nil {
+		return
+	}
+	m.exit = &ex
+	m.phase = phaseExited
+	m.mark("exited", ex.at, map[string]any{"exit_code": ex.code, "status": ex.status})
+	m.mark("group_killed", ex.groupKilledAt, nil)
+	m.emit(action{kind: actCloseStdinNow})
+	m.failSend(ErrSessionClosed)
+	// A process that left the group may still hold the pipes open; stop
+	// reading once what is buffered has surely been read.
+	m.emit(action{kind: actReadDeadline, at: now.Add(m.cfg.killGrace)})
+}
+
+// tick applies the passing of time.
+func (m *machine) tick(now time.Time) {
+	if m.phase >= phaseExited {
+		return
+	}
+	if !m.killAt.IsZero() && !now.Before(m.killAt) && !m.killed {
+		m.logf(slog.LevelWarn, "claude did not stop within the cancel grace: killing it", "grace", m.cfg.cancelGrace)
+		m.kill(now, "cancel_grace")
+	}
+	m.watchdogs(now)
+	switch m.phase {
+	case phaseDraining:
+		m.drain(now)
+	case phaseInterrupting:
+		if !now.Before(m.deadline) {
+			m.phase = phaseRunning
+			m.logf(slog.LevelWarn, "claude sent no result after an interrupt", "request_id", m.interruptID, "waited", m.cfg.killGrace)
+			if m.cause != "" {
+				m.closeStdin(now)
+			} else {
+				m.failSend(fmt.Errorf("no result within %s of the interrupt", m.cfg.killGrace))
+			}
+		}
+	}
+	m.escalate(now)
+}
+
+func (m *machine) watchdogs(now time.Time) {
+	if m.ending() {
+		return
+	}
+	if d := m.cfg.idleTimeout; d > 0 && now.Sub(m.lastLine) >= d {
+		// No point in a safe point: a hung claude answers nothing.
+		m.cause, m.reason = OutcomeIdleTimeout, fmt.Sprintf("no output from claude for %s", d)
+		m.mark("idle_timeout", now, map[string]any{"last_line": m.lastLine})
+		m.noteInFlightAtStop()
+		m.closeStdin(now)
+		m.escalateAt = now
+		return
+	}
+	if d := m.cfg.sessionTimeout; d > 0 && now.Sub(m.cfg.started) >= d {
+		m.beginStop(OutcomeSessionTimeout, fmt.Sprintf("session ran longer than %s", d), now)
+	}
+}
+
+// drain interrupts once the tools in flight are done (and the response
+// has settled), or when StopGrace is over.
+func (m *machine) drain(now time.Time) {
+	switch {
+	case len(m.inflight) == 0 && m.settling(now) && now.Before(m.deadline):
+		// The response may still ask for a tool: let it, then drain it.
+	case len(m.inflight) == 0:
+		m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": false})
+		m.interrupt(now)
+	case !now.Before(m.deadline):
+		ids := make([]string, len(m.inflight))
+		for k, tu := range m.inflight {
+			ids[k] = tu.ID
+		}
+		m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": true, "in_flight": ids})
+		m.interrupt(now)
+	}
+}
+
+// escalate signals a claude that lingers after stdin was closed: SIGINT,
+// then SIGTERM, then SIGKILL, KillGrace apart.
+func (m *machine) escalate(now time.Time) {
+	if m.phase != phaseClosing || m.escalateAt.IsZero() || now.Before(m.escalateAt) {
+		return
+	}
+	m.emit(action{kind: actCloseStdinNow})
+	if m.cause != "" {
+		m.noteInFlightAtStop()
+	}
+	sig, name := syscall.SIGINT, "sigint"
+	switch m.sigLevel {
+	case 1:
+		sig, name = syscall.SIGTERM, "sigterm"
+	case 2:
+		sig, name = syscall.SIGKILL, "sigkill"
+	}
+	m.emit(action{kind: actSignal, sig: sig, name: name, at: now})
+	m.sigLevel++
+	m.escalateAt = time.Time{}
+	if m.sigLevel < 3 {
+		m.escalateAt = now.Add(m.cfg.killGrace)
+	}
+}
+
+// next is when the machine next needs a step without any input.
+func (m *machine) next() (time.Time, bool) {
+	var next time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	switch m.phase {
+	case phaseDraining:
+		consider(m.deadline)
+		if m.responseOpen {
+			consider(m.settleUntil())
+		}
+	case phaseInterrupting:
+		consider(m.deadline)
+	case phaseClosing:
+		consider(m.escalateAt)
+	}
+	if m.phase < phaseExited && !m.killed {
+		consider(m.killAt)
+	}
+	if !m.ending() {
+		if d := m.cfg.idleTimeout; d > 0 {
+			consider(m.lastLine.Add(d))
+		}
+		if d := m.cfg.sessionTimeout; d > 0 {
+			consider(m.cfg.started.Add(d))
+		}
+	}
+	return next, !next.IsZero()
+}
+
+func (m *machine) finish() {
+	m.phase = phaseFinished
+	m.failSend(ErrSessionClosed)
+	kind, reason := m.cause, m.reason
+	if kind == "" {
+		kind, reason = classify(m.lastResult, m.exit.status)
+	}
+	m.emit(action{kind: actFinish, outcome: Outcome{
+		Kind:           kind,
+		Reason:         reason,
+		Result:         m.lastResult,
+		ExitCode:       m.exit.code,
+		InFlightAtStop: m.inflightAtStop,
+	}})
+}
