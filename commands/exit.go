@@ -27,6 +27,9 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, orchestrator.ErrLedger):
+		// Before interrupted: a rerun cannot resume without the ledger.
+		return ExitFailed
 	case errors.Is(err, orchestrator.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, ErrUsage),

@@ -267,5 +267,6 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Env:         e.Environ(),
 		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),
 		Now:         time.Now,
+		ExitCode:    exitCode, // the ledger records the code this process exits with
 	})
 }

@@ -44,7 +44,7 @@ It finds the active run through DEBUSSY_STATE_DIR and DEBUSSY_RUN_ID (set by
 			if err != nil {
 				return err
 			}
-			sig := state.Signal{Phase: c.String("phase"), Status: status, Reason: c.String("reason"), At: time.Now()}
+			sig := state.Signal{Phase: c.String("phase"), Status: state.Status(status), Reason: c.String("reason"), At: time.Now()}
 			if err := act.Store.WriteSignal(act.RunID, sig); err != nil {
 				return err
 			}

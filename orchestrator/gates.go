@@ -33,20 +33,20 @@ const gateOutputLimit = 16 << 10
 // stops at the first failure. ok is true when all passed.
 func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateResult, ok bool) {
 	if len(ph.Gates) == 0 {
-		r.log.Info(fmt.Sprintf("phase %s has no gates: the agent's done signal decides", ph.ID))
+		r.log.Info("no gates: the agent's done signal decides", "phase", ph.ID)
 		return nil, true
 	}
 	for _, g := range ph.Gates {
-		r.log.Info(fmt.Sprintf("gate %s: %s", g.Name, g.Command), "phase", ph.ID)
+		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
 		res := runGate(ctx, r.Repo.Root(), g, time.Duration(r.cfg.GateTimeout))
 		results = append(results, res)
 		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
 			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": tail(res.Output, 2048)})
 		if !res.passed() {
-			r.log.Warn(fmt.Sprintf("gate %s failed: %s", g.Name, gateSummary(results)), "phase", ph.ID)
+			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gateSummary(results))
 			return results, false
 		}
-		r.log.Info(fmt.Sprintf("gate %s passed (%s)", g.Name, res.Duration.Round(time.Millisecond)), "phase", ph.ID)
+		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
 }

@@ -31,6 +31,9 @@ var (
 	// "phase 2 failed after 3 attempt(s): …".
 	ErrPhaseFailed = errors.New("failed")
 	ErrBlocked     = errors.New("was blocked")
+	// ErrLedger stops a run whose ledger cannot be written: a rerun
+	// resumes from the ledger, so going on without it would lose work.
+	ErrLedger = errors.New("ledger not saved")
 )
 
 // Options are a run's inputs, all resolved by the caller.
@@ -54,6 +57,10 @@ type Options struct {
 	// InterruptGrace bounds how long a Ctrl-C waits for the running tool
 	// before the session is killed; 0 means 10 s.
 	InterruptGrace time.Duration
+	// ExitCode maps the run's error to the exit code the user sees, which
+	// the ledger records. commands passes its mapping so exit codes are
+	// decided in one place; nil records 0 for success and 1 otherwise.
+	ExitCode func(error) int
 }
 
 // maxTransient is how many times a session that failed on its own (API
@@ -69,7 +76,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer r.close()
 	err = r.execute(ctx)
-	r.finish(err)
+	if ferr := r.finish(err); ferr != nil && err == nil {
+		return ferr
+	}
 	return err
 }
 
@@ -109,6 +118,14 @@ func newRun(opts Options) (*orun, error) {
 	if r.InterruptGrace == 0 {
 		r.InterruptGrace = 10 * time.Second
 	}
+	if r.ExitCode == nil {
+		r.ExitCode = func(err error) int {
+			if err == nil {
+				return 0
+			}
+			return 1
+		}
+	}
 	r.id = state.NewRunID(r.now(), rand.Reader)
 	host, _ := os.Hostname()
 	release, stale, err := r.Store.Lock(state.LockInfo{PID: os.Getpid(), RunID: r.id, Started: r.now(), Host: host})
@@ -118,15 +135,15 @@ func newRun(opts Options) (*orun, error) {
 	r.release = release
 	if r.ledger, err = r.Store.Load(); err != nil {
 		r.release()
-		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	if stale != nil {
-		r.log.Warn(fmt.Sprintf("took over the lock of run %s (pid %d is gone)", stale.RunID, stale.PID))
+		r.log.Warn("took over the lock of a run whose process is gone", "run", stale.RunID, "pid", stale.PID)
 	}
 	r.markStaleRuns()
 	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
 		r.release()
-		return nil, fmt.Errorf("%w: %v", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	return r, nil
 }
@@ -154,7 +171,7 @@ func (r *orun) markStaleRuns() {
 		// Its claude session and the tools it started (some in sessions
 		// of their own) all carry the run id in their environment.
 		if n := runner.KillByEnv(state.EnvRunID + "=" + run.ID); n > 0 {
-			r.log.Warn(fmt.Sprintf("killed %d process(es) left by run %s", n, run.ID))
+			r.log.Warn("killed processes left by a run that died", "run", run.ID, "processes", n)
 		}
 		run.Status = state.StatusInterrupted
 		run.EndedAt = r.now()
@@ -165,14 +182,16 @@ func (r *orun) markStaleRuns() {
 			}
 		}
 		r.recovered = append(r.recovered, run)
-		r.log.Warn(fmt.Sprintf("run %s was interrupted (process %d is gone); resuming where it stopped", run.ID, run.PID))
+		r.log.Warn("an earlier run died without saving; resuming where it stopped", "run", run.ID, "pid", run.PID)
 	}
 }
 
-func (r *orun) save() {
+// save writes the ledger. Its error ends the run (see ErrLedger).
+func (r *orun) save() error {
 	if err := r.Store.Save(r.ledger); err != nil {
-		r.log.Error("save ledger", "err", err)
+		return fmt.Errorf("%w: %w", ErrLedger, err)
 	}
+	return nil
 }
 
 func (r *orun) event(name string, fields map[string]any) {
@@ -184,7 +203,7 @@ func (r *orun) event(name string, fields map[string]any) {
 func (r *orun) execute(ctx context.Context) error {
 	order, err := r.Plan.Order()
 	if err != nil {
-		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
@@ -199,9 +218,11 @@ func (r *orun) execute(ctx context.Context) error {
 		return err
 	}
 	r.ledger.Runs = append(r.ledger.Runs, r.run)
-	r.save()
+	if err := r.save(); err != nil {
+		return err
+	}
 	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order)})
-	r.log.Info(fmt.Sprintf("run %s: %s, %d phases", r.id, r.Plan.Name, len(order)))
+	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	for _, ph := range order {
 		rec := r.run.Phase(ph.ID)
@@ -287,7 +308,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	}
 	for _, ph := range order {
 		if why, ok := done[ph.ID]; ok {
-			r.log.Info(fmt.Sprintf("phase %s %s — skipping", ph.ID, why))
+			r.log.Info("phase skipped", "phase", ph.ID, "why", why)
 		}
 	}
 	return todo, nil
@@ -329,15 +350,15 @@ func (r *orun) checkTree() error {
 		msg := gitcommit.Message{
 			Subject: fmt.Sprintf("debussy: phase %s — work left by interrupted run %s", phase, last.ID),
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the tree.",
-			Run:     last.ID, Phase: phase, Event: "interrupted",
+			Run:     last.ID, Phase: phase, Event: string(eventInterrupted),
 		}
 		c, err := r.Repo.CommitAll(msg.String())
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
-			return fmt.Errorf("%w: commit the interrupted run's work: %v", ErrSetup, err)
+			return fmt.Errorf("%w: commit the interrupted run's work: %w", ErrSetup, err)
 		default:
-			r.log.Info(fmt.Sprintf("committed %s (%d files) left by interrupted run %s", gitcommit.Short(c.Hash), c.Files, last.ID))
+			r.log.Info("committed the work an interrupted run left", "commit", gitcommit.Short(c.Hash), "files", c.Files, "run", last.ID)
 			if p := last.Phase(phase); p != nil {
 				p.Commits = append(p.Commits, c.Hash)
 			}
@@ -345,7 +366,7 @@ func (r *orun) checkTree() error {
 	}
 	dirty, err := r.Repo.DirtyTracked()
 	if err != nil {
-		return fmt.Errorf("%w: check the work tree: %v", ErrSetup, err)
+		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}
 	if len(dirty) == 0 || r.cfg.AllowDirty {
 		return nil
@@ -369,25 +390,31 @@ func runningPhase(run *state.Run) string {
 }
 
 // finish records the run's end in the ledger, prints the summary and
-// writes the CI step summary.
-func (r *orun) finish(err error) {
+// writes the CI step summary. Its error is the ledger's.
+func (r *orun) finish(err error) error {
 	if r.run == nil || r.ledger.Run(r.id) == nil {
-		return // refused before it started: nothing to record
+		return nil // refused before it started: nothing to record
 	}
 	r.run.EndedAt = r.now()
-	// The ledger keeps the exit code the user saw (commands maps errors
-	// to codes; these are the only outcomes a started run can have).
 	switch {
 	case err == nil:
-		r.run.Status, r.run.ExitCode = state.StatusCompleted, 0
+		r.run.Status = state.StatusCompleted
+	case errors.Is(err, ErrLedger):
+		r.run.Status = state.StatusFailed
 	case errors.Is(err, ErrInterrupted):
-		r.run.Status, r.run.ExitCode = state.StatusInterrupted, 130
+		r.run.Status = state.StatusInterrupted
 	case errors.Is(err, ErrBlocked):
-		r.run.Status, r.run.ExitCode = state.StatusBlocked, 1
+		r.run.Status = state.StatusBlocked
 	default:
-		r.run.Status, r.run.ExitCode = state.StatusFailed, 1
+		r.run.Status = state.StatusFailed
 	}
-	r.save()
+	// The ledger keeps the exit code the user saw.
+	r.run.ExitCode = r.ExitCode(err)
+	serr := r.save()
+	if serr != nil && err != nil && !errors.Is(err, ErrLedger) {
+		// The run's own error is returned; this one must still be seen.
+		r.log.Error("ledger not saved", "err", serr)
+	}
 	r.event("run_ended", map[string]any{"status": r.run.Status})
 	writeSummary(r.Out, r.run)
 	if r.StepSummary != "" {
@@ -395,4 +422,5 @@ func (r *orun) finish(err error) {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)
 		}
 	}
+	return serr
 }

@@ -39,7 +39,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	p.basePrompt = phasePrompt(r.Plan, ph)
 	head, err := r.Repo.Head()
 	if err != nil {
-		return fmt.Errorf("%w: read HEAD: %v", ErrSetup, err)
+		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
 	p.base = head
 	prompt := p.basePrompt
@@ -53,9 +53,12 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			p.progressRuns = append(p.progressRuns, prevRun.ID)
 			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
-			cp := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
+			cp, err := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
+			if err != nil {
+				return err
+			}
 			prompt = cp.Prompt(p.basePrompt)
-			r.log.Info(fmt.Sprintf("phase %s: resuming from run %s with a checkpoint (%d files changed so far)", ph.ID, prevRun.ID, len(cp.Files)))
+			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
 	p.progressRuns = append(p.progressRuns, r.id)
@@ -63,9 +66,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
 	rec.StartedAt = r.now()
-	r.save()
+	if err := r.save(); err != nil {
+		return err
+	}
 	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
-	r.log.Info(fmt.Sprintf("phase %s %q started", ph.ID, shortTitle(ph)))
+	r.log.Info("phase started", "phase", ph.ID, "title", shortTitle(ph))
 
 	var lastProblem string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
@@ -84,7 +89,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		var problem string
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
-			r.commit(p, "blocked", fmt.Sprintf("blocked: %s", sig.Reason))
+			r.commit(p, eventBlocked, fmt.Sprintf("blocked: %s", sig.Reason))
 			return r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
 		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
@@ -95,11 +100,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		default:
 			res, ok := r.runGates(ctx, ph)
 			if ctx.Err() != nil {
-				r.commit(p, "interrupted", "interrupted while running gates")
+				r.commit(p, eventInterrupted, "interrupted while running gates")
 				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 			}
 			if ok {
-				r.commit(p, "completed", "completed")
+				r.commit(p, eventCompleted, "completed")
 				return r.endPhase(p, state.StatusCompleted, nil)
 			}
 			problem = gateEvidence(res)
@@ -108,31 +113,38 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		if attempt > r.cfg.MaxRetries {
 			break
 		}
-		r.log.Warn(fmt.Sprintf("phase %s: %s — remediation %d/%d", ph.ID, lastProblem, attempt, r.cfg.MaxRetries))
-		r.commit(p, "remediation", fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
+		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
+			"remediation", attempt, "max_retries", r.cfg.MaxRetries)
+		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
 		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	r.commit(p, "failed", "failed")
+	r.commit(p, eventFailed, "failed")
 	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w after %d attempt(s): %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
 }
 
-// endPhase records the phase's outcome; err is returned unchanged.
-func (r *orun) endPhase(p *phaseRun, status string, err error) error {
+// endPhase records the phase's outcome; err is returned unchanged unless
+// the ledger cannot be written.
+func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	p.rec.Status = status
 	p.rec.EndedAt = r.now()
 	if err != nil {
 		p.rec.LastError = err.Error()
 	}
-	r.save()
+	if serr := r.save(); serr != nil {
+		if err != nil {
+			r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
+		}
+		return serr
+	}
 	r.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
 	switch status {
 	case state.StatusCompleted:
-		r.log.Info(fmt.Sprintf("phase %s completed (%d sessions, %d restarts)", p.ph.ID, p.rec.Sessions, p.rec.Restarts))
+		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)
 	case state.StatusInterrupted:
-		r.log.Warn(fmt.Sprintf("phase %s interrupted: work committed, state saved — run the same command again to resume", p.ph.ID))
+		r.log.Warn("phase interrupted: work committed, state saved — run the same command again to resume", "phase", p.ph.ID)
 	default:
-		r.log.Error(err.Error())
+		r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
 	}
 	return err
 }
@@ -144,12 +156,15 @@ func (r *orun) endPhase(p *phaseRun, status string, err error) error {
 func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
 	for {
 		end, err := r.runSession(ctx, p, prompt)
+		if errors.Is(err, ErrLedger) {
+			return err
+		}
 		if err != nil {
 			return r.endPhase(p, state.StatusFailed, err)
 		}
 		out := end.outcome
 		if end.interrupted {
-			r.commit(p, "interrupted", "interrupted")
+			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		}
 		if out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns {
@@ -168,30 +183,39 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		if restartWhy != "" {
 			if p.restarts >= r.cfg.MaxRestarts {
-				r.commit(p, state.StatusFailed, fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
+				r.commit(p, eventFailed, fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
 				return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed", p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, restartWhy))
 			}
-			c := r.commit(p, "restart", fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
+			c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
 			p.restarts++
 			p.rec.Restarts++
-			prompt = r.checkpoint(p, "restart", restartWhy, c).Prompt(p.basePrompt)
-			r.log.Info(fmt.Sprintf("restart %d/%d of phase %s", p.restarts, r.cfg.MaxRestarts, p.ph.ID))
+			cp, err := r.checkpoint(p, "restart", restartWhy, c)
+			if err != nil {
+				return err
+			}
+			prompt = cp.Prompt(p.basePrompt)
+			r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)
 			continue
 		}
 		// The session failed on its own: API error, crash, hang.
 		why := describeOutcome(out)
 		p.transient++
 		if p.transient > maxTransient {
-			r.commit(p, "failed", "failed: "+oneLine(why))
+			r.commit(p, eventFailed, "failed: "+oneLine(why))
 			return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: its session failed %d times, last: %s", p.ph.ID, ErrPhaseFailed, maxTransient+1, why))
 		}
 		wait := r.Backoff(p.transient)
-		r.log.Warn(fmt.Sprintf("phase %s: %s — retrying in %s (%d/%d)", p.ph.ID, why, wait, p.transient, maxTransient))
+		r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
+			"retry", p.transient, "max_retries", maxTransient)
 		r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "wait_ms": wait.Milliseconds(), "retry": p.transient})
 		// The retry starts from a checkpoint: what was done, and why the
 		// last session ended.
-		c := r.commit(p, "retry", "checkpoint before retry: "+oneLine(why))
-		prompt = r.checkpoint(p, "retry", why, c).Prompt(p.basePrompt)
+		c := r.commit(p, eventRetry, "checkpoint before retry: "+oneLine(why))
+		cp, err := r.checkpoint(p, "retry", why, c)
+		if err != nil {
+			return err
+		}
+		prompt = cp.Prompt(p.basePrompt)
 		select {
 		case <-ctx.Done():
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
@@ -200,36 +224,55 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 	}
 }
 
-// commit commits the tree (if auto_commit) with trailers and records it.
-// It returns the new commit's hash, or HEAD when there was nothing to commit.
-func (r *orun) commit(p *phaseRun, event, what string) string {
+// commitEvent is a commit's Debussy-Event trailer: why debussy committed,
+// which is not a state.Status (a restart or a retry is no phase outcome),
+// so a status cannot be passed for one.
+type commitEvent string
+
+const (
+	eventRestart     commitEvent = "restart"
+	eventRetry       commitEvent = "retry"
+	eventRemediation commitEvent = "remediation"
+	eventCompleted   commitEvent = "completed"
+	eventFailed      commitEvent = "failed"
+	eventBlocked     commitEvent = "blocked"
+	eventInterrupted commitEvent = "interrupted"
+)
+
+// commit commits the tree (if auto_commit) with trailers and records the
+// commit in the phase record; the ledger is saved by the step that always
+// follows a commit (a checkpoint, the next session, the phase's end). It
+// returns the new commit's hash, or HEAD when there was nothing to commit.
+// A failed commit leaves the work in the tree and the run going.
+func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	head, _ := r.Repo.Head()
 	if !r.cfg.AutoCommit {
 		return head
 	}
 	msg := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
-		Run:     r.id, Phase: p.ph.ID, Event: event, Session: p.rec.Sessions,
+		Run:     r.id, Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
 	}
 	c, err := r.Repo.CommitAll(msg.String())
 	switch {
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
-		r.log.Info(fmt.Sprintf("nothing to commit (%s)", event))
+		r.log.Debug("nothing to commit", "phase", p.ph.ID, "event", event)
 		return head
 	case err != nil:
-		r.log.Error(fmt.Sprintf("commit %s: %v — the work stays in the tree", event, err))
+		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
 		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
 		return head
 	}
 	p.rec.Commits = append(p.rec.Commits, c.Hash)
-	r.save()
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
-	r.log.Info(fmt.Sprintf("committed %s (%d files)", gitcommit.Short(c.Hash), c.Files))
+	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	return c.Hash
 }
 
 // checkpoint builds, saves and returns the checkpoint for the next session.
-func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) checkpoint.Checkpoint {
+// Its error is the ledger's: a checkpoint file that cannot be written is
+// only a warning, since the next prompt carries the checkpoint anyway.
+func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.Checkpoint, error) {
 	files, err := r.Repo.Changes(p.base)
 	if err != nil {
 		r.log.Warn("list changed files", "err", err)
@@ -270,9 +313,11 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) checkpoint.C
 		}
 	}
 	p.rec.Checkpoint = base + ".json"
-	r.save()
+	if err := r.save(); err != nil {
+		return cp, err
+	}
 	r.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
-	return cp
+	return cp, nil
 }
 
 func errString(err error) string {

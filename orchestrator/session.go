@@ -24,7 +24,10 @@ type sessionEnd struct {
 func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
 	p.rec.Sessions++
 	n := p.rec.Sessions
-	r.save() // a rerun after a crash resumes only phases with a session on record
+	// A rerun after a crash resumes only phases with a session on record.
+	if err := r.save(); err != nil {
+		return sessionEnd{}, err
+	}
 	ph := p.ph
 	est := estimator.New(estimator.Config{
 		ContextThreshold:  r.cfg.ContextThreshold,
@@ -63,12 +66,15 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			switch name {
 			case "tool_drained":
 				if f["timed_out"] == true {
-					r.log.Warn(fmt.Sprintf("the running tool did not finish within stop_grace (%s): interrupting it", time.Duration(r.cfg.StopGrace)), "phase", ph.ID)
+					r.log.Warn("the running tool did not finish within stop_grace: interrupting it", "phase", ph.ID,
+						"stop_grace", time.Duration(r.cfg.StopGrace))
 				} else {
 					r.log.Info("safe point reached: interrupting the session", "phase", ph.ID)
 				}
 			case "interrupt_sent", "sigint", "sigterm", "sigkill", "idle_timeout":
-				r.log.Info("stop: "+strings.ReplaceAll(name, "_", " "), "phase", ph.ID)
+				r.log.Info("stopping the session", "phase", ph.ID, "step", name)
+			default:
+				r.log.Debug("stop timeline", "phase", ph.ID, "step", name)
 			}
 		},
 	}
@@ -80,7 +86,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	sess, err := runner.Start(context.WithoutCancel(ctx), spec)
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return sessionEnd{}, fmt.Errorf("%w: %v", ErrSetup, err)
+			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
 	}
@@ -107,7 +113,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			r.log.Warn("second interrupt: killing the session")
 			sess.Kill()
 		case <-time.After(r.InterruptGrace):
-			r.log.Warn(fmt.Sprintf("the running tool did not finish within %s: killing the session", r.InterruptGrace))
+			r.log.Warn("the running tool did not finish after the interrupt: killing the session", "grace", r.InterruptGrace)
 			sess.Kill()
 		}
 	}()
@@ -126,28 +132,24 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		if snap.Tokens > 0 && snap.Window > 0 {
 			if band := int(snap.Percent / 10); band != lastBand {
 				lastBand = band
-				est := ""
-				if snap.Estimated {
-					est = " (estimated)"
-				}
-				r.log.Info(fmt.Sprintf("context %.0f %% of %s%s", snap.Percent, estimator.FormatTokens(snap.Window), est),
-					"phase", ph.ID, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls)
+				r.log.Info("context", "phase", ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
+					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls)
 			}
 		}
 		if snap.Trigger != "" && end.trigger == "" && !noted {
 			noted = true
 			if r.cfg.MaxRestarts == 0 {
-				r.log.Warn(fmt.Sprintf("threshold crossed: %s — restarts are disabled (max_restarts 0), continuing", snap.Reason), "phase", ph.ID)
+				r.log.Warn("threshold crossed, but restarts are disabled (max_restarts 0): continuing", "phase", ph.ID, "reason", snap.Reason)
 				continue
 			}
 			end.trigger, end.reason = snap.Trigger, snap.Reason
 			trigAt = r.now()
 			p.lastTrigger = trigAt
-			how := " — stopping at the next safe point"
 			if len(sess.InFlight()) > 0 {
-				how = " — stopping after the running tool"
+				r.log.Warn("threshold crossed: stopping after the running tool", "phase", ph.ID, "reason", snap.Reason)
+			} else {
+				r.log.Warn("threshold crossed: stopping at the next safe point", "phase", ph.ID, "reason", snap.Reason)
 			}
-			r.log.Warn(fmt.Sprintf("threshold crossed: %s%s", snap.Reason, how), "phase", ph.ID)
 			r.event("trigger", fields(map[string]any{"trigger": string(snap.Trigger), "reason": snap.Reason, "tokens": snap.Tokens, "window": snap.Window, "tool_calls": snap.ToolCalls}))
 			sess.RequestStop(snap.Reason)
 		}
@@ -168,11 +170,13 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		p.rec.CostUSD += out.Result.CostUSD
 	}
-	r.save()
+	if err := r.save(); err != nil {
+		return end, err
+	}
 	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
 		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls}))
-	r.log.Info(fmt.Sprintf("session %d ended: %s", n, describeOutcome(out)), "phase", ph.ID,
-		"context", fmt.Sprintf("%.0f%%", snap.Percent), "tool_calls", snap.ToolCalls)
+	r.log.Info("session ended", "phase", ph.ID, "session", n, "outcome", describeOutcome(out),
+		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return end, nil
 }
 
@@ -180,21 +184,22 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot) {
 	switch ev.Kind {
 	case runner.KindInit:
-		r.log.Info(fmt.Sprintf("session %d started: model %s, window %s", n, ev.Init.Model, estimator.FormatTokens(snap.Window)),
-			"phase", phase, "claude", ev.Init.Version)
+		r.log.Info("session started", "phase", phase, "session", n, "model", ev.Init.Model,
+			"window", estimator.FormatTokens(snap.Window), "claude", ev.Init.Version)
 	case runner.KindAssistant:
 		for _, tu := range ev.Assistant.ToolUses {
 			if !ev.Assistant.MainThread() {
 				continue
 			}
-			r.log.Info(fmt.Sprintf("tool %s %s", tu.Name, strings.TrimPrefix(toolSummary(tu), r.Repo.Root()+"/")), "phase", phase)
+			r.log.Info("tool", "phase", phase, "name", tu.Name, "input", strings.TrimPrefix(toolSummary(tu), r.Repo.Root()+"/"))
 		}
 	case runner.KindSystem:
 		s := ev.System
 		switch {
 		case s.Subtype == "api_retry":
-			r.log.Warn(fmt.Sprintf("API error %d (%s): claude retries in %.1f s (attempt %d/%d)",
-				s.ErrorStatus, s.Error, s.RetryDelayMs/1000, s.Attempt, s.MaxRetries), "phase", phase)
+			r.log.Warn("API error: claude retries", "phase", phase, "api_status", s.ErrorStatus, "error", s.Error,
+				"retry_in", time.Duration(s.RetryDelayMs*float64(time.Millisecond)).Round(100*time.Millisecond),
+				"attempt", s.Attempt, "max_attempts", s.MaxRetries)
 		case s.Status == "compacting" || s.Subtype == "compact_boundary":
 			r.log.Warn("claude started compacting its context: the threshold was missed", "phase", phase)
 		}

@@ -14,17 +14,20 @@ import (
 // LedgerVersion is the state.json format this package writes.
 const LedgerVersion = 1
 
-// Statuses of runs and phases. Runs use running, completed, failed, blocked
-// and interrupted; phases also pending and skipped; signals completed,
-// blocked and failed.
+// Status is the state of a run, a phase or a signal. Runs use running,
+// completed, failed, blocked and interrupted; phases also pending and
+// skipped; signals completed, blocked and failed. It is a type of its own so
+// a status cannot be passed where another kind of string is meant.
+type Status string
+
 const (
-	StatusPending     = "pending"
-	StatusRunning     = "running"
-	StatusCompleted   = "completed"
-	StatusFailed      = "failed"
-	StatusBlocked     = "blocked"
-	StatusInterrupted = "interrupted"
-	StatusSkipped     = "skipped"
+	StatusPending     Status = "pending"
+	StatusRunning     Status = "running"
+	StatusCompleted   Status = "completed"
+	StatusFailed      Status = "failed"
+	StatusBlocked     Status = "blocked"
+	StatusInterrupted Status = "interrupted"
+	StatusSkipped     Status = "skipped"
 )
 
 // ErrCorruptLedger means state.json exists but cannot be read. Nothing
@@ -41,7 +44,7 @@ type Ledger struct {
 type Run struct {
 	ID        string         `json:"id"`
 	Plan      string         `json:"plan"` // absolute path of the master plan
-	Status    string         `json:"status"`
+	Status    Status         `json:"status"`
 	StartedAt time.Time      `json:"started_at"`
 	EndedAt   time.Time      `json:"ended_at,omitzero"`
 	PID       int            `json:"pid"`
@@ -53,7 +56,7 @@ type Run struct {
 type PhaseRecord struct {
 	ID         string    `json:"id"`
 	Title      string    `json:"title,omitempty"`
-	Status     string    `json:"status"`
+	Status     Status    `json:"status"`
 	Attempts   int       `json:"attempts"`
 	Restarts   int       `json:"restarts"`
 	Sessions   int       `json:"sessions"`
@@ -106,8 +109,10 @@ func (s *Store) Save(l *Ledger) error {
 	if l.Version == 0 {
 		l.Version = LedgerVersion
 	}
+	// The path is in the message: a run stops on this error, and the
+	// user has to find the file to fix its directory.
 	if err := writeJSONAtomic(s.ledgerPath(), l); err != nil {
-		return fmt.Errorf("save ledger: %w", err)
+		return fmt.Errorf("save ledger %s: %w", s.ledgerPath(), err)
 	}
 	return nil
 }

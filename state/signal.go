@@ -16,7 +16,7 @@ import (
 // Signal is what `debussy done` records for a phase.
 type Signal struct {
 	Phase  string    `json:"phase"`
-	Status string    `json:"status"` // completed, blocked or failed
+	Status Status    `json:"status"` // completed, blocked or failed
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 }

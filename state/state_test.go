@@ -135,10 +135,10 @@ func TestCorruptLedger(t *testing.T) {
 func TestLedgerQueries(t *testing.T) {
 	const plan = "/p/MASTER_PLAN.md"
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
-	run := func(id, plan, status string, start int, phases ...*PhaseRecord) *Run {
+	run := func(id, plan string, status Status, start int, phases ...*PhaseRecord) *Run {
 		return &Run{ID: id, Plan: plan, Status: status, StartedAt: at(start), Phases: phases}
 	}
-	ph := func(id, status string) *PhaseRecord { return &PhaseRecord{ID: id, Status: status} }
+	ph := func(id string, status Status) *PhaseRecord { return &PhaseRecord{ID: id, Status: status} }
 	l := &Ledger{Runs: []*Run{
 		run("a", plan, StatusFailed, 0, ph("1", StatusCompleted), ph("2", StatusFailed), ph("3", StatusPending)),
 		run("b", plan, StatusInterrupted, 10, ph("1", StatusSkipped), ph("2", StatusInterrupted), ph("3", StatusPending)),
@@ -160,7 +160,7 @@ func TestLedgerQueries(t *testing.T) {
 		name, phase      string
 		completed        string // run id or ""
 		unfinished       string
-		unfinishedStatus string
+		unfinishedStatus Status
 	}{
 		{"completed in the first run", "1", "a", "", ""},
 		{"interrupted after completing", "2", "c", "b", StatusInterrupted},

@@ -110,12 +110,12 @@ func TestRunPhaseFlag(t *testing.T) {
 	if n := len(h.API.Sessions()); n != 1 || !strings.Contains(h.API.Sessions()[0], phaseMatch("2")) {
 		t.Errorf("want one session, of phase 2; got %d", n)
 	}
-	if !strings.Contains(r.Stderr, "phase 3 completed in the plan's table — skipping") {
+	if !strings.Contains(r.Stderr, `phase skipped phase=3 why="completed in the plan's table"`) {
 		t.Errorf("phase 3 not reported as skipped:\n%s", r.Stderr)
 	}
 	// A rerun skips what the ledger says is completed.
 	r = h.run("run", "plan/MASTER_PLAN.md")
-	if r.Code != 0 || !strings.Contains(r.Stderr, "phase 2 completed in run") {
+	if r.Code != 0 || !strings.Contains(r.Stderr, `phase skipped phase=2 why="completed in run`) {
 		t.Errorf("rerun should skip phase 2 as completed: %s", r)
 	}
 	if n := len(h.API.Sessions()); n != 1 {

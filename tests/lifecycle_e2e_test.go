@@ -145,7 +145,7 @@ func TestRunOverloadedExhausted(t *testing.T) {
 	if r.Code != 1 {
 		t.Fatalf("want exit 1: %s", r)
 	}
-	for _, want := range []string{"API error 529", "retrying", "session failed 4 times", "529"} {
+	for _, want := range []string{"API error: claude retries", "api_status=529", "retrying", "session failed 4 times"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
