@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -11,7 +12,11 @@ import (
 
 func readAll(t *testing.T, r io.Reader, tee io.Writer) ([]string, error) {
 	t.Helper()
-	lr := NewLineReader(r, tee)
+	return readLines(t, NewLineReader(r, tee))
+}
+
+func readLines(t *testing.T, lr *LineReader) ([]string, error) {
+	t.Helper()
 	var lines []string
 	for {
 		line, err := lr.Next()
@@ -26,6 +31,9 @@ func readAll(t *testing.T, r io.Reader, tee io.Writer) ([]string, error) {
 		}
 	}
 }
+
+// noMapping makes lr grow a heap buffer, as where mappings are unavailable.
+func noMapping(int) *mapping { return nil }
 
 func TestLineReader(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("a", n) }
@@ -42,28 +50,108 @@ func TestLineReader(t *testing.T) {
 		{"buffer size minus one", long(readBufSize-1) + "\nz\n", []string{long(readBufSize - 1), "z"}},
 		{"buffer size plus one", long(readBufSize+1) + "\nz\n", []string{long(readBufSize + 1), "z"}},
 		{"several buffers", "x\n" + long(5*readBufSize+7) + "\n" + long(3) + "\n", []string{"x", long(5*readBufSize + 7), long(3)}},
-		{"kept buffer dropped", long(keepBufCap+5) + "\n" + long(10) + "\n", []string{long(keepBufCap + 5), long(10)}},
+		{"long lines in a row", long(3*readBufSize) + "\n" + long(2*readBufSize) + "\n" + long(10) + "\n", []string{long(3 * readBufSize), long(2 * readBufSize), long(10)}},
+		{"long last line without newline", "x\n" + long(3*readBufSize), []string{"x", long(3 * readBufSize)}},
+		{"at the limit", long(testMaxLine) + "\nz\n", []string{long(testMaxLine), "z"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var tee bytes.Buffer
-			// HalfReader returns short reads, like a pipe.
-			got, err := readAll(t, iotest.HalfReader(strings.NewReader(tt.input)), &tee)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d lines, want %d", len(got), len(tt.want))
-			}
-			for k := range got {
-				if got[k] != tt.want[k] {
-					t.Errorf("line %d: %d bytes, want %d", k, len(got[k]), len(tt.want[k]))
+		for _, mode := range []string{"mapping", "heap"} {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				var tee bytes.Buffer
+				// HalfReader returns short reads, like a pipe.
+				lr := NewLineReader(iotest.HalfReader(strings.NewReader(tt.input)), &tee)
+				lr.maxLine = testMaxLine
+				if mode == "heap" {
+					lr.newMapping = noMapping
 				}
-			}
-			if tee.String() != tt.input {
-				t.Errorf("tee got %d bytes, want the %d input bytes", tee.Len(), len(tt.input))
-			}
-		})
+				got, err := readLines(t, lr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("got %d lines, want %d", len(got), len(tt.want))
+				}
+				for k := range got {
+					if got[k] != tt.want[k] {
+						t.Errorf("line %d: %d bytes, want %d", k, len(got[k]), len(tt.want[k]))
+					}
+				}
+				if tee.String() != tt.input {
+					t.Errorf("tee got %d bytes, want the %d input bytes", tee.Len(), len(tt.input))
+				}
+				if lr.big != nil || len(lr.buf) != readBufSize {
+					t.Errorf("buffer of %d bytes kept after the end of input (mapping %t)", len(lr.buf), lr.big != nil)
+				}
+			})
+		}
+	}
+}
+
+const testMaxLine = 8 * readBufSize
+
+// A line over the limit is skipped — teed, counted, logged — and the lines
+// after it still come through: the pipe is drained, never left full.
+func TestLineReaderSkipsOverlongLines(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("b", n) }
+	tests := []struct {
+		name    string
+		input   string
+		want    []string
+		skipped int
+	}{
+		{"one over", "a\n" + long(testMaxLine+1) + "\nz\n", []string{"a", "z"}, 1},
+		{"far over", "a\n" + long(10*testMaxLine+3) + "\nz\n", []string{"a", "z"}, 1},
+		{"two in a row", long(2*testMaxLine) + "\n" + long(3*testMaxLine) + "\nz", []string{"z"}, 2},
+		{"at the end without newline", "a\n" + long(2*testMaxLine), []string{"a"}, 1},
+		{"crlf", long(2*testMaxLine) + "\r\nz\r\n", []string{"z"}, 1},
+	}
+	for _, tt := range tests {
+		for _, mode := range []string{"mapping", "heap"} {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				var tee, logs bytes.Buffer
+				lr := NewLineReader(iotest.HalfReader(strings.NewReader(tt.input)), &tee).
+					WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+				lr.maxLine = testMaxLine
+				if mode == "heap" {
+					lr.newMapping = noMapping
+				}
+				got, err := readLines(t, lr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+					t.Errorf("lines %.80q, want %q", got, tt.want)
+				}
+				if lr.Skipped() != tt.skipped || strings.Count(logs.String(), "over the size limit") != tt.skipped {
+					t.Errorf("skipped %d, want %d; log:\n%s", lr.Skipped(), tt.skipped, logs.String())
+				}
+				if tee.String() != tt.input {
+					t.Errorf("tee got %d bytes, want the %d input bytes", tee.Len(), len(tt.input))
+				}
+				if len(lr.buf) > testMaxLine+readBufSize && lr.big == nil {
+					t.Errorf("heap buffer grew to %d bytes", len(lr.buf))
+				}
+			})
+		}
+	}
+}
+
+// After a long line the mapping goes and the small buffer is used again.
+func TestLineReaderReleasesMapping(t *testing.T) {
+	input := strings.Repeat("c", 3*readBufSize) + "\nx\ny\n"
+	lr := NewLineReader(strings.NewReader(input), nil)
+	line, err := lr.Next()
+	if err != nil || len(line) != 3*readBufSize {
+		t.Fatalf("first line: %d bytes, %v", len(line), err)
+	}
+	if lr.big == nil {
+		t.Skip("no mapping on this system")
+	}
+	if line, err := lr.Next(); err != nil || string(line) != "x" {
+		t.Fatalf("second line %q, %v", line, err)
+	}
+	if lr.big != nil || len(lr.buf) != readBufSize {
+		t.Errorf("after a short line: buffer %d bytes, mapping %t", len(lr.buf), lr.big != nil)
 	}
 }
 
