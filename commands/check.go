@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 )
 
@@ -65,6 +66,12 @@ func (e *Env) check(opts checkOptions) error {
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}
+	}
+	// What `debussy run` would refuse before its first session.
+	if ws.Repo != nil && ws.Config.AutoCommit {
+		if err := ws.Repo.Preflight(); err != nil {
+			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+		}
 	}
 	return nil
 }

@@ -246,6 +246,14 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
 		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 	}
+	if ws.Config.AutoCommit {
+		// Before any session: an unfinished merge or rebase, or a git
+		// feature debussy's commits would not honour, is refused now rather
+		// than at the first checkpoint.
+		if err := ws.Repo.Preflight(); err != nil {
+			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+		}
+	}
 	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
 		return fmt.Errorf("%w: %v", orchestrator.ErrSetup, err)
 	}
