@@ -469,8 +469,8 @@ func (m *machine) next() (time.Time, bool) {
 	switch m.phase {
 	case phaseDraining:
 		consider(m.deadline)
-		if m.responseOpen {
-			consider(m.settleUntil())
+		if m.responseOpen && len(m.inflight) == 0 {
+			consider(m.settleUntil()) // with tools in flight only their results matter
 		}
 	case phaseInterrupting:
 		consider(m.deadline)

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestStartClaudeNotFound(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "claude")
+	if err := os.WriteFile(plain, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, bin string }{
+		{"not on PATH", "claude-definitely-not-installed"},
+		{"missing path", filepath.Join(dir, "nope", "claude")},
+		{"not executable", plain},
+		{"directory", dir},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Start(t.Context(), Spec{Bin: tt.bin, Prompt: "x"})
+			if !errors.Is(err, ErrClaudeNotFound) {
+				t.Fatalf("err = %v, want ErrClaudeNotFound", err)
+			}
+			for _, hint := range []string{"--claude-bin", "DEBUSSY_CLAUDE_BIN"} {
+				if !strings.Contains(err.Error(), hint) {
+					t.Errorf("error %q does not mention %s", err, hint)
+				}
+			}
+		})
+	}
+}
+
+func TestClaudeArgs(t *testing.T) {
+	base := "-p --input-format stream-json --output-format stream-json --verbose"
+	tests := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"defaults", Spec{}, base},
+		{"model", Spec{Model: "claude-opus-4-8[1m]"}, base + " --model claude-opus-4-8[1m]"},
+		{"bypass", Spec{PermissionMode: "bypassPermissions"}, base + " --dangerously-skip-permissions"},
+		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits"},
+		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + " --append-system-prompt be brief"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(claudeArgs(tt.spec), " "); got != tt.want {
+				t.Errorf("args = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChildEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		want []string
+	}{
+		{"drops CLAUDECODE", Spec{Env: []string{"A=1", "CLAUDECODE=1"}}, []string{"A=1"}},
+		{"overrides", Spec{Env: []string{"A=1", "B=2"}, SetEnv: map[string]string{"B": "3", "C": "4"}}, []string{"A=1", "B=3", "C=4"}},
+		{"path first", Spec{Env: []string{"PATH=/bin"}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d:/bin"}},
+		{"no path", Spec{Env: []string{}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d"}},
+		{"path from SetEnv", Spec{Env: []string{"PATH=/bin"}, SetEnv: map[string]string{"PATH": "/usr/bin"}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d:/usr/bin"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := childEnv(tt.spec); !slices.Equal(got, tt.want) {
+				t.Errorf("env = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
