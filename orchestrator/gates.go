@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/procgroup"
 	"github.com/debussy-dev/debussy/plans"
 )
 
@@ -52,46 +53,46 @@ func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateRes
 }
 
 // runGate runs one gate command with `sh -c` in its own process group, so a
-// timeout kills everything the command started.
+// timeout kills everything the command started, and the shell's exit kills
+// what it left running.
 func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duration) gateResult {
 	res := gateResult{Gate: g}
 	cmd := exec.Command("sh", "-c", g.Command)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &tailBuffer{max: gateOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
-	// A background job the gate left (`server &`) keeps the output pipe open;
-	// once the shell has exited, stop waiting for it — it is killed below.
+	// A job that left the group (setsid) and holds the output pipe: once the
+	// shell has exited, stop waiting for it.
 	cmd.WaitDelay = time.Second
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	p, err := procgroup.Start(cmd)
+	if err != nil {
 		res.Err = fmt.Errorf("start gate %s: %w", g.Name, err)
 		return res
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan procgroup.Exit, 1)
+	go func() { done <- p.Wait() }()
 	var timer <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
 	}
-	var err error
+	var ex procgroup.Exit
 	select {
-	case err = <-done:
+	case ex = <-done:
 	case <-timer:
 		res.TimedOut = true
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
+		_ = p.Kill()
+		ex = <-done
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
+		_ = p.Kill()
+		ex = <-done
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the gate
 	res.Duration = time.Since(start)
 	res.Output = out.String()
 	var exit *exec.ExitError
-	switch {
+	switch err := ex.Err; {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
