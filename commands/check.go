@@ -50,7 +50,7 @@ func (e *Env) check(opts checkOptions) error {
 	}
 	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
 	if err != nil {
-		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(e.Stdout)

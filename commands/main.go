@@ -125,7 +125,7 @@ func signalContext() (context.Context, <-chan struct{}, func()) {
 func (e *Env) app() *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	usageError := func(_ *cli.Context, err error, _ bool) error {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	app := &cli.App{
 		Name:      "debussy",

@@ -215,7 +215,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
 	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
 	if err != nil {
-		return fmt.Errorf("%w: %v", plans.ErrInvalidPlan, err)
+		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
 	for _, f := range plan.Findings {
 		at := f.File
@@ -255,7 +255,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		}
 	}
 	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
-		return fmt.Errorf("%w: %v", orchestrator.ErrSetup, err)
+		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
