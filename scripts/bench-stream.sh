@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# bench-stream.sh — stream-json parsing throughput: the runner's line reader +
-# Parse against Python's per-line json.loads, on the same transcript.
+# bench-stream.sh — stream-json reading: the runner's line reader + Parse
+# (encoding/json) on a transcript, peak RSS on one huge line, and, for scale,
+# Python's per-line json.loads on the same transcript.
 #
 # Builds a transcript of BENCH_MB (default 220) MB from the recorded fixtures
 # in runner/testdata/fixtures, about BENCH_BIG_SHARE (default 50) percent of it
 # in multi-MB lines (Write inputs, Read results, Edit results carrying the
-# original file), then times both parsers once. MB = 10^6 bytes.
+# original file), and a file holding one Write line of BENCH_LINE_MB (default
+# 100) MB. The generator is deterministic: the defaults give the same 221 MB
+# transcript every time. MB = 10^6 bytes.
+#
+# BENCH_BASE=<git revision> also builds benchparse at that revision and runs it
+# on the same files, e.g. BENCH_BASE=3d093b1~1 for the hand-written scanner
+# that encoding/json replaced.
+#
 # Last line:
-#   stream-json parse: X MB/s vs python json.loads Y MB/s ratio=R rss=M MB
-# Goals: ratio >= 2, rss <= 50 MB + the largest line.
+#   stream-json parse: X MB/s rss=M MB; N MB line: rss=R MB (Q x the line)
+# Goals: X >= 20 MB/s (a session writes KB/s), M <= 50 MB + the largest
+# transcript line, R <= 1.25 x the line + 20 MB.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BENCH_MB=${BENCH_MB:-220}
 BENCH_BIG_SHARE=${BENCH_BIG_SHARE:-50}
+BENCH_LINE_MB=${BENCH_LINE_MB:-100}
+BENCH_BASE=${BENCH_BASE:-}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -76,17 +87,58 @@ with open(out, "wb") as f:
 print(f"transcript: {written/1e6:.1f} MB, {k} big lines ({big/1e6:.1f} MB), {r} fixture streams ({small/1e6:.1f} MB)")
 PY
 
-cat "$transcript" >/dev/null # warm the page cache for both readers
+huge=$tmp/huge-line.jsonl
+python3 - "$huge" "$BENCH_LINE_MB" <<'PY'
+import json, sys
+
+out, mb = sys.argv[1], int(sys.argv[2])
+line = '\tfmt.Printf("%d: %s\\n", i, name) // é\n'
+unit = len(json.dumps(line, ensure_ascii=False).encode()) - 2  # escaped, as in the line
+body = line * (mb * 1_000_000 // unit)
+big = json.dumps({"type": "assistant", "message": {"id": "msg_huge", "type": "message", "role": "assistant",
+    "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "id": "toolu_huge", "name": "Write",
+    "input": {"file_path": "/home/dev/project/huge.go", "content": body}}],
+    "usage": {"input_tokens": 1}}, "parent_tool_use_id": None}, ensure_ascii=False, separators=(",", ":"))
+with open(out, "w") as f:
+    f.write(big + "\n" + '{"type":"result","subtype":"success","result":"ok"}\n')
+PY
+
+cat "$transcript" "$huge" >/dev/null # warm the page cache for every reader
+
+# bench BINARY FILE: benchparse's output line with rss_kb=<peak RSS> appended.
+bench() {
+	local out rss
+	if [[ -x /usr/bin/time ]]; then
+		out=$(/usr/bin/time -v "$1" "$2" 2>"$tmp/time.txt")
+		rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$tmp/time.txt")
+	else
+		out=$("$1" "$2")
+		rss=$(sed -n 's/.*vmhwm_kb=\([0-9]*\).*/\1/p' <<<"$out")
+	fi
+	echo "$out rss_kb=$rss"
+}
+field() { sed -n "s/.*[ ^]$1=\([0-9.]*\).*/\1/p" <<<" $2"; }
 
 go build -o "$tmp/benchparse" ./runner/internal/benchparse
-if [[ -x /usr/bin/time ]]; then
-	go_out=$(/usr/bin/time -v "$tmp/benchparse" "$transcript" 2>"$tmp/time.txt")
-	rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$tmp/time.txt")
-else
-	go_out=$("$tmp/benchparse" "$transcript")
-	rss_kb=$(sed -n 's/.*vmhwm_kb=\([0-9]*\).*/\1/p' <<<"$go_out")
+go_out=$(bench "$tmp/benchparse" "$transcript")
+huge_out=$(bench "$tmp/benchparse" "$huge")
+echo "go transcript: $go_out"
+echo "go huge line:  $huge_out"
+
+if [[ -n $BENCH_BASE ]]; then
+	mkdir "$tmp/base"
+	git archive "$BENCH_BASE" | tar -x -C "$tmp/base"
+	(cd "$tmp/base" && go build -o "$tmp/benchparse-base" ./runner/internal/benchparse)
+	base_out=$(bench "$tmp/benchparse-base" "$transcript")
+	base_huge=$(bench "$tmp/benchparse-base" "$huge")
+	echo "base ($BENCH_BASE) transcript: $base_out"
+	echo "base ($BENCH_BASE) huge line:  $base_huge"
+	awk -v mbs="$(field go_mb_s "$base_out")" -v rss="$(field rss_kb "$base_out")" \
+		-v hrss="$(field rss_kb "$base_huge")" -v line="$(field largest "$base_huge")" 'BEGIN {
+		printf "base: %.1f MB/s rss=%.0f MB; %.0f MB line: rss=%.0f MB (%.2f x the line)\n",
+			mbs, rss / 1024, line / 1e6, hrss / 1024, hrss * 1024 / line
+	}'
 fi
-echo "go: $go_out"
 
 py_out=$(python3 - "$transcript" <<'PY'
 import json, sys, time
@@ -99,10 +151,13 @@ with open(sys.argv[1], "rb") as f:
 print(f"{n / (time.perf_counter() - start) / 1e6:.1f}")
 PY
 )
+echo "python json.loads: $py_out MB/s"
 
-go_mbs=$(sed -n 's/.*go_mb_s=\([0-9.]*\).*/\1/p' <<<"$go_out")
-largest=$(sed -n 's/.*largest=\([0-9]*\).*/\1/p' <<<"$go_out")
-awk -v go="$go_mbs" -v py="$py_out" -v rss="$rss_kb" -v big="$largest" 'BEGIN {
-	printf "goals: ratio >= 2, rss <= %.0f MB (50 MB + largest line %.1f MB)\n", 50 + big / 1048576, big / 1e6
-	printf "stream-json parse: %.1f MB/s vs python json.loads %.1f MB/s ratio=%.2f rss=%.0f MB\n", go, py, go / py, rss / 1024
+awk -v mbs="$(field go_mb_s "$go_out")" -v rss="$(field rss_kb "$go_out")" -v big="$(field largest "$go_out")" \
+	-v hrss="$(field rss_kb "$huge_out")" -v line="$(field largest "$huge_out")" 'BEGIN {
+	ok = mbs >= 20 && rss / 1024 <= 50 + big / 1048576 && hrss * 1024 <= 1.25 * line + 20 * 1048576
+	printf "goals: >= 20 MB/s, rss <= %.0f MB (50 MB + largest line), line rss <= %.0f MB: %s\n",
+		50 + big / 1048576, (1.25 * line + 20 * 1048576) / 1048576, ok ? "met" : "MISSED"
+	printf "stream-json parse: %.1f MB/s rss=%.0f MB; %.0f MB line: rss=%.0f MB (%.2f x the line)\n",
+		mbs, rss / 1024, line / 1e6, hrss / 1024, hrss * 1024 / line
 }'

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -62,7 +63,7 @@ func run(path, teePath string) error {
 	var bytesRead, lines, bad, largest int
 	kinds := map[runner.Kind]int{}
 	start := time.Now()
-	lr := runner.NewLineReader(f, tee)
+	lr := runner.NewLineReader(f, tee).WithLogger(slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	for {
 		line, err := lr.Next()
 		if len(line) > 0 {
@@ -84,8 +85,8 @@ func run(path, teePath string) error {
 		}
 	}
 	elapsed := time.Since(start)
-	fmt.Printf("go_mb_s=%.1f bytes=%d lines=%d invalid=%d largest=%d seconds=%.3f vmhwm_kb=%d kinds=%v\n",
-		float64(bytesRead)/elapsed.Seconds()/1e6, bytesRead, lines, bad, largest, elapsed.Seconds(), vmHWM(), kinds)
+	fmt.Printf("go_mb_s=%.1f bytes=%d lines=%d invalid=%d skipped=%d largest=%d seconds=%.3f vmhwm_kb=%d kinds=%v\n",
+		float64(bytesRead)/elapsed.Seconds()/1e6, bytesRead, lines, bad, lr.Skipped(), largest, elapsed.Seconds(), vmHWM(), kinds)
 	return nil
 }
 
