@@ -54,7 +54,10 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
-	cfg := r.loadConfig()
+	cfg, err := r.readConfig()
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
 	excludes, err := r.excludePatterns(cfg)
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: read ignore rules: %w", err)
@@ -94,7 +97,7 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 		if changed || s.refresh {
 			// Keep what `git add -A` would have staged and the refreshed
 			// stat data, so the next check is cheap.
-			b, err := encodeIndex(idx, s.entries, lock.created)
+			b, err := r.encodeIndex(idx, s.entries, lock.created)
 			if err == nil {
 				err = lock.commit(b)
 			}
@@ -112,7 +115,10 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 		msg += "\n"
 	}
 	parents = append(parents, op.parents...)
-	author, committer := r.signature(cfg)
+	author, committer, err := r.signature(cfg)
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
 	if op.author != nil {
 		author = *op.author
 	}
@@ -122,7 +128,7 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	// stage more.
 	env := r.hookEnv(author)
 	if _, ok := r.hookPath(cfg, "pre-commit"); ok {
-		b, err := encodeIndex(idx, s.entries, lock.created)
+		b, err := r.encodeIndex(idx, s.entries, lock.created)
 		if err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
@@ -172,7 +178,7 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	// new commit's changes as staged reversals. (Already written if a
 	// pre-commit hook ran.)
 	if !lock.done {
-		b, err := encodeIndex(idx, s.entries, lock.created)
+		b, err := r.encodeIndex(idx, s.entries, lock.created)
 		if err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}

@@ -2,51 +2,130 @@ package gitcommit
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
-	"github.com/go-git/gcfg"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// gitConfig holds the plain "section.key" values (no subsection) of every
-// config file git would read, the last one read winning, as git does.
+// gitConfig holds the values of every config file git would read, the last
+// one read winning, as git does. Keys are "section.key" or
+// "section.subsection.key" with section and key lower-cased and the
+// subsection as written (lower-cased for the legacy "[section.sub]" form,
+// as git does).
 type gitConfig struct {
 	values map[string]string
+	bare   map[string]bool // set without "=" ("[core] fileMode"): true as a bool
 }
 
-func (c gitConfig) get(key string) string { return c.values[strings.ToLower(key)] }
+func (c gitConfig) get(key string) string { return c.values[canonicalKey(key)] }
+
+// canonicalKey lower-cases the section and the variable name of key, and
+// keeps a subsection's case.
+func canonicalKey(key string) string {
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first < 0 || first == last {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
+}
 
 // bool reads a git boolean; def when unset or unparsable.
 func (c gitConfig) bool(key string, def bool) bool {
-	v, ok := c.values[strings.ToLower(key)]
+	k := canonicalKey(key)
+	v, ok := c.values[k]
 	if !ok {
 		return def
 	}
+	if c.bare[k] {
+		return true // a bare key ("fileMode") means true
+	}
 	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "true", "yes", "on", "1": // a bare key ("fileMode") means true
+	case "true", "yes", "on", "1":
 		return true
-	case "false", "no", "off", "0":
+	case "", "false", "no", "off", "0":
 		return false
 	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+		return n != 0
+	}
 	return def
+}
+
+func (c gitConfig) set(key, value string, bare bool) {
+	c.values[key] = value
+	if bare {
+		c.bare[key] = true
+	} else {
+		delete(c.bare, key)
+	}
 }
 
 // maxIncludeDepth matches git's own guard against include cycles.
 const maxIncludeDepth = 10
 
-// loadConfig reads system, global and repository config in git's order of
-// increasing priority, following include.path and includeIf "gitdir:".
-// A file git could read but gcfg cannot is skipped with a warning rather than
-// blocking the commit: the worst outcome is the fallback author.
+// ConfigError is a config file git itself would refuse to read: every git
+// command fails on it, and so does a commit by debussy, rather than fall
+// back to another author or drop core.excludesFile.
+type ConfigError struct {
+	File string
+	Line int // 0 when the file could not be read at all
+	Err  error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("bad config line %d in file %s (git refuses it too; fix or remove that line)", e.Line, e.File)
+	}
+	return fmt.Sprintf("read git config %s: %v", e.File, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// loadConfig is readConfig for callers that only need values; a file that
+// cannot be read is logged. CommitAll uses readConfig and refuses instead.
 func (r *Repo) loadConfig() gitConfig {
-	c := gitConfig{values: map[string]string{}}
-	for _, f := range r.configFiles() {
-		r.readConfigFile(c, f, 0)
+	c, err := r.readConfig()
+	if err != nil {
+		r.log.Warn("read git config", "err", err)
 	}
 	return c
+}
+
+// readConfig reads system, global, repository and worktree config in git's
+// order of increasing priority, then GIT_CONFIG_COUNT/KEY_n/VALUE_n,
+// following include.path and includeIf "gitdir:", "gitdir/i:" and
+// "onbranch:". Files are parsed as git parses them (a UTF-8 BOM skipped, the
+// legacy "[section.sub]" header accepted), which go-git's gcfg cannot.
+func (r *Repo) readConfig() (gitConfig, error) {
+	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
+	var errs []error
+	for _, f := range r.configFiles() {
+		if err := r.readConfigFile(c, f, 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.bool("extensions.worktreeConfig", false) {
+		if err := r.readConfigFile(c, filepath.Join(r.gitDir, "config.worktree"), 0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n, err := strconv.Atoi(r.getenv("GIT_CONFIG_COUNT")); err == nil {
+		for i := range n {
+			k := r.getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+			if k != "" {
+				c.set(canonicalKey(k), r.getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), false)
+			}
+		}
+	}
+	return c, errors.Join(errs...)
 }
 
 func (r *Repo) configFiles() []string {
@@ -84,57 +163,284 @@ func (r *Repo) xdgConfigHome() string {
 	return ""
 }
 
-func (r *Repo) readConfigFile(c gitConfig, path string, depth int) {
+// readConfigFile applies path's values to c. A missing file is not an
+// error (git skips it); one git cannot parse is, naming file and line.
+func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 	if path == os.DevNull {
-		return
+		return nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if !os.IsNotExist(err) {
-			r.log.Warn("skip git config", "file", path, "err", err)
-		}
-		return
-	}
-	// Apply a file's values only once it parsed completely, so a half-read
-	// file leaves nothing behind. An include is applied at its position, as if
-	// its content were written there.
-	type item struct{ key, value, include string }
-	var items []item
-	cb := func(section, subsection, key, value string, blank bool) error {
-		if key == "" {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
-		section, key = strings.ToLower(section), strings.ToLower(key)
-		if blank {
-			value = ""
-		}
+		return &ConfigError{File: path, Err: err}
+	}
+	// A file's values apply only once it parsed completely, so a half-read
+	// file leaves nothing behind. An include is applied at its position, as
+	// if its content were written there.
+	type item struct {
+		key, value string
+		bare       bool
+		include    string
+	}
+	var items []item
+	err = parseConfig(b, func(key, value string, bare bool) {
+		section, rest, _ := strings.Cut(key, ".")
+		last := strings.LastIndexByte(rest, '.')
 		switch {
-		case section == "include" && subsection == "" && key == "path":
+		case key == "include.path" && !bare:
 			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
-		case section == "includeif" && key == "path" && r.includeIfMatches(subsection, filepath.Dir(path)):
-			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
-		case subsection == "":
-			items = append(items, item{key: section + "." + key, value: value})
+		case section == "includeif" && last >= 0 && rest[last+1:] == "path" && !bare:
+			if r.includeIfMatches(rest[:last], path) {
+				items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
+			}
 		default:
-			// filter.<driver>.clean, gpg.ssh.program: the subsection keeps
-			// its case, as in git (see getSub).
-			items = append(items, item{key: section + "." + subsection + "." + key, value: value})
+			items = append(items, item{key: key, value: value, bare: bare})
 		}
-		return nil
+	})
+	if err != nil {
+		var pe *configParseError
+		if errors.As(err, &pe) {
+			return &ConfigError{File: path, Line: pe.line, Err: err}
+		}
+		return &ConfigError{File: path, Err: err}
 	}
-	if err := gcfg.ReadWithCallback(bytes.NewReader(b), cb); err != nil {
-		r.log.Warn("skip unparsable git config", "file", path, "err", err)
-		return
-	}
+	var errs []error
 	for _, it := range items {
 		switch {
 		case it.include == "":
-			c.values[it.key] = it.value
+			c.set(it.key, it.value, it.bare)
+		case depth < 0: // includes not followed (checkFormat, as git's read_repository_format)
 		case depth < maxIncludeDepth:
-			r.readConfigFile(c, it.include, depth+1)
+			if err := r.readConfigFile(c, it.include, depth+1); err != nil {
+				errs = append(errs, err)
+			}
+		default:
+			errs = append(errs, &ConfigError{File: path, Err: fmt.Errorf("include nested deeper than %d levels (a cycle?)", maxIncludeDepth)})
 		}
 	}
+	return errors.Join(errs...)
 }
+
+type configParseError struct{ line int }
+
+func (e *configParseError) Error() string { return fmt.Sprintf("bad config line %d", e.line) }
+
+// parseConfig is git's config.c parser (git_parse_source, get_base_var,
+// get_extended_base_var, get_value, parse_value). It calls fn with the full
+// variable name and its value; bare is a variable without "=".
+func parseConfig(b []byte, fn func(key, value string, bare bool)) error {
+	p := &configParser{b: bytes.TrimPrefix(b, utf8BOM), line: 1}
+	var section string // "core" or "remote.origin"; "" before the first header
+	comment := false
+	for {
+		c := p.next()
+		if c == '\n' {
+			if p.eof {
+				return nil
+			}
+			comment = false
+			continue
+		}
+		if comment || isConfigSpace(c) {
+			continue
+		}
+		if c == '#' || c == ';' {
+			comment = true
+			continue
+		}
+		if c == '[' {
+			s, ok := p.baseVar()
+			if !ok || s == "" {
+				return p.err()
+			}
+			section = s
+			continue
+		}
+		if !isASCIIAlpha(c) || section == "" {
+			return p.err()
+		}
+		name := []byte{lower(c)}
+		for {
+			c = p.next()
+			if p.eof || !isKeyChar(c) {
+				break
+			}
+			name = append(name, lower(c))
+		}
+		for c == ' ' || c == '\t' {
+			c = p.next()
+		}
+		key := section + "." + string(name)
+		if c == '\n' {
+			fn(key, "", true)
+			continue
+		}
+		if c != '=' {
+			return p.err()
+		}
+		v, ok := p.value()
+		if !ok {
+			return p.err()
+		}
+		fn(key, v, false)
+	}
+}
+
+type configParser struct {
+	b    []byte
+	pos  int
+	line int
+	eof  bool
+}
+
+// next returns the next byte with "\r\n" read as "\n"; at the end it
+// returns '\n' and sets eof.
+func (p *configParser) next() byte {
+	if p.pos >= len(p.b) {
+		if !p.eof {
+			p.eof = true
+		}
+		return '\n'
+	}
+	c := p.b[p.pos]
+	p.pos++
+	if c == '\r' && p.pos < len(p.b) && p.b[p.pos] == '\n' {
+		c = '\n'
+		p.pos++
+	}
+	if c == '\n' {
+		p.line++
+	}
+	return c
+}
+
+// err reports the line being read (git counts the line a newline ends).
+func (p *configParser) err() error {
+	line := p.line
+	if p.pos > 0 && p.pos <= len(p.b) && p.b[p.pos-1] == '\n' {
+		line--
+	}
+	return &configParseError{line: max(line, 1)}
+}
+
+func (p *configParser) baseVar() (string, bool) {
+	var name []byte
+	for {
+		c := p.next()
+		if p.eof {
+			return "", false
+		}
+		if c == ']' {
+			return string(name), true
+		}
+		if isConfigSpace(c) {
+			return p.extendedBaseVar(string(name), c)
+		}
+		if !isKeyChar(c) && c != '.' {
+			return "", false
+		}
+		name = append(name, lower(c))
+	}
+}
+
+func (p *configParser) extendedBaseVar(name string, c byte) (string, bool) {
+	for {
+		if c == '\n' {
+			return "", false
+		}
+		c = p.next()
+		if !isConfigSpace(c) {
+			break
+		}
+	}
+	if c != '"' {
+		return "", false
+	}
+	sub := []byte{}
+	for {
+		c = p.next()
+		if c == '\n' {
+			return "", false
+		}
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			c = p.next()
+			if c == '\n' {
+				return "", false
+			}
+		}
+		sub = append(sub, c)
+	}
+	if p.next() != ']' {
+		return "", false
+	}
+	return name + "." + string(sub), true
+}
+
+func (p *configParser) value() (string, bool) {
+	var v []byte
+	quote, comment, space := false, false, 0
+	for {
+		c := p.next()
+		if c == '\n' {
+			if quote {
+				return "", false
+			}
+			return string(v), true
+		}
+		if comment {
+			continue
+		}
+		if isConfigSpace(c) && !quote {
+			if len(v) > 0 {
+				space++
+			}
+			continue
+		}
+		if !quote && (c == ';' || c == '#') {
+			comment = true
+			continue
+		}
+		for ; space > 0; space-- {
+			v = append(v, ' ')
+		}
+		if c == '\\' {
+			c = p.next()
+			switch c {
+			case '\n':
+				if p.eof {
+					return "", false
+				}
+				continue
+			case 't':
+				c = '\t'
+			case 'b':
+				c = '\b'
+			case 'n':
+				c = '\n'
+			case '\\', '"':
+			default:
+				return "", false
+			}
+			v = append(v, c)
+			continue
+		}
+		if c == '"' {
+			quote = !quote
+			continue
+		}
+		v = append(v, c)
+	}
+}
+
+func isConfigSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isASCIIAlpha(c byte) bool  { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+func isKeyChar(c byte) bool     { return isASCIIAlpha(c) || (c >= '0' && c <= '9') || c == '-' }
+func lower(c byte) byte         { return wmToLower(c) }
 
 // expandPath resolves a config path value: "~/" is $HOME, a relative path is
 // relative to base.
@@ -148,99 +454,91 @@ func (r *Repo) expandPath(p, base string) string {
 	return p
 }
 
-// includeIfMatches implements the "gitdir:" and "gitdir/i:" conditions;
-// other conditions (onbranch:, hasconfig:) are treated as false.
-func (r *Repo) includeIfMatches(cond, base string) bool {
-	pat, fold := "", false
+// includeIfMatches is git's include_condition for "gitdir:", "gitdir/i:"
+// and "onbranch:"; other conditions (hasconfig:) are false. file is the
+// config file holding the condition ("./" patterns are relative to it).
+func (r *Repo) includeIfMatches(cond, file string) bool {
 	switch {
 	case strings.HasPrefix(cond, "gitdir:"):
-		pat = strings.TrimPrefix(cond, "gitdir:")
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir:"), file, false)
 	case strings.HasPrefix(cond, "gitdir/i:"):
-		pat, fold = strings.TrimPrefix(cond, "gitdir/i:"), true
-	default:
-		return false
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir/i:"), file, true)
+	case strings.HasPrefix(cond, "onbranch:"):
+		return r.includeByBranch(strings.TrimPrefix(cond, "onbranch:"))
 	}
+	return false
+}
+
+// includeByGitdir matches the git directory, real path first, then as
+// given, as git's include_by_gitdir does.
+func (r *Repo) includeByGitdir(pat, file string, fold bool) bool {
+	prefix := 0
 	switch {
 	case strings.HasPrefix(pat, "~/"):
-		pat = filepath.ToSlash(filepath.Join(r.getenv("HOME"), pat[2:])) + suffixSlash(pat)
+		pat = filepath.ToSlash(r.getenv("HOME")) + pat[1:]
 	case strings.HasPrefix(pat, "./"):
-		pat = filepath.ToSlash(filepath.Join(base, pat[2:])) + suffixSlash(pat)
+		dir := filepath.Dir(file)
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		dir = filepath.ToSlash(dir)
+		pat = dir + pat[1:]
+		prefix = len(dir) + 1
 	case !strings.HasPrefix(pat, "/"):
 		pat = "**/" + pat
 	}
 	if strings.HasSuffix(pat, "/") {
 		pat += "**"
 	}
-	re, err := regexp.Compile(globRegexp(pat, fold))
-	if err != nil {
-		return false
+	flags := wmPathname
+	if fold {
+		flags |= wmCaseFold
 	}
-	dirs := []string{filepath.ToSlash(r.gitDir)}
+	var texts []string
 	if real, err := filepath.EvalSymlinks(r.gitDir); err == nil {
-		dirs = append(dirs, filepath.ToSlash(real))
+		texts = append(texts, filepath.ToSlash(real))
 	}
-	for _, d := range dirs {
-		if re.MatchString(d) {
+	texts = append(texts, filepath.ToSlash(r.gitDir))
+	for _, text := range texts {
+		if prefix > 0 {
+			if len(text) < prefix || !pathNCmpEqual(pat[:prefix], text[:prefix], fold) {
+				continue
+			}
+		}
+		if wildmatchFlags(pat[prefix:], text[prefix:], flags) {
 			return true
 		}
 	}
 	return false
 }
 
-func suffixSlash(p string) string {
-	if strings.HasSuffix(p, "/") {
-		return "/"
+// includeByBranch matches the branch HEAD points to, born or not.
+func (r *Repo) includeByBranch(pat string) bool {
+	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
+	if err != nil {
+		return false
 	}
-	return ""
-}
-
-// globRegexp translates the wildmatch subset used in includeIf patterns:
-// "**/" any leading directories, "/**" anything below, "*" and "?" within a
-// path component, [...] classes.
-func globRegexp(pat string, fold bool) string {
-	var b strings.Builder
-	if fold {
-		b.WriteString("(?i)")
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+	if !ok {
+		return false
 	}
-	b.WriteString("^")
-	for i := 0; i < len(pat); i++ {
-		switch ch := pat[i]; {
-		case strings.HasPrefix(pat[i:], "**/"):
-			b.WriteString("(?:.*/)?")
-			i += 2
-		case strings.HasPrefix(pat[i:], "**"):
-			b.WriteString(".*")
-			i++
-		case ch == '*':
-			b.WriteString("[^/]*")
-		case ch == '?':
-			b.WriteString("[^/]")
-		case ch == '[':
-			end := strings.IndexByte(pat[i+1:], ']')
-			if end < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := pat[i+1 : i+1+end]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
-			i += end + 1
-		default:
-			b.WriteString(regexp.QuoteMeta(string(ch)))
-		}
+	branch, ok := strings.CutPrefix(strings.TrimSpace(ref), "refs/heads/")
+	if !ok {
+		return false
 	}
-	b.WriteString("$")
-	return b.String()
+	if strings.HasSuffix(pat, "/") {
+		pat += "**"
+	}
+	return wildmatchFlags(pat, branch, wmPathname)
 }
 
 // signature resolves author and committer as `git commit` would: the
-// GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL} variables, then author.* / committer.*,
-// then user.*, then $EMAIL; each missing field falls back to
-// "debussy <debussy@localhost>" where git would refuse to commit.
-func (r *Repo) signature(c gitConfig) (author, committer object.Signature) {
-	when := r.now()
+// GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL,DATE} variables, then author.* /
+// committer.*, then user.*, then $EMAIL; each missing name or email falls
+// back to "debussy <debussy@localhost>" where git would refuse to commit.
+// A date git cannot parse is an error, as in git.
+func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
+	now := r.now()
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {
@@ -249,19 +547,83 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature) {
 		}
 		return ""
 	}
+	when := func(envVar string) time.Time {
+		v := r.getenv(envVar)
+		if v == "" {
+			return now
+		}
+		t, perr := parseGitDate(v)
+		if perr != nil {
+			err = errors.Join(err, fmt.Errorf("%s=%q: %w", envVar, v, perr))
+			return now
+		}
+		return t
+	}
 	author = object.Signature{
 		Name:  pick(r.getenv("GIT_AUTHOR_NAME"), c.get("author.name"), c.get("user.name"), "debussy"),
 		Email: pick(r.getenv("GIT_AUTHOR_EMAIL"), c.get("author.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
-		When:  when,
+		When:  when("GIT_AUTHOR_DATE"),
 	}
 	committer = object.Signature{
 		Name:  pick(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name"), "debussy"),
 		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
-		When:  when,
+		When:  when("GIT_COMMITTER_DATE"),
 	}
 	clean := strings.NewReplacer("<", "", ">", "", "\n", " ")
 	for _, s := range []*object.Signature{&author, &committer} {
 		s.Name, s.Email = clean.Replace(s.Name), clean.Replace(s.Email)
 	}
-	return author, committer
+	return author, committer, err
+}
+
+// parseGitDate reads the date formats git documents for GIT_AUTHOR_DATE:
+// git's internal "<unix seconds> <±hhmm>" (optionally "@"-prefixed), RFC
+// 2822 and ISO 8601 (a missing zone is local time).
+func parseGitDate(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	raw := strings.TrimPrefix(s, "@")
+	secs, zone, hasZone := strings.Cut(raw, " ")
+	if n, err := strconv.ParseInt(secs, 10, 64); err == nil && (strings.HasPrefix(s, "@") || hasZone) {
+		loc := time.Local
+		if hasZone {
+			l, ok := parseZone(strings.TrimSpace(zone))
+			if !ok {
+				return time.Time{}, errors.New("invalid date format")
+			}
+			loc = l
+		}
+		return time.Unix(n, 0).In(loc), nil
+	}
+	layouts := []string{
+		time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 -0700", "Mon Jan 2 15:04:05 2006 -0700",
+		"2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05 Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05 -0700",
+	}
+	for _, l := range layouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006.01.02 15:04:05", "Mon, 2 Jan 2006 15:04:05"} {
+		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("invalid date format")
+}
+
+func parseZone(z string) (*time.Location, bool) {
+	if len(z) != 5 || (z[0] != '+' && z[0] != '-') {
+		return nil, false
+	}
+	h, err1 := strconv.Atoi(z[1:3])
+	m, err2 := strconv.Atoi(z[3:5])
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	off := (h*60 + m) * 60
+	if z[0] == '-' {
+		off = -off
+	}
+	return time.FixedZone("", off), true
 }

@@ -679,8 +679,130 @@ var issueCases = []diffCase{
 		setup:  diffBase,
 		change: func(t *testing.T, h *diffRepo) { h.Write(".Git/config", "x"); h.Write(".gitignore", ".Git/\n") },
 	},
+	{
+		name:  "global config with a UTF-8 BOM and a legacy [remote.origin] section",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig": "\xef\xbb\xbf[user]\n\tname = Bom User\n\temail = bom@example.com\n[remote.origin]\n\turl = x\n" +
+				"[core]\n\texcludesFile = ~/ignores\n[init]\n\tdefaultBranch = main\n",
+			"ignores": ".env\n",
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".env", "SECRET=1\n")
+			h.Write("sub/.env", "SECRET=2\n")
+			h.Write("ok.txt", "ok\n")
+		},
+	},
+	{
+		name:  "config quoting, escapes, continuation lines and comments",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig": "; comment\n[user] # trailing\n\tname = \"Quoted \\\"Q\\\" \" Name  ; comment\n\temail = q@example.com\n" +
+				"[core]\n\texcludesFile = ~/ign\\\n\tores\n[init]\n\tdefaultBranch = main\n",
+			"ignores": "*.secret\n",
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("a.secret", "s")
+			h.Write("ok.txt", "ok\n")
+		},
+	},
+	{
+		name:  "includeIf onbranch and gitdir",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig": defaultDiffGitconfig + "[includeIf \"onbranch:ma*\"]\n\tpath = branch.inc\n" +
+				"[includeIf \"gitdir:**/debussy/\"]\n\tpath = side.inc\n[includeIf \"gitdir:**/git/\"]\n\tpath = side.inc\n",
+			"branch.inc": "[user]\n\tname = Branch Person\n",
+			"side.inc":   "[user]\n\temail = side@example.com\n",
+		},
+		change: func(t *testing.T, h *diffRepo) { h.Write("x.txt", "x") },
+	},
+	{
+		name:   "GIT_AUTHOR_DATE and GIT_COMMITTER_DATE in other formats",
+		setup:  diffBase,
+		env:    map[string]string{"GIT_AUTHOR_DATE": "2024-02-03T04:05:06+0130", "GIT_COMMITTER_DATE": "Sat, 3 Feb 2024 10:11:12 -0800"},
+		change: func(t *testing.T, h *diffRepo) { h.Write("x.txt", "x") },
+	},
+	{
+		name:  "unparsable repository config is refused naming file and line",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("x.txt", "x")
+			appendFile(t, h.path(".git/config"), "[core]\n\tbad key = 1\n")
+		},
+		gitRefuses: "bad config line",
+		refused:    "bad config line",
+	},
+	{
+		name:  "assume-unchanged and skip-worktree entries are kept as they are",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("update-index", "--assume-unchanged", "keep.txt")
+			h.Git("update-index", "--skip-worktree", "README.md")
+			h.Write("keep.txt", "local secret\n")
+			h.Write("README.md", "local edit\n")
+			h.Write("new.txt", "n")
+		},
+	},
+	{
+		name:  "sparse checkout (extensions.worktreeConfig)",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("sparse-checkout", "set", "src")
+			h.Write("src/new.go", "package main\n")
+		},
+	},
+	{
+		name:  "extensions.preciousObjects",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.repositoryFormatVersion", "1")
+			h.Git("config", "extensions.preciousObjects", "true")
+			h.Write("x.txt", "x")
+		},
+	},
+	{
+		name:  "clone --shared reads objects through alternates",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			// Move the history into a clone's alternates: the repository
+			// itself keeps none of the objects HEAD needs.
+			orig := h.Dir + "-orig"
+			must(t, os.Rename(h.Dir, orig))
+			h.gitIn(filepath.Dir(h.Dir), "", "clone", "-q", "--shared", orig, h.Dir)
+			h.Write("src/main.go", "package main // edited\n")
+			h.Write("new/x.txt", "x")
+		},
+	},
+	{
+		name:  "objectFormat sha256 is refused with the reason",
+		setup: nil,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Remove(".git")
+			h.Git("init", "-q", "--object-format=sha256")
+			h.Write("x.txt", "x")
+		},
+		refused: "extensions.objectFormat=sha256",
+	},
+	{
+		name:  "split index is refused with the way out",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("update-index", "--split-index")
+			h.Write("keep.txt", "changed")
+		},
+		refused: "git update-index --no-split-index",
+	},
 }
 
 func TestDifferentialIssue13(t *testing.T) {
 	runDiffCases(t, issueCases)
+}
+
+func appendFile(t *testing.T, path, content string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(content)
+	must(t, errors.Join(err, f.Close()))
 }

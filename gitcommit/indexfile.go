@@ -19,7 +19,8 @@ import (
 
 const (
 	indexHeaderLen   = 12
-	entryFixedLen    = 62 // stat fields, hash and flags, before the name
+	entryFixedLen    = 62     // stat fields, hash and flags, before the name
+	flagAssumeValid  = 0x8000 // CE_VALID: `git update-index --assume-unchanged`
 	flagExtended     = 0x4000
 	flagNameMask     = 0x0fff
 	extIntentToAdd   = 0x2000
@@ -30,19 +31,20 @@ const (
 var errIndexFormat = errors.New("malformed index")
 
 // decodeIndex parses b (a whole index file); ok is false for a version this
-// codec leaves to go-git.
-func decodeIndex(b []byte) (idx *index.Index, ok bool, err error) {
+// codec leaves to go-git. assumeValid names the entries marked
+// assume-unchanged, a flag go-git's Entry cannot hold.
+func decodeIndex(b []byte) (idx *index.Index, assumeValid map[string]bool, ok bool, err error) {
 	if len(b) < indexHeaderLen+indexChecksumLen || string(b[:4]) != "DIRC" {
-		return nil, true, fmt.Errorf("%w: bad header", errIndexFormat)
+		return nil, nil, true, fmt.Errorf("%w: bad header", errIndexFormat)
 	}
 	version := binary.BigEndian.Uint32(b[4:])
 	if version != 2 && version != 3 {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	body, sum := b[:len(b)-indexChecksumLen], b[len(b)-indexChecksumLen:]
 	// index.skipHash writes a zero checksum; anything else must match.
 	if h := sha1.Sum(body); !bytes.Equal(sum, h[:]) && !bytes.Equal(sum, make([]byte, indexChecksumLen)) {
-		return nil, true, fmt.Errorf("%w: checksum mismatch", errIndexFormat)
+		return nil, nil, true, fmt.Errorf("%w: checksum mismatch", errIndexFormat)
 	}
 	n := int(binary.BigEndian.Uint32(b[8:]))
 	idx = &index.Index{Version: version, Entries: make([]*index.Entry, 0, n)}
@@ -50,7 +52,7 @@ func decodeIndex(b []byte) (idx *index.Index, ok bool, err error) {
 	off := indexHeaderLen
 	for i := range n {
 		if off+entryFixedLen > len(body) {
-			return nil, true, fmt.Errorf("%w: truncated entry %d", errIndexFormat, i)
+			return nil, nil, true, fmt.Errorf("%w: truncated entry %d", errIndexFormat, i)
 		}
 		p := body[off:]
 		e := &entries[i]
@@ -68,7 +70,7 @@ func decodeIndex(b []byte) (idx *index.Index, ok bool, err error) {
 		fixed := entryFixedLen
 		if flags&flagExtended != 0 {
 			if version < 3 || off+fixed+2 > len(body) {
-				return nil, true, fmt.Errorf("%w: bad extended flags in entry %d", errIndexFormat, i)
+				return nil, nil, true, fmt.Errorf("%w: bad extended flags in entry %d", errIndexFormat, i)
 			}
 			ext := binary.BigEndian.Uint16(p[fixed:])
 			e.IntentToAdd = ext&extIntentToAdd != 0
@@ -77,9 +79,15 @@ func decodeIndex(b []byte) (idx *index.Index, ok bool, err error) {
 		}
 		nul := bytes.IndexByte(p[fixed:], 0)
 		if nul < 0 {
-			return nil, true, fmt.Errorf("%w: unterminated name in entry %d", errIndexFormat, i)
+			return nil, nil, true, fmt.Errorf("%w: unterminated name in entry %d", errIndexFormat, i)
 		}
 		e.Name = string(p[fixed : fixed+nul])
+		if flags&flagAssumeValid != 0 {
+			if assumeValid == nil {
+				assumeValid = map[string]bool{}
+			}
+			assumeValid[e.Name] = true
+		}
 		// Entries are padded with 1-8 NULs to a multiple of 8 bytes.
 		off += (fixed + nul + 8) &^ 7
 		idx.Entries = append(idx.Entries, e)
@@ -91,14 +99,14 @@ func decodeIndex(b []byte) (idx *index.Index, ok bool, err error) {
 		sig := body[off : off+4]
 		size := int(binary.BigEndian.Uint32(body[off+4:]))
 		if sig[0] < 'A' || sig[0] > 'Z' {
-			return nil, true, fmt.Errorf("%w: unsupported required extension %q (split or sparse index)", errIndexFormat, sig)
+			return nil, nil, true, requiredExtensionError(string(sig))
 		}
 		off += 8 + size
 	}
 	if off > len(body) {
-		return nil, true, fmt.Errorf("%w: truncated extension", errIndexFormat)
+		return nil, nil, true, fmt.Errorf("%w: truncated extension", errIndexFormat)
 	}
-	return idx, true, nil
+	return idx, assumeValid, true, nil
 }
 
 func unixTime(sec, nsec []byte) time.Time {
@@ -110,8 +118,8 @@ func unixTime(sec, nsec []byte) time.Time {
 }
 
 // encodeIndexV2 writes entries (sorted, stage 0) as a version 2 index, or 3
-// when an entry needs extended flags.
-func encodeIndexV2(entries []*index.Entry) []byte {
+// when an entry needs extended flags; assumeValid entries keep that flag.
+func encodeIndexV2(entries []*index.Entry, assumeValid map[string]bool) []byte {
 	version := uint32(2)
 	size := indexHeaderLen + indexChecksumLen
 	for _, e := range entries {
@@ -135,6 +143,9 @@ func encodeIndexV2(entries []*index.Entry) []byte {
 		b = append(b, e.Hash[:]...)
 		flags := uint16(e.Stage&3) << 12
 		flags |= uint16(min(len(e.Name), flagNameMask))
+		if assumeValid[e.Name] {
+			flags |= flagAssumeValid
+		}
 		ext := e.IntentToAdd || e.SkipWorktree
 		if ext {
 			flags |= flagExtended
@@ -164,4 +175,18 @@ func appendTime(b []byte, t time.Time) []byte {
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(t.Unix()))
 	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+}
+
+// requiredExtensionError refuses an index extension that changes what the
+// entries mean, naming the way back to a plain index.
+func requiredExtensionError(sig string) error {
+	switch sig {
+	case "link":
+		return &UnsupportedError{Feature: "split index", Detail: "core.splitIndex or update-index --split-index",
+			WayOut: "run `git update-index --no-split-index` (and `git config core.splitIndex false`)"}
+	case "sdir":
+		return &UnsupportedError{Feature: "sparse index", Detail: "index.sparse",
+			WayOut: "run `git sparse-checkout init --no-sparse-index`"}
+	}
+	return fmt.Errorf("%w: unsupported required extension %q", errIndexFormat, sig)
 }

@@ -95,7 +95,10 @@ func (r *Repo) Preflight() error {
 	if op := r.operationInProgress(); op != nil {
 		errs = append(errs, op)
 	}
-	cfg := r.loadConfig()
+	cfg, err := r.readConfig()
+	if err != nil {
+		errs = append(errs, err) // every git command would fail on it too
+	}
 	errs = append(errs, r.unsupportedConfig(cfg)...)
 	errs = append(errs, r.unsupportedHooks(cfg)...)
 	if attrErrs, err := r.unsupportedAttributes(cfg); err != nil {

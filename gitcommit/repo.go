@@ -23,9 +23,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 var (
@@ -52,6 +58,10 @@ type Repo struct {
 	// Reopened by each operation (see reopen); guarded by mu.
 	repo  *git.Repository
 	store storage.Storer
+
+	// assumeValid is the last index read's assume-unchanged entries (the
+	// flag has no place in go-git's index.Entry); guarded by mu.
+	assumeValid map[string]bool
 
 	log    *slog.Logger
 	now    func() time.Time
@@ -112,15 +122,77 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 // pack indexes once per repository and never looks again, so one kept across
 // an agent session would not see objects that `git gc --auto` (run by the
 // agent's own git commits) moved into a new pack.
+//
+// The storage is built here rather than by git.PlainOpen for two cases the
+// differential suite found: go-git refuses every repository extension
+// (extensions.worktreeConfig, set by any `git sparse-checkout set`, and
+// preciousObjects are safe for us: the config we read is our own and we only
+// add objects), and it resolves alternates (`clone --shared`/`--reference`)
+// inside the .git directory's chroot, so their objects were "not found".
 func (r *Repo) reopen() error {
-	repo, err := git.PlainOpenWithOptions(r.root, &git.PlainOpenOptions{
-		DetectDotGit:          true,
-		EnableDotGitCommonDir: true,
+	if err := r.checkFormat(); err != nil {
+		return fmt.Errorf("open repository %s: %w", r.root, err)
+	}
+	var fs billy.Filesystem = osfs.New(r.gitDir)
+	if r.commonDir != r.gitDir {
+		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(r.commonDir))
+	}
+	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{
+		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
 	})
+	repo, err := git.Open(formatChecked{st}, osfs.New(r.root))
 	if err != nil {
 		return fmt.Errorf("open repository %s: %w", r.root, err)
 	}
 	r.repo, r.store = repo, repo.Storer
+	return nil
+}
+
+// formatChecked hands go-git an empty repository config: go-git reads it
+// only to check the format and extensions, which checkFormat has done with
+// git's parsing rules (go-git's parser rejects a BOM and legacy sections).
+type formatChecked struct{ storage.Storer }
+
+func (formatChecked) Config() (*config.Config, error) { return config.NewConfig(), nil }
+
+// checkFormat refuses, with the real reason, a repository whose format
+// CommitAll cannot write correctly; it reads only the repository's own
+// config, as git does for these keys.
+func (r *Repo) checkFormat() error {
+	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
+	path := filepath.Join(r.commonDir, "config")
+	if err := r.readConfigFile(c, path, -1); err != nil {
+		return err
+	}
+	version := strings.TrimSpace(c.get("core.repositoryFormatVersion"))
+	switch version {
+	case "", "0", "1":
+	default:
+		return &UnsupportedError{Feature: "core.repositoryFormatVersion=" + version, Detail: path,
+			WayOut: "this repository needs a newer git than debussy's commits understand"}
+	}
+	for key, value := range c.values {
+		ext, ok := strings.CutPrefix(key, "extensions.")
+		if !ok {
+			continue
+		}
+		switch ext {
+		case "worktreeconfig", "preciousobjects", "noop":
+			// worktreeConfig: readConfig reads config.worktree itself.
+			continue
+		case "objectformat":
+			if strings.EqualFold(value, "sha1") {
+				continue
+			}
+			return &UnsupportedError{Feature: "extensions.objectFormat=" + value, Detail: path,
+				WayOut: "debussy's commits (go-git v5) only write SHA-1 repositories; use a SHA-1 clone of the project"}
+		}
+		if version == "" || version == "0" {
+			continue // git ignores unknown extensions in a version 0 repository
+		}
+		return &UnsupportedError{Feature: "extensions." + ext, Detail: path,
+			WayOut: "debussy's commits do not know this repository extension; run debussy on a clone without it"}
+	}
 	return nil
 }
 

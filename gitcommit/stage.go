@@ -173,6 +173,17 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 		return s.refreshGitlink(e, abs, st)
 	}
 
+	if s.r.assumeValid[e.Name] {
+		// assume-unchanged: git keeps the entry and its flag whatever the
+		// file holds now (ie_match_stat trusts CE_VALID); only a file that
+		// is gone is removed (check_removed comes first).
+		if st.kind == kindRegular || st.kind == kindSymlink {
+			return true, nil
+		}
+		s.unstaged = append(s.unstaged, e.Name)
+		return false, nil
+	}
+
 	switch st.kind {
 	case kindRegular, kindSymlink:
 	default:

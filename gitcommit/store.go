@@ -162,7 +162,7 @@ func (r *Repo) readIndex() (*index.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read index: %w", err)
 	}
-	idx, ok, err := decodeIndex(b)
+	idx, valid, ok, err := decodeIndex(b)
 	if err != nil {
 		return nil, fmt.Errorf("read index %s: %w", path, err)
 	}
@@ -173,6 +173,7 @@ func (r *Repo) readIndex() (*index.Index, error) {
 		}
 	}
 	idx.ModTime = fi.ModTime()
+	r.assumeValid = valid
 	return idx, nil
 }
 
@@ -234,14 +235,14 @@ func (l *lockFile) release() {
 // reads this index later re-reads them instead of trusting a stat that a
 // same-tick edit could share. Extensions (the cached tree) are dropped; git
 // rebuilds them.
-func encodeIndex(idx *index.Index, entries []*index.Entry, started time.Time) ([]byte, error) {
+func (r *Repo) encodeIndex(idx *index.Index, entries []*index.Entry, started time.Time) ([]byte, error) {
 	for _, e := range entries {
 		if !started.IsZero() && e.Mode != filemode.Submodule && !e.ModifiedAt.Before(started) {
 			e.Size = 0
 		}
 	}
 	if idx.Version != 4 {
-		return encodeIndexV2(entries), nil
+		return encodeIndexV2(entries, r.assumeValid), nil
 	}
 	var buf bytes.Buffer
 	if err := index.NewEncoder(&buf).Encode(&index.Index{Version: 4, Entries: entries}); err != nil {
