@@ -279,22 +279,9 @@ func (l *attrLine) matches(name, dir string) bool {
 // lookup returns every attribute git would report for the file name, as
 // `git check-attr -a` would, plus unspecified entries it met.
 func (a *attrs) lookup(name string) (map[string]attrValue, error) {
-	stack := []*attrFile{a.info}
-	dir := name
-	for {
-		d, _ := splitDir(dir)
-		f, err := a.dirFile(d)
-		if err != nil {
-			return nil, err
-		}
-		stack = append(stack, f)
-		if d == "" {
-			break
-		}
-		dir = d
-	}
-	for i := len(a.global) - 1; i >= 0; i-- {
-		stack = append(stack, a.global[i])
+	stack, err := a.stack(name)
+	if err != nil {
+		return nil, err
 	}
 
 	// Macros: the highest-priority definition wins.
@@ -338,4 +325,43 @@ func (a *attrs) lookup(name string) (map[string]attrValue, error) {
 		}
 	}
 	return out, nil
+}
+
+// stack returns the attribute files that apply to the file name, highest
+// priority first: info/attributes, its directory's .gitattributes up to the
+// root's, the global and system files, the built-in macro.
+func (a *attrs) stack(name string) ([]*attrFile, error) {
+	stack := []*attrFile{a.info}
+	dir := name
+	for {
+		d, _ := splitDir(dir)
+		f, err := a.dirFile(d)
+		if err != nil {
+			return nil, err
+		}
+		stack = append(stack, f)
+		if d == "" {
+			break
+		}
+		dir = d
+	}
+	for i := len(a.global) - 1; i >= 0; i-- {
+		stack = append(stack, a.global[i])
+	}
+	return stack, nil
+}
+
+// none reports whether no attribute file but the built-in one applies to
+// name: then only core.autocrlf can change its content.
+func (a *attrs) none(name string) (bool, error) {
+	stack, err := a.stack(name)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range stack {
+		if f != nil && f != builtinAttrs && len(f.lines) > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }

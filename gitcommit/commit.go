@@ -159,6 +159,9 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 		TreeHash:     tree,
 		ParentHashes: parents,
 	}
+	if enc := cfg.get("i18n.commitEncoding"); enc != "" && !isUTF8Name(enc) {
+		c.Encoding = object.MessageEncoding(enc) // git's "encoding" header
+	}
 	if cfg.bool("commit.gpgSign", false) {
 		if err := r.signCommit(cfg, c); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)

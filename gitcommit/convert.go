@@ -229,6 +229,12 @@ func (a *attrs) unsupportedState(st attrState, where string) error {
 // has CRLF already under text=auto or core.autocrlf. write is false when only
 // hashing (`git status`), when git neither refuses for core.safecrlf.
 func (c *converter) toGit(name string, content []byte, indexBlob plumbing.Hash, write bool) ([]byte, error) {
+	if c.autocrlf == "false" {
+		// The common case: no attributes, nothing to do.
+		if none, err := c.attrs.none(name); err != nil || none {
+			return content, err
+		}
+	}
 	pc, err := c.forPath(name)
 	if err != nil {
 		return nil, err

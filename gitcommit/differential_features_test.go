@@ -239,6 +239,19 @@ func TestDifferentialFeatures(t *testing.T) {
 			change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
 		},
 
+		{
+			name: "i18n.commitEncoding writes the encoding header",
+			setup: func(t *testing.T, h *diffRepo) {
+				h.Git("config", "i18n.commitEncoding", "ISO-8859-1")
+			},
+			change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+		},
+		{
+			name:   "i18n.commitEncoding utf8 is UTF-8: no header",
+			setup:  func(t *testing.T, h *diffRepo) { h.Git("config", "i18n.commitEncoding", "utf8") },
+			change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+		},
+
 		// Signing (ssh signatures carry no timestamp: byte-identical to git's).
 		{
 			name: "commit.gpgSign with gpg.format=ssh",
@@ -249,6 +262,15 @@ func TestDifferentialFeatures(t *testing.T) {
 				h.Git("config", "commit.gpgSign", "true")
 			},
 			change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+		},
+		{
+			name: "ssh signing without a key is refused before the first session",
+			change: func(t *testing.T, h *diffRepo) {
+				h.Write("a.txt", "a\n")
+				h.Git("config", "gpg.format", "ssh")
+				h.Git("config", "commit.gpgSign", "true")
+			},
+			refused: "set user.signingKey",
 		},
 		{
 			name: "an unknown gpg.format is refused",

@@ -23,7 +23,17 @@ func signFormat(cfg gitConfig) string {
 // signFormatSupported refuses a gpg.format git itself does not know.
 func signFormatSupported(cfg gitConfig) error {
 	switch f := signFormat(cfg); f {
-	case "openpgp", "x509", "ssh":
+	case "openpgp", "x509":
+		return nil
+	case "ssh":
+		cmd, _ := cfg.getSub("gpg", "ssh", "defaultKeyCommand")
+		if cfg.get("user.signingKey") == "" && cmd == "" {
+			return &UnsupportedError{
+				Feature: "ssh commit signing without a key",
+				Detail:  "commit.gpgSign is set with gpg.format=ssh",
+				WayOut:  "set user.signingKey (git fails the same way without it)",
+			}
+		}
 		return nil
 	default:
 		return &UnsupportedError{
