@@ -305,12 +305,13 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	p.checkpoints++
 	dir := r.Store.PhaseDir(r.id, p.ph.ID)
 	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		js, _ := json.MarshalIndent(cp, "", "  ")
-		werr := errors.Join(os.WriteFile(base+".json", js, 0o644), os.WriteFile(base+".md", []byte(cp.Markdown()), 0o644))
-		if werr != nil {
-			r.log.Warn("save checkpoint", "err", werr)
-		}
+	js, _ := json.MarshalIndent(cp, "", "  ")
+	werr := os.MkdirAll(dir, 0o755)
+	if werr == nil {
+		werr = errors.Join(os.WriteFile(base+".json", js, 0o644), os.WriteFile(base+".md", []byte(cp.Markdown()), 0o644))
+	}
+	if werr != nil {
+		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
 	}
 	p.rec.Checkpoint = base + ".json"
 	if err := r.save(); err != nil {
