@@ -60,6 +60,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		IdleTimeout:    time.Duration(r.cfg.IdleTimeout),
 		SessionTimeout: time.Duration(r.cfg.SessionTimeout),
 		StopGrace:      time.Duration(r.cfg.StopGrace),
+		CancelGrace:    r.InterruptGrace,
 		Logger:         r.log,
 		OnMark: func(name string, at time.Time, f map[string]any) {
 			r.event(name, fields(f))
@@ -71,7 +72,13 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 				} else {
 					r.log.Info("safe point reached: interrupting the session", "phase", ph.ID)
 				}
-			case "interrupt_sent", "sigint", "sigterm", "sigkill", "idle_timeout":
+			case "sigkill":
+				if f["by"] == "cancel_grace" {
+					r.log.Warn("the running tool did not finish after the interrupt: killing the session", "phase", ph.ID, "grace", r.InterruptGrace)
+				} else {
+					r.log.Info("stopping the session", "phase", ph.ID, "step", name)
+				}
+			case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
 				r.log.Info("stopping the session", "phase", ph.ID, "step", name)
 			default:
 				r.log.Debug("stop timeline", "phase", ph.ID, "step", name)
@@ -83,7 +90,9 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
 		p.lastTrigger = time.Time{}
 	}
-	sess, err := runner.Start(context.WithoutCancel(ctx), spec)
+	// Ctrl-C cancels ctx: the session stops at the next safe point, and is
+	// killed if it has not ended InterruptGrace later (Spec.CancelGrace).
+	sess, err := runner.Start(ctx, spec)
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
 			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -91,8 +100,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
 	}
 
-	// Ctrl-C asks for a stop at the next safe point, bounded by
-	// InterruptGrace; a second Ctrl-C kills the session at once.
+	// The stop itself is the runner's (ctx); this only reports it, and
+	// kills the session at once on a second Ctrl-C.
 	var interrupted bool
 	watchDone := make(chan struct{})
 	watchExited := make(chan struct{})
@@ -106,14 +115,10 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		interrupted = true
 		r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
 		r.event("interrupt", fields(nil))
-		sess.RequestStop("interrupted")
 		select {
 		case <-watchDone:
 		case <-r.Hard:
 			r.log.Warn("second interrupt: killing the session")
-			sess.Kill()
-		case <-time.After(r.InterruptGrace):
-			r.log.Warn("the running tool did not finish after the interrupt: killing the session", "grace", r.InterruptGrace)
 			sess.Kill()
 		}
 	}()

@@ -375,7 +375,8 @@ func (m *machine) tick(now time.Time) {
 		return
 	}
 	if !m.killAt.IsZero() && !now.Before(m.killAt) && !m.killed {
-		m.logf(slog.LevelWarn, "claude did not stop within the cancel grace: killing it", "grace", m.cfg.cancelGrace)
+		// Debug: the sigkill mark (by cancel_grace) is how callers hear of it.
+		m.logf(slog.LevelDebug, "claude did not stop within the cancel grace: killing it", "grace", m.cfg.cancelGrace)
 		m.kill(now, "cancel_grace")
 	}
 	m.watchdogs(now)

@@ -354,7 +354,7 @@ func TestStopMachine(t *testing.T) {
 			},
 			want: append([]string{
 				"1s stop_requested cancelled",
-				"11s warn claude did not stop within the cancel grace: killing it", "11s sigkill by cancel_grace", "11s close stdin now",
+				"11s sigkill by cancel_grace", "11s close stdin now",
 			}, ending("12s", "finish killed: killed: cancel_grace")...),
 			inFlight: []string{"A"},
 		},
@@ -366,7 +366,7 @@ func TestStopMachine(t *testing.T) {
 			},
 			want: []string{
 				"0s stop_requested stopped",
-				"11s warn claude did not stop within the cancel grace: killing it", "11s sigkill by cancel_grace", "11s close stdin now",
+				"11s sigkill by cancel_grace", "11s close stdin now",
 			},
 		},
 		{
