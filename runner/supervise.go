@@ -26,7 +26,7 @@ func (s *Session) readStdout() {
 	if s.logFile != nil {
 		tee = s.logFile
 	}
-	lr := NewLineReader(s.stdout, tee)
+	lr := NewLineReader(s.stdout, tee).WithLogger(s.log)
 	teeWarned := false
 	for n := 1; ; n++ {
 		line, err := lr.Next()
