@@ -306,6 +306,13 @@ func setStat(e *index.Entry, st fileStat) {
 // applies to the path).
 func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbing.Hash, ok bool, err error) {
 	abs := s.abs(name)
+	if st.kind == kindRegular && st.size > streamThreshold {
+		if converts, err := s.convertsContent(name); err != nil {
+			return plumbing.ZeroHash, false, err
+		} else if !converts {
+			return s.streamFile(abs)
+		}
+	}
 	var content []byte
 	if st.kind == kindSymlink {
 		var target string
@@ -327,6 +334,37 @@ func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbi
 	}
 	h, err = s.r.putObject(plumbing.BlobObject, content, s.write)
 	return h, err == nil, err
+}
+
+// convertsContent reports whether a clean filter, eol or ident conversion
+// may apply to name, so its content must pass through memory.
+func (s *stager) convertsContent(name string) (bool, error) {
+	if s.conv == nil {
+		return false, nil
+	}
+	if s.conv.autocrlf != "false" {
+		return true, nil
+	}
+	none, err := s.conv.attrs.none(name)
+	return !none, err
+}
+
+// streamFile is hashFile for a large file stored as it is; a file rewritten
+// while it is read is read again, a few times.
+func (s *stager) streamFile(abs string) (h plumbing.Hash, ok bool, err error) {
+	for range 3 {
+		h, err = s.r.streamBlob(abs, s.write)
+		if !errors.Is(err, errChangedWhileRead) {
+			break
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("read %s: %w", abs, err)
+	}
+	return h, true, nil
 }
 
 // entryFromWorktree builds a fresh stage-0 entry for name; nil if the path is
