@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -281,7 +282,7 @@ func TestRunPhaseSelection(t *testing.T) {
 	}
 
 	// Everything is done: a rerun starts no session.
-	f.log = &syncBuffer{}
+	f.log = &bytes.Buffer{}
 	if err := f.run(context.Background()); err != nil {
 		t.Fatalf("rerun: %v", err)
 	}

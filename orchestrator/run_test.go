@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,25 +40,10 @@ type fixture struct {
 	plan   *plans.Plan
 	script string
 	cfg    config.Config
-	log    *syncBuffer
-	out    *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	// Written under slog's handler lock and by the run's own goroutine;
+	// read after Run returns, once every session goroutine is done.
+	log *bytes.Buffer
+	out *bytes.Buffer
 }
 
 func gitEnv(home string) func(string) string {
@@ -85,7 +69,7 @@ func newFixture(t *testing.T, s script, phases ...phaseSpec) *fixture {
 	if _, err := git.PlainInit(root, false); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, root: root, store: state.New(filepath.Join(root, state.DirName)), log: &syncBuffer{}, out: &syncBuffer{}}
+	f := &fixture{t: t, root: root, store: state.New(filepath.Join(root, state.DirName)), log: &bytes.Buffer{}, out: &bytes.Buffer{}}
 	f.write("README.md", "# project\n")
 	plan := &plans.Plan{Name: "Test plan", Path: filepath.Join(root, "plan", "MASTER_PLAN.md")}
 	f.write("plan/MASTER_PLAN.md", "# Test plan\n")
