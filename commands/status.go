@@ -59,10 +59,11 @@ func (e *Env) status(asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(run)
 	}
+	shown := string(run.Status) // a display string, not a Status
 	if stale {
-		run.Status = "interrupted (process gone; run again to resume)"
+		shown = "interrupted (process gone; run again to resume)"
 	}
-	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, run.Status, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)
+	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, shown, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHASE\tSTATUS\tATTEMPTS\tRESTARTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
 	for _, p := range run.Phases {
