@@ -51,6 +51,21 @@ func Parse(line []byte) (Event, error) {
 	if err := decode(line, &w); err != nil {
 		return ev, fmt.Errorf("parse line: %w", err)
 	}
+	if w.Type == "user" && len(w.Message.Content) == 0 {
+		// A replayed prompt or a note: its content is a string, which the
+		// blocks above read as nothing. Rare and short, so decoded again
+		// rather than making every content a string-or-array type whose
+		// UnmarshalJSON would validate it a second time.
+		var echo struct {
+			Message struct {
+				Content text `json:"content"`
+			} `json:"message"`
+		}
+		if err := decode(line, &echo); err != nil {
+			return ev, fmt.Errorf("parse line: %w", err)
+		}
+		w.echo = echo.Message.Content
+	}
 	w.build(&ev)
 	return ev, nil
 }
@@ -127,28 +142,30 @@ type wireLine struct {
 	Result         text                  `json:"result"`
 	Usage          usage                 `json:"usage"`
 	ModelUsage     map[string]modelUsage `json:"modelUsage"`
+
+	echo text // message.content of a user line when it is a string
 }
 
 // message is the "message" object of assistant and user lines. Its content
-// is a string (a replayed prompt) or an array of blocks.
+// is an array of blocks, or a string (a replayed prompt: see Parse).
 type message struct {
-	ID      string        `json:"id"`
-	Model   string        `json:"model"`
-	Usage   usage         `json:"usage"`
-	Content textOr[block] `json:"content"`
+	ID      string  `json:"id"`
+	Model   string  `json:"model"`
+	Usage   usage   `json:"usage"`
+	Content []block `json:"content"`
 }
 
 // block is one element of message.content. Everything a block type could
 // need is decoded, because its "type" may come after the fields.
 type block struct {
-	Type      string            `json:"type"`
-	ID        string            `json:"id"`
-	Name      string            `json:"name"`
-	ToolUseID string            `json:"tool_use_id"`
-	IsError   bool              `json:"is_error"`
-	Text      text              `json:"text"`    // text blocks
-	Content   textOr[textBlock] `json:"content"` // tool_result: a string or text blocks
-	Input     toolInput         `json:"input"`   // tool_use
+	Type      string        `json:"type"`
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	ToolUseID string        `json:"tool_use_id"`
+	IsError   bool          `json:"is_error"`
+	Text      text          `json:"text"`    // text blocks
+	Content   resultContent `json:"content"` // tool_result
+	Input     toolInput     `json:"input"`   // tool_use
 }
 
 // textBlock is an element of a tool_result's content: only text blocks are
@@ -256,14 +273,14 @@ func (in *toolInput) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// textOr is a value that is either a string or an array of T.
-type textOr[T any] struct {
+// resultContent is a tool_result's content: a string or an array of blocks.
+type resultContent struct {
 	text   text
-	blocks []T
+	blocks []textBlock
 }
 
-func (c *textOr[T]) UnmarshalJSON(raw []byte) error {
-	*c = textOr[T]{}
+func (c *resultContent) UnmarshalJSON(raw []byte) error {
+	*c = resultContent{}
 	switch raw[0] {
 	case '"':
 		return c.text.UnmarshalJSON(raw)
@@ -273,17 +290,15 @@ func (c *textOr[T]) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// joined is the content of a tool_result: its string, or its text blocks
-// joined with newlines.
-func (c *textOr[T]) joined() (string, int) {
-	blocks, ok := any(c.blocks).([]textBlock)
-	if !ok || len(blocks) == 0 {
+// joined is the string, or the text blocks joined with newlines.
+func (c *resultContent) joined() (string, int) {
+	if len(c.blocks) == 0 {
 		return c.text.s, c.text.n
 	}
 	var t textBuf
 	t.init(MaxTextBytes, 256)
 	first := true
-	for _, b := range blocks {
+	for _, b := range c.blocks {
 		if b.Type != "text" || !b.Text.isString() {
 			continue
 		}
@@ -353,7 +368,7 @@ func (w *wireLine) build(ev *Event) {
 			Error:           w.Error.s,
 		}
 		var texts []text
-		for _, b := range m.Content.blocks {
+		for _, b := range m.Content {
 			switch b.Type {
 			case "text":
 				texts = append(texts, b.Text)
@@ -375,7 +390,7 @@ func (w *wireLine) build(ev *Event) {
 	case "user":
 		m := &w.Message
 		var texts []text
-		for _, b := range m.Content.blocks {
+		for _, b := range m.Content {
 			switch b.Type {
 			case "tool_result":
 				content, n := b.Content.joined()
@@ -398,8 +413,8 @@ func (w *wireLine) build(ev *Event) {
 			ev.Kind = KindToolResult
 			return
 		}
-		if m.Content.text.isString() {
-			texts = append(texts, m.Content.text)
+		if w.echo.isString() {
+			texts = append(texts, w.echo)
 		}
 		ev.Kind = KindUser
 		ev.User = &UserMessage{ParentToolUseID: w.ParentToolUseID, Text: joinTexts(texts)}

@@ -263,6 +263,21 @@ func TestParseSynthetic(t *testing.T) {
 				t.Errorf("event = %+v", ev)
 			}
 		}},
+		{"prompt echo", `{"type":"user","message":{"role":"user","content":"do it \u00e9"},"parent_tool_use_id":"t9"}`, func(t *testing.T, ev Event) {
+			if ev.Kind != KindUser || ev.User.Text != "do it é" || ev.User.ParentToolUseID != "t9" {
+				t.Errorf("event = %+v %+v", ev, ev.User)
+			}
+		}},
+		{"user text blocks", `{"type":"user","message":{"content":[{"type":"text","text":"a"},{"type":"text","text":""},{"type":"text","text":"b"}]}}`, func(t *testing.T, ev Event) {
+			if ev.Kind != KindUser || ev.User.Text != "a\n\nb" {
+				t.Errorf("user = %+v", ev.User)
+			}
+		}},
+		{"content of another type", `{"type":"user","message":{"content":{"x":1}}}`, func(t *testing.T, ev Event) {
+			if ev.Kind != KindUser || ev.User.Text != "" {
+				t.Errorf("user = %+v", ev.User)
+			}
+		}},
 		{"notebook path", `{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"NotebookEdit","input":{"notebook_path":"/n.ipynb"}}]}}`, func(t *testing.T, ev Event) {
 			if tu := ev.Assistant.ToolUses[0]; tu.FilePath != "/n.ipynb" {
 				t.Errorf("tool use = %+v", tu)
