@@ -11,24 +11,6 @@ import (
 	"time"
 )
 
-func drainWith(t *testing.T, s *Session, onEvent func(Event)) []Event {
-	t.Helper()
-	var evs []Event
-	timeout := time.After(hangGuard)
-	for {
-		select {
-		case ev, ok := <-s.Events():
-			if !ok {
-				return evs
-			}
-			evs = append(evs, ev)
-			onEvent(ev)
-		case <-timeout:
-			t.Fatal("events channel never closed")
-		}
-	}
-}
-
 func hasToolUse(ev Event, id string) bool {
 	if ev.Kind != KindAssistant {
 		return false

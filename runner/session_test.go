@@ -86,6 +86,12 @@ func start(t *testing.T, ctx context.Context, spec Spec) *Session {
 
 func drain(t *testing.T, s *Session) []Event {
 	t.Helper()
+	return drainWith(t, s, func(Event) {})
+}
+
+// drainWith collects the events, calling onEvent on each as it comes.
+func drainWith(t *testing.T, s *Session, onEvent func(Event)) []Event {
+	t.Helper()
 	var evs []Event
 	timeout := time.After(hangGuard)
 	for {
@@ -95,6 +101,7 @@ func drain(t *testing.T, s *Session) []Event {
 				return evs
 			}
 			evs = append(evs, ev)
+			onEvent(ev)
 		case <-timeout:
 			t.Fatal("events channel never closed")
 		}
