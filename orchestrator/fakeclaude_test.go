@@ -45,6 +45,7 @@ func TestMain(m *testing.M) {
 //	hang             go silent and ignore stdin (for the idle timeout)
 //	block            a tool that runs until it is interrupted
 //	stubborn         a tool that ignores interrupts (for kills)
+//	bad-signal       a done signal that is not JSON
 //	ledger-dir       make state.json a directory, so the ledger cannot be saved
 //
 // A session whose steps end without a result waits for the interrupt of a
@@ -145,6 +146,16 @@ func fakeClaude(scriptPath string) int {
 			id := f.toolUse("Bash", map[string]any{"command": "debussy progress --phase " + phase + " " + strconv.Quote(arg)})
 			err := state.New(os.Getenv(state.EnvStateDir)).AppendProgress(os.Getenv(state.EnvRunID),
 				state.Progress{Phase: phase, Message: arg, At: time.Now()})
+			f.toolResult(id, errText(err, ""), err != nil)
+		case "bad-signal":
+			// What a `debussy done` killed mid-write would leave, were
+			// signals not written atomically.
+			path := filepath.Join(os.Getenv(state.EnvStateDir), "runs", os.Getenv(state.EnvRunID), "signals", phase+".json")
+			id := f.toolUse("Bash", map[string]any{"command": "debussy done --phase " + phase})
+			err := os.MkdirAll(filepath.Dir(path), 0o755)
+			if err == nil {
+				err = os.WriteFile(path, []byte(`{"phase":`), 0o644)
+			}
 			f.toolResult(id, errText(err, ""), err != nil)
 		case "ledger-dir":
 			ledger := filepath.Join(os.Getenv(state.EnvStateDir), "state.json")

@@ -365,3 +365,16 @@ func TestRunClaudeMissing(t *testing.T) {
 		t.Errorf("phase %s exit %d, want failed, 1", r.Phase("1").Status, r.ExitCode)
 	}
 }
+
+// A done signal that cannot be read fails the phase, and the ledger says so.
+func TestRunUnreadableSignal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {{"bad-signal", "result"}}})
+	err := f.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), filepath.Join("signals", "1.json")) {
+		t.Fatalf("run: %v, want an error naming the signal file", err)
+	}
+	if r := f.lastRun(); r.Phase("1").Status != state.StatusFailed || r.Status != state.StatusFailed || r.ExitCode != 1 {
+		t.Errorf("phase %s, run %s exit %d; want failed, failed, 1", r.Phase("1").Status, r.Status, r.ExitCode)
+	}
+}

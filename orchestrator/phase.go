@@ -76,15 +76,17 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
 		rec.Attempts = attempt
 		p.restarts = 0
+		// A signal that cannot be cleared or read ends the phase as failed
+		// in the ledger too, not left "running".
 		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
-			return fmt.Errorf("clear done signal: %w", err)
+			return r.endPhase(p, state.StatusFailed, err)
 		}
 		if err := r.runSessions(ctx, p, prompt); err != nil {
 			return err
 		}
 		sig, err := r.Store.ReadSignal(r.id, ph.ID)
 		if err != nil {
-			return fmt.Errorf("read done signal: %w", err)
+			return r.endPhase(p, state.StatusFailed, err)
 		}
 		var problem string
 		switch {
