@@ -32,8 +32,17 @@ func readLines(t *testing.T, lr *LineReader) ([]string, error) {
 	}
 }
 
-// noMapping makes lr grow a heap buffer, as where mappings are unavailable.
-func noMapping(int) *mapping { return nil }
+// testReader reads input in short reads, like a pipe, with lines limited to
+// testMaxLine; mode "heap" grows a heap buffer, as where mappings are
+// unavailable.
+func testReader(input, mode string, tee io.Writer) *LineReader {
+	lr := NewLineReader(iotest.HalfReader(strings.NewReader(input)), tee)
+	lr.maxLine = testMaxLine
+	if mode == "heap" {
+		lr.newMapping = func(int) *mapping { return nil }
+	}
+	return lr
+}
 
 func TestLineReader(t *testing.T) {
 	long := func(n int) string { return strings.Repeat("a", n) }
@@ -58,12 +67,7 @@ func TestLineReader(t *testing.T) {
 		for _, mode := range []string{"mapping", "heap"} {
 			t.Run(tt.name+"/"+mode, func(t *testing.T) {
 				var tee bytes.Buffer
-				// HalfReader returns short reads, like a pipe.
-				lr := NewLineReader(iotest.HalfReader(strings.NewReader(tt.input)), &tee)
-				lr.maxLine = testMaxLine
-				if mode == "heap" {
-					lr.newMapping = noMapping
-				}
+				lr := testReader(tt.input, mode, &tee)
 				got, err := readLines(t, lr)
 				if err != nil {
 					t.Fatal(err)
@@ -109,12 +113,7 @@ func TestLineReaderSkipsOverlongLines(t *testing.T) {
 		for _, mode := range []string{"mapping", "heap"} {
 			t.Run(tt.name+"/"+mode, func(t *testing.T) {
 				var tee, logs bytes.Buffer
-				lr := NewLineReader(iotest.HalfReader(strings.NewReader(tt.input)), &tee).
-					WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
-				lr.maxLine = testMaxLine
-				if mode == "heap" {
-					lr.newMapping = noMapping
-				}
+				lr := testReader(tt.input, mode, &tee).WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 				got, err := readLines(t, lr)
 				if err != nil {
 					t.Fatal(err)
