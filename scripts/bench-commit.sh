@@ -4,8 +4,10 @@
 # with 20,000 tracked files and 5,000 ignored files in node_modules/, after
 # editing 10 tracked files and adding 1 new one. Each round edits both copies
 # the same way, times both (alternating which goes first), and checks that
-# both commits have the same tree. Prints medians; the last line is
-#   commit: debussy X ms vs git Y ms ratio=R
+# both commits have the same tree. A second case adds 20,000 new files per
+# round (new-ROUND/). Prints medians; the last two lines are
+#   edit 10 of 20k: debussy X ms vs git Y ms ratio=R
+#   add 20k new: debussy X ms vs git Y ms ratio=R
 # Usage: scripts/bench-commit.sh [ROUNDS]   (default 5)
 set -euo pipefail
 
@@ -44,32 +46,46 @@ now_ms() { date +%s%N | awk '{ printf "%.1f", $1 / 1000000 }'; }
 time_debussy() { local t0 t1; t0=$(now_ms); "$bin" commit "$a" >/dev/null; t1=$(now_ms); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'; }
 time_git() { local t0 t1; t0=$(now_ms); git -C "$b" add -A && git -C "$b" commit -q -m bench; t1=$(now_ms); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }'; }
 
-ds=() gs=()
-for ((round = 1; round <= rounds; round++)); do
-	"$bin" edit "$a" "$round"
-	"$bin" edit "$b" "$round"
-	if ((round % 2)); then
-		d=$(time_debussy); g=$(time_git)
-	else
-		g=$(time_git); d=$(time_debussy)
-	fi
-	ta=$(git -C "$a" rev-parse 'HEAD^{tree}') tb=$(git -C "$b" rev-parse 'HEAD^{tree}')
-	if [[ "$ta" != "$tb" ]]; then
-		echo "round $round: trees differ: debussy $ta vs git $tb" >&2
-		git -C "$a" diff --stat HEAD~1 >&2
-		git -C "$b" diff --stat HEAD~1 >&2
-		exit 1
-	fi
-	if [[ -n "$(git -C "$a" status --porcelain)" ]]; then
-		echo "round $round: debussy left changes behind:" >&2
-		git -C "$a" status --porcelain >&2
-		exit 1
-	fi
-	echo "round $round: debussy $d ms, git $g ms (tree $ta)"
-	ds+=("$d") gs+=("$g")
-done
-
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-dm=$(median "${ds[@]}") gm=$(median "${gs[@]}")
-ratio=$(awk -v d="$dm" -v g="$gm" 'BEGIN { printf "%.2f", d / g }')
-echo "commit: debussy $dm ms vs git $gm ms ratio=$ratio"
+
+# bench_case NAME PREPARE...: each round runs "PREPARE DIR ROUND" on both
+# copies, then times both commits and checks they agree.
+bench_case() {
+	local name=$1 round d g ta tb dm gm ratio
+	shift
+	local ds=() gs=()
+	for ((round = 1; round <= rounds; round++)); do
+		"$@" "$a" "$round"
+		"$@" "$b" "$round"
+		if ((round % 2)); then
+			d=$(time_debussy); g=$(time_git)
+		else
+			g=$(time_git); d=$(time_debussy)
+		fi
+		ta=$(git -C "$a" rev-parse 'HEAD^{tree}') tb=$(git -C "$b" rev-parse 'HEAD^{tree}')
+		if [[ "$ta" != "$tb" ]]; then
+			echo "$name round $round: trees differ: debussy $ta vs git $tb" >&2
+			git -C "$a" diff --stat HEAD~1 >&2
+			git -C "$b" diff --stat HEAD~1 >&2
+			exit 1
+		fi
+		if [[ -n "$(git -C "$a" status --porcelain)" ]]; then
+			echo "$name round $round: debussy left changes behind:" >&2
+			git -C "$a" status --porcelain >&2
+			exit 1
+		fi
+		echo "$name round $round: debussy $d ms, git $g ms (tree $ta)"
+		ds+=("$d") gs+=("$g")
+	done
+	dm=$(median "${ds[@]}") gm=$(median "${gs[@]}")
+	ratio=$(awk -v d="$dm" -v g="$gm" 'BEGIN { printf "%.2f", d / g }')
+	results+=("$name: debussy $dm ms vs git $gm ms ratio=$ratio")
+}
+
+edit_files() { "$bin" edit "$1" "$2"; }
+add_new_files() { "$bin" addnew "$1" "$2" 20000; }
+
+results=()
+bench_case "edit 10 of 20k" edit_files
+bench_case "add 20k new" add_new_files
+printf '%s\n' "${results[@]}"

@@ -5,6 +5,7 @@
 //
 //	benchcommit gen DIR [TRACKED IGNORED]   write the files (not the repo)
 //	benchcommit edit DIR ROUND              modify 10 tracked files, add 1 new one
+//	benchcommit addnew DIR ROUND N          add N new files under new-ROUND/
 //	benchcommit commit DIR [CPUPROFILE]     commit everything; prints hash and file count
 package main
 
@@ -55,6 +56,16 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("parse round: %w", err)
 		}
 		return edit(dir, round)
+	case "addnew":
+		if len(args) != 4 {
+			return errors.New("usage: benchcommit addnew DIR ROUND N")
+		}
+		round, err1 := strconv.Atoi(args[2])
+		n, err2 := strconv.Atoi(args[3])
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("parse arguments: %w", err)
+		}
+		return addNew(dir, round, n)
 	case "commit":
 		if len(args) == 3 {
 			f, err := os.Create(args[2])
@@ -128,4 +139,22 @@ func edit(dir string, round int) error {
 		return err
 	}
 	return os.WriteFile(p, []byte(fmt.Sprintf("package new\n\nconst Round%d = %d\n", round, round)), 0o644)
+}
+
+// addNew writes n untracked files in directories of 100 under new-ROUND/:
+// the agent's "generated a whole new tree" case, all hashing and walking.
+func addNew(dir string, round, n int) error {
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("new-%03d", round), fmt.Sprintf("pkg%03d", i/filesPerDir), fmt.Sprintf("file%03d.go", i%filesPerDir))
+		if i%filesPerDir == 0 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+		}
+		content := fmt.Sprintf("package pkg%03d\n\n// round %d file %d\nconst X%d = %d\n", i/filesPerDir, round, i, i, i*7)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
