@@ -1,15 +1,45 @@
 // Package gitcommit commits an agent's work exactly as the user's own
-// `git add -A && git commit` would: new, modified and deleted files, every
-// ignore source git honours, never debussy's own state directory and never the
-// inside of a nested repository.
+// `git add -A && git commit` would, or refuses where git would refuse. The
+// differential suite (differential_test.go) holds it to real git.
+//
+// What it honours, as git does:
+//   - ignore rules: every .gitignore (a symlinked one is not followed),
+//     info/exclude of the common git dir, core.excludesFile or the XDG
+//     default; matched by a port of git's wildmatch and dir.c rules, fuzzed
+//     against `git check-ignore`;
+//   - config: system, XDG, ~/.gitconfig, repository and worktree config
+//     (extensions.worktreeConfig), include.path and includeIf gitdir,
+//     gitdir/i and onbranch, GIT_CONFIG_COUNT; parsed as git parses it
+//     (UTF-8 BOM, legacy [section.sub] headers). A file git rejects is an
+//     error naming file and line, never a silent fallback;
+//   - author and committer from GIT_* variables, author.*, committer.*,
+//     user.* and $EMAIL, with GIT_AUTHOR_DATE and GIT_COMMITTER_DATE;
+//   - the index: stat data and racy git, core.fileMode, intent-to-add,
+//     unmerged entries, assume-unchanged and skip-worktree entries kept as
+//     they are, index versions 2 to 4;
+//   - nested repositories: a gitlink to the HEAD of an untracked one; a
+//     directory that holds tracked files is walked as git walks it; an
+//     empty .git directory or a non-gitdir .git file hides nothing;
+//   - alternates (clone --shared / --reference), preciousObjects, linked
+//     worktrees and submodules.
+//
+// Refused with the reason, as `git add -A` refuses them or because they are
+// not supported: a nested repository without a commit, paths git reserves
+// (.Git/, .git., a symlinked .gitmodules), SHA-256 repositories, unknown
+// repository extensions, split and sparse indexes. Never committed:
+// debussy's own .debussy/ directory.
+//
+// Filters, eol, hooks, signing and unfinished operations are covered in
+// CommitAll's documentation and Preflight.
 //
 // go-git provides the object store and the file formats. The staging pass is
 // our own: go-git's AddWithOptions{All: true} hashes every file of every
 // ignored tree (node_modules) on each call and skips .git/info/exclude in
 // linked worktrees and core.excludesFile everywhere. The pass here stats
-// tracked files against the index like git does, descends only into directories
-// that are not ignored, and writes the index and refs under git's own lock
-// files so a concurrent git command fails cleanly instead of being clobbered.
+// tracked files against the index like git does, descends only into
+// directories that are not ignored, streams large files into objects, and
+// writes the index and refs under git's own lock files so a concurrent git
+// command fails cleanly instead of being clobbered.
 package gitcommit
 
 import (
