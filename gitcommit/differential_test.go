@@ -794,8 +794,11 @@ var issueCases = []diffCase{
 		refused: "git update-index --no-split-index",
 	},
 	{
-		name:  "large files are streamed into objects",
-		setup: func(t *testing.T, h *diffRepo) { diffBase(t, h); h.Write("big/same.bin", strings.Repeat("0123456789abcdef", 1<<17)) },
+		name: "large files are streamed into objects",
+		setup: func(t *testing.T, h *diffRepo) {
+			diffBase(t, h)
+			h.Write("big/same.bin", strings.Repeat("0123456789abcdef", 1<<17))
+		},
 		change: func(t *testing.T, h *diffRepo) {
 			h.Write("big/new.bin", strings.Repeat("fedcba9876543210", 3<<16)+"tail")
 			h.Write("big/same.bin", strings.Repeat("0123456789abcdef", 1<<17)) // rewritten, same content
