@@ -132,14 +132,15 @@ func (r *LineReader) last() ([]byte, error) {
 		r.skip(r.end)
 		r.endSkip()
 	}
-	if r.start == r.end {
-		r.release()
-		return nil, r.err
+	var line []byte
+	if r.start < r.end {
+		line = r.take(r.end, r.end)
+		if r.big != nil {
+			line = bytes.Clone(line)
+		}
 	}
-	line := r.take(r.end, r.end)
-	if r.big != nil {
-		line = bytes.Clone(line)
-	}
+	// Nothing is pending after a read error.
+	r.buf, r.start, r.end = r.small, 0, 0
 	r.release()
 	return line, r.err
 }
@@ -208,17 +209,12 @@ func (r *LineReader) shrink() {
 	r.release()
 }
 
-// release frees the mapping, if any; the heap buffer is used again.
+// release frees the mapping, if any. What was pending in it has been moved
+// out first.
 func (r *LineReader) release() {
 	if r.big != nil {
-		if len(r.buf) == len(r.big.b) {
-			r.buf, r.start, r.end = r.small, 0, 0
-		}
 		r.bigCleanup.Stop()
 		r.big.free()
 		r.big = nil
-	}
-	if len(r.buf) > len(r.small) { // a doubled heap buffer
-		r.buf, r.start, r.end = r.small, 0, 0
 	}
 }

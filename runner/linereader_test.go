@@ -220,3 +220,24 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// A read error mid-line returns the remainder, copied out of the mapping,
+// with the error, and frees the mapping.
+func TestLineReaderReadErrorMidLine(t *testing.T) {
+	boom := errors.New("boom")
+	long := strings.Repeat("d", 3*readBufSize)
+	lr := NewLineReader(io.MultiReader(strings.NewReader("a\n"+long), iotest.ErrReader(boom)), nil)
+	if line, err := lr.Next(); err != nil || string(line) != "a" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	line, err := lr.Next()
+	if !errors.Is(err, boom) || string(line) != long {
+		t.Fatalf("remainder: %d bytes, %v; want %d bytes and boom", len(line), err, len(long))
+	}
+	if lr.big != nil || len(lr.buf) != readBufSize {
+		t.Errorf("after the error: buffer %d bytes, mapping %t", len(lr.buf), lr.big != nil)
+	}
+	if line, err := lr.Next(); line != nil || !errors.Is(err, boom) {
+		t.Errorf("after the error: %q, %v", line, err)
+	}
+}
