@@ -29,6 +29,9 @@ type phaseRun struct {
 	transient   int                  // retries after sessions that failed on their own
 	checkpoints int
 	lastTrigger time.Time // when the last restart was triggered, for turnaround
+	// rejected is the user's hook that refused debussy's last commit; the
+	// next prompt carries its output so the agent can fix what it reports.
+	rejected *gitcommit.HookError
 	// progressRuns are the runs whose `debussy progress` lines belong to
 	// this phase (earlier interrupted runs when resuming).
 	progressRuns []string
@@ -89,6 +92,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			return r.endPhase(p, state.StatusFailed, err)
 		}
 		var problem string
+		hookProblem := false
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
 			r.commit(p, eventBlocked, fmt.Sprintf("blocked: %s", sig.Reason))
@@ -107,7 +111,15 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			if ok {
 				r.commit(p, eventCompleted, "completed")
-				return r.endPhase(p, state.StatusCompleted, nil)
+				if p.rejected == nil {
+					return r.endPhase(p, state.StatusCompleted, nil)
+				}
+				// The user's hook refused the phase's final commit: the
+				// phase is not done, like a failing gate.
+				problem = hookEvidence(p.rejected)
+				lastProblem = p.rejected.Hook + " hook rejected the commit"
+				hookProblem = true
+				break
 			}
 			problem = gateEvidence(res)
 			lastProblem = gateSummary(res)
@@ -119,6 +131,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			"remediation", attempt, "max_retries", r.cfg.MaxRetries)
 		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
 		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
+		if !hookProblem { // else the problem already is the hook's output
+			prompt = p.withRejection(prompt)
+		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
 	r.commit(p, eventFailed, "failed")
@@ -195,7 +210,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			if err != nil {
 				return err
 			}
-			prompt = cp.Prompt(p.basePrompt)
+			prompt = p.withRejection(cp.Prompt(p.basePrompt))
 			r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)
 			continue
 		}
@@ -217,7 +232,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		if err != nil {
 			return err
 		}
-		prompt = cp.Prompt(p.basePrompt)
+		prompt = p.withRejection(cp.Prompt(p.basePrompt))
 		select {
 		case <-ctx.Done():
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
@@ -256,7 +271,18 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		Run:     r.id, Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
 	}
 	c, err := r.Repo.CommitAll(msg.String())
+	p.rejected = nil
+	var hookErr *gitcommit.HookError
 	switch {
+	case errors.As(err, &hookErr):
+		// Nothing is lost: the work stays in the tree (staged, as after a
+		// refused `git commit`) and the next commit tries again.
+		p.rejected = hookErr
+		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
+			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", tail(hookErr.Output, 2000))
+		r.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
+			"output": tail(hookErr.Output, 4000), "kind": event})
+		return head
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
 		r.log.Debug("nothing to commit", "phase", p.ph.ID, "event", event)
 		return head

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 )
 
@@ -67,4 +68,27 @@ func shortTitle(ph *plans.Phase) string {
 		}
 	}
 	return t
+}
+
+// hookEvidence tells the agent why debussy could not commit its work: the
+// repository's own hook refused it, with the hook's output.
+func hookEvidence(e *gitcommit.HookError) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "debussy's commit of your work was rejected by the repository's %s hook (exit status %d). ", e.Hook, e.ExitCode)
+	b.WriteString("Your work is still in the tree, uncommitted. Fix what the hook reports; debussy commits again at the next checkpoint.\n")
+	out := lastLines(e.Output, 60)
+	if strings.TrimSpace(out) == "" {
+		out = "(no output)"
+	}
+	fmt.Fprintf(&b, "Hook output (last lines):\n```\n%s\n```\n", strings.TrimRight(out, "\n"))
+	return b.String()
+}
+
+// withRejection puts the last hook rejection, if any, before prompt, so
+// the session that follows a refused checkpoint commit hears about it.
+func (p *phaseRun) withRejection(prompt string) string {
+	if p.rejected == nil {
+		return prompt
+	}
+	return "# The last commit was rejected\n\n" + hookEvidence(p.rejected) + "\n---\n\n" + prompt
 }
