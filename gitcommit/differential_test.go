@@ -805,6 +805,15 @@ var issueCases = []diffCase{
 			h.Chmod("big/same.bin", 0o755)
 		},
 	},
+	{
+		name:  "committing from inside a directory with an empty .git directory",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Mkdir("e/.git")
+			h.Write("e/f.txt", "f")
+		},
+		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "e") },
+	},
 }
 
 func TestDifferentialIssue13(t *testing.T) {

@@ -243,7 +243,9 @@ func discover(dir string) (root, gitDir, commonDir string, err error) {
 		dotgit := filepath.Join(d, ".git")
 		fi, statErr := os.Stat(dotgit)
 		switch {
-		case statErr == nil && fi.IsDir():
+		case statErr == nil && fi.IsDir() && isGitDirectory(dotgit):
+			// An empty or broken .git directory is passed over, as git's
+			// discovery does.
 			gitDir = dotgit
 		case statErr == nil && fi.Mode().IsRegular():
 			gitDir, err = readGitFile(dotgit)
