@@ -258,7 +258,7 @@ func parseConfig(b []byte, fn func(key, value string, bare bool)) error {
 			section = s
 			continue
 		}
-		if !isASCIIAlpha(c) || section == "" {
+		if !isASCIIAlpha(c) {
 			return p.err()
 		}
 		name := []byte{lower(c)}
@@ -272,7 +272,10 @@ func parseConfig(b []byte, fn func(key, value string, bare bool)) error {
 		for c == ' ' || c == '\t' {
 			c = p.next()
 		}
-		key := section + "." + string(name)
+		key := string(name) // before any header: git reads it, and no lookup finds it
+		if section != "" {
+			key = section + "." + key
+		}
 		if c == '\n' {
 			fn(key, "", true)
 			continue
