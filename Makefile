@@ -12,10 +12,12 @@ vet:
 
 # The test suite: vet + every package with the race detector, including the
 # end-to-end tests that drive the real claude CLI against the fake API.
+# -count=1: the e2e tests build debussy themselves, so a cached pass could hide
+# a change to the binary.
 # scripts/install-claude.sh installs the pinned CLI (npm) if it is missing.
 test: vet
 	DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE:-$$(bash scripts/install-claude.sh | tail -n1)} \
-		$(GO) test -race -p 2 -timeout 20m ./...
+		$(GO) test -race -count=1 -p 2 -timeout 20m ./...
 
 # The main job on the built-in demo: the real claude CLI against the fake API,
 # in a fresh temporary git repository. No account needed.
