@@ -204,6 +204,13 @@ func (l *loader) resolveDependencies() {
 			if r.link != "" {
 				target := resolvePath(ph.Path, linkPath(r.link))
 				dep = byPath[pathKey(target)]
+				if ids := mentions(r.text); dep == nil && len(ids) == 1 && l.findID(ids[0]) != nil {
+					// A moved or renamed file: the text still says which phase.
+					dep = l.findID(ids[0])
+					l.warnf(CodeBrokenDependencyLink, ph.Path, r.line,
+						"phase %s: the dependency link %s is not a phase file of the master plan; read as phase %s from its text %q; fix the link",
+						ph.ID, r.link, dep.ID, r.text)
+				}
 				if dep == nil {
 					l.errorf(CodeUnknownDependency, ph.Path, r.line,
 						"phase %s depends on %s, which is not a phase file of the master plan (phases: %s)",

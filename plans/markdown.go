@@ -216,12 +216,26 @@ func (d *document) textBlocks(fn func(ast.Node)) {
 	})
 }
 
+var processWrapper = regexp.MustCompile(`(?i)^process\s+wrapper\b`)
+
 var checkboxPrefix = regexp.MustCompile(`^\[[\sxX]\]\s*`)
 
 // tasksOf returns every task-list item of the document in source order.
 func tasksOf(d *document) []Task {
 	tasks := []Task{}
+	// The Python tool's "## Process Wrapper" checklist (read notes, run
+	// the checks, signal done) is the same in every phase: it is how to
+	// work, not the phase's tasks.
+	skip := map[ast.Node]bool{}
+	for _, sec := range d.sections(processWrapper) {
+		for _, n := range sec {
+			skip[n] = true
+		}
+	}
 	_ = ast.Walk(d.root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering && skip[n] {
+			return ast.WalkSkipChildren, nil
+		}
 		cb, ok := n.(*extast.TaskCheckBox)
 		if !entering || !ok {
 			return ast.WalkContinue, nil
@@ -240,6 +254,7 @@ func tasksOf(d *document) []Task {
 // link is a link's destination and source range within one block.
 type link struct {
 	dest string
+	text string // plain link text, for "[Phase 1](missing.md)"
 	pos  int
 }
 
@@ -255,7 +270,7 @@ func (d *document) inlineRange(block ast.Node, from, to int) (string, []link) {
 			switch c := c.(type) {
 			case *ast.Link:
 				if c.Pos() >= from && c.Pos() < to {
-					links = append(links, link{dest: string(c.Destination), pos: c.Pos()})
+					links = append(links, link{dest: string(c.Destination), text: d.plain(c), pos: c.Pos()})
 				}
 			case *ast.Text:
 				// Clip: the text after "**Depends On:**" starts before the

@@ -31,10 +31,12 @@ var (
 	mentionItem = regexp.MustCompile(`(` + idPattern + `)(?:\s*[-–]\s*([0-9]+))?`)
 	intID       = regexp.MustCompile(`^[0-9]+$`)
 
-	readNotes  = regexp.MustCompile(`(?i)^(?:\*\*|__)?\s*read\s+(?:the\s+)?previous\s+notes?\b`)
-	writeNotes = regexp.MustCompile("(?i)^(?:\\*\\*|__)?\\s*write(?:\\*\\*|__)?\\s+(?:(?:the\\s+|your\\s+)?(?:phase\\s+)?notes?\\s*(?:(?:to|in|into|at)\\s*)?:?\\s*)?(?:\\*\\*|__)?\\s*`([^`]+)`")
-	backticked = regexp.MustCompile("`([^`]+)`")
-	commandKw  = regexp.MustCompile(`(?i)\bcommand\s*:`)
+	readNotes   = regexp.MustCompile(`(?i)^(?:\*\*|__)?\s*read\s+(?:the\s+)?previous\s+notes?\b`)
+	writeNotes  = regexp.MustCompile("(?i)^(?:\\*\\*|__)?\\s*write(?:\\*\\*|__)?\\s+(?:(?:the\\s+|your\\s+)?(?:phase\\s+)?notes?\\s*(?:(?:to|in|into|at)\\s*)?:?\\s*)?(?:\\*\\*|__)?\\s*`([^`]+)`")
+	backticked  = regexp.MustCompile("`([^`]+)`")
+	commandKw   = regexp.MustCompile(`(?i)\bcommand\s*:`)
+	noBefore    = regexp.MustCompile(`(?i)\bno\s+$`)
+	titlePrefix = regexp.MustCompile(`(?i)^.*?\bphase\s+` + idPattern + `\s*[:—–-]\s*(.+)$`)
 )
 
 // depRef is a dependency as written in a phase file, before it is matched
@@ -42,6 +44,7 @@ var (
 // "Phase N".
 type depRef struct {
 	link string
+	text string // the link's text: its "Phase N" is used when the link is broken
 	id   string
 	line int
 }
@@ -103,10 +106,17 @@ func (l *loader) applyPhase(ph *Phase, doc phaseDoc) {
 		if g.Command == "" {
 			if cmd, ok := lookupGate(l.opts.GateCommands, g.Name); ok {
 				g.Command, g.FromConfig = cmd, true
+			} else if cmd, ok := lookupPreset(l.presets, g); ok {
+				g.Command, g.Preset = cmd, true
 			} else {
-				l.errorf(CodeGateNoCommand, file, g.Line,
-					"gate %q has no command, so it could never fail: put the command in backticks (- %s: `command` - expectation) or map %q in the config's gate_commands",
-					g.Name, g.Name, g.Name)
+				g.Unchecked = true
+				sev, then := SeverityWarning, "it is UNCHECKED: the agent is told to meet it, and it is never reported as passed"
+				if l.opts.StrictGates {
+					sev, then = SeverityError, "strict_gates refuses it"
+				}
+				l.add(sev, CodeGateNoCommand, file, g.Line,
+					"gate %q has no command, no preset and no gate_commands entry, so %s; put the command in backticks (- %s: `command` - expectation) or map %q in the config's gate_commands",
+					g.Name, then, g.Name, g.Name)
 			}
 		}
 		ph.Gates = append(ph.Gates, g)
@@ -152,6 +162,12 @@ func parsePhase(d *document) phaseDoc {
 	for _, h := range d.headings() {
 		if h.level == 1 {
 			doc.title, doc.titleLine = h.text, h.line
+			// "Missing Phase Phase 1: Phase One" (the Python tool's template
+			// "{plan} Phase {n}: {title}"): the id is shown beside the title,
+			// so keep only the title.
+			if m := titlePrefix.FindStringSubmatch(h.text); m != nil && m[1] != "" {
+				doc.title = m[1]
+			}
 			break
 		}
 	}
@@ -243,7 +259,7 @@ func (d *document) depValue(block ast.Node, from, to int) []depRef {
 		if lk.dest == "" || strings.HasPrefix(lk.dest, "#") || urlScheme.MatchString(lk.dest) {
 			continue
 		}
-		refs = append(refs, depRef{link: lk.dest, line: d.line(lk.pos)})
+		refs = append(refs, depRef{link: lk.dest, text: lk.text, line: d.line(lk.pos)})
 	}
 	for _, id := range mentions(prose) {
 		refs = append(refs, depRef{id: id, line: line})
@@ -288,6 +304,10 @@ func (d *document) gate(b ast.Node) Gate {
 	var cmd string
 	kw := -1
 	for _, loc := range commandKw.FindAllIndex(d.src[start:end], -1) {
+		// "# no command: the agent checks" says there is none.
+		if noBefore.Match(d.src[start : start+loc[0]]) {
+			continue
+		}
 		if !insideSpan(spans, start+loc[0]) {
 			kw = start + loc[0]
 			break
@@ -311,6 +331,10 @@ func (d *document) gate(b ast.Node) Gate {
 		}
 	}
 
+	if cmd == "" {
+		cmd = d.fencedCommand(b)
+	}
+	text = strings.TrimSpace(text)
 	g := Gate{Command: cmd, Line: d.nodeLine(b), Requirement: text}
 	if i := colonOutsideCode(text); i >= 0 && !strings.Contains(text[:i], "`") {
 		g.Name = strings.Trim(text[:i], "*_ \t")
@@ -333,6 +357,40 @@ func (d *document) gate(b ast.Node) Gate {
 		}
 	}
 	return g
+}
+
+// fencedCommand is the command of a gate written as a fenced code block
+// under its list item ("- tests:" then ```bash … ```): its lines, comments
+// and blanks dropped, backslash continuations joined, chained with && so
+// the first failing line fails the gate.
+func (d *document) fencedCommand(b ast.Node) string {
+	for n := b.NextSibling(); n != nil; n = n.NextSibling() {
+		fc, ok := n.(*ast.FencedCodeBlock)
+		if !ok {
+			continue
+		}
+		var cmds []string
+		cont := ""
+		lines := fc.Lines()
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			line := strings.TrimSpace(string(seg.Value(d.src)))
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if c, ok := strings.CutSuffix(line, "\\"); ok {
+				cont += strings.TrimSpace(c) + " "
+				continue
+			}
+			cmds = append(cmds, cont+line)
+			cont = ""
+		}
+		if cont != "" {
+			cmds = append(cmds, strings.TrimSpace(cont))
+		}
+		return strings.Join(cmds, " && ")
+	}
+	return ""
 }
 
 // bareCommand is the text after "command:" when it is not in backticks,

@@ -36,24 +36,25 @@ const (
 
 // Finding codes, kept stable because `debussy check --json` prints them.
 const (
-	CodeNoPhases            = "no-phases"
-	CodeBadPhaseRow         = "bad-phase-row"
-	CodePhaseNoID           = "phase-no-id"
-	CodeDuplicateID         = "duplicate-id"
-	CodeDuplicateFile       = "duplicate-file"
-	CodeMissingPhaseFile    = "missing-phase-file"
-	CodeUnreadablePhaseFile = "unreadable-phase-file"
-	CodeTemplatePlaceholder = "template-placeholder"
-	CodeUnknownDependency   = "unknown-dependency"
-	CodeDependencyCycle     = "dependency-cycle"
-	CodeGateNoCommand       = "gate-no-command"
-	CodeNoGates             = "no-gates"
-	CodeEmptyPhase          = "empty-phase"
-	CodeUnknownStatus       = "unknown-status"
-	CodeNoTitle             = "no-title"
-	CodeMultipleH1          = "multiple-h1"
-	CodeNotesNotDependency  = "notes-not-dependency"
-	CodeSelfDependency      = "self-dependency"
+	CodeNoPhases             = "no-phases"
+	CodeBadPhaseRow          = "bad-phase-row"
+	CodePhaseNoID            = "phase-no-id"
+	CodeDuplicateID          = "duplicate-id"
+	CodeDuplicateFile        = "duplicate-file"
+	CodeMissingPhaseFile     = "missing-phase-file"
+	CodeUnreadablePhaseFile  = "unreadable-phase-file"
+	CodeTemplatePlaceholder  = "template-placeholder"
+	CodeUnknownDependency    = "unknown-dependency"
+	CodeBrokenDependencyLink = "broken-dependency-link"
+	CodeDependencyCycle      = "dependency-cycle"
+	CodeGateNoCommand        = "gate-no-command"
+	CodeNoGates              = "no-gates"
+	CodeEmptyPhase           = "empty-phase"
+	CodeUnknownStatus        = "unknown-status"
+	CodeNoTitle              = "no-title"
+	CodeMultipleH1           = "multiple-h1"
+	CodeNotesNotDependency   = "notes-not-dependency"
+	CodeSelfDependency       = "self-dependency"
 )
 
 // ErrInvalidPlan is wrapped by Plan.Err when the plan has error findings.
@@ -95,7 +96,28 @@ type Gate struct {
 	Requirement string `json:"requirement,omitempty"`
 	Command     string `json:"command"`
 	FromConfig  bool   `json:"from_config,omitempty"`
-	Line        int    `json:"line"`
+	// Preset is set when the command is debussy's built-in one for the
+	// tool the gate names (see Presets).
+	Preset bool `json:"preset,omitempty"`
+	// Unchecked is a gate with no command at all: nothing can run it, so it
+	// is never reported as passed; the agent is told to meet it.
+	Unchecked bool `json:"unchecked,omitempty"`
+	Line      int  `json:"line"`
+}
+
+// Source says where the gate's command came from, for people reading
+// `check` and `--dry-run`: "plan", "gate_commands", "preset" or
+// "unchecked".
+func (g Gate) Source() string {
+	switch {
+	case g.Unchecked:
+		return "unchecked"
+	case g.FromConfig:
+		return "gate_commands"
+	case g.Preset:
+		return "preset"
+	}
+	return "plan"
 }
 
 // Task is one checkbox item of a phase file.
@@ -129,6 +151,13 @@ type Options struct {
 	// GateCommands maps a gate name to the command that runs it, for gates
 	// whose plan text names no command (config `gate_commands`).
 	GateCommands map[string]string
+	// Root is the repository the plan runs in: what it has (pyproject.toml,
+	// package.json, go.mod, Cargo.toml) chooses the gate presets. Empty
+	// means the master plan's directory.
+	Root string
+	// StrictGates makes a gate with no command an error instead of a
+	// warning (config `strict_gates`, --strict-gates).
+	StrictGates bool
 }
 
 // Load reads the master plan at masterPath and every phase file it links.
@@ -146,6 +175,11 @@ func Load(masterPath string, opts Options) (*Plan, error) {
 		refs:   map[*Phase][]depRef{},
 		plan:   &Plan{Path: masterPath, Phases: []*Phase{}, Findings: []Finding{}},
 	}
+	root := opts.Root
+	if root == "" {
+		root = filepath.Dir(masterPath)
+	}
+	l.presets = Presets(root)
 	l.readMaster(normalize(raw))
 	l.readPhases()
 	l.resolveDependencies()
@@ -210,12 +244,13 @@ func ReadTasks(phasePath string) ([]Task, error) {
 
 // loader carries the state of one Load.
 type loader struct {
-	md     *markdown
-	opts   Options
-	plan   *Plan
-	master *document
-	unread map[*Phase]bool     // phases whose file is not to be read (placeholder links)
-	refs   map[*Phase][]depRef // dependencies as written, resolved once all phases are known
+	md      *markdown
+	opts    Options
+	presets map[string]string
+	plan    *Plan
+	master  *document
+	unread  map[*Phase]bool     // phases whose file is not to be read (placeholder links)
+	refs    map[*Phase][]depRef // dependencies as written, resolved once all phases are known
 }
 
 func (l *loader) add(sev, code, file string, line int, format string, args ...any) {

@@ -216,6 +216,24 @@ func TestPlanName(t *testing.T) {
 	}
 }
 
+func TestTitleStutter(t *testing.T) {
+	tests := []struct{ h1, want string }{
+		{"# Missing Phase Phase 1: Phase One", "Phase One"},
+		{"# Issue-to-Plan Phase 1: GitHub Issue Fetcher", "GitHub Issue Fetcher"},
+		{"# Phase 1: Setup", "Setup"},
+		{"# Setup the phase", "Setup the phase"},
+		{"# Phase 1", "Phase 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.h1, func(t *testing.T) {
+			p := load(t, map[string]string{"MASTER_PLAN.md": oneRow, "p1.md": tt.h1 + "\n\n## Gates\n- ok: `true`\n"}, Options{})
+			if got := p.Phases[0].Title; got != tt.want {
+				t.Errorf("Title = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestGates(t *testing.T) {
 	cfg := map[string]string{"ruff": "uv run ruff check .", "Pyright": "uv run pyright"}
 	tests := []struct {
@@ -224,34 +242,49 @@ func TestGates(t *testing.T) {
 		item      string
 		want      Gate
 		wantCodes []string
+		strict    bool
 	}{
 		{"backtick", "## Gates", "- lint: `make lint` - 0 errors",
-			Gate{Name: "lint", Requirement: "`make lint` - 0 errors", Command: "make lint", Line: 4}, nil},
+			Gate{Name: "lint", Requirement: "`make lint` - 0 errors", Command: "make lint", Line: 4}, nil, false},
 		{"command prefix in span", "## Gates (must pass before completion)", "- tsc: `command: cd web && tsc --noEmit` - 0 errors",
-			Gate{Name: "tsc", Requirement: "`command: cd web && tsc --noEmit` - 0 errors", Command: "cd web && tsc --noEmit", Line: 4}, nil},
+			Gate{Name: "tsc", Requirement: "`command: cd web && tsc --noEmit` - 0 errors", Command: "cd web && tsc --noEmit", Line: 4}, nil, false},
 		{"parenthesised command", "## Gates", "- pyright: 0 errors in `src/` (command: `uv run pyright src/`)",
-			Gate{Name: "pyright", Requirement: "0 errors in `src/` (command: `uv run pyright src/`)", Command: "uv run pyright src/", Line: 4}, nil},
+			Gate{Name: "pyright", Requirement: "0 errors in `src/` (command: `uv run pyright src/`)", Command: "uv run pyright src/", Line: 4}, nil, false},
 		{"bare command", "## Gates", "- fmt: (command: gofmt -l .) clean",
-			Gate{Name: "fmt", Requirement: "(command: gofmt -l .) clean", Command: "gofmt -l .", Line: 4}, nil},
+			Gate{Name: "fmt", Requirement: "(command: gofmt -l .) clean", Command: "gofmt -l .", Line: 4}, nil, false},
 		{"named by its command", "## Validation Gates", "- command: `npm test` ➜ all pass",
-			Gate{Name: "npm test", Requirement: "`npm test` ➜ all pass", Command: "npm test", Line: 4}, nil},
+			Gate{Name: "npm test", Requirement: "`npm test` ➜ all pass", Command: "npm test", Line: 4}, nil, false},
 		{"double backticks", "## gates", "- shell: ``echo `date` `` - prints",
-			Gate{Name: "shell", Requirement: "``echo `date` `` - prints", Command: "echo `date`", Line: 4}, nil},
+			Gate{Name: "shell", Requirement: "``echo `date` `` - prints", Command: "echo `date`", Line: 4}, nil, false},
 		{"bold name", "## Gates", "- **architecture: 0 violations** (`make arch`)",
-			Gate{Name: "architecture", Requirement: "0 violations (`make arch`)", Command: "make arch", Line: 4}, nil},
+			Gate{Name: "architecture", Requirement: "0 violations (`make arch`)", Command: "make arch", Line: 4}, nil, false},
 		{"from config", "## Gates", "- ruff: 0 errors",
-			Gate{Name: "ruff", Requirement: "0 errors", Command: "uv run ruff check .", FromConfig: true, Line: 4}, nil},
+			Gate{Name: "ruff", Requirement: "0 errors", Command: "uv run ruff check .", FromConfig: true, Line: 4}, nil, false},
 		{"from config ignoring case", "## Gates", "- pyright: 0 errors",
-			Gate{Name: "pyright", Requirement: "0 errors", Command: "uv run pyright", FromConfig: true, Line: 4}, nil},
-		{"no command anywhere", "## Gates", "- coverage: no decrease",
-			Gate{Name: "coverage", Requirement: "no decrease", Line: 4}, []string{"error gate-no-command p1.md:4"}},
+			Gate{Name: "pyright", Requirement: "0 errors", Command: "uv run pyright", FromConfig: true, Line: 4}, nil, false},
+		{"no command anywhere is unchecked", "## Gates", "- coverage: no decrease",
+			Gate{Name: "coverage", Requirement: "no decrease", Unchecked: true, Line: 4}, []string{"warning gate-no-command p1.md:4"}, false},
+		{"strict gates refuse unchecked", "## Gates", "- i18n: all strings translated",
+			Gate{Name: "i18n", Requirement: "all strings translated", Unchecked: true, Line: 4}, []string{"error gate-no-command p1.md:4"}, true},
+		{"preset", "## Gates", "- mypy: 0 errors",
+			Gate{Name: "mypy", Requirement: "0 errors", Command: "mypy .", Preset: true, Line: 4}, nil, false},
+		{"preset by spaced name", "## Gates", "- Go Vet: clean",
+			Gate{Name: "Go Vet", Requirement: "clean", Command: "go vet ./...", Preset: true, Line: 4}, nil, false},
+		{"coverage threshold preset", "## Gates", "- coverage: ≥ 80%",
+			Gate{Name: "coverage", Requirement: "≥ 80%", Command: "pytest --cov --cov-fail-under=80", Preset: true, Line: 4}, nil, false},
+		{"config wins over preset", "## Gates", "- ruff: 0 errors",
+			Gate{Name: "ruff", Requirement: "0 errors", Command: "uv run ruff check .", FromConfig: true, Line: 4}, nil, false},
+		{"fenced block", "## Gates", "- tests:\n  ```bash\n  # all of them\n  go test \\\n    ./...\n\n  go vet ./...\n  ```",
+			Gate{Name: "tests", Command: "go test ./... && go vet ./...", Line: 4}, nil, false},
+		{"comment is not a command", "## Gates", "- types: must pass  # no command: the agent checks",
+			Gate{Name: "types", Requirement: "must pass  # no command: the agent checks", Unchecked: true, Line: 4}, []string{"warning gate-no-command p1.md:4"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := load(t, map[string]string{
 				"MASTER_PLAN.md": oneRow,
 				"p1.md":          "# One\n\n" + tt.heading + "\n" + tt.item + "\n\n## Tasks\n- [ ] 1.1: work\n",
-			}, Options{GateCommands: cfg})
+			}, Options{GateCommands: cfg, StrictGates: tt.strict})
 			gates := p.Phases[0].Gates
 			if len(gates) != 1 || gates[0] != tt.want {
 				t.Errorf("gates = %+v\nwant   [%+v]", gates, tt.want)
@@ -318,6 +351,8 @@ func TestDependencies(t *testing.T) {
 		{"section N/A", "## Dependencies\n- Previous phase: N/A (initial phase)", []string{}, nil},
 		{"both forms merged", "**Depends On:** Phase 1\n\n## Dependencies\n- Previous phase: [B](sub/p2.md)\n- Previous phase: Phase 1", []string{"1", "2"}, nil},
 		{"unknown id", "**Depends On:** Phase 7", []string{}, []string{"error unknown-dependency p9.md:1"}},
+		{"broken link read from its text", "**Depends On:** [Phase 1](missing.md)", []string{"1"}, []string{"warning broken-dependency-link p9.md:1"}},
+		{"broken link without a phase in its text", "**Depends On:** [the base](missing.md)", []string{}, []string{"error unknown-dependency p9.md:1"}},
 		{"unknown file", "**Depends On:** [Phase X](px.md)", []string{}, []string{"error unknown-dependency p9.md:1"}},
 		{"template placeholder is prose", "**Depends On:** {Phase N-1 link or N/A}", []string{}, nil},
 		{"self", "**Depends On:** Phase 9", []string{}, []string{"warning self-dependency p9.md:1"}},
@@ -373,12 +408,8 @@ func TestTasksAndNotes(t *testing.T) {
 	}, "\n")
 	p := load(t, map[string]string{"MASTER_PLAN.md": oneRow, "p1.md": body}, Options{})
 	ph := p.Phases[0]
+	// The Process Wrapper checklist is how to work, not a task.
 	wantTasks := []Task{
-		{Text: "Read previous notes: `notes/a.md` and `notes/b.md`", Line: 4},
-		{Text: "**[IMPLEMENTATION]**", Done: true, Line: 5},
-		{Text: "Write notes to: `notes/one.md`", Line: 6},
-		{Text: "Write `notes/one.md` (REQUIRED)", Line: 7},
-		{Text: "Read previous notes: N/A", Line: 8},
 		{Text: "1.1: first continued", Done: true, Line: 18},
 		{Text: "1.1.1: nested", Line: 20},
 		{Text: "1.2: ordered list", Line: 21},
