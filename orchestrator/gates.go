@@ -38,6 +38,13 @@ func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateRes
 		return nil, true
 	}
 	for _, g := range ph.Gates {
+		if g.Unchecked {
+			// Nothing can run it: it is neither passed nor failed, and the
+			// summary lists it as UNCHECKED.
+			r.log.Warn("gate unchecked: no command, not run", "phase", ph.ID, "gate", g.Name, "requirement", g.Requirement)
+			r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "unchecked": true})
+			continue
+		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
 		res := runGate(ctx, r.Repo.Root(), g, time.Duration(r.cfg.GateTimeout))
 		results = append(results, res)
@@ -50,6 +57,17 @@ func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateRes
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
+}
+
+// uncheckedGates names the phase's gates that have no command.
+func uncheckedGates(ph *plans.Phase) []string {
+	var names []string
+	for _, g := range ph.Gates {
+		if g.Unchecked {
+			names = append(names, g.Name)
+		}
+	}
+	return names
 }
 
 // runGate runs one gate command with `sh -c` in its own process group, so a

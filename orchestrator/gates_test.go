@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
 )
 
 func TestRunGatePasses(t *testing.T) {
@@ -286,5 +287,28 @@ func TestRunGateBackgroundJobDoesNotHang(t *testing.T) {
 	res := runGate(context.Background(), t.TempDir(), plans.Gate{Name: "bg", Command: "sleep 30 & echo ok"}, time.Minute)
 	if !res.passed() || res.TimedOut || !strings.Contains(res.Output, "ok") {
 		t.Fatalf("want a pass with output ok, got exit %d timed out %v err %v output %q", res.ExitCode, res.TimedOut, res.Err, res.Output)
+	}
+}
+
+func TestSummaryListsUncheckedGates(t *testing.T) {
+	run := &state.Run{ID: "r1", Status: state.StatusCompleted, Phases: []*state.PhaseRecord{
+		{ID: "1", Status: state.StatusCompleted, UncheckedGates: []string{"i18n", "docs"}},
+		{ID: "2", Status: state.StatusCompleted},
+	}}
+	var b strings.Builder
+	writeSummary(&b, run)
+	if want := "phase 1: UNCHECKED (no command, not run): i18n, docs"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	step := filepath.Join(t.TempDir(), "summary.md")
+	if err := appendStepSummary(step, "P", run); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "**phase 1**: UNCHECKED gates (no command, not run): i18n, docs"; !strings.Contains(string(md), want) {
+		t.Errorf("step summary lacks %q:\n%s", want, md)
 	}
 }

@@ -208,7 +208,8 @@ func (r *orun) execute(ctx context.Context) error {
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending,
+			UncheckedGates: uncheckedGates(ph)})
 	}
 	todo, err := r.selectPhases(order)
 	if err != nil {

@@ -24,7 +24,18 @@ func phasePrompt(plan *plans.Plan, ph *plans.Phase) string {
 	if len(ph.Gates) > 0 {
 		b.WriteString("\nAfter you signal completion debussy runs these gates; the phase is done only if all pass:\n")
 		for _, g := range ph.Gates {
-			fmt.Fprintf(&b, "  - %s: %s\n", g.Name, g.Command)
+			if !g.Unchecked {
+				fmt.Fprintf(&b, "  - %s: %s\n", g.Name, g.Command)
+			}
+		}
+		// No command checks these: the agent is the only check.
+		if names := uncheckedGates(ph); len(names) > 0 {
+			b.WriteString("\nThese requirements have no command debussy can run; you must meet them and check them yourself before you signal completion:\n")
+			for _, g := range ph.Gates {
+				if g.Unchecked {
+					fmt.Fprintf(&b, "  - %s: %s\n", g.Name, g.Requirement)
+				}
+			}
 		}
 	}
 	for _, n := range ph.ReadNotes {

@@ -81,3 +81,10 @@ func TestShortTitle(t *testing.T) {
 		})
 	}
 }
+
+func TestPhasePromptUncheckedGate(t *testing.T) {
+	plan, ph := testPlan()
+	ph.Gates = append(ph.Gates, plans.Gate{Name: "i18n", Requirement: "all strings translated (FR + EN)", Unchecked: true, Line: 16})
+	got := phasePrompt(plan, ph)
+	checkGolden(t, "prompt_unchecked", got)
+}

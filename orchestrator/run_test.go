@@ -269,6 +269,18 @@ func TestPhaseLoop(t *testing.T) {
 			wantLog:    []string{"session started", "no gates"},
 		},
 		{
+			name: "an unchecked gate is not run, not passed, and handed to the agent",
+			phases: []phaseSpec{{id: "1", gates: []plans.Gate{
+				{Name: "i18n", Requirement: "all strings translated", Unchecked: true},
+				{Name: "ok", Command: "true"},
+			}}},
+			script:     script{"1": {{"write a.txt", "done", "result"}}},
+			wantStatus: state.StatusCompleted, wantSessions: 1, wantAttempts: 1,
+			wantEvents: []string{"completed"}, wantFiles: []string{"a.txt"},
+			wantPrompt: map[int][]string{1: {"no command debussy can run", "i18n: all strings translated"}},
+			wantLog:    []string{"gate unchecked: no command, not run", "gate passed"},
+		},
+		{
 			name:       "stopped at the threshold restarts from a checkpoint",
 			script:     script{"1": {{"write a.txt", "usage 60000"}, {"write b.txt", "done", "result"}}},
 			wantStatus: state.StatusCompleted, wantSessions: 2, wantRestarts: 1, wantAttempts: 1,

@@ -39,6 +39,11 @@ func writeSummary(w io.Writer, run *state.Run) {
 			fmt.Fprintf(w, "phase %s: %s\n", p.ID, p.LastError)
 		}
 	}
+	for _, p := range run.Phases {
+		if len(p.UncheckedGates) > 0 {
+			fmt.Fprintf(w, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
+		}
+	}
 }
 
 // appendStepSummary appends a markdown summary for GitHub Actions.
@@ -53,6 +58,11 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, strings.ReplaceAll(p.LastError, "\n", " "))
+		}
+	}
+	for _, p := range run.Phases {
+		if len(p.UncheckedGates) > 0 {
+			fmt.Fprintf(&b, "\n**phase %s**: UNCHECKED gates (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

@@ -54,20 +54,23 @@ type Run struct {
 
 // PhaseRecord is what one run did with one phase.
 type PhaseRecord struct {
-	ID         string    `json:"id"`
-	Title      string    `json:"title,omitempty"`
-	Status     Status    `json:"status"`
-	Attempts   int       `json:"attempts"`
-	Restarts   int       `json:"restarts"`
-	Sessions   int       `json:"sessions"`
-	Tokens     int64     `json:"tokens"`
-	CostUSD    float64   `json:"cost_usd"`
-	LastError  string    `json:"last_error,omitempty"`
-	BaseCommit string    `json:"base_commit,omitempty"`
-	Commits    []string  `json:"commits,omitempty"`
-	Checkpoint string    `json:"checkpoint,omitempty"` // path of the latest checkpoint json
-	StartedAt  time.Time `json:"started_at,omitzero"`
-	EndedAt    time.Time `json:"ended_at,omitzero"`
+	ID        string  `json:"id"`
+	Title     string  `json:"title,omitempty"`
+	Status    Status  `json:"status"`
+	Attempts  int     `json:"attempts"`
+	Restarts  int     `json:"restarts"`
+	Sessions  int     `json:"sessions"`
+	Tokens    int64   `json:"tokens"`
+	CostUSD   float64 `json:"cost_usd"`
+	LastError string  `json:"last_error,omitempty"`
+	// UncheckedGates are the phase's gates with no command: never run,
+	// never reported as passed.
+	UncheckedGates []string  `json:"unchecked_gates,omitempty"`
+	BaseCommit     string    `json:"base_commit,omitempty"`
+	Commits        []string  `json:"commits,omitempty"`
+	Checkpoint     string    `json:"checkpoint,omitempty"` // path of the latest checkpoint json
+	StartedAt      time.Time `json:"started_at,omitzero"`
+	EndedAt        time.Time `json:"ended_at,omitzero"`
 	// Measured for the README's numbers: how long a requested stop took, and
 	// from a stop to the next session's first event.
 	StopLatencyMs       []int64 `json:"stop_latency_ms,omitempty"`
