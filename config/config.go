@@ -40,6 +40,7 @@ type Config struct {
 	AutoCommit        bool              `yaml:"auto_commit" json:"auto_commit"`
 	AllowDirty        bool              `yaml:"allow_dirty" json:"allow_dirty"`
 	GateCommands      map[string]string `yaml:"gate_commands" json:"gate_commands"`
+	StrictGates       bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs         []string          `yaml:"extra_args" json:"extra_args"`
 	LogFormat         string            `yaml:"log_format" json:"log_format"`
 	LogLevel          string            `yaml:"log_level" json:"log_level"`
@@ -276,8 +277,9 @@ func rules() map[string]rule {
 			allowed: durationAllowed,
 			check:   positive(func(c *Config) Duration { return c.StopGrace }),
 		},
-		"auto_commit": {allowed: "true or false"},
-		"allow_dirty": {allowed: "true or false"},
+		"auto_commit":  {allowed: "true or false"},
+		"allow_dirty":  {allowed: "true or false"},
+		"strict_gates": {allowed: "true or false"},
 		"gate_commands": {
 			allowed: `a mapping of gate name to shell command, e.g. {test: "go test ./..."}`,
 			check: func(c *Config) string {
