@@ -9,14 +9,16 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 )
 
 type checkOptions struct {
-	PlanPath   string
-	ConfigFile string
-	JSON       bool
+	PlanPath    string
+	ConfigFile  string
+	JSON        bool
+	StrictGates bool
 }
 
 func (e *Env) checkCommand() *cli.Command {
@@ -32,23 +34,24 @@ finding as file:line: severity: message [code]. Exits 2 if any finding is an err
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the plan and findings as one JSON object"},
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
+			&cli.BoolFlag{Name: "strict-gates", Usage: "a gate with no command, no preset and no gate_commands entry is an error, not a warning (strict_gates)"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
 			if err != nil {
 				return err
 			}
-			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json")})
+			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates")})
 		},
 	}
 }
 
 func (e *Env) check(opts checkOptions) error {
-	ws, err := e.loadWorkspace(opts.ConfigFile, nil)
+	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) { c.StrictGates = c.StrictGates || opts.StrictGates })
 	if err != nil {
 		return err
 	}
-	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
+	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
 	if err != nil {
 		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
@@ -83,6 +86,15 @@ func printCheck(w io.Writer, p *plans.Plan) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d gates\t%d tasks\n", ph.ID, ph.Title, ph.Status, len(ph.Gates), len(ph.Tasks))
 	}
 	tw.Flush()
+	// Gates whose command the plan does not write: what will run, or that
+	// nothing will.
+	for _, ph := range p.Phases {
+		for _, g := range ph.Gates {
+			if g.Preset || g.FromConfig || g.Unchecked {
+				fmt.Fprintf(w, "  %s %s\n", ph.ID, gateLine(g))
+			}
+		}
+	}
 	errs := 0
 	for _, f := range p.Findings {
 		if f.Severity == "error" {
@@ -130,11 +142,7 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
 			fmt.Fprintf(w, "      gates: none\n")
 		}
 		for _, g := range ph.Gates {
-			src := ""
-			if g.FromConfig {
-				src = "  (gate_commands)"
-			}
-			fmt.Fprintf(w, "      gate %s: %s%s\n", g.Name, g.Command, src)
+			fmt.Fprintf(w, "      %s\n", gateLine(g))
 		}
 	}
 	if !started {
@@ -156,4 +164,18 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
 	}
 	fmt.Fprintln(w, "dry run: nothing started")
 	return nil
+}
+
+// gateLine shows a gate and where its command comes from:
+// "gate ruff → `uv run ruff check .` (preset)", or UNCHECKED.
+func gateLine(g plans.Gate) string {
+	if g.Unchecked {
+		return fmt.Sprintf("gate %s: UNCHECKED (no command: the agent is told to meet %q; never reported as passed)", g.Name, g.Requirement)
+	}
+	return fmt.Sprintf("gate %s → `%s` (%s)", g.Name, g.Command, g.Source())
+}
+
+// planOptions are the parts of the workspace that change how a plan reads.
+func planOptions(ws *workspace) plans.Options {
+	return plans.Options{GateCommands: ws.Config.GateCommands, Root: ws.Root, StrictGates: ws.Config.StrictGates}
 }

@@ -148,25 +148,31 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// Every plan written for the Python original loads; the broken audit
-// fixtures report their own problem with file:line.
+// Every plan written for the Python original loads: only a real error
+// (missing file, cycle) exits 2, with its file:line; gates given only by a
+// tool's name run its preset, and gates with no command at all are
+// UNCHECKED warnings (errors with --strict-gates).
 func TestCheckCompatPlans(t *testing.T) {
 	cases := []struct {
 		plan  string
+		flags []string
 		code  int
 		wants []string
 	}{
-		{"docs/plans/phase8", 0, nil},
-		{"docs/plans/v0.7.0", 0, []string{"phase-3.md:11: warning"}},
-		{"tests/fixtures/sample_plans_converted/plan1_converted", 0, nil},
-		{"tests/fixtures/audit/circular_deps", 2, []string{"1 → 2 → 3 → 1"}},
-		{"tests/fixtures/audit/missing_phase", 2, []string{"MASTER_PLAN.md:10: error", "phase-2.md"}},
-		{"tests/fixtures/audit/missing_gates", 0, []string{"phase-1.md:1: warning", "no-gates"}},
-		{"tests/fixtures/sample_plans/hello_world_test", 2, []string{"phase-1.md:40: error", "gate-no-command"}},
+		{"docs/plans/phase8", nil, 0, nil},
+		{"docs/plans/v0.7.0", nil, 0, []string{"phase-3.md:11: warning"}},
+		{"docs/plans/phase7-issue-planner", nil, 0, []string{"4 gate coverage: UNCHECKED", "phase-4.md:38: warning", "ok, 4 warning"}},
+		{"tests/fixtures/sample_plans_converted/plan1_converted", nil, 0, nil},
+		{"tests/fixtures/audit/valid_plan", nil, 0, []string{"1 gate ruff → `ruff check .` (preset)", "2 gate pytest → `pytest` (preset)", "\nok\n"}},
+		{"tests/fixtures/audit/circular_deps", nil, 2, []string{"1 → 2 → 3 → 1"}},
+		{"tests/fixtures/audit/missing_phase", nil, 2, []string{"MASTER_PLAN.md:10: error", "phase-2.md", "1  Phase One "}},
+		{"tests/fixtures/audit/missing_gates", nil, 0, []string{"phase-1.md:1: warning", "no-gates"}},
+		{"tests/fixtures/sample_plans/hello_world_test", nil, 0, []string{"phase-1.md:40: warning", "gate-no-command", "1 gate i18n: UNCHECKED"}},
+		{"tests/fixtures/sample_plans/hello_world_test", []string{"--strict-gates"}, 2, []string{"phase-1.md:40: error", "strict_gates refuses it"}},
 	}
 	dir := t.TempDir()
 	for _, tc := range cases {
-		t.Run(tc.plan, func(t *testing.T) {
+		t.Run(tc.plan+strings.Join(tc.flags, ""), func(t *testing.T) {
 			master, err := filepath.Abs(filepath.Join(compat, tc.plan, "MASTER_PLAN.md"))
 			if err != nil {
 				t.Fatal(err)
@@ -177,7 +183,7 @@ func TestCheckCompatPlans(t *testing.T) {
 				}
 				t.Skipf("compat plans not beside the checkout: %v", err)
 			}
-			code, out, stderr := invoke(t, dir, nil, "check", master)
+			code, out, stderr := invoke(t, dir, nil, append(append([]string{"check"}, tc.flags...), master)...)
 			if code != tc.code {
 				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
 			}
@@ -186,7 +192,7 @@ func TestCheckCompatPlans(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
-			code, out, _ = invoke(t, dir, nil, "check", "--json", master)
+			code, out, _ = invoke(t, dir, nil, append(append([]string{"check", "--json"}, tc.flags...), master)...)
 			var doc struct {
 				Plan   string `json:"plan"`
 				Phases []struct {

@@ -60,6 +60,7 @@ Examples:
 			&cli.StringFlag{Name: "permission-mode", DefaultText: "bypassPermissions", Usage: "`MODE`: bypassPermissions, acceptEdits, default or plan"},
 			&cli.BoolFlag{Name: "auto-commit", DefaultText: "on", Usage: "commit work at checkpoints and phase ends"},
 			&cli.BoolFlag{Name: "no-auto-commit", Usage: "do not commit; work stays in the tree"},
+			&cli.BoolFlag{Name: "strict-gates", Usage: "refuse a gate with no command, no preset and no gate_commands entry (strict_gates)"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
@@ -124,6 +125,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.IsSet("no-auto-commit") {
 			cfg.AutoCommit = false
+		}
+		if c.IsSet("strict-gates") {
+			cfg.StrictGates = c.Bool("strict-gates")
 		}
 		if c.IsSet("allow-dirty") {
 			cfg.AllowDirty = c.Bool("allow-dirty")
@@ -213,7 +217,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
 	e.logger = logger
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
-	plan, err := plans.Load(e.abs(opts.PlanPath), plans.Options{GateCommands: ws.Config.GateCommands})
+	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
 	if err != nil {
 		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
