@@ -273,6 +273,21 @@ func TestStatusLiveness(t *testing.T) {
 	check("after r1 let go of the lock", "interrupted", "interrupted")
 }
 
+// An unchecked gate is listed by status, never as passed.
+func TestStatusUncheckedGates(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, state.DirName))
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: time.Now(),
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusCompleted, UncheckedGates: []string{"i18n"}}}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := invoke(t, dir, nil, "status")
+	if want := "phase 1: UNCHECKED (no command, not run): i18n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want %q in\n%s", code, want, out)
+	}
+}
+
 // Every level keeps the records at or above it, in both formats.
 func TestNewLoggerLevels(t *testing.T) {
 	tests := []struct {

@@ -74,7 +74,15 @@ func (e *Env) status(asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, p.Status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
 			strings.Join(commits, ","), oneLine(p.LastError, 80))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range run.Phases {
+		if len(p.UncheckedGates) > 0 {
+			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
+		}
+	}
+	return nil
 }
 
 // oneLine shortens s to one line of at most n runes for tables.
