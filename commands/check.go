@@ -113,24 +113,18 @@ func printCheck(w io.Writer, p *plans.Plan) {
 }
 
 // dryRun prints what `run` would do, and the config it would use.
-func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
-	order, err := p.Order()
-	if err != nil {
-		return err
-	}
+// The preview is orchestrator.Check's: what the run would decide.
+func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from string) error {
 	fmt.Fprintf(w, "plan: %s (%s)\n", p.Name, p.Path)
 	fmt.Fprintf(w, "phases in run order:\n")
-	started := from == ""
-	for _, ph := range order {
-		if ph.ID == from {
-			started = true
-		}
+	for _, ph := range preview.Order {
 		note := ""
 		switch {
-		case !started:
+		case preview.Todo[ph.ID]:
+		case preview.Skipped[ph.ID]:
+			note = "  (skipped: already completed)"
+		default:
 			note = "  (before --phase " + from + ")"
-		case ph.Status == plans.StatusCompleted:
-			note = "  (skipped: completed in the plan's table)"
 		}
 		deps := "none"
 		if len(ph.DependsOn) > 0 {
@@ -144,9 +138,6 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, from string) error {
 		for _, g := range ph.Gates {
 			fmt.Fprintf(w, "      %s\n", gateLine(g))
 		}
-	}
-	if !started {
-		return fmt.Errorf("%w: --phase %s: no such phase in %s", ErrUsage, from, p.Path)
 	}
 	src := []string{"defaults"}
 	if ws.Source.File != "" {

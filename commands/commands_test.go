@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,15 @@ const compat = "../../shared/compat-plans/claude-debussy"
 // invoke runs debussy in dir with env and returns exit code, stdout, stderr.
 func invoke(t *testing.T, dir string, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
+	// A run (and its --dry-run) refuses a missing claude before anything
+	// else; these tests never start a session, so any executable does.
+	if _, ok := env["DEBUSSY_CLAUDE_BIN"]; !ok {
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["DEBUSSY_CLAUDE_BIN"] = "true"
+	}
 	var stdout, stderr bytes.Buffer
 	e := &Env{
 		Stdout: &stdout, Stderr: &stderr, Dir: dir,
@@ -345,7 +355,7 @@ func TestRunLogging(t *testing.T) {
 	if err := os.WriteFile(master, bytes.Replace(data, []byte("# Greeter - Master Plan\n"), nil, 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--log-format", "json"}
+	run := []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty", "--log-format", "json"} // the edit above is uncommitted
 	tests := []struct {
 		name     string
 		env      map[string]string

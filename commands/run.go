@@ -236,19 +236,22 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		logger.Error("plan has errors; fix them (debussy check lists them)", "plan", opts.PlanPath, "errors", len(plan.Errors()))
 		return &shownError{perr}
 	}
-	if opts.DryRun {
-		return dryRun(e.Stdout, plan, ws, opts.Phase)
+	if !opts.DryRun {
+		for _, n := range ws.Source.Notes {
+			logger.Warn("config note", "note", n)
+		}
 	}
-	for _, n := range ws.Source.Notes {
-		logger.Warn("config note", "note", n)
-	}
+	// From here to the first session, --dry-run refuses what the run
+	// refuses, in the same order and with the same errors.
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
 	}
 	// Opened again now that the logger exists: the first open, needed to
 	// find the config, discards gitcommit's warnings and commit details.
-	if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+	if !opts.DryRun {
+		if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
+			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+		}
 	}
 	if ws.Config.AutoCommit {
 		// Before any session: an unfinished merge or rebase, or a git
@@ -261,6 +264,16 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
 		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 	}
+	store := state.New(filepath.Join(ws.Root, ".debussy"))
+	if opts.DryRun {
+		preview, err := orchestrator.Check(orchestrator.Options{
+			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Restart: opts.Restart,
+		})
+		if err != nil {
+			return err
+		}
+		return dryRun(e.Stdout, plan, ws, preview, opts.Phase)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
@@ -269,7 +282,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Config:      ws.Config,
 		Plan:        plan,
 		Repo:        ws.Repo,
-		Store:       state.New(filepath.Join(ws.Root, ".debussy")),
+		Store:       store,
 		Logger:      logger,
 		Out:         e.Stdout, // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),

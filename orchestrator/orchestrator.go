@@ -372,13 +372,7 @@ func (r *orun) checkTree() error {
 	if len(dirty) == 0 || r.cfg.AllowDirty {
 		return nil
 	}
-	const show = 20
-	list := dirty
-	if len(list) > show {
-		list = append(list[:show:show], fmt.Sprintf("… and %d more", len(dirty)-show))
-	}
-	return fmt.Errorf("%w:\n  %s\ncommit or stash them first, or pass --allow-dirty to let debussy commit them with the agent's work",
-		ErrDirty, strings.Join(list, "\n  "))
+	return dirtyError(dirty)
 }
 
 func runningPhase(run *state.Run) string {

@@ -1,0 +1,99 @@
+package orchestrator
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Preview is what Run would decide before its first session.
+type Preview struct {
+	Order []*plans.Phase // run order
+	Todo  map[string]bool
+	// Skipped names the phases Run would skip as already completed (in the
+	// plan's table or an earlier run); the rest not in Todo come before
+	// --phase.
+	Skipped map[string]bool
+}
+
+// Check decides what Run would do with opts without locking, writing or
+// starting anything, and refuses what Run would refuse before its first
+// session, with the same errors: another run holding the lock, an unknown
+// --phase or one whose dependencies are unfinished, uncommitted changes to
+// tracked files. --dry-run is built on it so it cannot promise a run that
+// would not start.
+func Check(opts Options) (*Preview, error) {
+	r := &orun{Options: opts, cfg: opts.Config, log: slog.New(slog.DiscardHandler), now: opts.Now}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	order, err := r.Plan.Order()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
+	}
+	if r.Store != nil {
+		holder, held, err := r.Store.Holder()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		if held {
+			who := "another debussy run"
+			if holder != nil {
+				who = fmt.Sprintf("run %s (pid %d)", holder.RunID, holder.PID)
+			}
+			return nil, fmt.Errorf("%w: %s is running in this repository", state.ErrLocked, who)
+		}
+		if r.ledger, err = r.Store.Load(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+	} else {
+		r.ledger = &state.Ledger{}
+	}
+	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
+	for _, ph := range order {
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
+	}
+	todo, err := r.selectPhases(order)
+	if err != nil {
+		return nil, err
+	}
+	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}}
+	for _, rec := range r.run.Phases {
+		if rec.Status == state.StatusSkipped {
+			p.Skipped[rec.ID] = true
+		}
+	}
+	if r.Repo == nil || r.cfg.AllowDirty {
+		return p, nil
+	}
+	// A run that died leaves its work in the tree; Run commits it rather
+	// than refusing it as dirty.
+	for _, run := range r.ledger.Runs {
+		if run.Status == state.StatusRunning {
+			return p, nil
+		}
+	}
+	dirty, err := r.Repo.DirtyTracked()
+	if err != nil {
+		return nil, fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
+	}
+	if len(dirty) > 0 {
+		return nil, dirtyError(dirty)
+	}
+	return p, nil
+}
+
+// dirtyError refuses uncommitted changes to tracked files, naming them.
+func dirtyError(dirty []string) error {
+	const show = 20
+	list := dirty
+	if len(list) > show {
+		list = append(list[:show:show], fmt.Sprintf("… and %d more", len(dirty)-show))
+	}
+	return fmt.Errorf("%w:\n  %s\ncommit or stash them first, or pass --allow-dirty to let debussy commit them with the agent's work",
+		ErrDirty, strings.Join(list, "\n  "))
+}
