@@ -1,10 +1,14 @@
 package commands
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/state"
 )
 
 // --dry-run is the real run minus the sessions: whatever the run refuses
@@ -41,6 +45,17 @@ func TestDryRunRefusesWhatRunRefuses(t *testing.T) {
 			code: ExitUsage, stderr: "middle of a merge",
 		},
 		{name: "not a git repository", outDir: true, code: ExitUsage, stderr: "not inside a git repository"},
+		{
+			name: "another run holds the lock",
+			setup: func(t *testing.T, dir string) {
+				release, _, err := state.New(filepath.Join(dir, state.DirName)).Lock(state.LockInfo{PID: os.Getpid(), RunID: "other", Started: time.Now()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = release() })
+			},
+			code: ExitUsage, stderr: "other",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,50 @@
+package plans
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Presets follow what the repository has: the runner prefix for Python and
+// JavaScript tools, and what "tests" means.
+func TestPresets(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		gate  Gate
+		want  string // "" means no preset
+	}{
+		{"plain ruff", nil, Gate{Name: "ruff"}, "ruff check ."},
+		{"uv via pyproject", []string{"pyproject.toml"}, Gate{Name: "ruff"}, "uv run ruff check ."},
+		{"uv via uv.lock", []string{"uv.lock"}, Gate{Name: "pytest"}, "uv run pytest"},
+		{"poetry", []string{"pyproject.toml", "poetry.lock"}, Gate{Name: "mypy"}, "poetry run mypy ."},
+		{"npx", []string{"package.json"}, Gate{Name: "eslint"}, "npx eslint ."},
+		{"pnpm", []string{"package.json", "pnpm-lock.yaml"}, Gate{Name: "tsc"}, "pnpm exec tsc --noEmit"},
+		{"npm test by name", []string{"package.json"}, Gate{Name: "npm test"}, "npm test"},
+		{"tests in a Go module", []string{"go.mod"}, Gate{Name: "Tests"}, "go test ./..."},
+		{"tests in a crate", []string{"Cargo.toml"}, Gate{Name: "tests"}, "cargo test"},
+		{"tests in a uv project", []string{"pyproject.toml"}, Gate{Name: "tests"}, "uv run pytest"},
+		{"tests in a node project", []string{"package.json"}, Gate{Name: "test"}, "npm test"},
+		{"tests with nothing to go on", nil, Gate{Name: "tests"}, ""},
+		{"clippy", []string{"Cargo.toml"}, Gate{Name: "cargo_clippy"}, "cargo clippy -- -D warnings"},
+		{"coverage with a minimum", []string{"pyproject.toml"}, Gate{Name: "coverage", Requirement: "≥ 80%"}, "uv run pytest --cov --cov-fail-under=80"},
+		{"coverage at least", nil, Gate{Name: "Coverage", Requirement: "at least 75 % of lines"}, "pytest --cov --cov-fail-under=75"},
+		{"coverage without a minimum", nil, Gate{Name: "coverage", Requirement: "no decrease from current (~66%)"}, ""},
+		{"unknown tool", []string{"go.mod"}, Gate{Name: "i18n"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for _, f := range tt.files {
+				if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, ok := lookupPreset(Presets(root), tt.gate)
+			if got != tt.want || ok != (tt.want != "") {
+				t.Errorf("lookupPreset(%q) = %q, %v; want %q", tt.gate.Name, got, ok, tt.want)
+			}
+		})
+	}
+}
