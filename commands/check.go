@@ -30,7 +30,7 @@ func (e *Env) checkCommand() *cli.Command {
 finding as file:line: severity: message [code]. Exits 2 if any finding is an error.
 
 --json prints one object: {"plan", "phases": [{"id","title","file","status","depends_on",
-"gates":[{"name","command"}], "tasks":[{"text","done","line"}]}], "findings": [...]}.`,
+"gates":[{"name","command","preset","unchecked"}], "tasks":[{"text","done","line"}]}], "findings": [...]}.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the plan and findings as one JSON object"},
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},

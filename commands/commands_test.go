@@ -288,7 +288,7 @@ func TestStatusUncheckedGates(t *testing.T) {
 	dir := gitRepo(t)
 	store := state.New(filepath.Join(dir, state.DirName))
 	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: time.Now(),
-		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusCompleted, UncheckedGates: []string{"i18n"}}}}}}
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusCompleted, Attempts: 1, UncheckedGates: []string{"i18n"}}}}}}
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}

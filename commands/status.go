@@ -78,7 +78,7 @@ func (e *Env) status(asJSON bool) error {
 		return err
 	}
 	for _, p := range run.Phases {
-		if len(p.UncheckedGates) > 0 {
+		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
 			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}

@@ -292,13 +292,17 @@ func TestRunGateBackgroundJobDoesNotHang(t *testing.T) {
 
 func TestSummaryListsUncheckedGates(t *testing.T) {
 	run := &state.Run{ID: "r1", Status: state.StatusCompleted, Phases: []*state.PhaseRecord{
-		{ID: "1", Status: state.StatusCompleted, UncheckedGates: []string{"i18n", "docs"}},
+		{ID: "1", Status: state.StatusCompleted, Attempts: 1, UncheckedGates: []string{"i18n", "docs"}},
 		{ID: "2", Status: state.StatusCompleted},
+		{ID: "3", Status: state.StatusSkipped, UncheckedGates: []string{"skipped-gate"}}, // never ran: nothing to say
 	}}
 	var b strings.Builder
 	writeSummary(&b, run)
 	if want := "phase 1: UNCHECKED (no command, not run): i18n, docs"; !strings.Contains(b.String(), want) {
 		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "skipped-gate") {
+		t.Errorf("summary lists a skipped phase's gate:\n%s", b.String())
 	}
 	step := filepath.Join(t.TempDir(), "summary.md")
 	if err := appendStepSummary(step, "P", run); err != nil {

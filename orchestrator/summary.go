@@ -40,7 +40,7 @@ func writeSummary(w io.Writer, run *state.Run) {
 		}
 	}
 	for _, p := range run.Phases {
-		if len(p.UncheckedGates) > 0 {
+		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
 			fmt.Fprintf(w, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
@@ -61,7 +61,7 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 		}
 	}
 	for _, p := range run.Phases {
-		if len(p.UncheckedGates) > 0 {
+		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
 			fmt.Fprintf(&b, "\n**phase %s**: UNCHECKED gates (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
