@@ -33,6 +33,7 @@ type compatCase struct {
 	// unchecked gate of the plan, in order.
 	presets   []string
 	unchecked []string
+	titles    map[string]string // phase → title, where the H1 stutters
 }
 
 // compatCases maps a master plan (relative to compatRoot) to what loading
@@ -53,6 +54,8 @@ func compatCases() map[string][]compatCase {
 				},
 				contains:  []string{`gate "coverage" has no command`, "UNCHECKED"},
 				unchecked: []string{"1 coverage", "2 coverage", "3 coverage", "4 coverage"},
+				// "# Issue-to-Plan Phase 1: GitHub Issue Fetcher"
+				titles: map[string]string{"1": "GitHub Issue Fetcher"},
 			},
 			{
 				// strict_gates refuses them.
@@ -98,6 +101,8 @@ func compatCases() map[string][]compatCase {
 			order:    []string{"1", "2"},
 			findings: []string{"error missing-phase-file MASTER_PLAN.md:10"},
 			contains: []string{"phase file phase-2.md not found"},
+			// "# Missing Phase Phase 1: Phase One"; phase 2 keeps the link text.
+			titles: map[string]string{"1": "Phase One", "2": "Phase Two"},
 		}},
 		"tests/fixtures/audit/valid_plan/MASTER_PLAN.md": {
 			{
@@ -260,6 +265,12 @@ func TestCompatPlans(t *testing.T) {
 				}
 				if !reflect.DeepEqual(unchecked, want.unchecked) {
 					t.Errorf("unchecked gates:\n got %q\nwant %q", unchecked, want.unchecked)
+				}
+
+				for id, title := range want.titles {
+					if ph := p.Phase(id); ph == nil || ph.Title != title {
+						t.Errorf("phase %s title = %+v, want %q", id, ph, title)
+					}
 				}
 
 				deps := map[string][]string{}
