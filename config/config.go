@@ -23,27 +23,42 @@ var ErrInvalid = errors.New("invalid config")
 // of YAML() and of .debussy.example.yaml. Every field carries a yaml tag:
 // goccy/go-yaml would otherwise match lower-cased field names, not snake_case.
 type Config struct {
-	ClaudeBin         string            `yaml:"claude_bin" json:"claude_bin"`
-	Model             string            `yaml:"model" json:"model"`
-	PermissionMode    string            `yaml:"permission_mode" json:"permission_mode"`
-	ContextThreshold  int               `yaml:"context_threshold" json:"context_threshold"`
-	ToolCallThreshold int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
-	MaxRestarts       int               `yaml:"max_restarts" json:"max_restarts"`
-	ContextWindow     int               `yaml:"context_window" json:"context_window"`
-	MaxRetries        int               `yaml:"max_retries" json:"max_retries"`
-	RetryBackoff      Duration          `yaml:"retry_backoff" json:"retry_backoff"`
-	RequireDoneSignal bool              `yaml:"require_done_signal" json:"require_done_signal"`
-	SessionTimeout    Duration          `yaml:"session_timeout" json:"session_timeout"`
-	IdleTimeout       Duration          `yaml:"idle_timeout" json:"idle_timeout"`
-	GateTimeout       Duration          `yaml:"gate_timeout" json:"gate_timeout"`
-	StopGrace         Duration          `yaml:"stop_grace" json:"stop_grace"`
-	AutoCommit        bool              `yaml:"auto_commit" json:"auto_commit"`
-	AllowDirty        bool              `yaml:"allow_dirty" json:"allow_dirty"`
-	GateCommands      map[string]string `yaml:"gate_commands" json:"gate_commands"`
-	StrictGates       bool              `yaml:"strict_gates" json:"strict_gates"`
-	ExtraArgs         []string          `yaml:"extra_args" json:"extra_args"`
-	LogFormat         string            `yaml:"log_format" json:"log_format"`
-	LogLevel          string            `yaml:"log_level" json:"log_level"`
+	ClaudeBin             string            `yaml:"claude_bin" json:"claude_bin"`
+	Model                 string            `yaml:"model" json:"model"`
+	PermissionMode        string            `yaml:"permission_mode" json:"permission_mode"`
+	ContextThreshold      int               `yaml:"context_threshold" json:"context_threshold"`
+	ToolCallThreshold     int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
+	MaxRestarts           int               `yaml:"max_restarts" json:"max_restarts"`
+	ContextWindow         int               `yaml:"context_window" json:"context_window"`
+	MaxRetries            int               `yaml:"max_retries" json:"max_retries"`
+	RetryBackoff          Duration          `yaml:"retry_backoff" json:"retry_backoff"`
+	RequireDoneSignal     bool              `yaml:"require_done_signal" json:"require_done_signal"`
+	SessionTimeout        Duration          `yaml:"session_timeout" json:"session_timeout"`
+	IdleTimeout           Duration          `yaml:"idle_timeout" json:"idle_timeout"`
+	GateTimeout           Duration          `yaml:"gate_timeout" json:"gate_timeout"`
+	StopGrace             Duration          `yaml:"stop_grace" json:"stop_grace"`
+	Handoff               bool              `yaml:"handoff" json:"handoff"`
+	HandoffGraceCalls     int               `yaml:"handoff_grace_calls" json:"handoff_grace_calls"`
+	HandoffGraceTime      Duration          `yaml:"handoff_grace_time" json:"handoff_grace_time"`
+	AllowCompaction       bool              `yaml:"allow_compaction" json:"allow_compaction"`
+	ZoneToolCallsYellow   int               `yaml:"zone_tool_calls_yellow" json:"zone_tool_calls_yellow"`
+	ZoneToolCallsRed      int               `yaml:"zone_tool_calls_red" json:"zone_tool_calls_red"`
+	ZoneLargeReadsYellow  int               `yaml:"zone_large_reads_yellow" json:"zone_large_reads_yellow"`
+	ZoneLargeReadsRed     int               `yaml:"zone_large_reads_red" json:"zone_large_reads_red"`
+	ZoneDelegationsYellow int               `yaml:"zone_delegations_yellow" json:"zone_delegations_yellow"`
+	ZoneDelegationsRed    int               `yaml:"zone_delegations_red" json:"zone_delegations_red"`
+	NudgeRepeat           int               `yaml:"nudge_repeat" json:"nudge_repeat"`
+	NudgeRepeatWindow     int               `yaml:"nudge_repeat_window" json:"nudge_repeat_window"`
+	NudgeRepeatRestart    int               `yaml:"nudge_repeat_restart" json:"nudge_repeat_restart"`
+	NudgeExploreReads     int               `yaml:"nudge_explore_reads" json:"nudge_explore_reads"`
+	NudgeCooldown         int               `yaml:"nudge_cooldown" json:"nudge_cooldown"`
+	AutoCommit            bool              `yaml:"auto_commit" json:"auto_commit"`
+	AllowDirty            bool              `yaml:"allow_dirty" json:"allow_dirty"`
+	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
+	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
+	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
+	LogFormat             string            `yaml:"log_format" json:"log_format"`
+	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
 
 // Permission modes the claude CLI accepts for --permission-mode.
@@ -73,26 +88,41 @@ const (
 // non-nil so a file saying `gate_commands: {}` resolves to an equal value.
 func Defaults() Config {
 	return Config{
-		ClaudeBin:         "claude",
-		Model:             "",
-		PermissionMode:    PermissionBypass,
-		ContextThreshold:  80,
-		ToolCallThreshold: 100,
-		MaxRestarts:       3,
-		ContextWindow:     0,
-		MaxRetries:        2,
-		RetryBackoff:      Duration(5 * time.Second),
-		RequireDoneSignal: true,
-		SessionTimeout:    Duration(2 * time.Hour),
-		IdleTimeout:       Duration(10 * time.Minute),
-		GateTimeout:       Duration(10 * time.Minute),
-		StopGrace:         Duration(60 * time.Second),
-		AutoCommit:        true,
-		AllowDirty:        false,
-		GateCommands:      map[string]string{},
-		ExtraArgs:         []string{},
-		LogFormat:         LogText,
-		LogLevel:          LevelInfo,
+		ClaudeBin:             "claude",
+		Model:                 "",
+		PermissionMode:        PermissionBypass,
+		ContextThreshold:      80,
+		ToolCallThreshold:     100,
+		MaxRestarts:           3,
+		ContextWindow:         0,
+		MaxRetries:            2,
+		RetryBackoff:          Duration(5 * time.Second),
+		RequireDoneSignal:     true,
+		SessionTimeout:        Duration(2 * time.Hour),
+		IdleTimeout:           Duration(10 * time.Minute),
+		GateTimeout:           Duration(10 * time.Minute),
+		StopGrace:             Duration(60 * time.Second),
+		Handoff:               true,
+		HandoffGraceCalls:     5,
+		HandoffGraceTime:      Duration(2 * time.Minute),
+		AllowCompaction:       false,
+		ZoneToolCallsYellow:   10,
+		ZoneToolCallsRed:      15,
+		ZoneLargeReadsYellow:  2,
+		ZoneLargeReadsRed:     4,
+		ZoneDelegationsYellow: 5,
+		ZoneDelegationsRed:    8,
+		NudgeRepeat:           3,
+		NudgeRepeatWindow:     20,
+		NudgeRepeatRestart:    5,
+		NudgeExploreReads:     10,
+		NudgeCooldown:         5,
+		AutoCommit:            true,
+		AllowDirty:            false,
+		GateCommands:          map[string]string{},
+		ExtraArgs:             []string{},
+		LogFormat:             LogText,
+		LogLevel:              LevelInfo,
 	}
 }
 
@@ -210,6 +240,25 @@ func rules() map[string]rule {
 			return ""
 		}
 	}
+	// zone checks one threshold of a yellow/red pair; 0 disables either.
+	zone := func(get func(c *Config) (yellow, red int), isYellow bool) rule {
+		r := rule{allowed: "an integer >= 0 (0 disables it); yellow below red when both are set"}
+		r.check = func(c *Config) string {
+			y, rd := get(c)
+			v := rd
+			if isYellow {
+				v = y
+			}
+			switch {
+			case v < 0:
+				return fmt.Sprintf("%d is negative", v)
+			case isYellow && y > 0 && rd > 0 && y >= rd:
+				return fmt.Sprintf("%d is not below the red threshold %d", y, rd)
+			}
+			return ""
+		}
+		return r
+	}
 	return map[string]rule{
 		"claude_bin": {
 			allowed: "the claude command name (looked up on PATH) or a path to it",
@@ -276,6 +325,57 @@ func rules() map[string]rule {
 		"stop_grace": {
 			allowed: durationAllowed,
 			check:   positive(func(c *Config) Duration { return c.StopGrace }),
+		},
+		"handoff": {allowed: "true or false"},
+		"handoff_grace_calls": {
+			allowed: "an integer >= 0 (tool calls the agent gets to write its handoff; 0: no limit by calls)",
+			check:   nonNegative(func(c *Config) int { return c.HandoffGraceCalls }),
+		},
+		"handoff_grace_time": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.HandoffGraceTime }),
+		},
+		"allow_compaction":        {allowed: "true or false"},
+		"zone_tool_calls_yellow":  zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, true),
+		"zone_tool_calls_red":     zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, false),
+		"zone_large_reads_yellow": zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, true),
+		"zone_large_reads_red":    zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, false),
+		"zone_delegations_yellow": zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, true),
+		"zone_delegations_red":    zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, false),
+		"nudge_repeat": {
+			allowed: "an integer >= 2 or 0 (0 disables the doom-loop nudge)",
+			check: func(c *Config) string {
+				if v := c.NudgeRepeat; v < 0 || v == 1 {
+					return fmt.Sprintf("%d is out of range", v)
+				}
+				return ""
+			},
+		},
+		"nudge_repeat_window": {
+			allowed: "an integer >= nudge_repeat and >= nudge_repeat_restart (main-thread tool calls looked back on)",
+			check: func(c *Config) string {
+				if v := c.NudgeRepeatWindow; v < c.NudgeRepeat || v < c.NudgeRepeatRestart || v < 1 {
+					return fmt.Sprintf("%d is smaller than nudge_repeat (%d) or nudge_repeat_restart (%d), or below 1", v, c.NudgeRepeat, c.NudgeRepeatRestart)
+				}
+				return ""
+			},
+		},
+		"nudge_repeat_restart": {
+			allowed: "0 (never restart for a doom loop) or an integer greater than nudge_repeat",
+			check: func(c *Config) string {
+				if v := c.NudgeRepeatRestart; v < 0 || (v > 0 && v <= c.NudgeRepeat) {
+					return fmt.Sprintf("%d is not greater than nudge_repeat (%d)", v, c.NudgeRepeat)
+				}
+				return ""
+			},
+		},
+		"nudge_explore_reads": {
+			allowed: "an integer >= 0 (0 disables the exploration nudge)",
+			check:   nonNegative(func(c *Config) int { return c.NudgeExploreReads }),
+		},
+		"nudge_cooldown": {
+			allowed: "an integer >= 0 (tool calls between two nudges of one kind)",
+			check:   nonNegative(func(c *Config) int { return c.NudgeCooldown }),
 		},
 		"auto_commit":  {allowed: "true or false"},
 		"allow_dirty":  {allowed: "true or false"},

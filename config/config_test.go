@@ -435,6 +435,47 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestStageKeys checks the rules of the keys that tune stages, zones and
+// nudges, one problem at a time.
+func TestStageKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(c *Config)
+		want string // "" when valid
+	}{
+		{"defaults", func(c *Config) {}, ""},
+		{"zones disabled", func(c *Config) { c.ZoneToolCallsYellow, c.ZoneToolCallsRed = 0, 0 }, ""},
+		{"only red", func(c *Config) { c.ZoneLargeReadsYellow = 0 }, ""},
+		{"yellow at red", func(c *Config) { c.ZoneToolCallsYellow = 15 }, "zone_tool_calls_yellow: 15 is not below the red threshold 15"},
+		{"negative red", func(c *Config) { c.ZoneDelegationsRed = -1 }, "zone_delegations_red: -1 is negative"},
+		{"repeat of one", func(c *Config) { c.NudgeRepeat = 1 }, "nudge_repeat: 1 is out of range"},
+		{"restart not above repeat", func(c *Config) { c.NudgeRepeatRestart = 3 }, "nudge_repeat_restart: 3 is not greater than nudge_repeat (3)"},
+		{"restart never", func(c *Config) { c.NudgeRepeatRestart = 0 }, ""},
+		{"window too small", func(c *Config) { c.NudgeRepeatWindow = 4 }, "nudge_repeat_window: 4 is smaller than nudge_repeat (3) or nudge_repeat_restart (5), or below 1"},
+		{"grace time zero", func(c *Config) { c.HandoffGraceTime = 0 }, "handoff_grace_time: 0s is not greater than 0"},
+		{"grace calls negative", func(c *Config) { c.HandoffGraceCalls = -1 }, "handoff_grace_calls: -1 is negative"},
+		{"cooldown negative", func(c *Config) { c.NudgeCooldown = -1 }, "nudge_cooldown: -1 is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Defaults()
+			tt.set(&c)
+			err := c.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want+"; allowed: ")):
+				t.Fatalf("err = %v, want %s; allowed: ...", err, tt.want)
+			}
+		})
+	}
+	// Each key is also read from the environment.
+	cfg, _, err := Load(t.TempDir(), "", []string{"DEBUSSY_HANDOFF=false", "DEBUSSY_ZONE_TOOL_CALLS_RED=30", "DEBUSSY_HANDOFF_GRACE_TIME=30s"})
+	if err != nil || cfg.Handoff || cfg.ZoneToolCallsRed != 30 || cfg.HandoffGraceTime != Duration(30*time.Second) {
+		t.Errorf("env: %+v, %v", cfg, err)
+	}
+}
+
 func TestYAML(t *testing.T) {
 	c := Defaults()
 	c.Model = "claude-sonnet-4-5"
