@@ -82,7 +82,41 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
+	for _, p := range run.Phases {
+		if line := budgetLine(p); line != "" {
+			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
+		}
+	}
 	return nil
+}
+
+// budgetLine says how the phase's sessions spent their budget: zones,
+// handoffs, emergencies and nudges; "" when there is nothing to say.
+func budgetLine(p *state.PhaseRecord) string {
+	var parts []string
+	if len(p.Zones) > 0 {
+		parts = append(parts, "zones "+strings.Join(p.Zones, ","))
+	}
+	if n := len(p.Handoffs); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d handoff(s)", n))
+	}
+	if p.Emergencies > 0 {
+		parts = append(parts, fmt.Sprintf("%d restart(s) without a handoff", p.Emergencies))
+	}
+	if len(p.Nudges) > 0 {
+		kinds := map[string]int{}
+		var order []string
+		for _, n := range p.Nudges {
+			if kinds[n.Kind] == 0 {
+				order = append(order, n.Kind)
+			}
+			kinds[n.Kind]++
+		}
+		for _, k := range order {
+			parts = append(parts, fmt.Sprintf("%d %s nudge(s)", kinds[k], strings.ReplaceAll(k, "_", " ")))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // oneLine shortens s to one line of at most n runes for tables.

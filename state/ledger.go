@@ -75,6 +75,28 @@ type PhaseRecord struct {
 	// from a stop to the next session's first event.
 	StopLatencyMs       []int64 `json:"stop_latency_ms,omitempty"`
 	RestartTurnaroundMs []int64 `json:"restart_turnaround_ms,omitempty"`
+	// Zone is the budget zone (green, yellow, red) the phase's latest
+	// session reached; Zones lists it per session, in order.
+	Zone  string   `json:"zone,omitempty"`
+	Zones []string `json:"zones,omitempty"`
+	// Nudges are what debussy told the agent about its own loops.
+	Nudges []Nudge `json:"nudges,omitempty"`
+	// Handoffs are the handoff files the agent wrote before a restart;
+	// Emergencies the restarts that had to go without one.
+	Handoffs    []string `json:"handoffs,omitempty"`
+	Emergencies int      `json:"emergencies,omitempty"`
+}
+
+// Nudge is one mid-session note about the agent's own loop: the same call
+// repeated (doom_loop) or reading without acting (exploration).
+type Nudge struct {
+	Session int       `json:"session"`
+	Kind    string    `json:"kind"`
+	Tool    string    `json:"tool,omitempty"`
+	Args    string    `json:"args,omitempty"`
+	Count   int       `json:"count"`
+	Restart bool      `json:"restart,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // Load reads the ledger. A missing file is an empty ledger; an unreadable
