@@ -14,6 +14,9 @@ import (
 type Commit struct {
 	Hash  string // full hash of the new commit
 	Files int    // paths changed by it (added, modified, deleted)
+	// Changed lists the paths of an Exclude set committed because their
+	// content changed.
+	Changed []string
 }
 
 // CommitAll stages everything `git add -A` would (see the package comment)
@@ -32,8 +35,12 @@ type Commit struct {
 // operations' state. A refusing hook returns a *HookError (ErrHookRejected):
 // nothing is committed, the work stays in the tree and staged. What it
 // cannot honour is an *UnsupportedError (ErrUnsupported); Preflight reports
-// those before any work starts.
-func (r *Repo) CommitAll(msg string) (Commit, error) {
+// those before any work starts. Options (Exclude) narrow what is staged.
+func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
+	var o commitOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	end, err := r.begin()
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
@@ -64,6 +71,7 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	}
 
 	s := r.newStager(idx, cfg, true)
+	s.exclude = o.exclude
 	err = s.refreshTracked(idx.Entries)
 	if err == nil {
 		err = s.addUntracked(excludes)
@@ -108,6 +116,9 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 		return Commit{}, ErrNothingToCommit
 	}
 
+	if len(s.changed) > 0 && o.note != nil {
+		msg = o.note(msg, s.changed)
+	}
 	if strings.TrimSpace(msg) == "" {
 		msg = "debussy: checkpoint" // git would refuse; losing the work is worse
 	}
@@ -204,7 +215,7 @@ func (r *Repo) CommitAll(msg string) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files}, nil
+	return Commit{Hash: next.String(), Files: files, Changed: s.changed}, nil
 }
 
 func subjectOf(msg string) string {

@@ -34,9 +34,12 @@ type stager struct {
 
 	orig     []*index.Entry // the index as read, for the walk's "is it tracked" questions
 	entries  []*index.Entry
-	unstaged []string // tracked paths whose worktree content differs from the index
-	added    []string // untracked paths staged by the walk
-	refresh  bool     // only stat data changed; the index is worth rewriting
+	unstaged []string     // tracked paths whose worktree content differs from the index
+	added    []string     // untracked paths staged by the walk
+	exclude  Fingerprints // untracked paths to leave out while unchanged (exclude.go)
+	changed  []string     // paths of exclude staged because their content changed
+	listing  Fingerprints // Untracked: collects instead of staging
+	refresh  bool         // only stat data changed; the index is worth rewriting
 	dirOK    map[string]bool
 
 	conv *converter // clean filters, eol, ident (convert.go); close after staging
@@ -537,6 +540,9 @@ func (w *walker) walkDir(rel string, patterns ignoreList) error {
 
 func (w *walker) addFile(path string, symlink bool) error {
 	s := w.s
+	if out, err := s.keepOut(path, s.fileFingerprint(path)); out || err != nil {
+		return err
+	}
 	if !verifyPath(path, symlink, s.protectNTFS, s.protectHFS) {
 		w.invalid = append(w.invalid, path)
 		return nil
@@ -553,6 +559,9 @@ func (w *walker) addFile(path string, symlink bool) error {
 // addNested does what `git add -A` does with an untracked nested repository:
 // a gitlink to its HEAD commit, never its files.
 func (w *walker) addNested(rel string) error {
+	if out, err := w.s.keepOut(rel, w.s.nestedFingerprint(rel)); out || err != nil {
+		return err
+	}
 	h, ok := w.s.nestedHead(w.s.abs(rel))
 	if !ok {
 		return &NestedRepoError{Path: rel}

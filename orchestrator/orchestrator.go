@@ -96,6 +96,9 @@ type orun struct {
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.
 	recovered []*state.Run
+	// userFiles are the untracked files present at the start: the
+	// user's, left out of this run's commits (userfiles.go).
+	userFiles gitcommit.Fingerprints
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -215,7 +218,13 @@ func (r *orun) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := requireCommit(r.Repo); err != nil {
+		return err
+	}
 	if err := r.checkTree(); err != nil {
+		return err
+	}
+	if err := r.recordUserFiles(); err != nil {
 		return err
 	}
 	r.ledger.Runs = append(r.ledger.Runs, r.run)
@@ -353,7 +362,12 @@ func (r *orun) checkTree() error {
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the tree.",
 			Run:     last.ID, Phase: phase, Event: string(eventInterrupted),
 		}
-		c, err := r.Repo.CommitAll(msg.String())
+		// The files that run found at its start are still the user's.
+		user, _, err := r.Store.LoadUserFiles(last.ID)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		c, err := r.Repo.CommitAll(msg.String(), excludeUser(user, msg))
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:

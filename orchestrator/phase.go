@@ -270,7 +270,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
 		Run:     r.id, Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
 	}
-	c, err := r.Repo.CommitAll(msg.String())
+	c, err := r.Repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg))
 	p.rejected = nil
 	var hookErr *gitcommit.HookError
 	switch {

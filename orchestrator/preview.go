@@ -67,7 +67,13 @@ func Check(opts Options) (*Preview, error) {
 			p.Skipped[rec.ID] = true
 		}
 	}
-	if r.Repo == nil || r.cfg.AllowDirty {
+	if r.Repo == nil {
+		return p, nil
+	}
+	if err := requireCommit(r.Repo); err != nil {
+		return nil, err
+	}
+	if r.cfg.AllowDirty {
 		return p, nil
 	}
 	// A run that died leaves its work in the tree; Run commits it rather

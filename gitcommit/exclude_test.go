@@ -1,0 +1,140 @@
+package gitcommit
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestUntrackedMatchesGit holds Untracked to `git ls-files --others
+// --exclude-standard` for the paths and `git hash-object` for the
+// fingerprints, and checks it writes nothing.
+func TestUntrackedMatchesGit(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{
+		"tracked.txt": "t\n", ".gitignore": "*.log\nbuild/\n",
+	})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	writeFiles(t, dir, map[string]string{
+		"notes.txt": "my notes\n", "sub/dir/secret.env": "KEY=1\n", "debug.log": "ignored\n",
+		"build/out.bin": "ignored\n", ".debussy/state.json": "{}\n", "tracked.txt": "changed\n",
+	})
+	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("sub/dir/secret.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objects := runGit(t, dir, "count-objects")
+
+	got, err := mustOpen(t, dir).Untracked()
+	if err != nil {
+		t.Fatalf("Untracked: %v", err)
+	}
+	want := strings.Fields(runGit(t, dir, "ls-files", "--others", "--exclude-standard"))
+	want = slices.DeleteFunc(want, func(p string) bool { return strings.HasPrefix(p, ".debussy/") })
+	var paths []string
+	for p, h := range got {
+		paths = append(paths, p)
+		if wantHash := runGit(t, dir, "hash-object", "--", p); h != wantHash {
+			t.Errorf("fingerprint of %s = %s, git hash-object says %s", p, h, wantHash)
+		}
+	}
+	slices.Sort(paths)
+	if !slices.Equal(paths, want) {
+		t.Errorf("Untracked paths = %v, git ls-files --others --exclude-standard = %v", paths, want)
+	}
+	if after := runGit(t, dir, "count-objects"); after != objects {
+		t.Errorf("Untracked wrote objects: count-objects %q, then %q", objects, after)
+	}
+}
+
+// TestCommitAllExclude: the files a run found untracked stay out of its
+// commits until their content changes; then they are committed and named.
+func TestCommitAllExclude(t *testing.T) {
+	tests := []struct {
+		name string
+		// after Untracked was taken: files written (content "" removes)
+		change      map[string]string
+		wantTree    []string // paths of HEAD's tree besides base.txt
+		wantChanged []string
+		wantNothing bool
+	}{
+		{name: "user files untouched, agent adds one", change: map[string]string{"agent.go": "package a\n"},
+			wantTree: []string{"agent.go"}},
+		{name: "agent edits a user file", change: map[string]string{"notes.txt": "edited by the agent\n"},
+			wantTree: []string{"notes.txt"}, wantChanged: []string{"notes.txt"}},
+		{name: "agent removes a user file", change: map[string]string{"notes.txt": ""}, wantNothing: true},
+		{name: "same content rewritten", change: map[string]string{"dir/key.env": "KEY=secret\n"}, wantNothing: true},
+		{name: "nothing happens", wantNothing: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			dir := newRepo(t)
+			writeFiles(t, dir, map[string]string{"base.txt": "base\n"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "init")
+			writeFiles(t, dir, map[string]string{"notes.txt": "mine\n", "dir/key.env": "KEY=secret\n"})
+			// A nested repository without a commit: CommitAll alone refuses
+			// it; as the user's, it is left out instead.
+			runGit(t, dir, "init", "-q", filepath.Join(dir, "scratch"))
+
+			r := mustOpen(t, dir)
+			user, err := r.Untracked()
+			if err != nil {
+				t.Fatalf("Untracked: %v", err)
+			}
+			if len(user) != 3 || user["scratch"] != "" {
+				t.Fatalf("Untracked = %v, want notes.txt, dir/key.env and scratch (\"\")", user)
+			}
+			for name, content := range tt.change {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if content == "" {
+					if err := os.Remove(p); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			var noted []string
+			note := func(msg string, changed []string) string {
+				noted = changed
+				return msg + "\nincludes " + strings.Join(changed, ", ") + "\n"
+			}
+			c, err := r.CommitAll("work", Exclude(user, note))
+			if tt.wantNothing {
+				if err != ErrNothingToCommit {
+					t.Fatalf("CommitAll = %+v, %v; want ErrNothingToCommit", c, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CommitAll: %v", err)
+			}
+			tree := strings.Fields(runGit(t, dir, "ls-tree", "-r", "--name-only", "HEAD"))
+			want := append([]string{"base.txt"}, tt.wantTree...)
+			slices.Sort(want)
+			if !slices.Equal(tree, want) {
+				t.Errorf("HEAD's tree = %v, want %v", tree, want)
+			}
+			if !slices.Equal(c.Changed, tt.wantChanged) || !slices.Equal(noted, tt.wantChanged) {
+				t.Errorf("Changed = %v, note got %v, want %v", c.Changed, noted, tt.wantChanged)
+			}
+			body := runGit(t, dir, "log", "-1", "--format=%B")
+			if len(tt.wantChanged) > 0 && !strings.Contains(body, "includes notes.txt") {
+				t.Errorf("commit message %q does not name the changed user file", body)
+			}
+			// The user's untouched files are still untracked, as they were.
+			status := runGit(t, dir, "status", "--porcelain", "--untracked-files=all")
+			if !strings.Contains(status, "?? dir/key.env") {
+				t.Errorf("git status after the commit:\n%s\nwant dir/key.env untracked", status)
+			}
+		})
+	}
+}

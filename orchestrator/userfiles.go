@@ -1,0 +1,73 @@
+package orchestrator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+)
+
+// requireCommit refuses a repository without a commit: every file in it is
+// untracked, so every file is the user's, and a first commit made by
+// debussy would carry them under its name.
+func requireCommit(repo *gitcommit.Repo) error {
+	head, err := repo.Head()
+	if err != nil {
+		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
+	}
+	if head != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has no commit yet; debussy commits the agent's work on top of yours and never commits "+
+		"your files for you: commit what belongs in the project first (git add -A && git commit -m \"initial commit\"), then run again",
+		ErrSetup, repo.Root())
+}
+
+// recordUserFiles notes the untracked files present now, before the first
+// session: they are the user's and stay out of every commit of this run
+// unless the agent changes them. The record lets a run that takes over
+// after a crash commit the leftovers without them.
+func (r *orun) recordUserFiles() error {
+	files, err := r.Repo.Untracked()
+	if err != nil {
+		return fmt.Errorf("%w: list untracked files: %w", ErrSetup, err)
+	}
+	r.userFiles = files
+	if err := r.Store.SaveUserFiles(r.id, files); err != nil {
+		return fmt.Errorf("%w: %w", ErrLedger, err)
+	}
+	if len(files) > 0 && r.cfg.AutoCommit {
+		r.log.Info("untracked files found at the start are yours: debussy's commits leave them out unless the agent changes them",
+			"count", len(files), "files", samplePaths(files, 5))
+	}
+	return nil
+}
+
+// excludeUser is the CommitAll option that keeps the user's files out of a
+// commit whose message is m; a user file the agent changed is committed and
+// named in the body.
+func excludeUser(files gitcommit.Fingerprints, m gitcommit.Message) gitcommit.CommitOption {
+	return gitcommit.Exclude(files, func(_ string, changed []string) string {
+		note := "Untracked when the run started, changed by the agent since, so committed as its work:\n  " +
+			strings.Join(changed, "\n  ")
+		if m.Body != "" {
+			m.Body += "\n\n"
+		}
+		m.Body += note
+		return m.String()
+	})
+}
+
+// samplePaths names up to n paths, sorted, and how many more there are.
+func samplePaths(files gitcommit.Fingerprints, n int) string {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if len(paths) > n {
+		return strings.Join(paths[:n], ", ") + fmt.Sprintf(" and %d more", len(paths)-n)
+	}
+	return strings.Join(paths, ", ")
+}
