@@ -17,6 +17,7 @@ const (
 	KindSystem          Kind = "system"           // status, compact_boundary, api_retry, task_*, ...
 	KindControlResponse Kind = "control_response" // answer to a control_request we sent
 	KindResult          Kind = "result"           // the end of a turn
+	KindHook            Kind = "hook"             // the CLI asks what to do at a hook (control_request hook_callback)
 )
 
 // Event is one parsed stdout line. Exactly one of the pointer fields matching
@@ -35,6 +36,11 @@ type Event struct {
 	System      *System
 	Control     *ControlResponse
 	Result      *Result
+	Hook        *HookCall // KindHook: answer it with Hook.Answer
+
+	// controlRequestID is the request_id of any control_request line: the
+	// runner answers every one, or the CLI waits for ever.
+	controlRequestID string
 }
 
 // Usage is the token usage of one API response (assistant lines) or the

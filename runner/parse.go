@@ -132,6 +132,22 @@ type wireLine struct {
 		Error     text   `json:"error"`
 	} `json:"response"`
 
+	// control_request (the CLI asking us)
+	RequestID string `json:"request_id"`
+	Request   struct {
+		Subtype    string `json:"subtype"`
+		CallbackID string `json:"callback_id"`
+		Input      struct {
+			HookEventName  string      `json:"hook_event_name"`
+			ToolName       string      `json:"tool_name"`
+			ToolUseID      string      `json:"tool_use_id"`
+			ToolInput      toolInput   `json:"tool_input"`
+			ToolResponse   boundedJSON `json:"tool_response"`
+			StopHookActive bool        `json:"stop_hook_active"`
+			Trigger        string      `json:"trigger"`
+		} `json:"input"`
+	} `json:"request"`
+
 	// result
 	IsError        bool                  `json:"is_error"`
 	TerminalReason string                `json:"terminal_reason"`
@@ -422,6 +438,27 @@ func (w *wireLine) build(ev *Event) {
 		ev.Kind = KindControlResponse
 		r := &w.Response
 		ev.Control = &ControlResponse{RequestID: r.RequestID, Subtype: r.Subtype, Error: r.Error.s}
+	case "control_request":
+		ev.controlRequestID = w.RequestID
+		if w.Request.Subtype != "hook_callback" {
+			return
+		}
+		in := &w.Request.Input
+		name := HookEvent(in.HookEventName)
+		if name == "" {
+			name = callbackIDs[w.Request.CallbackID]
+		}
+		ev.Kind = KindHook
+		ev.Hook = &HookCall{
+			Event:          name,
+			ToolName:       in.ToolName,
+			ToolUseID:      in.ToolUseID,
+			ToolInput:      in.ToolInput.raw,
+			ToolResponse:   in.ToolResponse.s,
+			StopHookActive: in.StopHookActive,
+			Trigger:        in.Trigger,
+			requestID:      w.RequestID,
+		}
 	case "result":
 		ev.Kind = KindResult
 		var mu map[string]ModelUsage

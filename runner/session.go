@@ -66,6 +66,17 @@ type Spec struct {
 	// and KillGrace.
 	CancelGrace time.Duration
 
+	// HookTimeout is how long a hook call waits for the consumer's Answer
+	// before the runner sends the default answer; default 10s.
+	HookTimeout time.Duration
+	// AllowCompact lets the CLI compact the conversation itself; by default
+	// the runner's PreCompact answer blocks it, so a restart is the one way
+	// a full context is handled.
+	AllowCompact bool
+	// DisableHooks registers no hook callbacks: no KindHook events, and
+	// stops take the interrupt path. It exists to measure the hooks' cost.
+	DisableHooks bool
+
 	// OnMark observes the stop timeline (see Mark). It is called from one
 	// goroutine, in order, and must return quickly.
 	OnMark func(name string, at time.Time, fields map[string]any)

@@ -38,15 +38,16 @@ const responseSettle = 2 * time.Second
 type inputKind int
 
 const (
-	inLine      inputKind = iota // a stdout line was read; event is nil when it was not stream-json
-	inStop                       // RequestStop
-	inCancel                     // Start's context is done
-	inKill                       // Kill
-	inSend                       // Send
-	inExit                       // claude exited and its group was killed
-	inStdoutEOF                  // the stdout reader is done
-	inStderrEOF                  // the stderr reader is done
-	inGroupGone                  // no process of the session is left
+	inLine       inputKind = iota // a stdout line was read; event is nil when it was not stream-json
+	inStop                        // RequestStop
+	inCancel                      // Start's context is done
+	inKill                        // Kill
+	inSend                        // Send
+	inExit                        // claude exited and its group was killed
+	inStdoutEOF                   // the stdout reader is done
+	inStderrEOF                   // the stderr reader is done
+	inGroupGone                   // no process of the session is left
+	inHookAnswer                  // HookCall.Answer
 )
 
 // input is one thing that happened to the session.
@@ -58,6 +59,8 @@ type input struct {
 	msg    string    // inSend
 	exit   exitFacts // inExit
 	reply  chan error
+	reqID  string     // inHookAnswer
+	answer HookAnswer // inHookAnswer
 }
 
 // exitFacts is what the machine needs of claude's exit.

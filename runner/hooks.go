@@ -1,0 +1,177 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// HookEvent names a hook of the CLI that debussy registers a callback for.
+type HookEvent string
+
+const (
+	HookPreToolUse  HookEvent = "PreToolUse"
+	HookPostToolUse HookEvent = "PostToolUse"
+	HookStop        HookEvent = "Stop"
+	HookPreCompact  HookEvent = "PreCompact"
+)
+
+const (
+	defaultHookTimeout = 10 * time.Second
+	initRequestID      = "init_1"
+	// compactBlockReason is the default PreCompact answer's reason: the
+	// runner's consumer restarts the session with a checkpoint instead.
+	compactBlockReason = "debussy restarts the session with a checkpoint instead of compacting it"
+)
+
+// callbackIDs are the ids the initialize request registers, by hook.
+var callbackIDs = map[string]HookEvent{
+	"pre":     HookPreToolUse,
+	"post":    HookPostToolUse,
+	"stop":    HookStop,
+	"compact": HookPreCompact,
+}
+
+// HookCall is the CLI asking debussy what to do at a hook. It arrives on
+// Session.Events() as an Event with Kind KindHook and Event.Hook set, in
+// order with the stream's other events, so the consumer decides with the
+// stream's exact state. The CLI waits for the answer.
+type HookCall struct {
+	Event          HookEvent
+	ToolName       string
+	ToolUseID      string          // the stream's tool_use id
+	ToolInput      json.RawMessage // bounded like Assistant tool inputs (nil over MaxInputBytes)
+	ToolResponse   string          // PostToolUse: bounded text of tool_response
+	StopHookActive bool            // Stop: already continuing because of a Stop hook
+	Trigger        string          // PreCompact: "auto" or "manual"
+
+	requestID string
+	once      sync.Once
+	s         *Session // nil for a parsed line no session delivered
+}
+
+// HookAnswer is what debussy tells the CLI at a hook. The zero answer lets
+// the CLI carry on.
+type HookAnswer struct {
+	Note       string // PostToolUse: additionalContext — the agent reads it beside the tool result
+	Deny       string // PreToolUse: non-empty → the tool does not run; the agent gets this as the tool's error
+	Block      string // Stop: the session continues with this feedback; PreCompact: non-empty → the CLI does not compact
+	StopReason string // PostToolUse: non-empty → the CLI ends cleanly after this response's tools (like RequestStop)
+}
+
+// Answer replies to the CLI. Only the first call counts, and none after the
+// runner has answered on its own: if the consumer does not answer within
+// Spec.HookTimeout the runner sends the default answer ({}, a block for
+// PreCompact unless Spec.AllowCompact, a stop for PostToolUse once a stop
+// was requested) and logs the slow hook. It never blocks.
+func (h *HookCall) Answer(a HookAnswer) {
+	if h == nil {
+		return
+	}
+	h.once.Do(func() {
+		if h.s != nil {
+			h.s.push(input{kind: inHookAnswer, reqID: h.requestID, answer: a})
+		}
+	})
+}
+
+// RequestID is the control request id the CLI gave this call.
+func (h *HookCall) RequestID() string { return h.requestID }
+
+// initializeRequest registers the hook callbacks; the CLI answers it with a
+// control_response for initRequestID.
+func initializeRequest() []byte {
+	return []byte(`{"type":"control_request","request_id":"` + initRequestID + `","request":{"subtype":"initialize","hooks":{` +
+		`"PreToolUse":[{"matcher":"*","hookCallbackIds":["pre"]}],` +
+		`"PostToolUse":[{"matcher":"*","hookCallbackIds":["post"]}],` +
+		`"Stop":[{"hookCallbackIds":["stop"]}],` +
+		`"PreCompact":[{"hookCallbackIds":["compact"]}]}}}` + "\n")
+}
+
+// hookOutput is the hook output JSON of an answer to ev.
+func hookOutput(ev HookEvent, a HookAnswer) map[string]any {
+	out := map[string]any{}
+	switch ev {
+	case HookPreToolUse:
+		if a.Deny != "" {
+			out["hookSpecificOutput"] = map[string]any{
+				"hookEventName": string(HookPreToolUse), "permissionDecision": "deny", "permissionDecisionReason": a.Deny}
+		}
+	case HookPostToolUse:
+		if a.Note != "" {
+			out["hookSpecificOutput"] = map[string]any{
+				"hookEventName": string(HookPostToolUse), "additionalContext": a.Note}
+		}
+		if a.StopReason != "" {
+			out["continue"] = false
+			out["stopReason"] = a.StopReason
+		}
+	case HookStop, HookPreCompact:
+		if a.Block != "" {
+			out["decision"] = "block"
+			out["reason"] = a.Block
+		}
+	}
+	return out
+}
+
+// hookResponse is the control_response line answering request reqID.
+func hookResponse(reqID string, ev HookEvent, a HookAnswer) []byte {
+	return controlLine(map[string]any{"subtype": "success", "request_id": reqID, "response": hookOutput(ev, a)})
+}
+
+// controlErrorResponse refuses a control request the runner does not serve.
+func controlErrorResponse(reqID, msg string) []byte {
+	return controlLine(map[string]any{"subtype": "error", "request_id": reqID, "error": msg})
+}
+
+func controlLine(response map[string]any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"type": "control_response", "response": response}); err != nil {
+		// Only strings and bools go in: cannot happen, but never leave the CLI waiting.
+		return []byte(`{"type":"control_response","response":{"subtype":"success","request_id":` +
+			string(mustQuote(response["request_id"])) + `,"response":{}}}` + "\n")
+	}
+	return b.Bytes()
+}
+
+func mustQuote(v any) []byte {
+	s, _ := v.(string)
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// boundedJSON is the text of a hook input value: a string as itself, any
+// other value as its JSON, both cut to MaxTextBytes on a rune boundary.
+type boundedJSON struct {
+	s string
+}
+
+func (b *boundedJSON) UnmarshalJSON(raw []byte) error {
+	*b = boundedJSON{}
+	if raw[0] == '"' {
+		var t text
+		if err := t.UnmarshalJSON(raw); err != nil {
+			return err
+		}
+		b.s = t.s
+		return nil
+	}
+	if bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if len(raw) > MaxTextBytes {
+		cut := MaxTextBytes
+		for cut > 0 && !utf8.RuneStart(raw[cut]) {
+			cut--
+		}
+		raw = raw[:cut]
+	}
+	b.s = strings.ToValidUTF8(string(raw), "\uFFFD")
+	return nil
+}
