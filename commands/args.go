@@ -11,7 +11,9 @@ import (
 // argument, so `debussy run PLAN.md --max-restarts 1` would silently treat
 // the flag as an argument. A "--" ends flag parsing as usual.
 func reorderArgs(app *cli.App, args []string) []string {
-	if len(args) < 2 {
+	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
+		// urfave/cli completes only when its flag comes last; moving the
+		// positional arguments behind it would run the command instead.
 		return args
 	}
 	// Find the subcommand: the first argument that names one. Global flags

@@ -80,10 +80,10 @@ func (e *Env) check(opts checkOptions) error {
 }
 
 func printCheck(w io.Writer, p *plans.Plan) {
-	fmt.Fprintf(w, "%s: %d phases\n", p.Name, len(p.Phases))
+	fmt.Fprintf(w, "%s: %s\n", p.Name, plural(len(p.Phases), "phase"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ph := range p.Phases {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d gates\t%d tasks\n", ph.ID, ph.Title, ph.Status, len(ph.Gates), len(ph.Tasks))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ph.ID, ph.Title, ph.Status, plural(len(ph.Gates), "gate"), plural(len(ph.Tasks), "task"))
 	}
 	tw.Flush()
 	// Gates whose command the plan does not write: what will run, or that

@@ -25,7 +25,7 @@ func TestDryRunRefusesWhatRunRefuses(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{name: "--phase with unfinished dependencies", args: []string{"--phase", "2"}, code: ExitUsage, stderr: "depends on unfinished phase(s) 1"},
+		{name: "--phase with unfinished dependencies", args: []string{"--phase", "2"}, code: ExitUsage, stderr: "depends on unfinished phase 1"},
 		{name: "unknown --phase", args: []string{"--phase", "9"}, code: ExitUsage, stderr: "--phase 9: no such phase"},
 		{name: "missing claude", args: []string{"--claude-bin", "/no/such/claude"}, code: ExitUsage, stderr: "claude CLI not found"},
 		{

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -40,7 +42,8 @@ type Env struct {
 	Hard           <-chan struct{} // closed on a second Ctrl-C
 	Dir            string          // working directory ("" = the process's)
 
-	logger *slog.Logger // set once a command has chosen its log format
+	logger   *slog.Logger // set once a command has chosen its log format
+	jsonLogs bool         // and whether that format is JSON
 }
 
 // Run executes one debussy invocation and returns its exit code.
@@ -57,11 +60,19 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	}
 	if err != nil {
 		var shown *shownError
+		var ended *runEndedError
 		switch {
 		case errors.As(err, &shown):
-		case e.logger != nil:
+		case e.logger != nil && e.jsonLogs:
 			// Once a run has its logger, stderr stays in its format (JSON in CI).
-			e.logger.Error("debussy stopped", "err", err, "exit_code", exitCode(err))
+			attrs := []any{"err", err, "exit_code", exitCode(err)}
+			if errors.As(err, &ended) {
+				attrs = append(attrs, "resume", ended.resume, "logs", ended.logs)
+			}
+			e.logger.Error("debussy stopped", attrs...)
+		case errors.As(err, &ended):
+			// The summary above said what failed; this says what to do.
+			fmt.Fprint(e.Stderr, ended.next())
 		case e.jsonRequested(args):
 			// A bad flag or config, before a logger was chosen: CI asked for
 			// JSON-only stderr all the same.
@@ -124,8 +135,10 @@ func signalContext() (context.Context, <-chan struct{}, func()) {
 
 func (e *Env) app() *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
-	usageError := func(_ *cli.Context, err error, _ bool) error {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
+	// --version and `debussy version` print the same line.
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "debussy %s\n", c.App.Version) }
+	usageError := func(c *cli.Context, err error, _ bool) error {
+		return fmt.Errorf("%w: %w", ErrUsage, flagError(c, err))
 	}
 	app := &cli.App{
 		Name:      "debussy",
@@ -142,8 +155,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 		Version:              version(),
 		Writer:               e.Stdout,
 		ErrWriter:            e.Stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true, // see `debussy completion`
 		// The default handler calls os.Exit inside Run; exit codes are mapped in Main.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,
@@ -154,6 +166,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 			e.doneCommand(),
 			e.progressCommand(),
 			e.initCommand(),
+			e.completionCommand(),
 			{
 				Name:  "version",
 				Usage: "print the version",
@@ -167,6 +180,8 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 	// A bad flag is a usage error (exit 2) in every command, not just the app.
 	for _, c := range app.Commands {
 		c.OnUsageError = usageError
+		// No `debussy run help`: completion would offer it instead of files.
+		c.HideHelpCommand = true
 	}
 	return app
 }
@@ -186,4 +201,51 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	default:
 		return "", usageErr(c, "expected one %s, got %d arguments: %s", what, c.NArg(), strings.Join(c.Args().Slice(), " "))
 	}
+}
+
+// invalidFlag is urfave/cli's message for a flag value its parser rejects.
+var invalidFlag = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): `)
+
+// flagError rewrites a flag value urfave/cli could not parse the way a
+// config error reads: the flag, the value, and what is allowed (the
+// config key's rule). Other usage errors pass through.
+func flagError(c *cli.Context, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
+		name = strings.TrimLeft(name, "-")
+		return fmt.Errorf("--%s needs a value: --%s VALUE, or --%s=VALUE", name, name, name)
+	}
+	m := invalidFlag.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, name := m[1], m[2]
+	problem := fmt.Sprintf("%q is not a valid value", value)
+	if c != nil && c.Command != nil {
+		for _, f := range c.Command.Flags {
+			if !slices.Contains(f.Names(), name) {
+				continue
+			}
+			switch f.(type) {
+			case *cli.IntFlag:
+				problem = fmt.Sprintf("%q is not an integer", value)
+			case *cli.DurationFlag:
+				problem = fmt.Sprintf("%q is not a duration", value)
+			case *cli.BoolFlag:
+				problem = fmt.Sprintf("%q is not true or false", value)
+			}
+		}
+	}
+	msg := fmt.Sprintf("--%s: %s", name, problem)
+	if allowed := config.Allowed(strings.ReplaceAll(name, "-", "_")); allowed != "" {
+		msg += "; allowed: " + allowed
+	}
+	return errors.New(msg)
+}
+
+// plural is "1 gate", "2 gates".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -215,7 +216,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		return err
 	}
 	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
-	e.logger = logger
+	e.logger, e.jsonLogs = logger, ws.Config.LogFormat == config.LogJSON
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
 	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
 	if err != nil {
@@ -278,7 +279,8 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
 	}
-	return orchestrator.Run(ctx, orchestrator.Options{
+	started := time.Now()
+	err = orchestrator.Run(ctx, orchestrator.Options{
 		Config:      ws.Config,
 		Plan:        plan,
 		Repo:        ws.Repo,
@@ -294,4 +296,71 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Now:         time.Now,
 		ExitCode:    exitCode, // the ledger records the code this process exits with
 	})
+	return e.runEnded(err, store, started, opts)
+}
+
+// runEndedError is a run that started and did not complete: its summary
+// (stdout) has said what happened; this adds what to do next.
+type runEndedError struct {
+	err    error
+	run    *state.Run
+	resume string // the command that resumes it
+	logs   string // the run's directory under .debussy
+}
+
+func (r *runEndedError) Error() string { return r.err.Error() }
+func (r *runEndedError) Unwrap() error { return r.err }
+
+// next is the plain-words ending printed after the summary.
+func (r *runEndedError) next() string {
+	var what string
+	switch r.run.Status {
+	case state.StatusInterrupted:
+		what = "interrupted; the work so far is committed"
+	case state.StatusBlocked:
+		what = "blocked; resolve what the summary says"
+	default:
+		what = string(r.run.Status) + "; fix what the summary says"
+	}
+	return fmt.Sprintf("debussy: run %s %s, then resume with:\n  %s\nlogs: %s\n", r.run.ID, what, r.resume, r.logs)
+}
+
+// runEnded turns the error of a run that started (the ledger has it) into
+// a runEndedError; refusals before the start pass through unchanged.
+func (e *Env) runEnded(err error, store *state.Store, started time.Time, opts runOptions) error {
+	if err == nil {
+		return nil
+	}
+	l, lerr := store.Load()
+	if lerr != nil {
+		return err
+	}
+	var run *state.Run
+	for _, r := range l.Runs {
+		if r.PID == os.Getpid() && !r.StartedAt.Before(started) && (run == nil || !r.StartedAt.Before(run.StartedAt)) {
+			run = r
+		}
+	}
+	if run == nil {
+		return err
+	}
+	resume := "debussy run " + shellQuote(opts.PlanPath)
+	if opts.ConfigFile != "" {
+		resume += " --config " + shellQuote(opts.ConfigFile)
+	}
+	logs := store.RunDir(run.ID)
+	if dir, werr := e.workDir(); werr == nil {
+		if rel, rerr := filepath.Rel(dir, logs); rerr == nil && !strings.HasPrefix(rel, "..") {
+			logs = rel
+		}
+	}
+	return &runEndedError{err: err, run: run, resume: resume, logs: logs + string(filepath.Separator)}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -21,9 +21,10 @@ func (e *Env) doneCommand() *cli.Command {
   debussy done --phase 2 --status failed --reason "tests cannot pass because ..."
 
 It finds the active run through DEBUSSY_STATE_DIR and DEBUSSY_RUN_ID (set by
-'debussy run' for the agent), else .debussy/ at the git root.`,
+'debussy run' for the agent), else .debussy/ at the git root. --phase defaults
+to DEBUSSY_PHASE_ID, the phase being run.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "phase", Usage: "phase `ID`", Required: true},
+			&cli.StringFlag{Name: "phase", Usage: "phase `ID` (default: DEBUSSY_PHASE_ID, set inside a run)"},
 			&cli.StringFlag{Name: "status", Value: "completed", Usage: "completed, blocked or failed"},
 			&cli.StringFlag{Name: "reason", Usage: "why (required for blocked and failed)"},
 		},
@@ -38,13 +39,17 @@ It finds the active run through DEBUSSY_STATE_DIR and DEBUSSY_RUN_ID (set by
 				return usageErr(c, "--status %q: use completed, blocked or failed", status)
 			}
 			if status != "completed" && strings.TrimSpace(c.String("reason")) == "" {
-				return usageErr(c, "--status %s needs --reason saying why", status)
+				return usageErr(c, "--status %s needs --reason saying why: debussy done --status %s --reason \"...\"", status, status)
 			}
-			act, err := e.activeRun(c.String("phase"))
+			phase, err := e.phaseOf(c, "debussy done --phase ID")
 			if err != nil {
 				return err
 			}
-			sig := state.Signal{Phase: c.String("phase"), Status: state.Status(status), Reason: c.String("reason"), At: time.Now()}
+			act, err := e.activeRun(phase)
+			if err != nil {
+				return err
+			}
+			sig := state.Signal{Phase: phase, Status: state.Status(status), Reason: c.String("reason"), At: time.Now()}
 			if err := act.Store.WriteSignal(act.RunID, sig); err != nil {
 				return err
 			}
@@ -62,22 +67,43 @@ func (e *Env) progressCommand() *cli.Command {
 		Description: `The agent records what it finished or decided; if the session is restarted, the
 notes open the next session's checkpoint.
 
-  debussy progress --phase 2 "endpoints done, tests next"`,
+  debussy progress --phase 2 "endpoints done, tests next"
+
+--phase defaults to DEBUSSY_PHASE_ID, the phase being run.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "phase", Usage: "phase `ID`", Required: true},
+			&cli.StringFlag{Name: "phase", Usage: "phase `ID` (default: DEBUSSY_PHASE_ID, set inside a run)"},
 		},
 		Action: func(c *cli.Context) error {
 			msg := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
 			if msg == "" {
-				return usageErr(c, "missing MESSAGE")
+				return usageErr(c, "missing MESSAGE: debussy progress \"what was done or decided\"")
 			}
-			act, err := e.activeRun(c.String("phase"))
+			phase, err := e.phaseOf(c, fmt.Sprintf("debussy progress --phase ID %q", msg))
 			if err != nil {
 				return err
 			}
-			return act.Store.AppendProgress(act.RunID, state.Progress{Phase: c.String("phase"), Message: msg, At: time.Now()})
+			act, err := e.activeRun(phase)
+			if err != nil {
+				return err
+			}
+			return act.Store.AppendProgress(act.RunID, state.Progress{Phase: phase, Message: msg, At: time.Now()})
 		},
 	}
+}
+
+// phaseOf is --phase, else the phase being run (DEBUSSY_PHASE_ID, which
+// debussy gives the agent). Missing both is a usage error that shows what
+// to type.
+func (e *Env) phaseOf(c *cli.Context, example string) (string, error) {
+	if p := strings.TrimSpace(c.String("phase")); p != "" {
+		return p, nil
+	}
+	if e.Getenv != nil {
+		if p := strings.TrimSpace(e.Getenv(state.EnvPhaseID)); p != "" {
+			return p, nil
+		}
+	}
+	return "", usageErr(c, "missing --phase (%s not set: not inside a debussy run): %s", state.EnvPhaseID, example)
 }
 
 // activeRun finds the run the agent belongs to and checks the phase is one

@@ -39,7 +39,7 @@ func (e *Env) status(asJSON bool) error {
 	run := l.Latest()
 	if run == nil {
 		if asJSON {
-			fmt.Fprintln(e.Stdout, "null")
+			fmt.Fprintln(e.Stdout, "{}") // a valid object for jq, like a run's
 			return nil
 		}
 		fmt.Fprintf(e.Stdout, "no runs yet in %s (start one with: debussy run MASTER_PLAN.md)\n", store.Dir)
@@ -98,10 +98,10 @@ func budgetLine(p *state.PhaseRecord) string {
 		parts = append(parts, "zones "+strings.Join(p.Zones, ","))
 	}
 	if n := len(p.Handoffs); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d handoff(s)", n))
+		parts = append(parts, plural(n, "handoff"))
 	}
 	if p.Emergencies > 0 {
-		parts = append(parts, fmt.Sprintf("%d restart(s) without a handoff", p.Emergencies))
+		parts = append(parts, plural(p.Emergencies, "restart")+" without a handoff")
 	}
 	if len(p.Nudges) > 0 {
 		kinds := map[string]int{}
@@ -113,7 +113,7 @@ func budgetLine(p *state.PhaseRecord) string {
 			kinds[n.Kind]++
 		}
 		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("%d %s nudge(s)", kinds[k], strings.ReplaceAll(k, "_", " ")))
+			parts = append(parts, plural(kinds[k], strings.ReplaceAll(k, "_", " ")+" nudge"))
 		}
 	}
 	return strings.Join(parts, ", ")

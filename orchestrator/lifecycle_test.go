@@ -203,7 +203,7 @@ func TestRunRefused(t *testing.T) {
 			phases:   []phaseSpec{{id: "1"}, {id: "2", deps: []string{"1"}}, {id: "3", deps: []string{"2"}}},
 			setup:    func(_ *fixture, o *Options) { o.PhaseID = "3" },
 			wantErr:  []error{ErrSetup},
-			wantText: "depends on unfinished phase(s) 1, 2",
+			wantText: "depends on unfinished phases 1, 2",
 		},
 		{
 			name:    "dependency cycle",
@@ -320,13 +320,13 @@ func TestRunSummaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"### debussy: Test plan — blocked", "| 1 | Step 1 | completed | 1 | 0 |", "| 2 | Step 2 | blocked |", "**phase 2**: phase 2 was blocked"} {
+	for _, want := range []string{"### debussy: Test plan — blocked", "| 1 | Step 1 | completed | 1 | 0 |", "| 2 | Step 2 | blocked |", "\nphase 2 was blocked"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("step summary lacks %q:\n%s", want, md)
 		}
 	}
 	out := f.out.String()
-	for _, want := range []string{"PHASE", "completed", "blocked", "phase 2: phase 2 was blocked: the agent reported: needs | a key"} {
+	for _, want := range []string{"PHASE", "completed", "blocked", "\nphase 2 was blocked: the agent reported: needs | a key"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

@@ -298,8 +298,12 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 			}
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%w: --phase %s depends on unfinished phase(s) %s; run them first or drop --phase",
-				ErrSetup, r.PhaseID, strings.Join(missing, ", "))
+			noun := "phase"
+			if len(missing) > 1 {
+				noun = "phases"
+			}
+			return nil, fmt.Errorf("%w: --phase %s depends on unfinished %s %s; run them first or drop --phase",
+				ErrSetup, r.PhaseID, noun, strings.Join(missing, ", "))
 		}
 		todo[start.ID] = true
 		delete(done, start.ID)

@@ -36,7 +36,7 @@ func writeSummary(w io.Writer, run *state.Run) {
 	tw.Flush()
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
-			fmt.Fprintf(w, "phase %s: %s\n", p.ID, p.LastError)
+			fmt.Fprintln(w, phaseError(p))
 		}
 	}
 	for _, p := range run.Phases {
@@ -44,6 +44,15 @@ func writeSummary(w io.Writer, run *state.Run) {
 			fmt.Fprintf(w, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
+}
+
+// phaseError is a phase's last error as one sentence that names the
+// phase once: most errors begin with "phase ID …" already.
+func phaseError(p *state.PhaseRecord) string {
+	if strings.HasPrefix(p.LastError, "phase "+p.ID+" ") {
+		return p.LastError
+	}
+	return fmt.Sprintf("phase %s: %s", p.ID, p.LastError)
 }
 
 // appendStepSummary appends a markdown summary for GitHub Actions.
@@ -57,7 +66,7 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 	}
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
-			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, strings.ReplaceAll(p.LastError, "\n", " "))
+			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(phaseError(p), "\n", " "))
 		}
 	}
 	for _, p := range run.Phases {

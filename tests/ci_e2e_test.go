@@ -93,7 +93,7 @@ func TestRunPhaseFlag(t *testing.T) {
 		{ID: "3", Title: "Other", Status: "✅ Done"},
 	}, "")
 	r := h.run("run", "plan/MASTER_PLAN.md", "--phase", "2")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "unfinished phase(s) 1") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "unfinished phase 1") {
 		t.Fatalf("want exit 2 naming phase 1: %s", r)
 	}
 	if n := len(h.API.Requests()); n != 0 {

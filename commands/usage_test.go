@@ -1,0 +1,153 @@
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Usage errors exit 2 with one line that says what to type; the agent
+// commands take their phase from the run's environment; flag errors say
+// what is allowed, as config errors do; version, help, completion and an
+// empty status behave as a new user expects.
+func TestWhatANewUserTypes(t *testing.T) {
+	dir := gitRepo(t)
+	// A run in progress, as `debussy run` leaves it for the agent.
+	store := state.New(filepath.Join(dir, state.DirName))
+	run := &state.Run{ID: "20260101-0000-abcd", Status: state.StatusRunning, Phases: []*state.PhaseRecord{{ID: "1"}, {ID: "2"}}}
+	if err := store.Save(&state.Ledger{Runs: []*state.Run{run}}); err != nil {
+		t.Fatal(err)
+	}
+	inRun := map[string]string{state.EnvStateDir: store.Dir, state.EnvRunID: run.ID, state.EnvPhaseID: "2"}
+	empty := gitRepo(t)
+
+	cases := []struct {
+		name   string
+		dir    string
+		env    map[string]string
+		args   []string
+		code   int
+		stdout string // contained
+		stderr string // contained; a usage error must be this one line
+	}{
+		{name: "done without --phase outside a run", args: []string{"done"}, code: 2,
+			stderr: "missing --phase (DEBUSSY_PHASE_ID not set: not inside a debussy run): debussy done --phase ID"},
+		{name: "progress note without --phase", args: []string{"progress", "note"}, code: 2,
+			stderr: `debussy progress --phase ID "note"`},
+		{name: "progress without a message", args: []string{"progress"}, code: 2, stderr: `missing MESSAGE: debussy progress "`},
+		{name: "--phase without its value", args: []string{"done", "--phase"}, code: 2, stderr: "--phase needs a value"},
+		{name: "done inside a run takes the run's phase", env: inRun, args: []string{"done"}, code: 0,
+			stdout: "phase 2 marked completed"},
+		{name: "progress inside a run takes the run's phase", env: inRun, args: []string{"progress", "endpoints", "done"}, code: 0},
+		{name: "--phase wins over the environment", env: inRun, args: []string{"done", "--phase", "1"}, code: 0,
+			stdout: "phase 1 marked completed"},
+		{name: "a flag's integer says its range", args: []string{"run", "plan/MASTER_PLAN.md", "--context-threshold", "abc"}, code: 2,
+			stderr: `--context-threshold: "abc" is not an integer; allowed: an integer from 1 to 100`},
+		{name: "a flag's duration says what is allowed", args: []string{"run", "plan/MASTER_PLAN.md", "--idle-timeout=5"}, code: 2,
+			stderr: `--idle-timeout: "5" is not a duration; allowed: a Go duration greater than 0`},
+		{name: "help run", args: []string{"help", "run"}, code: 0, stdout: "debussy run - run a master plan's phases"},
+		{name: "completion bash", args: []string{"completion", "bash"}, code: 0, stdout: "complete -o bashdefault -o default -F _debussy_complete debussy"},
+		{name: "completion zsh", args: []string{"completion", "zsh"}, code: 0, stdout: "#compdef debussy"},
+		{name: "completion of an unknown shell", args: []string{"completion", "fish"}, code: 2, stderr: `no completion for "fish"`},
+		{name: "completing a command", args: []string{"--generate-bash-completion"}, code: 0, stdout: "run\ncheck\nstatus\n"},
+		{name: "completing run's flags after the plan", args: []string{"run", "plan/MASTER_PLAN.md", "--co", "--generate-bash-completion"}, code: 0,
+			stdout: "--context-threshold\n"},
+		{name: "status --json with no runs", dir: empty, args: []string{"status", "--json"}, code: 0, stdout: "{}\n"},
+		{name: "plurals in check", args: []string{"check", "plan/MASTER_PLAN.md"}, code: 0, stdout: "1 gate   1 task"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.dir == "" {
+				tc.dir = dir
+			}
+			if slices.Contains(tc.args, "--generate-bash-completion") {
+				// urfave/cli reads the word being completed from os.Args,
+				// not from the arguments Run is given.
+				saved := os.Args
+				os.Args = append([]string{"debussy"}, tc.args...)
+				defer func() { os.Args = saved }()
+			}
+			code, stdout, stderr := invoke(t, tc.dir, tc.env, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdout, stdout)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr)
+			}
+			if code == ExitUsage && strings.Count(strings.TrimRight(stderr, "\n"), "\n") > 0 {
+				t.Errorf("a usage error takes one line, got:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "no command") || strings.Contains(stdout, "USAGE:") && code != 0 {
+				t.Errorf("a usage error dumps help or misreads an argument as a command:\n%s%s", stdout, stderr)
+			}
+		})
+	}
+
+	sig, err := store.ReadSignal(run.ID, "2")
+	if err != nil || sig == nil || sig.Status != state.StatusCompleted {
+		t.Errorf("done inside the run: signal %+v, %v; want phase 2 completed", sig, err)
+	}
+	if ps, err := store.ReadProgress(run.ID, "2"); err != nil || len(ps) != 1 || ps[0].Message != "endpoints done" {
+		t.Errorf("progress inside the run: %+v, %v", ps, err)
+	}
+	_, out, _ := invoke(t, empty, nil, "status", "--json")
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); err != nil || obj == nil {
+		t.Errorf("status --json with no runs = %q: not a JSON object (%v)", out, err)
+	}
+}
+
+// `version` and `--version` print the same line.
+func TestVersionLine(t *testing.T) {
+	dir := t.TempDir()
+	_, a, _ := invoke(t, dir, nil, "version")
+	_, b, _ := invoke(t, dir, nil, "--version")
+	if a != b || !strings.HasPrefix(a, "debussy ") || strings.Count(a, "\n") != 1 {
+		t.Errorf("version printed %q, --version %q; want the same one line", a, b)
+	}
+}
+
+// A run that fails prints its summary once, then what to do next (the
+// resume command and where the logs are); log lines carry no exit_code.
+func TestFailedRunSaysWhatNext(t *testing.T) {
+	dir := gitRepo(t)
+	if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte(".debussy/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	claude := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := invoke(t, dir, map[string]string{"DEBUSSY_CLAUDE_BIN": claude, "DEBUSSY_RETRY_BACKOFF": "1ms"},
+		"run", "plan/MASTER_PLAN.md")
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitFailed, stdout, stderr)
+	}
+	if n := strings.Count(stdout+stderr, "its session failed 4 times"); n != 2 {
+		// The summary's line and the log's "phase ended" record.
+		t.Errorf("the failure is told %d times, want once in the summary and once in the log:\n%s\n%s", n, stdout, stderr)
+	}
+	if strings.Contains(stdout, "phase 1: phase 1") {
+		t.Errorf("the summary stutters:\n%s", stdout)
+	}
+	l, err := state.New(filepath.Join(dir, state.DirName)).Load()
+	if err != nil || l.Latest() == nil {
+		t.Fatalf("ledger: %v", err)
+	}
+	id := l.Latest().ID
+	want := "debussy: run " + id + " failed; fix what the summary says, then resume with:\n  debussy run plan/MASTER_PLAN.md\nlogs: .debussy/runs/" + id + "/\n"
+	if !strings.HasSuffix(stderr, want) {
+		t.Errorf("stderr does not end with what to do next:\n%s\nwant the ending:\n%s", stderr, want)
+	}
+	if strings.Contains(stderr, "exit_code=") {
+		t.Errorf("a log line carries exit_code:\n%s", stderr)
+	}
+}
