@@ -210,6 +210,13 @@ var invalidFlag = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): 
 // config error reads: the flag, the value, and what is allowed (the
 // config key's rule). Other usage errors pass through.
 func flagError(c *cli.Context, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		help := "debussy --help"
+		if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
+			help = "debussy " + c.Command.Name + " --help"
+		}
+		return fmt.Errorf("unknown flag --%s (%s lists the flags)", strings.TrimLeft(name, "-"), help)
+	}
 	if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
 		name = strings.TrimLeft(name, "-")
 		return fmt.Errorf("--%s needs a value: --%s VALUE, or --%s=VALUE", name, name, name)

@@ -40,6 +40,8 @@ func TestWhatANewUserTypes(t *testing.T) {
 		{name: "progress note without --phase", args: []string{"progress", "note"}, code: 2,
 			stderr: `debussy progress --phase ID "note"`},
 		{name: "progress without a message", args: []string{"progress"}, code: 2, stderr: `missing MESSAGE: debussy progress "`},
+		{name: "an unknown flag", args: []string{"run", "plan/MASTER_PLAN.md", "--max-restart", "2"}, code: 2,
+			stderr: "unknown flag --max-restart (debussy run --help lists the flags)"},
 		{name: "--phase without its value", args: []string{"done", "--phase"}, code: 2, stderr: "--phase needs a value"},
 		{name: "done inside a run takes the run's phase", env: inRun, args: []string{"done"}, code: 0,
 			stdout: "phase 2 marked completed"},
