@@ -3,7 +3,9 @@ package tests
 import (
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
@@ -72,4 +74,40 @@ func TestRunRefusesRepositoryWithoutCommit(t *testing.T) {
 	if err := exec.Command("git", "-C", h.Repo, "rev-parse", "--verify", "-q", "HEAD").Run(); err == nil {
 		t.Error("a commit was made")
 	}
+}
+
+// kill -9 mid-session: the next run commits the dead run's leftovers, and
+// still not the files that were the user's when the dead run started.
+func TestRunKill9KeepsUserFilesOut(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
+			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
+		}},
+		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Long"}}, "")
+	h.write("local-notes.txt", "ANTHROPIC_API_KEY=sk-not-for-git\n")
+	base := h.git("rev-parse", "HEAD")
+	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = h.wait(cmd, stdout, stderr, time.Minute)
+
+	if r := h.run("run", "plan/MASTER_PLAN.md"); r.Code != 0 {
+		t.Fatalf("rerun: want exit 0: %s", r)
+	}
+	committed := h.git("log", "--name-only", "--format=", base+"..HEAD")
+	if !strings.Contains(committed, "kept.txt") {
+		t.Errorf("the killed run's kept.txt was not committed:\n%s", committed)
+	}
+	if strings.Contains(committed, "local-notes.txt") {
+		t.Errorf("a debussy commit carries the user's local-notes.txt:\n%s", committed)
+	}
+	h.noOrphans()
 }
