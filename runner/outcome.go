@@ -40,6 +40,8 @@ type Outcome struct {
 // Mark is one step of the stop timeline, also reported through Spec.OnMark.
 // Names: stop_requested, tool_drained, interrupt_sent, interrupt_acked,
 // result_received, follow_up_sent, stdin_closed, idle_timeout, sigint,
+// hook_stop_sent (a PostToolUse answered continue:false), hook_slow (a
+// hook call the consumer did not answer within Spec.HookTimeout),
 // sigterm, sigkill, exited, group_killed.
 type Mark struct {
 	Name   string

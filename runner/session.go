@@ -155,6 +155,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	if spec.StopGrace <= 0 {
 		spec.StopGrace = defaultStopGrace
 	}
+	if spec.HookTimeout <= 0 {
+		spec.HookTimeout = defaultHookTimeout
+	}
 	logger := spec.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -235,6 +238,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 			sessionTimeout: spec.SessionTimeout,
 			cancelGrace:    spec.CancelGrace,
 			started:        started,
+			hooks:          !spec.DisableHooks,
+			hookTimeout:    spec.HookTimeout,
+			allowCompact:   spec.AllowCompact,
 		}),
 	}
 	s.log.Debug("claude started", "args", cmd.Args[1:], "dir", spec.Dir, "log", spec.LogPath)
@@ -243,6 +249,10 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	go s.readStderr()
 	go s.waitLeader()
 	go s.writeLoop()
+	if !spec.DisableHooks {
+		// Before the first message, or the first turn runs without them.
+		s.enqueueWrite(initializeRequest(), nil)
+	}
 	s.enqueueWrite(userMessage(spec.Prompt), nil)
 	s.stopWatch = context.AfterFunc(ctx, func() { s.push(input{kind: inCancel}) })
 	go s.supervise()

@@ -19,20 +19,24 @@ type phase int
 const (
 	phaseRunning      phase = iota // a turn runs and nothing is asked of it
 	phaseDraining                  // a stop or Send waits for tools in flight, at most StopGrace
+	phaseHookWait                  // a stop waits for the next PostToolUse (or the result), at most StopGrace
+	phaseHookStopped               // a PostToolUse was answered continue:false; waiting for the result, at most StopGrace
 	phaseInterrupting              // interrupt sent; waiting for the turn's result, at most KillGrace
 	phaseClosing                   // stdin closed; waiting for the exit, signalling the group at each deadline
 	phaseExited                    // claude exited; waiting for stdout, stderr and the group to be gone
 	phaseFinished                  // the outcome is out
 )
 
-var phaseNames = [...]string{"running", "draining", "interrupting", "closing", "exited", "finished"}
+var phaseNames = [...]string{"running", "draining", "hook-wait", "hook-stopped", "interrupting", "closing", "exited", "finished"}
 
 func (p phase) String() string { return phaseNames[p] }
 
-// responseSettle is how long a stop waits after an assistant line for
-// more blocks of the same response. Usage arrives on a response's first
-// line, before its tool_use lines: without this wait a stop triggered by
-// that usage would cancel the tools the model just asked for.
+// responseSettle is how long a stop on the interrupt path (no hook
+// callbacks, or Ctrl-C) waits after an assistant line for more blocks of
+// the same response. Usage arrives on a response's first line, before its
+// tool_use lines: without this wait a stop triggered by that usage would
+// cancel the tools the model just asked for. The hook path needs no such
+// guess: the CLI itself asks at each PostToolUse.
 const responseSettle = 2 * time.Second
 
 type inputKind int
@@ -105,6 +109,18 @@ type stopConfig struct {
 	idleTimeout, sessionTimeout time.Duration
 	cancelGrace                 time.Duration
 	started                     time.Time
+	hooks                       bool // the initialize request registering hook callbacks was sent
+	hookTimeout                 time.Duration
+	allowCompact                bool
+}
+
+// pendingHook is a hook call the consumer has not answered yet.
+type pendingHook struct {
+	reqID    string
+	event    HookEvent
+	tool     string
+	at       time.Time
+	deadline time.Time
 }
 
 // machine is the state of one session's stop logic.
@@ -134,6 +150,10 @@ type machine struct {
 	escalateAt time.Time // next signal; zero when none is due
 	killAt     time.Time // cancelGrace after a cancel
 	killed     bool
+
+	hooksOn      bool // the CLI accepted the hook callbacks: a stop answers a PostToolUse
+	pending      []pendingHook
+	hookStopSent bool
 
 	exit                            *exitFacts
 	stdoutEOF, stderrEOF, groupGone bool
@@ -178,6 +198,8 @@ func (m *machine) handle(in input, now time.Time) {
 		m.kill(now, "kill")
 	case inSend:
 		m.send(in.msg, now)
+	case inHookAnswer:
+		m.hookAnswered(in.reqID, in.answer, now)
 	case inExit:
 		m.exited(in.exit, now)
 	case inStdoutEOF:
@@ -219,13 +241,29 @@ func (m *machine) observe(in input, now time.Time) {
 		for _, tr := range ev.ToolResults {
 			m.inflight = slices.DeleteFunc(m.inflight, func(tu ToolUse) bool { return tu.ID == tr.ToolUseID })
 		}
+	case KindHook:
+		m.hookCall(ev.Hook, now)
 	case KindControlResponse:
+		if ev.Control.RequestID == initRequestID && m.cfg.hooks {
+			if ev.Control.Subtype == "success" {
+				m.hooksOn = true
+			} else {
+				m.logf(slog.LevelWarn, "claude refused the hook callbacks: stops use the interrupt", "error", ev.Control.Error)
+			}
+		}
 		if ev.Control.RequestID != "" && ev.Control.RequestID == m.interruptID {
 			m.mark("interrupt_acked", now, map[string]any{
 				"request_id": ev.Control.RequestID, "subtype": ev.Control.Subtype, "error": ev.Control.Error})
 		}
 	case KindResult:
 		m.result(ev.Result, now)
+	default:
+		if ev.controlRequestID != "" && m.phase < phaseClosing {
+			// A request we do not serve (no permission prompt tool is set):
+			// refuse it rather than leave the CLI waiting.
+			m.emit(action{kind: actWrite, data: controlErrorResponse(ev.controlRequestID, "unsupported control request "+ev.Subtype)})
+			m.logf(slog.LevelWarn, "claude sent a control request the runner does not serve", "subtype", ev.Subtype, "request_id", ev.controlRequestID)
+		}
 	}
 }
 
@@ -235,7 +273,7 @@ func (m *machine) result(r *Result, now time.Time) {
 	m.lastResult = r
 	m.responseOpen = false
 	m.inflight = nil
-	awaited := m.phase == phaseDraining || m.phase == phaseInterrupting
+	awaited := m.phase == phaseDraining || m.phase == phaseInterrupting || m.phase == phaseHookWait || m.phase == phaseHookStopped
 	if awaited {
 		m.phase = phaseRunning
 	}
@@ -267,9 +305,17 @@ func (m *machine) beginStop(kind OutcomeKind, reason string, now time.Time) {
 	m.cause, m.reason = kind, reason
 	m.mark("stop_requested", now, map[string]any{"kind": string(kind), "reason": reason, "in_flight": len(m.inflight)})
 	m.failSend(ErrSessionClosed)
-	if m.phase == phaseRunning {
-		m.quiesce(now)
+	m.answerPending(now) // with the stop's defaults: a pending PostToolUse ends the session
+	if m.phase != phaseRunning {
+		return
 	}
+	if m.hooksOn && kind != OutcomeCancelled {
+		// The CLI asks at the next PostToolUse, after the tool ran and before
+		// it sends the next request; a text-only turn ends with its result.
+		m.phase, m.since, m.deadline = phaseHookWait, now, now.Add(m.cfg.stopGrace)
+		return
+	}
+	m.quiesce(now)
 }
 
 func (m *machine) send(msg string, now time.Time) {
@@ -310,6 +356,8 @@ func (m *machine) quiesce(now time.Time) {
 }
 
 func (m *machine) interrupt(now time.Time) {
+	// An unanswered hook would hold the CLI before it reads the interrupt.
+	m.answerPending(now)
 	m.reqN++
 	m.interruptID = fmt.Sprintf("req_%d", m.reqN)
 	if m.cause != "" && len(m.inflight) > 0 {
@@ -334,6 +382,7 @@ func (m *machine) closeStdin(now time.Time) {
 		return
 	}
 	m.phase = phaseClosing
+	m.pending = nil // stdin is closed: no answer can reach claude
 	m.failSend(ErrSessionClosed)
 	m.emit(action{kind: actCloseStdin})
 	m.mark("stdin_closed", now, nil)
@@ -382,10 +431,19 @@ func (m *machine) tick(now time.Time) {
 		m.logf(slog.LevelDebug, "claude did not stop within the cancel grace: killing it", "grace", m.cfg.cancelGrace)
 		m.kill(now, "cancel_grace")
 	}
+	m.hookTimeouts(now)
 	m.watchdogs(now)
 	switch m.phase {
 	case phaseDraining:
 		m.drain(now)
+	case phaseHookWait, phaseHookStopped:
+		if !now.Before(m.deadline) {
+			// No PostToolUse came (a long text answer, a hung tool), or the
+			// response's other tools did not finish: fall back to the interrupt.
+			m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": len(m.inflight) > 0,
+				"in_flight": len(m.inflight), "hook_stop_sent": m.hookStopSent})
+			m.interrupt(now)
+		}
 	case phaseInterrupting:
 		if !now.Before(m.deadline) {
 			m.phase = phaseRunning
@@ -470,7 +528,14 @@ func (m *machine) next() (time.Time, bool) {
 			next = t
 		}
 	}
+	if m.phase < phaseClosing {
+		for _, p := range m.pending {
+			consider(p.deadline)
+		}
+	}
 	switch m.phase {
+	case phaseHookWait, phaseHookStopped:
+		consider(m.deadline)
 	case phaseDraining:
 		consider(m.deadline)
 		if m.responseOpen && len(m.inflight) == 0 {
@@ -509,4 +574,106 @@ func (m *machine) finish() {
 		ExitCode:       m.exit.code,
 		InFlightAtStop: m.inflightAtStop,
 	}})
+}
+
+// hookCall handles a hook call from the CLI. Once the session is ending
+// the runner answers at once with its defaults (a PostToolUse with
+// continue:false); otherwise the call waits for the consumer's Answer, at
+// most HookTimeout.
+func (m *machine) hookCall(h *HookCall, now time.Time) {
+	m.hooksOn = true // whatever init said, the callbacks are live
+	if m.phase >= phaseClosing {
+		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "event", h.Event, "request_id", h.requestID)
+		return
+	}
+	p := pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)}
+	if m.cause != "" {
+		m.answer(p, m.defaultAnswer(p.event), now)
+		return
+	}
+	m.pending = append(m.pending, p)
+}
+
+// hookAnswered sends the consumer's answer, unless the runner already
+// answered that call.
+func (m *machine) hookAnswered(reqID string, a HookAnswer, now time.Time) {
+	k := slices.IndexFunc(m.pending, func(p pendingHook) bool { return p.reqID == reqID })
+	if k < 0 {
+		m.logf(slog.LevelDebug, "hook answer after the runner answered: ignored", "request_id", reqID)
+		return
+	}
+	p := m.pending[k]
+	m.pending = slices.Delete(m.pending, k, k+1)
+	if p.event != HookPostToolUse && a.StopReason != "" {
+		m.answer(p, a, now)
+		m.beginStop(OutcomeStopped, a.StopReason, now)
+		return
+	}
+	m.answer(p, a, now)
+}
+
+// defaultAnswer is the runner's own answer to a hook.
+func (m *machine) defaultAnswer(ev HookEvent) HookAnswer {
+	switch {
+	case ev == HookPreCompact && !m.cfg.allowCompact:
+		return HookAnswer{Block: compactBlockReason}
+	case ev == HookPostToolUse && m.cause != "":
+		return HookAnswer{StopReason: m.reason}
+	}
+	return HookAnswer{}
+}
+
+// answer writes the answer to p. A PostToolUse answered with a stop reason
+// ends the session cleanly: the CLI runs the response's other tools, sends
+// no further request and ends the turn with terminal_reason hook_stopped.
+func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
+	if p.event == HookPostToolUse && m.cause != "" && a.StopReason == "" {
+		a.StopReason = m.reason
+	}
+	m.emit(action{kind: actWrite, data: hookResponse(p.reqID, p.event, a)})
+	if p.event != HookPostToolUse || a.StopReason == "" {
+		return
+	}
+	if m.cause == "" {
+		// The consumer's StopReason: a RequestStop with that reason.
+		m.cause, m.reason = OutcomeStopped, a.StopReason
+		m.mark("stop_requested", now, map[string]any{"kind": string(OutcomeStopped), "reason": a.StopReason,
+			"in_flight": len(m.inflight), "by": "hook"})
+		m.failSend(ErrSessionClosed)
+		m.answerPending(now)
+	}
+	m.mark("hook_stop_sent", now, map[string]any{"request_id": p.reqID, "tool": p.tool, "reason": a.StopReason})
+	m.hookStopSent = true
+	switch m.phase {
+	case phaseRunning, phaseDraining, phaseHookWait:
+		m.phase, m.since, m.deadline = phaseHookStopped, now, now.Add(m.cfg.stopGrace)
+	}
+}
+
+// answerPending answers every pending hook call with the runner's default.
+func (m *machine) answerPending(now time.Time) {
+	for len(m.pending) > 0 {
+		p := m.pending[0]
+		m.pending = m.pending[1:]
+		m.answer(p, m.defaultAnswer(p.event), now)
+	}
+}
+
+// hookTimeouts answers, with the default, the calls the consumer left
+// unanswered for HookTimeout: the CLI must never hang on debussy.
+func (m *machine) hookTimeouts(now time.Time) {
+	if m.phase >= phaseClosing {
+		return
+	}
+	for k := 0; k < len(m.pending); {
+		p := m.pending[k]
+		if now.Before(p.deadline) {
+			k++
+			continue
+		}
+		m.pending = slices.Delete(m.pending, k, k+1)
+		m.mark("hook_slow", now, map[string]any{"event": string(p.event), "request_id": p.reqID, "tool": p.tool, "waited": now.Sub(p.at)})
+		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "event", p.event, "tool", p.tool, "waited", now.Sub(p.at))
+		m.answer(p, m.defaultAnswer(p.event), now)
+	}
 }

@@ -43,6 +43,9 @@ func (s *Session) readStdout() {
 					"line", n, "bytes", len(line), "err", perr, "start", preview(line))
 			} else {
 				ev.At = in.at
+				if ev.Hook != nil {
+					ev.Hook.s = s
+				}
 				in.event = &ev
 			}
 			s.push(in) // a line that is not JSON still shows claude is alive

@@ -29,6 +29,9 @@ type e2e struct {
 	dir  string
 	srv  *fakeapi.Server
 	spec runner.Spec
+	// leaveHooks leaves the hook calls react does not answer to the
+	// runner's timeout; by default the session answers them with {}.
+	leaveHooks bool
 }
 
 func newE2E(t *testing.T, script fakeapi.Script) *e2e {
@@ -82,6 +85,9 @@ func (e *e2e) start(prompt string, react func(*runner.Session, runner.Event)) *s
 			ss.mu.Unlock()
 			if react != nil {
 				react(s, ev)
+			}
+			if ev.Kind == runner.KindHook && !e.leaveHooks {
+				ev.Hook.Answer(runner.HookAnswer{}) // a no-op if react answered
 			}
 		}
 	}()
@@ -208,19 +214,21 @@ func TestRunnerMultiBlockResponse(t *testing.T) {
 		t.Errorf("modelUsage = %+v", out.Result.ModelUsage)
 	}
 
-	// The session log holds every raw line, init first.
+	// The session log holds every raw line: the answer to the hook
+	// registration, then init.
 	log, err := os.ReadFile(e.spec.LogPath)
 	if err != nil {
 		t.Fatalf("session log: %v", err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
-	if len(lines) != len(evs) || !bytes.Contains(lines[0], []byte(`"subtype":"init"`)) {
+	if len(lines) != len(evs) || !bytes.Contains(lines[0], []byte(`"request_id":"init_1"`)) || !bytes.Contains(lines[1], []byte(`"subtype":"init"`)) {
 		t.Errorf("session log: %d lines for %d events; first %.80s", len(lines), len(evs), lines[0])
 	}
 }
 
-// RequestStop during a slow tool: the tool finishes (its file exists), only
-// then the runner interrupts; the ending is "stopped" with nothing cut.
+// RequestStop during a slow tool: the tool finishes (its file exists), then
+// the runner answers its PostToolUse with continue:false; the ending is
+// "stopped" with nothing cut.
 func TestRunnerStopWaitsForTool(t *testing.T) {
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "slow",
@@ -263,10 +271,12 @@ func TestRunnerStopWaitsForTool(t *testing.T) {
 	if resultAt < at {
 		t.Errorf("result at event %d, tool result at %d", resultAt, at)
 	}
-	// The interrupt lands either before the CLI's next request or during it
-	// (the scripted delay); both are fine, a third request is not.
-	if n := len(e.srv.Requests()); n > 2 {
-		t.Errorf("%d API requests after the stop", n)
+	// The hook stop ends the turn before the CLI's next request.
+	if n := len(e.srv.Requests()); n != 1 {
+		t.Errorf("%d API requests, want 1: none after the stop", n)
+	}
+	if out.Result == nil || out.Result.TerminalReason != "hook_stopped" {
+		t.Errorf("result %+v, want terminal_reason hook_stopped", out.Result)
 	}
 }
 
