@@ -1,0 +1,187 @@
+// Package view is debussy's live view on a terminal: one status line per
+// running phase (session, context bar, zone, tools, tokens, cost, restarts,
+// elapsed), redrawn in place below the log lines. Render is a pure function
+// of the state; Live owns the terminal and keeps log lines whole.
+package view
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Phase is one phase as the view shows it.
+type Phase struct {
+	ID, Title string
+	Session   int
+	// Tokens is the context of the latest response; Window the context
+	// window. Estimated marks a character-based guess (no usage yet).
+	Tokens, Window int64
+	Estimated      bool
+	Zone           string // green, yellow, red; "" when unknown
+	ToolCalls      int    // main-thread tool calls this session
+	TotalTokens    int64  // the phase's tokens so far, all sessions
+	CostUSD        float64
+	Restarts       int
+	Started        time.Time // the phase's start, for the elapsed time
+	Ended          bool      // the session ended; the next one or the gates follow
+}
+
+// barWidth is the context bar's cells; ten per 10 % would crowd an 80
+// column terminal.
+const barWidth = 12
+
+// Render draws one line per phase, each at most width columns (0: no
+// limit) so the terminal never wraps a line and the redraw stays exact. A
+// narrow terminal loses the least useful figures first, then the line's end.
+func Render(phases []Phase, now time.Time, width int, color bool) []string {
+	lines := make([]string, 0, len(phases))
+	for _, p := range phases {
+		parts := renderParts(p, now, color)
+		sep := paint(color, "2", " · ")
+		line := joinParts(parts, sep)
+		for width > 0 && ansi.StringWidth(line) > width && dropLeast(&parts) {
+			line = joinParts(parts, sep)
+		}
+		if width > 0 {
+			line = ansi.Truncate(line, width, "…")
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// part is one figure of a phase's line; rank orders what a narrow terminal
+// drops first (highest rank).
+type part struct {
+	text string
+	rank int
+	sep  string // before it, instead of the usual separator
+}
+
+func joinParts(parts []part, sep string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		switch {
+		case p.sep != "":
+			b.WriteString(p.sep)
+		case i > 0:
+			b.WriteString(sep)
+		}
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+func dropLeast(parts *[]part) bool {
+	worst := -1
+	for i, p := range *parts {
+		if p.rank > 0 && (worst < 0 || p.rank > (*parts)[worst].rank) {
+			worst = i
+		}
+	}
+	if worst < 0 {
+		return false
+	}
+	*parts = append((*parts)[:worst], (*parts)[worst+1:]...)
+	return true
+}
+
+func paint(color bool, code, s string) string {
+	if !color || code == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func renderParts(p Phase, now time.Time, color bool) []part {
+	var parts []part
+	add := func(rank int, text string) { parts = append(parts, part{text: text, rank: rank}) }
+	add(0, paint(color, "1", "phase "+p.ID))
+	if t := strings.TrimSpace(p.Title); t != "" {
+		// Without room, the title goes first; the id stays.
+		parts = append(parts, part{text: paint(color, "1", ansi.Truncate(t, 28, "…")), rank: 9, sep: " "})
+	}
+	if p.Session > 0 {
+		s := fmt.Sprintf("session %d", p.Session)
+		if p.Ended {
+			s += " ended"
+		}
+		add(4, s)
+	}
+	if p.Window > 0 && !p.Ended {
+		pct := float64(p.Tokens) / float64(p.Window) * 100
+		filled := min(barWidth, int(pct*barWidth/100+0.5))
+		bar := paint(color, zoneColor(p.Zone), strings.Repeat("█", filled)) + paint(color, "2", strings.Repeat("░", barWidth-filled))
+		approx := ""
+		if p.Estimated {
+			approx = "~"
+		}
+		shown := fmt.Sprintf("%d%%", int(pct))
+		if p.Tokens > 0 && pct < 1 {
+			shown = "<1%"
+		}
+		add(0, fmt.Sprintf("%s %s%s %s/%s", bar, approx, shown, formatTokens(p.Tokens), formatTokens(p.Window)))
+	}
+	if p.Zone != "" && !p.Ended {
+		add(1, paint(color, zoneColor(p.Zone), p.Zone))
+	}
+	if !p.Ended {
+		add(5, plural(p.ToolCalls, "tool"))
+	}
+	if p.TotalTokens > 0 {
+		add(7, formatTokens(p.TotalTokens)+" tokens")
+	}
+	add(3, fmt.Sprintf("$%.2f", p.CostUSD))
+	if p.Restarts > 0 {
+		add(6, plural(p.Restarts, "restart"))
+	}
+	if !p.Started.IsZero() {
+		add(2, formatElapsed(now.Sub(p.Started)))
+	}
+	return parts
+}
+
+func zoneColor(zone string) string {
+	switch zone {
+	case "green":
+		return "32"
+	case "yellow":
+		return "33"
+	case "red":
+		return "31"
+	}
+	return "36"
+}
+
+// formatTokens is 950, 122k, 1.2M.
+func formatTokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+	case n >= 1000:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// formatElapsed is 42s, 3m12s, 1h04m.
+func formatElapsed(d time.Duration) string {
+	d = max(d, 0).Truncate(time.Second)
+	switch {
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

@@ -1,0 +1,83 @@
+package view
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("render differs from %s:\n got: %q\nwant: %q", path, got, want)
+	}
+}
+
+func TestRender(t *testing.T) {
+	now := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
+	running := Phase{ID: "2", Title: "Parser and lexer", Session: 2, Tokens: 122_400, Window: 200_000, Zone: "yellow",
+		ToolCalls: 11, TotalTokens: 1_234_567, CostUSD: 0.4234, Restarts: 1, Started: now.Add(-192 * time.Second)}
+	tests := []struct {
+		name   string
+		phases []Phase
+		width  int
+		color  bool
+	}{
+		{name: "running", phases: []Phase{running}},
+		{name: "running-color", phases: []Phase{running}, color: true},
+		{name: "narrow", phases: []Phase{running}, width: 60},
+		{name: "narrow-color", phases: []Phase{running}, width: 60, color: true},
+		{name: "first-event", phases: []Phase{{ID: "1", Session: 1, Started: now.Add(-3 * time.Second)}}},
+		{name: "estimated-1m", phases: []Phase{{ID: "1", Title: "Setup", Session: 1, Tokens: 8_000, Window: 1_000_000,
+			Estimated: true, Zone: "green", ToolCalls: 1, Started: now.Add(-2 * time.Hour)}}},
+		{name: "full-red", phases: []Phase{{ID: "3", Session: 4, Tokens: 210_000, Window: 200_000, Zone: "red",
+			ToolCalls: 15, TotalTokens: 2_000_000, CostUSD: 3, Restarts: 3, Started: now.Add(-65 * time.Minute)}}},
+		{name: "ended", phases: []Phase{{ID: "2", Session: 1, Ended: true, Tokens: 170_000, Window: 200_000,
+			TotalTokens: 900_000, CostUSD: 0.2, Started: now.Add(-time.Minute)}}},
+		{name: "two-phases", phases: []Phase{running, {ID: "4", Title: "Docs", Session: 1, Tokens: 30_000, Window: 200_000,
+			ToolCalls: 2, Started: now.Add(-10 * time.Second)}}},
+		{name: "wide-title", phases: []Phase{{ID: "5", Title: "日本語のタイトルはとても長いのでここで切れるはずです", Session: 1,
+			Started: now}}, width: 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := Render(tt.phases, now, tt.width, tt.color)
+			golden(t, tt.name, strings.Join(lines, "\n")+"\n")
+			for _, l := range lines {
+				if strings.Contains(l, "\n") {
+					t.Errorf("line %q holds a newline", l)
+				}
+				if !tt.color && strings.Contains(l, "\x1b") {
+					t.Errorf("line %q holds an escape code without colour", l)
+				}
+			}
+		})
+	}
+}
+
+func TestFormatTokens(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1k"}, {122_999, "122k"}, {1_000_000, "1M"}, {1_250_000, "1.2M"}}
+	for _, tt := range tests {
+		if got := formatTokens(tt.n); got != tt.want {
+			t.Errorf("formatTokens(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
