@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 }
 
 type stdinMsg struct {
-	kind  string // "user", "interrupt", "eof"
-	text  string
+	kind  string // "user", "interrupt", "initialize", "answer", "eof"
+	text  string // user: the message; answer: the hook output JSON
 	reqID string
 }
 
@@ -37,6 +37,8 @@ type fake struct {
 	journal *os.File
 	in      chan stdinMsg
 	eof     bool // stdin has ended
+	hooks   bool // serve the initialize request and hook callbacks, like the real CLI
+	hookN   int
 }
 
 func (f *fake) logf(format string, args ...any) {
@@ -85,6 +87,10 @@ func (f *fake) readStdin() {
 				Request   struct {
 					Subtype string `json:"subtype"`
 				} `json:"request"`
+				Response struct {
+					RequestID string          `json:"request_id"`
+					Response  json.RawMessage `json:"response"`
+				} `json:"response"`
 				Message struct {
 					Content string `json:"content"`
 				} `json:"message"`
@@ -93,6 +99,10 @@ func (f *fake) readStdin() {
 				f.logf("recv garbage %q", line)
 			} else if msg.Type == "control_request" && msg.Request.Subtype == "interrupt" {
 				f.in <- stdinMsg{kind: "interrupt", reqID: msg.RequestID}
+			} else if msg.Type == "control_request" && msg.Request.Subtype == "initialize" && f.hooks {
+				f.in <- stdinMsg{kind: "initialize", reqID: msg.RequestID}
+			} else if msg.Type == "control_response" && f.hooks {
+				f.in <- stdinMsg{kind: "answer", reqID: msg.Response.RequestID, text: string(msg.Response.Response)}
 			} else if msg.Type == "user" {
 				f.in <- stdinMsg{kind: "user", text: msg.Message.Content}
 			} else {
@@ -118,6 +128,13 @@ func (f *fake) awaitUser() (string, bool) {
 		case "user":
 			f.logf("recv user %s", msg.text)
 			return msg.text, true
+		case "initialize":
+			f.logf("recv initialize")
+			if os.Getenv("FAKE_CLAUDE_INIT") == "refuse" {
+				f.emit(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"error","request_id":%q,"error":"no hooks here"}}`, msg.reqID))
+			} else {
+				f.emit(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"commands":[]}}}`, msg.reqID))
+			}
 		case "interrupt":
 			f.logf("recv interrupt %s idle", msg.reqID)
 			f.emit(controlResponse(msg.reqID))
@@ -239,6 +256,7 @@ func fakeClaude(scenario string) int {
 		f.journal = j
 	}
 	exitCode := envInt("FAKE_CLAUDE_EXIT", 0)
+	f.hooks = scenario == "hooks"
 	if scenario == "ignore-sigint" {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	}
@@ -287,6 +305,52 @@ func fakeClaude(scenario string) int {
 			f.emit(resultLine("success", false, "completed", "more"))
 			f.awaitUser()
 		}
+		return exitCode
+
+	case "hooks":
+		// The CLI's side of the hook callbacks: one response with two Bash
+		// tools (PreToolUse, run, PostToolUse each), then a text answer and
+		// the Stop hook, which a block makes continue once more.
+		f.emit(initLine())
+		f.emit(toolUseLine("msg_1", "toolu_A", "echo A"))
+		f.emit(toolUseLine("msg_1", "toolu_B", "echo B"))
+		stopped := false
+		for _, id := range []string{"toolu_A", "toolu_B"} {
+			pre := f.hook("PreToolUse", fmt.Sprintf(`"tool_name":"Bash","tool_use_id":%q,"tool_input":{"command":"echo %s"}`, id, id))
+			var deny struct {
+				Out struct {
+					Reason string `json:"permissionDecisionReason"`
+				} `json:"hookSpecificOutput"`
+			}
+			_ = json.Unmarshal([]byte(pre), &deny)
+			if deny.Out.Reason != "" {
+				f.logf("tool %s denied", id)
+				f.emit(toolResultLine(id, deny.Out.Reason, true))
+				continue
+			}
+			f.logf("run %s", id)
+			time.Sleep(time.Duration(envInt("FAKE_CLAUDE_TOOL_MS", 0)) * time.Millisecond)
+			post := f.hook("PostToolUse", fmt.Sprintf(`"tool_name":"Bash","tool_use_id":%q,"tool_input":{"command":"echo %s"},"tool_response":{"stdout":"%s","stderr":""}`, id, id, id))
+			if strings.Contains(post, `"continue":false`) {
+				stopped = true
+			}
+			f.emit(toolResultLine(id, id, false))
+		}
+		if stopped {
+			f.logf("hook stopped")
+			f.emit(resultLine("success", false, "hook_stopped", ""))
+		} else {
+			f.emit(textLine("msg_2", "done"))
+			for active := false; ; active = true {
+				ans := f.hook("Stop", fmt.Sprintf(`"stop_hook_active":%t`, active))
+				if !strings.Contains(ans, `"decision":"block"`) || active {
+					break
+				}
+				f.emit(textLine("msg_3", "continued"))
+			}
+			f.emit(resultLine("success", false, "completed", "done"))
+		}
+		f.awaitUser()
 		return exitCode
 
 	case "hang", "ignore-sigint":
@@ -404,4 +468,42 @@ func (f *fake) replay(name string, exitCode int) int {
 	f.awaitUser()
 	time.Sleep(time.Hour)
 	return exitCode
+}
+
+// hook asks the runner at a hook, as the CLI does, and waits for the answer
+// (at most 30 s); it returns the hook output JSON and journals it.
+func (f *fake) hook(event, fields string) string {
+	f.hookN++
+	reqID := fmt.Sprintf("hook_%d", f.hookN)
+	if fields != "" {
+		fields = "," + fields
+	}
+	f.emit(fmt.Sprintf(`{"type":"control_request","request_id":%q,"request":{"subtype":"hook_callback","callback_id":"x","input":{"session_id":"fake","hook_event_name":%q%s}}}`,
+		reqID, event, fields))
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case msg, ok := <-f.in:
+			if !ok {
+				f.logf("no answer %s: stdin closed", event)
+				return ""
+			}
+			switch msg.kind {
+			case "answer":
+				if msg.reqID == reqID {
+					f.logf("answer %s %s", event, msg.text)
+					return msg.text
+				}
+				f.logf("answer to unknown request %s", msg.reqID)
+			case "eof":
+				f.logf("recv eof")
+				f.eof = true
+			default:
+				f.logf("recv %s during hook %s", msg.kind, event)
+			}
+		case <-deadline:
+			f.logf("no answer %s", event)
+			return ""
+		}
+	}
 }

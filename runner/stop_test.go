@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -129,6 +130,22 @@ func describe(a action) string {
 			return "write interrupt " + strings.Split(s, `"`)[7]
 		case a.forSend:
 			return "write follow-up"
+		case strings.Contains(s, `"control_response"`):
+			var w struct {
+				Response struct {
+					Subtype   string          `json:"subtype"`
+					RequestID string          `json:"request_id"`
+					Response  json.RawMessage `json:"response"`
+					Error     string          `json:"error"`
+				} `json:"response"`
+			}
+			if err := json.Unmarshal(a.data, &w); err != nil {
+				return "write bad control_response " + s
+			}
+			if w.Response.Subtype != "success" {
+				return fmt.Sprintf("answer %s %s: %s", w.Response.RequestID, w.Response.Subtype, w.Response.Error)
+			}
+			return fmt.Sprintf("answer %s %s", w.Response.RequestID, w.Response.Response)
 		}
 		return "write " + s
 	case actCloseStdin:
@@ -150,6 +167,10 @@ func describe(a action) string {
 			return fmt.Sprintf("stop_requested %s", a.fields["kind"])
 		case "exited", "group_killed", "result_received", "interrupt_acked", "follow_up_sent", "stdin_closed", "interrupt_sent", "idle_timeout":
 			return a.name
+		case "hook_stop_sent":
+			return fmt.Sprintf("hook_stop_sent %s", a.fields["request_id"])
+		case "hook_slow":
+			return fmt.Sprintf("hook_slow %s %s", a.fields["event"], a.fields["request_id"])
 		}
 		return "mark " + a.name
 	case actReadDeadline:
