@@ -150,8 +150,8 @@ func TestStopMachineHooks(t *testing.T) {
 			},
 		},
 		{
-			name: "AllowCompact: the default PreCompact answer lets the CLI compact",
-			cfg:  stopConfig{hooks: true, hookTimeout: time.Second, allowCompact: true},
+			name:  "AllowCompact: the default PreCompact answer lets the CLI compact",
+			cfg:   stopConfig{hooks: true, hookTimeout: time.Second, allowCompact: true},
 			steps: []step{at(0, hooksOK(), hook(HookPreCompact, "h1", "")), timer()},
 			want: []string{
 				"1s hook_slow PreCompact h1", "1s warn hook call not answered in time: default answer sent", "1s answer h1 {}",
