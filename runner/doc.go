@@ -2,11 +2,14 @@
 // turns its stdout into typed events. It knows nothing of plans or git.
 //
 // Start launches claude with --input-format and --output-format stream-json
-// in its own process group, writes the prompt to stdin as a user message and
-// keeps stdin open, so the session can be interrupted and sent more messages.
-// Session.Events delivers one Event per stdout line; RequestStop (or
-// cancelling Start's context) ends the session at a safe point; Wait returns
-// the Outcome: how it ended, the last result, the stderr tail.
+// in its own process group, registers hook callbacks (PreToolUse,
+// PostToolUse, Stop, PreCompact) with an initialize control request, writes
+// the prompt to stdin as a user message and keeps stdin open, so the
+// session can be stopped, answered at its hooks and sent more messages.
+// Session.Events delivers one Event per stdout line, hook calls included (in
+// stream order, answered with HookCall.Answer); RequestStop (or cancelling
+// Start's context) ends the session at a safe point; Wait returns the
+// Outcome: how it ended, the last result, the stderr tail.
 //
 // Main types:
 //   - Spec: the binary, model, environment, timeouts and log path of a session.
@@ -14,18 +17,29 @@
 //   - Event: one parsed stream-json line. Its Kind says which pointer field is
 //     set: Init, Assistant (one content block of an API response, with its
 //     Usage), ToolResults, User, System (status, compaction, api_retry,
-//     task_*), Control (answers to our control requests) or Result.
+//     task_*), Control (answers to our control requests), Hook (the CLI
+//     asking at a hook; it waits for the answer) or Result.
 //   - Outcome: how the session ended (completed, stopped, API error, max
 //     turns, crashed, timed out, cancelled, killed), with the last result,
 //     the exit code and the stop timeline.
 //   - Parse and LineReader: the stdout decoding, usable on a saved log.
 //
 // Traps it handles, most of them learnt from the real CLI:
-//   - A stop waits for the tools in flight (up to Spec.StopGrace) before the
-//     interrupt control request, then for the turn's result, then closes
-//     stdin; only then SIGINT, SIGTERM, SIGKILL, each after Spec.KillGrace.
-//     A stop right after a response's usage waits briefly for the tool_use
-//     lines that follow it, so it does not cancel the tools just asked for.
+//   - A stop answers the next PostToolUse with {"continue":false}: the CLI
+//     runs every tool of the response (it starts tools while the response
+//     still streams, so an interrupt can land between two of them), sends
+//     no further request and ends with terminal_reason hook_stopped. A
+//     text-only turn ends with its result. Only without the callbacks (init
+//     refused or unanswered), with no PostToolUse within Spec.StopGrace (a
+//     long text answer, a hung tool) and on Ctrl-C does the old path run:
+//     wait for tools in flight (and 2 s for a response's tool_use lines,
+//     which follow its usage), interrupt, wait for the result, close stdin;
+//     then SIGINT, SIGTERM, SIGKILL, each after Spec.KillGrace.
+//   - Every hook call is answered: by the consumer, or with the runner's
+//     default after Spec.HookTimeout ({}; a block for PreCompact unless
+//     Spec.AllowCompact; continue:false once a stop is asked), logged as
+//     hook_slow. Any other control request from the CLI is refused, never
+//     left waiting.
 //   - Signals go to the process group, not just claude, and again after
 //     claude exits, so no child survives it. Bash tools that leave the group
 //     (setsid, `cmd &`) are found after exit by MarkEnv in their environment.

@@ -275,10 +275,15 @@ func (s *Session) InFlight() []ToolUse {
 	return slices.Clone(s.inflight)
 }
 
-// RequestStop asks the session to end at the next safe point: tools in
-// flight may finish (up to StopGrace), then the turn is interrupted, its
-// result awaited, stdin closed, and the process group signalled if claude
-// lingers. Only the first call counts; it never blocks.
+// RequestStop asks the session to end at the next safe point: the next
+// PostToolUse is answered with continue:false, so the CLI finishes the
+// response's tools and ends the turn without another request (a turn
+// without tools ends with its result). If the CLI has not taken the hook
+// callbacks, or nothing comes within StopGrace, tools in flight may finish
+// (up to StopGrace) and the turn is interrupted instead. Then its result is
+// awaited, stdin closed, and the process group signalled if claude
+// lingers. Every hook call after the stop is answered by the runner at
+// once. Only the first call counts; it never blocks.
 func (s *Session) RequestStop(reason string) {
 	s.mu.Lock()
 	first := !s.stopAsked
