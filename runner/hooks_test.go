@@ -238,3 +238,68 @@ func TestStopMachineHooks(t *testing.T) {
 		})
 	}
 }
+
+func TestParseHookCallback(t *testing.T) {
+	big := strings.Repeat("x", MaxTextBytes+10)
+	tests := []struct {
+		name string
+		line string
+		want *HookCall
+		kind Kind
+	}{
+		{
+			name: "PostToolUse with an object tool_response",
+			line: `{"type":"control_request","request_id":"r1","request":{"subtype":"hook_callback","callback_id":"post","input":{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb","stderr":""},"duration_ms":3}}}`,
+			want: &HookCall{Event: HookPostToolUse, ToolName: "Bash", ToolUseID: "toolu_1", ToolInput: []byte(`{"command":"ls"}`),
+				ToolResponse: `{"stdout":"a\nb","stderr":""}`, requestID: "r1"},
+			kind: KindHook,
+		},
+		{
+			name: "a string tool_response is its text, bounded",
+			line: `{"type":"control_request","request_id":"r2","request":{"subtype":"hook_callback","callback_id":"post","input":{"hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"` + big + `"}}}`,
+			want: &HookCall{Event: HookPostToolUse, ToolName: "Read", ToolResponse: big[:MaxTextBytes], requestID: "r2"},
+			kind: KindHook,
+		},
+		{
+			name: "Stop without hook_event_name: the callback id names it",
+			line: `{"type":"control_request","request_id":"r3","request":{"subtype":"hook_callback","callback_id":"stop","input":{"stop_hook_active":true}}}`,
+			want: &HookCall{Event: HookStop, StopHookActive: true, requestID: "r3"},
+			kind: KindHook,
+		},
+		{
+			name: "PreCompact",
+			line: `{"type":"control_request","request_id":"r4","request":{"subtype":"hook_callback","callback_id":"compact","input":{"hook_event_name":"PreCompact","trigger":"auto","custom_instructions":null}}}`,
+			want: &HookCall{Event: HookPreCompact, Trigger: "auto", requestID: "r4"},
+			kind: KindHook,
+		},
+		{
+			name: "another control request is no hook, but keeps its id to be refused",
+			line: `{"type":"control_request","request_id":"r5","request":{"subtype":"can_use_tool","tool_name":"Bash"}}`,
+			kind: KindUnknown,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := Parse([]byte(tt.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind != tt.kind || ev.controlRequestID == "" {
+				t.Fatalf("kind %s, request id %q", ev.Kind, ev.controlRequestID)
+			}
+			if tt.kind != KindHook {
+				if ev.Hook != nil {
+					t.Errorf("Hook = %+v", ev.Hook)
+				}
+				return
+			}
+			h := ev.Hook
+			if h.Event != tt.want.Event || h.ToolName != tt.want.ToolName || h.ToolUseID != tt.want.ToolUseID ||
+				string(h.ToolInput) != string(tt.want.ToolInput) || h.ToolResponse != tt.want.ToolResponse ||
+				h.StopHookActive != tt.want.StopHookActive || h.Trigger != tt.want.Trigger || h.RequestID() != tt.want.requestID {
+				t.Errorf("got %+v\nwant %+v", h, tt.want)
+			}
+			h.Answer(HookAnswer{}) // without a session: a no-op, never a panic
+		})
+	}
+}
