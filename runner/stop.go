@@ -583,7 +583,7 @@ func (m *machine) finish() {
 func (m *machine) hookCall(h *HookCall, now time.Time) {
 	m.hooksOn = true // whatever init said, the callbacks are live
 	if m.phase >= phaseClosing {
-		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "event", h.Event, "request_id", h.requestID)
+		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.requestID)
 		return
 	}
 	p := pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)}
@@ -672,8 +672,8 @@ func (m *machine) hookTimeouts(now time.Time) {
 			continue
 		}
 		m.pending = slices.Delete(m.pending, k, k+1)
-		m.mark("hook_slow", now, map[string]any{"event": string(p.event), "request_id": p.reqID, "tool": p.tool, "waited": now.Sub(p.at)})
-		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "event", p.event, "tool", p.tool, "waited", now.Sub(p.at))
+		m.mark("hook_slow", now, map[string]any{"hook": string(p.event), "request_id": p.reqID, "tool": p.tool, "waited": now.Sub(p.at)})
+		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "hook", p.event, "tool", p.tool, "waited", now.Sub(p.at))
 		m.answer(p, m.defaultAnswer(p.event), now)
 	}
 }

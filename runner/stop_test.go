@@ -170,7 +170,7 @@ func describe(a action) string {
 		case "hook_stop_sent":
 			return fmt.Sprintf("hook_stop_sent %s", a.fields["request_id"])
 		case "hook_slow":
-			return fmt.Sprintf("hook_slow %s %s", a.fields["event"], a.fields["request_id"])
+			return fmt.Sprintf("hook_slow %s %s", a.fields["hook"], a.fields["request_id"])
 		}
 		return "mark " + a.name
 	case actReadDeadline:
