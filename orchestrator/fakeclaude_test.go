@@ -47,6 +47,17 @@ func TestMain(m *testing.M) {
 //	stubborn         a tool that ignores interrupts (for kills)
 //	bad-signal       a done signal that is not JSON
 //	ledger-dir       make state.json a directory, so the ledger cannot be saved
+//	read PATH        a Read tool (PATH relative to the work tree)
+//	echo TEXT        a Bash tool `echo TEXT` whose output is TEXT
+//	handoff TEXT     a Write of TEXT to the handoff path debussy named
+//	precompact       the CLI asks (PreCompact) before compacting
+//
+// When debussy registered hook callbacks (initialize), every tool step
+// asks PreToolUse first (a deny skips the tool) and PostToolUse after it
+// (continue:false ends the session with terminal_reason hook_stopped), and
+// `result` asks Stop first: a block continues with the next steps, or, when
+// none are left, stops again with stop_hook_active. Every answer is logged
+// to hooksPath for the test to read.
 //
 // A session whose steps end without a result waits for the interrupt of a
 // stop, as the CLI does while the model thinks.
@@ -66,6 +77,13 @@ func writeScript(t *testing.T, dir string, s script) string {
 	return path
 }
 
+// hooksPath is where session n of a phase logs the hook answers it got,
+// one line each: "pre TOOL deny: …", "post TOOL note: …", "post TOOL stop: …",
+// "stop block: …", "compact block: …".
+func hooksPath(scriptPath, phase string, n int) string {
+	return fmt.Sprintf("%s.phase-%s.session-%d.hooks", scriptPath, phase, n)
+}
+
 // promptPath is where session n (1-based) of a phase saves its prompt.
 func promptPath(scriptPath, phase string, n int) string {
 	return fmt.Sprintf("%s.phase-%s.session-%d.prompt", scriptPath, phase, n)
@@ -78,10 +96,21 @@ type fakeCLI struct {
 	phase   string
 	dir     string
 	results int
+	// hooks maps a hook event to the callback id debussy registered.
+	hooks    map[string]string
+	hookN    int
+	hookLog  *os.File
+	heard    []string // every text debussy sent the agent, in order
+	stopped  bool     // a PostToolUse answered continue:false
+	stopSeen bool     // a Stop hook was blocked this turn
+	// interrupts that came while a hook waited for its answer
+	interrupts []string
 }
 
 type fakeInput struct {
-	interrupt string // request id; empty for the end of stdin
+	interrupt string          // request id; empty for the end of stdin
+	response  json.RawMessage // a control_response's response
+	respID    string
 }
 
 func fakeClaude(scriptPath string) int {
@@ -106,9 +135,13 @@ func fakeClaude(scriptPath string) int {
 
 	cwd, _ := os.Getwd()
 	f := &fakeCLI{in: make(chan fakeInput, 8), phase: phase, dir: cwd}
-	prompt, ok := readPrompt()
+	prompt, ok := f.readPrompt()
 	if !ok {
 		return 3
+	}
+	if f.hookLog, err = os.Create(hooksPath(scriptPath, phase, n)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	if err := os.WriteFile(promptPath(scriptPath, phase, n), []byte(prompt), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,7 +150,10 @@ func fakeClaude(scriptPath string) int {
 	go f.readControl()
 	f.emit(map[string]any{"type": "system", "subtype": "init", "model": "claude-sonnet-4-5",
 		"claude_code_version": "2.1.197", "session_id": "fake", "cwd": cwd})
-	for _, step := range steps {
+	for i, step := range steps {
+		if f.stopped || f.results > 0 {
+			break // the session ended: continue:false, or a result
+		}
 		if id, ok := f.pollInterrupt(); ok {
 			f.abort(id, "")
 			return f.finish()
@@ -129,44 +165,70 @@ func fakeClaude(scriptPath string) int {
 			f.assistant(map[string]any{"type": "text", "text": "working"})
 		case "write":
 			path := filepath.Join(f.dir, arg)
-			id := f.toolUse("Write", map[string]any{"file_path": path, "content": "written by the fake\n"})
-			_ = os.MkdirAll(filepath.Dir(path), 0o755)
-			err := os.WriteFile(path, []byte("written by the fake\n"), 0o644)
-			f.toolResult(id, errText(err, "File created successfully"), err != nil)
+			f.tool("Write", map[string]any{"file_path": path, "content": "written by the fake\n"}, func() (string, error) {
+				_ = os.MkdirAll(filepath.Dir(path), 0o755)
+				return "File created successfully", os.WriteFile(path, []byte("written by the fake\n"), 0o644)
+			})
+		case "handoff":
+			path := f.handoffPath()
+			text := strings.ReplaceAll(arg, `\n`, "\n")
+			f.tool("Write", map[string]any{"file_path": path, "content": text}, func() (string, error) {
+				if path == "" {
+					return "", fmt.Errorf("no handoff path was named")
+				}
+				return "File created successfully", os.WriteFile(path, []byte(text), 0o644)
+			})
+		case "read":
+			path := filepath.Join(f.dir, arg)
+			f.tool("Read", map[string]any{"file_path": path}, func() (string, error) {
+				data, err := os.ReadFile(path)
+				return string(data), err
+			})
+		case "echo":
+			f.tool("Bash", map[string]any{"command": "echo " + arg}, func() (string, error) { return arg, nil })
 		case "done":
 			status, reason, _ := strings.Cut(arg, " ")
 			if status == "" {
 				status = string(state.StatusCompleted)
 			}
-			id := f.toolUse("Bash", map[string]any{"command": "debussy done --phase " + phase + " --status " + status})
-			err := state.New(os.Getenv(state.EnvStateDir)).WriteSignal(os.Getenv(state.EnvRunID),
-				state.Signal{Phase: phase, Status: state.Status(status), Reason: reason, At: time.Now()})
-			f.toolResult(id, errText(err, "debussy: phase marked "+status), err != nil)
+			f.tool("Bash", map[string]any{"command": "debussy done --phase " + phase + " --status " + status}, func() (string, error) {
+				return "debussy: phase marked " + status, state.New(os.Getenv(state.EnvStateDir)).WriteSignal(os.Getenv(state.EnvRunID),
+					state.Signal{Phase: phase, Status: state.Status(status), Reason: reason, At: time.Now()})
+			})
 		case "progress":
-			id := f.toolUse("Bash", map[string]any{"command": "debussy progress --phase " + phase + " " + strconv.Quote(arg)})
-			err := state.New(os.Getenv(state.EnvStateDir)).AppendProgress(os.Getenv(state.EnvRunID),
-				state.Progress{Phase: phase, Message: arg, At: time.Now()})
-			f.toolResult(id, errText(err, ""), err != nil)
+			f.tool("Bash", map[string]any{"command": "debussy progress --phase " + phase + " " + strconv.Quote(arg)}, func() (string, error) {
+				return "", state.New(os.Getenv(state.EnvStateDir)).AppendProgress(os.Getenv(state.EnvRunID),
+					state.Progress{Phase: phase, Message: arg, At: time.Now()})
+			})
 		case "bad-signal":
 			// What a `debussy done` killed mid-write would leave, were
 			// signals not written atomically.
 			path := filepath.Join(os.Getenv(state.EnvStateDir), "runs", os.Getenv(state.EnvRunID), "signals", phase+".json")
-			id := f.toolUse("Bash", map[string]any{"command": "debussy done --phase " + phase})
-			err := os.MkdirAll(filepath.Dir(path), 0o755)
-			if err == nil {
-				err = os.WriteFile(path, []byte(`{"phase":`), 0o644)
-			}
-			f.toolResult(id, errText(err, ""), err != nil)
+			f.tool("Bash", map[string]any{"command": "debussy done --phase " + phase}, func() (string, error) {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					return "", err
+				}
+				return "", os.WriteFile(path, []byte(`{"phase":`), 0o644)
+			})
 		case "ledger-dir":
 			ledger := filepath.Join(os.Getenv(state.EnvStateDir), "state.json")
-			id := f.toolUse("Bash", map[string]any{"command": "rm " + ledger + " && mkdir -p " + ledger + "/x"})
-			err := os.Remove(ledger)
-			if err == nil {
-				err = os.MkdirAll(filepath.Join(ledger, "x"), 0o755)
-			}
-			f.toolResult(id, errText(err, ""), err != nil)
+			f.tool("Bash", map[string]any{"command": "rm " + ledger + " && mkdir -p " + ledger + "/x"}, func() (string, error) {
+				if err := os.Remove(ledger); err != nil {
+					return "", err
+				}
+				return "", os.MkdirAll(filepath.Join(ledger, "x"), 0o755)
+			})
 		case "result":
+			if f.stopHook(i == len(steps)-1) {
+				continue // debussy blocked the stop: the turn goes on
+			}
 			f.result("success", false, 0, "done")
+		case "precompact":
+			if a, ok := f.hook("PreCompact", map[string]any{"trigger": "auto"}); ok && a.Decision == "block" {
+				f.logHook("compact block: " + a.Reason)
+				continue
+			}
+			f.emit(map[string]any{"type": "system", "subtype": "status", "status": "compacting", "session_id": "fake"})
 		case "error":
 			f.result("success", true, 400, arg)
 		case "api":
@@ -206,6 +268,9 @@ func fakeClaude(scriptPath string) int {
 			return 2
 		}
 	}
+	if f.stopped {
+		f.resultWith(map[string]any{"terminal_reason": "hook_stopped"}, "success", false, 0, "")
+	}
 	if f.results == 0 {
 		for in := range f.in {
 			if in.interrupt != "" {
@@ -235,24 +300,46 @@ func errText(err error, ok string) string {
 
 var stdin = bufio.NewReader(os.Stdin)
 
-// readPrompt reads the first user message.
-func readPrompt() (string, bool) {
-	line, err := stdin.ReadBytes('\n')
-	if err != nil {
-		return "", false
+// readPrompt reads the first user message, answering an initialize
+// request before it.
+func (f *fakeCLI) readPrompt() (string, bool) {
+	for {
+		line, err := stdin.ReadBytes('\n')
+		if err != nil {
+			return "", false
+		}
+		var msg struct {
+			Type      string `json:"type"`
+			RequestID string `json:"request_id"`
+			Request   struct {
+				Subtype string `json:"subtype"`
+				Hooks   map[string][]struct {
+					IDs []string `json:"hookCallbackIds"`
+				} `json:"hooks"`
+			} `json:"request"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &msg) != nil {
+			return "", false
+		}
+		if msg.Type == "control_request" && msg.Request.Subtype == "initialize" {
+			f.hooks = map[string]string{}
+			for ev, ms := range msg.Request.Hooks {
+				if len(ms) > 0 && len(ms[0].IDs) > 0 {
+					f.hooks[ev] = ms[0].IDs[0]
+				}
+			}
+			f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": msg.RequestID,
+				"response": map[string]any{"commands": []any{}}}})
+			continue
+		}
+		return msg.Message.Content, true
 	}
-	var msg struct {
-		Message struct {
-			Content string `json:"content"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(line, &msg) != nil {
-		return "", false
-	}
-	return msg.Message.Content, true
 }
 
-// readControl forwards interrupts and the end of stdin.
+// readControl forwards interrupts, hook answers and the end of stdin.
 func (f *fakeCLI) readControl() {
 	defer close(f.in)
 	for {
@@ -260,9 +347,18 @@ func (f *fakeCLI) readControl() {
 		var msg struct {
 			Type      string `json:"type"`
 			RequestID string `json:"request_id"`
+			Response  struct {
+				RequestID string          `json:"request_id"`
+				Response  json.RawMessage `json:"response"`
+			} `json:"response"`
 		}
-		if json.Unmarshal(line, &msg) == nil && msg.Type == "control_request" {
-			f.in <- fakeInput{interrupt: msg.RequestID}
+		if json.Unmarshal(line, &msg) == nil {
+			switch msg.Type {
+			case "control_request":
+				f.in <- fakeInput{interrupt: msg.RequestID}
+			case "control_response":
+				f.in <- fakeInput{respID: msg.Response.RequestID, response: msg.Response.Response}
+			}
 		}
 		if err != nil {
 			return
@@ -270,12 +366,117 @@ func (f *fakeCLI) readControl() {
 	}
 }
 
+// hookAnswer is the hook output debussy answered with.
+type hookAnswer struct {
+	Continue   *bool  `json:"continue"`
+	StopReason string `json:"stopReason"`
+	Decision   string `json:"decision"`
+	Reason     string `json:"reason"`
+	Specific   struct {
+		Decision string `json:"permissionDecision"`
+		Why      string `json:"permissionDecisionReason"`
+		Context  string `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// hook asks debussy at a hook, as the CLI does, and waits for the answer;
+// ok is false when no callback is registered for it.
+func (f *fakeCLI) hook(event string, input map[string]any) (hookAnswer, bool) {
+	id, ok := f.hooks[event]
+	if !ok {
+		return hookAnswer{}, false
+	}
+	f.hookN++
+	reqID := fmt.Sprintf("hook_%d", f.hookN)
+	input["hook_event_name"] = event
+	input["session_id"] = "fake"
+	f.emit(map[string]any{"type": "control_request", "request_id": reqID,
+		"request": map[string]any{"subtype": "hook_callback", "callback_id": id, "input": input}})
+	for in := range f.in {
+		switch {
+		case in.respID == reqID:
+			var a hookAnswer
+			_ = json.Unmarshal(in.response, &a)
+			return a, true
+		case in.interrupt != "":
+			f.interrupts = append(f.interrupts, in.interrupt) // for pollInterrupt
+		}
+	}
+	return hookAnswer{}, false
+}
+
+func (f *fakeCLI) logHook(line string) {
+	f.heard = append(f.heard, line)
+	fmt.Fprintln(f.hookLog, strings.ReplaceAll(line, "\n", "\\n"))
+}
+
+// tool plays one tool call through its hooks: run does the work.
+func (f *fakeCLI) tool(name string, input map[string]any, run func() (string, error)) {
+	id := f.toolUse(name, input)
+	if a, ok := f.hook("PreToolUse", map[string]any{"tool_name": name, "tool_input": input, "tool_use_id": id}); ok && a.Specific.Decision == "deny" {
+		f.logHook("pre " + name + " deny: " + a.Specific.Why)
+		f.toolResult(id, a.Specific.Why, true)
+		return
+	}
+	out, err := run()
+	a, _ := f.hook("PostToolUse", map[string]any{"tool_name": name, "tool_input": input, "tool_use_id": id, "tool_response": errText(err, out)})
+	if a.Specific.Context != "" {
+		f.logHook("post " + name + " note: " + a.Specific.Context)
+	}
+	f.toolResult(id, errText(err, out), err != nil)
+	if a.Continue != nil && !*a.Continue {
+		f.logHook("post " + name + " stop: " + a.StopReason)
+		f.stopped = true
+	}
+}
+
+// stopHook asks Stop at the end of a turn; true means debussy blocked it
+// and the turn goes on with the next steps. With no step left, the agent
+// stops again, as the CLI then reports stop_hook_active.
+func (f *fakeCLI) stopHook(last bool) bool {
+	a, ok := f.hook("Stop", map[string]any{"stop_hook_active": f.stopSeen})
+	if !ok || a.Decision != "block" {
+		return false
+	}
+	f.logHook("stop block: " + a.Reason)
+	f.stopSeen = true
+	if !last {
+		return true
+	}
+	if a, _ := f.hook("Stop", map[string]any{"stop_hook_active": true}); a.Decision == "block" {
+		f.logHook("stop block: " + a.Reason)
+	}
+	return false
+}
+
+// handoffPath is the backticked absolute path debussy asked for.
+func (f *fakeCLI) handoffPath() string {
+	for i := len(f.heard) - 1; i >= 0; i-- {
+		for _, part := range strings.Split(f.heard[i], "`")[1:] {
+			if filepath.IsAbs(part) && strings.HasSuffix(part, ".md") {
+				return part
+			}
+		}
+	}
+	return ""
+}
+
 func (f *fakeCLI) pollInterrupt() (string, bool) {
-	select {
-	case in, ok := <-f.in:
-		return in.interrupt, ok && in.interrupt != ""
-	default:
-		return "", false
+	if len(f.interrupts) > 0 {
+		id := f.interrupts[0]
+		f.interrupts = f.interrupts[1:]
+		return id, true
+	}
+	for {
+		select {
+		case in, ok := <-f.in:
+			if ok && in.respID != "" {
+				continue // a late answer
+			}
+			return in.interrupt, ok && in.interrupt != ""
+		default:
+			return "", false
+		}
 	}
 }
 
@@ -325,6 +526,10 @@ func (f *fakeCLI) toolResult(id, content string, isError bool) {
 }
 
 func (f *fakeCLI) result(subtype string, isError bool, apiStatus int, text string) {
+	f.resultWith(nil, subtype, isError, apiStatus, text)
+}
+
+func (f *fakeCLI) resultWith(extra map[string]any, subtype string, isError bool, apiStatus int, text string) {
 	f.results++
 	r := map[string]any{"type": "result", "subtype": subtype, "is_error": isError, "num_turns": 2, "result": text,
 		"session_id": "fake", "total_cost_usd": 0.01,
@@ -332,6 +537,9 @@ func (f *fakeCLI) result(subtype string, isError bool, apiStatus int, text strin
 		"modelUsage": map[string]any{"claude-sonnet-4-5": map[string]any{"contextWindow": 200000}}}
 	if apiStatus != 0 {
 		r["api_error_status"] = apiStatus
+	}
+	for k, v := range extra {
+		r[k] = v
 	}
 	f.emit(r)
 }

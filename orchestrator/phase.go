@@ -35,6 +35,12 @@ type phaseRun struct {
 	// progressRuns are the runs whose `debussy progress` lines belong to
 	// this phase (earlier interrupted runs when resuming).
 	progressRuns []string
+	// From the session that just ended, for the next checkpoint: the
+	// agent's handoff file or why there is none; avoid lists the repeated
+	// calls of every doom loop in this phase.
+	handoff, noHandoff string
+	avoid              []string
+	pointsChecked      bool // warnCompactionPoint ran
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
@@ -184,7 +190,11 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		}
-		if out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns {
+		// A session debussy was ending that ended its turn by itself before
+		// the stop (the agent stopped instead of writing its handoff)
+		// restarts like a stopped one, unless the agent signalled.
+		endedForRestart := end.trigger != "" && out.Kind == runner.OutcomeCompleted && !r.signalled(p)
+		if (out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns) && !endedForRestart {
 			p.transient = 0
 			return nil
 		}
@@ -193,7 +203,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		// from a checkpoint, and either way it counts against max_restarts.
 		restartWhy := ""
 		switch {
-		case out.Kind == runner.OutcomeStopped && end.trigger != "":
+		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger != "":
 			restartWhy = end.reason
 		case promptTooLong(out):
 			restartWhy = "the context filled up (prompt too long)"
@@ -204,6 +214,8 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 				return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed", p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, restartWhy))
 			}
 			c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
+			p.handoff, p.noHandoff = end.handoff, end.noHandoff
+			p.avoid = append(p.avoid, end.avoid...)
 			p.restarts++
 			p.rec.Restarts++
 			cp, err := r.checkpoint(p, "restart", restartWhy, c)
@@ -239,6 +251,13 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		case <-time.After(wait):
 		}
 	}
+}
+
+// signalled reports whether the agent ran `debussy done` for the phase in
+// this attempt; an unreadable signal counts, the phase loop reports it.
+func (r *orun) signalled(p *phaseRun) bool {
+	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
+	return err != nil || sig != nil
 }
 
 // commitEvent is a commit's Debussy-Event trailer: why debussy committed,
@@ -329,6 +348,12 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 			in.Progress = append(in.Progress, pr.Message)
 		}
 	}
+	handoff := ""
+	if p.handoff != "" {
+		handoff = readHandoff(p.handoff)
+	}
+	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid)
+	p.handoff, p.noHandoff = "", ""
 	cp := checkpoint.Build(in, p.events)
 	p.checkpoints++
 	dir := r.Store.PhaseDir(r.id, p.ph.ID)

@@ -102,6 +102,8 @@ func newFixture(t *testing.T, s script, phases ...phaseSpec) *fixture {
 	f.cfg.IdleTimeout = config.Duration(time.Minute)
 	f.cfg.SessionTimeout = config.Duration(time.Minute)
 	f.cfg.GateTimeout = config.Duration(time.Minute)
+	// Plain restarts at the threshold: TestStages covers the handoff.
+	f.cfg.Handoff = false
 	return f
 }
 
@@ -286,7 +288,7 @@ func TestPhaseLoop(t *testing.T) {
 			wantStatus: state.StatusCompleted, wantSessions: 2, wantRestarts: 1, wantAttempts: 1,
 			wantEvents: []string{"restart", "completed"}, wantFiles: []string{"a.txt", "b.txt"},
 			wantPrompt: map[int][]string{2: {"# Checkpoint — phase 1: Step 1 (restart 1 of 2)", "a.txt", "debussy done --phase 1"}},
-			wantLog:    []string{"threshold crossed: stopping at the next safe point", "safe point reached", "restarting the session from a checkpoint"},
+			wantLog:    []string{"stopping the session at the next safe point", "safe point reached", "restarting the session from a checkpoint"},
 		},
 		{
 			name:    "blocked",
@@ -383,7 +385,7 @@ func TestPhaseLoop(t *testing.T) {
 			script:     script{"1": {{"usage 60000", "compact", "done", "result"}}},
 			cfg:        func(c *config.Config) { c.MaxRestarts = 0 },
 			wantStatus: state.StatusCompleted, wantSessions: 1, wantAttempts: 1,
-			wantLog: []string{"restarts are disabled", "claude started compacting"},
+			wantLog: []string{"restarts are disabled", "claude is compacting its context"},
 		},
 		{
 			name:        "a ledger that cannot be written stops the run",

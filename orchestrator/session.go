@@ -19,6 +19,9 @@ type sessionEnd struct {
 	trigger     estimator.Trigger // set when debussy stopped it for a restart
 	reason      string            // the trigger's human reason
 	interrupted bool              // stopped because debussy was interrupted
+	handoff     string            // the agent's handoff file, when it wrote one
+	noHandoff   string            // why a handoff that was due is missing
+	avoid       []string          // repeated calls the next session must avoid
 }
 
 func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
@@ -61,6 +64,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		SessionTimeout: time.Duration(r.cfg.SessionTimeout),
 		StopGrace:      time.Duration(r.cfg.StopGrace),
 		CancelGrace:    r.InterruptGrace,
+		AllowCompact:   r.cfg.AllowCompaction,
 		Logger:         r.log,
 		OnMark: func(name string, at time.Time, f map[string]any) {
 			r.event(name, fields(f))
@@ -123,14 +127,29 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		}
 	}()
 
+	b := r.newBudget(p, n, sess)
+	defer b.close()
+	p.rec.Zone = string(b.zone)
+	p.rec.Zones = append(p.rec.Zones, string(b.zone))
 	var (
 		end      sessionEnd
 		lastBand = -1
 		snap     estimator.Snapshot
-		trigAt   time.Time
-		noted    bool
 	)
-	for ev := range sess.Events() {
+	events := sess.Events()
+	for events != nil {
+		var ev runner.Event
+		select {
+		case e, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			ev = e
+		case <-b.graceC():
+			b.graceExpired()
+			continue
+		}
 		snap = est.Observe(ev)
 		p.events.Observe(ev)
 		r.logEvent(ph.ID, n, ev, snap)
@@ -138,26 +157,26 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			if band := int(snap.Percent / 10); band != lastBand {
 				lastBand = band
 				r.log.Info("context", "phase", ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
-					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls)
+					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls, "zone", b.zone)
 			}
 		}
-		if snap.Trigger != "" && end.trigger == "" && !noted {
-			noted = true
-			if r.cfg.MaxRestarts == 0 {
-				r.log.Warn("threshold crossed, but restarts are disabled (max_restarts 0): continuing", "phase", ph.ID, "reason", snap.Reason)
-				continue
-			}
-			end.trigger, end.reason = snap.Trigger, snap.Reason
-			trigAt = r.now()
-			p.lastTrigger = trigAt
-			if len(sess.InFlight()) > 0 {
-				r.log.Warn("threshold crossed: stopping after the running tool", "phase", ph.ID, "reason", snap.Reason)
-			} else {
-				r.log.Warn("threshold crossed: stopping at the next safe point", "phase", ph.ID, "reason", snap.Reason)
-			}
-			r.event("trigger", fields(map[string]any{"trigger": string(snap.Trigger), "reason": snap.Reason, "tokens": snap.Tokens, "window": snap.Window, "tool_calls": snap.ToolCalls}))
-			sess.RequestStop(snap.Reason)
+		if ev.Kind == runner.KindInit {
+			r.warnCompactionPoint(p, snap)
 		}
+		b.observe(ev, snap)
+		r.progress(p, n, snap, false)
+		if ev.Kind == runner.KindHook && ev.Hook != nil {
+			b.answer(ev.Hook)
+		}
+		r.progress(p, n, snap, false)
+	}
+	if b.stage == stageStopping {
+		end.trigger, end.reason = b.trigger, b.reason
+		end.handoff, end.noHandoff, end.avoid = b.handoff, b.noHandoff, b.avoid
+	}
+	var trigAt time.Time
+	if end.trigger != "" {
+		trigAt = p.lastTrigger
 	}
 	out := sess.Wait()
 	close(watchDone)
@@ -175,11 +194,13 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		p.rec.CostUSD += out.Result.CostUSD
 	}
+	r.progress(p, n, snap, true)
+	r.progress(p, n, snap, true)
 	if err := r.save(); err != nil {
 		return end, err
 	}
 	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
-		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls}))
+		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(b.zone)}))
 	r.log.Info("session ended", "phase", ph.ID, "session", n, "outcome", describeOutcome(out),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return end, nil
@@ -206,7 +227,9 @@ func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Sna
 				"retry_in", time.Duration(s.RetryDelayMs*float64(time.Millisecond)).Round(100*time.Millisecond),
 				"attempt", s.Attempt, "max_attempts", s.MaxRetries)
 		case s.Status == "compacting" || s.Subtype == "compact_boundary":
-			r.log.Warn("claude started compacting its context: the threshold was missed", "phase", phase)
+			r.log.Warn("claude is compacting its context", "phase", phase, "allowed", r.cfg.AllowCompaction, "pre_tokens", s.PreTokens)
+			r.event("compaction", map[string]any{"phase": phase, "session": n, "subtype": s.Subtype, "status": s.Status,
+				"pre_tokens": s.PreTokens, "allowed": r.cfg.AllowCompaction})
 		}
 	}
 }
