@@ -119,16 +119,18 @@ func (b *budget) observe(ev runner.Event, snap estimator.Snapshot) {
 	thr := b.cfg.ContextThreshold
 	switch {
 	case snap.Window > 0 && snap.Percent >= emergencyPercent && thr < 100:
-		b.emergency(snap.Trigger, fmt.Sprintf("context at %d%% of the window", int(snap.Percent)))
+		b.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), emergencyPercent))
 	case snap.Trigger == estimator.TriggerCompaction && !b.cfg.AllowCompaction:
 		// The CLI compacted although PreCompact was blocked (another
 		// client, an older CLI): restart from a checkpoint as before.
 		b.stop(snap.Trigger, snap.Reason)
 	case b.stage == stageHandoff:
 	case snap.Window > 0 && thr < 100 && snap.Percent >= float64(thr):
-		b.limit(estimator.TriggerContext, fmt.Sprintf("context at %d%% of the window (threshold %d%%)", int(snap.Percent), thr), snap)
+		b.limit(estimator.TriggerContext, reason(snap, estimator.TriggerContext,
+			fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), thr)), snap)
 	case b.cfg.ToolCallThreshold > 0 && snap.ToolCalls >= b.cfg.ToolCallThreshold:
-		b.limit(estimator.TriggerToolCalls, fmt.Sprintf("%d tool calls (threshold %d)", snap.ToolCalls, b.cfg.ToolCallThreshold), snap)
+		b.limit(estimator.TriggerToolCalls, reason(snap, estimator.TriggerToolCalls,
+			fmt.Sprintf("tool calls %d ≥ %d", snap.ToolCalls, b.cfg.ToolCallThreshold)), snap)
 	case z.zone == zoneRed:
 		b.limit(triggerZone, fmt.Sprintf("red zone: %d tool calls, %d large reads, %d delegations", snap.ToolCalls, z.largeReads, z.delegations), snap)
 	case !b.warned && snap.Window > 0 && thr < 100 && snap.Percent >= float64(thr-warnBelow):
@@ -212,7 +214,7 @@ func (b *budget) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 		reason, b.handoffPath, handoffTemplate())
 	b.grace = time.NewTimer(time.Duration(b.cfg.HandoffGraceTime))
 	b.r.event("handoff_requested", b.fields(map[string]any{"path": b.handoffPath, "reason": reason}))
-	b.r.log.Warn("asking the agent for its handoff", "phase", b.p.ph.ID, "reason", reason, "path", b.handoffPath)
+	b.r.log.Warn("threshold crossed: asking the agent for its handoff", "phase", b.p.ph.ID, "reason", reason, "path", b.handoffPath)
 	if err := os.MkdirAll(filepath.Dir(b.handoffPath), 0o755); err != nil {
 		b.r.log.Warn("create the handoff's directory", "err", err)
 	}
@@ -236,9 +238,12 @@ func (b *budget) stop(trig estimator.Trigger, reason string) {
 	}
 	b.stage, b.trigger, b.reason = stageStopping, trig, reason
 	b.p.lastTrigger = b.r.now()
-	if len(b.sess.InFlight()) > 0 {
-		b.r.log.Warn("stopping the session after the running tool", "phase", b.p.ph.ID, "reason", reason)
-	} else {
+	switch threshold := trig == estimator.TriggerContext || trig == estimator.TriggerToolCalls || trig == triggerZone; {
+	case threshold && len(b.sess.InFlight()) > 0:
+		b.r.log.Warn("threshold crossed: stopping after the running tool", "phase", b.p.ph.ID, "reason", reason)
+	case threshold:
+		b.r.log.Warn("threshold crossed: stopping at the next safe point", "phase", b.p.ph.ID, "reason", reason)
+	default:
 		b.r.log.Warn("stopping the session at the next safe point", "phase", b.p.ph.ID, "reason", reason)
 	}
 	b.sess.RequestStop(reason)
@@ -383,6 +388,16 @@ func (b *budget) stopHook(h *runner.HookCall) runner.HookAnswer {
 		"completed, blocked or failed: `debussy done --phase %s` when every task and gate is met, "+
 		"`debussy done --phase %s --status blocked --reason \"...\"` or `--status failed --reason \"...\"` otherwise. "+
 		"If work remains, do it first.", id, id, id)}
+}
+
+// reason is the estimator's wording of trig when it fired that trigger,
+// else own (the estimator's trigger is sticky: after a compaction allowed
+// by allow_compaction it names the compaction).
+func reason(snap estimator.Snapshot, trig estimator.Trigger, own string) string {
+	if snap.Trigger == trig && snap.Reason != "" {
+		return snap.Reason
+	}
+	return own
 }
 
 // readHandoff is the handoff's content for the checkpoint, bounded.

@@ -288,7 +288,7 @@ func TestPhaseLoop(t *testing.T) {
 			wantStatus: state.StatusCompleted, wantSessions: 2, wantRestarts: 1, wantAttempts: 1,
 			wantEvents: []string{"restart", "completed"}, wantFiles: []string{"a.txt", "b.txt"},
 			wantPrompt: map[int][]string{2: {"# Checkpoint — phase 1: Step 1 (restart 1 of 2)", "a.txt", "debussy done --phase 1"}},
-			wantLog:    []string{"stopping the session at the next safe point", "safe point reached", "restarting the session from a checkpoint"},
+			wantLog:    []string{"threshold crossed: stopping at the next safe point", "safe point reached", "restarting the session from a checkpoint"},
 		},
 		{
 			name:    "blocked",

@@ -83,7 +83,7 @@ func TestStages(t *testing.T) {
 		{
 			name:     "warning at T-10, once",
 			script:   script{"1": {{"usage 42000", "write a.txt", "write b.txt", "done", "result"}}},
-			hooks:    [][]string{{"post Write note: debussy: your context is at 42%", "debussy progress --phase 1", "!stop"}},
+			hooks:    [][]string{{"post Write note: debussy: your context is at 42% of the window", "debussy progress --phase 1", "!stop"}},
 			exists:   []string{"a.txt", "b.txt"},
 			sessions: 1,
 			events:   []string{"context_warning", "note"},
@@ -95,8 +95,8 @@ func TestStages(t *testing.T) {
 				{"write a.txt", "usage 55000", "write b.txt", "progress noted", "handoff ## Completed\\nMARKER-7f3a wrote a.txt"},
 				{"done", "result"},
 			}},
-			hooks: [][]string{{"pre Write deny: debussy: context at 55% of the window", "/handoff-1.md`", "## Completed",
-				"post Write stop: context at 55%", "!pre Bash deny"}},
+			hooks: [][]string{{"pre Write deny: debussy: context 55 % of 100K ≥ 50 %", "/handoff-1.md`", "## Completed",
+				"post Write stop: context 55 % of 100K ≥ 50 %", "!pre Bash deny"}},
 			prompt2:  []string{"MARKER-7f3a wrote a.txt"},
 			exists:   []string{"a.txt", "!b.txt"},
 			sessions: 2,
@@ -144,7 +144,7 @@ func TestStages(t *testing.T) {
 		{
 			name:     "emergency: the agent stops twice without a handoff",
 			script:   script{"1": {{"usage 55000", "result"}, {"done", "result"}}},
-			hooks:    [][]string{{"stop block: debussy: context at 55%", "/handoff-1.md`"}},
+			hooks:    [][]string{{"stop block: debussy: context 55 % of 100K ≥ 50 %", "/handoff-1.md`"}},
 			prompt2:  []string{"ended its turn again without writing its handoff"},
 			sessions: 2,
 			events:   []string{"handoff_requested", "stop_blocked", "emergency_stop"},

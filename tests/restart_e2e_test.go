@@ -24,8 +24,9 @@ func TestRunMaxRestartsExceeded(t *testing.T) {
 		overflowing("s2", phaseMatch("1"), "s2.txt"),
 		overflowing("s3", phaseMatch("1"), "s3.txt"),
 	}}
+	// handoff: false — plain restarts; stages_e2e_test.go has the handoff.
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Endless"}, {ID: "2", Title: "Never", Deps: []string{"1"}}},
-		"model: claude-sonnet-4-5\n")
+		"model: claude-sonnet-4-5\nhandoff: false\n")
 	r := h.run("run", "plan/MASTER_PLAN.md", "--max-restarts", "2")
 	if r.Code != 1 {
 		t.Fatalf("want exit 1: %s", r)
@@ -63,7 +64,7 @@ func TestRunToolCallThresholdRestarts(t *testing.T) {
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Busy"}}, "")
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Busy"}}, "handoff: false\n")
 	r := h.run("run", "plan/MASTER_PLAN.md", "--tool-call-threshold", "2")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)

@@ -77,7 +77,7 @@ func TestRunRestartsBeforeContextFills(t *testing.T) {
 	h := newHarness(t, script, []phaseSpec{
 		{ID: "1", Title: "Files", Gates: []string{"slow: `test -f slow.txt`"}},
 		{ID: "2", Title: "After", Deps: []string{"1"}},
-	}, "model: claude-sonnet-4-5\n")
+	}, "model: claude-sonnet-4-5\nhandoff: false\n") // plain restart; stages_e2e_test.go has the handoff
 	r := h.run("run", "plan/MASTER_PLAN.md", "--context-threshold", "80")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
