@@ -228,3 +228,45 @@ func TestStagesNudgeAndZone(t *testing.T) {
 		t.Errorf("status --json phase: zone %v, nudges %v", p["zone"], p["nudges"])
 	}
 }
+
+// A plain threshold restart (handoff: false) ends the session with
+// hook_stopped: both tools of the crossing response run, and the API gets
+// no request after the stop. With handoffs on, the emergency path (no
+// handoff within handoff_grace_calls) ends the same way.
+func TestStagesPlainStopRunsEveryTool(t *testing.T) {
+	for _, tc := range []struct{ name, config string }{
+		{"handoff disabled", "model: claude-sonnet-4-5\nhandoff: false\n"},
+		{"emergency at 98 %", "model: claude-sonnet-4-5\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tokens := int64(170000)
+			if tc.name != "handoff disabled" {
+				tokens = 197000
+			}
+			script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+				{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+					turn(tokens, fakeapi.Bash("echo one > one.txt"), fakeapi.Bash("sleep 1; echo two > two.txt")),
+					turn(tokens+1000, fakeapi.Bash("echo never > never.txt")),
+				}},
+				{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+					turn(20000, done("1")), turn(21000, fakeapi.Text("ok")),
+				}},
+			}}
+			h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Plain"}}, tc.config)
+			r := h.run("run", "plan/MASTER_PLAN.md")
+			if r.Code != 0 {
+				t.Fatalf("want exit 0: %s", r)
+			}
+			if !h.exists("one.txt") || !h.exists("two.txt") || h.exists("never.txt") {
+				t.Errorf("one.txt %v, two.txt %v (want both), never.txt %v (want none)", h.exists("one.txt"), h.exists("two.txt"), h.exists("never.txt"))
+			}
+			sessions := h.requestsOf(phaseMatch("1"))
+			if len(sessions) != 2 || len(sessions[0]) != 1 {
+				t.Errorf("want 2 sessions, the first with 1 request (none after the stop); got %d", len(sessions))
+			}
+			if !strings.Contains(h.runFiles("phase-1/session-1.jsonl"), `"terminal_reason":"hook_stopped"`) {
+				t.Error("session 1 did not end with terminal_reason hook_stopped")
+			}
+		})
+	}
+}
