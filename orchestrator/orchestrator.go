@@ -61,6 +61,9 @@ type Options struct {
 	// the ledger records. commands passes its mapping so exit codes are
 	// decided in one place; nil records 0 for success and 1 otherwise.
 	ExitCode func(error) int
+	// Progress, when set, is called from the session loop after every
+	// stream event (and once when the session ends): the live view.
+	Progress func(Progress)
 }
 
 // maxTransient is how many times a session that failed on its own (API

@@ -168,7 +168,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		if ev.Kind == runner.KindHook && ev.Hook != nil {
 			b.answer(ev.Hook)
 		}
-		r.progress(p, n, snap, false)
 	}
 	if b.stage == stageStopping {
 		end.trigger, end.reason = b.trigger, b.reason
@@ -194,7 +193,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		p.rec.CostUSD += out.Result.CostUSD
 	}
-	r.progress(p, n, snap, true)
 	r.progress(p, n, snap, true)
 	if err := r.save(); err != nil {
 		return end, err
