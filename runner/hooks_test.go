@@ -150,6 +150,19 @@ func TestStopMachineHooks(t *testing.T) {
 			},
 		},
 		{
+			name: "the idle clock stops while a hook call waits for the consumer",
+			cfg:  stopConfig{hooks: true, hookTimeout: 10 * time.Second, idleTimeout: 3 * time.Second},
+			steps: []step{
+				at(0, hooksOK(), toolUse("A")), at(time.Second, hook(HookPreToolUse, "h1", "A")),
+				at(5*time.Second, answerHook("h1", HookAnswer{})), timer(),
+			},
+			want: []string{
+				"6s answer h1 {}",
+				"9s idle_timeout", "9s close stdin", "9s stdin_closed", "9s close stdin now", "9s sigint",
+			},
+			inFlight: []string{"A"},
+		},
+		{
 			name:  "AllowCompact: the default PreCompact answer lets the CLI compact",
 			cfg:   stopConfig{hooks: true, hookTimeout: time.Second, allowCompact: true},
 			steps: []step{at(0, hooksOK(), hook(HookPreCompact, "h1", "")), timer()},

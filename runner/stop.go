@@ -462,7 +462,9 @@ func (m *machine) watchdogs(now time.Time) {
 	if m.ending() {
 		return
 	}
-	if d := m.cfg.idleTimeout; d > 0 && now.Sub(m.lastLine) >= d {
+	// While a hook call waits for our answer the CLI is silent by design:
+	// the idle clock runs from the answer, not from the call.
+	if d := m.cfg.idleTimeout; d > 0 && len(m.pending) == 0 && now.Sub(m.lastLine) >= d {
 		// No point in a safe point: a hung claude answers nothing.
 		m.cause, m.reason = OutcomeIdleTimeout, fmt.Sprintf("no output from claude for %s", d)
 		m.mark("idle_timeout", now, map[string]any{"last_line": m.lastLine})
@@ -550,7 +552,7 @@ func (m *machine) next() (time.Time, bool) {
 		consider(m.killAt)
 	}
 	if !m.ending() {
-		if d := m.cfg.idleTimeout; d > 0 {
+		if d := m.cfg.idleTimeout; d > 0 && len(m.pending) == 0 {
 			consider(m.lastLine.Add(d))
 		}
 		if d := m.cfg.sessionTimeout; d > 0 {
@@ -631,6 +633,7 @@ func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
 		a.StopReason = m.reason
 	}
 	m.emit(action{kind: actWrite, data: hookResponse(p.reqID, p.event, a)})
+	m.lastLine = maxTime(m.lastLine, now) // the CLI was waiting for us: idle from here
 	if p.event != HookPostToolUse || a.StopReason == "" {
 		return
 	}
@@ -676,4 +679,11 @@ func (m *machine) hookTimeouts(now time.Time) {
 		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "hook", p.event, "tool", p.tool, "waited", now.Sub(p.at))
 		m.answer(p, m.defaultAnswer(p.event), now)
 	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
