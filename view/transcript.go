@@ -1,0 +1,239 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// Transcript renders a session's raw stream (session-N.jsonl) for people:
+// the agent's text, each tool call with its short input, results cut
+// short, the context per turn, and the result line. Feed it lines in order.
+type Transcript struct {
+	w        io.Writer
+	cwd      string          // init's working directory, cut from paths
+	lastMsg  string          // the main thread's latest response id
+	turn     int             // main-thread responses seen
+	tools    map[string]bool // tool_use ids already shown (a line may repeat)
+	lineNo   int
+	MaxLines int // lines kept of a tool result or the final text; 0 means 3
+}
+
+// NewTranscript writes to w.
+func NewTranscript(w io.Writer) *Transcript {
+	return &Transcript{w: w, tools: map[string]bool{}}
+}
+
+// Line renders one raw line of the stream.
+func (t *Transcript) Line(line []byte) {
+	t.lineNo++
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	ev, err := runner.Parse(line)
+	if err != nil {
+		fmt.Fprintf(t.w, "! line %d not readable: %v\n", t.lineNo, err)
+		return
+	}
+	switch ev.Kind {
+	case runner.KindInit:
+		in := ev.Init
+		t.cwd = in.Cwd
+		fmt.Fprintf(t.w, "session %s · model %s · claude %s · %s\n", short(in.SessionID, 8), in.Model, in.Version, in.Cwd)
+	case runner.KindUser:
+		if ev.User.ParentToolUseID == "" {
+			fmt.Fprintf(t.w, "» %s\n", t.firstLines(ev.User.Text, len(ev.User.Text), 2, "  "))
+		}
+	case runner.KindAssistant:
+		t.assistant(ev.Assistant)
+	case runner.KindToolResult:
+		for _, tr := range ev.ToolResults {
+			t.toolResult(tr)
+		}
+	case runner.KindSystem:
+		t.system(ev.System)
+	case runner.KindHook:
+		// PreToolUse and PostToolUse come with every tool: only the rare
+		// hooks say something.
+		if h := ev.Hook; h.Event != runner.HookEvent("PreToolUse") && h.Event != runner.HookEvent("PostToolUse") {
+			fmt.Fprintf(t.w, "· hook %s\n", h.Event)
+		}
+	case runner.KindResult:
+		t.result(ev.Result)
+	}
+}
+
+func (t *Transcript) assistant(a *runner.Assistant) {
+	indent := "  "
+	switch {
+	case !a.MainThread():
+		indent = "    ⤷ " // a subagent's work, under the Task that started it
+	case a.Model == "<synthetic>":
+		// The CLI's own reply (an API error, an abort): no request, no turn.
+		if txt := oneLine(a.Text); a.Error != "" || txt != "" {
+			fmt.Fprintf(t.w, "! claude: %s\n", strings.TrimPrefix(strings.Join([]string{a.Error, txt}, ": "), ": "))
+		}
+		return
+	case a.MessageID == "" || a.MessageID != t.lastMsg:
+		t.lastMsg = a.MessageID
+		t.turn++
+		// Only the context: output_tokens on assistant lines is a
+		// placeholder; the real totals are in the result line.
+		fmt.Fprintf(t.w, "● turn %d · context %s\n", t.turn, formatTokens(a.Usage.Context()))
+	}
+	if a.Error != "" {
+		fmt.Fprintf(t.w, "%s! %s\n", indent, a.Error)
+	}
+	if txt := strings.TrimSpace(a.Text); txt != "" {
+		for _, l := range strings.Split(txt, "\n") {
+			fmt.Fprintf(t.w, "%s%s\n", indent, strings.TrimRight(l, " \t\r"))
+		}
+	}
+	for _, tu := range a.ToolUses {
+		if tu.ID != "" && t.tools[tu.ID] {
+			continue
+		}
+		t.tools[tu.ID] = true
+		fmt.Fprintf(t.w, "%s→ %s %s\n", indent, tu.Name, t.toolInput(tu))
+	}
+}
+
+// toolInput is a tool call's input in one short line.
+func (t *Transcript) toolInput(tu runner.ToolUse) string {
+	switch {
+	case tu.Command != "":
+		return cut(oneLine(tu.Command), 160)
+	case tu.FilePath != "":
+		return t.rel(tu.FilePath)
+	case tu.Input == nil:
+		return fmt.Sprintf("(%d bytes of input)", tu.InputSize)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, tu.Input) != nil {
+		return cut(oneLine(string(tu.Input)), 160)
+	}
+	return cut(buf.String(), 160)
+}
+
+func (t *Transcript) toolResult(tr runner.ToolResult) {
+	indent := "  "
+	if tr.ParentToolUseID != "" {
+		indent = "    ⤷ "
+	}
+	mark := "←"
+	switch {
+	case tr.IsError:
+		mark = "← error:"
+	case tr.Interrupted:
+		mark = "← interrupted:"
+	}
+	n := tr.ContentLen
+	if n == 0 {
+		n = len(tr.Content)
+	}
+	fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, t.firstLines(tr.Content, n, t.maxLines(), indent+"  "))
+}
+
+func (t *Transcript) system(s *runner.System) {
+	switch {
+	case s.Subtype == "api_retry":
+		fmt.Fprintf(t.w, "· API error %d, claude retries (%d/%d) in %s: %s\n", s.ErrorStatus, s.Attempt, s.MaxRetries,
+			(time.Duration(s.RetryDelayMs) * time.Millisecond).Round(100*time.Millisecond), oneLine(s.Error))
+	case s.Subtype == "compact_boundary":
+		fmt.Fprintf(t.w, "· context compacted (was %s)\n", formatTokens(s.PreTokens))
+	case s.Status == "compacting":
+		fmt.Fprintf(t.w, "· compacting the context\n")
+	case strings.HasPrefix(s.Subtype, "task_") && s.Description != "":
+		fmt.Fprintf(t.w, "    ⤷ %s: %s\n", strings.TrimPrefix(s.Subtype, "task_"), oneLine(s.Description))
+	}
+}
+
+func (t *Transcript) result(r *runner.Result) {
+	what := r.Subtype
+	if r.IsError {
+		what = "error"
+		if r.Subtype != "success" && r.Subtype != "" {
+			what += ": " + r.Subtype
+		}
+		if r.APIErrorStatus != 0 {
+			what += fmt.Sprintf(" (API status %d)", r.APIErrorStatus)
+		}
+	}
+	if r.TerminalReason != "" && r.TerminalReason != "completed" {
+		what += " (" + r.TerminalReason + ")"
+	}
+	u := r.Usage
+	fmt.Fprintf(t.w, "■ result %s · %s · %s · $%.4f · tokens in %s, out %s\n", what, plural(r.NumTurns, "turn"),
+		(time.Duration(r.DurationMs) * time.Millisecond).Round(100*time.Millisecond), r.CostUSD,
+		formatTokens(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), formatTokens(u.OutputTokens))
+	if txt := strings.TrimSpace(r.Text); txt != "" {
+		fmt.Fprintf(t.w, "  %s\n", t.firstLines(txt, len(txt), t.maxLines(), "  "))
+	}
+}
+
+func (t *Transcript) maxLines() int {
+	if t.MaxLines > 0 {
+		return t.MaxLines
+	}
+	return 3
+}
+
+// firstLines keeps max lines of s (each cut to 200 columns), indenting the
+// ones after the first, and says how much was left out of total bytes.
+func (t *Transcript) firstLines(s string, total, max int, indent string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "(empty)"
+	}
+	lines := strings.Split(s, "\n")
+	more := len(lines) - max
+	if more > 0 {
+		lines = lines[:max]
+	}
+	for i, l := range lines {
+		lines[i] = cut(strings.TrimRight(l, " \t\r"), 200)
+	}
+	out := strings.Join(lines, "\n"+indent)
+	switch {
+	case more > 0:
+		noun := "lines"
+		if more == 1 {
+			noun = "line"
+		}
+		out += fmt.Sprintf("\n%s… %d more %s (%d bytes in all)", indent, more, noun, total)
+	case total > len(s)+1:
+		out += fmt.Sprintf(" … (%d bytes in all)", total)
+	}
+	return out
+}
+
+func (t *Transcript) rel(path string) string {
+	if t.cwd != "" {
+		if r, ok := strings.CutPrefix(path, strings.TrimSuffix(t.cwd, "/")+"/"); ok {
+			return r
+		}
+	}
+	return path
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cut keeps at most n runes of s.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func short(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,66 @@
+package view
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTranscriptFixtures renders every recorded stream of the real CLI.
+func TestTranscriptFixtures(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "runner", "testdata", "fixtures", "*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		if strings.HasSuffix(name, ".stdin") {
+			continue // what debussy sent, not the stream
+		}
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			tr := NewTranscript(&out)
+			sc := bufio.NewReader(bytes.NewReader(data))
+			for {
+				line, err := sc.ReadBytes('\n')
+				if len(line) > 0 {
+					tr.Line(line)
+				}
+				if err != nil {
+					break
+				}
+			}
+			golden(t, "transcript-"+name, out.String())
+		})
+	}
+}
+
+func TestTranscriptOddLines(t *testing.T) {
+	tests := []struct {
+		name, line, want string
+	}{
+		{name: "not json", line: "garbage", want: "! line 1 not readable"},
+		{name: "blank", line: "  ", want: ""},
+		{name: "unknown type", line: `{"type":"rate_limit_event"}`, want: ""},
+		{name: "long result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"a\nb\nc\nd\ne"}]}}`,
+			want: "  ← a\n    b\n    c\n    … 2 more lines (9 bytes in all)\n"},
+		{name: "error result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","is_error":true,"content":"boom"}]}}`,
+			want: "  ← error: boom\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			NewTranscript(&out).Line([]byte(tt.line))
+			if tt.want == "" && out.Len() != 0 || !strings.Contains(out.String(), tt.want) {
+				t.Errorf("got %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
