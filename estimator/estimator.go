@@ -61,6 +61,8 @@ type Snapshot struct {
 	Reason        string  // human wording of Trigger
 	ResultWindow  int64   // result.modelUsage contextWindow of the main model, 0 if not seen
 	CostUSD       float64 // latest result's total_cost_usd
+	LargeReads    int     // main-thread Read results over LargeReadLines lines or LargeReadBytes
+	Delegations   int     // main-thread Task/Agent tool_use blocks
 }
 
 // Estimator accumulates one session's events. It is not safe for concurrent
@@ -81,6 +83,10 @@ type Estimator struct {
 	toolCalls int
 	subCalls  int
 
+	reads       map[string]bool // main-thread Read tool_use ids awaiting their result
+	largeReads  int
+	delegations int
+
 	// chars feeds the fallback: prompt, tool results and the agent's own
 	// output all occupy the context.
 	chars       int64
@@ -97,6 +103,7 @@ func New(cfg Config) *Estimator {
 		chars:    int64(max(cfg.PromptChars, 0)),
 		seenMsg:  map[string]bool{},
 		seenTool: map[string]bool{},
+		reads:    map[string]bool{},
 	}
 }
 
@@ -119,6 +126,12 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 				n = len(tr.Content)
 			}
 			e.chars += int64(n)
+			if e.reads[tr.ToolUseID] {
+				delete(e.reads, tr.ToolUseID)
+				if !tr.IsError && largeRead(tr.Content, tr.ContentLen) {
+					e.largeReads++
+				}
+			}
 		}
 	case ev.System != nil:
 		e.observeSystem(ev.System, ev.Subtype)
@@ -135,7 +148,7 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 
 func (e *Estimator) observeAssistant(a *runner.Assistant) {
 	if !a.MainThread() {
-		e.subCalls += e.countTools(a.ToolUses)
+		e.subCalls += len(e.newTools(a.ToolUses))
 		return
 	}
 	if e.model == "" && a.Model != "" && !strings.HasPrefix(a.Model, "<") {
@@ -158,16 +171,27 @@ func (e *Estimator) observeAssistant(a *runner.Assistant) {
 		e.haveUsage = true
 		e.lastMsgID = a.MessageID
 	}
-	e.toolCalls += e.countTools(a.ToolUses)
+	for _, tu := range e.newTools(a.ToolUses) {
+		e.toolCalls++
+		switch tu.Name {
+		case "Read":
+			if tu.ID != "" {
+				e.reads[tu.ID] = true
+			}
+		case "Task", "Agent":
+			e.delegations++
+		}
+	}
 	e.chars += int64(len(a.Text))
 	for _, tu := range a.ToolUses {
 		e.chars += int64(len(tu.Input))
 	}
 }
 
-// countTools counts tool_use blocks not seen before, by id.
-func (e *Estimator) countTools(uses []runner.ToolUse) int {
-	n := 0
+// newTools returns the tool_use blocks not seen before, by id: the CLI
+// repeats a response's blocks on several lines.
+func (e *Estimator) newTools(uses []runner.ToolUse) []runner.ToolUse {
+	var out []runner.ToolUse
 	for _, tu := range uses {
 		if tu.ID != "" {
 			if e.seenTool[tu.ID] {
@@ -175,9 +199,9 @@ func (e *Estimator) countTools(uses []runner.ToolUse) int {
 			}
 			e.seenTool[tu.ID] = true
 		}
-		n++
+		out = append(out, tu)
 	}
-	return n
+	return out
 }
 
 func (e *Estimator) observeSystem(s *runner.System, evSubtype string) {
@@ -188,16 +212,17 @@ func (e *Estimator) observeSystem(s *runner.System, evSubtype string) {
 	if sub == "" {
 		sub = evSubtype
 	}
-	// Any compaction means the context threshold was missed: the CLI is
-	// about to summarise away the work we want in a checkpoint instead.
-	switch {
-	case sub == "status" && s.Status == "compacting":
-		e.trigger, e.reason = TriggerCompaction, "compaction started: threshold missed"
-	case sub == "compact_boundary":
+	// Only a compact_boundary is a compaction. status "compacting" is the
+	// CLI's attempt: it is also sent when a PreCompact hook blocks it
+	// (measured with 2.1.197: the status line follows the blocked
+	// callback, no summary request is sent) and before a reactive
+	// compaction that fails with "Prompt is too long", which the result
+	// reports. The usage of the next response gives the new size.
+	if sub == "compact_boundary" {
 		e.trigger = TriggerCompaction
-		e.reason = "compaction happened: threshold missed"
+		e.reason = "the CLI compacted the context"
 		if s.PreTokens > 0 {
-			e.reason = fmt.Sprintf("compaction happened at %s tokens: threshold missed", FormatTokens(s.PreTokens))
+			e.reason = fmt.Sprintf("the CLI compacted the context at %s tokens", FormatTokens(s.PreTokens))
 		}
 	}
 }
@@ -265,6 +290,8 @@ func (e *Estimator) Snapshot() Snapshot {
 		Reason:        e.reason,
 		ResultWindow:  e.resultWindow,
 		CostUSD:       e.costUSD,
+		LargeReads:    e.largeReads,
+		Delegations:   e.delegations,
 	}
 	if !e.haveUsage && e.sawResponse {
 		s.Tokens = (e.chars + charsPerToken - 1) / charsPerToken

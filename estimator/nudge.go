@@ -1,0 +1,245 @@
+package estimator
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// Kinds of nudge (seed economics).
+const (
+	NudgeDoomLoop    = "doom_loop"   // the same call again and again
+	NudgeExploration = "exploration" // reading without ever editing
+)
+
+// nudgeArgsRunes bounds a nudge's arguments: they are quoted to the agent
+// and kept in the ledger.
+const nudgeArgsRunes = 120
+
+// NudgeConfig holds the nudges' thresholds; 0 disables each.
+type NudgeConfig struct {
+	// Repeat identical calls within the last RepeatWindow main-thread
+	// calls are a doom loop; at RepeatRestart the session should restart.
+	Repeat, RepeatWindow, RepeatRestart int
+	// ExploreReads reads without an edit in between are too many.
+	ExploreReads int
+	// Cooldown is how many main-thread calls must pass after a nudge
+	// before another of the same kind.
+	Cooldown int
+}
+
+// Nudge is one note the agent should hear about its own behaviour.
+type Nudge struct {
+	Kind    string // NudgeDoomLoop or NudgeExploration
+	Tool    string // the call that triggered it
+	Args    string // its input as short canonical JSON
+	Count   int    // identical calls in the window, or reads since the last edit
+	Restart bool   // a doom loop at RepeatRestart: end the session
+}
+
+// Nudger watches one session's main-thread tool calls. Like the
+// Estimator it is pure and not safe for concurrent use.
+type Nudger struct {
+	cfg       NudgeConfig
+	seen      map[string]bool
+	calls     int      // main-thread calls observed
+	recent    []string // keys of the last RepeatWindow calls, oldest first
+	reads     int      // reads since the last edit
+	lastNudge map[string]int
+	restarted bool
+}
+
+// NewNudger returns a Nudger for one session.
+func NewNudger(c NudgeConfig) *Nudger {
+	return &Nudger{cfg: c, seen: map[string]bool{}, lastNudge: map[string]int{}}
+}
+
+// Observe folds one event in and returns the nudges it causes, if any.
+func (n *Nudger) Observe(ev runner.Event) []Nudge {
+	a := ev.Assistant
+	if a == nil || !a.MainThread() {
+		return nil
+	}
+	var out []Nudge
+	for _, tu := range a.ToolUses {
+		if tu.ID != "" {
+			if n.seen[tu.ID] {
+				continue // the CLI repeats a response's blocks
+			}
+			n.seen[tu.ID] = true
+		}
+		out = append(out, n.call(tu)...)
+	}
+	return out
+}
+
+func (n *Nudger) call(tu runner.ToolUse) []Nudge {
+	n.calls++
+	args, canonical := canonicalArgs(tu.Input)
+	key := tu.Name + "\x00" + args
+	if !canonical {
+		key += "\x00" + tu.ID // an input too large to keep is never "identical"
+	}
+	if w := n.cfg.RepeatWindow; w > 0 {
+		n.recent = append(n.recent, key)
+		if len(n.recent) > w {
+			n.recent = n.recent[len(n.recent)-w:]
+		}
+	}
+	var out []Nudge
+	if nd, ok := n.doomLoop(tu.Name, key, args); ok {
+		out = append(out, nd)
+	}
+	switch {
+	case isEdit(tu):
+		n.reads = 0
+	case isRead(tu):
+		n.reads++
+		if r := n.cfg.ExploreReads; r > 0 && n.reads >= r && n.ready(NudgeExploration) {
+			out = append(out, Nudge{Kind: NudgeExploration, Tool: tu.Name, Args: clipArgs(args), Count: n.reads})
+		}
+	}
+	return out
+}
+
+func (n *Nudger) doomLoop(tool, key, args string) (Nudge, bool) {
+	if n.cfg.Repeat <= 0 && n.cfg.RepeatRestart <= 0 {
+		return Nudge{}, false
+	}
+	count := 0
+	for _, k := range n.recent {
+		if k == key {
+			count++
+		}
+	}
+	nd := Nudge{Kind: NudgeDoomLoop, Tool: tool, Args: clipArgs(args), Count: count}
+	// The restart is never held back by the cooldown: the loop has gone
+	// on despite the nudges. It is asked for once; a session that goes on
+	// (restarts disabled) hears plain nudges again.
+	if r := n.cfg.RepeatRestart; r > 0 && count >= r && !n.restarted {
+		n.restarted = true
+		n.lastNudge[NudgeDoomLoop] = n.calls
+		nd.Restart = true
+		return nd, true
+	}
+	if r := n.cfg.Repeat; r > 0 && count >= r && n.ready(NudgeDoomLoop) {
+		return nd, true
+	}
+	return Nudge{}, false
+}
+
+// ready reports whether a nudge of kind may be sent now, and if so
+// starts its cooldown.
+func (n *Nudger) ready(kind string) bool {
+	if last, ok := n.lastNudge[kind]; ok && n.calls-last <= n.cfg.Cooldown {
+		return false
+	}
+	n.lastNudge[kind] = n.calls
+	return true
+}
+
+// canonicalArgs is input as whitespace-free JSON with sorted keys, so the
+// same call spelled twice compares equal; ok is false without an input
+// (too large for the runner to keep).
+func canonicalArgs(input json.RawMessage) (string, bool) {
+	if len(input) == 0 {
+		return "", false
+	}
+	var v any
+	if json.Unmarshal(input, &v) != nil {
+		return string(input), true
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "a > b" stays readable in a nudge
+	if enc.Encode(v) != nil {
+		return string(input), true
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
+}
+
+func clipArgs(s string) string {
+	r := []rune(s)
+	if len(r) <= nudgeArgsRunes {
+		return s
+	}
+	return string(r[:nudgeArgsRunes-1]) + "…"
+}
+
+func isEdit(tu runner.ToolUse) bool {
+	switch tu.Name {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return true
+	case "Bash":
+		return !ReadOnlyCommand(bashCommand(tu))
+	}
+	return false
+}
+
+func isRead(tu runner.ToolUse) bool {
+	switch tu.Name {
+	case "Read", "Grep", "Glob", "LS":
+		return true
+	case "Bash":
+		return ReadOnlyCommand(bashCommand(tu))
+	}
+	return false
+}
+
+func bashCommand(tu runner.ToolUse) string {
+	if tu.Command != "" {
+		return tu.Command
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(tu.Input, &in)
+	return in.Command
+}
+
+// readOnlyCommands only look: each segment of a read-only command line
+// starts with one of them (cd and pwd move around, nothing more).
+var readOnlyCommands = map[string]bool{
+	"cat": true, "head": true, "tail": true, "less": true, "ls": true, "grep": true, "rg": true,
+	"find": true, "wc": true, "tree": true, "cd": true, "pwd": true,
+}
+
+var readOnlyGit = map[string]bool{"status": true, "log": true, "diff": true, "show": true}
+
+// harmlessRedirects write nothing the agent made.
+var harmlessRedirects = strings.NewReplacer("2>&1", "", "&>/dev/null", "", "2>/dev/null", "", ">/dev/null", "")
+
+// ReadOnlyCommand reports whether a shell command line only reads: every
+// segment (split on ;, &&, || and |) starts with a reading command, and
+// nothing is redirected into a file. It is a heuristic for nudges, not a
+// sandbox.
+func ReadOnlyCommand(cmd string) bool {
+	cmd = harmlessRedirects.Replace(cmd)
+	if strings.TrimSpace(cmd) == "" || strings.Contains(cmd, ">") {
+		return false
+	}
+	segments := strings.FieldsFunc(cmd, func(r rune) bool { return r == ';' || r == '&' || r == '|' || r == '\n' })
+	for _, seg := range segments {
+		words := strings.Fields(seg)
+		if len(words) == 0 {
+			continue
+		}
+		switch first := words[0]; {
+		case first == "git":
+			if len(words) < 2 || !readOnlyGit[words[1]] {
+				return false
+			}
+		case first == "find":
+			for _, w := range words[1:] {
+				if w == "-delete" || strings.HasPrefix(w, "-exec") || strings.HasPrefix(w, "-ok") || strings.HasPrefix(w, "-fprint") {
+					return false
+				}
+			}
+		case !readOnlyCommands[first]:
+			return false
+		}
+	}
+	return true
+}

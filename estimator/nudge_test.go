@@ -1,0 +1,238 @@
+package estimator
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// call is one main-thread tool_use in a nudge scenario; parent marks a
+// subagent's, dup repeats the previous call's id (a repeated line).
+type call struct {
+	tool, in string
+	parent   string
+	dup      bool
+}
+
+func bash(cmd string) call { return call{tool: "Bash", in: fmt.Sprintf(`{"command":%q}`, cmd)} }
+func readF(p string) call  { return call{tool: "Read", in: fmt.Sprintf(`{"file_path":%q}`, p)} }
+func edit(p string) call {
+	return call{tool: "Edit", in: fmt.Sprintf(`{"file_path":%q,"old_string":"a","new_string":"b"}`, p)}
+}
+
+func TestNudger(t *testing.T) {
+	def := NudgeConfig{Repeat: 3, RepeatWindow: 20, RepeatRestart: 5, ExploreReads: 10, Cooldown: 5}
+	repeat := func(c call, n int) []call {
+		out := make([]call, n)
+		for i := range out {
+			out[i] = c
+		}
+		return out
+	}
+	concat := func(parts ...[]call) []call {
+		var out []call
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	doom := func(count int, restart bool) Nudge {
+		return Nudge{Kind: NudgeDoomLoop, Tool: "Bash", Args: `{"command":"go test ./..."}`, Count: count, Restart: restart}
+	}
+	tests := []struct {
+		name  string
+		cfg   NudgeConfig
+		calls []call
+		want  map[int][]Nudge // by call index (0-based); others must be empty
+	}{
+		{
+			name:  "the third identical call is nudged, the first two are not",
+			cfg:   def,
+			calls: repeat(bash("go test ./..."), 3),
+			want:  map[int][]Nudge{2: {doom(3, false)}},
+		},
+		{
+			name:  "the cooldown holds the 4th back, the restart at 5 is never held back",
+			cfg:   def,
+			calls: repeat(bash("go test ./..."), 6),
+			want:  map[int][]Nudge{2: {doom(3, false)}, 4: {doom(5, true)}},
+		},
+		{
+			name:  "without a cooldown every repeat is nudged",
+			cfg:   NudgeConfig{Repeat: 3, RepeatWindow: 20, RepeatRestart: 5},
+			calls: repeat(bash("go test ./..."), 4),
+			want:  map[int][]Nudge{2: {doom(3, false)}, 3: {doom(4, false)}},
+		},
+		{
+			name: "keys in another order and other whitespace are the same call",
+			cfg:  def,
+			calls: []call{
+				{tool: "Bash", in: `{"command":"go test ./...","timeout":5}`},
+				{tool: "Bash", in: `{ "timeout": 5, "command": "go test ./..." }`},
+				{tool: "Bash", in: "{\"timeout\":5,\n\"command\":\"go test ./...\"}"},
+			},
+			want: map[int][]Nudge{2: {{Kind: NudgeDoomLoop, Tool: "Bash", Args: `{"command":"go test ./...","timeout":5}`, Count: 3}}},
+		},
+		{
+			name:  "other arguments are another call",
+			cfg:   def,
+			calls: []call{bash("go test ./..."), bash("go test ./a"), bash("go test ./..."), bash("go vet ./...")},
+		},
+		{
+			name:  "the same input to another tool is another call",
+			cfg:   def,
+			calls: []call{bash("x"), {tool: "Read", in: `{"command":"x"}`}, bash("x")},
+		},
+		{
+			name:  "repeats spread beyond the window are no loop",
+			cfg:   NudgeConfig{Repeat: 3, RepeatWindow: 4, RepeatRestart: 4},
+			calls: []call{bash("go test ./..."), bash("a"), bash("b"), bash("go test ./..."), bash("c"), bash("d"), bash("go test ./...")},
+		},
+		{
+			name:  "subagent calls and repeated lines do not count",
+			cfg:   def,
+			calls: []call{bash("go test ./..."), {tool: "Bash", in: `{"command":"go test ./..."}`, dup: true}, {tool: "Bash", in: `{"command":"go test ./..."}`, parent: "task1"}, bash("go test ./...")},
+		},
+		{
+			name:  "doom loop disabled",
+			cfg:   NudgeConfig{RepeatWindow: 20},
+			calls: repeat(bash("go test ./..."), 8),
+		},
+		{
+			name:  "restarts only",
+			cfg:   NudgeConfig{RepeatWindow: 20, RepeatRestart: 2},
+			calls: repeat(bash("go test ./..."), 3),
+			want:  map[int][]Nudge{1: {doom(2, true)}},
+		},
+		{
+			name:  "arguments are bounded",
+			cfg:   def,
+			calls: repeat(call{tool: "Write", in: fmt.Sprintf(`{"content":%q,"file_path":"/a"}`, strings.Repeat("x", 500))}, 3),
+			want:  map[int][]Nudge{2: {{Kind: NudgeDoomLoop, Tool: "Write", Args: `{"content":"` + strings.Repeat("x", 107) + "…", Count: 3}}},
+		},
+		{
+			name:  "a call without its input (too large to keep) is never identical",
+			cfg:   def,
+			calls: []call{{tool: "Write"}, {tool: "Write"}, {tool: "Write"}},
+		},
+		{
+			name:  "exploration: the 10th read without an edit",
+			cfg:   def,
+			calls: concat(repeatReads(9), []call{bash("git log --oneline | head")}),
+			want:  map[int][]Nudge{9: {{Kind: NudgeExploration, Tool: "Bash", Args: `{"command":"git log --oneline | head"}`, Count: 10}}},
+		},
+		{
+			name:  "exploration: an edit resets the count; other tools do not",
+			cfg:   NudgeConfig{ExploreReads: 3},
+			calls: []call{readF("a"), readF("b"), edit("a"), readF("c"), {tool: "TodoWrite", in: `{}`}, readF("d"), readF("e")},
+			want:  map[int][]Nudge{6: {{Kind: NudgeExploration, Tool: "Read", Args: `{"file_path":"e"}`, Count: 3}}},
+		},
+		{
+			name:  "exploration: a writing Bash is an edit",
+			cfg:   NudgeConfig{ExploreReads: 3},
+			calls: []call{readF("a"), readF("b"), bash("go generate ./..."), readF("c"), readF("d")},
+		},
+		{
+			name:  "exploration: cooldown, then the count goes on",
+			cfg:   NudgeConfig{ExploreReads: 3, Cooldown: 2},
+			calls: repeatReads(7),
+			want: map[int][]Nudge{
+				2: {{Kind: NudgeExploration, Tool: "Read", Args: `{"file_path":"f2"}`, Count: 3}},
+				5: {{Kind: NudgeExploration, Tool: "Read", Args: `{"file_path":"f5"}`, Count: 6}},
+			},
+		},
+		{
+			name:  "both kinds from one call, each with its own cooldown",
+			cfg:   NudgeConfig{Repeat: 2, RepeatWindow: 10, ExploreReads: 2, Cooldown: 5},
+			calls: []call{readF("a"), readF("a")},
+			want: map[int][]Nudge{1: {
+				{Kind: NudgeDoomLoop, Tool: "Read", Args: `{"file_path":"a"}`, Count: 2},
+				{Kind: NudgeExploration, Tool: "Read", Args: `{"file_path":"a"}`, Count: 2},
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := NewNudger(tt.cfg)
+			id := 0
+			for i, c := range tt.calls {
+				if !c.dup {
+					id++
+				}
+				tu := runner.ToolUse{ID: fmt.Sprintf("toolu_%d", id), Name: c.tool}
+				if c.in != "" {
+					tu.Input = input(c.in)
+				}
+				got := n.Observe(useEv(c.parent, tu))
+				if want := tt.want[i]; !reflect.DeepEqual(got, want) {
+					t.Errorf("call %d (%s %s): nudges %+v, want %+v", i, c.tool, c.in, got, want)
+				}
+			}
+		})
+	}
+}
+
+func repeatReads(n int) []call {
+	out := make([]call, n)
+	for i := range out {
+		out[i] = readF(fmt.Sprintf("f%d", i))
+	}
+	return out
+}
+
+func TestNudgerIgnoresOtherEvents(t *testing.T) {
+	n := NewNudger(NudgeConfig{Repeat: 2, RepeatWindow: 5, ExploreReads: 1})
+	for _, ev := range []runner.Event{
+		{Kind: runner.KindInit, Init: &runner.Init{}},
+		resultEv("", "x", "out", 3),
+		{Kind: runner.KindResult, Result: &runner.Result{}},
+		{Kind: runner.KindAssistant, Assistant: &runner.Assistant{Text: "thinking"}},
+	} {
+		if got := n.Observe(ev); got != nil {
+			t.Errorf("%s: nudges %+v", ev.Kind, got)
+		}
+	}
+}
+
+func TestReadOnlyCommand(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want bool
+	}{
+		{"cat go.mod", true},
+		{"ls -la", true},
+		{"grep -rn foo . | head -20", true},
+		{"rg TODO", true},
+		{"find . -name '*.go' | wc -l", true},
+		{"tree -L 2", true},
+		{"git status", true},
+		{"git log --oneline -5", true},
+		{"git diff HEAD~1", true},
+		{"git show HEAD:go.mod", true},
+		{"cd parser && grep -n Parse *.go", true},
+		{"grep foo x.go 2>/dev/null", true},
+		{"tail -n 50 log.txt 2>&1", true},
+		{"less README.md", true},
+		{"", false},
+		{"cat a > b", false},
+		{"cat a >> b", false},
+		{"echo hi", false},
+		{"go test ./...", false},
+		{"git commit -m x", false},
+		{"git", false},
+		{"ls && rm -rf build", false},
+		{"find . -name '*.tmp' -delete", false},
+		{"find . -exec rm {} ;", false},
+		{"grep x a; make", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			if got := ReadOnlyCommand(tt.cmd); got != tt.want {
+				t.Errorf("ReadOnlyCommand(%q) = %v, want %v", tt.cmd, got, tt.want)
+			}
+		})
+	}
+}
