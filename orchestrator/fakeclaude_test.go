@@ -224,11 +224,16 @@ func fakeClaude(scriptPath string) int {
 			}
 			f.result("success", false, 0, "done")
 		case "precompact":
-			if a, ok := f.hook("PreCompact", map[string]any{"trigger": "auto"}); ok && a.Decision == "block" {
+			// Like the real CLI (2.1.197): status "compacting" follows the
+			// PreCompact callback whether or not it blocked.
+			a, ok := f.hook("PreCompact", map[string]any{"trigger": "auto"})
+			f.emit(map[string]any{"type": "system", "subtype": "status", "status": "compacting", "session_id": "fake"})
+			if ok && a.Decision == "block" {
 				f.logHook("compact block: " + a.Reason)
 				continue
 			}
-			f.emit(map[string]any{"type": "system", "subtype": "status", "status": "compacting", "session_id": "fake"})
+			f.emit(map[string]any{"type": "system", "subtype": "compact_boundary", "session_id": "fake",
+				"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": 168000}})
 		case "error":
 			f.result("success", true, 400, arg)
 		case "api":
@@ -240,8 +245,10 @@ func fakeClaude(scriptPath string) int {
 			f.result("success", true, status, "API Error: Repeated 529 Overloaded errors")
 		case "max_turns":
 			f.result("error_max_turns", true, 0, "")
-		case "compact":
+		case "compact": // a compaction that happens, no PreCompact asked
 			f.emit(map[string]any{"type": "system", "subtype": "status", "status": "compacting", "session_id": "fake"})
+			f.emit(map[string]any{"type": "system", "subtype": "compact_boundary", "session_id": "fake",
+				"compact_metadata": map[string]any{"trigger": "auto", "pre_tokens": 168000}})
 		case "crash":
 			fmt.Fprintln(os.Stderr, "fatal: the fake crashed")
 			return 3

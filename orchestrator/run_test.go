@@ -385,7 +385,7 @@ func TestPhaseLoop(t *testing.T) {
 			script:     script{"1": {{"usage 60000", "compact", "done", "result"}}},
 			cfg:        func(c *config.Config) { c.MaxRestarts = 0 },
 			wantStatus: state.StatusCompleted, wantSessions: 1, wantAttempts: 1,
-			wantLog: []string{"restarts are disabled", "claude is compacting its context"},
+			wantLog: []string{"restarts are disabled", "claude compacted its context"},
 		},
 		{
 			name:        "a ledger that cannot be written stops the run",

@@ -224,10 +224,14 @@ func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Sna
 			r.log.Warn("API error: claude retries", "phase", phase, "api_status", s.ErrorStatus, "error", s.Error,
 				"retry_in", time.Duration(s.RetryDelayMs*float64(time.Millisecond)).Round(100*time.Millisecond),
 				"attempt", s.Attempt, "max_attempts", s.MaxRetries)
-		case s.Status == "compacting" || s.Subtype == "compact_boundary":
-			r.log.Warn("claude is compacting its context", "phase", phase, "allowed", r.cfg.AllowCompaction, "pre_tokens", s.PreTokens)
-			r.event("compaction", map[string]any{"phase": phase, "session": n, "subtype": s.Subtype, "status": s.Status,
-				"pre_tokens": s.PreTokens, "allowed": r.cfg.AllowCompaction})
+		case s.Status == "compacting":
+			// An attempt: PreCompact may have blocked it, or it fails into
+			// "Prompt is too long" (the result says so).
+			r.log.Debug("claude started compacting its context", "phase", phase, "allowed", r.cfg.AllowCompaction)
+			r.event("compaction_attempt", map[string]any{"phase": phase, "session": n, "allowed": r.cfg.AllowCompaction})
+		case s.Subtype == "compact_boundary":
+			r.log.Warn("claude compacted its context", "phase", phase, "allowed", r.cfg.AllowCompaction, "pre_tokens", s.PreTokens)
+			r.event("compaction", map[string]any{"phase": phase, "session": n, "pre_tokens": s.PreTokens, "allowed": r.cfg.AllowCompaction})
 		}
 	}
 }

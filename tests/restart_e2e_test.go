@@ -162,7 +162,7 @@ func TestRunPromptTooLongRestarts(t *testing.T) {
 		t.Fatalf("want exit 0: %s", r)
 	}
 	s := h.sessionsOf(phaseMatch("1"))
-	if len(s) != 2 || !strings.Contains(s[1], "a.txt") || !strings.Contains(s[1], "threshold missed") {
+	if len(s) != 2 || !strings.Contains(s[1], "a.txt") || !strings.Contains(s[1], "prompt too long") {
 		t.Errorf("want a restart from a checkpoint naming a.txt and why; sessions %d", len(s))
 	}
 	if log := h.git("log", "--format=%s"); !strings.Contains(log, "checkpoint before restart 1/3") {

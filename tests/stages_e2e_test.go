@@ -270,3 +270,45 @@ func TestStagesPlainStopRunsEveryTool(t *testing.T) {
 		})
 	}
 }
+
+// With a model whose window the CLI compacts at 167K, a session climbing
+// past that point is not compacted (PreCompact blocked): debussy asks for
+// the handoff at its own threshold and restarts the session itself. A
+// threshold above the compaction point is warned about at start. The
+// script stays under the CLI's "prompt too long" point (~177K of 200K).
+func TestStagesCompactionBlocked(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(150000, fakeapi.Bash("echo a > a.txt")),
+			turn(168000, fakeapi.Bash("echo b > b.txt")), // past the CLI's compaction point (167K)
+			turn(172000, fakeapi.Bash("echo c > c.txt")), // past context_threshold (170K): refused
+			turn(174000, writeHandoff("## Completed\na.txt b.txt")),
+		}},
+		{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, done("1")), turn(21000, fakeapi.Text("ok")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Compact"}}, "model: claude-sonnet-4-6\ncontext_threshold: 85\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "compaction point") {
+		t.Errorf("no warning that context_threshold lies above the CLI's compaction point:\n%s", r.Stderr)
+	}
+	for _, req := range h.API.Requests() {
+		if strings.Contains(string(req.Body), "detailed summary of the conversation") {
+			t.Fatalf("the CLI sent a compaction request (turn %d)", req.Turn)
+		}
+	}
+	if n := len(h.requestsOf(phaseMatch("1"))); n != 2 {
+		t.Errorf("want 2 sessions (debussy's restart), got %d", n)
+	}
+	if !h.exists("b.txt") || h.exists("c.txt") {
+		t.Errorf("b.txt %v (want true), c.txt %v (want false: refused after the handoff request)", h.exists("b.txt"), h.exists("c.txt"))
+	}
+	events := h.runFiles("events.jsonl")
+	if !strings.Contains(events, `"compaction_blocked"`) {
+		t.Errorf("events.jsonl does not record the blocked compaction:\n%s", events)
+	}
+}
