@@ -1,0 +1,211 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/internal/golden"
+	"github.com/debussy-dev/debussy/state"
+)
+
+const fixtures = "../runner/testdata/fixtures"
+
+// logsRun is a repository with run r1: phase 1 restarted once (two
+// sessions), then phase 2 ran one.
+func logsRun(t *testing.T, status state.Status) (dir string, store *state.Store) {
+	t.Helper()
+	dir = gitRepo(t)
+	store = state.New(filepath.Join(dir, state.DirName))
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: status, StartedAt: t0,
+		Phases: []*state.PhaseRecord{
+			{ID: "1", Title: "Setup", Status: state.StatusCompleted, Sessions: 2, Restarts: 1, StartedAt: t0},
+			{ID: "2", Title: "Build", Status: status, Sessions: 1, StartedAt: t0.Add(time.Minute)},
+			{ID: "3", Title: "Docs", Status: state.StatusPending},
+		}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	copySession(t, store, "1", 1, "multiblock-then-sigint")
+	copySession(t, store, "1", 2, "success-simple")
+	copySession(t, store, "2", 1, "success-sonnet-200k")
+	return dir, store
+}
+
+// copySession writes a recorded stream of the real CLI as a session's log.
+func copySession(t *testing.T, store *state.Store, phase string, n int, fixture string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixtures, fixture+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSession(t, store, phase, n, data)
+}
+
+func writeSession(t *testing.T, store *state.Store, phase string, n int, data []byte) {
+	t.Helper()
+	dir := store.PhaseDir("r1", phase)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("session-%d.jsonl", n))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLogs(t *testing.T) {
+	dir, _ := logsRun(t, state.StatusCompleted)
+	empty := gitRepo(t)
+	cases := []struct {
+		name   string
+		dir    string
+		args   []string
+		code   int
+		golden string // stdout's golden file, for exit 0
+		stderr string // a usage error's one line, contained
+	}{
+		{name: "the latest session of the latest phase", args: []string{"logs"}, golden: "logs-latest"},
+		{name: "a phase's latest session", args: []string{"logs", "--phase", "1"}, golden: "logs-phase-1"},
+		{name: "a phase's first session", args: []string{"logs", "--phase", "1", "--session", "1", "--run", "r1"}, golden: "logs-phase-1-session-1"},
+		{name: "follow a run that has ended", args: []string{"logs", "--follow"}, golden: "logs-latest"},
+		{name: "unknown phase", args: []string{"logs", "--phase", "9"}, code: 2,
+			stderr: "--phase 9: no session of it in run r1; phases with sessions: 1, 2"},
+		{name: "a phase without a session", args: []string{"logs", "--phase", "3"}, code: 2,
+			stderr: "phases with sessions: 1, 2"},
+		{name: "session out of range", args: []string{"logs", "--phase", "2", "--session", "2"}, code: 2,
+			stderr: "--session 2: phase 2 of run r1 has 1 session"},
+		{name: "session from 1", args: []string{"logs", "--session", "0"}, code: 2,
+			stderr: "--session 0: sessions count from 1 (see debussy logs --help)"},
+		{name: "unknown run", args: []string{"logs", "--run", "r9"}, code: 2, stderr: `no run "r9" in`},
+		{name: "no runs yet", dir: empty, args: []string{"logs"}, code: 2,
+			stderr: "no runs yet in " + filepath.Join(empty, ".debussy") + " (start one with: debussy run MASTER_PLAN.md)"},
+		{name: "arguments", args: []string{"logs", "1"}, code: 2, stderr: "unexpected arguments: 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := dir
+			if tc.dir != "" {
+				d = tc.dir
+			}
+			code, out, stderr := invoke(t, d, nil, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
+			}
+			if tc.golden != "" {
+				golden.Check(t, filepath.Join("testdata", tc.golden+".golden"), []byte(strings.ReplaceAll(out, dir, "$REPO")))
+				return
+			}
+			if out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("want one line on stderr containing %q, got stdout %q, stderr %q", tc.stderr, out, stderr)
+			}
+		})
+	}
+}
+
+// signalWriter is a locked buffer that says when it was first written to.
+type signalWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan struct{}
+	once  sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.once.Do(func() { close(w.first) })
+	return w.buf.Write(p)
+}
+
+// --follow prints a session as it is written, goes on to the phase's next
+// session and to the run's next phase, and stops when the run lets go of
+// the lock — whenever the follower happens to look.
+func TestLogsFollow(t *testing.T) {
+	dir, store := logsRun(t, state.StatusRunning)
+	// The run is at phase 1's first session, half written, its last line cut.
+	l, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := l.Run("r1")
+	run.Phases[0].Sessions, run.Phases[1].Sessions = 1, 0
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"phase-1/session-1.jsonl", "phase-1/session-2.jsonl", "phase-2/session-1.jsonl"} {
+		if err := os.Remove(filepath.Join(store.RunDir("r1"), p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := os.ReadFile(filepath.Join(fixtures, "multiblock-then-sigint.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(first)/2 + 7
+	writeSession(t, store, "1", 1, first[:half])
+	release, _, err := store.Lock(state.LockInfo{PID: os.Getpid(), RunID: "r1", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := &signalWriter{first: make(chan struct{})}
+	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
+	done := make(chan error, 1)
+	go func() { done <- e.logs(context.Background(), logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	<-out.first // the follower has read the ledger and opened session 1
+
+	writeSession(t, store, "1", 1, first[half:])
+	copySession(t, store, "1", 2, "success-simple")
+	run.Phases[0].Sessions = 2
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	copySession(t, store, "2", 1, "success-sonnet-200k")
+	run.Phases[1].Sessions = 1
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "logs-follow.golden"), []byte(strings.ReplaceAll(out.buf.String(), dir, "$REPO")))
+}
+
+// Ctrl-C ends --follow without an error.
+func TestLogsFollowCancelled(t *testing.T) {
+	dir, store := logsRun(t, state.StatusRunning)
+	release, _, err := store.Lock(state.LockInfo{PID: os.Getpid(), RunID: "r1", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	out := &signalWriter{first: make(chan struct{})}
+	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.logs(ctx, logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	<-out.first
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("cancelled --follow: %v", err)
+	}
+}
