@@ -104,9 +104,9 @@ func printCheck(w io.Writer, p *plans.Plan) {
 	}
 	switch {
 	case errs > 0:
-		fmt.Fprintf(w, "%d error(s), %d warning(s)\n", errs, len(p.Findings)-errs)
+		fmt.Fprintf(w, "%s, %s\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"))
 	case len(p.Findings) > 0:
-		fmt.Fprintf(w, "ok, %d warning(s)\n", len(p.Findings))
+		fmt.Fprintf(w, "ok, %s\n", plural(len(p.Findings), "warning"))
 	default:
 		fmt.Fprintln(w, "ok")
 	}

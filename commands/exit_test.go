@@ -23,7 +23,7 @@ func TestExitCode(t *testing.T) {
 		{"success", nil, ExitOK},
 		{"interrupted", fmt.Errorf("phase 1: %w", orchestrator.ErrInterrupted), ExitInterrupted},
 		{"cancelled", context.Canceled, ExitInterrupted},
-		{"phase failed", fmt.Errorf("phase 1 %w after 2 attempt(s)", orchestrator.ErrPhaseFailed), ExitFailed},
+		{"phase failed", fmt.Errorf("phase 1 %w on attempt 2", orchestrator.ErrPhaseFailed), ExitFailed},
 		{"blocked", fmt.Errorf("phase 1 %w", orchestrator.ErrBlocked), ExitFailed},
 		{"ledger", fmt.Errorf("%w: %w", orchestrator.ErrLedger, errors.New("save ledger /r/.debussy/state.json: disk full")), ExitFailed},
 		{"ledger while interrupted", errors.Join(orchestrator.ErrInterrupted, orchestrator.ErrLedger), ExitFailed},

@@ -28,7 +28,7 @@ var (
 	ErrDirty       = errors.New("uncommitted changes to tracked files")
 	ErrSetup       = errors.New("cannot start")
 	// ErrPhaseFailed and ErrBlocked read as verbs in messages:
-	// "phase 2 failed after 3 attempt(s): …".
+	// "phase 2 failed on attempt 3: …".
 	ErrPhaseFailed = errors.New("failed")
 	ErrBlocked     = errors.New("was blocked")
 	// ErrLedger stops a run whose ledger cannot be written: a rerun

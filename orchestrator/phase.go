@@ -143,7 +143,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
 	r.commit(p, eventFailed, "failed")
-	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w after %d attempt(s): %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
+	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
 }
 
 // endPhase records the phase's outcome; err is returned unchanged unless

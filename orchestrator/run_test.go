@@ -361,7 +361,7 @@ func TestPhaseLoop(t *testing.T) {
 		{
 			name:    "max retries exceeded",
 			script:  script{"1": {{"result"}}},
-			wantErr: ErrPhaseFailed, wantErrText: []string{"after 2 attempt(s)", "without `debussy done`"},
+			wantErr: ErrPhaseFailed, wantErrText: []string{"on attempt 2:", "without `debussy done`"},
 			wantStatus: state.StatusFailed, wantSessions: 2, wantAttempts: 2,
 		},
 		{
