@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -52,6 +53,7 @@ type Config struct {
 	NudgeRepeatRestart    int               `yaml:"nudge_repeat_restart" json:"nudge_repeat_restart"`
 	NudgeExploreReads     int               `yaml:"nudge_explore_reads" json:"nudge_explore_reads"`
 	NudgeCooldown         int               `yaml:"nudge_cooldown" json:"nudge_cooldown"`
+	Budget                Budget            `yaml:"budget" json:"budget"`
 	AutoCommit            bool              `yaml:"auto_commit" json:"auto_commit"`
 	AllowDirty            bool              `yaml:"allow_dirty" json:"allow_dirty"`
 	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
@@ -60,6 +62,43 @@ type Config struct {
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
+
+// Budget is the `budget:` block. Its keys are dotted in Keys(), rules and
+// errors ("budget.phase.tokens") and underscored in the environment
+// (DEBUSSY_BUDGET_PHASE_TOKENS).
+type Budget struct {
+	Phase                    Limits                `yaml:"phase" json:"phase"`
+	Plan                     Limits                `yaml:"plan" json:"plan"`
+	Enforcement              string                `yaml:"enforcement" json:"enforcement"`
+	RestartThreshold         float64               `yaml:"restart_threshold" json:"restart_threshold"`
+	MinCompletionProbability float64               `yaml:"min_completion_probability" json:"min_completion_probability"`
+	MaxExtensions            int                   `yaml:"max_extensions" json:"max_extensions"`
+	Prices                   map[string]ModelPrice `yaml:"prices" json:"prices"`
+}
+
+// Limits is one budget; 0 is no limit.
+type Limits struct {
+	Tokens   int64    `yaml:"tokens" json:"tokens"`
+	CostUSD  float64  `yaml:"cost_usd" json:"cost_usd"`
+	Duration Duration `yaml:"duration" json:"duration"`
+}
+
+// ModelPrice overrides the price of the models whose id starts with its
+// key, in USD per million tokens.
+type ModelPrice struct {
+	Input      float64 `yaml:"input" json:"input"`
+	Output     float64 `yaml:"output" json:"output"`
+	CacheWrite float64 `yaml:"cache_write" json:"cache_write"`
+	CacheRead  float64 `yaml:"cache_read" json:"cache_read"`
+}
+
+// Budget enforcement modes.
+const (
+	EnforceStrict   = "strict"
+	EnforceAdvisory = "advisory"
+	EnforceSoft     = "soft"
+	EnforceAdaptive = "adaptive"
+)
 
 // Permission modes the claude CLI accepts for --permission-mode.
 const (
@@ -117,40 +156,69 @@ func Defaults() Config {
 		NudgeRepeatRestart:    5,
 		NudgeExploreReads:     10,
 		NudgeCooldown:         5,
-		AutoCommit:            true,
-		AllowDirty:            false,
-		GateCommands:          map[string]string{},
-		ExtraArgs:             []string{},
-		LogFormat:             LogText,
-		LogLevel:              LevelInfo,
+		Budget: Budget{
+			Enforcement:              EnforceStrict,
+			RestartThreshold:         0.9,
+			MinCompletionProbability: 0.5,
+			MaxExtensions:            1,
+			Prices:                   map[string]ModelPrice{},
+		},
+		AutoCommit:   true,
+		AllowDirty:   false,
+		GateCommands: map[string]string{},
+		ExtraArgs:    []string{},
+		LogFormat:    LogText,
+		LogLevel:     LevelInfo,
 	}
 }
 
-// Keys returns every configuration key in documentation order.
+// Keys returns every configuration key in documentation order. A block
+// such as budget gives its leaves, dotted: "budget.phase.tokens".
 func Keys() []string {
-	t := reflect.TypeFor[Config]()
-	keys := make([]string, 0, t.NumField())
-	for i := range t.NumField() {
-		keys = append(keys, yamlKey(t.Field(i)))
+	var keys []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if isBlock(f.Type) {
+				walk(f.Type, prefix+yamlKey(f)+".")
+				continue
+			}
+			keys = append(keys, prefix+yamlKey(f))
+		}
 	}
+	walk(reflect.TypeFor[Config](), "")
 	return keys
 }
+
+// isBlock says a field is a nested block of keys rather than one value.
+func isBlock(t reflect.Type) bool { return t.Kind() == reflect.Struct }
 
 func yamlKey(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 	return name
 }
 
-// field returns the addressable field of c named by key.
+// field returns the addressable field of c named by key, dotted for the
+// keys of a block; a block itself is found too (isBlock says which).
 func field(c *Config, key string) (reflect.Value, bool) {
 	v := reflect.ValueOf(c).Elem()
-	t := v.Type()
-	for i := range t.NumField() {
-		if yamlKey(t.Field(i)) == key {
-			return v.Field(i), true
+	for name := range strings.SplitSeq(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, false
+		}
+		t, found := v.Type(), false
+		for i := range t.NumField() {
+			if yamlKey(t.Field(i)) == name {
+				v, found = v.Field(i), true
+				break
+			}
+		}
+		if !found {
+			return reflect.Value{}, false
 		}
 	}
-	return reflect.Value{}, false
+	return v, true
 }
 
 // FieldError is one problem with one key. File/Line/Column or EnvVar say
@@ -258,6 +326,49 @@ func rules() map[string]rule {
 			return ""
 		}
 		return r
+	}
+	const limitAllowed = "0 (no limit) or "
+	limitTokens := func(get func(c *Config) int64) rule {
+		return rule{allowed: limitAllowed + "a number of tokens > 0 (input, output and cache of every API call)", check: func(c *Config) string {
+			if v := get(c); v < 0 {
+				return fmt.Sprintf("%d is negative", v)
+			}
+			return ""
+		}}
+	}
+	limitCost := func(get func(c *Config) float64) rule {
+		return rule{allowed: limitAllowed + "a cost in USD > 0, e.g. 2.50", check: func(c *Config) string {
+			if v := get(c); !(v >= 0) || math.IsInf(v, 0) {
+				return fmt.Sprintf("%v is not a cost", v)
+			}
+			return ""
+		}}
+	}
+	limitDuration := func(get func(c *Config) Duration) rule {
+		return rule{allowed: limitAllowed + `a Go duration > 0, e.g. "45m"`, check: func(c *Config) string {
+			if v := get(c); v < 0 {
+				return fmt.Sprintf("%s is negative", v)
+			}
+			return ""
+		}}
+	}
+	enforcements := []string{EnforceStrict, EnforceAdvisory, EnforceSoft, EnforceAdaptive}
+	// adaptiveOnly checks a fraction that only adaptive enforcement reads:
+	// changing it under another mode would silently do nothing.
+	adaptiveOnly := func(get func(c *Config) float64, def float64, what string) rule {
+		return rule{
+			allowed: fmt.Sprintf("a %s from 0 to 1 (default %v), only with enforcement: adaptive", what, def),
+			check: func(c *Config) string {
+				v := get(c)
+				switch {
+				case !(v > 0 && v <= 1):
+					return fmt.Sprintf("%v is out of range", v)
+				case v != def && c.Budget.Enforcement != EnforceAdaptive:
+					return fmt.Sprintf("%v is set but enforcement is %q, not adaptive", v, c.Budget.Enforcement)
+				}
+				return ""
+			},
+		}
 	}
 	return map[string]rule{
 		"claude_bin": {
@@ -377,6 +488,35 @@ func rules() map[string]rule {
 			allowed: "an integer >= 0 (tool calls between two nudges of one kind)",
 			check:   nonNegative(func(c *Config) int { return c.NudgeCooldown }),
 		},
+		"budget.phase.tokens":               limitTokens(func(c *Config) int64 { return c.Budget.Phase.Tokens }),
+		"budget.phase.cost_usd":             limitCost(func(c *Config) float64 { return c.Budget.Phase.CostUSD }),
+		"budget.phase.duration":             limitDuration(func(c *Config) Duration { return c.Budget.Phase.Duration }),
+		"budget.plan.tokens":                limitTokens(func(c *Config) int64 { return c.Budget.Plan.Tokens }),
+		"budget.plan.cost_usd":              limitCost(func(c *Config) float64 { return c.Budget.Plan.CostUSD }),
+		"budget.plan.duration":              limitDuration(func(c *Config) Duration { return c.Budget.Plan.Duration }),
+		"budget.enforcement":                {allowed: strings.Join(enforcements, ", "), check: oneOf(func(c *Config) string { return c.Budget.Enforcement }, enforcements...)},
+		"budget.restart_threshold":          adaptiveOnly(func(c *Config) float64 { return c.Budget.RestartThreshold }, Defaults().Budget.RestartThreshold, "fraction of the phase budget"),
+		"budget.min_completion_probability": adaptiveOnly(func(c *Config) float64 { return c.Budget.MinCompletionProbability }, Defaults().Budget.MinCompletionProbability, "probability"),
+		"budget.max_extensions": {
+			allowed: "an integer >= 0 (extensions a terminal user may grant when a budget runs out; never asked in CI or without a terminal)",
+			check:   nonNegative(func(c *Config) int { return c.Budget.MaxExtensions }),
+		},
+		"budget.prices": {
+			allowed: "a mapping of model id prefix to {input, output, cache_write, cache_read} in USD per million tokens, input and output > 0, e.g. {claude-opus-4-8: {input: 5, output: 25, cache_write: 6.25, cache_read: 0.5}}",
+			check: func(c *Config) string {
+				var bad []string
+				for _, name := range slices.Sorted(maps.Keys(c.Budget.Prices)) {
+					p := c.Budget.Prices[name]
+					switch {
+					case strings.TrimSpace(name) == "":
+						bad = append(bad, "a price has an empty model name")
+					case !(p.Input > 0) || !(p.Output > 0) || !(p.CacheWrite >= 0) || !(p.CacheRead >= 0) || math.IsInf(p.Input+p.Output+p.CacheWrite+p.CacheRead, 0):
+						bad = append(bad, fmt.Sprintf("price of %q: input and output must be > 0, cache prices >= 0", name))
+					}
+				}
+				return strings.Join(bad, ", ")
+			},
+		},
 		"auto_commit":  {allowed: "true or false"},
 		"allow_dirty":  {allowed: "true or false"},
 		"strict_gates": {allowed: "true or false"},
@@ -455,6 +595,9 @@ func (c Config) YAML() string {
 	}
 	if out.ExtraArgs == nil {
 		out.ExtraArgs = []string{}
+	}
+	if out.Budget.Prices == nil {
+		out.Budget.Prices = map[string]ModelPrice{}
 	}
 	b, err := yaml.MarshalWithOptions(out, yaml.Indent(2))
 	if err != nil {

@@ -32,21 +32,46 @@ func TestDefaultsValid(t *testing.T) {
 }
 
 func TestEveryFieldTaggedAndRuled(t *testing.T) {
-	typ := reflect.TypeFor[Config]()
 	rs := rules()
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		y, j := yamlKey(f), strings.Split(f.Tag.Get("json"), ",")[0]
-		if y == "" || y != j {
-			t.Errorf("field %s: yaml tag %q and json tag %q must both be set and equal", f.Name, y, j)
-		}
-		if _, ok := rs[y]; !ok {
-			t.Errorf("key %s has no rule (allowed text)", y)
+	leaves := 0
+	var walk func(typ reflect.Type, prefix string)
+	walk = func(typ reflect.Type, prefix string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			y, j := yamlKey(f), strings.Split(f.Tag.Get("json"), ",")[0]
+			if y == "" || y != j {
+				t.Errorf("field %s: yaml tag %q and json tag %q must both be set and equal", f.Name, y, j)
+			}
+			if isBlock(f.Type) {
+				walk(f.Type, prefix+y+".")
+				continue
+			}
+			leaves++
+			if _, ok := rs[prefix+y]; !ok {
+				t.Errorf("key %s has no rule (allowed text)", prefix+y)
+			}
 		}
 	}
-	if len(rs) != typ.NumField() {
-		t.Errorf("%d rules for %d keys", len(rs), typ.NumField())
+	walk(reflect.TypeFor[Config](), "")
+	if len(rs) != leaves || len(Keys()) != leaves {
+		t.Errorf("%d rules and %d Keys() for %d keys", len(rs), len(Keys()), leaves)
 	}
+}
+
+// keyIndex is where key is set in a YAML document, from offset on: a
+// dotted key is its last part, indented two spaces per dot.
+func keyIndex(doc, key string, from int) int {
+	depth := strings.Count(key, ".")
+	leaf := key[strings.LastIndex(key, ".")+1:]
+	needle := "\n" + strings.Repeat("  ", depth) + leaf + ":"
+	if from == 0 && strings.HasPrefix(doc, needle[1:]) {
+		return 0
+	}
+	i := strings.Index(doc[from:], needle)
+	if i < 0 {
+		return -1
+	}
+	return from + i
 }
 
 func TestExampleFile(t *testing.T) {
@@ -71,10 +96,14 @@ func TestExampleFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	at := 0
 	for _, key := range Keys() {
-		if !strings.Contains(string(data), "\n"+key+":") {
-			t.Errorf("example does not set key %s", key)
+		i := keyIndex(string(data), key, at)
+		if i < 0 {
+			t.Errorf("example does not set key %s (in Keys() order)", key)
+			continue
 		}
+		at = i + 1
 	}
 
 	// Plain goccy decoding of the whole struct agrees (Duration's
@@ -489,14 +518,11 @@ func TestYAML(t *testing.T) {
 	// Keys appear in Keys() order.
 	last := -1
 	for _, k := range Keys() {
-		i := strings.Index(got, "\n"+k+":")
-		if k == Keys()[0] && strings.HasPrefix(got, k+":") {
-			i = 0
-		}
+		i := keyIndex(got, k, last+1)
 		if i <= last {
 			t.Errorf("key %s out of order", k)
 		}
-		last = i
+		last = max(last, i)
 	}
 
 	// What YAML() prints loads back to the same config.
@@ -552,5 +578,106 @@ func TestDuration(t *testing.T) {
 	var d Duration
 	if err := json.Unmarshal([]byte(`"soon"`), &d); err == nil {
 		t.Error("bad duration accepted")
+	}
+}
+
+// TestBudgetKeys checks the budget: block: nested keys from the file and the
+// environment, and each problem with its file:line.
+func TestBudgetKeys(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, FileName), `budget:
+  phase: {tokens: 2_000_000, cost_usd: 2.5}
+  plan:
+    duration: 3h
+  enforcement: adaptive
+  restart_threshold: 0.75
+  prices:
+    claude-opus-4-8: {input: 5, output: 25, cache_write: 6.25, cache_read: 0.5}
+`)
+	cfg, src, err := Load(root, "", []string{"DEBUSSY_BUDGET_PHASE_TOKENS=1000", "DEBUSSY_BUDGET_PLAN_COST_USD=10", "DEBUSSY_BUDGET_MIN_COMPLETION_PROBABILITY=0.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults().Budget
+	want.Phase = Limits{Tokens: 1000, CostUSD: 2.5}
+	want.Plan = Limits{CostUSD: 10, Duration: Duration(3 * time.Hour)}
+	want.Enforcement = EnforceAdaptive
+	want.RestartThreshold = 0.75
+	want.MinCompletionProbability = 0.6
+	want.Prices = map[string]ModelPrice{"claude-opus-4-8": {Input: 5, Output: 25, CacheWrite: 6.25, CacheRead: 0.5}}
+	if !reflect.DeepEqual(cfg.Budget, want) {
+		t.Errorf("budget = %+v\nwant %+v", cfg.Budget, want)
+	}
+	if got := strings.Join(src.Env, " "); got != "DEBUSSY_BUDGET_PHASE_TOKENS DEBUSSY_BUDGET_PLAN_COST_USD DEBUSSY_BUDGET_MIN_COMPLETION_PROBABILITY" {
+		t.Errorf("env = %s", got)
+	}
+	// What YAML() prints loads back.
+	writeFile(t, filepath.Join(root, FileName), cfg.YAML())
+	if back, _, err := Load(root, "", nil); err != nil || !reflect.DeepEqual(back, cfg) {
+		t.Errorf("round trip: %v\n got %+v", err, back.Budget)
+	}
+
+	tests := []struct {
+		name string
+		file string
+		env  []string
+		want []string
+	}{
+		{"unknown keys inside", "budget:\n  phase:\n    tokns: 5\n  enforcment: strict\n", nil, []string{
+			"FILE:3:5: budget.phase.tokns: unknown key (did you mean tokens?); allowed: tokens, cost_usd, duration",
+			"FILE:4:3: budget.enforcment: unknown key (did you mean enforcement?); allowed: phase, plan, enforcement, restart_threshold, min_completion_probability, max_extensions, prices",
+		}},
+		{"negative and mistyped", "budget:\n  phase: {tokens: -1, cost_usd: -2, duration: -5m}\n  plan: {tokens: 1.5, cost_usd: lots}\n  enforcement: strcit\n  max_extensions: -1\n", nil, []string{
+			"FILE:2:19: budget.phase.tokens: -1 is negative; allowed: 0 (no limit) or a number of tokens > 0",
+			"FILE:2:33: budget.phase.cost_usd: -2 is not a cost; allowed: 0 (no limit) or a cost in USD > 0",
+			"FILE:2:47: budget.phase.duration: -5m is negative; allowed: 0 (no limit) or a Go duration > 0",
+			"FILE:3:18: budget.plan.tokens: 1.5 is not an integer; allowed:",
+			`FILE:3:33: budget.plan.cost_usd: "lots" is not a number; allowed:`,
+			`FILE:4:16: budget.enforcement: "strcit" is not one of the allowed values; allowed: strict, advisory, soft, adaptive`,
+			"FILE:5:19: budget.max_extensions: -1 is negative; allowed:",
+		}},
+		{"adaptive settings without adaptive", "budget:\n  restart_threshold: 0.8\n  min_completion_probability: 1.5\n", nil, []string{
+			`FILE:2:22: budget.restart_threshold: 0.8 is set but enforcement is "strict", not adaptive; allowed: a fraction of the phase budget from 0 to 1 (default 0.9), only with enforcement: adaptive`,
+			"FILE:3:31: budget.min_completion_probability: 1.5 is out of range; allowed:",
+		}},
+		{"block is not a mapping", "budget: 5\n", nil, []string{
+			"FILE:1:9: budget: got 5, want a mapping; allowed: a mapping of phase, plan, enforcement,",
+		}},
+		{"bad price", "budget:\n  prices:\n    claude-x: {input: 0, output: 1}\n    claude-y: {input: 1, outptu: 1}\n", nil, []string{
+			"FILE:4:",
+		}},
+		{"environment", "", []string{"DEBUSSY_BUDGET_PHASE_COST_USD=two", "DEBUSSY_BUDGET_ENFORCEMENT=hard"}, []string{
+			`DEBUSSY_BUDGET_PHASE_COST_USD: "two" is not a number; allowed:`,
+			`DEBUSSY_BUDGET_ENFORCEMENT: "hard" is not one of the allowed values; allowed: strict,`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			path := filepath.Join(root, FileName)
+			if tt.file != "" {
+				writeFile(t, path, tt.file)
+			}
+			_, _, err := Load(root, "", tt.env)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("err = %v", err)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(tt.want) {
+				t.Fatalf("got %d problems, want %d:\n%s", len(lines), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if w = strings.ReplaceAll(w, "FILE", path); !strings.HasPrefix(lines[i], w) {
+					t.Errorf("problem %d:\n got %s\nwant %s…", i, lines[i], w)
+				}
+			}
+		})
+	}
+
+	// The zero-price entry is caught by Validate (decoding succeeded).
+	c := Defaults()
+	c.Budget.Prices = map[string]ModelPrice{"claude-x": {Output: 1}}
+	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), `budget.prices: price of "claude-x": input and output must be > 0`) {
+		t.Errorf("zero input price: %v", err)
 	}
 }

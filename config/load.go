@@ -35,8 +35,11 @@ type Source struct {
 	Env   []string // DEBUSSY_* variables that set a value, in key order
 }
 
-// EnvVar names the environment variable that overrides key.
-func EnvVar(key string) string { return EnvPrefix + strings.ToUpper(key) }
+// EnvVar names the environment variable that overrides key; the dots of a
+// block's key become underscores (DEBUSSY_BUDGET_PHASE_TOKENS).
+func EnvVar(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
 
 // origin is where a key's current value was set; zero for defaults.
 type origin struct {
@@ -152,23 +155,65 @@ func decodeFile(path string, data []byte, legacy bool, cfg *Config, origins map[
 		return nil, &invalidError{msg: fmt.Sprintf("%s: the file must be a mapping of key: value, got %s", at(path, body), describe(body))}
 	}
 
-	rs := rules()
-	var errs []error
 	var ignored []string
 	var legacyTimeout *ast.MappingValueNode
+	errs := decodeMapping(path, "", values, cfg, origins, func(key string, mv *ast.MappingValueNode) bool {
+		switch {
+		case legacy && slices.Contains(legacyIgnoredKeys(), key):
+			ignored = append(ignored, key)
+		case legacy && key == "timeout":
+			legacyTimeout = mv
+		default:
+			return false
+		}
+		return true
+	})
+	if len(ignored) > 0 {
+		src.Notes = append(src.Notes, fmt.Sprintf("%s: ignoring Python debussy keys with no meaning here: %s",
+			path, strings.Join(ignored, ", ")))
+	}
+	if legacyTimeout != nil {
+		if err := applyLegacyTimeout(path, legacyTimeout, cfg, origins, src); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs, nil
+}
+
+// decodeMapping applies the keys of one mapping, prefix being the dotted
+// path of the block it is ("" at the top, "budget." inside budget:).
+// extra takes keys this package does not know (legacy ones) and reports
+// whether it did.
+func decodeMapping(path, prefix string, values []*ast.MappingValueNode, cfg *Config, origins map[string]origin,
+	extra func(key string, mv *ast.MappingValueNode) bool) []error {
+	rs := rules()
+	var errs []error
 	for _, mv := range values {
-		key := keyName(mv.Key)
+		name := keyName(mv.Key)
+		key := prefix + name
 		fv, ok := field(cfg, key)
 		if !ok {
-			switch {
-			case legacy && slices.Contains(legacyIgnoredKeys(), key):
-				ignored = append(ignored, key)
-			case legacy && key == "timeout":
-				legacyTimeout = mv
+			if extra != nil && extra(key, mv) {
+				continue
+			}
+			errs = append(errs, fieldErrorAt(path, mv.Key.GetToken(), &FieldError{
+				Key: key, Problem: "unknown key" + suggest(name, blockKeys(prefix)),
+				Allowed: strings.Join(blockKeys(prefix), ", "),
+			}))
+			continue
+		}
+		if isBlock(fv.Type()) {
+			n := unwrap(mv.Value)
+			switch m := n.(type) {
+			case *ast.NullNode:
+			case *ast.MappingNode:
+				errs = append(errs, decodeMapping(path, key+".", m.Values, cfg, origins, nil)...)
+			case *ast.MappingValueNode:
+				errs = append(errs, decodeMapping(path, key+".", []*ast.MappingValueNode{m}, cfg, origins, nil)...)
 			default:
-				errs = append(errs, fieldErrorAt(path, mv.Key.GetToken(), &FieldError{
-					Key: key, Problem: "unknown key" + suggest(key, Keys()),
-					Allowed: strings.Join(Keys(), ", "),
+				errs = append(errs, fieldErrorAt(path, nodeToken(mv.Value), &FieldError{
+					Key: key, Problem: fmt.Sprintf("got %s, want a mapping", describe(n)),
+					Allowed: "a mapping of " + strings.Join(blockKeys(key+"."), ", "),
 				}))
 			}
 			continue
@@ -184,16 +229,29 @@ func decodeFile(path string, data []byte, legacy bool, cfg *Config, origins map[
 		p := nodeToken(mv.Value).Position
 		origins[key] = origin{file: path, line: p.Line, column: p.Column}
 	}
-	if len(ignored) > 0 {
-		src.Notes = append(src.Notes, fmt.Sprintf("%s: ignoring Python debussy keys with no meaning here: %s",
-			path, strings.Join(ignored, ", ")))
-	}
-	if legacyTimeout != nil {
-		if err := applyLegacyTimeout(path, legacyTimeout, cfg, origins, src); err != nil {
-			errs = append(errs, err)
+	return errs
+}
+
+// blockKeys are the keys allowed in the block at prefix, as written there
+// when inside a block ("tokens"), else whole.
+func blockKeys(prefix string) []string {
+	var keys []string
+	for _, k := range Keys() {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		if prefix == "" {
+			// budget.phase.tokens is listed as budget at the top.
+			rest, _, _ = strings.Cut(rest, ".")
+		} else if head, _, nested := strings.Cut(rest, "."); nested {
+			rest = head
+		}
+		if !slices.Contains(keys, rest) {
+			keys = append(keys, rest)
 		}
 	}
-	return errs, nil
+	return keys
 }
 
 // applyLegacyTimeout reads the Python debussy's `timeout` (seconds per phase)
@@ -242,8 +300,19 @@ func decodeValue(node ast.Node, fv reflect.Value) (problem string, tok *token.To
 		}
 		fv.Set(reflect.ValueOf(Duration(d)))
 		return "", nil
-	case fv.Kind() == reflect.Int && n.Type() != ast.IntegerType:
+	case (fv.Kind() == reflect.Int || fv.Kind() == reflect.Int64) && n.Type() != ast.IntegerType:
 		return fmt.Sprintf("%s is not an integer", describe(n)), nil
+	case fv.Kind() == reflect.Float64:
+		s, _ := scalarText(n)
+		if n.Type() != ast.IntegerType && n.Type() != ast.FloatType {
+			return fmt.Sprintf("%s is not a number", describe(n)), nil
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+		if err != nil {
+			return fmt.Sprintf("%s is not a number", describe(n)), nil
+		}
+		fv.SetFloat(f)
+		return "", nil
 	case fv.Kind() == reflect.Bool && n.Type() != ast.BoolType:
 		return fmt.Sprintf("%s is not true or false", describe(n)), nil
 	case fv.Kind() == reflect.String:
@@ -396,12 +465,18 @@ func parseEnv(v string, fv reflect.Value) string {
 		fv.Set(reflect.ValueOf(Duration(d)))
 	case fv.Kind() == reflect.String:
 		fv.SetString(v)
-	case fv.Kind() == reflect.Int:
-		i, err := strconv.Atoi(t)
+	case fv.Kind() == reflect.Int, fv.Kind() == reflect.Int64:
+		i, err := strconv.ParseInt(t, 10, fv.Type().Bits())
 		if err != nil {
 			return fmt.Sprintf("%q is not an integer", v)
 		}
-		fv.SetInt(int64(i))
+		fv.SetInt(i)
+	case fv.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return fmt.Sprintf("%q is not a number", v)
+		}
+		fv.SetFloat(f)
 	case fv.Kind() == reflect.Bool:
 		b, err := strconv.ParseBool(t)
 		if err != nil {
