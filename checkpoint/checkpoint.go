@@ -3,6 +3,8 @@
 // session's prompt. It is pure: no I/O, no clock, no git.
 package checkpoint
 
+import "strings"
+
 // Kinds of fresh session a checkpoint introduces.
 const (
 	KindRestart = "restart" // a threshold stopped the previous session
@@ -42,6 +44,20 @@ type Input struct {
 	// totals (a resume reads them from the ledger).
 	TokensSoFar int64   `json:"tokens_so_far,omitempty"`
 	CostSoFar   float64 `json:"cost_so_far_usd,omitempty"`
+
+	// Handoff is what the agent wrote when asked to (HandoffTemplate), as
+	// written; Build bounds and redacts it. NoHandoff says why there is
+	// none when one was asked for, e.g. "the agent did not write its
+	// handoff within 2 tool calls".
+	Handoff     string `json:"handoff,omitempty"`
+	HandoffPath string `json:"handoff_path,omitempty"`
+	NoHandoff   string `json:"no_handoff,omitempty"`
+	// Avoid lists calls the agent repeated in a loop ("Bash {...}").
+	Avoid []string `json:"avoid,omitempty"`
+	// Exists reports whether a file the handoff names exists (a relative
+	// path is the repository's); nil skips the check. The checkpoint is
+	// pure, so the orchestrator looks; Build uses it and drops it.
+	Exists func(path string) bool `json:"-"`
 }
 
 // Checkpoint is everything the next session is told; it is saved as JSON
@@ -55,18 +71,32 @@ type Checkpoint struct {
 	LastMessage    string     `json:"last_message,omitempty"`    // the agent's last text, bounded
 	FilesTouched   []string   `json:"files_touched,omitempty"`   // written per the stream, first touch first
 	FilesTouchedN  int        `json:"files_touched_count"`       // distinct files written
+	// HandoffMissing are files the handoff names that are neither changed
+	// nor written nor existing: the handoff contradicts git.
+	HandoffMissing []string `json:"handoff_missing,omitempty"`
 }
 
 // Build combines the orchestrator's facts with what r observed. r may be
-// nil when no session ran (a resume).
+// nil when no session ran (a resume). Text from the stream and the agent
+// is redacted, so neither the checkpoint's JSON nor its markdown nor the
+// prompt can carry a secret.
 func Build(in Input, r *Recorder) Checkpoint {
 	if in.Kind == "" {
 		in.Kind = KindRestart
 	}
+	exists := in.Exists
+	in.Exists = nil
 	c := Checkpoint{Input: in}
-	if r == nil {
-		return c
+	if r != nil {
+		c.observed(r)
 	}
+	c = c.redacted()
+	c.Handoff = clipMiddle(strings.TrimSpace(c.Handoff), handoffRunes)
+	c.HandoffMissing = missingPaths(c.Handoff, c.Files, c.FilesTouched, exists)
+	return c
+}
+
+func (c *Checkpoint) observed(r *Recorder) {
 	inFlight := make(map[*ToolCall]bool, len(r.pending))
 	for _, p := range r.pending {
 		inFlight[p.call] = true
@@ -92,7 +122,34 @@ func Build(in Input, r *Recorder) Checkpoint {
 	if c.CostSoFar == 0 {
 		c.CostSoFar = cost
 	}
+}
+
+// redacted is c with every text that came from the stream or the agent
+// passed through Redact. The recorder redacts before it clips (a cut
+// could split a secret); this catches the rest, and hand-built or decoded
+// checkpoints.
+func (c Checkpoint) redacted() Checkpoint {
+	c.Reason = Redact(c.Reason)
+	c.Progress = redactAll(c.Progress)
+	c.Handoff = Redact(c.Handoff)
+	c.NoHandoff = Redact(c.NoHandoff)
+	c.Avoid = redactAll(c.Avoid)
+	c.LastMessage = Redact(c.LastMessage)
+	c.ToolCalls = redactCalls(c.ToolCalls)
+	c.FailedCommands = redactCalls(c.FailedCommands)
 	return c
+}
+
+func redactCalls(calls []ToolCall) []ToolCall {
+	if calls == nil {
+		return nil
+	}
+	out := make([]ToolCall, len(calls))
+	for i, tc := range calls {
+		tc.Summary, tc.Error = Redact(tc.Summary), Redact(tc.Error)
+		out[i] = tc
+	}
+	return out
 }
 
 // Prompt is the restarted session's prompt: the checkpoint, a rule, then

@@ -22,18 +22,24 @@ const (
 	// twice; these catch hand-built or decoded checkpoints.
 	mdErrorRunes   = errorRunes + 200
 	mdMessageRunes = messageRunes + 200
+	mdHandoffRunes = handoffRunes + 200
+	mdAvoid        = 10
+	mdMissing      = 10
 )
 
 // Markdown renders the checkpoint for the next session. It is
 // deterministic, so it can be golden-tested and diffed between restarts.
 func (c Checkpoint) Markdown() string {
+	c = c.redacted() // Build did; a decoded or hand-built one may not have
 	var b strings.Builder
 	c.writeHeader(&b)
 	c.writeWhy(&b)
+	c.writeHandoff(&b)
 	c.writeFiles(&b)
 	c.writeTasks(&b)
 	c.writeProgress(&b)
 	c.writeCalls(&b)
+	c.writeAvoid(&b)
 	c.writeMessage(&b)
 	c.writeCost(&b)
 	c.writeHowTo(&b)
@@ -100,6 +106,41 @@ func (c Checkpoint) writeWhy(b *strings.Builder) {
 		fmt.Fprintf(b, " The work so far is committed as %s.", code(shortHash(c.Commit)))
 	}
 	b.WriteString("\n")
+}
+
+// writeHandoff puts the agent's own account first: it alone knows what
+// was half-done. debussy's facts follow, and win where they disagree.
+func (c Checkpoint) writeHandoff(b *strings.Builder) {
+	handoff := strings.TrimSpace(c.Handoff)
+	if handoff == "" && c.NoHandoff == "" {
+		return
+	}
+	b.WriteString("\n## The agent's handoff\n\n")
+	if handoff == "" {
+		fmt.Fprintf(b, "There is none: %s. What follows comes from git and the session's log only.\n",
+			strings.TrimSuffix(oneLine(c.NoHandoff), "."))
+		return
+	}
+	b.WriteString("The previous session wrote this when debussy asked for its handoff")
+	if c.HandoffPath != "" {
+		fmt.Fprintf(b, " (%s)", code(c.HandoffPath))
+	}
+	b.WriteString(". It is the agent's own account; the sections after it are debussy's, from git and the session's " +
+		"log, and win where the two disagree.\n\n")
+	b.WriteString(fence(clipMiddle(handoff, mdHandoffRunes)))
+	missing := c.HandoffMissing
+	if len(missing) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for i, p := range missing {
+		if i == mdMissing {
+			fmt.Fprintf(b, "- … and %d more files the handoff names do not exist.\n", len(missing)-mdMissing)
+			break
+		}
+		fmt.Fprintf(b, "- The handoff names %s, which does not exist: it is neither among the files changed nor in the "+
+			"work tree. Check before you rely on it.\n", code(clip(p, mdLineRunes)))
+	}
 }
 
 func (c Checkpoint) writeFiles(b *strings.Builder) {
@@ -247,6 +288,23 @@ func (c Checkpoint) writeCalls(b *strings.Builder) {
 	}
 }
 
+func (c Checkpoint) writeAvoid(b *strings.Builder) {
+	if len(c.Avoid) == 0 {
+		return
+	}
+	b.WriteString("\n## Avoid\n\nThe previous session repeated these calls with the same arguments, without getting " +
+		"further, and was restarted because of it. Do not repeat them: find out why they did not work and take " +
+		"another approach.\n\n")
+	avoid := c.Avoid
+	if len(avoid) > mdAvoid {
+		fmt.Fprintf(b, "- … %d earlier calls\n", len(avoid)-mdAvoid)
+		avoid = avoid[len(avoid)-mdAvoid:]
+	}
+	for _, a := range avoid {
+		fmt.Fprintf(b, "- %s\n", code(clip(a, mdLineRunes)))
+	}
+}
+
 func (c Checkpoint) writeMessage(b *strings.Builder) {
 	msg := strings.TrimSpace(c.LastMessage)
 	if msg == "" {
@@ -288,6 +346,12 @@ func (c Checkpoint) writeHowTo(b *strings.Builder) {
 		"done. Check with `git status`, `git log` and `git diff` rather than starting over.\n")
 	b.WriteString("- Re-read files as needed: you have none of the previous session's context, so read a file " +
 		"before you edit it.\n")
+	if strings.TrimSpace(c.Handoff) != "" {
+		b.WriteString("- Start from the handoff's resume instructions, checking its claims against git as you go.\n")
+	}
+	if len(c.Avoid) > 0 {
+		b.WriteString("- Do not repeat the calls listed under Avoid.\n")
+	}
 	if c.hasInterrupted() {
 		b.WriteString("- A tool call above was interrupted by the stop: run it again if you still need its result.\n")
 	}

@@ -109,6 +109,7 @@ func (r *Recorder) observeAssistant(a *runner.Assistant) {
 	}
 	// "<synthetic>" lines are the CLI's own words ("Prompt is too long").
 	if text := strings.TrimSpace(a.Text); text != "" && !strings.HasPrefix(a.Model, "<") {
+		text = Redact(text) // before the clip, which could split a secret
 		if a.MessageID != "" && a.MessageID == r.lastMsgID {
 			text = r.lastMsg + "\n\n" + text
 		}
@@ -138,7 +139,7 @@ func (r *Recorder) observeResult(tr runner.ToolResult) {
 		c.Interrupted = true
 	case tr.IsError:
 		c.Failed = true
-		c.Error = clipMiddle(strings.TrimSpace(tr.Content), errorRunes)
+		c.Error = clipMiddle(Redact(strings.TrimSpace(tr.Content)), errorRunes)
 		if tr.ContentLen > len(tr.Content) {
 			c.Error += "\n… (output truncated at " + strconv.Itoa(len(tr.Content)) + " of " + strconv.Itoa(tr.ContentLen) + " bytes)"
 		}
@@ -219,7 +220,7 @@ func summarize(tu runner.ToolUse) string {
 		s = inputField(tu.Input, "command", "file_path", "notebook_path", "path", "pattern", "url", "query",
 			"description", "skill", "prompt")
 	}
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(Redact(s))
 	if first, _, multi := strings.Cut(s, "\n"); multi {
 		s = strings.TrimSpace(first) + " …"
 	}
