@@ -50,6 +50,8 @@ type Run struct {
 	PID       int            `json:"pid"`
 	ExitCode  int            `json:"exit_code"`
 	Phases    []*PhaseRecord `json:"phases"`
+	// Economics is the run's spend against the plan's budget.
+	Economics *Economics `json:"economics,omitempty"`
 }
 
 // PhaseRecord is what one run did with one phase.
@@ -85,6 +87,8 @@ type PhaseRecord struct {
 	// Emergencies the restarts that had to go without one.
 	Handoffs    []string `json:"handoffs,omitempty"`
 	Emergencies int      `json:"emergencies,omitempty"`
+	// Economics is the phase's spend against its budget.
+	Economics *Economics `json:"economics,omitempty"`
 }
 
 // Nudge is one mid-session note about the agent's own loop: the same call
