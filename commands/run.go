@@ -280,13 +280,15 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		return fmt.Errorf("find debussy's own path: %w", err)
 	}
 	started := time.Now()
+	live := e.startView(logger)
+	defer live.close()
 	err = orchestrator.Run(ctx, orchestrator.Options{
 		Config:      ws.Config,
 		Plan:        plan,
 		Repo:        ws.Repo,
 		Store:       store,
 		Logger:      logger,
-		Out:         e.Stdout, // the summary table; stderr carries the log
+		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),
 		PhaseID:     opts.Phase,
 		Restart:     opts.Restart,
@@ -295,7 +297,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),
 		Now:         time.Now,
 		ExitCode:    exitCode, // the ledger records the code this process exits with
+		Progress:    live.progress(),
 	})
+	live.close()
 	return e.runEnded(err, store, started, opts)
 }
 

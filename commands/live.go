@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/log"
+
+	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/view"
+)
+
+// liveView is the run's live view on the terminal; nil (no terminal, JSON
+// logs, CI) means plain log lines, and every method is then a no-op.
+type liveView struct {
+	live      *view.Live
+	logs, out *view.LineWriter
+}
+
+// startView starts the live view on stderr when it belongs there, and
+// routes the logger's lines through it so they print above the panel.
+func (e *Env) startView(logger *slog.Logger) *liveView {
+	if !view.Enabled(e.Stderr, e.Getenv, e.jsonLogs) {
+		return nil
+	}
+	h, ok := logger.Handler().(*log.Logger)
+	if !ok {
+		return nil
+	}
+	// The profile comes from the terminal: charm would see the line writer,
+	// not a terminal, and drop the colours.
+	profile := lipgloss.NewRenderer(e.Stderr).ColorProfile()
+	live := view.NewLive(e.Stderr, view.Options{Color: e.Getenv("NO_COLOR") == ""})
+	v := &liveView{live: live, logs: live.Writer(e.Stderr), out: live.Writer(e.Stdout)}
+	h.SetOutput(v.logs)
+	h.SetColorProfile(profile)
+	return v
+}
+
+// stdout is where the run's summary goes: through the view when it is on,
+// since stdout and stderr usually share the screen.
+func (v *liveView) stdout(w io.Writer) io.Writer {
+	if v == nil {
+		return w
+	}
+	return v.out
+}
+
+// progress feeds the view from the orchestrator's session loop.
+func (v *liveView) progress() func(orchestrator.Progress) {
+	if v == nil {
+		return nil
+	}
+	return func(p orchestrator.Progress) {
+		v.live.Update(phaseView(p))
+	}
+}
+
+// phaseView is what the view shows of a phase's progress.
+func phaseView(p orchestrator.Progress) view.Phase {
+	s := p.Snapshot
+	// Zone stays empty until the estimator's Snapshot carries one (issue 8).
+	ph := view.Phase{ID: p.Phase, Title: p.Title, Session: p.Session, Tokens: s.Tokens, Window: s.Window,
+		Estimated: s.Estimated, ToolCalls: s.ToolCalls, TotalTokens: p.Tokens,
+		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended}
+	if !p.Ended {
+		// The running session's cost so far; an ended one is in the totals.
+		ph.CostUSD += s.CostUSD
+	}
+	return ph
+}
+
+// close erases the panel and writes any partial line, before the run's
+// last words reach the terminal.
+func (v *liveView) close() {
+	if v == nil {
+		return
+	}
+	v.live.Close()
+	v.logs.Flush()
+	v.out.Flush()
+}
