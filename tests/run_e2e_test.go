@@ -29,6 +29,10 @@ func TestRunTwoPhasesComplete(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
 	}
+	// Without a terminal: plain log lines, no live panel, no colours.
+	if strings.Contains(r.Stderr+r.Stdout, "\x1b[") || strings.Contains(r.Stderr, " · session ") {
+		t.Errorf("escapes or a panel without a terminal:\n%s", r)
+	}
 	log := h.git("log", "--format=%s%n%(trailers:key=Debussy-Event,valueonly)")
 	for _, want := range []string{`phase 1 "Alpha" — completed`, `phase 2 "Beta" — completed`} {
 		if !strings.Contains(log, want) {

@@ -1,0 +1,116 @@
+package tests
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// On a terminal the run draws its live panel — the phase, its session and
+// context bar — below whole log lines, erases it before the summary, and
+// the summary arrives intact. The same run without a terminal is covered by
+// TestRunTwoPhasesComplete: plain lines, no escapes.
+func TestLiveViewOnTerminal(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(90000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),
+			turn(95000, fakeapi.Bash("sleep 1 && debussy done --phase 1")),
+			turn(96000, fakeapi.Text("Phase 1 done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"exists: `test -f a.txt`"}}}, "")
+	// A terminal, wherever the tests run: no CI, no opt-out, colours on.
+	var env []string
+	for _, kv := range h.Env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "CI", "TERM", "NO_COLOR", "DEBUSSY_NO_VIEW", "GITHUB_ACTIONS":
+		default:
+			env = append(env, kv)
+		}
+	}
+	h.Env = append(env, "TERM=xterm-256color")
+
+	master, tty := openPTY(t)
+	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 160}); err != nil {
+		t.Fatalf("set terminal size: %v", err)
+	}
+	screen := make(chan string)
+	go func() {
+		// Until every writer of the terminal has closed it (EIO on Linux).
+		var all []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			all = append(all, buf[:n]...)
+			if err != nil {
+				screen <- string(all)
+				return
+			}
+		}
+	}()
+	cmd, _, _ := h.command("run", "plan/MASTER_PLAN.md")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	err := cmd.Run()
+	tty.Close()
+	out := <-screen
+	t.Logf("terminal:\n%q", out)
+	if err != nil {
+		t.Fatalf("debussy run on a terminal: %v", err)
+	}
+
+	plain := stripANSI(out)
+	panel := regexp.MustCompile(`phase 1 Alpha · session 1 · [█░]{12} \d+% \d+k/\d+[kM]`)
+	if !panel.MatchString(plain) {
+		t.Errorf("no panel line with the phase, its session and context bar")
+	}
+	// The summary comes as whole lines (the panel redraws between them),
+	// and the run ends with the panel erased.
+	for _, line := range []string{`run \S+: completed`, `PHASE +STATUS +SESSIONS.*`, `1 +completed +1 .*`} {
+		if !regexp.MustCompile(`(?m)^\r?` + line + `\r$`).MatchString(plain) {
+			t.Errorf("no whole summary line %s", line)
+		}
+	}
+	end := strings.LastIndex(out, "\x1b[K\r\n") // the last panel line drawn
+	if rest := out[end+len("\x1b[K\r\n"):]; end < 0 || !strings.HasPrefix(rest, "\x1b[1A\r\x1b[J") || strings.Contains(rest, "phase 1") {
+		t.Errorf("the panel is left on the screen at the end: %q", out[max(end-200, 0):])
+	}
+	if !regexp.MustCompile(`(?m)INFO.*phase.*\r$`).MatchString(plain) {
+		t.Errorf("no whole log line on the terminal")
+	}
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+
+// openPTY opens a pseudo-terminal pair with the kernel's /dev/ptmx (as the
+// view package's test does), so the test needs no extra module.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	fd := int(m.Fd())
+	var unlock int32
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("unlock pty: %v", e)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("pty number: %v", err)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open pty slave: %v", err)
+	}
+	t.Cleanup(func() { s.Close(); m.Close() })
+	return m, s
+}
