@@ -101,7 +101,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	changed := len(s.unstaged) > 0 || len(s.added) > 0
 	// Mid-merge, an unchanged tree is still a commit: the merge itself.
-	if (tree == parentTree && len(op.parents) == 0) || (h.hash.IsZero() && len(s.entries) == 0) {
+	empty := tree == parentTree && len(op.parents) == 0 && !(o.allowEmpty && !h.hash.IsZero())
+	if empty || (h.hash.IsZero() && len(s.entries) == 0) {
 		if changed || s.refresh {
 			// Keep what `git add -A` would have staged and the refreshed
 			// stat data, so the next check is cheap.
@@ -155,7 +156,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		if err := r.storeTrees(trees, tree, parentTree); err != nil {
 			return Commit{}, fmt.Errorf("commit: write trees: %w", err)
 		}
-		if tree == parentTree && len(op.parents) == 0 {
+		if tree == parentTree && len(op.parents) == 0 && !o.allowEmpty {
 			return Commit{}, ErrNothingToCommit
 		}
 	}
@@ -216,6 +217,14 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
 	return Commit{Hash: next.String(), Files: files, Changed: s.changed}, nil
+}
+
+// AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like
+// `git commit --allow-empty`: hooks and signing apply as to any commit. A
+// branch without a commit still has nothing to commit. Phase outcomes use
+// it so that git history records every phase's end (see ReadLedger).
+func AllowEmpty() CommitOption {
+	return func(o *commitOptions) { o.allowEmpty = true }
 }
 
 func subjectOf(msg string) string {

@@ -16,8 +16,9 @@ type Fingerprints map[string]string
 type CommitOption func(*commitOptions)
 
 type commitOptions struct {
-	exclude Fingerprints
-	note    func(msg string, changed []string) string
+	exclude    Fingerprints
+	note       func(msg string, changed []string) string
+	allowEmpty bool
 }
 
 // Exclude leaves out of the commit every untracked path of files whose

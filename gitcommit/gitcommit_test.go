@@ -377,6 +377,10 @@ func TestMessageTrailers(t *testing.T) {
 		}},
 		{"no subject", Message{Run: "r", Phase: "7", Event: "failed", Session: 2}},
 		{"plain", Message{Subject: "just a subject", Body: "and a body\n\n"}},
+		{"outcome with reason", Message{
+			Subject: `debussy: phase 4 "API" — blocked`, Run: "r3", Plan: "docs/plans/MASTER.md", Phase: "4", Event: "blocked",
+			Session: 2, Sessions: 3, Restarts: 1, Reason: "needs\nthe staging   database: " + strings.Repeat("x", 300),
+		}},
 	}
 	var golden strings.Builder
 	for _, tt := range tests {
@@ -391,13 +395,19 @@ func TestMessageTrailers(t *testing.T) {
 			writeFiles(t, dir, map[string]string{"change.txt": tt.name})
 			mustCommitAll(t, dir, tt.msg.String())
 			var want []string
-			for _, kv := range [][2]string{{"Debussy-Run", tt.msg.Run}, {"Debussy-Phase", tt.msg.Phase}, {"Debussy-Event", tt.msg.Event}} {
+			for _, kv := range [][2]string{{"Debussy-Run", tt.msg.Run}, {"Debussy-Plan", tt.msg.Plan}, {"Debussy-Phase", tt.msg.Phase}, {"Debussy-Event", tt.msg.Event}} {
 				if v := oneLine(kv[1]); v != "" {
 					want = append(want, kv[0]+": "+v)
 				}
 			}
 			if len(want) > 0 || tt.msg.Session != 0 {
 				want = append(want, "Debussy-Session: "+strconv.Itoa(tt.msg.Session))
+			}
+			if IsOutcome(tt.msg.Event) {
+				want = append(want, "Debussy-Sessions: "+strconv.Itoa(tt.msg.Sessions), "Debussy-Restarts: "+strconv.Itoa(tt.msg.Restarts))
+			}
+			if tt.msg.Reason != "" {
+				want = append(want, "Debussy-Reason: "+reasonLine(tt.msg.Reason))
 			}
 			got := runGit(t, dir, "log", "-1", "--format=%(trailers:only,unfold)")
 			if got != strings.Join(want, "\n") {
