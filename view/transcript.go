@@ -196,9 +196,13 @@ func (t *Transcript) firstLines(s string, total, max int, indent string) string 
 		lines = lines[:max]
 	}
 	for i, l := range lines {
-		lines[i] = cut(strings.TrimRight(l, " \t\r"), 200)
+		l = cut(strings.TrimRight(l, " \t\r"), 200)
+		if i > 0 && l != "" {
+			l = indent + l // a blank line keeps no trailing indent
+		}
+		lines[i] = l
 	}
-	out := strings.Join(lines, "\n"+indent)
+	out := strings.Join(lines, "\n")
 	switch {
 	case more > 0:
 		noun := "lines"

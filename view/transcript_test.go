@@ -51,6 +51,10 @@ func TestTranscriptOddLines(t *testing.T) {
 		{name: "unknown type", line: `{"type":"rate_limit_event"}`, want: ""},
 		{name: "long result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"a\nb\nc\nd\ne"}]}}`,
 			want: "  ← a\n    b\n    c\n    … 2 more lines (9 bytes in all)\n"},
+		{name: "blank line in a result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":"a\n\nb"}]}}`,
+			want: "  ← a\n\n    b\n"},
+		{name: "synthetic reply", line: `{"type":"assistant","message":{"id":"s","model":"<synthetic>","content":[{"type":"text","text":"Prompt is too long"}]},"error":"invalid_request"}`,
+			want: "! claude: invalid_request: Prompt is too long\n"},
 		{name: "error result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","is_error":true,"content":"boom"}]}}`,
 			want: "  ← error: boom\n"},
 	}
