@@ -55,8 +55,17 @@ echo
 echo "==> debussy exited $rc; the repository's history:"
 git -C "$repo" log --format='%h %s%n%(trailers:only,unfold)' | sed '/^$/d'
 echo
+checkpoint=$(find "$repo/.debussy/runs" -name 'checkpoint-*.md' | sort | head -n1)
 echo "==> the restarted session began with this checkpoint:"
-find "$repo/.debussy/runs" -name 'checkpoint-*.md' | head -n1 | xargs -r sed -n '1,25p'
+[[ -n $checkpoint ]] && sed -n '1,25p' "$checkpoint"
 echo
-echo "files: $repo   (status: cd $repo && $work/bin/debussy status)"
+if [[ -n $checkpoint ]]; then
+	# The phase directory is phase-<id>; its first session is the one stopped.
+	phase=$(basename "$(dirname "$checkpoint")")
+	phase=${phase#phase-}
+	echo "==> debussy logs --phase $phase --session 1   (the session debussy stopped, first 40 lines)"
+	(cd "$repo" && "$work/bin/debussy" logs --phase "$phase" --session 1 | head -n40) || true
+	echo
+fi
+echo "files: $repo   (cd $repo && $work/bin/debussy status; $work/bin/debussy logs --help)"
 exit $rc
