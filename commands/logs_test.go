@@ -21,11 +21,15 @@ const fixtures = "../runner/testdata/fixtures"
 // logsRun is a repository with run r1: phase 1 restarted once (two
 // sessions), then phase 2 ran one.
 func logsRun(t *testing.T, status state.Status) (dir string, store *state.Store) {
+	return logsRunID(t, "r1", status)
+}
+
+func logsRunID(t *testing.T, id string, status state.Status) (dir string, store *state.Store) {
 	t.Helper()
 	dir = gitRepo(t)
 	store = state.New(filepath.Join(dir, state.DirName))
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: status, StartedAt: t0,
+	l := &state.Ledger{Runs: []*state.Run{{ID: id, Plan: "plan/MASTER_PLAN.md", Status: status, StartedAt: t0,
 		Phases: []*state.PhaseRecord{
 			{ID: "1", Title: "Setup", Status: state.StatusCompleted, Sessions: 2, Restarts: 1, StartedAt: t0},
 			{ID: "2", Title: "Build", Status: status, Sessions: 1, StartedAt: t0.Add(time.Minute)},
@@ -34,25 +38,25 @@ func logsRun(t *testing.T, status state.Status) (dir string, store *state.Store)
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}
-	copySession(t, store, "1", 1, "multiblock-then-sigint")
-	copySession(t, store, "1", 2, "success-simple")
-	copySession(t, store, "2", 1, "success-sonnet-200k")
+	copySession(t, store, id, "1", 1, "multiblock-then-sigint")
+	copySession(t, store, id, "1", 2, "success-simple")
+	copySession(t, store, id, "2", 1, "success-sonnet-200k")
 	return dir, store
 }
 
 // copySession writes a recorded stream of the real CLI as a session's log.
-func copySession(t *testing.T, store *state.Store, phase string, n int, fixture string) {
+func copySession(t *testing.T, store *state.Store, run, phase string, n int, fixture string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(fixtures, fixture+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeSession(t, store, phase, n, data)
+	writeSession(t, store, run, phase, n, data)
 }
 
-func writeSession(t *testing.T, store *state.Store, phase string, n int, data []byte) {
+func writeSession(t *testing.T, store *state.Store, run, phase string, n int, data []byte) {
 	t.Helper()
-	dir := store.PhaseDir("r1", phase)
+	dir := store.PhaseDir(run, phase)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +162,7 @@ func TestLogsFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	half := len(first)/2 + 7
-	writeSession(t, store, "1", 1, first[:half])
+	writeSession(t, store, "r1", "1", 1, first[:half])
 	release, _, err := store.Lock(state.LockInfo{PID: os.Getpid(), RunID: "r1", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
@@ -170,13 +174,13 @@ func TestLogsFollow(t *testing.T) {
 	go func() { done <- e.logs(context.Background(), logsOptions{Follow: true, Poll: time.Millisecond}) }()
 	<-out.first // the follower has read the ledger and opened session 1
 
-	writeSession(t, store, "1", 1, first[half:])
-	copySession(t, store, "1", 2, "success-simple")
+	writeSession(t, store, "r1", "1", 1, first[half:])
+	copySession(t, store, "r1", "1", 2, "success-simple")
 	run.Phases[0].Sessions = 2
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}
-	copySession(t, store, "2", 1, "success-sonnet-200k")
+	copySession(t, store, "r1", "2", 1, "success-sonnet-200k")
 	run.Phases[1].Sessions = 1
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
@@ -207,5 +211,31 @@ func TestLogsFollowCancelled(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("cancelled --follow: %v", err)
+	}
+}
+
+// The README's debussy logs examples run as written (a pipe's reader aside).
+func TestReadmeLogsExamples(t *testing.T) {
+	dir, _ := logsRunID(t, "20261121-2230-4f2c", state.StatusCompleted)
+	ran := 0
+	for _, b := range readmeBlocks(t) {
+		if b.lang != "sh" || !strings.Contains(b.text, "debussy logs") {
+			continue
+		}
+		for _, line := range strings.Split(b.text, "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			line, _, _ = strings.Cut(line, "|")
+			fields := strings.Fields(line)
+			if len(fields) < 2 || fields[0] != "debussy" {
+				continue
+			}
+			if code, out, stderr := invoke(t, dir, nil, fields[1:]...); code != 0 || !strings.Contains(out, "■ result") {
+				t.Errorf("README %q: exit %d\n%s%s", line, code, out, stderr)
+			}
+			ran++
+		}
+	}
+	if ran < 4 {
+		t.Errorf("ran %d README logs examples, want 4", ran)
 	}
 }
