@@ -4,7 +4,8 @@
 # (npm), copies the demo plan into a fresh temporary git repository and runs
 # `debussy run` on it. The scripted model fills the first session's context
 # past 80 %, so you see debussy stop it after the running tool, commit,
-# checkpoint and restart.
+# checkpoint and restart (on a terminal, with the live status line below the
+# log), then `debussy logs` renders the session it stopped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/debussy-demo.XXXXXX")
