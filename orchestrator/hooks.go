@@ -108,7 +108,7 @@ func (b *budget) fields(m map[string]any) map[string]any {
 // observe follows the stream: zones, nudges and the stages of the context
 // budget. It runs for every event before a hook on it is answered.
 func (b *budget) observe(ev runner.Event, snap estimator.Snapshot) {
-	z := zoneOf(snap)
+	z := zoneOf(snap, b.cfg)
 	b.observeZone(z, snap)
 	for _, nd := range b.nudger.Observe(ev) {
 		b.nudge(nd)

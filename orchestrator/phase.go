@@ -352,7 +352,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	if p.handoff != "" {
 		handoff = readHandoff(p.handoff)
 	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid)
+	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, r.Repo.Root())
 	p.handoff, p.noHandoff = "", ""
 	cp := checkpoint.Build(in, p.events)
 	p.checkpoints++

@@ -2,9 +2,11 @@ package orchestrator
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/plans"
 )
@@ -87,4 +89,27 @@ func TestPhasePromptUncheckedGate(t *testing.T) {
 	ph.Gates = append(ph.Gates, plans.Gate{Name: "i18n", Requirement: "all strings translated (FR + EN)", Unchecked: true, Line: 16})
 	got := phasePrompt(plan, ph)
 	checkGolden(t, "prompt_unchecked", got)
+}
+
+// Gate and hook output and the agent's own reason are quoted into the next
+// prompt; a secret in them is not.
+func TestPromptsRedactSecrets(t *testing.T) {
+	const key = "sk-ant-api03-SECRETSECRETSECRET"
+	plan, ph := testPlan()
+	tests := []struct {
+		name, prompt string
+	}{
+		{name: "gate output", prompt: remediationPrompt(ph, 1, 3, gateEvidence([]gateResult{
+			{Gate: ph.Gates[1], ExitCode: 1, Output: "env: ANTHROPIC_API_KEY=" + key + "\nFAIL\n"}}), phasePrompt(plan, ph))},
+		{name: "the agent's reason", prompt: remediationPrompt(ph, 1, 3, "you reported: failed with token "+key, "")},
+		{name: "hook output", prompt: (&phaseRun{rejected: &gitcommit.HookError{Hook: "pre-commit", ExitCode: 1,
+			Output: "secret found: " + key + "\n"}}).withRejection("phase")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if strings.Contains(tt.prompt, key) || !strings.Contains(tt.prompt, "[redacted]") {
+				t.Errorf("prompt is not redacted:\n%s", tt.prompt)
+			}
+		})
+	}
 }

@@ -78,7 +78,6 @@ func TestStages(t *testing.T) {
 		events     []string // in events.jsonl, as a subsequence
 		check      func(t *testing.T, p *state.PhaseRecord)
 		checkpoint []string // in the checkpoint files; "!" prefix: absent
-		pure       bool     // TODO(issue 8): needs estimator/checkpoint's budget API (pure.go stand-ins)
 	}{
 		{
 			name:     "warning at T-10, once",
@@ -90,7 +89,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name: "handoff at T: other tools refused, the write ends the session, the next prompt embeds it",
-			pure: true,
 			script: script{"1": {
 				{"write a.txt", "usage 55000", "write b.txt", "progress noted", "handoff ## Completed\\nMARKER-7f3a wrote a.txt"},
 				{"done", "result"},
@@ -109,7 +107,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name: "a secret copied into the handoff reaches no prompt and no checkpoint",
-			pure: true,
 			script: script{"1": {
 				{"echo OPENAI_API_KEY=" + secret, "usage 55000", "write x.txt", "handoff the key is " + secret + " and API_TOKEN=hunter2hunter2"},
 				{"done", "result"},
@@ -117,6 +114,15 @@ func TestStages(t *testing.T) {
 			prompt2:    []string{"the key is", "[redacted]", "!" + secret, "!hunter2hunter2"},
 			sessions:   2,
 			checkpoint: []string{"the key is", "!" + secret, "!hunter2hunter2"},
+		},
+		{
+			name: "a handoff naming a file that does not exist is contradicted in the next prompt",
+			script: script{"1": {
+				{"write a.txt", "usage 55000", "write b.txt", "handoff ## Completed\\nwrote `a.txt` and `gone.txt`; see README.md"},
+				{"done", "result"},
+			}},
+			prompt2:  []string{"wrote `a.txt` and `gone.txt`", "names `gone.txt`, which does not exist", "!names `a.txt`", "!names `README.md`"},
+			sessions: 2,
 		},
 		{
 			name:     "emergency: no handoff within the grace calls",
@@ -183,7 +189,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name:     "doom loop: the third identical call is nudged, not the first two",
-			pure:     true,
 			script:   script{"1": {{"echo same", "echo same", "echo same", "done", "result"}}},
 			hooks:    [][]string{{"post Bash note: debussy: you have called Bash with the same arguments 3 times"}},
 			sessions: 1,
@@ -196,7 +201,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name:     "doom loop: the fifth identical call restarts with it to avoid",
-			pure:     true,
 			set:      func(c *config.Config) { c.NudgeCooldown = 0 },
 			script:   script{"1": {{"echo same", "echo same", "echo same", "echo same", "echo same", "echo never"}, {"done", "result"}}},
 			hooks:    [][]string{{"post Bash stop: doom loop", "!never"}},
@@ -205,7 +209,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name: "exploration: reads without an edit are nudged",
-			pure: true,
 			set:  func(c *config.Config) { c.NudgeExploreReads = 3 },
 			script: script{"1": {{"read README.md", "read plan/phase-1.md", "read plan/MASTER_PLAN.md",
 				"write a.txt", "done", "result"}}},
@@ -215,7 +218,6 @@ func TestStages(t *testing.T) {
 		},
 		{
 			name:     "yellow zone: a note; red zone: the handoff",
-			pure:     true,
 			set:      func(c *config.Config) { c.ZoneToolCallsYellow, c.ZoneToolCallsRed = 2, 4 },
 			script:   script{"1": {{"echo one", "echo two", "echo three", "echo four", "handoff RED-ZONE-HANDOFF"}, {"done", "result"}}},
 			hooks:    [][]string{{"post Bash note: debussy: this session is in the yellow zone", "pre Bash deny: debussy: red zone", "post Write stop"}},
@@ -246,9 +248,6 @@ func TestStages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.pure && !pureReady {
-				t.Skip("waits for the estimator's zones and nudges and the checkpoint's handoff fields")
-			}
 			t.Parallel()
 			f := newFixture(t, tt.script)
 			f.cfg.Handoff = true
