@@ -286,6 +286,9 @@ func TestJSONRoundTrip(t *testing.T) {
 		{name: "typical", c: Build(typicalInput(), record(t, "typical-session.jsonl"))},
 		{name: "huge", c: Build(hugeInput(), hugeRecorder())},
 		{name: "resume without events", c: Build(Input{RunID: "r", PhaseID: "1", Kind: KindResume}, nil)},
+		{name: "handoff", c: Build(Input{RunID: "r", PhaseID: "1", Handoff: "see `gone.go`", HandoffPath: "/h.md",
+			Avoid: []string{"Bash {}"}, Exists: func(string) bool { return false }}, nil)},
+		{name: "no handoff", c: Build(Input{RunID: "r", PhaseID: "1", NoHandoff: "none within 2 tool calls"}, nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
