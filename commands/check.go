@@ -123,6 +123,8 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 		case preview.Todo[ph.ID]:
 		case preview.Skipped[ph.ID]:
 			note = "  (skipped: already completed)"
+		case from == "": // neither todo nor completed without --phase: --only
+			note = "  (not run: --only runs one phase)"
 		default:
 			note = "  (before --phase " + from + ")"
 		}

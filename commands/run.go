@@ -24,6 +24,7 @@ type runOptions struct {
 	PlanPath   string
 	ConfigFile string
 	Phase      string
+	Only       string // --only: exactly this phase (a CI matrix job)
 	DryRun     bool
 	Restart    bool
 	// set applies the flags the user gave on top of file and env config.
@@ -36,7 +37,8 @@ func (e *Env) runCommand() *cli.Command {
 		Usage:     "run a master plan's phases through claude",
 		ArgsUsage: "MASTER_PLAN.md",
 		Description: `Runs the plan's phases in dependency order, each as a claude session. Phases the
-table or an earlier run marked completed are skipped; an interrupted phase resumes
+table, an earlier run or git history (a debussy commit reachable from HEAD) marked
+completed are skipped; an interrupted phase resumes
 from a checkpoint. Flags may come before or after the plan path.
 
 Settings come from defaults < .debussy.yaml < DEBUSSY_<KEY> env < flags
@@ -45,10 +47,12 @@ Settings come from defaults < .debussy.yaml < DEBUSSY_<KEY> env < flags
 Examples:
   debussy run docs/plans/MASTER_PLAN.md
   debussy run MASTER_PLAN.md --context-threshold 90 --max-restarts 5
-  debussy run MASTER_PLAN.md --phase 3 --dry-run`,
+  debussy run MASTER_PLAN.md --phase 3 --dry-run
+  debussy run MASTER_PLAN.md --only 2      # one job of a CI matrix (see debussy matrix --help)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: .debussy.yaml at the repository root)"},
 			&cli.StringFlag{Name: "phase", Usage: "start at phase `ID` (its unfinished dependencies are an error)"},
+			&cli.StringFlag{Name: "only", Usage: "run exactly phase `ID`, e.g. one job of a `debussy matrix` (its unfinished dependencies are an error)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the phases in run order, their gates and the resolved config; start nothing"},
 			&cli.BoolFlag{Name: "restart", Usage: "ignore earlier runs: run every phase not completed in the plan's table"},
 			&cli.IntFlag{Name: "context-threshold", DefaultText: "80", Usage: "restart when context reaches `PERCENT` of the window (100 disables)"},
@@ -77,6 +81,9 @@ Examples:
 			if c.Bool("auto-commit") && c.Bool("no-auto-commit") {
 				return usageErr(c, "--auto-commit and --no-auto-commit contradict each other")
 			}
+			if c.IsSet("only") && c.IsSet("phase") {
+				return usageErr(c, "--only and --phase contradict each other: --only runs one phase, --phase that phase and the ones after it")
+			}
 			if c.Bool("verbose") && c.Bool("quiet") {
 				return usageErr(c, "--verbose and --quiet contradict each other")
 			}
@@ -84,6 +91,7 @@ Examples:
 				PlanPath:   plan,
 				ConfigFile: c.String("config"),
 				Phase:      c.String("phase"),
+				Only:       c.String("only"),
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
 				set:        flagSetter(c),
@@ -268,7 +276,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if opts.DryRun {
 		preview, err := orchestrator.Check(orchestrator.Options{
-			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Restart: opts.Restart,
+			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Only: opts.Only, Restart: opts.Restart,
 		})
 		if err != nil {
 			return err
@@ -291,6 +299,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),
 		PhaseID:     opts.Phase,
+		Only:        opts.Only,
 		Restart:     opts.Restart,
 		Hard:        e.Hard,
 		Env:         e.Environ(),

@@ -27,7 +27,7 @@ func (e *Env) statusCommand() *cli.Command {
 }
 
 func (e *Env) status(asJSON bool) error {
-	_, root, err := e.findRepo()
+	repo, root, err := e.findRepo()
 	if err != nil {
 		return err
 	}
@@ -38,6 +38,9 @@ func (e *Env) status(asJSON bool) error {
 	}
 	run := l.Latest()
 	if run == nil {
+		if shown, err := e.gitStatus(repo, asJSON); shown || err != nil {
+			return err
+		}
 		if asJSON {
 			fmt.Fprintln(e.Stdout, "{}") // a valid object for jq, like a run's
 			return nil
@@ -51,6 +54,7 @@ func (e *Env) status(asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	e.mergeGit(repo, run)
 	if asJSON {
 		if stale {
 			run.Status = state.StatusInterrupted

@@ -46,6 +46,7 @@ type Options struct {
 	Out         io.Writer // the final summary table
 	SelfDir     string    // debussy's own directory, put first on the agent's PATH
 	PhaseID     string    // --phase: start here
+	Only        string    // --only: run exactly this phase (ledger.go)
 	Restart     bool      // --restart: ignore the ledger
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
@@ -266,6 +267,10 @@ func (r *orun) planPath() string {
 func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	todo := map[string]bool{}
 	done := map[string]string{} // id → why it counts as completed
+	var inGit map[string]gitcommit.Outcome
+	if !r.Restart {
+		inGit = GitCompleted(r.Plan, r.readGitLedger(), r.planRel())
+	}
 	for _, ph := range order {
 		rec := r.run.Phase(ph.ID)
 		if ph.Status == plans.StatusCompleted {
@@ -284,8 +289,19 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 				rec.Commits = prev.Commits
 				continue
 			}
+			if o, ok := inGit[ph.ID]; ok { // on another machine, or .debussy/ is gone
+				done[ph.ID] = fmt.Sprintf("completed at %s (per git)", gitcommit.Short(o.Commit))
+				rec.Status = state.StatusSkipped
+				rec.Commits = []string{o.Commit}
+				continue
+			}
 		}
 		todo[ph.ID] = true
+	}
+	if r.Only != "" {
+		if err := r.selectOnly(order, todo, done); err != nil {
+			return nil, err
+		}
 	}
 	if r.PhaseID != "" {
 		start := r.Plan.Phase(r.PhaseID)
