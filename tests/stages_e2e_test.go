@@ -9,10 +9,6 @@ import (
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
-// budgetAPIReady: TODO(issue 8) the checkpoint's handoff embedding and
-// redaction and the estimator's zones and nudges have landed.
-const budgetAPIReady = false
-
 // writeHandoff is the fake model writing its handoff where debussy asked:
 // the run id is only known at run time, so the path comes from the
 // environment debussy gives the session.
@@ -92,7 +88,7 @@ func TestStagesHandoff(t *testing.T) {
 	if !h.exists("early.txt") || h.exists("late.txt") {
 		t.Errorf("early.txt %v (want true), late.txt %v (want false: refused after the request)", h.exists("early.txt"), h.exists("late.txt"))
 	}
-	if budgetAPIReady && !strings.Contains(sessions[1][0].FirstUser, "HANDOFF-MARKER-51c") {
+	if !strings.Contains(sessions[1][0].FirstUser, "HANDOFF-MARKER-51c") {
 		t.Errorf("the next session's prompt lacks the handoff:\n%s", sessions[1][0].FirstUser)
 	}
 	events := h.runFiles("events.jsonl")
@@ -109,9 +105,6 @@ func TestStagesHandoff(t *testing.T) {
 // A secret a tool printed and the agent copied into its handoff reaches no
 // restart prompt and no checkpoint file.
 func TestStagesSecretRedacted(t *testing.T) {
-	if !budgetAPIReady {
-		t.Skip("waits for the checkpoint's redaction and the estimator's zones and nudges")
-	}
 	const secret = "AKIAIOSFODNN7EXAMPLE"
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
@@ -182,9 +175,6 @@ func TestStagesStopHookAsksForDone(t *testing.T) {
 // The third identical call produces a nudge the API receives; the first
 // and second do not. Zones and nudges reach events.jsonl and status --json.
 func TestStagesNudgeAndZone(t *testing.T) {
-	if !budgetAPIReady {
-		t.Skip("waits for the checkpoint's redaction and the estimator's zones and nudges")
-	}
 	same := fakeapi.Bash("ls plan")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
