@@ -60,9 +60,8 @@ func (v *liveView) progress() func(orchestrator.Progress) {
 // phaseView is what the view shows of a phase's progress.
 func phaseView(p orchestrator.Progress) view.Phase {
 	s := p.Snapshot
-	// Zone stays empty until the estimator's Snapshot carries one (issue 8).
 	ph := view.Phase{ID: p.Phase, Title: p.Title, Session: p.Session, Tokens: s.Tokens, Window: s.Window,
-		Estimated: s.Estimated, ToolCalls: s.ToolCalls, TotalTokens: p.Tokens,
+		Estimated: s.Estimated, ToolCalls: s.ToolCalls, Zone: p.Zone, TotalTokens: p.Tokens,
 		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended}
 	if !p.Ended {
 		// The running session's cost so far; an ended one is in the totals.

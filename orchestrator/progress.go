@@ -12,6 +12,7 @@ type Progress struct {
 	Phase, Title string
 	Session      int
 	Snapshot     estimator.Snapshot // the session's estimate after the event
+	Zone         string             // the session's zone: green, yellow or red
 	// Tokens and CostUSD are the phase's totals from its ended sessions;
 	// the running session's cost arrives with its result (Snapshot.CostUSD).
 	Tokens   int64
@@ -27,5 +28,5 @@ func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended
 		return
 	}
 	r.Progress(Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
-		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended})
+		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone})
 }
