@@ -1,10 +1,13 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
@@ -140,4 +143,64 @@ func (r *orun) planRel() string {
 		return filepath.ToSlash(r.Plan.Path)
 	}
 	return PlanRel(r.Repo.Root(), r.planPath())
+}
+
+// commitMessage is the message of a debussy commit for phase p; an outcome
+// carries what the phase took and, when it did not complete, why.
+func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcommit.Message {
+	m := gitcommit.Message{
+		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
+		Run:     r.id, Plan: r.planRel(), Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
+	}
+	if gitcommit.IsOutcome(string(event)) {
+		m.Sessions, m.Restarts = p.rec.Sessions, p.rec.Restarts
+		m.Reason = checkpoint.Redact(p.reason)
+	}
+	return m
+}
+
+// commitAll commits for commit(). A phase's end is recorded even when the
+// tree is clean: an empty commit, so git history alone knows the outcome.
+// A hook refusing that empty commit refuses no work of the agent's, so it
+// is only a warning (the outcome stays in .debussy/).
+func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (gitcommit.Commit, error) {
+	c, err := r.Repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg))
+	if !isRecorded(event) {
+		return c, err
+	}
+	var hookErr *gitcommit.HookError
+	if errors.Is(err, gitcommit.ErrNothingToCommit) {
+		c, err = r.Repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), gitcommit.AllowEmpty())
+		if errors.As(err, &hookErr) {
+			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
+				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(hookErr.Output, 500))
+			err = gitcommit.ErrNothingToCommit
+		}
+	}
+	// A hook refusing the agent's work leaves the phase going (see commit);
+	// anything else ends the attempt to record it.
+	if !errors.As(err, &hookErr) {
+		p.recorded = true
+	}
+	return c, err
+}
+
+// isRecorded reports whether event is a phase end recorded in git even
+// without work to commit. An interrupted phase resumes, so its end is
+// committed only when there is work.
+func isRecorded(event commitEvent) bool {
+	return slices.Contains([]commitEvent{eventCompleted, eventFailed, eventBlocked}, event)
+}
+
+// recordEnd commits the phase's end when it ends completed, failed or
+// blocked and no commit has recorded it yet; err is the reason.
+func (r *orun) recordEnd(p *phaseRun, status state.Status, err error) {
+	event := commitEvent(status)
+	if p.recorded || !isRecorded(event) {
+		return
+	}
+	if err != nil {
+		p.reason = err.Error()
+	}
+	r.commit(p, event, string(status))
 }

@@ -41,6 +41,10 @@ type phaseRun struct {
 	handoff, noHandoff string
 	avoid              []string
 	pointsChecked      bool // warnCompactionPoint ran
+	// recorded is set once a commit recorded the phase's end in git
+	// (ledger.go); reason is why it did not complete, for that commit.
+	recorded bool
+	reason   string
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
@@ -101,7 +105,6 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		hookProblem := false
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
-			r.commit(p, eventBlocked, fmt.Sprintf("blocked: %s", sig.Reason))
 			return r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
 		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
@@ -142,13 +145,14 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	r.commit(p, eventFailed, "failed")
 	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
 }
 
-// endPhase records the phase's outcome; err is returned unchanged unless
-// the ledger cannot be written.
+// endPhase records the phase's outcome, in git too (a commit with the
+// outcome's trailers, recordEnd); err is returned unchanged unless the
+// ledger cannot be written.
 func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
+	r.recordEnd(p, status, err)
 	p.rec.Status = status
 	p.rec.EndedAt = r.now()
 	if err != nil {
@@ -210,7 +214,6 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		if restartWhy != "" {
 			if p.restarts >= r.cfg.MaxRestarts {
-				r.commit(p, eventFailed, fmt.Sprintf("max restarts (%d) exceeded", r.cfg.MaxRestarts))
 				return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed", p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, restartWhy))
 			}
 			c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
@@ -230,7 +233,6 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		why := describeOutcome(out)
 		p.transient++
 		if p.transient > maxTransient {
-			r.commit(p, eventFailed, "failed: "+oneLine(why))
 			return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: its session failed %d times, last: %s", p.ph.ID, ErrPhaseFailed, maxTransient+1, why))
 		}
 		wait := r.Backoff(p.transient)
@@ -285,11 +287,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	if !r.cfg.AutoCommit {
 		return head
 	}
-	msg := gitcommit.Message{
-		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
-		Run:     r.id, Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
-	}
-	c, err := r.Repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg))
+	c, err := r.commitAll(p, event, r.commitMessage(p, event, what))
 	p.rejected = nil
 	var hookErr *gitcommit.HookError
 	switch {
