@@ -90,12 +90,15 @@ func promptPath(scriptPath, phase string, n int) string {
 }
 
 type fakeCLI struct {
-	in      chan fakeInput
-	n       int // messages written, for ids
-	tokens  int // context of the last message
-	phase   string
-	dir     string
-	results int
+	in     chan fakeInput
+	n      int // messages written, for ids
+	tokens int // context of the last message
+	// input and output are the session's usage so far: the result's
+	// modelUsage, cumulative like the CLI's.
+	input, output int
+	phase         string
+	dir           string
+	results       int
 	// hooks maps a hook event to the callback id debussy registered.
 	hooks    map[string]string
 	hookN    int
@@ -513,6 +516,8 @@ func (f *fakeCLI) emit(v map[string]any) {
 
 func (f *fakeCLI) assistant(content ...map[string]any) {
 	f.n++
+	f.input += f.tokens
+	f.output++
 	f.emit(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "session_id": "fake", "message": map[string]any{
 		"id": fmt.Sprintf("msg_%d", f.n), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
 		"content": content,
@@ -538,10 +543,13 @@ func (f *fakeCLI) result(subtype string, isError bool, apiStatus int, text strin
 
 func (f *fakeCLI) resultWith(extra map[string]any, subtype string, isError bool, apiStatus int, text string) {
 	f.results++
+	// Sonnet's list price, so debussy's computed cost reconciles.
+	cost := (float64(f.input)*3 + float64(f.output)*15) / 1e6
 	r := map[string]any{"type": "result", "subtype": subtype, "is_error": isError, "num_turns": 2, "result": text,
-		"session_id": "fake", "total_cost_usd": 0.01,
-		"usage":      map[string]any{"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
-		"modelUsage": map[string]any{"claude-sonnet-4-5": map[string]any{"contextWindow": 200000}}}
+		"session_id": "fake", "total_cost_usd": cost,
+		"usage": map[string]any{"input_tokens": 100, "output_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+		"modelUsage": map[string]any{"claude-sonnet-4-5": map[string]any{"contextWindow": 200000,
+			"inputTokens": f.input, "outputTokens": f.output, "costUSD": cost}}}
 	if apiStatus != 0 {
 		r["api_error_status"] = apiStatus
 	}

@@ -226,7 +226,8 @@ func (b *budget) stop(trig estimator.Trigger, reason string) {
 	if b.stage == stageStopping {
 		return
 	}
-	if b.cfg.MaxRestarts == 0 {
+	// A budget's stop ends the phase, with or without restarts.
+	if b.cfg.MaxRestarts == 0 && trig != triggerBudget {
 		if b.trigger == "" {
 			b.trigger = trig // once: the warning is not repeated
 			b.r.log.Warn("threshold crossed, but restarts are disabled (max_restarts 0): continuing", "phase", b.p.ph.ID, "reason", reason)
@@ -292,6 +293,10 @@ func (b *budget) answer(h *runner.HookCall) {
 }
 
 func (b *budget) preToolUse(h *runner.HookCall) runner.HookAnswer {
+	if why := b.budgetRefusal(h); why != "" {
+		b.r.event("tool_denied", b.fields(map[string]any{"tool": h.ToolName, "tool_use_id": h.ToolUseID, "why": "budget"}))
+		return runner.HookAnswer{Deny: why}
+	}
 	if b.stage != stageHandoff {
 		return runner.HookAnswer{}
 	}

@@ -103,6 +103,8 @@ type orun struct {
 	// userFiles are the untracked files present at the start: the
 	// user's, left out of this run's commits (userfiles.go).
 	userFiles gitcommit.Fingerprints
+	// economics is the run's spend against its budgets (economics.go).
+	economics *economics
 }
 
 func newRun(opts Options) (*orun, error) {

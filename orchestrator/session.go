@@ -129,6 +129,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 
 	b := r.newBudget(p, n, sess)
 	defer b.close()
+	r.startEconomics(p)
 	p.rec.Zone = string(b.zone)
 	p.rec.Zones = append(p.rec.Zones, string(b.zone))
 	var (
@@ -164,6 +165,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			r.warnCompactionPoint(p, snap)
 		}
 		b.observe(ev, snap)
+		b.observeEconomics(ev)
 		r.progress(p, n, snap, false)
 		if ev.Kind == runner.KindHook && ev.Hook != nil {
 			b.answer(ev.Hook)
@@ -188,17 +190,16 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
 		p.window = snap.ResultWindow
 	}
-	if out.Result != nil {
-		u := out.Result.Usage
-		p.rec.Tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-		p.rec.CostUSD += out.Result.CostUSD
-	}
+	// Every API call of the session, counted once: the Meter's figures
+	// (a result's usage covers only its own turn).
+	spent := r.endEconomics(p)
 	r.progress(p, n, snap, true)
 	if err := r.save(); err != nil {
 		return end, err
 	}
 	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
-		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(b.zone)}))
+		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(b.zone),
+		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns}))
 	r.log.Info("session ended", "phase", ph.ID, "session", n, "outcome", describeOutcome(out),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return end, nil

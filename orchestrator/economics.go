@@ -1,0 +1,465 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	econ "github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// ErrBudgetExhausted ends a run whose phase or plan budget ran out under
+// strict enforcement (or adaptive at 100 % without a restart): the work is
+// committed, later phases are not started. The phase is recorded failed
+// with economics.exhausted set, so a rerun resumes it like any failure.
+var ErrBudgetExhausted = errors.New("budget exhausted")
+
+// Triggers of the economics: the budget's stop and the adaptive restart.
+const (
+	triggerBudget   estimator.Trigger = "budget"
+	triggerAdaptive estimator.Trigger = "adaptive"
+)
+
+// Budget scopes, in messages and events.
+const (
+	scopePhase = "phase"
+	scopePlan  = "plan"
+)
+
+// economics is the run's spend: one Meter per phase, and one for the plan
+// that sees every session of the run. Both are fed the same events, so the
+// plan's budget is the phases' sum without adding anything up twice.
+type economics struct {
+	mode     econ.Mode
+	adaptive econ.AdaptiveConfig
+	prices   econ.Prices
+	plan     *econ.Meter
+	phases   map[string]*phaseEcon
+}
+
+// phaseEcon is one phase's economics in this run.
+type phaseEcon struct {
+	meter   *econ.Meter
+	quarter int             // quarters evaluated in the current window
+	written map[string]bool // absolute paths the phase wrote: reading them is no exploration
+	action  econ.Action     // what the latest check decided, for PreToolUse
+	left    string          // what remains of the fullest budget, for refusals
+	level   econ.Level      // the latest level, phase or plan, whichever is higher
+	scope   string          // which budget that level is of
+	// exhausted describes the spend at a stop, "phase tokens 105K of 100K".
+	exhausted string
+	dim       econ.Dimension
+	session   econ.Totals // the phase's totals when the running session started
+	// carried is what an earlier run of the phase spent (a resume): in
+	// the record's totals, not in this run's budget.
+	carriedTokens int64
+	carriedCost   float64
+	started       bool
+}
+
+func limitsOf(l config.Limits) econ.Limits {
+	return econ.Limits{Tokens: l.Tokens, CostUSD: l.CostUSD, Duration: time.Duration(l.Duration)}
+}
+
+func stateLimits(l econ.Limits) state.Limits {
+	return state.Limits{Tokens: l.Tokens, CostUSD: l.CostUSD, DurationMs: l.Duration.Milliseconds()}
+}
+
+// econ returns the run's economics, made on first use.
+func (r *orun) econ() *economics {
+	if r.economics != nil {
+		return r.economics
+	}
+	b := r.cfg.Budget
+	e := &economics{
+		mode:     econ.Mode(b.Enforcement),
+		adaptive: econ.AdaptiveConfig{RestartThreshold: b.RestartThreshold, MinCompletionProbability: b.MinCompletionProbability},
+		prices:   econ.DefaultPrices(),
+		phases:   map[string]*phaseEcon{},
+	}
+	if e.mode == "" {
+		e.mode = econ.Strict
+	}
+	over := econ.Prices{}
+	for name, p := range b.Prices {
+		over[name] = econ.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
+	}
+	e.prices = e.prices.Merge(over)
+	// Adaptive quarters are of a phase's budget; the plan's only stops.
+	e.plan = econ.NewMeter(limitsOf(b.Plan), e.mode, econ.AdaptiveConfig{RestartThreshold: 2}, e.prices)
+	r.economics = e
+	return e
+}
+
+// phaseEcon returns phase p's economics in this run.
+func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
+	e := r.econ()
+	if pe, ok := e.phases[p.ph.ID]; ok {
+		return pe
+	}
+	pe := &phaseEcon{
+		meter:   econ.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
+		written: map[string]bool{},
+	}
+	e.phases[p.ph.ID] = pe
+	return pe
+}
+
+// startEconomics begins a session's accounting.
+func (r *orun) startEconomics(p *phaseRun) {
+	pe := r.phaseEcon(p)
+	if !pe.started {
+		pe.started = true
+		pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
+	}
+	pe.meter.StartSession()
+	r.econ().plan.StartSession()
+	pe.session = pe.meter.Totals()
+}
+
+// endEconomics folds the session that ended into the phase's and the
+// run's records and returns what the session alone spent, for its event.
+func (r *orun) endEconomics(p *phaseRun) econ.Totals {
+	pe := r.phaseEcon(p)
+	pe.meter.EndSession()
+	r.econ().plan.EndSession()
+	t := pe.meter.Totals()
+	r.recordEconomics(p)
+	s := pe.session.Tokens
+	return econ.Totals{
+		Tokens: econ.Tokens{Input: t.Tokens.Input - s.Input, Output: t.Tokens.Output - s.Output,
+			CacheWrite: t.Tokens.CacheWrite - s.CacheWrite, CacheRead: t.Tokens.CacheRead - s.CacheRead},
+		CostUSD:         t.CostUSD - pe.session.CostUSD,
+		ReportedCostUSD: t.ReportedCostUSD - pe.session.ReportedCostUSD,
+		Turns:           t.Turns - pe.session.Turns,
+	}
+}
+
+// recordEconomics writes the phase's and the run's economics into the
+// ledger's records (the caller saves). The phase's tokens and cost are the
+// Meter's, counted per API call across the phase's sessions, plus what an
+// earlier run of the phase spent (a resume).
+func (r *orun) recordEconomics(p *phaseRun) {
+	e := r.econ()
+	pe := r.phaseEcon(p)
+	t := pe.meter.Totals()
+	lim := pe.meter.Limits()
+	ec := p.rec.Economics
+	if ec == nil {
+		ec = &state.Economics{}
+		p.rec.Economics = ec
+	}
+	ec.TokensByKind = t.Tokens
+	ec.Tokens = t.Processed()
+	ec.CostUSD = t.CostUSD
+	ec.ReportedCostUSD = t.ReportedCostUSD
+	ec.APITurns = t.Turns
+	ec.UnknownModels = t.UnknownModels
+	if !p.rec.StartedAt.IsZero() {
+		ec.WallMs = r.now().Sub(p.rec.StartedAt).Milliseconds()
+	}
+	ec.Limits = stateLimits(lim)
+	if !lim.None() {
+		ec.Enforcement = string(e.mode)
+		used, dim := lim.Used(pe.meter.Spend(time.Duration(ec.WallMs) * time.Millisecond))
+		ec.UsedPct, ec.Dimension = roundPct(used*100), string(dim)
+		ec.Level = econ.LevelOf(used).String()
+	}
+	ec.Quarters = pe.meter.Quarters()
+	if pr := pe.meter.Progress(); pr != "" {
+		ec.Progress = string(pr)
+	}
+	p.rec.Tokens = pe.carriedTokens + ec.Tokens
+	p.rec.CostUSD = pe.carriedCost + ec.CostUSD
+
+	run := r.run.SumPhases()
+	run.WallMs = r.now().Sub(r.run.StartedAt).Milliseconds()
+	if pl := limitsOf(r.cfg.Budget.Plan); !pl.None() {
+		run.Limits = stateLimits(pl)
+		run.Enforcement = string(e.mode)
+		used, dim := pl.Used(e.plan.Spend(time.Duration(run.WallMs) * time.Millisecond))
+		run.UsedPct, run.Dimension = roundPct(used*100), string(dim)
+		run.Level = econ.LevelOf(used).String()
+	}
+	if r.run.Economics != nil {
+		run.Exhausted = r.run.Economics.Exhausted
+	}
+	r.run.Economics = &run
+}
+
+func roundPct(p float64) float64 { return float64(int64(p*10+0.5)) / 10 }
+
+// observeEconomics follows the stream for the budgets: it counts the
+// event, tells the agent at each new level (the next PostToolUse carries
+// the note), evaluates adaptive quarters, and stops the session at 100 %.
+func (b *budget) observeEconomics(ev runner.Event) {
+	r, p := b.r, b.p
+	e, pe := r.econ(), r.phaseEcon(p)
+	pe.meter.Observe(ev)
+	e.plan.Observe(ev)
+	if ev.Assistant != nil {
+		for _, tu := range ev.Assistant.ToolUses {
+			if tu.FilePath != "" && econ.ToolKind(tu.Name, tu.Command) == econ.KindWrite {
+				pe.written[b.absPath(tu.FilePath)] = true
+			}
+		}
+	}
+	if pe.meter.Limits().None() && e.plan.Limits().None() {
+		return
+	}
+	now := r.now()
+	phaseElapsed, runElapsed := now.Sub(p.rec.StartedAt), now.Sub(r.run.StartedAt)
+
+	ps, pl := pe.meter.Check(phaseElapsed), e.plan.Check(runElapsed)
+	// The quarter before the notes: a restart, even at 100 %, replaces
+	// the stop. ps.Used is of the current window.
+	if e.mode == econ.Adaptive && !pe.meter.Limits().None() && b.stage != stageStopping {
+		if n := econ.QuarterDue(ps.Used, pe.quarter); n > 0 {
+			pe.quarter = n
+			if b.evaluateQuarter(pe, now, phaseElapsed) {
+				return
+			}
+		}
+	}
+	st, scope, lim := ps, scopePhase, pe.meter.Limits()
+	if pl.Level > ps.Level {
+		st, scope, lim = pl, scopePlan, e.plan.Limits()
+	}
+	pe.action = ps.Action
+	if pl.Level > ps.Level {
+		pe.action = pl.Action
+	}
+	pe.left = lim.Remaining(st.Spend, st.Dimension)
+	for _, s := range []struct {
+		econ.Status
+		prefix string
+	}{{ps, "debussy: "}, {pl, "debussy (plan budget): "}} {
+		if s.Note == "" {
+			continue
+		}
+		note := s.prefix + s.Note
+		if s.Level == econ.LevelWrapUp {
+			note += fmt.Sprintf(" Record what is done and what remains with `debussy progress --phase %s \"...\"`.", p.ph.ID)
+		}
+		b.note(note)
+	}
+	if st.Level != pe.level || scope != pe.scope {
+		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
+		r.event("budget_level", b.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": roundPct(st.Used * 100),
+			"dimension": string(st.Dimension), "enforcement": string(e.mode), "left": pe.left}))
+		if st.Level > econ.LevelNone {
+			r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
+				"dimension", st.Dimension, "left", pe.left, "enforcement", e.mode)
+		}
+		r.recordEconomics(p)
+		_ = r.save() // live in status --json; the session's end saves again
+	}
+	if st.Action.Stop && b.stage != stageStopping {
+		pe.exhausted = scope + " " + st.Exhausted
+		b.stop(triggerBudget, "budget exhausted: "+pe.exhausted)
+	}
+}
+
+// evaluateQuarter records one adaptive evaluation and, when it says so,
+// stops the session for a restart. It reports whether it did.
+func (b *budget) evaluateQuarter(pe *phaseEcon, now time.Time, elapsed time.Duration) bool {
+	r, p := b.r, b.p
+	done, total := 0, 0
+	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
+		for _, t := range tasks {
+			total++
+			if t.Done {
+				done++
+			}
+		}
+	}
+	q, ok := pe.meter.Quarter(now, elapsed, done, total)
+	if !ok {
+		return false
+	}
+	r.event("budget_quarter", b.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
+		"probability": q.Probability, "decision": string(q.Decision)}))
+	r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
+		"probability", q.Probability, "decision", q.Decision)
+	r.recordEconomics(p)
+	_ = r.save()
+	if q.Decision != econ.Restart || r.cfg.MaxRestarts == 0 {
+		return false
+	}
+	b.stop(triggerAdaptive, fmt.Sprintf("adaptive budget: %.0f %% of the phase budget used with %d of %d tasks done "+
+		"(completion probability %.2f < %.2f)", q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, r.econ().adaptive.MinCompletionProbability))
+	return true
+}
+
+// lessons is what an adaptive restart's checkpoint says the last window
+// taught, beside the files, calls and notes every checkpoint carries.
+func lessons(reason string) string {
+	return reason + ". Lessons so far: at the last session's rate the phase would not finish within its budget. " +
+		"The files changed, failed commands and progress notes below are what it tried; do not repeat its exploration, " +
+		"finish the remaining tasks by the most direct route, and record each with `debussy progress`."
+}
+
+// openWindow gives an adaptive restart a fresh budget window.
+func (r *orun) openWindow(p *phaseRun) {
+	pe := r.phaseEcon(p)
+	elapsed := r.now().Sub(p.rec.StartedAt)
+	used, _ := pe.meter.Limits().Used(pe.meter.Spend(elapsed))
+	pe.meter.OpenWindow(elapsed)
+	pe.quarter = 0
+	pe.level, pe.action = econ.LevelNone, econ.Action{}
+	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": roundPct(used * 100)})
+}
+
+// budgetRefusal is the reason to deny a tool call under the budget's
+// current level, "" to let it run. A session already stopping lets its
+// tool run: that tool's PostToolUse ends it cleanly.
+func (b *budget) budgetRefusal(h *runner.HookCall) string {
+	pe := b.r.phaseEcon(b.p)
+	a := pe.action
+	if b.stage == stageStopping || !(a.RefuseExploratory || a.WrapUpOnly || a.Stop) {
+		return ""
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+		Path     string `json:"path"`
+		Command  string `json:"command"`
+	}
+	_ = json.Unmarshal(h.ToolInput, &in)
+	c := econ.Call{Name: h.ToolName, Command: in.Command, WrapUp: b.allowedDuringHandoff(h)}
+	c.PhaseFile = b.phaseFile(pe, in.FilePath, in.Path, in.Command)
+	why := econ.Refusal(a, c, pe.left)
+	if why == "" {
+		return ""
+	}
+	scope := "phase"
+	if pe.scope == scopePlan {
+		scope = "plan"
+	}
+	return fmt.Sprintf("debussy (%s budget): %s", scope, why)
+}
+
+// phaseFile reports whether a call reads one of the phase's own files: its
+// phase file, the master plan, a file the phase names or has written.
+func (b *budget) phaseFile(pe *phaseEcon, paths ...string) bool {
+	root := b.r.Repo.Root()
+	own := []string{b.p.ph.Path, b.r.Plan.Path}
+	for _, raw := range paths {
+		if raw == "" {
+			continue
+		}
+		if strings.ContainsAny(raw, " \t") { // a command: any own file it names
+			for w := range pe.written {
+				if strings.Contains(raw, w) || strings.Contains(raw, relTo(root, w)) {
+					return true
+				}
+			}
+			for _, f := range own {
+				if strings.Contains(raw, relTo(root, f)) {
+					return true
+				}
+			}
+			continue
+		}
+		abs := b.absPath(raw)
+		if pe.written[abs] {
+			return true
+		}
+		for _, f := range own {
+			if a, err := filepath.Abs(f); err == nil && a == abs {
+				return true
+			}
+		}
+		if rel := relTo(root, abs); rel != "" && !strings.HasPrefix(rel, "..") && strings.Contains(b.p.ph.Content, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *budget) absPath(path string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(b.r.Repo.Root(), path)
+	}
+	return filepath.Clean(path)
+}
+
+func relTo(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
+}
+
+// budgetSpent reports a strict budget already spent before a session
+// starts (a remediation or retry after the stop): the phase ends at once.
+func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
+	e, pe := r.econ(), r.phaseEcon(p)
+	if e.mode != econ.Strict {
+		return "", false
+	}
+	now := r.now()
+	for _, m := range []struct {
+		scope string
+		meter *econ.Meter
+		since time.Time
+	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, e.plan, r.run.StartedAt}} {
+		lim := m.meter.Limits()
+		s := m.meter.Spend(now.Sub(m.since))
+		if used, dim := lim.Used(s); !lim.None() && used >= 1 {
+			return m.scope + " " + lim.Describe(s, dim), true
+		}
+	}
+	return "", false
+}
+
+// exhaustedError is the run's last word when a budget ran out: which
+// budget, what was spent, and how to raise it.
+func (r *orun) exhaustedError(p *phaseRun, spent string) error {
+	r.phaseEcon(p).exhausted = spent
+	if p.rec.Economics == nil {
+		r.recordEconomics(p)
+	}
+	p.rec.Economics.Exhausted = true
+	if r.run.Economics != nil && strings.HasPrefix(spent, scopePlan+" ") {
+		r.run.Economics.Exhausted = true
+	}
+	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
+		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))
+}
+
+// raiseHint says how to raise the budget that ran out.
+func raiseHint(spent string) string {
+	scope, rest, _ := strings.Cut(spent, " ")
+	dim, _, _ := strings.Cut(rest, " ")
+	key, flag := "", ""
+	switch dim {
+	case "tokens":
+		key, flag = "tokens", "--budget-tokens"
+	case "cost":
+		key, flag = "cost_usd", "--budget-cost"
+	case "time":
+		key = "duration"
+	}
+	cfgKey := fmt.Sprintf("budget.%s.%s", scope, key)
+	switch {
+	case scope == scopePhase && flag != "":
+		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (or pass %s, env DEBUSSY_%s) and run again: the phase resumes from a checkpoint.",
+			cfgKey, flag, envName(cfgKey))
+	default:
+		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (env DEBUSSY_%s) and run again: the phase resumes from a checkpoint.",
+			cfgKey, envName(cfgKey))
+	}
+}
+
+func envName(key string) string {
+	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
