@@ -385,7 +385,7 @@ func (r *orun) checkTree() error {
 		msg := gitcommit.Message{
 			Subject: fmt.Sprintf("debussy: phase %s — work left by interrupted run %s", phase, last.ID),
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the tree.",
-			Run:     last.ID, Phase: phase, Event: string(eventInterrupted),
+			Run:     last.ID, Plan: PlanRel(r.Repo.Root(), last.Plan), Phase: phase, Event: string(eventInterrupted),
 		}
 		// The files that run found at its start are still the user's.
 		user, _, err := r.Store.LoadUserFiles(last.ID)
