@@ -196,6 +196,25 @@ func Note(l Level, remaining string) string {
 	return ""
 }
 
+// Note is the sentence told to the agent at a level under mode m: the
+// strict wording says what is refused; a mode that refuses nothing
+// (advisory, adaptive) says only what to do, and only a mode that stops
+// says the session will stop.
+func (m Mode) Note(l Level, remaining string) string {
+	a := m.Action(l)
+	switch {
+	case a.RefuseExploratory || a.WrapUpOnly || l < LevelFirm:
+		return Note(l, remaining)
+	case l == LevelFirm:
+		return fmt.Sprintf("Budget nearly spent: %s left. Finish the current task; avoid reads and searches outside the phase's files.", remaining)
+	case l == LevelWrapUp:
+		return fmt.Sprintf("Budget almost gone: %s left. Wrap up now: record what remains with debussy progress and finish with debussy done.", remaining)
+	case a.Stop:
+		return Note(l, remaining)
+	}
+	return "Budget spent: the phase has used all of its budget. Wrap up now: record what remains with debussy progress and finish with debussy done."
+}
+
 // Remaining says what is left of the fullest dimension: "12.5K tokens".
 func (l Limits) Remaining(s Spend, d Dimension) string {
 	switch d {

@@ -233,3 +233,31 @@ func TestNote(t *testing.T) {
 		}
 	}
 }
+
+// Only strict's notes speak of refusals, only a stopping mode's of the stop.
+func TestModeNote(t *testing.T) {
+	tests := []struct {
+		mode    Mode
+		level   Level
+		want    string
+		notWant string
+	}{
+		{Strict, LevelFirm, "are refused from now", ""},
+		{Strict, LevelWrapUp, "every other tool is refused", ""},
+		{Strict, LevelExhausted, "the session stops", ""},
+		{Advisory, LevelNote, "12K tokens left", ""},
+		{Advisory, LevelFirm, "12K tokens left", "refused"},
+		{Advisory, LevelWrapUp, "Wrap up now", "refused"},
+		{Advisory, LevelExhausted, "used all of its budget", "stops"},
+		{Adaptive, LevelWrapUp, "Wrap up now", "refused"},
+		{Adaptive, LevelExhausted, "the session stops", ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode)+"/"+tt.level.String(), func(t *testing.T) {
+			n := tt.mode.Note(tt.level, "12K tokens")
+			if !strings.Contains(n, tt.want) || (tt.notWant != "" && strings.Contains(n, tt.notWant)) {
+				t.Errorf("Note = %q, want %q and not %q", n, tt.want, tt.notWant)
+			}
+		})
+	}
+}

@@ -114,7 +114,7 @@ func (m *Meter) Check(elapsed time.Duration) Status {
 	st.Level = LevelOf(used)
 	st.Action = m.mode.Action(st.Level)
 	if st.Action.Note && st.Level > m.noted {
-		st.Note = Note(st.Level, m.limits.Remaining(w, dim))
+		st.Note = m.mode.Note(st.Level, m.limits.Remaining(w, dim))
 		m.noted = st.Level
 	}
 	if st.Action.Stop {

@@ -13,7 +13,7 @@ import (
 // Exit codes are debussy's contract with shells and CI.
 const (
 	ExitOK          = 0
-	ExitFailed      = 1   // a phase failed, was blocked, or ran out of restarts/retries
+	ExitFailed      = 1   // a phase failed, was blocked, ran out of restarts/retries or of its budget
 	ExitUsage       = 2   // bad usage, config or plan
 	ExitInterrupted = 130 // Ctrl-C: work committed, state saved, a rerun resumes
 )
@@ -29,6 +29,10 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, orchestrator.ErrLedger):
 		// Before interrupted: a rerun cannot resume without the ledger.
+		return ExitFailed
+	case errors.Is(err, orchestrator.ErrBudgetExhausted):
+		// A limit the user set was reached: the phase did not finish
+		// within it. Work is committed; raising the budget resumes it.
 		return ExitFailed
 	case errors.Is(err, orchestrator.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted

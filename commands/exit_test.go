@@ -25,6 +25,7 @@ func TestExitCode(t *testing.T) {
 		{"cancelled", context.Canceled, ExitInterrupted},
 		{"phase failed", fmt.Errorf("phase 1 %w on attempt 2", orchestrator.ErrPhaseFailed), ExitFailed},
 		{"blocked", fmt.Errorf("phase 1 %w", orchestrator.ErrBlocked), ExitFailed},
+		{"budget exhausted", fmt.Errorf("phase 1: %w: phase tokens 101K of 100K", orchestrator.ErrBudgetExhausted), ExitFailed},
 		{"ledger", fmt.Errorf("%w: %w", orchestrator.ErrLedger, errors.New("save ledger /r/.debussy/state.json: disk full")), ExitFailed},
 		{"ledger while interrupted", errors.Join(orchestrator.ErrInterrupted, orchestrator.ErrLedger), ExitFailed},
 		{"setup wrapping a cause", fmt.Errorf("%w: %w", orchestrator.ErrSetup, errors.New("no HEAD")), ExitUsage},

@@ -182,6 +182,10 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 // the caller then looks at the done signal.
 func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
 	for {
+		// A remediation or retry after the budget ran out starts nothing.
+		if spent, ok := r.budgetSpent(p); ok {
+			return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
+		}
 		end, err := r.runSession(ctx, p, prompt)
 		if errors.Is(err, ErrLedger) {
 			return err
@@ -193,6 +197,10 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		if end.interrupted {
 			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+		}
+		// The budget ran out: no restart, unless the agent finished first.
+		if end.trigger == triggerBudget && (out.Kind != runner.OutcomeCompleted || !r.signalled(p)) {
+			return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, r.phaseEcon(p).exhausted))
 		}
 		// A session debussy was ending that ended its turn by itself before
 		// the stop (the agent stopped instead of writing its handoff)
@@ -207,6 +215,8 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		// from a checkpoint, and either way it counts against max_restarts.
 		restartWhy := ""
 		switch {
+		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger == triggerAdaptive:
+			restartWhy = lessons(end.reason)
 		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger != "":
 			restartWhy = end.reason
 		case promptTooLong(out):
@@ -226,6 +236,9 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 				return err
 			}
 			prompt = p.withRejection(cp.Prompt(p.basePrompt))
+			if end.trigger == triggerAdaptive {
+				r.openWindow(p)
+			}
 			r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)
 			continue
 		}
