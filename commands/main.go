@@ -205,6 +205,13 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	}
 }
 
+// flagKeys maps a flag to its config key where the names differ; the
+// others are the key with dashes.
+var flagKeys = map[string]string{
+	"budget-cost":   "budget.phase.cost_usd",
+	"budget-tokens": "budget.phase.tokens",
+}
+
 // invalidFlag is urfave/cli's message for a flag value its parser rejects.
 var invalidFlag = regexp.MustCompile(`^invalid value "(.*)" for flag -([\w-]+): `)
 
@@ -235,8 +242,10 @@ func flagError(c *cli.Context, err error) error {
 				continue
 			}
 			switch f.(type) {
-			case *cli.IntFlag:
+			case *cli.IntFlag, *cli.Int64Flag:
 				problem = fmt.Sprintf("%q is not an integer", value)
+			case *cli.Float64Flag:
+				problem = fmt.Sprintf("%q is not a number", value)
 			case *cli.DurationFlag:
 				problem = fmt.Sprintf("%q is not a duration", value)
 			case *cli.BoolFlag:
@@ -245,7 +254,11 @@ func flagError(c *cli.Context, err error) error {
 		}
 	}
 	msg := fmt.Sprintf("--%s: %s", name, problem)
-	if allowed := config.Allowed(strings.ReplaceAll(name, "-", "_")); allowed != "" {
+	key, ok := flagKeys[name]
+	if !ok {
+		key = strings.ReplaceAll(name, "-", "_")
+	}
+	if allowed := config.Allowed(key); allowed != "" {
 		msg += "; allowed: " + allowed
 	}
 	return errors.New(msg)

@@ -67,6 +67,8 @@ Examples:
 			&cli.BoolFlag{Name: "no-auto-commit", Usage: "do not commit; work stays in the tree"},
 			&cli.BoolFlag{Name: "strict-gates", Usage: "refuse a gate with no command, no preset and no gate_commands entry (strict_gates)"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
+			&cli.Float64Flag{Name: "budget-cost", DefaultText: "0", Usage: "stop a phase once it has cost `USD` (budget.phase.cost_usd; 0 is no limit)"},
+			&cli.Int64Flag{Name: "budget-tokens", DefaultText: "0", Usage: "stop a phase once it has processed `N` tokens (budget.phase.tokens; 0 is no limit)"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
@@ -140,6 +142,12 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.IsSet("allow-dirty") {
 			cfg.AllowDirty = c.Bool("allow-dirty")
+		}
+		if c.IsSet("budget-cost") {
+			cfg.Budget.Phase.CostUSD = c.Float64("budget-cost")
+		}
+		if c.IsSet("budget-tokens") {
+			cfg.Budget.Phase.Tokens = c.Int64("budget-tokens")
 		}
 		if c.IsSet("idle-timeout") {
 			cfg.IdleTimeout = config.Duration(c.Duration("idle-timeout"))
