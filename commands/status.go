@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -90,6 +91,15 @@ func (e *Env) status(asJSON bool) error {
 		if line := budgetLine(p); line != "" {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
+	}
+	// What each phase spent against its budget, and the run against the plan's.
+	for _, p := range run.Phases {
+		if line := orchestrator.SpendLine(p.Economics); line != "" {
+			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
+		}
+	}
+	if line := orchestrator.SpendLine(run.Economics); line != "" {
+		fmt.Fprintf(e.Stdout, "run: %s\n", line)
 	}
 	return nil
 }

@@ -463,3 +463,52 @@ func raiseHint(spent string) string {
 func envName(key string) string {
 	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
+
+// SpendLine says in one line what a phase or run spent and where that
+// stands in its budget: "spent 101.2K tokens, $0.31, 17 API turns; budget
+// tokens 100K: 101 % used, exhausted (strict)". "" without a record.
+func SpendLine(e *state.Economics) string {
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "spent %s tokens, $%.2f, %d API turns", econ.FormatTokens(e.Tokens), e.CostUSD, e.APITurns)
+	if e.WallMs > 0 {
+		fmt.Fprintf(&b, ", %s", (time.Duration(e.WallMs) * time.Millisecond).Round(time.Second))
+	}
+	if e.Limits != (state.Limits{}) {
+		fmt.Fprintf(&b, "; budget %s: %.0f %% used", limitText(e.Limits), e.UsedPct)
+		if e.Level != "" && e.Level != econ.LevelNone.String() {
+			fmt.Fprintf(&b, ", level %s", e.Level)
+		}
+		if e.Enforcement != "" {
+			fmt.Fprintf(&b, " (%s)", e.Enforcement)
+		}
+		if e.Exhausted {
+			b.WriteString(", exhausted")
+		}
+	}
+	if n := len(e.Quarters); n > 0 {
+		q := e.Quarters[n-1]
+		fmt.Fprintf(&b, "; %d quarter evaluations, last at %.0f %%: %d of %d tasks, probability %.2f, %s",
+			n, q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, q.Decision)
+	}
+	if len(e.UnknownModels) > 0 {
+		fmt.Fprintf(&b, "; priced as Sonnet (unknown): %s", strings.Join(e.UnknownModels, ", "))
+	}
+	return b.String()
+}
+
+func limitText(l state.Limits) string {
+	var parts []string
+	if l.Tokens > 0 {
+		parts = append(parts, "tokens "+econ.FormatTokens(l.Tokens))
+	}
+	if l.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("cost $%.2f", l.CostUSD))
+	}
+	if l.DurationMs > 0 {
+		parts = append(parts, "time "+(time.Duration(l.DurationMs)*time.Millisecond).String())
+	}
+	return strings.Join(parts, ", ")
+}

@@ -33,11 +33,23 @@ func writeSummary(w io.Writer, run *state.Run) {
 	for _, p := range run.Phases {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t$%.4f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, p.Tokens, p.CostUSD, commitList(p.Commits))
 	}
+	tokens, cost := runTotals(run)
+	if len(run.Phases) > 1 {
+		fmt.Fprintf(tw, "total\t\t\t\t\t%d\t$%.4f\t\n", tokens, cost)
+	}
 	tw.Flush()
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintln(w, phaseError(p))
 		}
+	}
+	for _, p := range run.Phases {
+		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
+			fmt.Fprintf(w, "phase %s: %s\n", p.ID, SpendLine(e))
+		}
+	}
+	if e := run.Economics; e != nil && e.Limits != (state.Limits{}) {
+		fmt.Fprintf(w, "plan: %s\n", SpendLine(e))
 	}
 	for _, p := range run.Phases {
 		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
@@ -64,6 +76,16 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | $%.4f | %s |\n", p.ID, strings.ReplaceAll(p.Title, "|", "\\|"), p.Status,
 			p.Sessions, p.Restarts, p.Tokens, p.CostUSD, commitList(p.Commits))
 	}
+	tokens, cost := runTotals(run)
+	fmt.Fprintf(&b, "| **total** | | | | | %d | $%.4f | |\n", tokens, cost)
+	if e := run.Economics; e != nil {
+		fmt.Fprintf(&b, "\n**spend**: %s\n", SpendLine(e))
+	}
+	for _, p := range run.Phases {
+		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
+			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, SpendLine(e))
+		}
+	}
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(phaseError(p), "\n", " "))
@@ -83,4 +105,16 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 		return fmt.Errorf("write step summary: %w", err)
 	}
 	return f.Close()
+}
+
+// runTotals sums the tokens and cost of the run's phases, as recorded
+// (a resumed phase's include what its earlier run spent).
+func runTotals(run *state.Run) (int64, float64) {
+	var tokens int64
+	var cost float64
+	for _, p := range run.Phases {
+		tokens += p.Tokens
+		cost += p.CostUSD
+	}
+	return tokens, cost
 }
