@@ -251,7 +251,8 @@ func (b *budget) observeEconomics(ev runner.Event) {
 		}
 		b.note(note)
 	}
-	if st.Level != pe.level || scope != pe.scope {
+	// Each change of level is an event; a phase under its notes says nothing.
+	if st.Level != pe.level || (scope != pe.scope && st.Level > econ.LevelNone) {
 		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
 		r.event("budget_level", b.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": roundPct(st.Used * 100),
 			"dimension": string(st.Dimension), "enforcement": string(e.mode), "left": pe.left}))
