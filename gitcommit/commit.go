@@ -72,9 +72,13 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 
 	s := r.newStager(idx, cfg, true)
 	s.exclude = o.exclude
-	err = s.refreshTracked(idx.Entries)
-	if err == nil {
-		err = s.addUntracked(excludes)
+	if o.entries != nil {
+		s.entries = o.entries
+	} else {
+		err = s.refreshTracked(idx.Entries)
+		if err == nil {
+			err = s.addUntracked(excludes)
+		}
 	}
 	s.conv.close()
 	if err != nil {

@@ -71,19 +71,27 @@ func (r *Repo) DirtyTracked() ([]string, error) {
 		return nil, fmt.Errorf("check dirty: %w", err)
 	}
 	defer end()
-	idx, err := r.readIndex()
+	out, err := r.dirtyTracked()
 	if err != nil {
 		return nil, fmt.Errorf("check dirty: %w", err)
 	}
+	return out, nil
+}
+
+func (r *Repo) dirtyTracked() ([]string, error) {
+	idx, err := r.readIndex()
+	if err != nil {
+		return nil, err
+	}
 	h, err := r.readHead()
 	if err != nil {
-		return nil, fmt.Errorf("check dirty: %w", err)
+		return nil, err
 	}
 
 	dirty := map[string]bool{}
 	staged, err := r.stagedPaths(idx, h.hash)
 	if err != nil {
-		return nil, fmt.Errorf("check dirty: %w", err)
+		return nil, err
 	}
 	for _, p := range staged {
 		dirty[p] = true
@@ -92,7 +100,7 @@ func (r *Repo) DirtyTracked() ([]string, error) {
 	s := r.newStager(idx, r.loadConfig(), false)
 	defer s.conv.close() // long-running clean filters (filter.go)
 	if err := s.refreshTracked(idx.Entries); err != nil {
-		return nil, fmt.Errorf("check dirty: %w", err)
+		return nil, err
 	}
 	for _, p := range s.unstaged {
 		dirty[p] = true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // Fingerprints maps untracked paths to a fingerprint of their content: the
@@ -19,6 +20,13 @@ type commitOptions struct {
 	exclude    Fingerprints
 	note       func(msg string, changed []string) string
 	allowEmpty bool
+	// entries, when set, is the index to commit as it is (Merge): no
+	// staging pass, so no untracked file can join the merge.
+	entries []*index.Entry
+}
+
+func withEntries(es []*index.Entry) CommitOption {
+	return func(o *commitOptions) { o.entries = es }
 }
 
 // Exclude leaves out of the commit every untracked path of files whose

@@ -1,0 +1,290 @@
+package gitcommit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// ErrConflict means a merge was refused: both sides changed the same path,
+// or untracked files stand where the merge would write. Nothing was changed.
+var ErrConflict = errors.New("merge conflict")
+
+// ConflictError names the branch and the paths of a refused merge.
+type ConflictError struct {
+	Branch string
+	Files  []string
+	// Untracked is set when the paths are untracked files the merge would
+	// overwrite, rather than paths both sides changed.
+	Untracked bool
+}
+
+func (e *ConflictError) Error() string {
+	if e.Untracked {
+		return fmt.Sprintf("merge %s: untracked files would be overwritten: %s", e.Branch, strings.Join(e.Files, ", "))
+	}
+	return fmt.Sprintf("merge %s: both sides changed %s", e.Branch, strings.Join(e.Files, ", "))
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// Merge merges branch into the checked-out branch with a merge commit of
+// two parents (msg, hooks and signing as CommitAll), and updates the work
+// tree and the index to it. The merge is three-way at file granularity:
+// against the merge base, a path changed on one side takes that side's
+// content; a path changed on both sides to different results is a
+// conflict, even when the changes touch different lines. A conflict, or an
+// untracked file where the merge would write, returns a *ConflictError and
+// changes nothing. Tracked files must be unchanged (as after a commit);
+// untracked files are left alone. A branch already merged returns
+// ErrNothingToCommit.
+func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
+	m, err := r.prepareMerge(branch)
+	if err != nil {
+		return Commit{}, err
+	}
+	c, err := r.CommitAll(msg, append(opts, withEntries(m.entries))...)
+	if err != nil {
+		if uerr := r.undoMerge(m); uerr != nil {
+			return Commit{}, fmt.Errorf("merge %s: %w (and restoring the work tree: %w)", branch, err, uerr)
+		}
+		return Commit{}, fmt.Errorf("merge %s: %w", branch, err)
+	}
+	return c, nil
+}
+
+// pendingMerge is a merge written to the work tree but not committed.
+type pendingMerge struct {
+	ours, merged map[string]treeFile
+	entries      []*index.Entry // the merged index
+}
+
+// prepareMerge computes the merge, refuses conflicts, and writes the merged
+// files and MERGE_HEAD; CommitAll then makes the merge commit.
+func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
+	end, err := r.begin()
+	if err != nil {
+		return nil, fmt.Errorf("merge %s: %w", branch, err)
+	}
+	defer end()
+	fail := func(err error) (*pendingMerge, error) { return nil, fmt.Errorf("merge %s: %w", branch, err) }
+
+	if op := r.operationInProgress(); op != nil {
+		return fail(op)
+	}
+	h, err := r.readHead()
+	if err != nil {
+		return fail(err)
+	}
+	if h.hash.IsZero() {
+		return fail(errors.New("the current branch has no commit"))
+	}
+	ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch))
+	if err != nil {
+		return fail(fmt.Errorf("read branch: %w", err))
+	}
+	oursC, err := r.repo.CommitObject(h.hash)
+	if err != nil {
+		return fail(err)
+	}
+	theirsC, err := r.repo.CommitObject(ref.Hash())
+	if err != nil {
+		return fail(err)
+	}
+	bases, err := oursC.MergeBase(theirsC)
+	if err != nil {
+		return fail(fmt.Errorf("find the merge base: %w", err))
+	}
+	var baseTree plumbing.Hash
+	if len(bases) > 0 {
+		if bases[0].Hash == theirsC.Hash {
+			return nil, ErrNothingToCommit
+		}
+		baseTree = bases[0].TreeHash
+	}
+	base, err := r.flatten(baseTree)
+	if err != nil {
+		return fail(err)
+	}
+	ours, err := r.flatten(oursC.TreeHash)
+	if err != nil {
+		return fail(err)
+	}
+	theirs, err := r.flatten(theirsC.TreeHash)
+	if err != nil {
+		return fail(err)
+	}
+	merged, conflicts := mergeFiles(base, ours, theirs)
+	if len(conflicts) > 0 {
+		return nil, &ConflictError{Branch: branch, Files: conflicts}
+	}
+
+	// The work tree must hold HEAD's tracked files: the merge commit is
+	// exactly the merged tree, and nothing of the user's may be lost.
+	dirty, err := r.dirtyTracked()
+	if err != nil {
+		return fail(err)
+	}
+	if len(dirty) > 0 {
+		return fail(fmt.Errorf("uncommitted changes to tracked files: %s", strings.Join(dirty, ", ")))
+	}
+	if inWay := r.untrackedInWay(ours, merged); len(inWay) > 0 {
+		return nil, &ConflictError{Branch: branch, Files: inWay, Untracked: true}
+	}
+
+	idx, err := r.readIndex()
+	if err != nil {
+		return fail(err)
+	}
+	old := map[string]*index.Entry{}
+	for _, e := range idx.Entries {
+		old[e.Name] = e
+	}
+	if err := os.WriteFile(filepath.Join(r.gitDir, "MERGE_HEAD"), []byte(theirsC.Hash.String()+"\n"), 0o666); err != nil {
+		return fail(err)
+	}
+	m := &pendingMerge{ours: ours, merged: merged}
+	if m.entries, err = r.checkout(r.root, ours, merged, old); err != nil {
+		err = fmt.Errorf("update the work tree: %w", err)
+		if _, uerr := r.checkout(r.root, merged, ours, old); uerr != nil {
+			err = fmt.Errorf("%w (and restoring it: %w)", err, uerr)
+		}
+		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
+		return fail(err)
+	}
+	// Entries debussy never commits stay in the index as they were.
+	for _, e := range idx.Entries {
+		if isStateDirPath(e.Name) {
+			m.entries = append(m.entries, e)
+		}
+	}
+	sortEntries(m.entries)
+	return m, nil
+}
+
+// undoMerge puts the work tree and the index back to HEAD's files after
+// the merge commit was refused (a hook).
+func (r *Repo) undoMerge(m *pendingMerge) error {
+	end, err := r.begin()
+	if err != nil {
+		return err
+	}
+	defer end()
+	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
+	lock, err := acquireLock(filepath.Join(r.gitDir, "index"))
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	idx, err := r.readIndex()
+	if err != nil {
+		return err
+	}
+	old := map[string]*index.Entry{}
+	for _, e := range idx.Entries {
+		old[e.Name] = e
+	}
+	entries, err := r.checkout(r.root, m.merged, m.ours, old)
+	if err != nil {
+		return err
+	}
+	for _, e := range idx.Entries {
+		if isStateDirPath(e.Name) {
+			entries = append(entries, e)
+		}
+	}
+	sortEntries(entries)
+	b, err := r.encodeIndex(idx, entries, lock.created)
+	if err != nil {
+		return err
+	}
+	return lock.commit(b)
+}
+
+func sortEntries(es []*index.Entry) {
+	slices.SortStableFunc(es, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// mergeFiles is the three-way merge of flattened trees at file granularity.
+// It returns the merged files and the conflicting paths, sorted.
+func mergeFiles(base, ours, theirs map[string]treeFile) (map[string]treeFile, []string) {
+	merged := map[string]treeFile{}
+	conflict := map[string]bool{}
+	paths := map[string]bool{}
+	for _, m := range []map[string]treeFile{base, ours, theirs} {
+		for p := range m {
+			paths[p] = true
+		}
+	}
+	for p := range paths {
+		b, bok := base[p]
+		o, ook := ours[p]
+		t, tok := theirs[p]
+		var f treeFile
+		var ok bool
+		switch {
+		case ook == tok && o == t: // the same on both sides
+			f, ok = o, ook
+		case bok == ook && b == o: // only theirs changed it
+			f, ok = t, tok
+		case bok == tok && b == t: // only ours changed it
+			f, ok = o, ook
+		default:
+			conflict[p] = true
+			continue
+		}
+		if ok {
+			merged[p] = f
+		}
+	}
+	// A file on one side where the other put a directory.
+	for p := range merged {
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if _, ok := merged[dir]; ok {
+				conflict[p], conflict[dir] = true, true
+			}
+		}
+	}
+	out := make([]string, 0, len(conflict))
+	for p := range conflict {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return merged, out
+}
+
+// untrackedInWay lists paths the merge adds (absent from ours) where the
+// work tree already has something: an untracked file or directory, or an
+// untracked file where the merge needs a directory.
+func (r *Repo) untrackedInWay(ours, merged map[string]treeFile) []string {
+	var out []string
+	seen := map[string]bool{}
+	for p := range merged {
+		if _, ok := ours[p]; ok {
+			continue
+		}
+		if st, err := lstat(filepath.Join(r.root, filepath.FromSlash(p))); err != nil || st.kind != kindMissing {
+			out = append(out, p)
+			continue
+		}
+		for dir := path.Dir(p); dir != "." && !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			if _, ok := ours[dir]; ok {
+				continue // a tracked file the merge deletes
+			}
+			st, err := lstat(filepath.Join(r.root, filepath.FromSlash(dir)))
+			if err != nil || (st.kind != kindMissing && st.kind != kindDir) {
+				out = append(out, dir)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

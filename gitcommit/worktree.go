@@ -1,0 +1,381 @@
+package gitcommit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Linked worktrees made by hand, as `git worktree add` makes them: go-git v5
+// cannot. The administrative directory <common>/worktrees/<name> holds HEAD,
+// commondir, gitdir and the index; the worktree's .git file points back to
+// it. Files are written as the blobs hold them: no smudge filter, eol or
+// ident conversion (see the README's limits of --parallel).
+
+// BranchHead returns the commit branch (a short name: "debussy/r1/phase-2")
+// points to, or "" when there is no such branch.
+func (r *Repo) BranchHead(branch string) (string, error) {
+	end, err := r.begin()
+	if err != nil {
+		return "", fmt.Errorf("read branch %s: %w", branch, err)
+	}
+	defer end()
+	ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read branch %s: %w", branch, err)
+	}
+	return ref.Hash().String(), nil
+}
+
+// AddWorktree checks branch out in a new linked worktree at path, creating
+// the branch at base (a full commit hash) when it does not exist yet; an
+// existing branch is checked out where it is. path must not exist, or be
+// an empty directory.
+func (r *Repo) AddWorktree(path, branch, base string) error {
+	end, err := r.begin()
+	if err != nil {
+		return fmt.Errorf("add worktree %s: %w", path, err)
+	}
+	defer end()
+	if err := r.addWorktree(path, branch, base); err != nil {
+		return fmt.Errorf("add worktree %s: %w", path, err)
+	}
+	return nil
+}
+
+func (r *Repo) addWorktree(path, branch, base string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	refName := plumbing.NewBranchReferenceName(branch)
+	if err := refName.Validate(); err != nil || strings.Contains(branch, "..") {
+		return fmt.Errorf("bad branch name %q", branch)
+	}
+	if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s exists and is not empty", abs)
+	}
+
+	// The branch: kept if it exists (a resumed phase), else created at base.
+	tip := plumbing.NewHash(base)
+	ref, err := r.store.Reference(refName)
+	switch {
+	case err == nil:
+		tip = ref.Hash()
+	case errors.Is(err, plumbing.ErrReferenceNotFound):
+		if tip.IsZero() || tip.String() != strings.ToLower(base) {
+			return fmt.Errorf("bad base commit %q", base)
+		}
+		if err := r.createRef(refName, tip, "branch: Created from "+base); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("read branch %s: %w", branch, err)
+	}
+	c, err := r.repo.CommitObject(tip)
+	if err != nil {
+		return fmt.Errorf("read commit %s: %w", Short(tip.String()), err)
+	}
+
+	// The administrative directory, named like git names it (the path's
+	// base name, made unique).
+	admin, err := uniqueDir(filepath.Join(r.commonDir, "worktrees"), filepath.Base(abs))
+	if err != nil {
+		return err
+	}
+	files := map[string]string{
+		"HEAD":      "ref: " + refName.String() + "\n",
+		"commondir": "../..\n",
+		"gitdir":    filepath.Join(abs, ".git") + "\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(admin, name), []byte(content), 0o666); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(abs, 0o777); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+admin+"\n"), 0o666); err != nil {
+		return err
+	}
+	tree, err := r.flatten(c.TreeHash)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	entries, err := r.checkout(abs, nil, tree, nil)
+	if err != nil {
+		return err
+	}
+	r.assumeValid = nil
+	b, err := r.encodeIndex(&index.Index{Version: 2}, entries, started)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(admin, "index"), b, 0o666)
+}
+
+// uniqueDir creates parent/name, or parent/name1, name2… when taken.
+func uniqueDir(parent, name string) (string, error) {
+	if err := os.MkdirAll(parent, 0o777); err != nil {
+		return "", err
+	}
+	for i := 0; ; i++ {
+		dir := filepath.Join(parent, name)
+		if i > 0 {
+			dir += fmt.Sprint(i)
+		}
+		err := os.Mkdir(dir, 0o777)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+}
+
+// RemoveWorktree deletes the linked worktree at path and its administrative
+// directory, as `git worktree remove --force` does: work not committed in
+// it is lost. Its branch stays. A path that is no worktree is an error.
+func (r *Repo) RemoveWorktree(path string) error {
+	end, err := r.begin()
+	if err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	defer end()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	admin, err := readGitFile(filepath.Join(abs, ".git"))
+	if err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	if filepath.Dir(admin) != filepath.Join(r.commonDir, "worktrees") {
+		return fmt.Errorf("remove worktree %s: not a linked worktree of %s", path, r.root)
+	}
+	if err := os.RemoveAll(abs); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	if err := os.RemoveAll(admin); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	return nil
+}
+
+// DeleteBranch deletes a branch that is no worktree's HEAD, as `git branch
+// -D` does (its reflog too). A missing branch is no error.
+func (r *Repo) DeleteBranch(branch string) error {
+	end, err := r.begin()
+	if err != nil {
+		return fmt.Errorf("delete branch %s: %w", branch, err)
+	}
+	defer end()
+	name := plumbing.NewBranchReferenceName(branch)
+	if err := r.store.RemoveReference(name); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fmt.Errorf("delete branch %s: %w", branch, err)
+	}
+	logPath := filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String()))
+	if err := os.Remove(logPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Warn("remove reflog", "branch", branch, "err", err)
+	}
+	// Empty directories left in refs/heads/ and logs/refs/heads/, as git
+	// removes them.
+	for _, root := range []string{filepath.Join(r.commonDir, "refs", "heads"), filepath.Join(r.commonDir, "logs", "refs", "heads")} {
+		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(branch)))
+		for dir != root && strings.HasPrefix(dir, root) {
+			if os.Remove(dir) != nil {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+	}
+	return nil
+}
+
+// createRef writes a new loose ref under its lock, with the reflog line git
+// writes for `git branch`.
+func (r *Repo) createRef(name plumbing.ReferenceName, to plumbing.Hash, why string) error {
+	path := r.refPath(name)
+	lock, err := acquireLock(path)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("create %s: it exists", name)
+	}
+	if err := lock.commit([]byte(to.String() + "\n")); err != nil {
+		return err
+	}
+	cfg, err := r.readConfig()
+	if err != nil {
+		return nil // the ref is made; only the reflog line is lost
+	}
+	if _, who, err := r.signature(cfg); err == nil {
+		line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", plumbing.ZeroHash, to, who.Name, who.Email,
+			who.When.Unix(), who.When.Format("-0700"), why)
+		if err := appendLine(filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String())), line); err != nil {
+			r.log.Warn("append reflog", "ref", name, "err", err)
+		}
+	}
+	return nil
+}
+
+// treeFile is what a tree holds at one path (directories flattened away).
+type treeFile struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// flatten lists every non-directory entry of a tree by slash path; the zero
+// hash is the empty tree. debussy's own directory is left out.
+func (r *Repo) flatten(tree plumbing.Hash) (map[string]treeFile, error) {
+	out := map[string]treeFile{}
+	var walk func(prefix string, h plumbing.Hash) error
+	walk = func(prefix string, h plumbing.Hash) error {
+		ents, err := r.treeEntries(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := prefix + e.Name
+			if isStateDirPath(p) {
+				continue
+			}
+			if e.Mode == filemode.Dir {
+				if err := walk(p+"/", e.Hash); err != nil {
+					return err
+				}
+				continue
+			}
+			out[p] = treeFile{mode: e.Mode, hash: e.Hash}
+		}
+		return nil
+	}
+	return out, walk("", tree)
+}
+
+// checkout turns the files of root from tree from into tree to (nil: empty)
+// and returns the index entries for to, sorted: old entries (the index as
+// read, by path) are kept where the path did not change, the others carry
+// the stat data of the file just written. Untracked files are not touched
+// except where to puts a file; callers check that first.
+func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[string]*index.Entry) ([]*index.Entry, error) {
+	// Deletions first, so a file can become a directory.
+	var gone []string
+	for p := range from {
+		if _, ok := to[p]; !ok {
+			gone = append(gone, p)
+		}
+	}
+	slices.Sort(gone)
+	for _, p := range slices.Backward(gone) {
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if from[p].mode != filemode.Submodule {
+				return nil, fmt.Errorf("remove %s: %w", p, err)
+			}
+		}
+		removeEmptyParents(root, filepath.Dir(abs))
+	}
+	entries := make([]*index.Entry, 0, len(to))
+	paths := make([]string, 0, len(to))
+	for p := range to {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		f := to[p]
+		if prev, ok := from[p]; ok && prev == f {
+			if e := old[p]; e != nil && e.Hash == f.hash && e.Mode == f.mode && e.Stage == 0 {
+				entries = append(entries, e)
+				continue
+			}
+		}
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		if prev, ok := from[p]; !ok || prev != f {
+			if err := r.writeFile(abs, f); err != nil {
+				return nil, fmt.Errorf("write %s: %w", p, err)
+			}
+		}
+		e := &index.Entry{Name: p, Hash: f.hash, Mode: f.mode}
+		if f.mode != filemode.Submodule {
+			st, err := lstat(abs)
+			if err != nil {
+				return nil, fmt.Errorf("write %s: %w", p, err)
+			}
+			setStat(e, st)
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// writeFile writes one blob where a checkout puts it: a file (executable or
+// not), a symlink, or an empty directory for a submodule.
+func (r *Repo) writeFile(abs string, f treeFile) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o777); err != nil {
+		return err
+	}
+	if f.mode == filemode.Submodule {
+		return os.MkdirAll(abs, 0o777)
+	}
+	blob, err := r.repo.BlobObject(f.hash)
+	if err != nil {
+		return err
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if f.mode == filemode.Symlink {
+		target, err := io.ReadAll(rd)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(string(target), abs)
+	}
+	perm := os.FileMode(0o666)
+	if f.mode == filemode.Executable {
+		perm = 0o777
+	}
+	w, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := w.ReadFrom(rd); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// removeEmptyParents removes dir and its parents up to root while empty.
+func removeEmptyParents(root, dir string) {
+	for dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
