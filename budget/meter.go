@@ -127,6 +127,44 @@ func (m *Meter) inWindow(s Spend) Spend {
 	return Spend{Tokens: s.Tokens - m.window.Tokens, CostUSD: s.CostUSD - m.window.CostUSD, Duration: s.Duration - m.window.Duration}
 }
 
+// Standing is where the current window stands in the budget, without the
+// side effects of Check (no note is marked told): for a live view.
+func (m *Meter) Standing(elapsed time.Duration) (float64, Dimension) {
+	return m.limits.Used(m.inWindow(m.Spend(elapsed)))
+}
+
+// NextDurationLevel is how much wall time is left, after elapsed, until the
+// duration budget crosses its next level (70, 90, 95 or 100 % of the
+// window); false without a duration limit or once it is spent. A caller
+// arms a timer with it, so a silent tool cannot outrun the budget.
+func (m *Meter) NextDurationLevel(elapsed time.Duration) (time.Duration, bool) {
+	lim := m.limits.Duration
+	if lim <= 0 {
+		return 0, false
+	}
+	in := elapsed - m.window.Duration
+	for _, f := range []float64{NoteAt, FirmAt, WrapUpAt, 1} {
+		at := time.Duration(f * float64(lim))
+		if f == WrapUpAt {
+			at++ // LevelOf: wrap-up is above 95 %, not at it
+		}
+		if at > in {
+			return at - in, true
+		}
+	}
+	return 0, false
+}
+
+// Extend raises the budget by by, each dimension that by sets (a user's
+// extension on a terminal). The notes start over, so the agent hears the
+// levels of the larger budget; the quarters evaluated stay.
+func (m *Meter) Extend(by Limits) {
+	m.limits.Tokens += by.Tokens
+	m.limits.CostUSD += by.CostUSD
+	m.limits.Duration += by.Duration
+	m.noted = LevelNone
+}
+
 // Quarter evaluates the quarter of the phase budget that the spend has
 // reached, if one is due and the mode is adaptive; at is the caller's clock
 // reading, done/total the phase's tasks.

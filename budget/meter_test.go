@@ -151,3 +151,64 @@ func TestRefusal(t *testing.T) {
 		})
 	}
 }
+
+// The duration budget's next level is due at 70, 90, just past 95 and 100
+// % of the window, then never.
+func TestMeterNextDurationLevel(t *testing.T) {
+	tests := []struct {
+		name    string
+		limits  Limits
+		elapsed time.Duration
+		want    time.Duration
+		ok      bool
+	}{
+		{"no duration limit", Limits{Tokens: 10}, 0, 0, false},
+		{"at the start: the note", Limits{Duration: 100 * time.Second}, 0, 70 * time.Second, true},
+		{"past the note: firm", Limits{Duration: 100 * time.Second}, 80 * time.Second, 10 * time.Second, true},
+		{"at firm: wrap-up, just past 95 %", Limits{Duration: 100 * time.Second}, 92 * time.Second, 3*time.Second + 1, true},
+		{"past wrap-up: the end", Limits{Duration: 100 * time.Second}, 97 * time.Second, 3 * time.Second, true},
+		{"spent", Limits{Duration: 100 * time.Second}, 100 * time.Second, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewMeter(tt.limits, Strict, AdaptiveConfig{}, nil)
+			got, ok := m.NextDurationLevel(tt.elapsed)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("NextDurationLevel(%s) = %s, %v; want %s, %v", tt.elapsed, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+	// An adaptive window counts from its opening.
+	m := NewMeter(Limits{Duration: 100 * time.Second}, Adaptive, AdaptiveConfig{}, nil)
+	m.OpenWindow(100 * time.Second)
+	if got, ok := m.NextDurationLevel(110 * time.Second); !ok || got != 60*time.Second {
+		t.Errorf("in a window opened at 100 s: %s, %v; want 60s", got, ok)
+	}
+}
+
+// An extension raises each limit it sets and the notes start over, while
+// the spend stays; Standing tells where it stands without marking notes.
+func TestMeterExtend(t *testing.T) {
+	m := NewMeter(Limits{Tokens: 100_000}, Strict, AdaptiveConfig{}, nil)
+	m.Observe(apiResponse("a", 101_000))
+	if st := m.Check(time.Minute); !st.Action.Stop {
+		t.Fatalf("before the extension: %+v", st)
+	}
+	m.Extend(Limits{Tokens: 100_000})
+	if got := m.Limits(); got != (Limits{Tokens: 200_000}) {
+		t.Errorf("limits = %+v", got)
+	}
+	if used, dim := m.Standing(time.Minute); used < 0.5 || used > 0.51 || dim != DimTokens {
+		t.Errorf("standing = %v %s", used, dim)
+	}
+	if st := m.Check(time.Minute); st.Action.Stop || st.Level != LevelNone {
+		t.Errorf("after the extension: %+v", st)
+	}
+	m.Observe(apiResponse("b", 40_000))
+	if used, _ := m.Standing(time.Minute); LevelOf(used) != LevelNote {
+		t.Errorf("standing %v, want the note's level", used)
+	}
+	if st := m.Check(time.Minute); st.Level != LevelNote || !strings.Contains(st.Note, "59K tokens left") {
+		t.Errorf("the note of the larger budget: %+v", st)
+	}
+}
