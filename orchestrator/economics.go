@@ -212,6 +212,14 @@ func (b *budget) observeEconomics(ev runner.Event) {
 			}
 		}
 	}
+	b.checkEconomics()
+}
+
+// checkEconomics is the budgets' check after an event, or when the
+// duration timer fires with no event (a silent long tool).
+func (b *budget) checkEconomics() {
+	r, p := b.r, b.p
+	e, pe := r.econ(), r.phaseEcon(p)
 	if pe.meter.Limits().None() && e.plan.Limits().None() {
 		return
 	}
@@ -267,6 +275,43 @@ func (b *budget) observeEconomics(ev runner.Event) {
 		pe.exhausted = scope + " " + st.Exhausted
 		b.stop(triggerBudget, "budget exhausted: "+pe.exhausted)
 	}
+}
+
+// econC fires when a duration budget reaches its next level; nil without
+// a duration budget or once the session is stopping.
+func (b *budget) econC() <-chan time.Time {
+	if b.econTimer == nil || b.stage == stageStopping {
+		return nil
+	}
+	return b.econTimer.C
+}
+
+// armEconTimer sets the duration timer to the next level of the phase's
+// or the plan's duration budget, whichever comes first. Events check the
+// budgets too; the timer is for a tool that runs long and says nothing.
+func (b *budget) armEconTimer() {
+	r, p := b.r, b.p
+	e, pe := r.econ(), r.phaseEcon(p)
+	now := r.now()
+	var next time.Duration
+	for _, d := range []struct {
+		meter *econ.Meter
+		since time.Time
+	}{{pe.meter, p.rec.StartedAt}, {e.plan, r.run.StartedAt}} {
+		if left, ok := d.meter.NextDurationLevel(now.Sub(d.since)); ok && (next == 0 || left < next) {
+			next = left
+		}
+	}
+	if next == 0 {
+		return
+	}
+	// A clock that reads a hair early finds no new level and re-arms.
+	next = max(next, time.Millisecond)
+	if b.econTimer == nil {
+		b.econTimer = time.NewTimer(next)
+		return
+	}
+	b.econTimer.Reset(next)
 }
 
 // evaluateQuarter records one adaptive evaluation and, when it says so,

@@ -323,3 +323,29 @@ func TestSpendSummaries(t *testing.T) {
 	contains(t, "step summary", readFile(t, step), []string{"| **total** | | | | | 161200 | $0.7500 | |",
 		"**spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
 }
+
+// A duration budget fires without events: the running tool says nothing
+// for as long as it runs, the timer stops the session (interrupting the
+// tool after stop_grace) and the phase ends exhausted.
+func TestBudgetDurationTimer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {{"usage 1000", "block"}}, "2": {{"done", "result"}}}, phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	f.cfg.ContextWindow = 1_000_000
+	f.cfg.StopGrace = config.Duration(100 * time.Millisecond)
+	f.cfg.Budget.Phase.Duration = config.Duration(2 * time.Second)
+	err := f.run(context.Background())
+	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "phase time") || !strings.Contains(err.Error(), "budget.phase.duration") {
+		t.Fatalf("run: %v, want the phase's time budget exhausted\n%s", err, f.log)
+	}
+	p := f.lastRun().Phase("1")
+	if e := p.Economics; e == nil || !e.Exhausted || e.Dimension != "duration" {
+		t.Errorf("economics %+v", e)
+	}
+	if _, serr := os.Stat(promptPath(f.script, "2", 1)); serr == nil {
+		t.Error("phase 2 started after phase 1's budget ran out")
+	}
+	// The levels were crossed by the clock, then the tool was interrupted.
+	if got := f.eventNames(); !subsequence(got, []string{"budget_level", "budget_level", "budget_level", "budget_level", "tool_drained", "session_ended"}) {
+		t.Errorf("events %v", got)
+	}
+}

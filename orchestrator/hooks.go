@@ -60,6 +60,7 @@ type budget struct {
 	askedAt     time.Time
 	graceCalls  int // tool calls asked for since the handoff request
 	grace       *time.Timer
+	econTimer   *time.Timer // the duration budgets' next level (economics.go)
 	handoff     string // path, once written
 	noHandoff   string // why the session ended without one
 	avoid       []string
@@ -94,6 +95,9 @@ func (b *budget) graceC() <-chan time.Time {
 func (b *budget) close() {
 	if b.grace != nil {
 		b.grace.Stop()
+	}
+	if b.econTimer != nil {
+		b.econTimer.Stop()
 	}
 }
 

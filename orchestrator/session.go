@@ -130,6 +130,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	b := r.newBudget(p, n, sess)
 	defer b.close()
 	r.startEconomics(p)
+	b.armEconTimer()
 	p.rec.Zone = string(b.zone)
 	p.rec.Zones = append(p.rec.Zones, string(b.zone))
 	var (
@@ -149,6 +150,14 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			ev = e
 		case <-b.graceC():
 			b.graceExpired()
+			continue
+		case <-b.econC():
+			// No event for a while (a long tool): the duration budgets
+			// are checked all the same, and a stop waits for that tool's
+			// PostToolUse or interrupts it after stop_grace.
+			b.checkEconomics()
+			b.armEconTimer()
+			r.progress(p, n, snap, false)
 			continue
 		}
 		snap = est.Observe(ev)
