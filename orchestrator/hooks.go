@@ -61,8 +61,8 @@ type budget struct {
 	graceCalls  int // tool calls asked for since the handoff request
 	grace       *time.Timer
 	econTimer   *time.Timer // the duration budgets' next level (economics.go)
-	handoff     string // path, once written
-	noHandoff   string // why the session ended without one
+	handoff     string      // path, once written
+	noHandoff   string      // why the session ended without one
 	avoid       []string
 
 	warned, yellowNoted, doneAsked bool
