@@ -36,8 +36,12 @@ type Live struct {
 	phases []Phase
 	drawn  int // panel lines on screen
 	closed bool
-	stop   chan struct{}
-	done   chan struct{}
+	// held: a question is on the screen (Hold); lines wait in pending
+	// and the panel is not drawn until Release.
+	held    bool
+	pending []heldLine
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // Options configure a Live; zero values are fine.
@@ -144,6 +148,49 @@ func (l *Live) Remove(id string) {
 	}
 }
 
+type heldLine struct {
+	w    io.Writer
+	data []byte
+}
+
+// Hold erases the panel and holds every writer's lines until Release, so
+// that a question asked on the terminal (a budget's extension) is neither
+// drawn over nor cut by a log line. Updates are kept and shown on Release.
+func (l *Live) Hold() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.held {
+		return
+	}
+	if l.drawn > 0 {
+		l.term.Write([]byte("\x1b[" + strconv.Itoa(l.drawn) + "A\r\x1b[J"))
+		l.drawn = 0
+	}
+	l.held = true
+}
+
+// Release writes the lines held since Hold, in order, and draws the panel.
+func (l *Live) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.release()
+	if !l.closed {
+		l.redraw(nil, nil)
+	}
+}
+
+// release writes the held lines; callers hold mu.
+func (l *Live) release() {
+	if !l.held {
+		return
+	}
+	l.held = false
+	for _, h := range l.pending {
+		h.w.Write(h.data)
+	}
+	l.pending = nil
+}
+
 // Close erases the panel, stops the clock and lets the writers write
 // through; it is safe to call more than once.
 func (l *Live) Close() {
@@ -153,6 +200,7 @@ func (l *Live) Close() {
 		return
 	}
 	l.phases = nil
+	l.release()
 	l.redraw(nil, nil)
 	l.closed = true
 	close(l.stop)
@@ -163,6 +211,12 @@ func (l *Live) Close() {
 // redraw erases the panel, writes data to w (when set) and draws the panel
 // again, as one write to the terminal when w is the terminal. Callers hold mu.
 func (l *Live) redraw(w io.Writer, data []byte) {
+	if l.held {
+		if w != nil {
+			l.pending = append(l.pending, heldLine{w: w, data: append([]byte(nil), data...)})
+		}
+		return
+	}
 	var buf bytes.Buffer
 	if l.drawn > 0 {
 		// Up to the panel's first line, then erase to the end of the screen.

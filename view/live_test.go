@@ -214,3 +214,41 @@ func stripANSI(s string) string {
 	}
 	return b.String()
 }
+
+// TestLiveHold: while a question is on the screen the panel is gone and
+// log lines wait; Release writes them in order and draws the panel again.
+func TestLiveHold(t *testing.T) {
+	var term, out bytes.Buffer
+	l := fixedLive(t, &term)
+	logs, stdout := l.Writer(&term), l.Writer(&out)
+	l.Update(Phase{ID: "1", Session: 1})
+	term.Reset()
+	l.Hold()
+	if got, want := term.String(), "\x1b[1A\r\x1b[J"; got != want {
+		t.Fatalf("hold = %q, want the panel erased", got)
+	}
+	term.Reset()
+	logs.Write([]byte("12:00:00 WARN budget\n"))
+	stdout.Write([]byte("summary\n"))
+	l.Update(Phase{ID: "1", Session: 1, ToolCalls: 2})
+	term.WriteString("extend? [y/N] y\n") // the question, written straight to the terminal
+	if got := term.String(); got != "extend? [y/N] y\n" || out.Len() != 0 {
+		t.Fatalf("while held: terminal %q, stdout %q", got, out.String())
+	}
+	term.Reset()
+	l.Release()
+	if got, want := term.String(), "12:00:00 WARN budget\n"+"phase 1 · session 1 · 2 tools · $0.00\x1b[K\n"; got != want {
+		t.Fatalf("release = %q, want %q", got, want)
+	}
+	if out.String() != "summary\n" {
+		t.Fatalf("stdout = %q", out.String())
+	}
+	// Close releases what a hold kept.
+	l.Hold()
+	logs.Write([]byte("last\n"))
+	term.Reset()
+	l.Close()
+	if got := term.String(); got != "last\n" {
+		t.Fatalf("close while held = %q", got)
+	}
+}

@@ -1,6 +1,6 @@
 // Package view is debussy's live view on a terminal: one status line per
-// running phase (session, context bar, zone, tools, tokens, cost, restarts,
-// elapsed), redrawn in place below the log lines. Render is a pure function
+// running phase (session, context bar, zone, what the agent is doing, tools,
+// tokens, cost, budget, restarts, elapsed), redrawn in place below the log lines. Render is a pure function
 // of the state; Live owns the terminal and keeps log lines whole.
 package view
 
@@ -22,11 +22,20 @@ type Phase struct {
 	Estimated      bool
 	Zone           string // green, yellow, red; "" when unknown
 	ToolCalls      int    // main-thread tool calls this session
-	TotalTokens    int64  // the phase's tokens so far, all sessions
+	TotalTokens    int64  // the phase's tokens so far, all sessions, the running one included
 	CostUSD        float64
 	Restarts       int
 	Started        time.Time // the phase's start, for the elapsed time
 	Ended          bool      // the session ended; the next one or the gates follow
+
+	// Activity is what the agent is doing: exploring, planning, acting or
+	// verifying; "" before its first telling tool call.
+	Activity string
+	// BudgetScope is whose budget BudgetPct is of, "phase" or "plan" (the
+	// fuller); "" without a budget. BudgetLevel is none, note, firm, wrapup
+	// or exhausted.
+	BudgetScope, BudgetLevel string
+	BudgetPct                float64
 }
 
 // barWidth is the context bar's cells; ten per 10 % would crowd an 80
@@ -99,17 +108,19 @@ func paint(color bool, code, s string) string {
 func renderParts(p Phase, now time.Time, color bool) []part {
 	var parts []part
 	add := func(rank int, text string) { parts = append(parts, part{text: text, rank: rank}) }
+	// Ranks: a narrow terminal drops the highest first; a budget outlasts
+	// the zone, whose colour the bar already shows.
 	add(0, paint(color, "1", "phase "+p.ID))
 	if t := strings.TrimSpace(p.Title); t != "" {
 		// Without room, the title goes first; the id stays.
-		parts = append(parts, part{text: paint(color, "1", ansi.Truncate(t, 28, "…")), rank: 9, sep: " "})
+		parts = append(parts, part{text: paint(color, "1", ansi.Truncate(t, 28, "…")), rank: 90, sep: " "})
 	}
 	if p.Session > 0 {
 		s := fmt.Sprintf("session %d", p.Session)
 		if p.Ended {
 			s += " ended"
 		}
-		add(4, s)
+		add(40, s)
 	}
 	if p.Window > 0 && !p.Ended {
 		pct := float64(p.Tokens) / float64(p.Window) * 100
@@ -126,22 +137,44 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		add(0, fmt.Sprintf("%s %s%s %s/%s", bar, approx, shown, formatTokens(p.Tokens), formatTokens(p.Window)))
 	}
 	if p.Zone != "" && !p.Ended {
-		add(1, paint(color, zoneColor(p.Zone), p.Zone))
+		add(10, paint(color, zoneColor(p.Zone), p.Zone))
+	}
+	if p.Activity != "" && !p.Ended {
+		add(65, p.Activity)
 	}
 	if !p.Ended {
-		add(5, plural(p.ToolCalls, "tool"))
+		add(50, plural(p.ToolCalls, "tool"))
 	}
 	if p.TotalTokens > 0 {
-		add(7, formatTokens(p.TotalTokens)+" tokens")
+		add(70, formatTokens(p.TotalTokens)+" tokens")
 	}
-	add(3, fmt.Sprintf("$%.2f", p.CostUSD))
+	add(30, fmt.Sprintf("$%.2f", p.CostUSD))
+	if p.BudgetScope != "" {
+		label := "budget"
+		if p.BudgetScope == "plan" {
+			label = "plan budget"
+		}
+		add(5, paint(color, levelColor(p.BudgetLevel), fmt.Sprintf("%s %d%%", label, int(p.BudgetPct))))
+	}
 	if p.Restarts > 0 {
-		add(6, plural(p.Restarts, "restart"))
+		add(60, plural(p.Restarts, "restart"))
 	}
 	if !p.Started.IsZero() {
-		add(2, formatElapsed(now.Sub(p.Started)))
+		add(20, formatElapsed(now.Sub(p.Started)))
 	}
 	return parts
+}
+
+// levelColor paints a budget: plain below its notes, yellow from 70 %,
+// red from 90 % (exploration refused under strict).
+func levelColor(level string) string {
+	switch level {
+	case "note":
+		return "33"
+	case "firm", "wrapup", "exhausted":
+		return "31"
+	}
+	return ""
 }
 
 func zoneColor(zone string) string {

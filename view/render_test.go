@@ -51,6 +51,10 @@ func TestRender(t *testing.T) {
 			TotalTokens: 900_000, CostUSD: 0.2, Started: now.Add(-time.Minute)}}},
 		{name: "two-phases", phases: []Phase{running, {ID: "4", Title: "Docs", Session: 1, Tokens: 30_000, Window: 200_000,
 			ToolCalls: 2, Started: now.Add(-10 * time.Second)}}},
+		{name: "budget", phases: []Phase{withBudget(running, "phase", "note", 72.4)}},
+		{name: "budget-color", phases: []Phase{withBudget(running, "phase", "firm", 91)}, color: true},
+		{name: "budget-narrow", phases: []Phase{withBudget(running, "plan", "wrapup", 96)}, width: 60},
+		{name: "budget-under-notes-color", phases: []Phase{withBudget(running, "phase", "none", 12)}, color: true},
 		{name: "wide-title", phases: []Phase{{ID: "5", Title: "日本語のタイトルはとても長いのでここで切れるはずです", Session: 1,
 			Started: now}}, width: 40},
 	}
@@ -68,6 +72,12 @@ func TestRender(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withBudget is p acting under a budget.
+func withBudget(p Phase, scope, level string, pct float64) Phase {
+	p.Activity, p.BudgetScope, p.BudgetLevel, p.BudgetPct = "acting", scope, level, pct
+	return p
 }
 
 func TestFormatTokens(t *testing.T) {
