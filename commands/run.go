@@ -67,6 +67,7 @@ Examples:
 			&cli.BoolFlag{Name: "no-auto-commit", Usage: "do not commit; work stays in the tree"},
 			&cli.BoolFlag{Name: "strict-gates", Usage: "refuse a gate with no command, no preset and no gate_commands entry (strict_gates)"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
+			&cli.IntFlag{Name: "parallel", DefaultText: "1", Usage: "run up to `N` phases at once, each in its own git worktree, merged into your branch (parallel)"},
 			&cli.Float64Flag{Name: "budget-cost", DefaultText: "0", Usage: "stop a phase once it has cost `USD` (budget.phase.cost_usd; 0 is no limit)"},
 			&cli.Int64Flag{Name: "budget-tokens", DefaultText: "0", Usage: "stop a phase once it has processed `N` tokens (budget.phase.tokens; 0 is no limit)"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
@@ -111,6 +112,7 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 			"tool-call-threshold": &cfg.ToolCallThreshold,
 			"max-restarts":        &cfg.MaxRestarts,
 			"max-retries":         &cfg.MaxRetries,
+			"parallel":            &cfg.Parallel,
 		}
 		for name, p := range ints {
 			if c.IsSet(name) {

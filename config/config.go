@@ -56,6 +56,7 @@ type Config struct {
 	Budget                Budget            `yaml:"budget" json:"budget"`
 	AutoCommit            bool              `yaml:"auto_commit" json:"auto_commit"`
 	AllowDirty            bool              `yaml:"allow_dirty" json:"allow_dirty"`
+	Parallel              int               `yaml:"parallel" json:"parallel"`
 	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
@@ -165,6 +166,7 @@ func Defaults() Config {
 		},
 		AutoCommit:   true,
 		AllowDirty:   false,
+		Parallel:     1,
 		GateCommands: map[string]string{},
 		ExtraArgs:    []string{},
 		LogFormat:    LogText,
@@ -517,8 +519,17 @@ func rules() map[string]rule {
 				return strings.Join(bad, ", ")
 			},
 		},
-		"auto_commit":  {allowed: "true or false"},
-		"allow_dirty":  {allowed: "true or false"},
+		"auto_commit": {allowed: "true or false"},
+		"allow_dirty": {allowed: "true or false"},
+		"parallel": {
+			allowed: "an integer from 1 to 64 (phases run at the same time; 1 runs them one by one, in the work tree)",
+			check: func(c *Config) string {
+				if v := c.Parallel; v < 1 || v > 64 {
+					return fmt.Sprintf("%d is out of range", v)
+				}
+				return ""
+			},
+		},
 		"strict_gates": {allowed: "true or false"},
 		"gate_commands": {
 			allowed: `a mapping of gate name to shell command, e.g. {test: "go test ./..."}`,

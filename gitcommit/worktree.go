@@ -379,3 +379,9 @@ func removeEmptyParents(root, dir string) {
 		dir = filepath.Dir(dir)
 	}
 }
+
+// OpenLinked opens the worktree at dir (one AddWorktree made) with r's
+// logger, clock and environment.
+func (r *Repo) OpenLinked(dir string) (*Repo, error) {
+	return Open(dir, WithLogger(r.log), WithClock(r.now), WithGetenv(r.getenv))
+}

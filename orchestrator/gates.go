@@ -32,7 +32,7 @@ const gateOutputLimit = 16 << 10
 
 // runGates runs the phase's gates one by one in the repository root and
 // stops at the first failure. ok is true when all passed.
-func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateResult, ok bool) {
+func (r *orun) runGates(ctx context.Context, root string, ph *plans.Phase) (results []gateResult, ok bool) {
 	if len(ph.Gates) == 0 {
 		r.log.Info("no gates: the agent's done signal decides", "phase", ph.ID)
 		return nil, true
@@ -46,7 +46,7 @@ func (r *orun) runGates(ctx context.Context, ph *plans.Phase) (results []gateRes
 			continue
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
-		res := runGate(ctx, r.Repo.Root(), g, time.Duration(r.cfg.GateTimeout))
+		res := runGate(ctx, root, g, time.Duration(r.cfg.GateTimeout))
 		results = append(results, res)
 		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
 			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": tail(res.Output, 2048)})

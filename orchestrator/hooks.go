@@ -330,7 +330,7 @@ func (b *budget) allowedDuringHandoff(h *runner.HookCall) bool {
 	case "Write", "Edit", "MultiEdit", "Read":
 		p := in.FilePath
 		if p != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(b.r.Repo.Root(), p)
+			p = filepath.Join(b.p.repo.Root(), p)
 		}
 		return p != "" && filepath.Clean(p) == b.handoffPath
 	case "Bash":

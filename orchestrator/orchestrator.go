@@ -105,6 +105,9 @@ type orun struct {
 	userFiles gitcommit.Fingerprints
 	// economics is the run's spend against its budgets (economics.go).
 	economics *economics
+	// par is the state of a --parallel run (parallel.go); nil when phases
+	// run one by one in the user's work tree.
+	par *parallel
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -240,6 +243,9 @@ func (r *orun) execute(ctx context.Context) error {
 	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order)})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
+	if r.cfg.Parallel > 1 {
+		return r.executeParallel(ctx, order, todo)
+	}
 	for _, ph := range order {
 		rec := r.run.Phase(ph.ID)
 		if !todo[ph.ID] {

@@ -20,7 +20,8 @@ import (
 type phaseRun struct {
 	ph   *plans.Phase
 	rec  *state.PhaseRecord
-	base string // commit the phase started from: "files changed" are against it
+	repo *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
+	base string          // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
 	events      *checkpoint.Recorder // what the agent did, for checkpoints
@@ -48,9 +49,9 @@ type phaseRun struct {
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
-	p := &phaseRun{ph: ph, rec: rec, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
 	p.basePrompt = phasePrompt(r.Plan, ph)
-	head, err := r.Repo.Head()
+	head, err := p.repo.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
@@ -113,7 +114,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
 		default:
-			res, ok := r.runGates(ctx, ph)
+			var res []gateResult
+			var ok bool
+			root := p.repo.Root()
+			r.unlocked(func() { res, ok = r.runGates(ctx, root, ph) })
 			if ctx.Err() != nil {
 				r.commit(p, eventInterrupted, "interrupted while running gates")
 				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
@@ -260,10 +264,16 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			return err
 		}
 		prompt = p.withRejection(cp.Prompt(p.basePrompt))
-		select {
-		case <-ctx.Done():
+		stopped := false
+		r.unlocked(func() {
+			select {
+			case <-ctx.Done():
+				stopped = true
+			case <-time.After(wait):
+			}
+		})
+		if stopped {
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
-		case <-time.After(wait):
 		}
 	}
 }
@@ -296,7 +306,7 @@ const (
 // returns the new commit's hash, or HEAD when there was nothing to commit.
 // A failed commit leaves the work in the tree and the run going.
 func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
-	head, _ := r.Repo.Head()
+	head, _ := p.repo.Head()
 	if !r.cfg.AutoCommit {
 		return head
 	}
@@ -331,7 +341,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 // Its error is the ledger's: a checkpoint file that cannot be written is
 // only a warning, since the next prompt carries the checkpoint anyway.
 func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.Checkpoint, error) {
-	files, err := r.Repo.Changes(p.base)
+	files, err := p.repo.Changes(p.base)
 	if err != nil {
 		r.log.Warn("list changed files", "err", err)
 	}
@@ -363,7 +373,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	if p.handoff != "" {
 		handoff = readHandoff(p.handoff)
 	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, r.Repo.Root())
+	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
 	p.handoff, p.noHandoff = "", ""
 	cp := checkpoint.Build(in, p.events)
 	p.checkpoints++

@@ -50,7 +50,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		Model:          r.cfg.Model,
 		PermissionMode: r.cfg.PermissionMode,
 		ExtraArgs:      r.cfg.ExtraArgs,
-		Dir:            r.Repo.Root(),
+		Dir:            p.repo.Root(),
 		Prompt:         prompt,
 		Env:            r.Env,
 		SetEnv: map[string]string{
@@ -140,18 +140,26 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	)
 	events := sess.Events()
 	for events != nil {
-		var ev runner.Event
-		select {
-		case e, ok := <-events:
-			if !ok {
-				events = nil
-				continue
+		var (
+			ev                runner.Event
+			open, grace, econ bool
+		)
+		graceC, econC := b.graceC(), b.econC()
+		// The wait lets concurrent phases run meanwhile (parallel.go).
+		r.unlocked(func() {
+			select {
+			case ev, open = <-events:
+			case <-graceC:
+				grace = true
+			case <-econC:
+				econ = true
 			}
-			ev = e
-		case <-b.graceC():
+		})
+		switch {
+		case grace:
 			b.graceExpired()
 			continue
-		case <-b.econC():
+		case econ:
 			// No event for a while (a long tool): the duration budgets
 			// are checked all the same, and a stop waits for that tool's
 			// PostToolUse or interrupts it after stop_grace.
@@ -159,10 +167,13 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			b.armEconTimer()
 			r.progress(p, n, snap, false)
 			continue
+		case !open:
+			events = nil
+			continue
 		}
 		snap = est.Observe(ev)
 		p.events.Observe(ev)
-		r.logEvent(ph.ID, n, ev, snap)
+		r.logEvent(ph.ID, n, ev, snap, p.repo.Root())
 		if snap.Tokens > 0 && snap.Window > 0 {
 			if band := int(snap.Percent / 10); band != lastBand {
 				lastBand = band
@@ -188,7 +199,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if end.trigger != "" {
 		trigAt = p.lastTrigger
 	}
-	out := sess.Wait()
+	var out runner.Outcome
+	r.unlocked(func() { out = sess.Wait() })
 	close(watchDone)
 	<-watchExited
 	end.outcome = out
@@ -215,7 +227,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 }
 
 // logEvent reports what a person watching the run wants to see.
-func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot) {
+func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot, root string) {
 	switch ev.Kind {
 	case runner.KindInit:
 		r.log.Info("session started", "phase", phase, "session", n, "model", ev.Init.Model,
@@ -225,7 +237,7 @@ func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Sna
 			if !ev.Assistant.MainThread() {
 				continue
 			}
-			r.log.Info("tool", "phase", phase, "name", tu.Name, "input", strings.TrimPrefix(toolSummary(tu), r.Repo.Root()+"/"))
+			r.log.Info("tool", "phase", phase, "name", tu.Name, "input", strings.TrimPrefix(toolSummary(tu), root+"/"))
 		}
 	case runner.KindSystem:
 		s := ev.System

@@ -89,6 +89,12 @@ type PhaseRecord struct {
 	Emergencies int      `json:"emergencies,omitempty"`
 	// Economics is the phase's spend against its budget.
 	Economics *Economics `json:"economics,omitempty"`
+	// With --parallel: the phase's linked worktree and branch (kept until
+	// it is merged, so a rerun resumes there) and the merge commit that
+	// brought it into the user's branch.
+	Worktree string `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Merge    string `json:"merge,omitempty"`
 }
 
 // Nudge is one mid-session note about the agent's own loop: the same call

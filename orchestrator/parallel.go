@@ -1,0 +1,307 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// --parallel N: phases whose dependencies are complete run at the same
+// time, each in a linked worktree on its own branch under
+// .debussy/worktrees/, and are merged into the user's branch as they
+// complete — in dependency order, since a phase starts only once its
+// dependencies are merged, from the merged result.
+//
+// The run's state (ledger, phase records, budgets, commits to the user's
+// branch) is shared, so one lock guards it: a phase's goroutine holds it
+// while it runs orchestrator code and lets go only while it waits (the next
+// stream event, gates, a backoff) — see unlocked. The orchestrator's code
+// stays sequential; only the waits overlap.
+
+// ErrConflict reads as a verb: "phase 2 cannot be merged into your branch:
+// …". The run stops with exit 1; the user's branch is as it was before.
+var ErrConflict = errors.New("cannot be merged")
+
+// parallel is a --parallel run's shared state.
+type parallel struct {
+	mu    sync.Mutex                 // held by whichever goroutine runs orchestrator code
+	repos map[string]*gitcommit.Repo // phase id → its worktree; guarded by mu
+}
+
+// unlocked runs f, a wait, without the run's lock so concurrent phases
+// proceed meanwhile. f must touch no shared state. One by one, it just runs f.
+func (r *orun) unlocked(f func()) {
+	if r.par == nil {
+		f()
+		return
+	}
+	r.par.mu.Unlock()
+	defer r.par.mu.Lock()
+	f()
+}
+
+// repoFor is where phase id works: its worktree in a parallel run, else
+// the user's work tree.
+func (r *orun) repoFor(id string) *gitcommit.Repo {
+	if r.par != nil {
+		if repo := r.par.repos[id]; repo != nil {
+			return repo
+		}
+	}
+	return r.Repo
+}
+
+// slot is one phase running in its worktree.
+type slot struct {
+	ph           *plans.Phase
+	rec          *state.PhaseRecord
+	path, branch string
+	repo         *gitcommit.Repo
+}
+
+type phaseResult struct {
+	id  string
+	err error
+}
+
+// executeParallel runs the phases of todo, up to cfg.Parallel at a time. The
+// first error stops new phases from starting; those running finish (and
+// are merged) before it is returned, so no work or spend is thrown away.
+func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
+	if !r.cfg.AutoCommit {
+		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
+			ErrSetup, r.cfg.Parallel)
+	}
+	r.par = &parallel{repos: map[string]*gitcommit.Repo{}}
+	r.par.mu.Lock()
+	defer func() {
+		r.par.mu.Unlock()
+		r.par = nil // every phase goroutine has ended
+	}()
+
+	done := map[string]bool{} // merged here, or not this run's to do
+	for _, ph := range order {
+		if !todo[ph.ID] {
+			done[ph.ID] = true
+		}
+	}
+	started := map[string]bool{}
+	running := map[string]*slot{}
+	results := make(chan phaseResult)
+	var first error
+	fail := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for {
+		for _, ph := range order {
+			if first != nil || ctx.Err() != nil || len(running) >= r.cfg.Parallel {
+				break
+			}
+			if !todo[ph.ID] || started[ph.ID] || !depsDone(ph, done) {
+				continue
+			}
+			started[ph.ID] = true
+			s, err := r.openWorktree(ph)
+			if err != nil {
+				fail(err)
+				break
+			}
+			running[ph.ID] = s
+			r.par.repos[ph.ID] = s.repo
+			go func() {
+				r.par.mu.Lock()
+				err := r.runPhase(ctx, s.ph, s.rec)
+				r.par.mu.Unlock()
+				results <- phaseResult{id: s.ph.ID, err: err}
+			}()
+		}
+		if len(running) == 0 {
+			break
+		}
+		var res phaseResult
+		r.unlocked(func() { res = <-results })
+		s := running[res.id]
+		delete(running, res.id)
+		delete(r.par.repos, res.id)
+		err := res.err
+		if err == nil {
+			err = r.mergePhase(s)
+		}
+		if err == nil {
+			done[res.id] = true
+		} else {
+			fail(err)
+		}
+		r.closeWorktree(s, err == nil)
+	}
+	if first != nil {
+		return first
+	}
+	for id := range todo {
+		if !done[id] {
+			return ErrInterrupted // stopped before it could start
+		}
+	}
+	return nil
+}
+
+// depsDone reports whether every dependency of ph is done (transitively:
+// a dependency is only done once its own are).
+func depsDone(ph *plans.Phase, done map[string]bool) bool {
+	for _, d := range ph.DependsOn {
+		if !done[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// openWorktree gives ph its worktree: a new branch from the user's HEAD (the
+// phases merged so far), or, for a phase an earlier run left unfinished
+// and unmerged, that phase's branch again, with whatever a killed run left
+// in its worktree committed first.
+func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
+	s := &slot{ph: ph, rec: r.run.Phase(ph.ID),
+		branch: fmt.Sprintf("debussy/%s/phase-%s", r.id, ph.ID),
+		path:   filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)}
+	var prevRun *state.Run
+	if !r.Restart {
+		if run, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
+			if tip, err := r.Repo.BranchHead(prev.Branch); err == nil && tip != "" {
+				s.branch, prevRun = prev.Branch, run
+				if prev.Worktree != "" {
+					s.path = prev.Worktree
+				}
+			}
+		}
+	}
+	reused := false
+	if prevRun != nil {
+		if repo, err := r.Repo.OpenLinked(s.path); err == nil && samePath(repo.Root(), s.path) {
+			s.repo, reused = repo, true
+		} else {
+			// Gone or broken: a fresh worktree on the same branch.
+			s.path = filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)
+		}
+	}
+	if !reused {
+		head, err := r.Repo.Head()
+		if err != nil {
+			return nil, fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
+		}
+		if err := r.Repo.AddWorktree(s.path, s.branch, head); err != nil {
+			return nil, fmt.Errorf("%w: phase %s: %w", ErrSetup, ph.ID, err)
+		}
+		repo, err := r.Repo.OpenLinked(s.path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: phase %s: %w", ErrSetup, ph.ID, err)
+		}
+		s.repo = repo
+	} else {
+		msg := gitcommit.Message{
+			Subject: fmt.Sprintf("debussy: phase %s — work left by interrupted run %s", ph.ID, prevRun.ID),
+			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the phase's worktree.",
+			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
+		}
+		c, err := s.repo.CommitAll(msg.String())
+		switch {
+		case errors.Is(err, gitcommit.ErrNothingToCommit):
+		case err != nil:
+			return nil, fmt.Errorf("%w: phase %s: commit the interrupted run's work in %s: %w", ErrSetup, ph.ID, s.path, err)
+		default:
+			r.log.Info("committed the work an interrupted run left", "phase", ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files)
+		}
+	}
+	s.rec.Worktree, s.rec.Branch = s.path, s.branch
+	if err := r.save(); err != nil {
+		return nil, err
+	}
+	r.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
+	r.log.Info("phase worktree", "phase", ph.ID, "branch", s.branch, "path", relTo(r.Repo.Root(), s.path), "resumed", prevRun != nil)
+	return s, nil
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// mergePhase merges a completed phase's branch into the user's branch. A
+// conflict leaves the branch as it was, marks the phase failed (its work is
+// not in the user's branch, so a rerun must not skip it) and stops the run.
+func (r *orun) mergePhase(s *slot) error {
+	id := s.ph.ID
+	msg := gitcommit.Message{
+		Subject: fmt.Sprintf("debussy: merge phase %s %q", id, shortTitle(s.ph)),
+		Body:    fmt.Sprintf("The phase ran in its own worktree on branch %s (--parallel).", s.branch),
+		Run:     r.id, Plan: r.planRel(), Phase: id, Event: "merge",
+	}
+	c, err := r.Repo.Merge(s.branch, msg.String())
+	var ce *gitcommit.ConflictError
+	switch {
+	case err == nil:
+		s.rec.Merge = c.Hash
+		s.rec.Commits = append(s.rec.Commits, c.Hash)
+		if err := r.save(); err != nil {
+			return err
+		}
+		r.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
+		r.log.Info("merged into your branch", "phase", id, "commit", gitcommit.Short(c.Hash), "files", c.Files)
+		return nil
+	case errors.Is(err, gitcommit.ErrNothingToCommit):
+		return nil // already in the user's branch
+	case errors.As(err, &ce) && ce.Untracked:
+		err = fmt.Errorf("phase %s %w into your branch: your untracked %s would be overwritten; your branch is as it was, the phase's work is on branch %s (move the files away and rerun)",
+			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch)
+	case errors.As(err, &ce):
+		err = fmt.Errorf("phase %s %w into your branch: it and a phase merged before it both changed %s (debussy merges whole files); your branch is as it was before this merge, the phase's work is on branch %s (merge it with git yourself, then rerun; or delete the branch to redo the phase)",
+			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch)
+	default:
+		err = fmt.Errorf("phase %s %w into your branch: %w; the phase's work is on branch %s", id, ErrConflict, err, s.branch)
+	}
+	s.rec.Status = state.StatusFailed
+	s.rec.LastError = err.Error()
+	r.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
+	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
+	if serr := r.save(); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// closeWorktree removes a phase's worktree once its work is committed to
+// its branch (kept, with its work, if anything is left uncommitted), and
+// deletes the branch once merged.
+func (r *orun) closeWorktree(s *slot, merged bool) {
+	dirty, err := s.repo.DirtyTracked()
+	var untracked gitcommit.Fingerprints
+	if err == nil {
+		untracked, err = s.repo.Untracked()
+	}
+	if err != nil || len(dirty)+len(untracked) > 0 {
+		r.log.Warn("phase worktree kept: it holds uncommitted work", "phase", s.ph.ID, "path", s.path, "err", err)
+		return
+	}
+	if err := r.Repo.RemoveWorktree(s.path); err != nil {
+		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
+		return
+	}
+	_ = os.Remove(filepath.Dir(s.path)) // the run's directory, once empty
+	_ = os.Remove(filepath.Dir(filepath.Dir(s.path)))
+	if merged {
+		if err := r.Repo.DeleteBranch(s.branch); err != nil {
+			r.log.Warn("delete the merged phase's branch", "phase", s.ph.ID, "err", err)
+		}
+	}
+}
