@@ -256,7 +256,8 @@ func TestInit(t *testing.T) {
 func TestStatusLiveness(t *testing.T) {
 	dir := gitRepo(t)
 	store := state.New(filepath.Join(dir, state.DirName))
-	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusRunning, StartedAt: time.Now(), PID: os.Getpid()}}}
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusRunning, StartedAt: time.Now(), PID: os.Getpid(),
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusRunning, Attempts: 1, Economics: &state.Economics{Progress: "acting"}}}}}}
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}
@@ -267,8 +268,8 @@ func TestStatusLiveness(t *testing.T) {
 	check := func(when, wantText, wantJSON string) {
 		t.Helper()
 		code, out, _ := invoke(t, dir, nil, "status")
-		if code != 0 || !strings.Contains(out, "r1  "+wantText) {
-			t.Errorf("%s: exit %d, want r1 %s\n%s", when, code, wantText, out)
+		if code != 0 || !strings.Contains(out, "r1  "+wantText) || strings.Contains(out, "running (acting)") != (wantText == "running") {
+			t.Errorf("%s: exit %d, want r1 %s (phase 1 acting while it runs)\n%s", when, code, wantText, out)
 		}
 		code, out, _ = invoke(t, dir, nil, "status", "--json")
 		var rec struct{ Status string }

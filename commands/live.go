@@ -62,10 +62,9 @@ func phaseView(p orchestrator.Progress) view.Phase {
 	s := p.Snapshot
 	ph := view.Phase{ID: p.Phase, Title: p.Title, Session: p.Session, Tokens: s.Tokens, Window: s.Window,
 		Estimated: s.Estimated, ToolCalls: s.ToolCalls, Zone: p.Zone, TotalTokens: p.Tokens,
-		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended}
-	if !p.Ended {
-		// The running session's cost so far; an ended one is in the totals.
-		ph.CostUSD += s.CostUSD
+		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended, Activity: p.Activity}
+	if b := p.Budget; b != nil {
+		ph.BudgetScope, ph.BudgetLevel, ph.BudgetPct = b.Scope, b.Level, b.UsedPct
 	}
 	return ph
 }

@@ -76,7 +76,11 @@ func (e *Env) status(asJSON bool) error {
 		for _, c := range p.Commits {
 			commits = append(commits, gitcommit.Short(c))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, p.Status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
+		status := string(p.Status)
+		if e := p.Economics; p.Status == state.StatusRunning && !stale && e != nil && e.Progress != "" {
+			status += " (" + e.Progress + ")" // what its agent is doing: exploring, planning, acting, verifying
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
 			strings.Join(commits, ","), oneLine(p.LastError, 80))
 	}
 	if err := tw.Flush(); err != nil {

@@ -212,6 +212,11 @@ func (b *budget) observeEconomics(ev runner.Event) {
 			}
 		}
 	}
+	// What the agent is doing, live in `debussy status`: saved when it changes.
+	if pr := string(pe.meter.Progress()); pr != "" && (p.rec.Economics == nil || p.rec.Economics.Progress != pr) {
+		r.recordEconomics(p)
+		_ = r.save() // a failed save is reported at the session's end, which saves again
+	}
 	b.checkEconomics()
 }
 

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"time"
 
+	econ "github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 )
 
@@ -13,13 +14,27 @@ type Progress struct {
 	Session      int
 	Snapshot     estimator.Snapshot // the session's estimate after the event
 	Zone         string             // the session's zone: green, yellow or red
-	// Tokens and CostUSD are the phase's totals from its ended sessions;
-	// the running session's cost arrives with its result (Snapshot.CostUSD).
+	// Tokens and CostUSD are the phase's totals so far: every API call of
+	// its sessions, the running one included (the budget's Meter), plus
+	// what an earlier run of the phase spent when it resumed.
 	Tokens   int64
 	CostUSD  float64
 	Restarts int
 	Started  time.Time // the phase's start
 	Ended    bool      // the session ended
+	// Activity is the running session's progress phase: exploring,
+	// planning, acting or verifying; "" before its first telling tool.
+	Activity string
+	// Budget is where the phase stands in its budget; nil without one.
+	Budget *BudgetProgress
+}
+
+// BudgetProgress is the fuller of the phase's and the plan's budgets.
+type BudgetProgress struct {
+	Scope     string  // "phase" or "plan"
+	UsedPct   float64 // of its fullest dimension, in the current window
+	Dimension string  // tokens, cost or duration
+	Level     string  // none, note, firm, wrapup or exhausted
 }
 
 // progress reports a session's snapshot to Options.Progress, if set.
@@ -27,6 +42,33 @@ func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended
 	if r.Progress == nil {
 		return
 	}
-	r.Progress(Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
-		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone})
+	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
+		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone}
+	r.liveEconomics(p, &pr)
+	r.Progress(pr)
+}
+
+// liveEconomics fills a live view's figures from the Meters: the phase's
+// spend with the running session's API calls, what the agent is doing, and
+// the fuller of the phase's and the plan's budgets.
+func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
+	e, pe := r.econ(), r.phaseEcon(p)
+	t := pe.meter.Totals()
+	pr.Tokens = pe.carriedTokens + t.Processed()
+	pr.CostUSD = pe.carriedCost + t.CostUSD
+	pr.Activity = string(pe.meter.Progress())
+	now := r.now()
+	for _, m := range []struct {
+		scope string
+		meter *econ.Meter
+		since time.Time
+	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, e.plan, r.run.StartedAt}} {
+		if m.meter.Limits().None() {
+			continue
+		}
+		used, dim := m.meter.Standing(now.Sub(m.since))
+		if pr.Budget == nil || used*100 > pr.Budget.UsedPct {
+			pr.Budget = &BudgetProgress{Scope: m.scope, UsedPct: roundPct(used * 100), Dimension: string(dim), Level: econ.LevelOf(used).String()}
+		}
+	}
 }

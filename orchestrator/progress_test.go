@@ -54,3 +54,49 @@ func TestProgress(t *testing.T) {
 		t.Errorf("session 1's context peaked at %d tokens, want the scripted 60000", maxTokens)
 	}
 }
+
+// TestProgressLive: before the session ends, the live view has the
+// running session's tokens and cost, what the agent is doing and where the
+// phase stands in its budget.
+func TestProgressLive(t *testing.T) {
+	t.Parallel()
+	// Each step is one API call at the context of the last usage: 52K at
+	// the write, 80K (the note) after it.
+	f := newFixture(t, script{"1": {{"read README.md", "usage 50000", "usage 1000", "write a.txt", "usage 28000", "usage 1000", "done", "result"}}})
+	f.cfg.ContextWindow = 1_000_000
+	f.cfg.Budget.Phase.Tokens = 100_000
+	f.cfg.Budget.Enforcement = "advisory"
+	var (
+		mu  sync.Mutex
+		got []Progress
+	)
+	opts := f.options()
+	opts.Progress = func(p Progress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	}
+	if err := Run(context.Background(), opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	var explored, acted, noted bool
+	for _, p := range got {
+		if p.Ended {
+			continue
+		}
+		if p.Budget == nil || p.Budget.Scope != "phase" || p.Budget.Dimension != "tokens" {
+			t.Fatalf("progress %+v: want the phase's token budget", p)
+		}
+		explored = explored || p.Activity == "exploring"
+		acted = acted || p.Activity == "acting"
+		if p.Budget.Level == "note" {
+			noted = true
+			if p.Tokens < 80_000 || p.CostUSD <= 0 || p.Budget.UsedPct < 80 {
+				t.Errorf("at the note: tokens %d, cost %.4f, used %.1f %%: want the running session's spend", p.Tokens, p.CostUSD, p.Budget.UsedPct)
+			}
+		}
+	}
+	if !explored || !acted || !noted {
+		t.Errorf("exploring %v, acting %v, note level %v: want all seen live", explored, acted, noted)
+	}
+}
