@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 //
 //	usage N          an assistant message whose context is N tokens
 //	write PATH       a Write tool that really writes PATH in the work tree
+//	writeas PATH T   the same, writing the line T
+//	touch NAME       leave a mark NAME beside the script
+//	await NAME       wait (30 s at most, then crash) for the mark NAME
 //	done [STATUS R]  `debussy done`: writes the signal the way the command does
 //	progress MSG     `debussy progress`
 //	result           the turn's successful result
@@ -172,6 +175,27 @@ func fakeClaude(scriptPath string) int {
 				_ = os.MkdirAll(filepath.Dir(path), 0o755)
 				return "File created successfully", os.WriteFile(path, []byte("written by the fake\n"), 0o644)
 			})
+		case "writeas": // writeas PATH TEXT
+			rel, text, _ := strings.Cut(arg, " ")
+			path := filepath.Join(f.dir, rel)
+			f.tool("Write", map[string]any{"file_path": path, "content": text + "\n"}, func() (string, error) {
+				_ = os.MkdirAll(filepath.Dir(path), 0o755)
+				return "File created successfully", os.WriteFile(path, []byte(text+"\n"), 0o644)
+			})
+		case "touch": // a mark beside the script, for await
+			_ = os.WriteFile(scriptPath+".mark-"+arg, nil, 0o644)
+			f.assistant(map[string]any{"type": "text", "text": "touched " + arg})
+		case "await": // until another session touched the mark: proof they overlap
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(scriptPath + ".mark-" + arg); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					fmt.Fprintf(os.Stderr, "fake claude: mark %s never came\n", arg)
+					return 3
+				}
+			}
+			f.assistant(map[string]any{"type": "text", "text": "saw " + arg})
 		case "handoff":
 			path := f.handoffPath()
 			text := strings.ReplaceAll(arg, `\n`, "\n")
