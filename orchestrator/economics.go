@@ -400,7 +400,7 @@ func (b *budget) budgetRefusal(h *runner.HookCall) string {
 // phaseFile reports whether a call reads one of the phase's own files: its
 // phase file, the master plan, a file the phase names or has written.
 func (b *budget) phaseFile(pe *phaseEcon, paths ...string) bool {
-	root := b.r.Repo.Root()
+	root := b.p.repo.Root()
 	own := []string{b.p.ph.Path, b.r.Plan.Path}
 	for _, raw := range paths {
 		if raw == "" {
@@ -437,7 +437,7 @@ func (b *budget) phaseFile(pe *phaseEcon, paths ...string) bool {
 
 func (b *budget) absPath(path string) string {
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(b.r.Repo.Root(), path)
+		path = filepath.Join(b.p.repo.Root(), path)
 	}
 	return filepath.Clean(path)
 }
