@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +44,8 @@ type economics struct {
 	prices   econ.Prices
 	plan     *econ.Meter
 	phases   map[string]*phaseEcon
+	// planExtensions counts the user's extensions of the plan's budget.
+	planExtensions int
 }
 
 // phaseEcon is one phase's economics in this run.
@@ -63,6 +66,7 @@ type phaseEcon struct {
 	carriedTokens int64
 	carriedCost   float64
 	started       bool
+	extensions    int // the user's extensions of the phase's budget in this run
 }
 
 func limitsOf(l config.Limits) econ.Limits {
@@ -182,7 +186,7 @@ func (r *orun) recordEconomics(p *phaseRun) {
 
 	run := r.run.SumPhases()
 	run.WallMs = r.now().Sub(r.run.StartedAt).Milliseconds()
-	if pl := limitsOf(r.cfg.Budget.Plan); !pl.None() {
+	if pl := e.plan.Limits(); !pl.None() { // extensions included
 		run.Limits = stateLimits(pl)
 		run.Enforcement = string(e.mode)
 		used, dim := pl.Used(e.plan.Spend(time.Duration(run.WallMs) * time.Millisecond))
@@ -192,6 +196,7 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	if r.run.Economics != nil {
 		run.Exhausted = r.run.Economics.Exhausted
 	}
+	run.Extensions = e.planExtensions
 	r.run.Economics = &run
 }
 
@@ -470,6 +475,67 @@ func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// ExtendRequest is a budget that ran out, put to the user (Options.Extend).
+type ExtendRequest struct {
+	Phase, Title string
+	Scope        string // whose budget: "phase" or "plan"
+	Spent        string // what was spent of which dimension: "tokens 101.2K of 100K"
+	By           string // what an extension adds, the configured budget: "tokens 100K"
+	N, Max       int    // this would be extension N of at most Max of this budget
+}
+
+// extendBudget asks the user (Options.Extend) whether to extend the budget
+// that ran out, spent being its scope and spend ("phase tokens 101K of
+// 100K"), and extends it when they say yes: by its configured amount, each
+// limit it sets, recorded in the ledger and the events. It reports whether
+// the phase may go on.
+func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool {
+	if r.Extend == nil || ctx.Err() != nil {
+		return false
+	}
+	scope, what, _ := strings.Cut(spent, " ")
+	e, pe := r.econ(), r.phaseEcon(p)
+	meter, by, count := pe.meter, limitsOf(r.cfg.Budget.Phase), &pe.extensions
+	if scope == scopePlan {
+		meter, by, count = e.plan, limitsOf(r.cfg.Budget.Plan), &e.planExtensions
+	}
+	limit := r.cfg.Budget.MaxExtensions
+	if *count >= limit || by.None() {
+		if limit > 0 {
+			r.log.Info("budget not extended: max_extensions reached", "phase", p.ph.ID, "scope", scope, "max_extensions", limit)
+		}
+		return false
+	}
+	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: limitText(stateLimits(by)),
+		N: *count + 1, Max: limit}
+	var yes bool
+	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
+	yes = yes && ctx.Err() == nil
+	r.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
+		"granted": yes, "extension": req.N, "max_extensions": limit})
+	if !yes {
+		return false
+	}
+	*count++
+	meter.Extend(by)
+	pe.level, pe.action, pe.exhausted = econ.LevelNone, econ.Action{}, ""
+	r.recordEconomics(p)
+	if scope == scopePhase {
+		p.rec.Economics.Extensions = *count
+	}
+	r.log.Warn("budget extended by the user", "phase", p.ph.ID, "scope", scope, "by", req.By, "spent", what,
+		"extension", req.N, "max_extensions", limit)
+	_ = r.save() // the next session's start saves again
+	return true
+}
+
+// extendedWhy is the checkpoint's reason after an extension.
+func extendedWhy(spent string) string {
+	scope, what, _ := strings.Cut(spent, " ")
+	return fmt.Sprintf("the %s budget ran out (%s) and the user extended it. Go on with the remaining tasks by the most direct route; "+
+		"record what is done with `debussy progress`", scope, what)
 }
 
 // exhaustedError is the run's last word when a budget ran out: which

@@ -2,11 +2,14 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -348,4 +351,105 @@ func TestBudgetDurationTimer(t *testing.T) {
 	if got := f.eventNames(); !subsequence(got, []string{"budget_level", "budget_level", "budget_level", "budget_level", "tool_drained", "session_ended"}) {
 		t.Errorf("events %v", got)
 	}
+}
+
+// A spent budget is put to Options.Extend: a yes raises it by its amount
+// and the phase goes on in a new session from a checkpoint; a no, or
+// max_extensions reached, ends it as before.
+func TestBudgetExtension(t *testing.T) {
+	t.Parallel()
+	// Session 1 climbs past 100K and is stopped; session 2 spends 100K
+	// more (203K of the extended 200K) unless it finishes first.
+	finishes := []string{"usage 1000", "write e.txt", "done", "result"}
+	overruns := []string{"usage 99000", "usage 1000", "write e.txt", "write f.txt", "done", "result"}
+	tests := []struct {
+		name     string
+		second   []string
+		answer   bool
+		max      int
+		wantErr  error
+		asked    int
+		sessions int
+		granted  []bool // the budget_extension events' granted, in order
+	}{
+		{name: "yes: the phase goes on and completes", second: finishes, answer: true, max: 1, asked: 1, sessions: 2, granted: []bool{true}},
+		{name: "no: exhausted as without a terminal", second: finishes, answer: false, max: 1, wantErr: ErrBudgetExhausted, asked: 1, sessions: 1, granted: []bool{false}},
+		{name: "max_extensions 0: never asked", second: finishes, answer: true, max: 0, wantErr: ErrBudgetExhausted, asked: 0, sessions: 1},
+		{name: "one extension, then exhausted for good", second: overruns, answer: true, max: 1, wantErr: ErrBudgetExhausted, asked: 1, sessions: 2, granted: []bool{true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, script{"1": {budgetScript, tt.second}})
+			f.cfg.ContextWindow = 1_000_000
+			f.cfg.StopGrace = config.Duration(3 * time.Second)
+			f.cfg.Budget.Phase.Tokens = 100_000
+			f.cfg.Budget.MaxExtensions = tt.max
+			var (
+				mu   sync.Mutex
+				reqs []ExtendRequest
+			)
+			opts := f.options()
+			opts.Extend = func(_ context.Context, req ExtendRequest) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				reqs = append(reqs, req)
+				return tt.answer
+			}
+			err := Run(context.Background(), opts)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("run: %v, want %v\n%s", err, tt.wantErr, f.log)
+			}
+			if len(reqs) != tt.asked {
+				t.Fatalf("asked %d times, want %d: %+v", len(reqs), tt.asked, reqs)
+			}
+			if tt.asked > 0 {
+				r := reqs[0]
+				if r.Phase != "1" || r.Scope != "phase" || !strings.HasPrefix(r.Spent, "tokens 10") || !strings.HasSuffix(r.Spent, "of 100K") ||
+					r.By != "tokens 100K" || r.N != 1 || r.Max != tt.max {
+					t.Errorf("request %+v", r)
+				}
+			}
+			p := f.lastRun().Phase("1")
+			if p.Sessions != tt.sessions {
+				t.Errorf("sessions = %d, want %d", p.Sessions, tt.sessions)
+			}
+			var granted []bool
+			for _, ev := range f.eventRecords() {
+				if ev["event"] == "budget_extension" {
+					granted = append(granted, ev["granted"] == true)
+				}
+			}
+			if fmt.Sprint(granted) != fmt.Sprint(tt.granted) {
+				t.Errorf("budget_extension granted %v, want %v", granted, tt.granted)
+			}
+			e := p.Economics
+			if ext := len(tt.granted) > 0 && tt.granted[0]; ext {
+				if e.Extensions != 1 || e.Limits.Tokens != 200_000 {
+					t.Errorf("economics after an extension: %+v", e)
+				}
+				contains(t, "session 2 prompt", f.prompt("1", 2), []string{"(resumed)", "phase budget ran out (tokens 10", "the user extended it"})
+			} else if e.Extensions != 0 || e.Limits.Tokens != 100_000 {
+				t.Errorf("economics without an extension: %+v", e)
+			}
+			if tt.wantErr == nil && p.Status != state.StatusCompleted {
+				t.Errorf("status %s, want completed", p.Status)
+			}
+		})
+	}
+}
+
+// eventRecords are the last run's events, whole.
+func (f *fixture) eventRecords() []map[string]any {
+	f.t.Helper()
+	data := readFile(f.t, f.store.EventsPath(f.lastRun().ID))
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			f.t.Fatalf("event %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
 }

@@ -65,6 +65,12 @@ type Options struct {
 	// Progress, when set, is called from the session loop after every
 	// stream event (and once when the session ends): the live view.
 	Progress func(Progress)
+	// Extend, when set, asks the user whether to extend a budget that ran
+	// out (a terminal, never CI): true raises it by its configured amount
+	// and the phase goes on. At most budget.max_extensions times per
+	// budget; nil never extends. It may block (a person answering) and is
+	// called without the run's lock, from one phase at a time or several.
+	Extend func(context.Context, ExtendRequest) bool
 }
 
 // maxTransient is how many times a session that failed on its own (API

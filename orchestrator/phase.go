@@ -187,7 +187,7 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
 	for {
 		// A remediation or retry after the budget ran out starts nothing.
-		if spent, ok := r.budgetSpent(p); ok {
+		if spent, ok := r.budgetSpent(p); ok && !r.extendBudget(ctx, p, spent) {
 			return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
 		}
 		end, err := r.runSession(ctx, p, prompt)
@@ -204,7 +204,23 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		// The budget ran out: no restart, unless the agent finished first.
 		if end.trigger == triggerBudget && (out.Kind != runner.OutcomeCompleted || !r.signalled(p)) {
-			return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, r.phaseEcon(p).exhausted))
+			spent := r.phaseEcon(p).exhausted
+			if !r.extendBudget(ctx, p, spent) {
+				return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
+			}
+			// Extended: the phase goes on in a new session from a
+			// checkpoint, which max_restarts does not count (the user chose it).
+			c := r.commit(p, eventRestart, "checkpoint after a budget extension")
+			p.handoff, p.noHandoff = end.handoff, end.noHandoff
+			p.avoid = append(p.avoid, end.avoid...)
+			p.rec.Restarts++
+			cp, err := r.checkpoint(p, "resume", extendedWhy(spent), c) // "resumed", not "restart 0 of N"
+			if err != nil {
+				return err
+			}
+			prompt = p.withRejection(cp.Prompt(p.basePrompt))
+			r.log.Info("restarting the session from a checkpoint after the budget's extension", "phase", p.ph.ID)
+			continue
 		}
 		// A session debussy was ending that ended its turn by itself before
 		// the stop (the agent stopped instead of writing its handoff)
