@@ -69,6 +69,20 @@ func phaseView(p orchestrator.Progress) view.Phase {
 	return ph
 }
 
+// hold takes the panel and the log lines off the screen while a question
+// is asked there; release brings them back.
+func (v *liveView) hold() {
+	if v != nil {
+		v.live.Hold()
+	}
+}
+
+func (v *liveView) release() {
+	if v != nil {
+		v.live.Release()
+	}
+}
+
 // close erases the panel and writes any partial line, before the run's
 // last words reach the terminal.
 func (v *liveView) close() {

@@ -25,6 +25,7 @@ func Main(args []string) int {
 	ctx, hard, stop := signalContext()
 	defer stop()
 	env := &Env{
+		Stdin:   os.Stdin,
 		Stdout:  os.Stdout,
 		Stderr:  os.Stderr,
 		Getenv:  os.Getenv,
@@ -36,6 +37,7 @@ func Main(args []string) int {
 
 // Env is what a command may touch of the outside world; tests supply their own.
 type Env struct {
+	Stdin          io.Reader // read only to answer a question on a terminal (extend.go)
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Environ        func() []string

@@ -317,6 +317,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Now:         time.Now,
 		ExitCode:    exitCode, // the ledger records the code this process exits with
 		Progress:    live.progress(),
+		Extend:      e.extender(live),
 	})
 	live.close()
 	return e.runEnded(err, store, started, opts)
