@@ -601,6 +601,9 @@ func SpendLine(e *state.Economics) string {
 		if e.Enforcement != "" {
 			fmt.Fprintf(&b, " (%s)", e.Enforcement)
 		}
+		if e.Extensions > 0 {
+			fmt.Fprintf(&b, ", extended %d×", e.Extensions)
+		}
 		if e.Exhausted {
 			b.WriteString(", exhausted")
 		}
