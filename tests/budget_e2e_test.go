@@ -220,3 +220,31 @@ func TestBudgetAdaptiveRestarts(t *testing.T) {
 		t.Errorf("events.jsonl has %d budget_quarter events, want 4", n)
 	}
 }
+
+// A duration budget stops a phase whose tool runs on in silence: no
+// stream event arrives during the sleep, the timer fires, the tool is
+// interrupted after stop_grace and the run ends exit 1 naming the time
+// budget, phase 2 not started.
+func TestBudgetDurationSilentTool(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{turn(1000, fakeapi.Bash("sleep 120")), turn(1000, done("1")), turn(1000, fakeapi.Text("ok"))}},
+		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{turn(1000, done("2")), turn(1000, fakeapi.Text("ok"))}},
+	}}
+	h := newHarness(t, script, twoPhases, "model: claude-sonnet-4-5\nstop_grace: 1s\nbudget:\n  phase: {duration: 6s}\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 1 {
+		t.Fatalf("want exit 1: %s", r)
+	}
+	for _, want := range []string{"budget exhausted: phase time", "of 6s", "budget.phase.duration"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if len(h.requestsOf(phaseMatch("2"))) != 0 {
+		t.Error("phase 2 started")
+	}
+	e := phaseEconomics(t, h.status(), 0)
+	if e["exhausted"] != true || e["dimension"] != "duration" {
+		t.Errorf("phase 1 economics: %v", e)
+	}
+}
