@@ -27,3 +27,4 @@ demo:
 bench:
 	bash scripts/bench-stream.sh
 	bash scripts/bench-commit.sh
+	bash scripts/bench-parallel.sh
