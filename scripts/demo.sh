@@ -2,10 +2,12 @@
 # The built-in demo: debussy's main job, for real, with no account.
 # Builds debussy and the fake Anthropic API, installs the pinned claude CLI
 # (npm), copies the demo plan into a fresh temporary git repository and runs
-# `debussy run` on it. The scripted model fills the first session's context
-# past 80 %, so you see debussy stop it after the running tool, commit,
-# checkpoint and restart (on a terminal, with the live status line below the
-# log), then `debussy logs` renders the session it stopped.
+# `debussy run` on it. The scripted model fills the first session's context:
+# at 70 % debussy warns the agent inside its session, at 80 % it asks for the
+# agent's handoff (refusing other tools), the handoff's write ends the
+# session cleanly, and debussy commits, checkpoints with the handoff and
+# restarts (on a terminal, with the live status line below the log); then
+# `debussy logs` renders the session it stopped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/debussy-demo.XXXXXX")
