@@ -155,6 +155,14 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 	for _, line := range strings.Split(strings.TrimRight(ws.Config.YAML(), "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	if n := len(preview.UserFiles); n > 0 && ws.Config.AutoCommit {
+		names := preview.UserFiles
+		if n > 5 {
+			names = append(names[:5:5], fmt.Sprintf("and %d more", n-5))
+		}
+		fmt.Fprintf(w, "%s now (yours: debussy's commits leave them out unless the agent changes them): %s\n",
+			plural(n, "untracked file"), strings.Join(names, ", "))
+	}
 	fmt.Fprintln(w, "dry run: nothing started")
 	return nil
 }

@@ -99,6 +99,12 @@ func TestReorderArgs(t *testing.T) {
 // gate commands, plus the resolved config; flags after the plan path count.
 func TestDryRunGolden(t *testing.T) {
 	dir := gitRepo(t)
+	// The user's untracked files are named: the run will leave them out.
+	write(t, filepath.Join(dir, "local-notes.txt"), "mine\n")
+	if err := os.MkdirAll(filepath.Join(dir, "scratch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "scratch", "todo.md"), "mine too\n")
 	code, out, errOut := invoke(t, dir, map[string]string{"DEBUSSY_MAX_RETRIES": "4"},
 		"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "90", "--model", "claude-sonnet-4-5")
 	if code != 0 {

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +20,9 @@ type Preview struct {
 	// plan's table or an earlier run); the rest not in Todo come before
 	// --phase.
 	Skipped map[string]bool
+	// UserFiles are the untracked files present now, sorted: Run would
+	// leave them out of its commits unless the agent changes them.
+	UserFiles []string
 }
 
 // Check decides what Run would do with opts without locking, writing or
@@ -73,6 +78,11 @@ func Check(opts Options) (*Preview, error) {
 	if err := requireCommit(r.Repo); err != nil {
 		return nil, err
 	}
+	user, err := r.Repo.Untracked()
+	if err != nil {
+		return nil, fmt.Errorf("%w: list untracked files: %w", ErrSetup, err)
+	}
+	p.UserFiles = slices.Sorted(maps.Keys(user))
 	if r.cfg.AllowDirty {
 		return p, nil
 	}
