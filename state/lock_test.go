@@ -99,6 +99,31 @@ func TestLockHeldWithoutInfo(t *testing.T) {
 	}
 }
 
+// A holder that has not said who it is and lets go soon (a run releasing
+// the lock while a child it forked still shares the descriptor) does not
+// stop the next run.
+func TestLockWaitsForSilentHolderLettingGo(t *testing.T) {
+	s := New(t.TempDir())
+	if err := os.WriteFile(s.lockPath(), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(s.lockPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	let := make(chan struct{})
+	go func() { <-let; f.Close() }()
+	time.AfterFunc(20*time.Millisecond, func() { close(let) })
+	release, _, err := s.Lock(LockInfo{PID: os.Getpid(), RunID: "me", Host: "here"})
+	if err != nil {
+		t.Fatalf("Lock after the silent holder let go: %v", err)
+	}
+	_ = release()
+}
+
 // hold flocks path through its own descriptor until the test ends.
 func hold(t *testing.T, path string, how int) {
 	t.Helper()
