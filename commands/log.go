@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/log"
 
 	"github.com/debussy-dev/debussy/config"
@@ -25,8 +26,17 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 		opts.Formatter = log.JSONFormatter
 		opts.TimeFormat = time.RFC3339
 	}
-	return slog.New(log.NewWithOptions(w, opts))
+	l := log.NewWithOptions(noQueries{w}, opts)
+	l.SetColorProfile(lipgloss.NewRenderer(w).ColorProfile())
+	return slog.New(l)
 }
+
+// noQueries hides the terminal behind w from termenv: given the terminal
+// itself, charm's renderer sends OSC 10/11 colour queries when the logger is
+// made, and the terminal's answers land on stdin (seen as "]11;rgb:…" in a
+// recorded demo, and read by the budget question as typed input). The colour
+// profile still comes from the terminal, through environment and TERM only.
+type noQueries struct{ io.Writer }
 
 // logLevel maps a validated config level to charm's; anything else is info.
 func logLevel(level string) log.Level {

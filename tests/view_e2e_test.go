@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -57,6 +58,9 @@ func TestLiveViewOnTerminal(t *testing.T) {
 	}()
 	cmd, _, _ := h.command("run", "plan/MASTER_PLAN.md")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	// As in a shell: the terminal is debussy's controlling terminal and it
+	// runs in the foreground, where a terminal query would be answered.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	err := cmd.Run()
 	tty.Close()
 	out := <-screen
@@ -65,6 +69,10 @@ func TestLiveViewOnTerminal(t *testing.T) {
 		t.Fatalf("debussy run on a terminal: %v", err)
 	}
 
+	// No OSC queries (ESC ] 10/11 ;?): their answers would arrive on stdin.
+	if i := strings.Index(out, "\x1b]1"); i >= 0 {
+		t.Errorf("debussy queried the terminal: %q", out[i:min(i+20, len(out))])
+	}
 	plain := stripANSI(out)
 	panel := regexp.MustCompile(`phase 1 Alpha · session 1 · [█░]{12} \d+% \d+k/\d+[kM]`)
 	if !panel.MatchString(plain) {
