@@ -290,6 +290,29 @@ func TestStatusLiveness(t *testing.T) {
 	check("after r1 let go of the lock", "interrupted", "interrupted")
 }
 
+// With --parallel, status says where each phase works and how it was merged.
+func TestStatusParallelPhases(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, state.DirName))
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusFailed, StartedAt: time.Now(),
+		Phases: []*state.PhaseRecord{
+			{ID: "1", Status: state.StatusCompleted, Branch: "debussy/r1/phase-1", Merge: "0123456789abcdef0123456789abcdef01234567"},
+			{ID: "2", Status: state.StatusFailed, Branch: "debussy/r1/phase-2", Worktree: ".debussy/worktrees/r1/phase-2"},
+		}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := invoke(t, dir, nil, "status")
+	for _, want := range []string{
+		"phase 1: merged from debussy/r1/phase-1 as 0123456",
+		"phase 2: branch debussy/r1/phase-2, worktree .debussy/worktrees/r1/phase-2 (not merged yet)",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, status lacks %q:\n%s", code, want, out)
+		}
+	}
+}
+
 // An unchecked gate is listed by status, never as passed.
 func TestStatusUncheckedGates(t *testing.T) {
 	dir := gitRepo(t)

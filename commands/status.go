@@ -91,6 +91,15 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
+	// --parallel: where each phase works, and how it reached the user's branch.
+	for _, p := range run.Phases {
+		switch {
+		case p.Merge != "":
+			fmt.Fprintf(e.Stdout, "phase %s: merged from %s as %s\n", p.ID, p.Branch, gitcommit.Short(p.Merge))
+		case p.Branch != "":
+			fmt.Fprintf(e.Stdout, "phase %s: branch %s, worktree %s (not merged yet)\n", p.ID, p.Branch, p.Worktree)
+		}
+	}
 	for _, p := range run.Phases {
 		if line := budgetLine(p); line != "" {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
