@@ -69,6 +69,12 @@ func (m *Meter) Totals() Totals {
 	return m.done.Add(m.cur.Totals())
 }
 
+// SetTotals sets what the budget has spent when the API calls are counted
+// by other Meters: a plan's budget is the sum of its phases', whose
+// sessions may run at the same time (--parallel), and one Accountant can
+// follow one process only (a result's figures are cumulative over it).
+func (m *Meter) SetTotals(t Totals) { m.cur, m.done = nil, t }
+
 // Progress is the running session's progress phase.
 func (m *Meter) Progress() Progress { return m.class.Phase() }
 

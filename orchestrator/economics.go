@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,9 +37,10 @@ const (
 	scopePlan  = "plan"
 )
 
-// economics is the run's spend: one Meter per phase, and one for the plan
-// that sees every session of the run. Both are fed the same events, so the
-// plan's budget is the phases' sum without adding anything up twice.
+// economics is the run's spend: one Meter per phase, fed its sessions'
+// events, and one for the plan whose spend is the phases' sum (planMeter):
+// with --parallel several sessions run at once, and one Meter cannot follow
+// two processes.
 type economics struct {
 	mode     econ.Mode
 	adaptive econ.AdaptiveConfig
@@ -103,6 +106,18 @@ func (r *orun) econ() *economics {
 	return e
 }
 
+// planMeter returns the plan's Meter with its spend brought up to date:
+// the sum of this run's phase Meters, in a fixed order.
+func (r *orun) planMeter() *econ.Meter {
+	e := r.econ()
+	var sum econ.Totals
+	for _, id := range slices.Sorted(maps.Keys(e.phases)) {
+		sum = sum.Add(e.phases[id].meter.Totals())
+	}
+	e.plan.SetTotals(sum)
+	return e.plan
+}
+
 // phaseEcon returns phase p's economics in this run.
 func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 	e := r.econ()
@@ -125,7 +140,6 @@ func (r *orun) startEconomics(p *phaseRun) {
 		pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
 	}
 	pe.meter.StartSession()
-	r.econ().plan.StartSession()
 	pe.session = pe.meter.Totals()
 }
 
@@ -134,7 +148,6 @@ func (r *orun) startEconomics(p *phaseRun) {
 func (r *orun) endEconomics(p *phaseRun) econ.Totals {
 	pe := r.phaseEcon(p)
 	pe.meter.EndSession()
-	r.econ().plan.EndSession()
 	t := pe.meter.Totals()
 	r.recordEconomics(p)
 	s := pe.session.Tokens
@@ -186,10 +199,10 @@ func (r *orun) recordEconomics(p *phaseRun) {
 
 	run := r.run.SumPhases()
 	run.WallMs = r.now().Sub(r.run.StartedAt).Milliseconds()
-	if pl := e.plan.Limits(); !pl.None() { // extensions included
+	if pl := r.planMeter().Limits(); !pl.None() { // extensions included
 		run.Limits = stateLimits(pl)
 		run.Enforcement = string(e.mode)
-		used, dim := pl.Used(e.plan.Spend(time.Duration(run.WallMs) * time.Millisecond))
+		used, dim := pl.Used(r.planMeter().Spend(time.Duration(run.WallMs) * time.Millisecond))
 		run.UsedPct, run.Dimension = roundPct(used*100), string(dim)
 		run.Level = econ.LevelOf(used).String()
 	}
@@ -207,9 +220,8 @@ func roundPct(p float64) float64 { return float64(int64(p*10+0.5)) / 10 }
 // the note), evaluates adaptive quarters, and stops the session at 100 %.
 func (b *budget) observeEconomics(ev runner.Event) {
 	r, p := b.r, b.p
-	e, pe := r.econ(), r.phaseEcon(p)
+	pe := r.phaseEcon(p)
 	pe.meter.Observe(ev)
-	e.plan.Observe(ev)
 	if ev.Assistant != nil {
 		for _, tu := range ev.Assistant.ToolUses {
 			if tu.FilePath != "" && econ.ToolKind(tu.Name, tu.Command) == econ.KindWrite {
@@ -236,7 +248,7 @@ func (b *budget) checkEconomics() {
 	now := r.now()
 	phaseElapsed, runElapsed := now.Sub(p.rec.StartedAt), now.Sub(r.run.StartedAt)
 
-	ps, pl := pe.meter.Check(phaseElapsed), e.plan.Check(runElapsed)
+	ps, pl := pe.meter.Check(phaseElapsed), r.planMeter().Check(runElapsed)
 	// The quarter before the notes: a restart, even at 100 %, replaces
 	// the stop. ps.Used is of the current window.
 	if e.mode == econ.Adaptive && !pe.meter.Limits().None() && b.stage != stageStopping {
@@ -467,7 +479,7 @@ func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
 		scope string
 		meter *econ.Meter
 		since time.Time
-	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, e.plan, r.run.StartedAt}} {
+	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}} {
 		lim := m.meter.Limits()
 		s := m.meter.Spend(now.Sub(m.since))
 		if used, dim := lim.Used(s); !lim.None() && used >= 1 {

@@ -52,7 +52,7 @@ func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended
 // spend with the running session's API calls, what the agent is doing, and
 // the fuller of the phase's and the plan's budgets.
 func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	e, pe := r.econ(), r.phaseEcon(p)
+	pe := r.phaseEcon(p)
 	t := pe.meter.Totals()
 	pr.Tokens = pe.carriedTokens + t.Processed()
 	pr.CostUSD = pe.carriedCost + t.CostUSD
@@ -62,7 +62,7 @@ func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
 		scope string
 		meter *econ.Meter
 		since time.Time
-	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, e.plan, r.run.StartedAt}} {
+	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}} {
 		if m.meter.Limits().None() {
 			continue
 		}
