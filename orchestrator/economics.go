@@ -278,6 +278,9 @@ func (b *budget) checkEconomics() {
 		note := s.prefix + s.Note
 		if s.Level == econ.LevelWrapUp {
 			note += fmt.Sprintf(" Record what is done and what remains with `debussy progress --phase %s \"...\"`.", p.ph.ID)
+			if s.Action.WrapUpOnly && b.request == "" { // the handoff stage's request names the path already
+				note += b.tellHandoffPath()
+			}
 		}
 		b.note(note)
 	}
@@ -410,6 +413,9 @@ func (b *budget) budgetRefusal(h *runner.HookCall) string {
 	scope := "phase"
 	if pe.scope == scopePlan {
 		scope = "plan"
+	}
+	if a.WrapUpOnly || a.Stop { // "write the handoff": say where
+		why += b.tellHandoffPath()
 	}
 	return fmt.Sprintf("debussy (%s budget): %s", scope, why)
 }

@@ -64,6 +64,9 @@ type budget struct {
 	handoff     string      // path, once written
 	noHandoff   string      // why the session ended without one
 	avoid       []string
+	// handoffTold: a budget's wrap-up told the agent where its handoff
+	// goes, outside the handoff stage (economics.go).
+	handoffTold bool
 
 	warned, yellowNoted, doneAsked bool
 	zone                           string
@@ -270,6 +273,21 @@ func (b *budget) emergency(trig estimator.Trigger, why string) {
 	b.stop(trig, why)
 }
 
+// tellHandoffPath is what a budget's wrap-up adds to "write the handoff":
+// where, so that the write is the one the refusals let through, and the
+// template the next session reads.
+func (b *budget) tellHandoffPath() string {
+	if !b.handoffTold {
+		b.handoffTold = true
+		if err := os.MkdirAll(filepath.Dir(b.handoffPath), 0o755); err != nil {
+			b.r.log.Warn("create the handoff's directory", "err", err)
+		}
+		return fmt.Sprintf(" Write your handoff to `%s` (the Write tool, that exact absolute path); the session that goes on starts from it. "+
+			"Use this template:\n\n%s", b.handoffPath, handoffTemplate())
+	}
+	return fmt.Sprintf(" The handoff goes to `%s`.", b.handoffPath)
+}
+
 // graceExpired is the handoff's time running out.
 func (b *budget) graceExpired() {
 	b.emergency(b.trigger, fmt.Sprintf("the agent did not write its handoff within %s", b.cfg.HandoffGraceTime))
@@ -344,13 +362,19 @@ func (b *budget) allowedDuringHandoff(h *runner.HookCall) bool {
 }
 
 func (b *budget) postToolUse(h *runner.HookCall) runner.HookAnswer {
-	if b.stage == stageHandoff && b.handoff == "" {
+	if (b.stage == stageHandoff || b.handoffTold) && b.handoff == "" {
 		if fi, err := os.Stat(b.handoffPath); err == nil && fi.Size() > 0 {
 			b.handoff = b.handoffPath
 			b.p.rec.Handoffs = append(b.p.rec.Handoffs, b.handoffPath)
 			b.r.event("handoff_written", b.fields(map[string]any{"path": b.handoffPath, "bytes": fi.Size()}))
-			b.r.log.Info("handoff written: ending the session", "phase", b.p.ph.ID, "path", b.handoffPath)
-			b.stop(b.trigger, b.reason)
+			// A budget's wrap-up asked for it so that the stop loses
+			// nothing; only the handoff stage ends the session for it.
+			if b.stage == stageHandoff {
+				b.r.log.Info("handoff written: ending the session", "phase", b.p.ph.ID, "path", b.handoffPath)
+				b.stop(b.trigger, b.reason)
+			} else {
+				b.r.log.Info("handoff written", "phase", b.p.ph.ID, "path", b.handoffPath)
+			}
 		}
 	}
 	if b.stage == stageStopping {

@@ -67,6 +67,12 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			p.progressRuns = append(p.progressRuns, prevRun.ID)
 			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
+			// A handoff its last session wrote (a budget's wrap-up asks for
+			// one before the stop) is what the resume starts from; an
+			// earlier session's went into a restart's prompt already.
+			if k := len(prev.Handoffs); k > 0 && filepath.Base(prev.Handoffs[k-1]) == fmt.Sprintf("handoff-%d.md", prev.Sessions) {
+				p.handoff = prev.Handoffs[k-1]
+			}
 			cp, err := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
 			if err != nil {
 				return err

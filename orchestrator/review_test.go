@@ -1,8 +1,11 @@
 package orchestrator
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +112,67 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 			}
 			if want := 100*float64(sum)/10_000_000 + 0.05; r.run.Economics == nil || r.run.Economics.UsedPct > want || r.run.Economics.UsedPct < want-0.1 {
 				t.Fatalf("run economics %+v, want used %.1f %%", r.run.Economics, want)
+			}
+		})
+	}
+}
+
+// Under a strict budget's wrap-up (above 95 %) the agent is told to write
+// its handoff while every other tool is refused. It must be told where
+// (else its write lands elsewhere and is refused too), and what it wrote
+// must reach the session that goes on: after an extension, or the rerun
+// that resumes the exhausted phase.
+func TestBudgetWrapUpHandoff(t *testing.T) {
+	first := []string{
+		"usage 70000", "usage 1000", "write a.txt", // 72K: the 70 % note
+		"usage 19000", "usage 1000", // 92K: firm
+		"usage 3000",              // 95K and the output: wrap up
+		"usage 1000",              // 96K
+		"progress wrapping up",    // 97K: its PostToolUse carries the wrap-up note
+		"handoff WRAPUP-MARKER-7", // 98K: the handoff, where the note said
+		"usage 3000",              // 101K: exhausted
+		"write c.txt",             // its PostToolUse stops the session
+		"done", "result",
+	}
+	finish := []string{"write e.txt", "done", "result"}
+	tests := []struct {
+		name   string
+		extend bool
+	}{
+		{"extended: the next session starts from the handoff", true},
+		{"exhausted: the rerun resumes from the handoff", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, script{"1": {first, finish}})
+			f.cfg.ContextWindow = 1_000_000
+			f.cfg.StopGrace = config.Duration(3 * time.Second)
+			f.cfg.Budget.Phase.Tokens = 100_000
+			f.cfg.Budget.MaxExtensions = 1
+			opts := f.options()
+			if tt.extend {
+				opts.Extend = func(context.Context, ExtendRequest) bool { return true }
+			}
+			err := Run(context.Background(), opts)
+			hooks := f.hooks(1)
+			for _, line := range strings.Split(hooks, "\n") {
+				if strings.HasPrefix(line, "pre Write deny") {
+					t.Fatalf("a Write was refused during the wrap-up (the handoff?): %s\n%s", line, hooks)
+				}
+			}
+			if !tt.extend {
+				if !errors.Is(err, ErrBudgetExhausted) {
+					t.Fatalf("run: %v\n%s", err, f.log)
+				}
+				opts.Config.Budget.Phase.Tokens = 1_000_000
+				err = Run(context.Background(), opts)
+			}
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, f.log)
+			}
+			if p := f.prompt("1", 2); !strings.Contains(p, "WRAPUP-MARKER-7") {
+				t.Fatalf("session 2's prompt lacks the handoff:\n%s\nhooks:\n%s", p, hooks)
 			}
 		})
 	}
