@@ -3,6 +3,7 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -37,12 +39,13 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // Merge merges branch into the checked-out branch with a merge commit of
 // two parents (msg, hooks and signing as CommitAll), and updates the work
-// tree and the index to it. The merge is three-way at file granularity:
-// against the merge base, a path changed on one side takes that side's
-// content; a path changed on both sides to different results is a
-// conflict, even when the changes touch different lines. A conflict, or an
-// untracked file where the merge would write, returns a *ConflictError and
-// changes nothing. Tracked files must be unchanged (as after a commit);
+// tree and the index to it. The merge is three-way: against the merge
+// base, a path changed on one side takes that side's content; a text file
+// changed on both sides is merged line by line when the changes are apart
+// (see mergeText: only where git's merge gives the same bytes); anything
+// else changed on both sides to different results is a conflict. A
+// conflict, or an untracked file where the merge would write, returns a
+// *ConflictError and changes nothing but unreferenced blobs. Tracked files must be unchanged (as after a commit);
 // untracked files are left alone. A branch already merged returns
 // ErrNothingToCommit.
 func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
@@ -121,7 +124,14 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if err != nil {
 		return fail(err)
 	}
-	merged, conflicts := mergeFiles(base, ours, theirs)
+	lineMerge, err := r.lineMerger(base, ours, theirs)
+	if err != nil {
+		return fail(err)
+	}
+	merged, conflicts, err := mergeFiles(base, ours, theirs, lineMerge)
+	if err != nil {
+		return fail(err)
+	}
 	if len(conflicts) > 0 {
 		return nil, &ConflictError{Branch: branch, Files: conflicts}
 	}
@@ -212,9 +222,14 @@ func sortEntries(es []*index.Entry) {
 	slices.SortStableFunc(es, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
 }
 
-// mergeFiles is the three-way merge of flattened trees at file granularity.
-// It returns the merged files and the conflicting paths, sorted.
-func mergeFiles(base, ours, theirs map[string]treeFile) (map[string]treeFile, []string) {
+// textMerger merges a path both sides changed, present in all three
+// trees; ok is false for a conflict.
+type textMerger func(path string, base, ours, theirs treeFile) (merged treeFile, ok bool, err error)
+
+// mergeFiles is the three-way merge of flattened trees, file by file, with
+// lineMerge (nil: none) for paths both sides changed. It returns the merged
+// files and the conflicting paths, sorted.
+func mergeFiles(base, ours, theirs map[string]treeFile, lineMerge textMerger) (map[string]treeFile, []string, error) {
 	merged := map[string]treeFile{}
 	conflict := map[string]bool{}
 	paths := map[string]bool{}
@@ -236,6 +251,15 @@ func mergeFiles(base, ours, theirs map[string]treeFile) (map[string]treeFile, []
 			f, ok = t, tok
 		case bok == tok && b == t: // only ours changed it
 			f, ok = o, ook
+		case bok && ook && tok && lineMerge != nil:
+			var err error
+			if f, ok, err = lineMerge(p, b, o, t); err != nil {
+				return nil, nil, fmt.Errorf("merge %s: %w", p, err)
+			}
+			if !ok {
+				conflict[p] = true
+				continue
+			}
 		default:
 			conflict[p] = true
 			continue
@@ -257,7 +281,95 @@ func mergeFiles(base, ours, theirs map[string]treeFile) (map[string]treeFile, []
 		out = append(out, p)
 	}
 	slices.Sort(out)
-	return merged, out
+	return merged, out, nil
+}
+
+// lineMerger returns the line merge for this merge's paths, or nil when
+// there must be none: git would read merge attributes or renormalize, and
+// debussy does not follow either.
+func (r *Repo) lineMerger(base, ours, theirs map[string]treeFile) (textMerger, error) {
+	cfg, err := r.readConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.bool("merge.renormalize", false) {
+		return nil, nil
+	}
+	// git takes attributes from the work tree, which the merge is about to
+	// change; when a .gitattributes differs between the trees, it is not
+	// clear which version git would read.
+	for p, f := range base {
+		if path.Base(p) == ".gitattributes" && (ours[p] != f || theirs[p] != f) {
+			return nil, nil
+		}
+	}
+	for p := range ours {
+		if _, ok := base[p]; !ok && path.Base(p) == ".gitattributes" {
+			return nil, nil
+		}
+	}
+	for p := range theirs {
+		if _, ok := base[p]; !ok && path.Base(p) == ".gitattributes" {
+			return nil, nil
+		}
+	}
+	attrs := r.newAttrs(cfg)
+	return func(p string, b, o, t treeFile) (treeFile, bool, error) {
+		regular := func(f treeFile) bool { return f.mode == filemode.Regular || f.mode == filemode.Executable }
+		if !regular(b) || !regular(o) || !regular(t) {
+			return treeFile{}, false, nil // symlinks and submodules stay whole
+		}
+		// A merge attribute (binary, -merge, union, a driver) changes how
+		// git merges the file: leave the file whole then.
+		av, err := attrs.lookup(p)
+		if err != nil {
+			return treeFile{}, false, err
+		}
+		if v, ok := av["merge"]; ok && v.kind != attrUnspecified {
+			return treeFile{}, false, nil
+		}
+		var content [3][]byte
+		for i, f := range []treeFile{b, o, t} {
+			var small bool
+			if content[i], small, err = r.readBlob(f.hash, maxMergeText); err != nil || !small {
+				return treeFile{}, false, err
+			}
+		}
+		merged, ok := mergeText(content[0], content[1], content[2])
+		if !ok {
+			return treeFile{}, false, nil
+		}
+		// The mode merges like a one-line file: a side that kept it gives way.
+		f := treeFile{mode: o.mode}
+		if o.mode == b.mode {
+			f.mode = t.mode
+		}
+		if f.hash, err = r.putObject(plumbing.BlobObject, merged, true); err != nil {
+			return treeFile{}, false, err
+		}
+		return f, true, nil
+	}, nil
+}
+
+// readBlob returns a blob's content, or small false when it is larger
+// than limit.
+func (r *Repo) readBlob(h plumbing.Hash, limit int64) (content []byte, small bool, err error) {
+	blob, err := r.repo.BlobObject(h)
+	if err != nil {
+		return nil, false, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	if blob.Size > limit {
+		return nil, false, nil
+	}
+	rd, err := blob.Reader()
+	if err != nil {
+		return nil, false, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	defer rd.Close()
+	if content, err = io.ReadAll(rd); err != nil {
+		return nil, false, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	return content, true, nil
 }
 
 // untrackedInWay lists paths the merge adds (absent from ours) where the

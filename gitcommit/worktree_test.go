@@ -140,6 +140,7 @@ func phaseBranch(t *testing.T, r *Repo, dir, branch string, files map[string]str
 func TestMerge(t *testing.T) {
 	tests := []struct {
 		name        string
+		base        map[string]string // added to the base commit
 		one, two    map[string]string // the two phases' changes
 		user        map[string]string // untracked files of the user's
 		wantErr     error
@@ -170,10 +171,39 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name:      "same file, different lines",
+			one:       map[string]string{"c.txt": "one\n2\n3\n4\n5\n", "a.txt": "a\nline2\nline3\n"},
+			two:       map[string]string{"c.txt": "1\n2\n3\n4\nfive\n", "a.txt": "zero\na\nline2\n"},
+			wantFiles: map[string]string{"c.txt": "one\n2\n3\n4\nfive\n", "a.txt": "zero\na\nline2\nline3\n"},
+		},
+		{
+			name:      "same file, adjacent lines",
 			one:       map[string]string{"a.txt": "a\nline2 one\n"},
 			two:       map[string]string{"a.txt": "a two\nline2\n"},
 			wantErr:   ErrConflict,
 			conflicts: []string{"a.txt"},
+		},
+		{
+			name:      "same line",
+			one:       map[string]string{"c.txt": "1\n2\nthree\n4\n5\n", "b.txt": "b1\n"},
+			two:       map[string]string{"c.txt": "1\n2\nTHREE\n4\n5\n"},
+			wantErr:   ErrConflict,
+			conflicts: []string{"c.txt"},
+		},
+		{
+			name:      "different lines of a file git merges whole",
+			base:      map[string]string{".gitattributes": "c.txt -merge\n"},
+			one:       map[string]string{"c.txt": "one\n2\n3\n4\n5\n"},
+			two:       map[string]string{"c.txt": "1\n2\n3\n4\nfive\n"},
+			wantErr:   ErrConflict,
+			conflicts: []string{"c.txt"},
+		},
+		{
+			name:      "different lines of a binary file",
+			base:      map[string]string{"c.txt": "1\n2\x00\n3\n4\n5\n"},
+			one:       map[string]string{"c.txt": "one\n2\x00\n3\n4\n5\n"},
+			two:       map[string]string{"c.txt": "1\n2\x00\n3\n4\nfive\n"},
+			wantErr:   ErrConflict,
+			conflicts: []string{"c.txt"},
 		},
 		{
 			name:      "edit and delete",
@@ -203,7 +233,8 @@ func TestMerge(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
 			dir := newRepo(t)
-			writeFiles(t, dir, map[string]string{"a.txt": "a\nline2\n", "b.txt": "b\n"})
+			writeFiles(t, dir, map[string]string{"a.txt": "a\nline2\n", "b.txt": "b\n", "c.txt": "1\n2\n3\n4\n5\n"})
+			writeFiles(t, dir, tt.base)
 			mustCommitAll(t, dir, "base")
 			r := mustOpen(t, dir)
 			phaseBranch(t, r, dir, "debussy/r/phase-1", tt.one)
@@ -313,4 +344,46 @@ func TestMergeHookRejected(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".git", "MERGE_HEAD")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("MERGE_HEAD left")
 	}
+}
+
+// A side that made a file executable and one that edited another line of
+// it merge as git merges them: both lines, and the executable bit.
+func TestMergeLinesAndMode(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{"run.sh": "#!/bin/sh\necho 1\necho 2\necho 3\n"})
+	base := mustCommitAll(t, dir, "base").Hash
+	r := mustOpen(t, dir)
+	wt := filepath.Join(t.TempDir(), "wt")
+	if err := r.AddWorktree(wt, "debussy/r/phase-1", base); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, wt, map[string]string{"run.sh": "#!/bin/sh\necho 1\necho 2\necho three\n"})
+	if err := os.Chmod(filepath.Join(wt, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mustOpen(t, wt).CommitAll("phase 1"); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"run.sh": "#!/bin/bash\necho 1\necho 2\necho 3\n"})
+	mustCommitAll(t, dir, "user")
+
+	twin := copyTree(t, dir)
+	if _, err := r.Merge("debussy/r/phase-1", "merge phase 1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "run.sh")); string(b) != "#!/bin/bash\necho 1\necho 2\necho three\n" {
+		t.Fatalf("run.sh = %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "run.sh")); err != nil || fi.Mode()&0o100 == 0 {
+		t.Fatalf("run.sh not executable: %v %v", fi, err)
+	}
+	if st := runGit(t, dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Fatalf("status after the merge: %q", st)
+	}
+	runGit(t, twin, "merge", "-q", "--no-edit", "--no-ff", "debussy/r/phase-1")
+	if a, b := runGit(t, dir, "rev-parse", "HEAD^{tree}"), runGit(t, twin, "rev-parse", "HEAD^{tree}"); a != b {
+		t.Fatalf("tree %s, git merge made %s", a, b)
+	}
+	runGit(t, dir, "fsck", "--strict")
 }
