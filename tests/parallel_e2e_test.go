@@ -38,20 +38,21 @@ func span(h *harness, conversation string) (first, last time.Time) {
 // at the same time in their own worktrees (each waits in a tool for the
 // other's mark, and the API saw each one's requests begin before the
 // other's ended); phase 3 depends on both, starts after both and sees both
-// outputs. The user's branch is checked out at the end with a clean
+// outputs. Both changed a line of shared.txt, apart: the merges keep both.
+// The user's branch is checked out at the end with a clean
 // tracked tree, no worktree and no phase branch left.
 func TestParallelPhasesE2E(t *testing.T) {
 	marks := t.TempDir()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),
-			turn(21000, fakeapi.Write("a.txt", "one\n")),
+			turn(21000, fakeapi.Bash("printf 'one\\n' > a.txt && sed -i 's/^first = 1$/first = 2/' shared.txt")),
 			turn(22000, done("1")),
 			turn(23000, fakeapi.Text("Phase 1 done.")),
 		}},
 		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash(rendezvous(marks, "p2", "p1"))),
-			turn(21000, fakeapi.Write("b.txt", "two\n")),
+			turn(21000, fakeapi.Bash("printf 'two\\n' > b.txt && sed -i 's/^second = 1$/second = 2/' shared.txt")),
 			turn(22000, done("2")),
 			turn(23000, fakeapi.Text("Phase 2 done.")),
 		}},
@@ -65,6 +66,9 @@ func TestParallelPhasesE2E(t *testing.T) {
 		{ID: "2", Title: "Two", Gates: []string{"b: `test -f b.txt`"}},
 		{ID: "3", Title: "Both", Deps: []string{"1", "2"}, Gates: []string{"both: `grep -q one c.txt && grep -q two c.txt`"}},
 	}, "")
+	h.write("shared.txt", "first = 1\nmiddle\nsecond = 1\n")
+	h.git("add", "shared.txt")
+	h.git("commit", "-q", "-m", "shared")
 	h.write("notes.txt", "the user's untracked notes\n")
 	branch := h.git("symbolic-ref", "--short", "HEAD")
 
@@ -83,6 +87,9 @@ func TestParallelPhasesE2E(t *testing.T) {
 	}
 	if got := h.git("show", "HEAD:c.txt"); got != "one\ntwo" {
 		t.Errorf("c.txt = %q, want both outputs", got)
+	}
+	if got := h.git("show", "HEAD:shared.txt"); got != "first = 2\nmiddle\nsecond = 2" {
+		t.Errorf("shared.txt = %q, want both phases' lines", got)
 	}
 	if got := h.git("symbolic-ref", "--short", "HEAD"); got != branch {
 		t.Errorf("checked out %s, want %s", got, branch)
