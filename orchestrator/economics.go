@@ -515,10 +515,26 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	}
 	scope, what, _ := strings.Cut(spent, " ")
 	e, pe := r.econ(), r.phaseEcon(p)
-	meter, by, count := pe.meter, limitsOf(r.cfg.Budget.Phase), &pe.extensions
+	meter, by, count, since := pe.meter, limitsOf(r.cfg.Budget.Phase), &pe.extensions, p.rec.StartedAt
 	if scope == scopePlan {
-		meter, by, count = e.plan, limitsOf(r.cfg.Budget.Plan), &e.planExtensions
+		meter, by, count, since = r.planMeter(), limitsOf(r.cfg.Budget.Plan), &e.planExtensions, r.run.StartedAt
 	}
+	// The plan's budget is shared by parallel phases: another phase's
+	// question may have raised it since this phase ran out, or while
+	// this one was asked. One yes is one extension; the others go on.
+	spentNow := func() bool {
+		used, _ := meter.Standing(r.now().Sub(since))
+		return used >= 1
+	}
+	goOn := func() bool {
+		pe.level, pe.action, pe.exhausted = econ.LevelNone, econ.Action{}, ""
+		r.recordEconomics(p)
+		return true
+	}
+	if !spentNow() {
+		return goOn()
+	}
+	asked := meter.Limits()
 	limit := r.cfg.Budget.MaxExtensions
 	if *count >= limit || by.None() {
 		if limit > 0 {
@@ -531,6 +547,13 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	var yes bool
 	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
 	yes = yes && ctx.Err() == nil
+	if meter.Limits() != asked { // extended meanwhile by another phase's question
+		r.log.Info("budget already extended while the user was asked", "phase", p.ph.ID, "scope", scope)
+		if ctx.Err() != nil || spentNow() {
+			return false
+		}
+		return goOn()
+	}
 	r.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
 		"granted": yes, "extension": req.N, "max_extensions": limit})
 	if !yes {
@@ -538,8 +561,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	}
 	*count++
 	meter.Extend(by)
-	pe.level, pe.action, pe.exhausted = econ.LevelNone, econ.Action{}, ""
-	r.recordEconomics(p)
+	goOn()
 	if scope == scopePhase {
 		p.rec.Economics.Extensions = *count
 	}

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 //	writeas PATH T   the same, writing the line T
 //	touch NAME       leave a mark NAME beside the script
 //	await NAME       wait (30 s at most, then crash) for the mark NAME
+//	marktool NAME    a Bash tool that leaves the mark NAME when it runs: after
+//	                 debussy answered its PreToolUse, so after debussy saw
+//	                 every earlier step (a touch is only written)
 //	done [STATUS R]  `debussy done`: writes the signal the way the command does
 //	progress MSG     `debussy progress`
 //	result           the turn's successful result
@@ -185,6 +188,10 @@ func fakeClaude(scriptPath string) int {
 		case "touch": // a mark beside the script, for await
 			_ = os.WriteFile(scriptPath+".mark-"+arg, nil, 0o644)
 			f.assistant(map[string]any{"type": "text", "text": "touched " + arg})
+		case "marktool":
+			f.tool("Bash", map[string]any{"command": "touch " + arg}, func() (string, error) {
+				return "", os.WriteFile(scriptPath+".mark-"+arg, nil, 0o644)
+			})
 		case "await": // until another session touched the mark: proof they overlap
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(scriptPath + ".mark-" + arg); err == nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,5 +176,52 @@ func TestBudgetWrapUpHandoff(t *testing.T) {
 				t.Fatalf("session 2's prompt lacks the handoff:\n%s\nhooks:\n%s", p, hooks)
 			}
 		})
+	}
+}
+
+// Two parallel phases stopped by the shared plan budget both come to ask
+// for its extension. One extension is one: the user's yes raises the plan
+// once (max_extensions counts it), and a phase whose question comes after
+// that raise — or while it is pending — goes on without a second one.
+func TestParallelPlanExtension(t *testing.T) {
+	s := script{
+		// Phase 1 spends 62K, phase 2 then 45K: the plan's 100K is spent
+		// on phase 2's call and phase 1 is stopped at its next one, unless
+		// the extension came first.
+		"1": {{"touch p1", "await p2", "usage 60000", "usage 1000", "write a.txt", "touch a1", "await b1", "usage 1000", "write c.txt", "done", "result"},
+			{"done", "result"}},
+		"2": {{"touch p2", "await p1", "await a1", "usage 45000", "marktool b1", "write d.txt", "done", "result"},
+			{"done", "result"}},
+	}
+	f := newFixture(t, s, phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	f.cfg.Parallel = 2
+	f.cfg.ContextWindow = 1_000_000
+	f.cfg.StopGrace = config.Duration(3 * time.Second)
+	f.cfg.Budget.Plan.Tokens = 100_000
+	f.cfg.Budget.MaxExtensions = 1
+	var (
+		mu   sync.Mutex
+		asks int
+	)
+	opts := f.options()
+	opts.Extend = func(context.Context, ExtendRequest) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asks++
+		return true
+	}
+	if err := Run(context.Background(), opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	run := f.lastRun()
+	if e := run.Economics; e == nil || e.Extensions != 1 || e.Limits.Tokens != 200_000 {
+		t.Fatalf("run economics %+v, want one extension to 200K (asked %d times)", e, asks)
+	}
+	for _, p := range run.Phases {
+		// Phase 1 may not need its second session: the plan may have
+		// been extended before its next call was counted.
+		if p.Status != state.StatusCompleted {
+			t.Errorf("phase %s: %s after %d sessions, want completed", p.ID, p.Status, p.Sessions)
+		}
 	}
 }
