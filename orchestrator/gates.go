@@ -108,7 +108,9 @@ func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duratio
 		ex = <-done
 	}
 	res.Duration = time.Since(start)
-	res.Output = out.String()
+	// Redacted here, once: the output reaches the events, the log, the
+	// ledger and the summary as well as the remediation prompt.
+	res.Output = redact(out.String())
 	var exit *exec.ExitError
 	switch err := ex.Err; {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -223,5 +224,54 @@ func TestParallelPlanExtension(t *testing.T) {
 		if p.Status != state.StatusCompleted {
 			t.Errorf("phase %s: %s after %d sessions, want completed", p.ID, p.Status, p.Sessions)
 		}
+	}
+}
+
+// A failing gate's or a refusing hook's output may print a secret (a
+// secret scanner quotes what it found). The prompts were redacted; the
+// events file, the ledger and the log — often a public CI log — are
+// written too and must not carry it either.
+func TestOutputRedacted(t *testing.T) {
+	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ"
+	tests := []struct {
+		name  string
+		gate  string
+		hook  bool
+		steps []string
+	}{
+		{name: "a failing gate", gate: "t=ghp_0123456789; echo found ${t}abcdefghijABCDEFGHIJ in config.txt; exit 1", steps: []string{"write a.txt", "done", "result"}},
+		{name: "a refusing hook", hook: true, steps: []string{"write a.txt", "done", "result"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ps := phaseSpec{id: "1"}
+			if tt.gate != "" {
+				ps.gates = []plans.Gate{{Name: "scan", Command: tt.gate}}
+			}
+			f := newFixture(t, script{"1": {tt.steps, tt.steps}}, ps)
+			f.cfg.MaxRetries = 0
+			if tt.hook {
+				hook := filepath.Join(f.root, ".git", "hooks", "pre-commit")
+				if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'leak: "+secret+"' >&2\nexit 1\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = f.run(context.Background())
+			files := map[string]string{"log": f.log.String(), "summary": f.out.String(),
+				"events": readFile(t, f.store.EventsPath(f.lastRun().ID)),
+				"ledger": readFile(t, filepath.Join(f.store.Dir, "state.json"))}
+			for name, text := range files {
+				if strings.Contains(text, secret) {
+					t.Errorf("the %s carries the secret:\n%s", name, text)
+				}
+			}
+			if !strings.Contains(files["events"], "[redacted]") {
+				t.Errorf("the events do not show the output redacted:\n%s", files["events"])
+			}
+		})
 	}
 }
