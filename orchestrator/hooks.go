@@ -315,11 +315,15 @@ func (b *budget) answer(h *runner.HookCall) {
 }
 
 func (b *budget) preToolUse(h *runner.HookCall) runner.HookAnswer {
-	if why := b.budgetRefusal(h); why != "" {
-		b.r.event("tool_denied", b.fields(map[string]any{"tool": h.ToolName, "tool_use_id": h.ToolUseID, "why": "budget"}))
-		return runner.HookAnswer{Deny: why}
-	}
+	// The handoff's request comes first: it refuses every tool the budget
+	// would and names the path, where the budget's refusal would tell the
+	// agent to go on with its task and keep the path from it; and every
+	// refused call counts toward handoff_grace_calls.
 	if b.stage != stageHandoff {
+		if why := b.budgetRefusal(h); why != "" {
+			b.r.event("tool_denied", b.fields(map[string]any{"tool": h.ToolName, "tool_use_id": h.ToolUseID, "why": "budget"}))
+			return runner.HookAnswer{Deny: why}
+		}
 		return runner.HookAnswer{}
 	}
 	if b.allowedDuringHandoff(h) {

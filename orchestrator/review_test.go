@@ -275,3 +275,27 @@ func TestOutputRedacted(t *testing.T) {
 		})
 	}
 }
+
+// Asked for its handoff while the budget refuses exploration, the agent
+// hears one thing: write the handoff now. The budget's "finish the current
+// task" contradicted it, and the refusals it made did not count toward
+// handoff_grace_calls.
+func TestHandoffUnderBudgetRefusals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {
+		{"usage 55000", "usage 100", "read README.md", "handoff HANDOFF-MARKER-3", "write late.txt"},
+		{"done", "result"},
+	}})
+	f.cfg.Handoff = true
+	f.cfg.Budget.Phase.Tokens = 60_000 // 55K is 92 %: exploration refused
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	hooks := f.hooks(1)
+	if !strings.Contains(hooks, "pre Read deny: debussy: context") || strings.Contains(hooks, "pre Read deny: debussy (phase budget)") {
+		t.Fatalf("the read was not refused with the handoff request:\n%s", hooks)
+	}
+	if p := f.prompt("1", 2); !strings.Contains(p, "HANDOFF-MARKER-3") {
+		t.Fatalf("session 2's prompt lacks the handoff:\n%s", p)
+	}
+}
