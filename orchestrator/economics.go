@@ -64,11 +64,10 @@ type phaseEcon struct {
 	exhausted string
 	dim       econ.Dimension
 	session   econ.Totals // the phase's totals when the running session started
-	// carried is what an earlier run of the phase spent (a resume): in
-	// the record's totals, not in this run's budget.
+	// carried is what an earlier run of the phase spent that its Meter
+	// did not count (no economics record): in the record's totals only.
 	carriedTokens int64
 	carriedCost   float64
-	started       bool
 	extensions    int // the user's extensions of the phase's budget in this run
 }
 
@@ -128,6 +127,16 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		meter:   econ.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
 		written: map[string]bool{},
 	}
+	pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
+	if prev := p.prevSpend; prev != nil {
+		// A resumed phase's budget counts what its earlier runs spent, as
+		// the exhausted message says: a spent budget stays spent until it
+		// is raised, and a CI job retrying the run cannot spend it again.
+		pe.meter.SetTotals(econ.Totals{Tokens: prev.TokensByKind, CostUSD: prev.CostUSD,
+			ReportedCostUSD: prev.ReportedCostUSD, Turns: prev.APITurns})
+		pe.carriedTokens = max(p.rec.Tokens-prev.Tokens, 0)
+		pe.carriedCost = max(p.rec.CostUSD-prev.CostUSD, 0)
+	}
 	e.phases[p.ph.ID] = pe
 	return pe
 }
@@ -135,10 +144,6 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 // startEconomics begins a session's accounting.
 func (r *orun) startEconomics(p *phaseRun) {
 	pe := r.phaseEcon(p)
-	if !pe.started {
-		pe.started = true
-		pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
-	}
 	pe.meter.StartSession()
 	pe.session = pe.meter.Totals()
 }

@@ -453,3 +453,39 @@ func (f *fixture) eventRecords() []map[string]any {
 	}
 	return out
 }
+
+// A resumed phase's budget counts what its earlier run spent: a strict
+// budget that ran out stays spent (no session starts) until it is raised.
+func TestBudgetCountsEarlierRuns(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{
+		"1": {budgetScript, {"write e.txt", "done", "result"}},
+		"2": {{"done", "result"}},
+	}, phaseSpec{id: "1"}, phaseSpec{id: "2", deps: []string{"1"}})
+	f.cfg.ContextWindow = 1_000_000 // no context restart
+	f.cfg.StopGrace = config.Duration(3 * time.Second)
+	f.cfg.Budget.Phase.Tokens = 100_000
+	if err := f.run(context.Background()); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("run 1: %v, want the budget exhausted\n%s", err, f.log)
+	}
+	spent := f.lastRun().Phase("1").Tokens
+
+	err := f.run(context.Background())
+	if !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("rerun with the same budget: %v, want the budget still exhausted\n%s", err, f.log)
+	}
+	if _, err := os.Stat(promptPath(f.script, "1", 2)); err == nil {
+		t.Error("the rerun started a session on a spent budget")
+	}
+	if p := f.lastRun().Phase("1"); p.Tokens != spent || p.Economics == nil || p.Economics.UsedPct < 100 {
+		t.Errorf("rerun's phase 1: tokens %d (want the earlier %d), economics %+v", p.Tokens, spent, p.Economics)
+	}
+
+	f.cfg.Budget.Phase.Tokens = 300_000
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("rerun with a raised budget: %v\n%s", err, f.log)
+	}
+	if p := f.lastRun().Phase("1"); p.Status != state.StatusCompleted || p.Economics.Tokens <= spent {
+		t.Errorf("phase 1 after raising: status %s, budget counted %d tokens (earlier run %d)", p.Status, p.Economics.Tokens, spent)
+	}
+}

@@ -36,6 +36,9 @@ type phaseRun struct {
 	// progressRuns are the runs whose `debussy progress` lines belong to
 	// this phase (earlier interrupted runs when resuming).
 	progressRuns []string
+	// prevSpend is what an earlier run of this phase spent (a resume): its
+	// budget counts it.
+	prevSpend *state.Economics
 	// From the session that just ended, for the next checkpoint: the
 	// agent's handoff file or why there is none; avoid lists the repeated
 	// calls of every doom loop in this phase.
@@ -67,6 +70,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			p.progressRuns = append(p.progressRuns, prevRun.ID)
 			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
+			p.prevSpend = prev.Economics
 			// A handoff its last session wrote (a budget's wrap-up asks for
 			// one before the stop) is what the resume starts from; an
 			// earlier session's went into a restart's prompt already.

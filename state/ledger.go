@@ -210,7 +210,7 @@ func (l *Ledger) LastCompleted(planPath, phaseID string) (*Run, *PhaseRecord) {
 }
 
 // LastUnfinished returns the newest record of phaseID in planPath's runs
-// that started (not pending or skipped) but did not complete, so a rerun can
+// that ran a session but did not complete, so a rerun can
 // resume from its commits and checkpoint. If the newest started record
 // completed, there is nothing to resume and it returns nils.
 func (l *Ledger) LastUnfinished(planPath, phaseID string) (*Run, *PhaseRecord) {
@@ -221,6 +221,11 @@ func (l *Ledger) LastUnfinished(planPath, phaseID string) (*Run, *PhaseRecord) {
 		}
 		if p.Status == StatusCompleted {
 			return nil, nil
+		}
+		if p.Sessions == 0 {
+			// That run ended the phase before a session (a spent budget, a
+			// setup error): an earlier run's work is what to resume from.
+			continue
 		}
 		return r, p
 	}

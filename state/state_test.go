@@ -138,7 +138,13 @@ func TestLedgerQueries(t *testing.T) {
 	run := func(id, plan string, status Status, start int, phases ...*PhaseRecord) *Run {
 		return &Run{ID: id, Plan: plan, Status: status, StartedAt: at(start), Phases: phases}
 	}
-	ph := func(id string, status Status) *PhaseRecord { return &PhaseRecord{ID: id, Status: status} }
+	ph := func(id string, status Status) *PhaseRecord {
+		rec := &PhaseRecord{ID: id, Status: status}
+		if status != StatusPending && status != StatusSkipped {
+			rec.Sessions = 1
+		}
+		return rec
+	}
 	l := &Ledger{Runs: []*Run{
 		run("a", plan, StatusFailed, 0, ph("1", StatusCompleted), ph("2", StatusFailed), ph("3", StatusPending)),
 		run("b", plan, StatusInterrupted, 10, ph("1", StatusSkipped), ph("2", StatusInterrupted), ph("3", StatusPending)),
@@ -182,6 +188,13 @@ func TestLedgerQueries(t *testing.T) {
 	}
 
 	// The newest started record completed: nothing to resume.
+	// A newer run that ended phase 4 before any session (a spent budget):
+	// the dead run's work is still what to resume from.
+	l.Runs = append(l.Runs, run("e", plan, StatusFailed, 25, &PhaseRecord{ID: "4", Status: StatusFailed}))
+	if r, _ := l.LastUnfinished(plan, "4"); id(r) != "c" {
+		t.Errorf("LastUnfinished past a record without sessions = %s, want c", id(r))
+	}
+
 	l.Runs = append(l.Runs, run("d", plan, StatusCompleted, 30, ph("2", StatusCompleted)))
 	if r, _ := l.LastUnfinished(plan, "2"); r != nil {
 		t.Errorf("LastUnfinished after a later completion = %s", r.ID)
