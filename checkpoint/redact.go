@@ -20,6 +20,10 @@ var secretValues = []*regexp.Regexp{
 	// PEM private keys, the whole block; a block cut short (clipped
 	// output) is redacted to the end.
 	regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+	// The end of a block whose start was cut off (a gate's output keeps
+	// its tail): the base64 lines before its END line, and the line the
+	// cut went through.
+	regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[A-Za-z0-9+/=]+\r?\n)*^-----END [A-Z0-9 ]*PRIVATE KEY-----`),
 	// OpenAI and Anthropic (sk-ant-…) keys; the length keeps "sk-learn" out.
 	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
 	// GitHub tokens.

@@ -18,6 +18,7 @@ func TestRedact(t *testing.T) {
 		{"bearer", "curl -H 'Authorization: Bearer abcdef0123456789abcdef'", "curl -H 'Authorization: [redacted]'"},
 		{"pem block", "key:\n" + pem + "\nafter", "key:\n[redacted]\nafter"},
 		{"pem block cut short", "out: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk…", "out: [redacted]"},
+		{"pem block whose start was cut off", "…KEY-----\nMIIEpAIBAAKCAQEA7\nabcdef==\n-----END RSA PRIVATE KEY-----\nok", "[redacted]\nok"},
 		// Named values: the name stays.
 		{"env", "export OPENAI_API_KEY=abc123xyz && run", "export OPENAI_API_KEY=[redacted] && run"},
 		{"env holding a key", "OPENAI_API_KEY=sk-ant-api03-SECRETSECRETSECRET", "OPENAI_API_KEY=[redacted]"},

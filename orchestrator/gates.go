@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -208,7 +209,13 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dropped > 0 {
-		return fmt.Sprintf("[… %d bytes before this were dropped]\n%s", t.dropped, t.buf)
+		// The cut may go through a secret, leaving a piece no pattern
+		// recognises: the partial first line goes too.
+		buf, dropped := t.buf, t.dropped
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf, dropped = buf[i+1:], dropped+i+1
+		}
+		return fmt.Sprintf("[… %d bytes before this were dropped]\n%s", dropped, buf)
 	}
 	return string(t.buf)
 }

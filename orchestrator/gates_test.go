@@ -172,6 +172,7 @@ func TestRunGateKeepsTheTail(t *testing.T) {
 	}
 	s := full.String()
 	dropped := len(s) - gateOutputLimit
+	dropped += strings.IndexByte(s[dropped:], '\n') + 1 // the line the cut went through
 	want := fmt.Sprintf("[… %d bytes before this were dropped]\n%s", dropped, s[dropped:])
 	if res.Output != want {
 		t.Errorf("output starts %q and is %d bytes, want it to start %q and be %d bytes",
@@ -192,6 +193,9 @@ func TestTailBuffer(t *testing.T) {
 		{name: "exactly the limit", writes: []string{"abcdefgh"}, want: "abcdefgh"},
 		{name: "one big write", writes: []string{"0123456789ab"}, want: "[… 4 bytes before this were dropped]\n456789ab"},
 		{name: "many small writes", writes: []string{"0123", "4567", "89", "ab"}, want: "[… 4 bytes before this were dropped]\n456789ab"},
+		// The cut went through a token: its piece could pass for harmless
+		// text, so the partial line goes too.
+		{name: "a partial first line", writes: []string{"sk-ant-abcd\nok\n"}, want: "[… 12 bytes before this were dropped]\nok\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
