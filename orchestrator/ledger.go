@@ -40,6 +40,11 @@ func PlanRel(root, planPath string) string {
 	return filepath.ToSlash(rel)
 }
 
+func hasOutcome(done map[string]gitcommit.Outcome, id string) bool {
+	_, ok := done[id]
+	return ok
+}
+
 // GitCompleted returns, for each phase of plan whose latest outcome in git
 // history is completed, that outcome. planRel is the plan's PlanRel.
 func GitCompleted(plan *plans.Plan, l *gitcommit.Ledger, planRel string) map[string]gitcommit.Outcome {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
+
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -376,5 +378,54 @@ func TestRunUnreadableSignal(t *testing.T) {
 	}
 	if r := f.lastRun(); r.Phase("1").Status != state.StatusFailed || r.Status != state.StatusFailed || r.ExitCode != 1 {
 		t.Errorf("phase %s, run %s exit %d; want failed, failed, 1", r.Phase("1").Status, r.Status, r.ExitCode)
+	}
+}
+
+// .debussy/ is a cache of git: a completion git no longer agrees with — a
+// later outcome of the phase (a --restart that ended blocked), or a commit
+// no longer reachable from HEAD (a reset) — does not skip the phase.
+func TestCompletionNeedsGit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {
+		{"write one.txt", "done", "result"},
+		{"done blocked needs a key", "result"},
+		{"write one.txt", "done", "result"},
+		{"write one.txt", "done", "result"},
+	}})
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	first := f.commits()[0]
+
+	opts := f.options()
+	opts.Restart = true
+	if err := Run(context.Background(), opts); !errors.Is(err, ErrBlocked) {
+		t.Fatalf("--restart: %v, want phase 1 blocked\n%s", err, f.log)
+	}
+	// The latest outcome in git is blocked: the rerun runs phase 1.
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("rerun after the blocked restart: %v\n%s", err, f.log)
+	}
+	if _, err := os.Stat(promptPath(f.script, "1", 3)); err != nil {
+		t.Fatalf("phase 1 was skipped although its latest outcome in git is blocked")
+	}
+
+	// HEAD back before any of debussy's commits: nothing is done.
+	repo, err := git.PlainOpen(f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Reset(&git.ResetOptions{Commit: first.ParentHashes[0], Mode: git.HardReset}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("rerun after the reset: %v\n%s", err, f.log)
+	}
+	if _, err := os.Stat(promptPath(f.script, "1", 4)); err != nil {
+		t.Fatalf("phase 1 was skipped although its completion is not reachable from HEAD")
 	}
 }

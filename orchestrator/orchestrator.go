@@ -282,8 +282,11 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	todo := map[string]bool{}
 	done := map[string]string{} // id → why it counts as completed
 	var inGit map[string]gitcommit.Outcome
+	gitKnows := false // git history, not .debussy/, says what is done
 	if !r.Restart {
-		inGit = GitCompleted(r.Plan, r.readGitLedger(), r.planRel())
+		gl := r.readGitLedger()
+		inGit = GitCompleted(r.Plan, gl, r.planRel())
+		gitKnows = gl != nil && r.cfg.AutoCommit
 	}
 	for _, ph := range order {
 		rec := r.run.Phase(ph.ID)
@@ -293,7 +296,10 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 			continue
 		}
 		if !r.Restart {
-			if run, prev := r.ledger.LastCompleted(r.planPath(), ph.ID); prev != nil {
+			// .debussy/ is a cache of git: a completion whose commit is not
+			// reachable from HEAD (a reset), or that a later outcome in git
+			// overrides (a --restart that failed), does not count.
+			if run, prev := r.ledger.LastCompleted(r.planPath(), ph.ID); prev != nil && (!gitKnows || len(prev.Commits) == 0 || hasOutcome(inGit, ph.ID)) {
 				at := ""
 				if n := len(prev.Commits); n > 0 {
 					at = " at " + gitcommit.Short(prev.Commits[n-1])
