@@ -53,13 +53,14 @@ type economics struct {
 
 // phaseEcon is one phase's economics in this run.
 type phaseEcon struct {
-	meter   *econ.Meter
-	quarter int             // quarters evaluated in the current window
-	written map[string]bool // absolute paths the phase wrote: reading them is no exploration
-	action  econ.Action     // what the latest check decided, for PreToolUse
-	left    string          // what remains of the fullest budget, for refusals
-	level   econ.Level      // the latest level, phase or plan, whichever is higher
-	scope   string          // which budget that level is of
+	planNoted econ.Level // the plan budget's highest level told to this phase
+	meter     *econ.Meter
+	quarter   int             // quarters evaluated in the current window
+	written   map[string]bool // absolute paths the phase wrote: reading them is no exploration
+	action    econ.Action     // what the latest check decided, for PreToolUse
+	left      string          // what remains of the fullest budget, for refusals
+	level     econ.Level      // the latest level, phase or plan, whichever is higher
+	scope     string          // which budget that level is of
 	// exhausted describes the spend at a stop, "phase tokens 105K of 100K".
 	exhausted string
 	dim       econ.Dimension
@@ -273,6 +274,14 @@ func (b *budget) checkEconomics() {
 		pe.action = pl.Action
 	}
 	pe.left = lim.Remaining(st.Spend, st.Dimension)
+	// The plan's Meter is shared by the phases: each level of the plan's
+	// budget is told once to every phase, not once to whichever phase
+	// crossed it (the others would be refused without a word).
+	pl.Note = ""
+	if pl.Action.Note && pl.Level > pe.planNoted {
+		pe.planNoted = pl.Level
+		pl.Note = e.mode.Note(pl.Level, e.plan.Limits().Remaining(pl.Spend, pl.Dimension))
+	}
 	for _, s := range []struct {
 		econ.Status
 		prefix string

@@ -161,6 +161,22 @@ func TestBudgetEnforcement(t *testing.T) {
 			},
 		},
 		{
+			name: "plan budget: every phase hears the plan's level, not only the one that crossed it",
+			set:  func(c *config.Config) { c.Budget.Plan.Tokens = 100_000 },
+			script: script{
+				// Each call counts its whole context: phase 1 spends 70K+ of
+				// the plan's 100K (a note), phase 2 a little more.
+				"1": {{"usage 35000", "usage 35000", "usage 500", "write a.txt", "done", "result"}},
+				"2": {{"usage 500", "write b.txt", "done", "result"}},
+			},
+			phase2:   true,
+			sessions: 1,
+			hooks:    []string{"post Write note: debussy (plan budget): Budget:"},
+			check: func(t *testing.T, f *fixture, run *state.Run, err error) {
+				contains(t, "phase 2 hooks", readFile(t, hooksPath(f.script, "2", 1)), []string{"post Write note: debussy (plan budget): Budget:"})
+			},
+		},
+		{
 			name: "plan budget: phase 1 completes, phase 2 exhausts the plan's",
 			set:  func(c *config.Config) { c.Budget.Plan.Tokens = 150_000 },
 			script: script{
