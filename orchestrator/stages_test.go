@@ -295,7 +295,7 @@ func contains(t *testing.T, what, got string, want []string) {
 	for _, w := range want {
 		s, absent := strings.CutPrefix(w, "!")
 		if strings.Contains(got, s) == absent {
-			t.Errorf("%s: contains %q = %v, want %v\n%s", what, s, !absent, !absent, got)
+			t.Errorf("%s: contains %q = %v, want %v\n%s", what, s, absent, !absent, got)
 		}
 	}
 }
