@@ -330,13 +330,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 		}
 		// --phase runs that phase and what follows it in run order; its
 		// dependencies (transitively) must already be complete.
-		var missing []string
-		for _, dep := range r.ancestors(start) {
-			if _, ok := done[dep]; !ok {
-				missing = append(missing, dep)
-			}
-		}
-		if len(missing) > 0 {
+		if missing := unfinished(r.Plan, start, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
 			noun := "phase"
 			if len(missing) > 1 {
 				noun = "phases"
@@ -365,30 +359,6 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 		}
 	}
 	return todo, nil
-}
-
-// ancestors lists a phase's dependencies, transitively, in plan order.
-func (r *orun) ancestors(ph *plans.Phase) []string {
-	seen := map[string]bool{}
-	var visit func(p *plans.Phase)
-	visit = func(p *plans.Phase) {
-		for _, d := range p.DependsOn {
-			if !seen[d] {
-				seen[d] = true
-				if dp := r.Plan.Phase(d); dp != nil {
-					visit(dp)
-				}
-			}
-		}
-	}
-	visit(ph)
-	var out []string
-	for _, p := range r.Plan.Phases {
-		if seen[p.ID] {
-			out = append(out, p.ID)
-		}
-	}
-	return out
 }
 
 // checkTree refuses a tree with uncommitted changes to tracked files: debussy
