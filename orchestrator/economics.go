@@ -106,6 +106,20 @@ func (r *orun) econ() *economics {
 	return e
 }
 
+// budgetScope is one budget a phase runs under: its Meter and when its
+// duration began.
+type budgetScope struct {
+	scope string
+	meter *econ.Meter
+	since time.Time
+}
+
+// budgets are phase p's budgets: its own, then the plan's (brought up to
+// date).
+func (r *orun) budgets(p *phaseRun) [2]budgetScope {
+	return [2]budgetScope{{scopePhase, r.phaseEcon(p).meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}}
+}
+
 // planMeter returns the plan's Meter with its spend brought up to date:
 // the sum of this run's phase Meters, in a fixed order.
 func (r *orun) planMeter() *econ.Meter {
@@ -329,14 +343,10 @@ func (b *budget) econC() <-chan time.Time {
 // or the plan's duration budget, whichever comes first. Events check the
 // budgets too; the timer is for a tool that runs long and says nothing.
 func (b *budget) armEconTimer() {
-	r, p := b.r, b.p
-	e, pe := r.econ(), r.phaseEcon(p)
+	r := b.r
 	now := r.now()
 	var next time.Duration
-	for _, d := range []struct {
-		meter *econ.Meter
-		since time.Time
-	}{{pe.meter, p.rec.StartedAt}, {e.plan, r.run.StartedAt}} {
+	for _, d := range r.budgets(b.p) {
 		if left, ok := d.meter.NextDurationLevel(now.Sub(d.since)); ok && (next == 0 || left < next) {
 			next = left
 		}
@@ -490,16 +500,11 @@ func relTo(root, path string) string {
 // budgetSpent reports a strict budget already spent before a session
 // starts (a remediation or retry after the stop): the phase ends at once.
 func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
-	e, pe := r.econ(), r.phaseEcon(p)
-	if e.mode != econ.Strict {
+	if r.econ().mode != econ.Strict {
 		return "", false
 	}
 	now := r.now()
-	for _, m := range []struct {
-		scope string
-		meter *econ.Meter
-		since time.Time
-	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}} {
+	for _, m := range r.budgets(p) {
 		lim := m.meter.Limits()
 		s := m.meter.Spend(now.Sub(m.since))
 		if used, dim := lim.Used(s); !lim.None() && used >= 1 {

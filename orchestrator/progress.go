@@ -58,11 +58,7 @@ func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
 	pr.CostUSD = pe.carriedCost + t.CostUSD
 	pr.Activity = string(pe.meter.Progress())
 	now := r.now()
-	for _, m := range []struct {
-		scope string
-		meter *econ.Meter
-		since time.Time
-	}{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}} {
+	for _, m := range r.budgets(p) {
 		if m.meter.Limits().None() {
 			continue
 		}
