@@ -1,16 +1,14 @@
 package tests
 
 import (
-	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/debussy-dev/debussy/internal/ptytest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -38,7 +36,7 @@ func TestLiveViewOnTerminal(t *testing.T) {
 	}
 	h.Env = append(env, "TERM=xterm-256color")
 
-	master, tty := openPTY(t)
+	master, tty := ptytest.Open(t)
 	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 160}); err != nil {
 		t.Fatalf("set terminal size: %v", err)
 	}
@@ -97,28 +95,3 @@ func TestLiveViewOnTerminal(t *testing.T) {
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
-
-// openPTY opens a pseudo-terminal pair with the kernel's /dev/ptmx (as the
-// view package's test does), so the test needs no extra module.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	fd := int(m.Fd())
-	var unlock int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlock pty: %v", e)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty slave: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); m.Close() })
-	return m, s
-}

@@ -3,13 +3,13 @@ package view
 import (
 	"bytes"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/debussy-dev/debussy/internal/ptytest"
 )
 
 func fixedLive(t *testing.T, term *bytes.Buffer) *Live {
@@ -89,33 +89,8 @@ func TestLiveEndedPhaseMakesRoom(t *testing.T) {
 	}
 }
 
-// openPTY opens a pseudo-terminal pair with the kernel's /dev/ptmx, so the
-// test needs no extra module.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	fd := int(m.Fd())
-	var unlock int32
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
-		t.Fatalf("unlock pty: %v", e)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty slave: %v", err)
-	}
-	t.Cleanup(func() { s.Close(); m.Close() })
-	return m, s
-}
-
 func TestEnabled(t *testing.T) {
-	_, tty := openPTY(t)
+	_, tty := ptytest.Open(t)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +135,7 @@ func TestEnabled(t *testing.T) {
 // TestLiveOnPTY draws on a real terminal of 50 columns: every panel line
 // fits (no wrap), and the log line arrives whole.
 func TestLiveOnPTY(t *testing.T) {
-	master, tty := openPTY(t)
+	master, tty := ptytest.Open(t)
 	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 50}); err != nil {
 		t.Fatalf("set size: %v", err)
 	}
