@@ -150,9 +150,6 @@ const (
 	Adaptive Mode = "adaptive"
 )
 
-// Modes lists the valid modes in documentation order.
-func Modes() []Mode { return []Mode{Strict, Advisory, Soft, Adaptive} }
-
 // Action is what a mode does at a level.
 type Action struct {
 	Note              bool // tell the agent what remains
