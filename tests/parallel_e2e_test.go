@@ -111,6 +111,9 @@ func TestParallelPhasesE2E(t *testing.T) {
 	}
 	st := h.status()
 	phases, _ := st["phases"].([]any)
+	if len(phases) != 3 {
+		t.Fatalf("status --json has %d phases, want 3: %v", len(phases), st)
+	}
 	for _, p := range phases {
 		if m := p.(map[string]any); m["status"] != "completed" || m["merge"] == nil {
 			t.Errorf("status --json: %v", m)
