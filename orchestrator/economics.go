@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +46,9 @@ type economics struct {
 	prices   econ.Prices
 	plan     *econ.Meter
 	phases   map[string]*phaseEcon
+	// ids are phases' keys, sorted: the plan's sum in a fixed order
+	// without sorting on every stream event.
+	ids []string
 	// planExtensions counts the user's extensions of the plan's budget.
 	planExtensions int
 }
@@ -125,7 +127,7 @@ func (r *orun) budgets(p *phaseRun) [2]budgetScope {
 func (r *orun) planMeter() *econ.Meter {
 	e := r.econ()
 	var sum econ.Totals
-	for _, id := range slices.Sorted(maps.Keys(e.phases)) {
+	for _, id := range e.ids {
 		sum = sum.Add(e.phases[id].meter.Totals())
 	}
 	e.plan.SetTotals(sum)
@@ -153,6 +155,8 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		pe.carriedCost = max(p.rec.CostUSD-prev.CostUSD, 0)
 	}
 	e.phases[p.ph.ID] = pe
+	i, _ := slices.BinarySearch(e.ids, p.ph.ID)
+	e.ids = slices.Insert(e.ids, i, p.ph.ID)
 	return pe
 }
 
