@@ -60,7 +60,7 @@ func (t *Transcript) Line(line []byte) {
 	case runner.KindHook:
 		// PreToolUse and PostToolUse come with every tool: only the rare
 		// hooks say something.
-		if h := ev.Hook; h.Event != runner.HookEvent("PreToolUse") && h.Event != runner.HookEvent("PostToolUse") {
+		if h := ev.Hook; h.Event != runner.HookPreToolUse && h.Event != runner.HookPostToolUse {
 			fmt.Fprintf(t.w, "· hook %s\n", h.Event)
 		}
 	case runner.KindResult:
