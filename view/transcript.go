@@ -15,14 +15,16 @@ import (
 // the agent's text, each tool call with its short input, results cut
 // short, the context per turn, and the result line. Feed it lines in order.
 type Transcript struct {
-	w        io.Writer
-	cwd      string          // init's working directory, cut from paths
-	lastMsg  string          // the main thread's latest response id
-	turn     int             // main-thread responses seen
-	tools    map[string]bool // tool_use ids already shown (a line may repeat)
-	lineNo   int
-	MaxLines int // lines kept of a tool result or the final text; 0 means 3
+	w       io.Writer
+	cwd     string          // init's working directory, cut from paths
+	lastMsg string          // the main thread's latest response id
+	turn    int             // main-thread responses seen
+	tools   map[string]bool // tool_use ids already shown (a line may repeat)
+	lineNo  int
 }
+
+// keptLines is how many lines of a tool result or the final text show.
+const keptLines = 3
 
 // NewTranscript writes to w.
 func NewTranscript(w io.Writer) *Transcript {
@@ -136,7 +138,7 @@ func (t *Transcript) toolResult(tr runner.ToolResult) {
 	if n == 0 {
 		n = len(tr.Content)
 	}
-	fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, t.firstLines(tr.Content, n, t.maxLines(), indent+"  "))
+	fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, t.firstLines(tr.Content, n, keptLines, indent+"  "))
 }
 
 func (t *Transcript) system(s *runner.System) {
@@ -172,15 +174,8 @@ func (t *Transcript) result(r *runner.Result) {
 		(time.Duration(r.DurationMs) * time.Millisecond).Round(100*time.Millisecond), r.CostUSD,
 		formatTokens(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), formatTokens(u.OutputTokens))
 	if txt := strings.TrimSpace(r.Text); txt != "" {
-		fmt.Fprintf(t.w, "  %s\n", t.firstLines(txt, len(txt), t.maxLines(), "  "))
+		fmt.Fprintf(t.w, "  %s\n", t.firstLines(txt, len(txt), keptLines, "  "))
 	}
-}
-
-func (t *Transcript) maxLines() int {
-	if t.MaxLines > 0 {
-		return t.MaxLines
-	}
-	return 3
 }
 
 // firstLines keeps max lines of s (each cut to 200 columns), indenting the
