@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/internal/procgroup"
 	"github.com/debussy-dev/debussy/plans"
 )
@@ -111,7 +112,7 @@ func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duratio
 	res.Duration = time.Since(start)
 	// Redacted here, once: the output reaches the events, the log, the
 	// ledger and the summary as well as the remediation prompt.
-	res.Output = redact(out.String())
+	res.Output = checkpoint.Redact(out.String())
 	var exit *exec.ExitError
 	switch err := ex.Err; {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/runner"
@@ -175,7 +176,7 @@ func (b *budget) observeZone(z zoneInfo, snap estimator.Snapshot) {
 }
 
 func (b *budget) nudge(nd nudge) {
-	rec := state.Nudge{Session: b.n, Kind: nd.kind, Tool: nd.tool, Args: redact(nd.args),
+	rec := state.Nudge{Session: b.n, Kind: nd.kind, Tool: nd.tool, Args: checkpoint.Redact(nd.args),
 		Count: nd.count, Restart: nd.restart, At: b.r.now()}
 	if len(b.p.rec.Nudges) < maxNudges {
 		b.p.rec.Nudges = append(b.p.rec.Nudges, rec)
@@ -218,7 +219,7 @@ func (b *budget) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 	b.askedAt = b.r.now()
 	b.request = fmt.Sprintf("debussy: %s. Write your handoff NOW to `%s` (the Write tool, that exact absolute path); "+
 		"every other tool is refused until you have. The next session starts from it, so be concrete. Use this template:\n\n%s",
-		reason, b.handoffPath, handoffTemplate())
+		reason, b.handoffPath, checkpoint.HandoffTemplate())
 	b.grace = time.NewTimer(time.Duration(b.cfg.HandoffGraceTime))
 	b.r.event("handoff_requested", b.fields(map[string]any{"path": b.handoffPath, "reason": reason}))
 	b.r.log.Warn("threshold crossed: asking the agent for its handoff", "phase", b.p.ph.ID, "reason", reason, "path", b.handoffPath)
@@ -283,7 +284,7 @@ func (b *budget) tellHandoffPath() string {
 			b.r.log.Warn("create the handoff's directory", "err", err)
 		}
 		return fmt.Sprintf(" Write your handoff to `%s` (the Write tool, that exact absolute path); the session that goes on starts from it. "+
-			"Use this template:\n\n%s", b.handoffPath, handoffTemplate())
+			"Use this template:\n\n%s", b.handoffPath, checkpoint.HandoffTemplate())
 	}
 	return fmt.Sprintf(" The handoff goes to `%s`.", b.handoffPath)
 }
@@ -457,7 +458,7 @@ func (r *orun) warnCompactionPoint(p *phaseRun, snap estimator.Snapshot) {
 	}
 	p.pointsChecked = true
 	at := snap.Window * int64(r.cfg.ContextThreshold) / 100
-	compact, tooLong := cliPoints(snap.Window)
+	compact, tooLong := estimator.CLIPoints(snap.Window, 0) // the max output is not known here
 	switch {
 	case at >= tooLong:
 		r.log.Warn("context_threshold lies above the point where claude refuses the prompt as too long: sessions will fail before debussy restarts them; lower context_threshold",

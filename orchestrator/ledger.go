@@ -178,7 +178,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), gitcommit.AllowEmpty())
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
-				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(redact(hookErr.Output), 500))
+				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(checkpoint.Redact(hookErr.Output), 500))
 			err = gitcommit.ErrNothingToCommit
 		}
 	}

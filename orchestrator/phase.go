@@ -345,7 +345,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		// refused `git commit`) and the next commit tries again. A secret
 		// scanner's output quotes what it found: redacted before it is
 		// logged, recorded or told.
-		hookErr.Output = redact(hookErr.Output)
+		hookErr.Output = checkpoint.Redact(hookErr.Output)
 		p.rejected = hookErr
 		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
 			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", tail(hookErr.Output, 2000))

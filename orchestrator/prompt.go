@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 )
@@ -56,7 +57,7 @@ func remediationPrompt(ph *plans.Phase, attempt, maxRetries int, problem, basePr
 	b.WriteString("An earlier session worked on this phase, and its work is committed in this repository, but the phase is not done yet:\n\n")
 	// The problem quotes gate and hook output and the agent's words: a
 	// secret in them must not travel into the next prompt.
-	b.WriteString(strings.TrimRight(redact(problem), "\n"))
+	b.WriteString(strings.TrimRight(checkpoint.Redact(problem), "\n"))
 	fmt.Fprintf(&b, "\n\nFix the cause, check it yourself (run the failing command), then run `debussy done --phase %s`.\n\n---\n\n", ph.ID)
 	b.WriteString(basePrompt)
 	return b.String()
@@ -89,7 +90,7 @@ func hookEvidence(e *gitcommit.HookError) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "debussy's commit of your work was rejected by the repository's %s hook (exit status %d). ", e.Hook, e.ExitCode)
 	b.WriteString("Your work is still in the tree, uncommitted. Fix what the hook reports; debussy commits again at the next checkpoint.\n")
-	out := lastLines(redact(e.Output), 60)
+	out := lastLines(checkpoint.Redact(e.Output), 60)
 	if strings.TrimSpace(out) == "" {
 		out = "(no output)"
 	}

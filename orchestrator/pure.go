@@ -10,10 +10,9 @@ import (
 	"github.com/debussy-dev/debussy/runner"
 )
 
-// The seam to the pure packages' budget helpers (zones, nudges, redaction,
-// the handoff template and checkpoint fields, the CLI's compaction points):
-// the policy at the hooks speaks in these small names, the arithmetic and
-// the text live in estimator and checkpoint.
+// Adapters to the pure packages' budget helpers (zones, nudges, the
+// checkpoint's handoff fields): config's settings mapped to estimator's and
+// checkpoint's; the arithmetic and the text live there.
 
 const (
 	zoneGreen  = string(estimator.ZoneGreen)
@@ -66,10 +65,6 @@ func newNudger(c config.Config) nudgeSource {
 	})}
 }
 
-func redact(s string) string { return checkpoint.Redact(s) }
-
-func handoffTemplate() string { return checkpoint.HandoffTemplate() }
-
 // setHandoff puts the agent's handoff (or why there is none) and the calls
 // to avoid into the checkpoint's input; files the handoff names are looked
 // up in the work tree at root.
@@ -86,7 +81,3 @@ func setHandoff(in *checkpoint.Input, handoff, path, noHandoff string, avoid []s
 		return err == nil
 	}
 }
-
-// cliPoints are the context sizes at which the CLI compacts and refuses
-// the prompt as too long, for a window; the max output is not known here.
-func cliPoints(window int64) (compact, tooLong int64) { return estimator.CLIPoints(window, 0) }
