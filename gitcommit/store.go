@@ -412,8 +412,7 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 	if h.hash.IsZero() {
 		msg = "commit (initial): " + subject
 	}
-	line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", h.hash, next, who.Name, who.Email,
-		who.When.Unix(), who.When.Format("-0700"), msg)
+	line := reflogLine(h.hash, next, who, msg)
 	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
 	if h.ref != plumbing.HEAD {
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))
@@ -426,6 +425,12 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		}
 	}
 	return nil
+}
+
+// reflogLine is one line of a reflog as git writes it.
+func reflogLine(from, to plumbing.Hash, who object.Signature, msg string) string {
+	return fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", from, to, who.Name, who.Email,
+		who.When.Unix(), who.When.Format("-0700"), msg)
 }
 
 func appendLine(path, line string) error {

@@ -197,13 +197,7 @@ func (r *Repo) DeleteBranch(branch string) error {
 	// Empty directories left in refs/heads/ and logs/refs/heads/, as git
 	// removes them.
 	for _, root := range []string{filepath.Join(r.commonDir, "refs", "heads"), filepath.Join(r.commonDir, "logs", "refs", "heads")} {
-		dir := filepath.Dir(filepath.Join(root, filepath.FromSlash(branch)))
-		for dir != root && strings.HasPrefix(dir, root) {
-			if os.Remove(dir) != nil {
-				break
-			}
-			dir = filepath.Dir(dir)
-		}
+		removeEmptyParents(root, filepath.Dir(filepath.Join(root, filepath.FromSlash(branch))))
 	}
 	return nil
 }
@@ -223,13 +217,9 @@ func (r *Repo) createRef(name plumbing.ReferenceName, to plumbing.Hash, why stri
 	if err := lock.commit([]byte(to.String() + "\n")); err != nil {
 		return err
 	}
-	cfg, err := r.readConfig()
-	if err != nil {
-		return nil // the ref is made; only the reflog line is lost
-	}
-	if _, who, err := r.signature(cfg); err == nil {
-		line := fmt.Sprintf("%s %s %s <%s> %d %s\t%s\n", plumbing.ZeroHash, to, who.Name, who.Email,
-			who.When.Unix(), who.When.Format("-0700"), why)
+	// The ref is made; without a committer only the reflog line is lost.
+	if _, who, err := r.signature(r.loadConfig()); err == nil {
+		line := reflogLine(plumbing.ZeroHash, to, who, why)
 		if err := appendLine(filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String())), line); err != nil {
 			r.log.Warn("append reflog", "ref", name, "err", err)
 		}
