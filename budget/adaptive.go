@@ -71,7 +71,7 @@ func CompletionProbability(used float64, done, total int) float64 {
 // minimum. at is the caller's clock reading.
 func (a AdaptiveConfig) Evaluate(at time.Time, used float64, done, total int) Quarter {
 	q := Quarter{
-		At: at, UsedPct: roundPct(used * 100), TasksDone: done, TasksTotal: total,
+		At: at, UsedPct: RoundPct(used * 100), TasksDone: done, TasksTotal: total,
 		Probability: round3(CompletionProbability(used, done, total)), Decision: Continue,
 	}
 	if used >= a.RestartThreshold && q.Probability < a.MinCompletionProbability {
@@ -80,5 +80,6 @@ func (a AdaptiveConfig) Evaluate(at time.Time, used float64, done, total int) Qu
 	return q
 }
 
-func roundPct(p float64) float64 { return float64(int64(p*10+0.5)) / 10 }
+// RoundPct rounds a percentage to one decimal, as the ledger and events show it.
+func RoundPct(p float64) float64 { return float64(int64(p*10+0.5)) / 10 }
 func round3(p float64) float64   { return float64(int64(p*1000+0.5)) / 1000 }

@@ -3,6 +3,8 @@ package budget
 import (
 	"fmt"
 	"time"
+
+	"github.com/debussy-dev/debussy/estimator"
 )
 
 // Limits is a budget; a zero field is no limit on that dimension.
@@ -57,33 +59,13 @@ func (l Limits) Used(s Spend) (float64, Dimension) {
 func (l Limits) Describe(s Spend, d Dimension) string {
 	switch d {
 	case DimTokens:
-		return fmt.Sprintf("tokens %s of %s", FormatTokens(s.Tokens), FormatTokens(l.Tokens))
+		return fmt.Sprintf("tokens %s of %s", estimator.FormatTokens(s.Tokens), estimator.FormatTokens(l.Tokens))
 	case DimCost:
 		return fmt.Sprintf("cost $%.2f of $%.2f", s.CostUSD, l.CostUSD)
 	case DimDuration:
 		return fmt.Sprintf("time %s of %s", s.Duration.Round(time.Second), l.Duration)
 	}
 	return "no budget"
-}
-
-// FormatTokens prints a token count for humans: 1234567 → "1.2M".
-func FormatTokens(n int64) string {
-	switch {
-	case n < 0:
-		return "-" + FormatTokens(-n)
-	case n < 1000:
-		return fmt.Sprintf("%d", n)
-	case n < 999_950:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/1e3)) + "K"
-	}
-	return trimZero(fmt.Sprintf("%.1f", float64(n)/1e6)) + "M"
-}
-
-func trimZero(s string) string {
-	if len(s) > 2 && s[len(s)-2:] == ".0" {
-		return s[:len(s)-2]
-	}
-	return s
 }
 
 // Level is how close a budget is to its end.
@@ -216,7 +198,7 @@ func (m Mode) Note(l Level, remaining string) string {
 func (l Limits) Remaining(s Spend, d Dimension) string {
 	switch d {
 	case DimTokens:
-		return FormatTokens(max(l.Tokens-s.Tokens, 0)) + " tokens"
+		return estimator.FormatTokens(max(l.Tokens-s.Tokens, 0)) + " tokens"
 	case DimCost:
 		return fmt.Sprintf("$%.2f", max(l.CostUSD-s.CostUSD, 0))
 	case DimDuration:

@@ -211,7 +211,7 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	if !lim.None() {
 		ec.Enforcement = string(e.mode)
 		used, dim := lim.Used(pe.meter.Spend(time.Duration(ec.WallMs) * time.Millisecond))
-		ec.UsedPct, ec.Dimension = roundPct(used*100), string(dim)
+		ec.UsedPct, ec.Dimension = econ.RoundPct(used*100), string(dim)
 		ec.Level = econ.LevelOf(used).String()
 	}
 	ec.Quarters = pe.meter.Quarters()
@@ -227,7 +227,7 @@ func (r *orun) recordEconomics(p *phaseRun) {
 		run.Limits = stateLimits(pl)
 		run.Enforcement = string(e.mode)
 		used, dim := pl.Used(r.planMeter().Spend(time.Duration(run.WallMs) * time.Millisecond))
-		run.UsedPct, run.Dimension = roundPct(used*100), string(dim)
+		run.UsedPct, run.Dimension = econ.RoundPct(used*100), string(dim)
 		run.Level = econ.LevelOf(used).String()
 	}
 	if r.run.Economics != nil {
@@ -236,8 +236,6 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	run.Extensions = e.planExtensions
 	r.run.Economics = &run
 }
-
-func roundPct(p float64) float64 { return float64(int64(p*10+0.5)) / 10 }
 
 // observeEconomics follows the stream for the budgets: it counts the
 // event, tells the agent at each new level (the next PostToolUse carries
@@ -319,7 +317,7 @@ func (b *budget) checkEconomics() {
 	// Each change of level is an event; a phase under its notes says nothing.
 	if st.Level != pe.level || (scope != pe.scope && st.Level > econ.LevelNone) {
 		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
-		r.event("budget_level", b.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": roundPct(st.Used * 100),
+		r.event("budget_level", b.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": econ.RoundPct(st.Used * 100),
 			"dimension": string(st.Dimension), "enforcement": string(e.mode), "left": pe.left}))
 		if st.Level > econ.LevelNone {
 			r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
@@ -414,7 +412,7 @@ func (r *orun) openWindow(p *phaseRun) {
 	pe.meter.OpenWindow(elapsed)
 	pe.quarter = 0
 	pe.level, pe.action = econ.LevelNone, econ.Action{}
-	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": roundPct(used * 100)})
+	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": econ.RoundPct(used * 100)})
 }
 
 // budgetRefusal is the reason to deny a tool call under the budget's
@@ -652,7 +650,7 @@ func SpendLine(e *state.Economics) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "spent %s tokens, $%.2f, %d API turns", econ.FormatTokens(e.Tokens), e.CostUSD, e.APITurns)
+	fmt.Fprintf(&b, "spent %s tokens, $%.2f, %d API turns", estimator.FormatTokens(e.Tokens), e.CostUSD, e.APITurns)
 	if e.WallMs > 0 {
 		fmt.Fprintf(&b, ", %s", (time.Duration(e.WallMs) * time.Millisecond).Round(time.Second))
 	}
@@ -685,7 +683,7 @@ func SpendLine(e *state.Economics) string {
 func limitText(l state.Limits) string {
 	var parts []string
 	if l.Tokens > 0 {
-		parts = append(parts, "tokens "+econ.FormatTokens(l.Tokens))
+		parts = append(parts, "tokens "+estimator.FormatTokens(l.Tokens))
 	}
 	if l.CostUSD > 0 {
 		parts = append(parts, fmt.Sprintf("cost $%.2f", l.CostUSD))
