@@ -153,30 +153,40 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if err != nil {
 		return fail(err)
 	}
-	old := map[string]*index.Entry{}
-	for _, e := range idx.Entries {
-		old[e.Name] = e
-	}
 	if err := os.WriteFile(filepath.Join(r.gitDir, "MERGE_HEAD"), []byte(theirsC.Hash.String()+"\n"), 0o666); err != nil {
 		return fail(err)
 	}
 	m := &pendingMerge{ours: ours, merged: merged}
-	if m.entries, err = r.checkout(r.root, ours, merged, old); err != nil {
+	if m.entries, err = r.checkoutIndex(idx, ours, merged); err != nil {
 		err = fmt.Errorf("update the work tree: %w", err)
-		if _, uerr := r.checkout(r.root, merged, ours, old); uerr != nil {
+		if _, uerr := r.checkoutIndex(idx, merged, ours); uerr != nil {
 			err = fmt.Errorf("%w (and restoring it: %w)", err, uerr)
 		}
 		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
 		return fail(err)
 	}
-	// Entries debussy never commits stay in the index as they were.
+	return m, nil
+}
+
+// checkoutIndex is checkout in the work tree with idx as the old index,
+// returning the whole new index: entries debussy never commits stay as
+// they were.
+func (r *Repo) checkoutIndex(idx *index.Index, from, to map[string]treeFile) ([]*index.Entry, error) {
+	old := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		old[e.Name] = e
+	}
+	entries, err := r.checkout(r.root, from, to, old)
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range idx.Entries {
 		if isStateDirPath(e.Name) {
-			m.entries = append(m.entries, e)
+			entries = append(entries, e)
 		}
 	}
-	sortEntries(m.entries)
-	return m, nil
+	sortEntries(entries)
+	return entries, nil
 }
 
 // undoMerge puts the work tree and the index back to HEAD's files after
@@ -197,20 +207,10 @@ func (r *Repo) undoMerge(m *pendingMerge) error {
 	if err != nil {
 		return err
 	}
-	old := map[string]*index.Entry{}
-	for _, e := range idx.Entries {
-		old[e.Name] = e
-	}
-	entries, err := r.checkout(r.root, m.merged, m.ours, old)
+	entries, err := r.checkoutIndex(idx, m.merged, m.ours)
 	if err != nil {
 		return err
 	}
-	for _, e := range idx.Entries {
-		if isStateDirPath(e.Name) {
-			entries = append(entries, e)
-		}
-	}
-	sortEntries(entries)
 	b, err := r.encodeIndex(idx, entries, lock.created)
 	if err != nil {
 		return err
