@@ -241,12 +241,9 @@ func blockKeys(prefix string) []string {
 		if !ok {
 			continue
 		}
-		if prefix == "" {
-			// budget.phase.tokens is listed as budget at the top.
-			rest, _, _ = strings.Cut(rest, ".")
-		} else if head, _, nested := strings.Cut(rest, "."); nested {
-			rest = head
-		}
+		// budget.phase.tokens is listed as budget at the top, as phase in
+		// budget:.
+		rest, _, _ = strings.Cut(rest, ".")
 		if !slices.Contains(keys, rest) {
 			keys = append(keys, rest)
 		}
