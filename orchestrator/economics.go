@@ -223,10 +223,11 @@ func (r *orun) recordEconomics(p *phaseRun) {
 
 	run := r.run.SumPhases()
 	run.WallMs = r.now().Sub(r.run.StartedAt).Milliseconds()
-	if pl := r.planMeter().Limits(); !pl.None() { // extensions included
+	if plan := r.planMeter(); !plan.Limits().None() { // extensions included
+		pl := plan.Limits()
 		run.Limits = stateLimits(pl)
 		run.Enforcement = string(e.mode)
-		used, dim := pl.Used(r.planMeter().Spend(time.Duration(run.WallMs) * time.Millisecond))
+		used, dim := pl.Used(plan.Spend(time.Duration(run.WallMs) * time.Millisecond))
 		run.UsedPct, run.Dimension = econ.RoundPct(used*100), string(dim)
 		run.Level = econ.LevelOf(used).String()
 	}
