@@ -34,6 +34,10 @@ func TestAddRemoveWorktree(t *testing.T) {
 	if !strings.Contains(list, "worktree "+wt) || !strings.Contains(list, "branch refs/heads/debussy/r1/phase-1") {
 		t.Fatalf("git worktree list:\n%s", list)
 	}
+	// git reads the reflog line createRef writes for the new branch.
+	if got := runGit(t, dir, "reflog", "show", "--format=%gs", "debussy/r1/phase-1"); got != "branch: Created from "+base {
+		t.Fatalf("branch reflog = %q", got)
+	}
 	if st := runGit(t, wt, "status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Fatalf("git status in the worktree: %q", st)
 	}
