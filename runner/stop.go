@@ -578,22 +578,17 @@ func (m *machine) finish() {
 	}})
 }
 
-// hookCall handles a hook call from the CLI. Once the session is ending
-// the runner answers at once with its defaults (a PostToolUse with
-// continue:false); otherwise the call waits for the consumer's Answer, at
-// most HookTimeout.
+// hookCall handles a hook call from the CLI: it waits for the consumer's
+// Answer, at most HookTimeout, also once the session is ending — the
+// consumer decides the answer and its wording; the runner only makes sure
+// a PostToolUse after a stop carries the stop (answer).
 func (m *machine) hookCall(h *HookCall, now time.Time) {
 	m.hooksOn = true // whatever init said, the callbacks are live
 	if m.phase >= phaseClosing {
 		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.requestID)
 		return
 	}
-	p := pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)}
-	if m.cause != "" {
-		m.answer(p, m.defaultAnswer(p.event), now)
-		return
-	}
-	m.pending = append(m.pending, p)
+	m.pending = append(m.pending, pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)})
 }
 
 // hookAnswered sends the consumer's answer, unless the runner already
