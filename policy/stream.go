@@ -16,11 +16,15 @@ func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
 	for _, nd := range p.nudger.Observe(ev) {
 		p.nudge(nd)
 	}
-	if p.state == Stopping || p.state == Done {
-		return
-	}
 	thr := p.cfg.ContextThreshold
 	ctxOn := snap.Window > 0 && thr < 100
+	if p.state == Stopping || p.state == Done {
+		// The emergency outranks a budget's stop already decided.
+		if p.state == Stopping && p.trigger == TriggerBudget && ctxOn && snap.Percent >= EmergencyPercent {
+			p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
+		}
+		return
+	}
 	switch {
 	case ctxOn && snap.Percent >= EmergencyPercent:
 		p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
