@@ -17,14 +17,19 @@ import (
 // The budgets' part of a session: levels and notes, adaptive quarters,
 // refusals and the duration timer. The levels come from package budget;
 // what the agent hears and when the session stops is the policy's.
+//
+// Locking: the decisions run on the session's reader with d.mu held (or
+// on the phase's loop holding it, for the duration timer) and take e.mu,
+// the run's lock on Meters, only around Meter calls. What they record,
+// log and save waits in d.later for the phase's loop, which holds the
+// run's lock: a hook is never answered after I/O or another phase.
 
-// observeEconomics follows the stream for the budgets: it counts the
-// event, tells the agent at each new level (the next PostToolUse carries
-// the note), evaluates adaptive quarters, and stops the session at 100 %.
+// observeEconomics follows the stream for the budgets (d.mu held): it
+// counts the event, tells the agent at each new level (the next
+// PostToolUse carries the note), evaluates adaptive quarters, and stops
+// the session at 100 %.
 func (d *driver) observeEconomics(ev runner.Event) {
-	r, p := d.r, d.p
-	pe := r.phaseEcon(p)
-	pe.meter.Observe(ev)
+	r, p, pe, e := d.r, d.p, d.pe, d.r.econ()
 	if ev.Assistant != nil {
 		for _, tu := range ev.Assistant.ToolUses {
 			if tu.FilePath != "" && budget.ToolKind(tu.Name, tu.Command) == budget.KindWrite {
@@ -32,29 +37,38 @@ func (d *driver) observeEconomics(ev runner.Event) {
 			}
 		}
 	}
+	e.mu.Lock()
+	pe.meter.Observe(ev)
+	pr := string(pe.meter.Progress())
+	e.mu.Unlock()
 	// What the agent is doing, live in `debussy status`: saved when it changes.
-	if pr := string(pe.meter.Progress()); pr != "" && (p.rec.Economics == nil || p.rec.Economics.Progress != pr) {
-		r.recordEconomics(p)
-		_ = r.save() // a failed save is reported at the session's end, which saves again
+	if pr != "" && pr != d.activity {
+		d.activity = pr
+		d.later(func() {
+			r.recordEconomics(p)
+			_ = r.save() // a failed save is reported at the session's end, which saves again
+		})
 	}
 	d.checkEconomics()
 }
 
 // checkEconomics is the budgets' check after an event, or when the
-// duration timer fires with no event (a silent long tool).
+// duration timer fires with no event (a silent long tool); d.mu held.
 func (d *driver) checkEconomics() {
-	r, p := d.r, d.p
-	e, pe := r.econ(), r.phaseEcon(p)
-	if pe.meter.Limits().None() && e.plan.Limits().None() {
-		return
-	}
+	r, p, pe, e := d.r, d.p, d.pe, d.r.econ()
 	now := r.now()
 	phaseElapsed, runElapsed := now.Sub(p.rec.StartedAt), now.Sub(r.run.StartedAt)
-
+	e.mu.Lock()
+	if pe.meter.Limits().None() && e.plan.Limits().None() {
+		e.mu.Unlock()
+		return
+	}
 	ps, pl := pe.meter.Check(phaseElapsed), r.planMeter().Check(runElapsed)
+	phaseLim, planLim := pe.meter.Limits(), e.plan.Limits()
+	e.mu.Unlock()
 	// The quarter before the notes: a restart, even at 100 %, replaces
 	// the stop. ps.Used is of the current window.
-	if e.mode == budget.Adaptive && !pe.meter.Limits().None() && !d.stopping() {
+	if e.mode == budget.Adaptive && !phaseLim.None() && d.pol.StopReason() == "" {
 		if n := budget.QuarterDue(ps.Used, pe.quarter); n > 0 {
 			pe.quarter = n
 			if d.evaluateQuarter(pe, now, phaseElapsed) {
@@ -62,9 +76,9 @@ func (d *driver) checkEconomics() {
 			}
 		}
 	}
-	st, scope, lim := ps, scopePhase, pe.meter.Limits()
+	st, scope, lim := ps, scopePhase, phaseLim
 	if pl.Level > ps.Level {
-		st, scope, lim = pl, scopePlan, e.plan.Limits()
+		st, scope, lim = pl, scopePlan, planLim
 	}
 	pe.action = ps.Action
 	if pl.Level > ps.Level {
@@ -77,7 +91,7 @@ func (d *driver) checkEconomics() {
 	pl.Note = ""
 	if pl.Action.Note && pl.Level > pe.planNoted {
 		pe.planNoted = pl.Level
-		pl.Note = e.mode.Note(pl.Level, e.plan.Limits().Remaining(pl.Spend, pl.Dimension))
+		pl.Note = e.mode.Note(pl.Level, planLim.Remaining(pl.Spend, pl.Dimension))
 	}
 	for _, s := range []struct {
 		budget.Status
@@ -98,16 +112,19 @@ func (d *driver) checkEconomics() {
 	// Each change of level is an event; a phase under its notes says nothing.
 	if st.Level != pe.level || (scope != pe.scope && st.Level > budget.LevelNone) {
 		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
-		r.event("budget_level", d.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": budget.RoundPct(st.Used * 100),
-			"dimension": string(st.Dimension), "enforcement": string(e.mode), "left": pe.left}))
-		if st.Level > budget.LevelNone {
-			r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
-				"dimension", st.Dimension, "left", pe.left, "enforcement", e.mode)
-		}
-		r.recordEconomics(p)
-		_ = r.save() // live in status --json; the session's end saves again
+		left, mode := pe.left, e.mode
+		d.later(func() {
+			r.event("budget_level", d.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": budget.RoundPct(st.Used * 100),
+				"dimension": string(st.Dimension), "enforcement": string(mode), "left": left}))
+			if st.Level > budget.LevelNone {
+				r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
+					"dimension", st.Dimension, "left", left, "enforcement", mode)
+			}
+			r.recordEconomics(p)
+			_ = r.save() // live in status --json; the session's end saves again
+		})
 	}
-	if st.Action.Stop && !d.stopping() {
+	if st.Action.Stop && d.pol.StopReason() == "" {
 		pe.exhausted = scope + " " + st.Exhausted
 		d.pol.StopFor(policy.TriggerBudget, "budget exhausted: "+pe.exhausted)
 	}
@@ -126,14 +143,16 @@ func (d *driver) econC() <-chan time.Time {
 // or the plan's duration budget, whichever comes first. Events check the
 // budgets too; the timer is for a tool that runs long and says nothing.
 func (d *driver) armEconTimer() {
-	r := d.r
+	r, e := d.r, d.r.econ()
 	now := r.now()
 	var next time.Duration
-	for _, d := range r.budgets(d.p) {
-		if left, ok := d.meter.NextDurationLevel(now.Sub(d.since)); ok && (next == 0 || left < next) {
+	e.mu.Lock()
+	for _, b := range r.budgets(d.pe, d.p) {
+		if left, ok := b.meter.NextDurationLevel(now.Sub(b.since)); ok && (next == 0 || left < next) {
 			next = left
 		}
 	}
+	e.mu.Unlock()
 	if next == 0 {
 		return
 	}
@@ -147,9 +166,9 @@ func (d *driver) armEconTimer() {
 }
 
 // evaluateQuarter records one adaptive evaluation and, when it says so,
-// stops the session for a restart. It reports whether it did.
+// stops the session for a restart (d.mu held). It reports whether it did.
 func (d *driver) evaluateQuarter(pe *phaseEcon, now time.Time, elapsed time.Duration) bool {
-	r, p := d.r, d.p
+	r, p, e := d.r, d.p, d.r.econ()
 	done, total := 0, 0
 	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
 		for _, t := range tasks {
@@ -159,21 +178,25 @@ func (d *driver) evaluateQuarter(pe *phaseEcon, now time.Time, elapsed time.Dura
 			}
 		}
 	}
+	e.mu.Lock()
 	q, ok := pe.meter.Quarter(now, elapsed, done, total)
+	e.mu.Unlock()
 	if !ok {
 		return false
 	}
-	r.event("budget_quarter", d.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
-		"probability": q.Probability, "decision": string(q.Decision)}))
-	r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
-		"probability", q.Probability, "decision", q.Decision)
-	r.recordEconomics(p)
-	_ = r.save()
+	d.later(func() {
+		r.event("budget_quarter", d.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
+			"probability": q.Probability, "decision": string(q.Decision)}))
+		r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
+			"probability", q.Probability, "decision", q.Decision)
+		r.recordEconomics(p)
+		_ = r.save()
+	})
 	if q.Decision != budget.Restart || r.cfg.MaxRestarts == 0 {
 		return false
 	}
 	d.pol.StopFor(policy.TriggerAdaptive, fmt.Sprintf("adaptive budget: %.0f %% of the phase budget used with %d of %d tasks done "+
-		"(completion probability %.2f < %.2f)", q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, r.econ().adaptive.MinCompletionProbability))
+		"(completion probability %.2f < %.2f)", q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, e.adaptive.MinCompletionProbability))
 	return true
 }
 
@@ -187,10 +210,12 @@ func lessons(reason string) string {
 
 // openWindow gives an adaptive restart a fresh budget window.
 func (r *orun) openWindow(p *phaseRun) {
-	pe := r.phaseEcon(p)
+	pe, e := r.phaseEcon(p), r.econ()
 	elapsed := r.now().Sub(p.rec.StartedAt)
+	e.mu.Lock()
 	used, _ := pe.meter.Limits().Used(pe.meter.Spend(elapsed))
 	pe.meter.OpenWindow(elapsed)
+	e.mu.Unlock()
 	pe.quarter = 0
 	pe.level, pe.action = budget.LevelNone, budget.Action{}
 	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": budget.RoundPct(used * 100)})
@@ -202,7 +227,7 @@ func (r *orun) openWindow(p *phaseRun) {
 func (d *driver) budgetRefusal(call policy.Call) string {
 	pe := d.pe
 	a := pe.action
-	if d.stopping() || !(a.RefuseExploratory || a.WrapUpOnly || a.Stop) {
+	if d.pol.StopReason() != "" || !(a.RefuseExploratory || a.WrapUpOnly || a.Stop) {
 		return ""
 	}
 	var in struct {

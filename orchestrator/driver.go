@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
@@ -28,6 +29,11 @@ const (
 // the effects the policy returns, and runs the handoff's and the duration
 // budgets' timers.
 type driver struct {
+	// mu guards the policy, the estimator and the budget fields the hooks
+	// read (pe.action, left, scope, written) between the session's reader,
+	// which answers hooks (follow.go), and the phase's loop. It is never
+	// held across I/O or the run's lock.
+	mu   sync.Mutex
 	r    *orun
 	p    *phaseRun
 	pe   *phaseEcon // the phase's economics, fixed for the session: read without the run lock
@@ -35,10 +41,15 @@ type driver struct {
 	cfg  config.Config
 	sess *runner.Session
 	pol  *policy.Policy
+	est  *estimator.Estimator
 
 	handoffPath string // absolute
-	grace       *time.Timer
-	econTimer   *time.Timer // the duration budgets' next level (economics.go)
+	// deferred is the budgets' I/O (events, ledger, log), decided on the
+	// reader and done by the phase's loop under the run's lock; d.mu.
+	deferred  []func()
+	activity  string // what the agent is doing, as last saved; d.mu
+	grace     *time.Timer
+	econTimer *time.Timer // the duration budgets' next level (economics.go)
 }
 
 func (r *orun) newDriver(p *phaseRun, n int, sess *runner.Session) *driver {
@@ -51,8 +62,14 @@ func (r *orun) newDriver(p *phaseRun, n int, sess *runner.Session) *driver {
 		handoffPath: filepath.Join(dir, fmt.Sprintf("handoff-%d.md", n))}
 	d.pol = policy.New(policyConfig(c, p.ph.ID, d.handoffPath, p.repo.Root()), p.undelivered)
 	p.undelivered = nil
+	if p.rec.Economics != nil {
+		d.activity = p.rec.Economics.Progress
+	}
 	return d
 }
+
+// later queues f for the phase's loop (d.mu held).
+func (d *driver) later(f func()) { d.deferred = append(d.deferred, f) }
 
 // policyConfig maps the run's configuration to a session's policy.
 func policyConfig(c config.Config, phase, handoffPath, root string) policy.Config {
@@ -80,12 +97,30 @@ func policyConfig(c config.Config, phase, handoffPath, root string) policy.Confi
 	}
 }
 
+// locked runs f with the policy's lock held.
+func (d *driver) locked(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f()
+}
+
 // stopping reports whether the session is ending for debussy's stop.
-func (d *driver) stopping() bool { return d.pol.StopReason() != "" }
+func (d *driver) stopping() (yes bool) {
+	d.locked(func() { yes = d.pol.StopReason() != "" })
+	return yes
+}
+
+// zone is the session's zone.
+func (d *driver) zone() (z estimator.Zone) {
+	d.locked(func() { z = d.pol.Zone() })
+	return z
+}
 
 // graceC fires when the handoff's time is up; nil when no handoff is due.
 func (d *driver) graceC() <-chan time.Time {
-	if d.grace == nil || !d.pol.GraceDue() {
+	var due bool
+	d.locked(func() { due = d.pol.GraceDue() })
+	if d.grace == nil || !due {
 		return nil
 	}
 	return d.grace.C
@@ -108,17 +143,26 @@ func (d *driver) fields(m map[string]any) map[string]any {
 	return m
 }
 
-// observe feeds one stream event to the policy, before any hook on it is
-// answered, and performs what it decided.
-func (d *driver) observe(ev runner.Event, snap estimator.Snapshot) {
+// see folds one stream event into the estimator and the policy and, for
+// a hook call, answers it; on the session's reader, in stream order, so
+// every answer is decided with all the events before it. It takes only
+// d.mu and performs no effect (apply does, under the run's lock), so a
+// phase committing or merging under --parallel never delays another
+// phase's answer.
+func (d *driver) see(ev runner.Event) estimator.Snapshot {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	snap := d.est.Observe(ev)
 	d.pol.Observe(ev, snap)
-	d.apply()
+	d.observeEconomics(ev)
+	if ev.Kind == runner.KindHook && ev.Hook != nil {
+		d.answer(ev.Hook)
+	}
+	return snap
 }
 
-// answer replies to one hook call from memory and facts on disk: it takes
-// no lock and performs no effect (apply does, under the run's lock), so a
-// phase committing or merging under --parallel never delays another
-// phase's answer. Every call is answered exactly once.
+// answer replies to one hook call from memory and facts on disk (d.mu
+// held). Every call is answered exactly once.
 func (d *driver) answer(h *runner.HookCall) {
 	switch h.Event {
 	case runner.HookPreToolUse:
@@ -153,7 +197,7 @@ func (d *driver) signalled() bool {
 
 // graceExpired is the handoff's time running out.
 func (d *driver) graceExpired() {
-	d.pol.GraceExpired(d.cfg.HandoffGraceTime.String())
+	d.locked(func() { d.pol.GraceExpired(d.cfg.HandoffGraceTime.String()) })
 	d.apply()
 }
 
@@ -161,7 +205,19 @@ func (d *driver) graceExpired() {
 // the runner's fallback stop.
 func (d *driver) apply() {
 	r, p := d.r, d.p
-	for _, e := range d.pol.Effects() {
+	var (
+		effects  []policy.Effect
+		due      bool
+		deferred []func()
+	)
+	d.locked(func() {
+		effects, due, deferred = d.pol.Effects(), d.pol.GraceDue(), d.deferred
+		d.deferred = nil
+	})
+	for _, f := range deferred {
+		f()
+	}
+	for _, e := range effects {
 		switch e.Kind {
 		case policy.EffStop:
 			p.lastTrigger = r.now()
@@ -203,7 +259,7 @@ func (d *driver) apply() {
 			_ = r.save() // live in `debussy status --json`; the session's end saves again
 		}
 	}
-	if d.pol.GraceDue() && d.grace == nil {
+	if due && d.grace == nil {
 		d.grace = time.NewTimer(time.Duration(d.cfg.HandoffGraceTime))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/debussy-dev/debussy/budget"
@@ -31,6 +32,10 @@ const (
 // with --parallel several sessions run at once, and one Meter cannot follow
 // two processes.
 type economics struct {
+	// mu guards every Meter and the phases' map: the sessions' readers
+	// (budgetcheck.go) count and check without the run's lock. Held only
+	// around Meter calls, never across I/O.
+	mu       sync.Mutex
 	mode     budget.Mode
 	adaptive budget.AdaptiveConfig
 	prices   budget.Prices
@@ -107,13 +112,13 @@ type budgetScope struct {
 }
 
 // budgets are phase p's budgets: its own, then the plan's (brought up to
-// date).
-func (r *orun) budgets(p *phaseRun) [2]budgetScope {
-	return [2]budgetScope{{scopePhase, r.phaseEcon(p).meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}}
+// date). e.mu held.
+func (r *orun) budgets(pe *phaseEcon, p *phaseRun) [2]budgetScope {
+	return [2]budgetScope{{scopePhase, pe.meter, p.rec.StartedAt}, {scopePlan, r.planMeter(), r.run.StartedAt}}
 }
 
 // planMeter returns the plan's Meter with its spend brought up to date:
-// the sum of this run's phase Meters, in a fixed order.
+// the sum of this run's phase Meters, in a fixed order. e.mu held.
 func (r *orun) planMeter() *budget.Meter {
 	e := r.econ()
 	var sum budget.Totals
@@ -127,6 +132,8 @@ func (r *orun) planMeter() *budget.Meter {
 // phaseEcon returns phase p's economics in this run.
 func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 	e := r.econ()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if pe, ok := e.phases[p.ph.ID]; ok {
 		return pe
 	}
@@ -152,7 +159,9 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 
 // startEconomics begins a session's accounting.
 func (r *orun) startEconomics(p *phaseRun) {
-	pe := r.phaseEcon(p)
+	pe, e := r.phaseEcon(p), r.econ()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	pe.meter.StartSession()
 	pe.session = pe.meter.Totals()
 }
@@ -160,9 +169,11 @@ func (r *orun) startEconomics(p *phaseRun) {
 // endEconomics folds the session that ended into the phase's and the
 // run's records and returns what the session alone spent, for its event.
 func (r *orun) endEconomics(p *phaseRun) budget.Totals {
-	pe := r.phaseEcon(p)
+	pe, e := r.phaseEcon(p), r.econ()
+	e.mu.Lock()
 	pe.meter.EndSession()
 	t := pe.meter.Totals()
+	e.mu.Unlock()
 	r.recordEconomics(p)
 	s := pe.session.Tokens
 	return budget.Totals{
@@ -181,6 +192,8 @@ func (r *orun) endEconomics(p *phaseRun) budget.Totals {
 func (r *orun) recordEconomics(p *phaseRun) {
 	e := r.econ()
 	pe := r.phaseEcon(p)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	t := pe.meter.Totals()
 	lim := pe.meter.Limits()
 	ec := p.rec.Economics
@@ -235,7 +248,10 @@ func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
 		return "", false
 	}
 	now := r.now()
-	for _, m := range r.budgets(p) {
+	pe, e := r.phaseEcon(p), r.econ()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, m := range r.budgets(pe, p) {
 		lim := m.meter.Limits()
 		s := m.meter.Spend(now.Sub(m.since))
 		if used, dim := lim.Used(s); !lim.None() && used >= 1 {
@@ -267,12 +283,22 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	e, pe := r.econ(), r.phaseEcon(p)
 	meter, by, count, since := pe.meter, limitsOf(r.cfg.Budget.Phase), &pe.extensions, p.rec.StartedAt
 	if scope == scopePlan {
-		meter, by, count, since = r.planMeter(), limitsOf(r.cfg.Budget.Plan), &e.planExtensions, r.run.StartedAt
+		meter, by, count, since = e.plan, limitsOf(r.cfg.Budget.Plan), &e.planExtensions, r.run.StartedAt
+	}
+	limits := func() budget.Limits {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return meter.Limits()
 	}
 	// The plan's budget is shared by parallel phases: another phase's
 	// question may have raised it since this phase ran out, or while
 	// this one was asked. One yes is one extension; the others go on.
 	spentNow := func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if scope == scopePlan {
+			r.planMeter() // brought up to date
+		}
 		used, _ := meter.Standing(r.now().Sub(since))
 		return used >= 1
 	}
@@ -284,7 +310,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	if !spentNow() {
 		return goOn()
 	}
-	asked := meter.Limits()
+	asked := limits()
 	limit := r.cfg.Budget.MaxExtensions
 	if *count >= limit || by.None() {
 		if limit > 0 {
@@ -297,7 +323,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	var yes bool
 	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
 	yes = yes && ctx.Err() == nil
-	if meter.Limits() != asked { // extended meanwhile by another phase's question
+	if limits() != asked { // extended meanwhile by another phase's question
 		r.log.Info("budget already extended while the user was asked", "phase", p.ph.ID, "scope", scope)
 		if ctx.Err() != nil || spentNow() {
 			return false
@@ -310,7 +336,9 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 		return false
 	}
 	*count++
+	e.mu.Lock()
 	meter.Extend(by)
+	e.mu.Unlock()
 	goOn()
 	if scope == scopePhase {
 		p.rec.Economics.Extensions = *count

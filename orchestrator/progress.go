@@ -52,13 +52,15 @@ func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended
 // spend with the running session's API calls, what the agent is doing, and
 // the fuller of the phase's and the plan's budgets.
 func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	pe := r.phaseEcon(p)
+	pe, e := r.phaseEcon(p), r.econ()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	t := pe.meter.Totals()
 	pr.Tokens = pe.carriedTokens + t.Processed()
 	pr.CostUSD = pe.carriedCost + t.CostUSD
 	pr.Activity = string(pe.meter.Progress())
 	now := r.now()
-	for _, m := range r.budgets(p) {
+	for _, m := range r.budgets(pe, p) {
 		if m.meter.Limits().None() {
 			continue
 		}

@@ -104,6 +104,7 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 					r.endEconomics(p)
 				default:
 					drivers[o.phase].observeEconomics(o.ev)
+					drivers[o.phase].apply()
 				}
 			}
 			var sum int64

@@ -32,14 +32,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if err := r.save(); err != nil {
 		return sessionEnd{}, err
 	}
-	est := estimator.New(estimator.Config{
-		ContextThreshold: r.cfg.ContextThreshold,
-		// The policy applies the tool-call threshold (a fallback without
-		// usage); the estimator's own trigger only for the user's value.
-		ToolCallThreshold: r.cfg.ToolCallThreshold,
-		Window:            p.window,
-		PromptChars:       len(prompt),
-	})
 	r.event("session_spawned", sessionFields(p, n, map[string]any{"prompt_chars": len(prompt)}))
 	if !p.lastTrigger.IsZero() {
 		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
@@ -57,12 +49,20 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	interrupted := r.watchInterrupt(ctx, p, n, sess)
 
 	d := r.newDriver(p, n, sess)
+	d.est = estimator.New(estimator.Config{
+		ContextThreshold: r.cfg.ContextThreshold,
+		// The policy applies the tool-call threshold (a fallback without
+		// usage); the estimator's own trigger only for the user's value.
+		ToolCallThreshold: r.cfg.ToolCallThreshold,
+		Window:            p.window,
+		PromptChars:       len(prompt),
+	})
 	defer d.close()
 	r.startEconomics(p)
 	d.armEconTimer()
 	p.rec.Zone = string(estimator.ZoneGreen)
 	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
-	snap := r.follow(d, est, sess)
+	snap := r.follow(d, sess)
 
 	o := d.pol.Outcome()
 	end := sessionEnd{trigger: o.Trigger, reason: o.Reason, handoff: o.Handoff, noHandoff: o.NoHandoff, avoid: o.Avoid, done: o.Done}
@@ -92,79 +92,13 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		return end, err
 	}
 	r.event("session_ended", sessionFields(p, n, map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
-		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(d.pol.Zone()),
+		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(d.zone()),
 		"policy_state": string(d.pol.State()), "trigger": string(end.trigger), "stop_reason": end.reason, "done": end.done,
-		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns}))
+		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns,
+		"hook_latency_ms": hookLatencyMs(out.HookLatency)}))
 	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", describeOutcome(out),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return end, nil
-}
-
-// follow reads the session's events until the stream ends: each hook call
-// is answered first, from memory and without the run's lock (driver.answer);
-// then, under the lock, the event is folded into the estimator, the
-// checkpoint's recorder, the policy and the budgets. It returns the last
-// snapshot.
-func (r *orun) follow(d *driver, est *estimator.Estimator, sess *runner.Session) estimator.Snapshot {
-	p, n := d.p, d.n
-	lastBand := -1
-	var snap estimator.Snapshot
-	events := sess.Events()
-	for events != nil {
-		var (
-			ev                runner.Event
-			open, grace, econ bool
-		)
-		graceC, econC := d.graceC(), d.econC()
-		// The wait lets concurrent phases run meanwhile (parallel.go).
-		r.unlocked(func() {
-			select {
-			case ev, open = <-events:
-				if open && ev.Kind == runner.KindHook && ev.Hook != nil {
-					d.answer(ev.Hook)
-				}
-			case <-graceC:
-				grace = true
-			case <-econC:
-				econ = true
-			}
-		})
-		switch {
-		case grace:
-			d.graceExpired()
-			continue
-		case econ:
-			// No event for a while (a long tool): the duration budgets
-			// are checked all the same, and a stop waits for that tool's
-			// PostToolUse or interrupts it after stop_grace.
-			d.checkEconomics()
-			d.apply()
-			d.armEconTimer()
-			r.progress(p, n, snap, false)
-			continue
-		case !open:
-			events = nil
-			continue
-		}
-		snap = est.Observe(ev)
-		p.events.Observe(ev)
-		r.logEvent(p.ph.ID, n, ev, snap, p.repo.Root())
-		if snap.Tokens > 0 && snap.Window > 0 {
-			if band := int(snap.Percent / 10); band != lastBand {
-				lastBand = band
-				r.log.Info("context", "phase", p.ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
-					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls, "zone", string(d.pol.Zone()))
-			}
-		}
-		if ev.Kind == runner.KindInit {
-			r.warnCompactionPoint(p, snap)
-		}
-		d.observe(ev, snap)
-		d.observeEconomics(ev)
-		d.apply()
-		r.progress(p, n, snap, false)
-	}
-	return snap
 }
 
 // watchInterrupt reports Ctrl-C while the session runs (the stop itself
@@ -250,6 +184,17 @@ func (r *orun) logMark(phase, name string, f map[string]any) {
 	default:
 		r.log.Debug("stop timeline", "phase", phase, "step", name)
 	}
+}
+
+// hookLatencyMs is the CLI's wait for debussy's hook answers, per hook,
+// in milliseconds for events.jsonl.
+func hookLatencyMs(l map[runner.HookEvent]runner.Latency) map[string]any {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	out := map[string]any{}
+	for ev, x := range l {
+		out[string(ev)] = map[string]any{"n": x.N, "p50": ms(x.P50), "p99": ms(x.P99), "max": ms(x.Max)}
+	}
+	return out
 }
 
 func sessionFields(p *phaseRun, n int, m map[string]any) map[string]any {

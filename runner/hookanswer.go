@@ -61,6 +61,10 @@ func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
 		a.StopReason = m.reason
 	}
 	m.emit(action{kind: actWrite, data: hookResponse(p.reqID, p.event, a)})
+	if m.hookWaits == nil {
+		m.hookWaits = map[HookEvent][]time.Duration{}
+	}
+	m.hookWaits[p.event] = append(m.hookWaits[p.event], now.Sub(p.at))
 	m.lastLine = maxTime(m.lastLine, now) // the CLI was waiting for us: idle from here
 	if p.event != HookPostToolUse || a.StopReason == "" {
 		return
@@ -114,4 +118,25 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// Latency is how long the CLI waited for debussy's answers to one hook.
+type Latency struct {
+	N             int
+	P50, P99, Max time.Duration
+}
+
+// latencies sums up the waits per hook; nil without hook calls.
+func latencies(waits map[HookEvent][]time.Duration) map[HookEvent]Latency {
+	if len(waits) == 0 {
+		return nil
+	}
+	out := make(map[HookEvent]Latency, len(waits))
+	for ev, ds := range waits {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		rank := func(q float64) time.Duration { return ds[min(len(ds)-1, int(q*float64(len(ds))))] }
+		out[ev] = Latency{N: len(ds), P50: rank(0.50), P99: rank(0.99), Max: ds[len(ds)-1]}
+	}
+	return out
 }

@@ -35,6 +35,9 @@ type Outcome struct {
 	// InFlightAtStop are the main-thread tools that had no result when the
 	// runner interrupted or signalled claude: work cut in half.
 	InFlightAtStop []ToolUse
+	// HookLatency is, per hook, how long the CLI waited for the answers
+	// (from the call's arrival to the answer's write).
+	HookLatency map[HookEvent]Latency
 }
 
 // Mark is one step of the stop timeline, also reported through Spec.OnMark.

@@ -154,6 +154,7 @@ type machine struct {
 	hooksOn      bool // the CLI accepted the hook callbacks: a stop answers a PostToolUse
 	pending      []pendingHook
 	hookStopSent bool
+	hookWaits    map[HookEvent][]time.Duration // from the call to its answer
 
 	exit                            *exitFacts
 	stdoutEOF, stderrEOF, groupGone bool
@@ -434,5 +435,6 @@ func (m *machine) finish() {
 		Result:         m.lastResult,
 		ExitCode:       m.exit.code,
 		InFlightAtStop: m.inflightAtStop,
+		HookLatency:    latencies(m.hookWaits),
 	}})
 }

@@ -1,6 +1,9 @@
 package tests
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,4 +121,69 @@ func TestPolicyNoteCarriedOver(t *testing.T) {
 	if got := bodies(sessions[1][1:], "tokens left"); len(got) == 0 {
 		t.Error("session 2 never heard the budget note session 1 could not deliver")
 	}
+}
+
+// Under --parallel 2, phase 1's commit runs the user's 15 s pre-commit hook
+// while phase 2's agent works, crosses the threshold and is asked for its
+// handoff: every hook answer of phase 2 comes at once (no hook_slow, no
+// default answer after the 10 s timeout), and the tool after the handoff
+// request is refused, not run.
+func TestPolicyHooksNeverWaitOnTheRunLock(t *testing.T) {
+	t.Parallel()
+	marks := t.TempDir()
+	waitFor := func(name string) string {
+		return fmt.Sprintf("for i in $(seq 600); do [ -e %s/%s ] && break; sleep 0.05; done; [ -e %s/%s ]", marks, name, marks, name)
+	}
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("echo one > one.txt")),
+			turn(21000, done("1")),
+			turn(22000, fakeapi.Text("Phase 1 done.")),
+		}},
+		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash(waitFor("committing"))),
+			turn(21000, fakeapi.Bash("echo a >> two.txt")),
+			turn(22000, fakeapi.Bash("echo b >> two.txt")),
+			turn(23000, fakeapi.Bash("echo c >> two.txt")),
+			turn(170000, fakeapi.Bash("echo late > late.txt")),
+			turn(171000, writeHandoff("## Completed\\nwrote two.txt while phase 1 committed")),
+			turn(172000, fakeapi.Text("never asked")),
+		}},
+		{Name: "p2b", Match: phaseMatch("2"), Turns: []fakeapi.Turn{turn(20000, done("2")), turn(21000, fakeapi.Text("ok"))}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Commits slowly"}, {ID: "2", Title: "Works meanwhile"}},
+		"model: claude-sonnet-4-5\n")
+	hook := fmt.Sprintf("#!/bin/sh\ncase \"$(git rev-parse --abbrev-ref HEAD)\" in *phase-1*) touch %s/committing; sleep 15;; esac\nexit 0\n", marks)
+	hookPath := filepath.Join(h.Repo, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hookPath, []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run("run", "plan/MASTER_PLAN.md", "--parallel", "2")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(marks, "committing")); err != nil {
+		t.Fatal("the slow pre-commit hook never ran: the test proves nothing")
+	}
+	events := h.runFiles("events.jsonl")
+	if strings.Contains(events, `"hook_slow"`) {
+		t.Errorf("a hook answer waited past the runner's timeout:\n%s", grepLines(events, "hook_slow"))
+	}
+	if h.exists("late.txt") {
+		t.Error("the tool after the handoff request ran")
+	}
+	if !strings.Contains(events, `"handoff_written"`) {
+		t.Error("no handoff_written in events.jsonl")
+	}
+}
+
+// grepLines is the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
