@@ -113,13 +113,14 @@ func (d *driver) checkEconomics() {
 	if st.Level != pe.level || (scope != pe.scope && st.Level > budget.LevelNone) {
 		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
 		left, mode := pe.left, e.mode
+		d.perform() // what the policy decided before, first
+		r.event("budget_level", d.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": budget.RoundPct(st.Used * 100),
+			"dimension": string(st.Dimension), "enforcement": string(mode), "left": left}))
+		if st.Level > budget.LevelNone {
+			r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
+				"dimension", st.Dimension, "left", left, "enforcement", mode)
+		}
 		d.later(func() {
-			r.event("budget_level", d.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": budget.RoundPct(st.Used * 100),
-				"dimension": string(st.Dimension), "enforcement": string(mode), "left": left}))
-			if st.Level > budget.LevelNone {
-				r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
-					"dimension", st.Dimension, "left", left, "enforcement", mode)
-			}
 			r.recordEconomics(p)
 			_ = r.save() // live in status --json; the session's end saves again
 		})
@@ -184,11 +185,12 @@ func (d *driver) evaluateQuarter(pe *phaseEcon, now time.Time, elapsed time.Dura
 	if !ok {
 		return false
 	}
+	d.perform() // what the policy decided before, first
+	r.event("budget_quarter", d.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
+		"probability": q.Probability, "decision": string(q.Decision)}))
+	r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
+		"probability", q.Probability, "decision", q.Decision)
 	d.later(func() {
-		r.event("budget_quarter", d.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
-			"probability": q.Probability, "decision": string(q.Decision)}))
-		r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
-			"probability", q.Probability, "decision", q.Decision)
 		r.recordEconomics(p)
 		_ = r.save()
 	})

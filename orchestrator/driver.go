@@ -158,6 +158,7 @@ func (d *driver) see(ev runner.Event) estimator.Snapshot {
 	if ev.Kind == runner.KindHook && ev.Hook != nil {
 		d.answer(ev.Hook)
 	}
+	d.perform()
 	return snap
 }
 
@@ -201,27 +202,16 @@ func (d *driver) graceExpired() {
 	d.apply()
 }
 
-// apply performs the policy's effects: the ledger, events, the log, and
-// the runner's fallback stop.
-func (d *driver) apply() {
+// perform does what the policy decided (d.mu held): it records and logs
+// each decision now, in stream order with the runner's own marks, asks the
+// runner for its fallback stop, and queues the ledger's changes for the
+// phase's loop (apply), which holds the run's lock.
+func (d *driver) perform() {
 	r, p := d.r, d.p
-	var (
-		effects  []policy.Effect
-		due      bool
-		deferred []func()
-	)
-	d.locked(func() {
-		effects, due, deferred = d.pol.Effects(), d.pol.GraceDue(), d.deferred
-		d.deferred = nil
-	})
-	for _, f := range deferred {
-		f()
-	}
-	for _, e := range effects {
+	for _, e := range d.pol.Effects() {
 		switch e.Kind {
 		case policy.EffStop:
-			p.lastTrigger = r.now()
-			reason := str(e.Fields["reason"])
+			at, reason := r.now(), str(e.Fields["reason"])
 			switch trig := estimator.Trigger(str(e.Fields["trigger"])); {
 			case !threshold(trig):
 				r.log.Warn("stopping the session at the next safe point", "phase", p.ph.ID, "reason", reason)
@@ -231,21 +221,28 @@ func (d *driver) apply() {
 				r.log.Warn("threshold crossed: stopping at the next safe point", "phase", p.ph.ID, "reason", reason)
 			}
 			d.sess.RequestStop(reason)
+			d.later(func() { p.lastTrigger = at })
 		case policy.EffZone:
-			z := fmt.Sprint(e.Fields["zone"])
-			p.rec.Zone = z
-			if k := len(p.rec.Zones); k > 0 {
-				p.rec.Zones[k-1] = z
-			}
+			z := str(e.Fields["zone"])
+			d.later(func() {
+				p.rec.Zone = z
+				if k := len(p.rec.Zones); k > 0 {
+					p.rec.Zones[k-1] = z
+				}
+				_ = r.save() // live in `debussy status --json`; the session's end saves again
+			})
 		case policy.EffNudge:
-			if len(p.rec.Nudges) < maxNudges {
-				p.rec.Nudges = append(p.rec.Nudges, state.Nudge{Session: d.n, Kind: str(e.Fields["kind"]), Tool: str(e.Fields["tool"]),
-					Args: str(e.Fields["args"]), Count: num(e.Fields["count"]), Restart: e.Fields["restart"] == true, At: r.now()})
-			}
+			nd := state.Nudge{Session: d.n, Kind: str(e.Fields["kind"]), Tool: str(e.Fields["tool"]),
+				Args: str(e.Fields["args"]), Count: num(e.Fields["count"]), Restart: e.Fields["restart"] == true, At: r.now()}
+			d.later(func() {
+				if len(p.rec.Nudges) < maxNudges {
+					p.rec.Nudges = append(p.rec.Nudges, nd)
+				}
+			})
 		case policy.EffHandoffWritten:
-			p.rec.Handoffs = append(p.rec.Handoffs, d.handoffPath)
+			d.later(func() { p.rec.Handoffs = append(p.rec.Handoffs, d.handoffPath) })
 		case policy.EffNoHandoff:
-			p.rec.Emergencies++
+			d.later(func() { p.rec.Emergencies++ })
 		case policy.EffHandoffDir:
 			if err := os.MkdirAll(filepath.Dir(d.handoffPath), 0o755); err != nil {
 				r.log.Warn("create the handoff's directory", "err", err)
@@ -255,9 +252,24 @@ func (d *driver) apply() {
 			r.event(e.Event, d.fields(redactFields(e.Fields)))
 		}
 		d.log(e)
-		if e.Kind == policy.EffZone {
-			_ = r.save() // live in `debussy status --json`; the session's end saves again
-		}
+	}
+}
+
+// apply brings the ledger up to date with what the session decided (the
+// phase's loop, under the run's lock) and starts the handoff's timer when
+// a handoff became due.
+func (d *driver) apply() {
+	var (
+		due      bool
+		deferred []func()
+	)
+	d.locked(func() {
+		d.perform()
+		due, deferred = d.pol.GraceDue(), d.deferred
+		d.deferred = nil
+	})
+	for _, f := range deferred {
+		f()
 	}
 	if due && d.grace == nil {
 		d.grace = time.NewTimer(time.Duration(d.cfg.HandoffGraceTime))

@@ -365,7 +365,8 @@ func TestBudgetDurationTimer(t *testing.T) {
 	}
 	// The levels were crossed by the clock, then the tool was interrupted.
 	if got := f.eventNames(); !subsequence(got, []string{"budget_level", "budget_level", "budget_level", "budget_level", "tool_drained", "session_ended"}) {
-		t.Errorf("events %v", got)
+		data, _ := os.ReadFile(filepath.Join(f.store.Dir, "runs", f.lastRun().ID, "events.jsonl"))
+		t.Errorf("events %v\n%s", got, data)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 type seen struct {
 	ev   runner.Event
 	snap estimator.Snapshot
+	live *Progress // the Meters' figures at the event, for the live view
 }
 
 // backlog is an unbounded queue from the session's reader to the phase's
@@ -65,7 +66,12 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 	q := newBacklog()
 	go func() {
 		for ev := range sess.Events() {
-			q.push(seen{ev: ev, snap: d.see(ev)})
+			it := seen{ev: ev, snap: d.see(ev)}
+			if r.Progress != nil {
+				it.live = &Progress{}
+				r.liveEconomics(d.p, it.live)
+			}
+			q.push(it)
 		}
 		q.close()
 	}()
@@ -116,7 +122,7 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 				r.warnCompactionPoint(p, snap)
 			}
 			d.apply()
-			r.progress(p, n, snap, false)
+			r.progressAt(p, n, snap, false, it.live)
 		}
 		if closed {
 			return snap

@@ -39,12 +39,22 @@ type BudgetProgress struct {
 
 // progress reports a session's snapshot to Options.Progress, if set.
 func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended bool) {
+	r.progressAt(p, session, snap, ended, nil)
+}
+
+// progressAt is progress with the Meters' figures as they were at the
+// event (live, taken on the session's reader), or as they are now (nil).
+func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, ended bool, live *Progress) {
 	if r.Progress == nil {
 		return
 	}
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
 		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone}
-	r.liveEconomics(p, &pr)
+	if live != nil {
+		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
+	} else {
+		r.liveEconomics(p, &pr)
+	}
 	r.Progress(pr)
 }
 
