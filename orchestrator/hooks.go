@@ -71,7 +71,10 @@ type budget struct {
 
 	warned, yellowNoted, doneAsked bool
 	zone                           string
-	notes                          []string // for the next PostToolUse
+	// turn is the session's main-thread responses so far: events carry
+	// it so a report can mark them on the context curve.
+	turn  int
+	notes []string // for the next PostToolUse
 }
 
 func (r *orun) newBudget(p *phaseRun, n int, sess *runner.Session) *budget {
@@ -109,13 +112,14 @@ func (b *budget) fields(m map[string]any) map[string]any {
 	if m == nil {
 		m = map[string]any{}
 	}
-	m["phase"], m["session"] = b.p.ph.ID, b.n
+	m["phase"], m["session"], m["turn"] = b.p.ph.ID, b.n, b.turn
 	return m
 }
 
 // observe follows the stream: zones, nudges and the stages of the context
 // budget. It runs for every event before a hook on it is answered.
 func (b *budget) observe(ev runner.Event, snap estimator.Snapshot) {
+	b.turn = snap.Messages
 	z := zoneOf(snap, b.cfg)
 	b.observeZone(z, snap)
 	for _, nd := range b.nudger.Observe(ev) {
