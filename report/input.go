@@ -8,6 +8,7 @@ package report
 import (
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
@@ -97,6 +98,21 @@ func NewDigest(window int64, prices budget.Prices) *Digest {
 // --help` in prose: it must be a command word).
 var doneCommand = regexp.MustCompile(`(^|[;&|(\s/])debussy\s+done(\s|$)`)
 
+// runsDone reports whether a Bash command runs `debussy done`. A heredoc's
+// body is data (a handoff that says "then run debussy done"), not a command.
+func runsDone(cmd string) bool {
+	for _, l := range strings.Split(cmd, "\n") {
+		code, _, heredoc := strings.Cut(l, "<<")
+		if doneCommand.MatchString(code) {
+			return true
+		}
+		if heredoc {
+			return false
+		}
+	}
+	return false
+}
+
 // Line digests one raw line of session-N.jsonl.
 func (d *Digest) Line(line []byte) {
 	ev, err := runner.Parse(line)
@@ -144,7 +160,7 @@ func (d *Digest) Observe(ev runner.Event) {
 			if tu.FilePath != "" {
 				d.pathTurn[tu.FilePath] = turn
 			}
-			if tu.Command != "" && doneCommand.MatchString(tu.Command) && !slices.Contains(d.DoneTurns, turn) {
+			if runsDone(tu.Command) && !slices.Contains(d.DoneTurns, turn) {
 				d.DoneTurns = append(d.DoneTurns, turn)
 			}
 		}

@@ -179,7 +179,7 @@ func gantt(r *Report) string {
 // mermaidText keeps a label from breaking Mermaid's line syntax: no
 // colons, semicolons, hashes or quotes.
 func mermaidText(s string) string {
-	return strings.NewReplacer(":", " ", ";", ",", "#", "", "\"", "'", "\n", " ").Replace(s)
+	return strings.NewReplacer(": ", " — ", ":", " ", ";", ",", "#", "", "\"", "'", "\n", " ").Replace(s)
 }
 
 // mdText is s on one line with table pipes escaped.
