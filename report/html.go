@@ -23,6 +23,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"when":   func(t time.Time) string { return when(t) },
 	"dur":    func(a, b time.Time) string { return took(a, b) },
 	"gate":   gateLine,
+	"plural": plural,
 }).Parse(pageSource))
 
 type legendItem struct{ Name, Fill, Letter string }

@@ -75,6 +75,9 @@ var markStyles = map[Kind]markStyle{
 	KindDone:        {"D", "#16a34a", "debussy done"},
 }
 
+// onTimeline are the marks the timeline shows.
+var onTimeline = map[Kind]bool{KindWarning: true, KindHandoff: true, KindStop: true, KindEmergency: true, KindInterrupt: true}
+
 // markOrder is the legend's order.
 var markOrder = []Kind{KindWarning, KindThreshold, KindHandoff, KindHandoffDone, KindStop, KindDone, KindRefusal, KindNudge,
 	KindStopBlocked, KindEmergency, KindCompaction, KindZone, KindBudget, KindInterrupt}
@@ -201,7 +204,7 @@ func gateLine(g Gate) string {
 func timelineChart(p *Phase) chart {
 	t0, t1 := phaseSpan(p)
 	rows := len(p.Sessions) + 1
-	const top, rowH, bottom = 10.0, 26.0, 26.0
+	const top, rowH, bottom = 10.0, 30.0, 26.0
 	c := chart{W: chartW, H: top + float64(rows)*rowH + bottom, Label: "timeline, phase " + p.ID}
 	span := max(t1.Sub(t0), time.Second)
 	plotW := chartW - left - right
@@ -234,16 +237,23 @@ func timelineChart(p *Phase) chart {
 		}
 		c.Rects = append(c.Rects, rect{X: x(s.Start), Y: yy + 5, W: math.Max(x(end)-x(s.Start), 2), H: rowH - 10, Fill: fill,
 			Title: fmt.Sprintf("session %d: %s, %s; ended %s", s.N, shortDur(end.Sub(s.Start)), plural(len(s.Points), "turn"), s.Outcome)})
+		// The clock shows the turning points only (the context chart has
+		// every mark); marks a few pixels apart fan out above and below.
 		stacked := map[int]int{}
 		for _, m := range s.Marks {
-			if m.At.IsZero() {
+			if m.At.IsZero() || !onTimeline[m.Kind] {
 				continue
 			}
 			st := markStyles[m.Kind]
 			xx := x(m.At)
-			k := int(xx / 6)
-			c.Dots = append(c.Dots, dot{X: xx, Y: yy + rowH/2 - float64(stacked[k])*4, Fill: st.Fill, Letter: st.Letter, Title: m.Text})
+			k := int(xx / 14)
+			n := stacked[k]
 			stacked[k]++
+			off := float64((n+1)/2) * 9
+			if n%2 == 1 {
+				off = -off
+			}
+			c.Dots = append(c.Dots, dot{X: xx, Y: yy + rowH/2 + off, Fill: st.Fill, Letter: st.Letter, Title: m.Text})
 		}
 	}
 	gy := top + float64(len(p.Sessions))*rowH

@@ -91,7 +91,7 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 
 	// origin's branch has every phase completed (per git), both parallel
 	// phases' files, and no phase branch left over.
-	out := claudetest.Git(t, w.origin, "log", "main", "--format=%(trailers:key=Debussy-Phase,valueonly)=%(trailers:key=Debussy-Event,valueonly)")
+	out := claudetest.Git(t, w.origin, "log", "main", "--format=%(trailers:key=Debussy-Phase,valueonly,separator=)=%(trailers:key=Debussy-Event,valueonly,separator=)")
 	for _, id := range []string{"1", "2", "3"} {
 		if !strings.Contains(out, id+"=completed") {
 			t.Errorf("origin's main lacks phase %s's completed commit:\n%s", id, out)
