@@ -151,7 +151,10 @@ func Build(in Input) *Report {
 	}
 	byID := map[string]*Phase{}
 	for _, pr := range run.Phases {
-		if pr.Sessions == 0 && pr.Status == state.StatusSkipped {
+		// A phase this run never started (skipped as done, or left
+		// pending by --only) has nothing to draw; one that ended before
+		// its first session (a spent budget) keeps its error.
+		if pr.Sessions == 0 && pr.LastError == "" {
 			continue
 		}
 		p := &Phase{ID: pr.ID, Title: pr.Title, Status: string(pr.Status), Started: pr.StartedAt, Ended: pr.EndedAt,

@@ -135,6 +135,9 @@ func gantt(r *Report) string {
 	tasks := 0
 	fmt.Fprintf(&b, "```mermaid\ngantt\n    title %s\n    dateFormat YYYY-MM-DD HH:mm:ss\n    axisFormat %%H:%%M:%%S\n", mermaidText("run "+r.RunID+": sessions and gates"))
 	for _, p := range r.Phases {
+		if len(p.Sessions) == 0 || p.Sessions[0].Start.IsZero() {
+			continue
+		}
 		fmt.Fprintf(&b, "    section %s\n", mermaidText("phase "+p.ID))
 		for i, s := range p.Sessions {
 			if s.Start.IsZero() {

@@ -247,3 +247,23 @@ func TestRunsDone(t *testing.T) {
 		}
 	}
 }
+
+// A CI job of the matrix runs one phase (--only): the others, pending in
+// its run, are neither drawn nor given an empty gantt section.
+func TestChartsOnlyPhasesThatRan(t *testing.T) {
+	in := demoInput(t)
+	p2 := *in.Run.Phases[1]
+	p2.Status, p2.Sessions, p2.Commits = state.StatusPending, 0, nil
+	run := *in.Run
+	run.Phases = []*state.PhaseRecord{in.Run.Phases[0], &p2}
+	in.Run = &run
+	var b strings.Builder
+	Charts(&b, Build(in))
+	out := b.String()
+	if strings.Contains(out, "phase 2") || strings.Contains(out, "Phase 2") || !strings.Contains(out, "section phase 1") {
+		t.Errorf("charts of a run that ran phase 1 only:\n%s", out)
+	}
+	if n := strings.Count(out, "```mermaid"); n != 2 {
+		t.Errorf("%d mermaid blocks, want the gantt and phase 1's context", n)
+	}
+}
