@@ -60,24 +60,9 @@ Examples:
 }
 
 func (e *Env) report(_ context.Context, opts reportOptions) error {
-	repo, root, err := e.findRepo()
+	repo, root, store, run, err := e.findRun(opts.Run, reportRun)
 	if err != nil {
 		return err
-	}
-	store := state.New(filepath.Join(root, state.DirName))
-	l, err := store.Load()
-	if err != nil {
-		return err
-	}
-	run := reportRun(l)
-	if opts.Run != "" {
-		run = l.Run(opts.Run)
-		if run == nil {
-			return fmt.Errorf("%w: no run %q in %s (debussy status shows the latest)", ErrUsage, opts.Run, store.Dir)
-		}
-	}
-	if run == nil {
-		return fmt.Errorf("%w: no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", ErrUsage, store.Dir)
 	}
 	cfg, _, cerr := config.Load(root, "", e.Environ())
 	if cerr != nil {
@@ -104,6 +89,30 @@ func (e *Env) report(_ context.Context, opts reportOptions) error {
 	}
 	fmt.Fprintln(e.Stdout, path)
 	return nil
+}
+
+// findRun opens the repository's .debussy/ and returns the run named id,
+// or pick's choice without one; no such run is a usage error.
+func (e *Env) findRun(id string, pick func(*state.Ledger) *state.Run) (*gitcommit.Repo, string, *state.Store, *state.Run, error) {
+	repo, root, err := e.findRepo()
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	store := state.New(filepath.Join(root, state.DirName))
+	l, err := store.Load()
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	run := pick(l)
+	if id != "" {
+		if run = l.Run(id); run == nil {
+			return nil, "", nil, nil, fmt.Errorf("%w: no run %q in %s (debussy status shows the latest)", ErrUsage, id, store.Dir)
+		}
+	}
+	if run == nil {
+		return nil, "", nil, nil, fmt.Errorf("%w: no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", ErrUsage, store.Dir)
+	}
+	return repo, root, store, run, nil
 }
 
 // reportRun is the latest run that ran a session: a rerun that only
