@@ -39,20 +39,20 @@ type Phase struct {
 
 // Session is one claude process of a phase.
 type Session struct {
-	N              int
-	Start, End     time.Time
-	Outcome        string // how the session ended: its reason when debussy stopped it
-	Model          string
-	Window         int64
-	Points         []Point
-	Marks          []Mark
-	Spend          Spend
-	Tools          []Count
-	SubagentTools  int
-	Commits        []Commit
-	Refusals       []string
-	Nudges         []string
-	ended, started bool
+	N             int
+	Start, End    time.Time
+	Outcome       string // how the session ended: its reason when debussy stopped it
+	Model         string
+	Window        int64
+	Points        []Point
+	Marks         []Mark
+	Spend         Spend
+	Tools         []Count
+	SubagentTools int
+	Commits       []Commit
+	Refusals      []string
+	Nudges        []string
+	started       bool
 }
 
 // Mark is something that happened in a session, placed on its turn.
@@ -268,7 +268,7 @@ func (b *builder) event(ev map[string]any) {
 		return
 	case "session_ended":
 		if s != nil {
-			s.End, s.ended = at, true
+			s.End = at
 			s.Outcome = str(ev, "outcome")
 			if why := str(ev, "reason"); why != "" {
 				s.Outcome += ": " + why

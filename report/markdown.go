@@ -42,12 +42,12 @@ func Markdown(w io.Writer, r *Report) error {
 		if len(p.Notes) > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("| session | ended | turns | peak context | input | cache read | cache write | output | cost | tool calls |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		b.WriteString("| session | ended | turns | peak context | input | cache read | cache write | output | cost | tool calls | refused | nudges |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range p.Sessions {
 			t := s.Spend.Tokens
-			fmt.Fprintf(&b, "| %d | %s | %d | %s %% | %s | %s | %s | %s | %s | %s |\n", s.N, mdText(s.Outcome), len(s.Points), pct(s.Peak()),
+			fmt.Fprintf(&b, "| %d | %s | %d | %s %% | %s | %s | %s | %s | %s | %s | %d | %d |\n", s.N, mdText(s.Outcome), len(s.Points), pct(s.Peak()),
 				estimator.FormatTokens(t.Input), estimator.FormatTokens(t.CacheRead), estimator.FormatTokens(t.CacheWrite),
-				estimator.FormatTokens(t.Output), money(s.Spend.Cost), toolMix(s))
+				estimator.FormatTokens(t.Output), money(s.Spend.Cost), toolMix(s), len(s.Refusals), len(s.Nudges))
 		}
 		for _, g := range p.Gates {
 			fmt.Fprintf(&b, "\n- after session %d, gate %s", g.AfterSession, mdText(gateLine(g)))
