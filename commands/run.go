@@ -58,7 +58,7 @@ Examples:
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the phases in run order, their gates and the resolved config; start nothing"},
 			&cli.BoolFlag{Name: "restart", Usage: "ignore earlier runs: run every phase not completed in the plan's table"},
 			&cli.IntFlag{Name: "context-threshold", DefaultText: "80", Usage: "restart when context reaches `PERCENT` of the window (100 disables)"},
-			&cli.IntFlag{Name: "tool-call-threshold", DefaultText: "100", Usage: "restart after `N` main-thread tool calls (0 disables)"},
+			&cli.IntFlag{Name: "tool-call-threshold", DefaultText: "0", Usage: "restart after `N` main-thread tool calls (0: the exact token count decides; 150 calls only when the stream reports no usage)"},
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "3", Usage: "context restarts allowed per phase attempt, `N` (0 disables restarts)"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "2", Usage: "remediation sessions after a failed gate or missing done signal, `N`"},
 			&cli.IntFlag{Name: "context-window", DefaultText: "0", Usage: "context window in `TOKENS` (0 detects it from the model)"},

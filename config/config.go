@@ -48,6 +48,7 @@ type Config struct {
 	ZoneLargeReadsRed     int               `yaml:"zone_large_reads_red" json:"zone_large_reads_red"`
 	ZoneDelegationsYellow int               `yaml:"zone_delegations_yellow" json:"zone_delegations_yellow"`
 	ZoneDelegationsRed    int               `yaml:"zone_delegations_red" json:"zone_delegations_red"`
+	ZoneAction            string            `yaml:"zone_action" json:"zone_action"`
 	NudgeRepeat           int               `yaml:"nudge_repeat" json:"nudge_repeat"`
 	NudgeRepeatWindow     int               `yaml:"nudge_repeat_window" json:"nudge_repeat_window"`
 	NudgeRepeatRestart    int               `yaml:"nudge_repeat_restart" json:"nudge_repeat_restart"`
@@ -109,6 +110,12 @@ const (
 	PermissionPlan        = "plan"
 )
 
+// Zone actions: what a red zone does (zone_action).
+const (
+	ZoneActionNote    = "note"
+	ZoneActionHandoff = "handoff"
+)
+
 // Log formats.
 const (
 	LogText = "text"
@@ -132,7 +139,7 @@ func Defaults() Config {
 		Model:                 "",
 		PermissionMode:        PermissionBypass,
 		ContextThreshold:      80,
-		ToolCallThreshold:     100,
+		ToolCallThreshold:     0,
 		MaxRestarts:           3,
 		ContextWindow:         0,
 		MaxRetries:            2,
@@ -146,12 +153,13 @@ func Defaults() Config {
 		HandoffGraceCalls:     5,
 		HandoffGraceTime:      Duration(2 * time.Minute),
 		AllowCompaction:       false,
-		ZoneToolCallsYellow:   10,
-		ZoneToolCallsRed:      15,
-		ZoneLargeReadsYellow:  2,
-		ZoneLargeReadsRed:     4,
-		ZoneDelegationsYellow: 5,
-		ZoneDelegationsRed:    8,
+		ZoneToolCallsYellow:   150,
+		ZoneToolCallsRed:      250,
+		ZoneLargeReadsYellow:  8,
+		ZoneLargeReadsRed:     16,
+		ZoneDelegationsYellow: 8,
+		ZoneDelegationsRed:    16,
+		ZoneAction:            ZoneActionNote,
 		NudgeRepeat:           3,
 		NudgeRepeatWindow:     20,
 		NudgeRepeatRestart:    5,
@@ -398,7 +406,7 @@ func rules() map[string]rule {
 			},
 		},
 		"tool_call_threshold": {
-			allowed: "an integer >= 0 (0 disables the trigger)",
+			allowed: "an integer >= 0 (0: only for streams without usage, at 150 calls)",
 			check:   nonNegative(func(c *Config) int { return c.ToolCallThreshold }),
 		},
 		"max_restarts": {
@@ -455,6 +463,10 @@ func rules() map[string]rule {
 		"zone_large_reads_red":    zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, false),
 		"zone_delegations_yellow": zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, true),
 		"zone_delegations_red":    zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, false),
+		"zone_action": {
+			allowed: ZoneActionNote + " (tell the agent its zone) or " + ZoneActionHandoff + " (a red zone asks for the handoff)",
+			check:   oneOf(func(c *Config) string { return c.ZoneAction }, ZoneActionNote, ZoneActionHandoff),
+		},
 		"nudge_repeat": {
 			allowed: "an integer >= 2 or 0 (0 disables the doom-loop nudge)",
 			check: func(c *Config) string {

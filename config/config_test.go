@@ -475,7 +475,9 @@ func TestStageKeys(t *testing.T) {
 		{"defaults", func(c *Config) {}, ""},
 		{"zones disabled", func(c *Config) { c.ZoneToolCallsYellow, c.ZoneToolCallsRed = 0, 0 }, ""},
 		{"only red", func(c *Config) { c.ZoneLargeReadsYellow = 0 }, ""},
-		{"yellow at red", func(c *Config) { c.ZoneToolCallsYellow = 15 }, "zone_tool_calls_yellow: 15 is not below the red threshold 15"},
+		{"yellow at red", func(c *Config) { c.ZoneToolCallsYellow = 250 }, "zone_tool_calls_yellow: 250 is not below the red threshold 250"},
+		{"zone action handoff", func(c *Config) { c.ZoneAction = ZoneActionHandoff }, ""},
+		{"zone action unknown", func(c *Config) { c.ZoneAction = "stop" }, `zone_action: "stop" is not one of the allowed values`},
 		{"negative red", func(c *Config) { c.ZoneDelegationsRed = -1 }, "zone_delegations_red: -1 is negative"},
 		{"repeat of one", func(c *Config) { c.NudgeRepeat = 1 }, "nudge_repeat: 1 is out of range"},
 		{"restart not above repeat", func(c *Config) { c.NudgeRepeatRestart = 3 }, "nudge_repeat_restart: 3 is not greater than nudge_repeat (3)"},
@@ -499,8 +501,8 @@ func TestStageKeys(t *testing.T) {
 		})
 	}
 	// Each key is also read from the environment.
-	cfg, _, err := Load(t.TempDir(), "", []string{"DEBUSSY_HANDOFF=false", "DEBUSSY_ZONE_TOOL_CALLS_RED=30", "DEBUSSY_HANDOFF_GRACE_TIME=30s"})
-	if err != nil || cfg.Handoff || cfg.ZoneToolCallsRed != 30 || cfg.HandoffGraceTime != Duration(30*time.Second) {
+	cfg, _, err := Load(t.TempDir(), "", []string{"DEBUSSY_HANDOFF=false", "DEBUSSY_ZONE_TOOL_CALLS_RED=300", "DEBUSSY_HANDOFF_GRACE_TIME=30s"})
+	if err != nil || cfg.Handoff || cfg.ZoneToolCallsRed != 300 || cfg.HandoffGraceTime != Duration(30*time.Second) {
 		t.Errorf("env: %+v, %v", cfg, err)
 	}
 }

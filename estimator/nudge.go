@@ -2,7 +2,9 @@ package estimator
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/debussy-dev/debussy/runner"
@@ -20,8 +22,10 @@ const nudgeArgsRunes = 120
 
 // NudgeConfig holds the nudges' thresholds; 0 disables each.
 type NudgeConfig struct {
-	// Repeat identical calls within the last RepeatWindow main-thread
-	// calls are a doom loop; at RepeatRestart the session should restart.
+	// Repeat identical (call, result) pairs within the last RepeatWindow
+	// main-thread results are a doom loop; at RepeatRestart the session
+	// should restart. The same call with a changing result is progress
+	// (a test run after each edit), never a loop.
 	Repeat, RepeatWindow, RepeatRestart int
 	// ExploreReads reads without an edit in between are too many.
 	ExploreReads int
@@ -35,31 +39,41 @@ type Nudge struct {
 	Kind    string // NudgeDoomLoop or NudgeExploration
 	Tool    string // the call that triggered it
 	Args    string // its input as short canonical JSON
-	Count   int    // identical calls in the window, or reads since the last edit
+	Count   int    // identical (call, result) pairs in the window, or reads since the last edit
 	Restart bool   // a doom loop at RepeatRestart: end the session
 }
 
-// Nudger watches one session's main-thread tool calls. Like the
-// Estimator it is pure and not safe for concurrent use.
+// Nudger watches one session's main-thread tool calls (Observe) and their
+// results (ObserveResult). Like the Estimator it is pure and not safe for
+// concurrent use.
 type Nudger struct {
 	cfg       NudgeConfig
-	seen      map[string]bool
-	calls     int      // main-thread calls observed
-	recent    []string // keys of the last RepeatWindow calls, oldest first
-	reads     int      // reads since the last edit
+	seen      map[string]bool // tool_use ids of main-thread calls
+	sub       map[string]bool // tool_use ids of subagents' calls
+	calls     int             // main-thread calls observed
+	results   int             // main-thread results observed
+	recent    []string        // keys of the last RepeatWindow results, oldest first
+	reads     int             // reads since the last edit
 	lastNudge map[string]int
 	restarted bool
 }
 
 // NewNudger returns a Nudger for one session.
 func NewNudger(c NudgeConfig) *Nudger {
-	return &Nudger{cfg: c, seen: map[string]bool{}, lastNudge: map[string]int{}}
+	return &Nudger{cfg: c, seen: map[string]bool{}, sub: map[string]bool{}, lastNudge: map[string]int{}}
 }
 
-// Observe folds one event in and returns the nudges it causes, if any.
+// Observe folds one stream event in and returns the exploration nudges it
+// causes, if any; loops are judged on results (ObserveResult).
 func (n *Nudger) Observe(ev runner.Event) []Nudge {
 	a := ev.Assistant
-	if a == nil || !a.MainThread() {
+	if a == nil {
+		return nil
+	}
+	if !a.MainThread() {
+		for _, tu := range a.ToolUses {
+			n.sub[tu.ID] = true
+		}
 		return nil
 	}
 	var out []Nudge
@@ -77,10 +91,34 @@ func (n *Nudger) Observe(ev runner.Event) []Nudge {
 
 func (n *Nudger) call(tu runner.ToolUse) []Nudge {
 	n.calls++
-	args, canonical := canonicalArgs(tu.Input)
-	key := tu.Name + "\x00" + args
+	switch {
+	case isEdit(tu):
+		n.reads = 0
+	case isRead(tu):
+		n.reads++
+		if r := n.cfg.ExploreReads; r > 0 && n.reads >= r && n.ready(NudgeExploration, n.calls) {
+			args, _ := canonicalArgs(tu.Input)
+			return []Nudge{{Kind: NudgeExploration, Tool: tu.Name, Args: clipArgs(args), Count: n.reads}}
+		}
+	}
+	return nil
+}
+
+// ObserveResult folds in one tool's result (the PostToolUse hook's
+// tool_response) and returns the doom-loop nudge it causes, if any. A loop
+// is no progress: the same call with the same result, compared after
+// normalizing (ANSI escapes stripped, digit runs masked, so timings and
+// PIDs are not progress). Subagents' calls do not count.
+func (n *Nudger) ObserveResult(tool, id string, input json.RawMessage, result string) (Nudge, bool) {
+	if id != "" && n.sub[id] {
+		return Nudge{}, false
+	}
+	n.results++
+	args, canonical := canonicalArgs(input)
+	sum := sha256.Sum256([]byte(NormalizeResult(result)))
+	key := tool + "\x00" + args + "\x00" + string(sum[:])
 	if !canonical {
-		key += "\x00" + tu.ID // an input too large to keep is never "identical"
+		key += "\x00" + id // an input too large to keep is never "identical"
 	}
 	if w := n.cfg.RepeatWindow; w > 0 {
 		n.recent = append(n.recent, key)
@@ -88,20 +126,18 @@ func (n *Nudger) call(tu runner.ToolUse) []Nudge {
 			n.recent = n.recent[len(n.recent)-w:]
 		}
 	}
-	var out []Nudge
-	if nd, ok := n.doomLoop(tu.Name, key, args); ok {
-		out = append(out, nd)
-	}
-	switch {
-	case isEdit(tu):
-		n.reads = 0
-	case isRead(tu):
-		n.reads++
-		if r := n.cfg.ExploreReads; r > 0 && n.reads >= r && n.ready(NudgeExploration) {
-			out = append(out, Nudge{Kind: NudgeExploration, Tool: tu.Name, Args: clipArgs(args), Count: n.reads})
-		}
-	}
-	return out
+	return n.doomLoop(tool, key, args)
+}
+
+// ansiEscape matches CSI and OSC terminal sequences.
+var ansiEscape = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])`)
+
+var digitRun = regexp.MustCompile(`[0-9]+`)
+
+// NormalizeResult is a tool result as loops compare it: without ANSI
+// escapes, every digit run one "0" (durations, PIDs, timestamps).
+func NormalizeResult(s string) string {
+	return digitRun.ReplaceAllString(ansiEscape.ReplaceAllString(s, ""), "0")
 }
 
 func (n *Nudger) doomLoop(tool, key, args string) (Nudge, bool) {
@@ -120,23 +156,23 @@ func (n *Nudger) doomLoop(tool, key, args string) (Nudge, bool) {
 	// (restarts disabled) hears plain nudges again.
 	if r := n.cfg.RepeatRestart; r > 0 && count >= r && !n.restarted {
 		n.restarted = true
-		n.lastNudge[NudgeDoomLoop] = n.calls
+		n.lastNudge[NudgeDoomLoop] = n.results
 		nd.Restart = true
 		return nd, true
 	}
-	if r := n.cfg.Repeat; r > 0 && count >= r && n.ready(NudgeDoomLoop) {
+	if r := n.cfg.Repeat; r > 0 && count >= r && n.ready(NudgeDoomLoop, n.results) {
 		return nd, true
 	}
 	return Nudge{}, false
 }
 
-// ready reports whether a nudge of kind may be sent now, and if so
-// starts its cooldown.
-func (n *Nudger) ready(kind string) bool {
-	if last, ok := n.lastNudge[kind]; ok && n.calls-last <= n.cfg.Cooldown {
+// ready reports whether a nudge of kind may be sent at count now (calls
+// for exploration, results for loops), and if so starts its cooldown.
+func (n *Nudger) ready(kind string, now int) bool {
+	if last, ok := n.lastNudge[kind]; ok && now-last <= n.cfg.Cooldown {
 		return false
 	}
-	n.lastNudge[kind] = n.calls
+	n.lastNudge[kind] = now
 	return true
 }
 

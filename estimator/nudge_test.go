@@ -15,6 +15,7 @@ type call struct {
 	tool, in string
 	parent   string
 	dup      bool
+	result   string // the tool's result; "" is the same result every time
 }
 
 func bash(cmd string) call { return call{tool: "Bash", in: fmt.Sprintf(`{"command":%q}`, cmd)} }
@@ -97,6 +98,37 @@ func TestNudger(t *testing.T) {
 			calls: []call{bash("go test ./..."), {tool: "Bash", in: `{"command":"go test ./..."}`, dup: true}, {tool: "Bash", in: `{"command":"go test ./..."}`, parent: "task1"}, bash("go test ./...")},
 		},
 		{
+			name: "the same call with a changing result is progress, never a loop",
+			cfg:  def,
+			calls: []call{
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL: TestA"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL: TestB"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL: TestC"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL: TestD"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "ok"},
+			},
+		},
+		{
+			name: "timings, PIDs and colours do not make a result new",
+			cfg:  def,
+			calls: []call{
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "\x1b[31mFAIL\x1b[0m\tx\t0.12s pid 4411"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL\tx\t3.07s pid 4519"},
+				{tool: "Bash", in: `{"command":"go test ./..."}`, result: "\x1b[1;31mFAIL\x1b[m\tx\t10.5s pid 7"},
+			},
+			want: map[int][]Nudge{2: {doom(3, false)}},
+		},
+		{
+			name: "a read repeated between edits gets another result each time",
+			cfg:  def,
+			calls: []call{
+				{tool: "Read", in: `{"file_path":"a.go"}`, result: "package a // first"}, {tool: "Edit", in: `{"file_path":"a.go","old_string":"first","new_string":"second"}`},
+				{tool: "Read", in: `{"file_path":"a.go"}`, result: "package a // second"}, {tool: "Edit", in: `{"file_path":"a.go","old_string":"second","new_string":"third"}`},
+				{tool: "Read", in: `{"file_path":"a.go"}`, result: "package a // third"}, {tool: "Edit", in: `{"file_path":"a.go","old_string":"third","new_string":"fourth"}`},
+				{tool: "Read", in: `{"file_path":"a.go"}`, result: "package a // fourth"},
+			},
+		},
+		{
 			name:  "doom loop disabled",
 			cfg:   NudgeConfig{RepeatWindow: 20},
 			calls: repeat(bash("go test ./..."), 8),
@@ -167,6 +199,11 @@ func TestNudger(t *testing.T) {
 					tu.Input = input(c.in)
 				}
 				got := n.Observe(useEv(c.parent, tu))
+				if !c.dup {
+					if nd, ok := n.ObserveResult(tu.Name, tu.ID, tu.Input, c.result); ok {
+						got = append([]Nudge{nd}, got...)
+					}
+				}
 				if want := tt.want[i]; !reflect.DeepEqual(got, want) {
 					t.Errorf("call %d (%s %s): nudges %+v, want %+v", i, c.tool, c.in, got, want)
 				}

@@ -2,19 +2,15 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	econ "github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
-	"github.com/debussy-dev/debussy/plans"
-	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -23,12 +19,6 @@ import (
 // committed, later phases are not started. The phase is recorded failed
 // with economics.exhausted set, so a rerun resumes it like any failure.
 var ErrBudgetExhausted = errors.New("budget exhausted")
-
-// Triggers of the economics: the budget's stop and the adaptive restart.
-const (
-	triggerBudget   estimator.Trigger = "budget"
-	triggerAdaptive estimator.Trigger = "adaptive"
-)
 
 // Budget scopes, in messages and events.
 const (
@@ -41,10 +31,10 @@ const (
 // with --parallel several sessions run at once, and one Meter cannot follow
 // two processes.
 type economics struct {
-	mode     econ.Mode
-	adaptive econ.AdaptiveConfig
-	prices   econ.Prices
-	plan     *econ.Meter
+	mode     budget.Mode
+	adaptive budget.AdaptiveConfig
+	prices   budget.Prices
+	plan     *budget.Meter
 	phases   map[string]*phaseEcon
 	// ids are phases' keys, sorted: the plan's sum in a fixed order
 	// without sorting on every stream event.
@@ -55,18 +45,18 @@ type economics struct {
 
 // phaseEcon is one phase's economics in this run.
 type phaseEcon struct {
-	planNoted econ.Level // the plan budget's highest level told to this phase
-	meter     *econ.Meter
+	planNoted budget.Level // the plan budget's highest level told to this phase
+	meter     *budget.Meter
 	quarter   int             // quarters evaluated in the current window
 	written   map[string]bool // absolute paths the phase wrote: reading them is no exploration
-	action    econ.Action     // what the latest check decided, for PreToolUse
+	action    budget.Action   // what the latest check decided, for PreToolUse
 	left      string          // what remains of the fullest budget, for refusals
-	level     econ.Level      // the latest level, phase or plan, whichever is higher
+	level     budget.Level    // the latest level, phase or plan, whichever is higher
 	scope     string          // which budget that level is of
 	// exhausted describes the spend at a stop, "phase tokens 105K of 100K".
 	exhausted string
-	dim       econ.Dimension
-	session   econ.Totals // the phase's totals when the running session started
+	dim       budget.Dimension
+	session   budget.Totals // the phase's totals when the running session started
 	// carried is what an earlier run of the phase spent that its Meter
 	// did not count (no economics record): in the record's totals only.
 	carriedTokens int64
@@ -74,11 +64,11 @@ type phaseEcon struct {
 	extensions    int // the user's extensions of the phase's budget in this run
 }
 
-func limitsOf(l config.Limits) econ.Limits {
-	return econ.Limits{Tokens: l.Tokens, CostUSD: l.CostUSD, Duration: time.Duration(l.Duration)}
+func limitsOf(l config.Limits) budget.Limits {
+	return budget.Limits{Tokens: l.Tokens, CostUSD: l.CostUSD, Duration: time.Duration(l.Duration)}
 }
 
-func stateLimits(l econ.Limits) state.Limits {
+func stateLimits(l budget.Limits) state.Limits {
 	return state.Limits{Tokens: l.Tokens, CostUSD: l.CostUSD, DurationMs: l.Duration.Milliseconds()}
 }
 
@@ -89,21 +79,21 @@ func (r *orun) econ() *economics {
 	}
 	b := r.cfg.Budget
 	e := &economics{
-		mode:     econ.Mode(b.Enforcement),
-		adaptive: econ.AdaptiveConfig{RestartThreshold: b.RestartThreshold, MinCompletionProbability: b.MinCompletionProbability},
-		prices:   econ.DefaultPrices(),
+		mode:     budget.Mode(b.Enforcement),
+		adaptive: budget.AdaptiveConfig{RestartThreshold: b.RestartThreshold, MinCompletionProbability: b.MinCompletionProbability},
+		prices:   budget.DefaultPrices(),
 		phases:   map[string]*phaseEcon{},
 	}
 	if e.mode == "" {
-		e.mode = econ.Strict
+		e.mode = budget.Strict
 	}
-	over := econ.Prices{}
+	over := budget.Prices{}
 	for name, p := range b.Prices {
-		over[name] = econ.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
+		over[name] = budget.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
 	}
 	e.prices = e.prices.Merge(over)
 	// Adaptive quarters are of a phase's budget; the plan's only stops.
-	e.plan = econ.NewMeter(limitsOf(b.Plan), e.mode, econ.AdaptiveConfig{RestartThreshold: 2}, e.prices)
+	e.plan = budget.NewMeter(limitsOf(b.Plan), e.mode, budget.AdaptiveConfig{RestartThreshold: 2}, e.prices)
 	r.economics = e
 	return e
 }
@@ -112,7 +102,7 @@ func (r *orun) econ() *economics {
 // duration began.
 type budgetScope struct {
 	scope string
-	meter *econ.Meter
+	meter *budget.Meter
 	since time.Time
 }
 
@@ -124,9 +114,9 @@ func (r *orun) budgets(p *phaseRun) [2]budgetScope {
 
 // planMeter returns the plan's Meter with its spend brought up to date:
 // the sum of this run's phase Meters, in a fixed order.
-func (r *orun) planMeter() *econ.Meter {
+func (r *orun) planMeter() *budget.Meter {
 	e := r.econ()
-	var sum econ.Totals
+	var sum budget.Totals
 	for _, id := range e.ids {
 		sum = sum.Add(e.phases[id].meter.Totals())
 	}
@@ -141,7 +131,7 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		return pe
 	}
 	pe := &phaseEcon{
-		meter:   econ.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
+		meter:   budget.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
 		written: map[string]bool{},
 	}
 	pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
@@ -149,7 +139,7 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		// A resumed phase's budget counts what its earlier runs spent, as
 		// the exhausted message says: a spent budget stays spent until it
 		// is raised, and a CI job retrying the run cannot spend it again.
-		pe.meter.SetTotals(econ.Totals{Tokens: prev.TokensByKind, CostUSD: prev.CostUSD,
+		pe.meter.SetTotals(budget.Totals{Tokens: prev.TokensByKind, CostUSD: prev.CostUSD,
 			ReportedCostUSD: prev.ReportedCostUSD, Turns: prev.APITurns})
 		pe.carriedTokens = max(p.rec.Tokens-prev.Tokens, 0)
 		pe.carriedCost = max(p.rec.CostUSD-prev.CostUSD, 0)
@@ -169,14 +159,14 @@ func (r *orun) startEconomics(p *phaseRun) {
 
 // endEconomics folds the session that ended into the phase's and the
 // run's records and returns what the session alone spent, for its event.
-func (r *orun) endEconomics(p *phaseRun) econ.Totals {
+func (r *orun) endEconomics(p *phaseRun) budget.Totals {
 	pe := r.phaseEcon(p)
 	pe.meter.EndSession()
 	t := pe.meter.Totals()
 	r.recordEconomics(p)
 	s := pe.session.Tokens
-	return econ.Totals{
-		Tokens: econ.Tokens{Input: t.Tokens.Input - s.Input, Output: t.Tokens.Output - s.Output,
+	return budget.Totals{
+		Tokens: budget.Tokens{Input: t.Tokens.Input - s.Input, Output: t.Tokens.Output - s.Output,
 			CacheWrite: t.Tokens.CacheWrite - s.CacheWrite, CacheRead: t.Tokens.CacheRead - s.CacheRead},
 		CostUSD:         t.CostUSD - pe.session.CostUSD,
 		ReportedCostUSD: t.ReportedCostUSD - pe.session.ReportedCostUSD,
@@ -211,8 +201,8 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	if !lim.None() {
 		ec.Enforcement = string(e.mode)
 		used, dim := lim.Used(pe.meter.Spend(time.Duration(ec.WallMs) * time.Millisecond))
-		ec.UsedPct, ec.Dimension = econ.RoundPct(used*100), string(dim)
-		ec.Level = econ.LevelOf(used).String()
+		ec.UsedPct, ec.Dimension = budget.RoundPct(used*100), string(dim)
+		ec.Level = budget.LevelOf(used).String()
 	}
 	ec.Quarters = pe.meter.Quarters()
 	if pr := pe.meter.Progress(); pr != "" {
@@ -228,8 +218,8 @@ func (r *orun) recordEconomics(p *phaseRun) {
 		run.Limits = stateLimits(pl)
 		run.Enforcement = string(e.mode)
 		used, dim := pl.Used(plan.Spend(time.Duration(run.WallMs) * time.Millisecond))
-		run.UsedPct, run.Dimension = econ.RoundPct(used*100), string(dim)
-		run.Level = econ.LevelOf(used).String()
+		run.UsedPct, run.Dimension = budget.RoundPct(used*100), string(dim)
+		run.Level = budget.LevelOf(used).String()
 	}
 	if r.run.Economics != nil {
 		run.Exhausted = r.run.Economics.Exhausted
@@ -238,272 +228,10 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	r.run.Economics = &run
 }
 
-// observeEconomics follows the stream for the budgets: it counts the
-// event, tells the agent at each new level (the next PostToolUse carries
-// the note), evaluates adaptive quarters, and stops the session at 100 %.
-func (b *budget) observeEconomics(ev runner.Event) {
-	r, p := b.r, b.p
-	pe := r.phaseEcon(p)
-	pe.meter.Observe(ev)
-	if ev.Assistant != nil {
-		for _, tu := range ev.Assistant.ToolUses {
-			if tu.FilePath != "" && econ.ToolKind(tu.Name, tu.Command) == econ.KindWrite {
-				pe.written[b.absPath(tu.FilePath)] = true
-			}
-		}
-	}
-	// What the agent is doing, live in `debussy status`: saved when it changes.
-	if pr := string(pe.meter.Progress()); pr != "" && (p.rec.Economics == nil || p.rec.Economics.Progress != pr) {
-		r.recordEconomics(p)
-		_ = r.save() // a failed save is reported at the session's end, which saves again
-	}
-	b.checkEconomics()
-}
-
-// checkEconomics is the budgets' check after an event, or when the
-// duration timer fires with no event (a silent long tool).
-func (b *budget) checkEconomics() {
-	r, p := b.r, b.p
-	e, pe := r.econ(), r.phaseEcon(p)
-	if pe.meter.Limits().None() && e.plan.Limits().None() {
-		return
-	}
-	now := r.now()
-	phaseElapsed, runElapsed := now.Sub(p.rec.StartedAt), now.Sub(r.run.StartedAt)
-
-	ps, pl := pe.meter.Check(phaseElapsed), r.planMeter().Check(runElapsed)
-	// The quarter before the notes: a restart, even at 100 %, replaces
-	// the stop. ps.Used is of the current window.
-	if e.mode == econ.Adaptive && !pe.meter.Limits().None() && b.stage != stageStopping {
-		if n := econ.QuarterDue(ps.Used, pe.quarter); n > 0 {
-			pe.quarter = n
-			if b.evaluateQuarter(pe, now, phaseElapsed) {
-				return
-			}
-		}
-	}
-	st, scope, lim := ps, scopePhase, pe.meter.Limits()
-	if pl.Level > ps.Level {
-		st, scope, lim = pl, scopePlan, e.plan.Limits()
-	}
-	pe.action = ps.Action
-	if pl.Level > ps.Level {
-		pe.action = pl.Action
-	}
-	pe.left = lim.Remaining(st.Spend, st.Dimension)
-	// The plan's Meter is shared by the phases: each level of the plan's
-	// budget is told once to every phase, not once to whichever phase
-	// crossed it (the others would be refused without a word).
-	pl.Note = ""
-	if pl.Action.Note && pl.Level > pe.planNoted {
-		pe.planNoted = pl.Level
-		pl.Note = e.mode.Note(pl.Level, e.plan.Limits().Remaining(pl.Spend, pl.Dimension))
-	}
-	for _, s := range []struct {
-		econ.Status
-		prefix string
-	}{{ps, "debussy: "}, {pl, "debussy (plan budget): "}} {
-		if s.Note == "" {
-			continue
-		}
-		note := s.prefix + s.Note
-		if s.Level == econ.LevelWrapUp {
-			note += fmt.Sprintf(" Record what is done and what remains with `debussy progress --phase %s \"...\"`.", p.ph.ID)
-			if s.Action.WrapUpOnly && b.request == "" { // the handoff stage's request names the path already
-				note += b.tellHandoffPath()
-			}
-		}
-		b.note(note)
-	}
-	// Each change of level is an event; a phase under its notes says nothing.
-	if st.Level != pe.level || (scope != pe.scope && st.Level > econ.LevelNone) {
-		pe.level, pe.scope, pe.dim = st.Level, scope, st.Dimension
-		r.event("budget_level", b.fields(map[string]any{"scope": scope, "level": st.Level.String(), "used_pct": econ.RoundPct(st.Used * 100),
-			"dimension": string(st.Dimension), "enforcement": string(e.mode), "left": pe.left}))
-		if st.Level > econ.LevelNone {
-			r.log.Warn("budget", "phase", p.ph.ID, "scope", scope, "level", st.Level.String(), "used_percent", int(st.Used*100),
-				"dimension", st.Dimension, "left", pe.left, "enforcement", e.mode)
-		}
-		r.recordEconomics(p)
-		_ = r.save() // live in status --json; the session's end saves again
-	}
-	if st.Action.Stop && b.stage != stageStopping {
-		pe.exhausted = scope + " " + st.Exhausted
-		b.stop(triggerBudget, "budget exhausted: "+pe.exhausted)
-	}
-}
-
-// econC fires when a duration budget reaches its next level; nil without
-// a duration budget or once the session is stopping.
-func (b *budget) econC() <-chan time.Time {
-	if b.econTimer == nil || b.stage == stageStopping {
-		return nil
-	}
-	return b.econTimer.C
-}
-
-// armEconTimer sets the duration timer to the next level of the phase's
-// or the plan's duration budget, whichever comes first. Events check the
-// budgets too; the timer is for a tool that runs long and says nothing.
-func (b *budget) armEconTimer() {
-	r := b.r
-	now := r.now()
-	var next time.Duration
-	for _, d := range r.budgets(b.p) {
-		if left, ok := d.meter.NextDurationLevel(now.Sub(d.since)); ok && (next == 0 || left < next) {
-			next = left
-		}
-	}
-	if next == 0 {
-		return
-	}
-	// A clock that reads a hair early finds no new level and re-arms.
-	next = max(next, time.Millisecond)
-	if b.econTimer == nil {
-		b.econTimer = time.NewTimer(next)
-		return
-	}
-	b.econTimer.Reset(next)
-}
-
-// evaluateQuarter records one adaptive evaluation and, when it says so,
-// stops the session for a restart. It reports whether it did.
-func (b *budget) evaluateQuarter(pe *phaseEcon, now time.Time, elapsed time.Duration) bool {
-	r, p := b.r, b.p
-	done, total := 0, 0
-	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
-		for _, t := range tasks {
-			total++
-			if t.Done {
-				done++
-			}
-		}
-	}
-	q, ok := pe.meter.Quarter(now, elapsed, done, total)
-	if !ok {
-		return false
-	}
-	r.event("budget_quarter", b.fields(map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
-		"probability": q.Probability, "decision": string(q.Decision)}))
-	r.log.Info("budget quarter", "phase", p.ph.ID, "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
-		"probability", q.Probability, "decision", q.Decision)
-	r.recordEconomics(p)
-	_ = r.save()
-	if q.Decision != econ.Restart || r.cfg.MaxRestarts == 0 {
-		return false
-	}
-	b.stop(triggerAdaptive, fmt.Sprintf("adaptive budget: %.0f %% of the phase budget used with %d of %d tasks done "+
-		"(completion probability %.2f < %.2f)", q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, r.econ().adaptive.MinCompletionProbability))
-	return true
-}
-
-// lessons is what an adaptive restart's checkpoint says the last window
-// taught, beside the files, calls and notes every checkpoint carries.
-func lessons(reason string) string {
-	return reason + ". Lessons so far: at the last session's rate the phase would not finish within its budget. " +
-		"The files changed, failed commands and progress notes below are what it tried; do not repeat its exploration, " +
-		"finish the remaining tasks by the most direct route, and record each with `debussy progress`."
-}
-
-// openWindow gives an adaptive restart a fresh budget window.
-func (r *orun) openWindow(p *phaseRun) {
-	pe := r.phaseEcon(p)
-	elapsed := r.now().Sub(p.rec.StartedAt)
-	used, _ := pe.meter.Limits().Used(pe.meter.Spend(elapsed))
-	pe.meter.OpenWindow(elapsed)
-	pe.quarter = 0
-	pe.level, pe.action = econ.LevelNone, econ.Action{}
-	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": econ.RoundPct(used * 100)})
-}
-
-// budgetRefusal is the reason to deny a tool call under the budget's
-// current level, "" to let it run. A session already stopping lets its
-// tool run: that tool's PostToolUse ends it cleanly.
-func (b *budget) budgetRefusal(h *runner.HookCall) string {
-	pe := b.r.phaseEcon(b.p)
-	a := pe.action
-	if b.stage == stageStopping || !(a.RefuseExploratory || a.WrapUpOnly || a.Stop) {
-		return ""
-	}
-	var in struct {
-		FilePath string `json:"file_path"`
-		Path     string `json:"path"`
-		Command  string `json:"command"`
-	}
-	_ = json.Unmarshal(h.ToolInput, &in)
-	c := econ.Call{Name: h.ToolName, Command: in.Command, WrapUp: b.allowedDuringHandoff(h)}
-	c.PhaseFile = b.phaseFile(pe, in.FilePath, in.Path, in.Command)
-	why := econ.Refusal(a, c, pe.left)
-	if why == "" {
-		return ""
-	}
-	scope := "phase"
-	if pe.scope == scopePlan {
-		scope = "plan"
-	}
-	if a.WrapUpOnly || a.Stop { // "write the handoff": say where
-		why += b.tellHandoffPath()
-	}
-	return fmt.Sprintf("debussy (%s budget): %s", scope, why)
-}
-
-// phaseFile reports whether a call reads one of the phase's own files: its
-// phase file, the master plan, a file the phase names or has written.
-func (b *budget) phaseFile(pe *phaseEcon, paths ...string) bool {
-	root := b.p.repo.Root()
-	own := []string{b.p.ph.Path, b.r.Plan.Path}
-	for _, raw := range paths {
-		if raw == "" {
-			continue
-		}
-		if strings.ContainsAny(raw, " \t") { // a command: any own file it names
-			for w := range pe.written {
-				if strings.Contains(raw, w) || strings.Contains(raw, relTo(root, w)) {
-					return true
-				}
-			}
-			for _, f := range own {
-				if strings.Contains(raw, relTo(root, f)) {
-					return true
-				}
-			}
-			continue
-		}
-		abs := b.absPath(raw)
-		if pe.written[abs] {
-			return true
-		}
-		for _, f := range own {
-			if a, err := filepath.Abs(f); err == nil && a == abs {
-				return true
-			}
-		}
-		if rel := relTo(root, abs); rel != "" && !strings.HasPrefix(rel, "..") && strings.Contains(b.p.ph.Content, rel) {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *budget) absPath(path string) string {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(b.p.repo.Root(), path)
-	}
-	return filepath.Clean(path)
-}
-
-func relTo(root, path string) string {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return path
-	}
-	return filepath.ToSlash(rel)
-}
-
 // budgetSpent reports a strict budget already spent before a session
 // starts (a remediation or retry after the stop): the phase ends at once.
 func (r *orun) budgetSpent(p *phaseRun) (string, bool) {
-	if r.econ().mode != econ.Strict {
+	if r.econ().mode != budget.Strict {
 		return "", false
 	}
 	now := r.now()
@@ -549,7 +277,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 		return used >= 1
 	}
 	goOn := func() bool {
-		pe.level, pe.action, pe.exhausted = econ.LevelNone, econ.Action{}, ""
+		pe.level, pe.action, pe.exhausted = budget.LevelNone, budget.Action{}, ""
 		r.recordEconomics(p)
 		return true
 	}
@@ -657,7 +385,7 @@ func SpendLine(e *state.Economics) string {
 	}
 	if e.Limits != (state.Limits{}) {
 		fmt.Fprintf(&b, "; budget %s: %.0f %% used", limitText(e.Limits), e.UsedPct)
-		if e.Level != "" && e.Level != econ.LevelNone.String() {
+		if e.Level != "" && e.Level != budget.LevelNone.String() {
 			fmt.Fprintf(&b, ", level %s", e.Level)
 		}
 		if e.Enforcement != "" {

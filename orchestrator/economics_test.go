@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	econ "github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -275,9 +275,9 @@ func TestBudgetAdaptive(t *testing.T) {
 		t.Fatalf("quarters %+v, want 4", e.Quarters)
 	}
 	for i, q := range e.Quarters {
-		want := econ.Continue
+		want := budget.Continue
 		if i == 3 {
-			want = econ.Restart
+			want = budget.Restart
 		}
 		if q.Decision != want || q.TasksTotal != 1 || q.TasksDone != 0 || q.UsedPct < float64(25*(i+1)) || q.At.IsZero() {
 			t.Errorf("quarter %d: %+v, want decision %s", i+1, q, want)

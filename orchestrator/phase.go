@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -45,6 +46,9 @@ type phaseRun struct {
 	handoff, noHandoff string
 	avoid              []string
 	pointsChecked      bool // warnCompactionPoint ran
+	// undelivered are notes the last session's policy decided but never
+	// delivered (its stop came first): the next session hears them first.
+	undelivered []string
 	// recorded is set once a commit recorded the phase's end in git
 	// (ledger.go); reason is why it did not complete, for that commit.
 	recorded bool
@@ -212,8 +216,15 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		}
-		// The budget ran out: no restart, unless the agent finished first.
-		if end.trigger == triggerBudget && (out.Kind != runner.OutcomeCompleted || !r.signalled(p)) {
+		// The agent ran `debussy done`: that beats a stop decided on the
+		// same response (a threshold, a budget level). The caller reads
+		// the signal and runs the gates.
+		if end.done || r.signalled(p) {
+			p.transient = 0
+			return nil
+		}
+		// The budget ran out: no restart.
+		if end.trigger == policy.TriggerBudget {
 			spent := r.phaseEcon(p).exhausted
 			if !r.extendBudget(ctx, p, spent) {
 				return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
@@ -234,8 +245,8 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		}
 		// A session debussy was ending that ended its turn by itself before
 		// the stop (the agent stopped instead of writing its handoff)
-		// restarts like a stopped one, unless the agent signalled.
-		endedForRestart := end.trigger != "" && out.Kind == runner.OutcomeCompleted && !r.signalled(p)
+		// restarts like a stopped one.
+		endedForRestart := end.trigger != "" && out.Kind == runner.OutcomeCompleted
 		if (out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns) && !endedForRestart {
 			p.transient = 0
 			return nil
@@ -245,7 +256,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		// from a checkpoint, and either way it counts against max_restarts.
 		restartWhy := ""
 		switch {
-		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger == triggerAdaptive:
+		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger == policy.TriggerAdaptive:
 			restartWhy = lessons(end.reason)
 		case (out.Kind == runner.OutcomeStopped || endedForRestart) && end.trigger != "":
 			restartWhy = end.reason
@@ -266,7 +277,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 				return err
 			}
 			prompt = p.withRejection(cp.Prompt(p.basePrompt))
-			if end.trigger == triggerAdaptive {
+			if end.trigger == policy.TriggerAdaptive {
 				r.openWindow(p)
 			}
 			r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)

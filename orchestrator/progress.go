@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"time"
 
-	econ "github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 )
 
@@ -64,7 +64,7 @@ func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
 		}
 		used, dim := m.meter.Standing(now.Sub(m.since))
 		if pr.Budget == nil || used*100 > pr.Budget.UsedPct {
-			pr.Budget = &BudgetProgress{Scope: m.scope, UsedPct: econ.RoundPct(used * 100), Dimension: string(dim), Level: econ.LevelOf(used).String()}
+			pr.Budget = &BudgetProgress{Scope: m.scope, UsedPct: budget.RoundPct(used * 100), Dimension: string(dim), Level: budget.LevelOf(used).String()}
 		}
 	}
 }

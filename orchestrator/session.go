@@ -22,6 +22,7 @@ type sessionEnd struct {
 	handoff     string            // the agent's handoff file, when it wrote one
 	noHandoff   string            // why a handoff that was due is missing
 	avoid       []string          // repeated calls the next session must avoid
+	done        bool              // the agent ran `debussy done` in this session
 }
 
 func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
@@ -31,21 +32,176 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if err := r.save(); err != nil {
 		return sessionEnd{}, err
 	}
-	ph := p.ph
 	est := estimator.New(estimator.Config{
-		ContextThreshold:  r.cfg.ContextThreshold,
+		ContextThreshold: r.cfg.ContextThreshold,
+		// The policy applies the tool-call threshold (a fallback without
+		// usage); the estimator's own trigger only for the user's value.
 		ToolCallThreshold: r.cfg.ToolCallThreshold,
 		Window:            p.window,
 		PromptChars:       len(prompt),
 	})
-	fields := func(m map[string]any) map[string]any {
-		if m == nil {
-			m = map[string]any{}
-		}
-		m["phase"], m["session"] = ph.ID, n
-		return m
+	r.event("session_spawned", sessionFields(p, n, map[string]any{"prompt_chars": len(prompt)}))
+	if !p.lastTrigger.IsZero() {
+		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
+		p.lastTrigger = time.Time{}
 	}
-	spec := runner.Spec{
+	// Ctrl-C cancels ctx: the session stops at the next safe point, and is
+	// killed if it has not ended InterruptGrace later (Spec.CancelGrace).
+	sess, err := runner.Start(ctx, r.sessionSpec(p, n, prompt))
+	if err != nil {
+		if errors.Is(err, runner.ErrClaudeNotFound) {
+			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
+	}
+	interrupted := r.watchInterrupt(ctx, p, n, sess)
+
+	d := r.newDriver(p, n, sess)
+	defer d.close()
+	r.startEconomics(p)
+	d.armEconTimer()
+	p.rec.Zone = string(estimator.ZoneGreen)
+	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
+	snap := r.follow(d, est, sess)
+
+	o := d.pol.Outcome()
+	end := sessionEnd{trigger: o.Trigger, reason: o.Reason, handoff: o.Handoff, noHandoff: o.NoHandoff, avoid: o.Avoid, done: o.Done}
+	if end.trigger == "" {
+		end.handoff = ""
+	}
+	p.undelivered = o.Undelivered
+	var trigAt time.Time
+	if end.trigger != "" {
+		trigAt = p.lastTrigger
+	}
+	var out runner.Outcome
+	r.unlocked(func() { out = sess.Wait() })
+	end.outcome = out
+	end.interrupted = interrupted()
+	if !trigAt.IsZero() {
+		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
+	}
+	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
+		p.window = snap.ResultWindow
+	}
+	// Every API call of the session, counted once: the Meter's figures
+	// (a result's usage covers only its own turn).
+	spent := r.endEconomics(p)
+	r.progress(p, n, snap, true)
+	if err := r.save(); err != nil {
+		return end, err
+	}
+	r.event("session_ended", sessionFields(p, n, map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
+		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(d.pol.Zone()),
+		"policy_state": string(d.pol.State()), "trigger": string(end.trigger), "stop_reason": end.reason, "done": end.done,
+		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns}))
+	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", describeOutcome(out),
+		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
+	return end, nil
+}
+
+// follow reads the session's events until the stream ends: each hook call
+// is answered first, from memory and without the run's lock (driver.answer);
+// then, under the lock, the event is folded into the estimator, the
+// checkpoint's recorder, the policy and the budgets. It returns the last
+// snapshot.
+func (r *orun) follow(d *driver, est *estimator.Estimator, sess *runner.Session) estimator.Snapshot {
+	p, n := d.p, d.n
+	lastBand := -1
+	var snap estimator.Snapshot
+	events := sess.Events()
+	for events != nil {
+		var (
+			ev                runner.Event
+			open, grace, econ bool
+		)
+		graceC, econC := d.graceC(), d.econC()
+		// The wait lets concurrent phases run meanwhile (parallel.go).
+		r.unlocked(func() {
+			select {
+			case ev, open = <-events:
+				if open && ev.Kind == runner.KindHook && ev.Hook != nil {
+					d.answer(ev.Hook)
+				}
+			case <-graceC:
+				grace = true
+			case <-econC:
+				econ = true
+			}
+		})
+		switch {
+		case grace:
+			d.graceExpired()
+			continue
+		case econ:
+			// No event for a while (a long tool): the duration budgets
+			// are checked all the same, and a stop waits for that tool's
+			// PostToolUse or interrupts it after stop_grace.
+			d.checkEconomics()
+			d.apply()
+			d.armEconTimer()
+			r.progress(p, n, snap, false)
+			continue
+		case !open:
+			events = nil
+			continue
+		}
+		snap = est.Observe(ev)
+		p.events.Observe(ev)
+		r.logEvent(p.ph.ID, n, ev, snap, p.repo.Root())
+		if snap.Tokens > 0 && snap.Window > 0 {
+			if band := int(snap.Percent / 10); band != lastBand {
+				lastBand = band
+				r.log.Info("context", "phase", p.ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
+					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls, "zone", string(d.pol.Zone()))
+			}
+		}
+		if ev.Kind == runner.KindInit {
+			r.warnCompactionPoint(p, snap)
+		}
+		d.observe(ev, snap)
+		d.observeEconomics(ev)
+		d.apply()
+		r.progress(p, n, snap, false)
+	}
+	return snap
+}
+
+// watchInterrupt reports Ctrl-C while the session runs (the stop itself
+// is the runner's, through ctx) and kills the session at once on a second
+// one. The returned func, called after the session ended, says whether
+// the session was interrupted.
+func (r *orun) watchInterrupt(ctx context.Context, p *phaseRun, n int, sess *runner.Session) func() bool {
+	var interrupted bool
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		interrupted = true
+		r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
+		r.event("interrupt", sessionFields(p, n, nil))
+		select {
+		case <-done:
+		case <-r.Hard:
+			r.log.Warn("second interrupt: killing the session")
+			sess.Kill()
+		}
+	}()
+	return func() bool {
+		close(done)
+		<-exited
+		return interrupted
+	}
+}
+
+// sessionSpec is how runner starts the phase's session n.
+func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
+	ph := p.ph
+	return runner.Spec{
 		Bin:            r.cfg.ClaudeBin,
 		Model:          r.cfg.Model,
 		PermissionMode: r.cfg.PermissionMode,
@@ -67,163 +223,41 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		AllowCompact:   r.cfg.AllowCompaction,
 		Logger:         r.log,
 		OnMark: func(name string, at time.Time, f map[string]any) {
-			r.event(name, fields(f))
-			switch name {
-			case "tool_drained":
-				if f["timed_out"] == true {
-					r.log.Warn("the running tool did not finish within stop_grace: interrupting it", "phase", ph.ID,
-						"stop_grace", time.Duration(r.cfg.StopGrace))
-				} else {
-					r.log.Info("safe point reached: interrupting the session", "phase", ph.ID)
-				}
-			case "sigkill":
-				if f["by"] == "cancel_grace" {
-					r.log.Warn("the running tool did not finish after the interrupt: killing the session", "phase", ph.ID, "grace", r.InterruptGrace)
-				} else {
-					r.log.Info("stopping the session", "phase", ph.ID, "step", name)
-				}
-			case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
-				r.log.Info("stopping the session", "phase", ph.ID, "step", name)
-			default:
-				r.log.Debug("stop timeline", "phase", ph.ID, "step", name)
-			}
+			r.event(name, sessionFields(p, n, f))
+			r.logMark(ph.ID, name, f)
 		},
 	}
-	r.event("session_spawned", fields(map[string]any{"prompt_chars": len(prompt)}))
-	if !p.lastTrigger.IsZero() {
-		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
-		p.lastTrigger = time.Time{}
-	}
-	// Ctrl-C cancels ctx: the session stops at the next safe point, and is
-	// killed if it has not ended InterruptGrace later (Spec.CancelGrace).
-	sess, err := runner.Start(ctx, spec)
-	if err != nil {
-		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
-		}
-		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
-	}
+}
 
-	// The stop itself is the runner's (ctx); this only reports it, and
-	// kills the session at once on a second Ctrl-C.
-	var interrupted bool
-	watchDone := make(chan struct{})
-	watchExited := make(chan struct{})
-	go func() {
-		defer close(watchExited)
-		select {
-		case <-watchDone:
-			return
-		case <-ctx.Done():
+// logMark logs a step of the runner's stop timeline.
+func (r *orun) logMark(phase, name string, f map[string]any) {
+	switch name {
+	case "tool_drained":
+		if f["timed_out"] == true {
+			r.log.Warn("the running tool did not finish within stop_grace: interrupting it", "phase", phase,
+				"stop_grace", time.Duration(r.cfg.StopGrace))
+		} else {
+			r.log.Info("safe point reached: interrupting the session", "phase", phase)
 		}
-		interrupted = true
-		r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
-		r.event("interrupt", fields(nil))
-		select {
-		case <-watchDone:
-		case <-r.Hard:
-			r.log.Warn("second interrupt: killing the session")
-			sess.Kill()
+	case "sigkill":
+		if f["by"] == "cancel_grace" {
+			r.log.Warn("the running tool did not finish after the interrupt: killing the session", "phase", phase, "grace", r.InterruptGrace)
+		} else {
+			r.log.Info("stopping the session", "phase", phase, "step", name)
 		}
-	}()
+	case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
+		r.log.Info("stopping the session", "phase", phase, "step", name)
+	default:
+		r.log.Debug("stop timeline", "phase", phase, "step", name)
+	}
+}
 
-	b := r.newBudget(p, n, sess)
-	defer b.close()
-	r.startEconomics(p)
-	b.armEconTimer()
-	p.rec.Zone = string(b.zone)
-	p.rec.Zones = append(p.rec.Zones, string(b.zone))
-	var (
-		end      sessionEnd
-		lastBand = -1
-		snap     estimator.Snapshot
-	)
-	events := sess.Events()
-	for events != nil {
-		var (
-			ev                runner.Event
-			open, grace, econ bool
-		)
-		graceC, econC := b.graceC(), b.econC()
-		// The wait lets concurrent phases run meanwhile (parallel.go).
-		r.unlocked(func() {
-			select {
-			case ev, open = <-events:
-			case <-graceC:
-				grace = true
-			case <-econC:
-				econ = true
-			}
-		})
-		switch {
-		case grace:
-			b.graceExpired()
-			continue
-		case econ:
-			// No event for a while (a long tool): the duration budgets
-			// are checked all the same, and a stop waits for that tool's
-			// PostToolUse or interrupts it after stop_grace.
-			b.checkEconomics()
-			b.armEconTimer()
-			r.progress(p, n, snap, false)
-			continue
-		case !open:
-			events = nil
-			continue
-		}
-		snap = est.Observe(ev)
-		p.events.Observe(ev)
-		r.logEvent(ph.ID, n, ev, snap, p.repo.Root())
-		if snap.Tokens > 0 && snap.Window > 0 {
-			if band := int(snap.Percent / 10); band != lastBand {
-				lastBand = band
-				r.log.Info("context", "phase", ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
-					"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls, "zone", b.zone)
-			}
-		}
-		if ev.Kind == runner.KindInit {
-			r.warnCompactionPoint(p, snap)
-		}
-		b.observe(ev, snap)
-		b.observeEconomics(ev)
-		r.progress(p, n, snap, false)
-		if ev.Kind == runner.KindHook && ev.Hook != nil {
-			b.answer(ev.Hook)
-		}
+func sessionFields(p *phaseRun, n int, m map[string]any) map[string]any {
+	if m == nil {
+		m = map[string]any{}
 	}
-	if b.stage == stageStopping {
-		end.trigger, end.reason = b.trigger, b.reason
-		end.handoff, end.noHandoff, end.avoid = b.handoff, b.noHandoff, b.avoid
-	}
-	var trigAt time.Time
-	if end.trigger != "" {
-		trigAt = p.lastTrigger
-	}
-	var out runner.Outcome
-	r.unlocked(func() { out = sess.Wait() })
-	close(watchDone)
-	<-watchExited
-	end.outcome = out
-	end.interrupted = interrupted
-	if !trigAt.IsZero() {
-		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
-	}
-	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
-		p.window = snap.ResultWindow
-	}
-	// Every API call of the session, counted once: the Meter's figures
-	// (a result's usage covers only its own turn).
-	spent := r.endEconomics(p)
-	r.progress(p, n, snap, true)
-	if err := r.save(); err != nil {
-		return end, err
-	}
-	r.event("session_ended", fields(map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
-		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(b.zone),
-		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns}))
-	r.log.Info("session ended", "phase", ph.ID, "session", n, "outcome", describeOutcome(out),
-		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
-	return end, nil
+	m["phase"], m["session"] = p.ph.ID, n
+	return m
 }
 
 // logEvent reports what a person watching the run wants to see.

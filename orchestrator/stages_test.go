@@ -217,8 +217,10 @@ func TestStages(t *testing.T) {
 			events:   []string{"nudge"},
 		},
 		{
-			name:     "yellow zone: a note; red zone: the handoff",
-			set:      func(c *config.Config) { c.ZoneToolCallsYellow, c.ZoneToolCallsRed = 2, 4 },
+			name: "yellow zone: a note; red zone: the handoff",
+			set: func(c *config.Config) {
+				c.ZoneToolCallsYellow, c.ZoneToolCallsRed, c.ZoneAction = 2, 4, config.ZoneActionHandoff
+			},
 			script:   script{"1": {{"echo one", "echo two", "echo three", "echo four", "handoff RED-ZONE-HANDOFF"}, {"done", "result"}}},
 			hooks:    [][]string{{"post Bash note: debussy: this session is in the yellow zone", "pre Bash deny: debussy: red zone", "post Write stop"}},
 			prompt2:  []string{"RED-ZONE-HANDOFF"},

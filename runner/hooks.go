@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ type HookCall struct {
 	Event          HookEvent
 	ToolName       string
 	ToolUseID      string          // the stream's tool_use id
-	ToolInput      json.RawMessage // bounded like Assistant tool inputs (nil over MaxInputBytes)
+	ToolInput      json.RawMessage // as sent; over MaxInputBytes only file_path, path, the command's head, size and digest
 	ToolResponse   string          // PostToolUse: bounded text of tool_response
 	StopHookActive bool            // Stop: already continuing because of a Stop hook
 	Trigger        string          // PreCompact: "auto" or "manual"
@@ -174,4 +175,40 @@ func (b *boundedJSON) UnmarshalJSON(raw []byte) error {
 	}
 	b.s = strings.ToValidUTF8(string(raw), "\uFFFD")
 	return nil
+}
+
+// maxKeptCommand bounds the command kept from an input over MaxInputBytes.
+const maxKeptCommand = 4 << 10
+
+// kept is the input a hook consumer gets: the input itself, or for one
+// over MaxInputBytes the fields its decisions read (file_path, path, the
+// command's head) with the full input's size and digest, so a 100 KiB
+// handoff Write is still recognised by its path and two different large
+// inputs never look identical.
+func (in toolInput) kept() json.RawMessage {
+	if in.raw != nil || in.size == 0 {
+		return in.raw
+	}
+	m := map[string]any{"debussy_input_bytes": in.size, "debussy_input_sha256": hex.EncodeToString(in.sum[:])}
+	if in.filePath != "" {
+		m["file_path"] = in.filePath
+	}
+	if in.path != "" {
+		m["path"] = in.path
+	}
+	if c := in.command; c != "" {
+		if len(c) > maxKeptCommand {
+			cut := maxKeptCommand
+			for cut > 0 && !utf8.RuneStart(c[cut]) {
+				cut--
+			}
+			c = c[:cut]
+		}
+		m["command"] = c
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -30,8 +30,9 @@ func TestStopMachineHooks(t *testing.T) {
 			cfg:  hooks,
 			steps: []step{
 				at(0, hooksOK(), toolUse("A", "B")), at(0, stop("context at 80%")),
-				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, toolResult("A")),
-				at(0, hook(HookPreToolUse, "h2", "B")), at(time.Second, hook(HookPostToolUse, "h3", "B")), at(0, toolResult("B")),
+				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, answerHook("h1", HookAnswer{})), at(0, toolResult("A")),
+				at(0, hook(HookPreToolUse, "h2", "B")), at(0, answerHook("h2", HookAnswer{})),
+				at(time.Second, hook(HookPostToolUse, "h3", "B")), at(0, answerHook("h3", HookAnswer{})), at(0, toolResult("B")),
 				at(0, result("success", false)), at(0, exitAndGone(exitCode(0))...),
 			},
 			want: append([]string{
@@ -92,6 +93,7 @@ func TestStopMachineHooks(t *testing.T) {
 			steps: []step{
 				at(0, hooksOK(), toolUse("A")), at(0, hook(HookPreToolUse, "h1", "A")),
 				at(0, answerHook("h1", HookAnswer{StopReason: "emergency"})), at(time.Second, hook(HookPostToolUse, "h2", "A")),
+				at(0, answerHook("h2", HookAnswer{})),
 			},
 			want: []string{
 				"0s answer h1 {}", "0s stop_requested stopped",
@@ -127,7 +129,7 @@ func TestStopMachineHooks(t *testing.T) {
 			cfg:  hooks,
 			steps: []step{
 				at(0, hooksOK(), toolUse("A", "B")), at(0, stop("context at 80%")),
-				at(time.Second, hook(HookPostToolUse, "h1", "A"), toolResult("A")), timer(),
+				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, answerHook("h1", HookAnswer{})), at(0, toolResult("A")), timer(),
 			},
 			want: []string{
 				"0s stop_requested stopped",
@@ -195,7 +197,7 @@ func TestStopMachineHooks(t *testing.T) {
 			cfg:  hooks,
 			steps: []step{
 				at(0, hooksOK(), toolUse("A")), at(time.Second, cancel),
-				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, toolResult("A")),
+				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, answerHook("h1", HookAnswer{})), at(0, toolResult("A")),
 				at(0, result("success", false)), at(0, exitAndGone(exitCode(0))...),
 			},
 			want: append([]string{

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -267,6 +268,8 @@ type toolInput struct {
 	size     int
 	command  string
 	filePath string
+	path     string
+	sum      [sha256.Size]byte // of an input over MaxInputBytes
 }
 
 func (in *toolInput) UnmarshalJSON(raw []byte) error {
@@ -281,11 +284,15 @@ func (in *toolInput) UnmarshalJSON(raw []byte) error {
 		Command      string `json:"command"`
 		FilePath     string `json:"file_path"`
 		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
 	}
 	if err := decode(raw, &f); err != nil {
 		return err
 	}
-	in.command, in.filePath = f.Command, cmp.Or(f.FilePath, f.NotebookPath)
+	in.command, in.filePath, in.path = f.Command, cmp.Or(f.FilePath, f.NotebookPath), f.Path
+	if in.raw == nil {
+		in.sum = sha256.Sum256(raw)
+	}
 	return nil
 }
 
@@ -453,7 +460,7 @@ func (w *wireLine) build(ev *Event) {
 			Event:          name,
 			ToolName:       in.ToolName,
 			ToolUseID:      in.ToolUseID,
-			ToolInput:      in.ToolInput.raw,
+			ToolInput:      in.ToolInput.kept(),
 			ToolResponse:   in.ToolResponse.s,
 			StopHookActive: in.StopHookActive,
 			Trigger:        in.Trigger,

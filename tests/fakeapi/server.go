@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -475,6 +476,21 @@ type contentBlock struct {
 	Input map[string]any `json:"input,omitempty"`
 }
 
+// HandoffPath as a Write's file_path stands for the handoff path debussy
+// last named in the conversation (its request carries the absolute path,
+// which a script cannot know: it holds the run id).
+const HandoffPath = "$HANDOFF"
+
+var handoffPathRe = regexp.MustCompile(`/[^\s"'\x60\\]*/handoff-[0-9]+\.md`)
+
+func lastHandoffPath(body []byte) string {
+	all := handoffPathRe.FindAll(body, -1)
+	if len(all) == 0 {
+		return "handoff-not-named.md"
+	}
+	return string(all[len(all)-1])
+}
+
 func buildMessage(p plan, model string, blocks []Block) message {
 	m := message{ID: p.msgID, Type: "message", Role: "assistant", Model: model, Usage: p.turn.Usage}
 	stop := "end_turn"
@@ -487,6 +503,9 @@ func buildMessage(p plan, model string, blocks []Block) message {
 		input := make(map[string]any, len(b.Input))
 		for k, v := range b.Input {
 			input[k] = v
+		}
+		if fp, _ := input["file_path"].(string); fp == HandoffPath {
+			input["file_path"] = lastHandoffPath(p.req.Body)
 		}
 		if fp, ok := input["file_path"].(string); ok && fp != "" && !filepath.IsAbs(fp) && p.cwd != "" {
 			input["file_path"] = filepath.Join(p.cwd, fp)

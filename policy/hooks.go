@@ -1,0 +1,160 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// Call is one tool call at a hook, with the facts the policy needs that
+// live outside memory (gathered by the caller without any lock).
+type Call struct {
+	Tool      string
+	ToolUseID string
+	Input     json.RawMessage // nil when too large to keep
+	FilePath  string
+	Command   string
+	Response  string // PostToolUse: the tool's result text
+	// HandoffBytes is the handoff file's size after the tool (PostToolUse,
+	// asked for by WantsHandoffSize); 0 when missing or empty.
+	HandoffBytes int64
+	// Signalled: the agent's `debussy done` signal is on disk (for a done
+	// command's PostToolUse, and at the Stop hook).
+	Signalled bool
+}
+
+// CallOf is the policy's view of a hook call.
+func CallOf(h *runner.HookCall) Call {
+	c := Call{Tool: h.ToolName, ToolUseID: h.ToolUseID, Input: h.ToolInput, Response: h.ToolResponse}
+	var in struct {
+		FilePath string `json:"file_path"`
+		Command  string `json:"command"`
+	}
+	_ = json.Unmarshal(h.ToolInput, &in)
+	c.FilePath, c.Command = in.FilePath, in.Command
+	return c
+}
+
+// IsDoneCommand reports whether c runs `debussy done`.
+func (c Call) IsDoneCommand() bool { return c.Tool == "Bash" && isDoneCommand(c.Command) }
+
+// WantsHandoffSize reports whether the handoff's size matters after the
+// next tool: a handoff is due (or was told of) and not yet written.
+func (p *Policy) WantsHandoffSize() bool {
+	return (p.state == HandoffRequested || p.handoffTold) && p.handoff == ""
+}
+
+// IsHandoffCall reports whether c is one the handoff stage lets through.
+func (p *Policy) IsHandoffCall(c Call) bool { return p.isHandoffWrite(c) }
+
+// PreToolUse answers before a tool runs. budgetWhy is the budget's refusal
+// of the call at its current level ("" lets it run). The handoff's request
+// comes first: it refuses every tool the budget would and names the path.
+func (p *Policy) PreToolUse(c Call, budgetWhy string) runner.HookAnswer {
+	switch p.state {
+	case Stopping, Done:
+		return runner.HookAnswer{} // its PostToolUse ends the session cleanly
+	case HandoffRequested:
+		if p.isHandoffWrite(c) {
+			return runner.HookAnswer{}
+		}
+		p.refusedCalls++
+		if g := p.cfg.HandoffGraceCalls; g > 0 && p.refusedCalls > g {
+			// Out of calls: let this one run so that its PostToolUse ends
+			// the session cleanly.
+			p.emergency(p.trigger, fmt.Sprintf("the agent did not write its handoff within %d tool calls", g))
+			return runner.HookAnswer{}
+		}
+		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "handoff"}, LevelNone, "")
+		return runner.HookAnswer{Deny: p.request}
+	}
+	if budgetWhy != "" {
+		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "budget"}, LevelNone, "")
+		return runner.HookAnswer{Deny: budgetWhy}
+	}
+	return runner.HookAnswer{}
+}
+
+// PostToolUse answers after a tool ran: the loop check on its result, the
+// done signal, the handoff, then either the stop or the notes due. Notes
+// are not delivered with a stop: they stay for the next session.
+func (p *Policy) PostToolUse(c Call) runner.HookAnswer {
+	if nd, ok := p.nudger.ObserveResult(c.Tool, c.ToolUseID, c.Input, c.Response); ok {
+		p.nudge(nd)
+	}
+	if c.IsDoneCommand() && c.Signalled && p.state != Done {
+		p.done()
+	}
+	if p.WantsHandoffSize() && c.HandoffBytes > 0 {
+		p.handoff = p.cfg.HandoffPath
+		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: map[string]any{"path": p.handoff, "bytes": c.HandoffBytes},
+			Level: LevelInfo, Log: "handoff written"})
+		// A budget's wrap-up asked for it so that the stop loses
+		// nothing; only the handoff stage ends the session for it.
+		if p.state == HandoffRequested {
+			p.stop(p.trigger, p.reason)
+		}
+	}
+	if p.state == Stopping || p.stopAfterDone {
+		p.record("hook_stop", map[string]any{"tool": c.Tool, "reason": p.reason}, LevelNone, "")
+		return runner.HookAnswer{StopReason: p.reason}
+	}
+	if len(p.notes) == 0 {
+		return runner.HookAnswer{}
+	}
+	note := strings.Join(p.notes, "\n\n")
+	p.notes = nil
+	p.record("note", map[string]any{"tool": c.Tool, "chars": len(note), "text": note}, LevelNone, "")
+	return runner.HookAnswer{Note: note}
+}
+
+// done is the agent's `debussy done`: it beats a stop decided on the same
+// response, and no threshold restarts the session after it.
+func (p *Policy) done() {
+	if p.state == Stopping {
+		p.stopAfterDone = true
+	}
+	p.state = Done
+	p.record("done_signal", map[string]any{"stop_pending": p.stopAfterDone}, LevelInfo, "the agent signalled `debussy done`")
+}
+
+// Stop answers the Stop hook: the agent ended its turn. active is the
+// CLI's stop_hook_active (already continuing for a Stop hook: blocking
+// again would loop); c.Signalled says whether the done signal is on disk.
+func (p *Policy) Stop(active, signalled bool) runner.HookAnswer {
+	if signalled && p.state != Done && p.state != Stopping {
+		p.done() // the signal beats a handoff still due
+	}
+	switch {
+	case p.state == Stopping || p.state == Done:
+		return runner.HookAnswer{}
+	case active:
+		if p.state == HandoffRequested && p.handoff == "" {
+			p.emergency(p.trigger, "the agent ended its turn again without writing its handoff")
+		}
+		return runner.HookAnswer{}
+	case p.state == HandoffRequested && p.handoff == "":
+		p.record("stop_blocked", map[string]any{"why": "handoff"}, LevelNone, "")
+		return runner.HookAnswer{Block: p.request}
+	case !p.cfg.RequireDoneSignal || p.doneAsked || signalled:
+		return runner.HookAnswer{}
+	}
+	p.doneAsked = true
+	id := p.cfg.Phase
+	p.record("stop_blocked", map[string]any{"why": "done_signal"}, LevelInfo, "the agent ended its turn without `debussy done`: asking it to signal")
+	return runner.HookAnswer{Block: fmt.Sprintf("debussy: you ended your turn without `debussy done`. Run `debussy done --phase %s` with "+
+		"completed, blocked or failed: `debussy done --phase %s` when every task and gate is met, "+
+		"`debussy done --phase %s --status blocked --reason \"...\"` or `--status failed --reason \"...\"` otherwise. "+
+		"If work remains, do it first.", id, id, id)}
+}
+
+// PreCompact answers the CLI's wish to compact the conversation.
+func (p *Policy) PreCompact(trigger string) runner.HookAnswer {
+	if p.cfg.AllowCompaction {
+		return runner.HookAnswer{}
+	}
+	p.record("compaction_blocked", map[string]any{"trigger": trigger}, LevelNone, "")
+	return runner.HookAnswer{Block: "debussy restarts this session from a checkpoint instead of compacting it (allow_compaction: false)"}
+}

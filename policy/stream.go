@@ -1,0 +1,195 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// Observe follows the stream: zones, exploration nudges and the context's
+// stages. It runs for every event before a hook on it is answered, with the
+// estimator's snapshot after that event.
+func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
+	p.observeZone(snap)
+	for _, nd := range p.nudger.Observe(ev) {
+		p.nudge(nd)
+	}
+	thr := p.cfg.ContextThreshold
+	ctxOn := snap.Window > 0 && thr < 100
+	if p.state == Stopping || p.state == Done {
+		// The emergency outranks a budget's stop already decided.
+		if p.state == Stopping && p.trigger == TriggerBudget && ctxOn && snap.Percent >= EmergencyPercent {
+			p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
+		}
+		return
+	}
+	switch {
+	case ctxOn && snap.Percent >= EmergencyPercent:
+		p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
+	case snap.Trigger == estimator.TriggerCompaction && !p.cfg.AllowCompaction:
+		// The CLI compacted although PreCompact was blocked (another
+		// client, an older CLI): restart from a checkpoint as before.
+		p.StopFor(snap.Trigger, snap.Reason)
+	case p.state == HandoffRequested:
+	case ctxOn && snap.Percent >= float64(thr):
+		p.limit(estimator.TriggerContext, reasonOf(snap, estimator.TriggerContext,
+			fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), thr)), snap)
+	case p.toolCallLimit(snap) > 0 && snap.ToolCalls >= p.toolCallLimit(snap):
+		p.limit(estimator.TriggerToolCalls, fmt.Sprintf("tool calls %d ≥ %d", snap.ToolCalls, p.toolCallLimit(snap)), snap)
+	case p.zone == estimator.ZoneRed && p.cfg.ZoneAction == ZoneHandoff:
+		p.limit(TriggerZone, fmt.Sprintf("red zone: %d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations), snap)
+	case p.state == Working && ctxOn && snap.Percent >= float64(thr-WarnBelow):
+		p.state = Warned
+		p.Note(fmt.Sprintf("debussy: your context is at %d%% of the window; at %d%% you will be asked for a handoff and this session will end. "+
+			"Finish the current step, then record what you did and what remains with `debussy progress --phase %s \"...\"`.",
+			int(snap.Percent), thr, p.cfg.Phase))
+		p.record("context_warning", map[string]any{"percent": snap.Percent, "threshold": thr}, LevelInfo, "context warning sent to the agent")
+	}
+}
+
+// toolCallLimit is the tool-call count that ends the session: the user's
+// tool_call_threshold always; without it, FallbackToolCalls only when the
+// context is a character estimate (no usage in the stream).
+func (p *Policy) toolCallLimit(snap estimator.Snapshot) int {
+	switch {
+	case p.cfg.ToolCallThreshold > 0:
+		return p.cfg.ToolCallThreshold
+	case p.cfg.ToolCallThreshold == 0 && snap.Estimated:
+		return FallbackToolCalls
+	}
+	return 0
+}
+
+func (p *Policy) observeZone(snap estimator.Snapshot) {
+	z := estimator.ZoneOf(snap, p.cfg.Zones)
+	if z == p.zone {
+		return
+	}
+	p.zone = z
+	p.emit(Effect{Kind: EffZone, Event: "zone", Level: LevelInfo, Log: "zone", Fields: map[string]any{
+		"zone": string(z), "tool_calls": snap.ToolCalls, "large_reads": snap.LargeReads, "delegations": snap.Delegations}})
+	counts := fmt.Sprintf("%d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations)
+	switch {
+	case z == estimator.ZoneYellow:
+		p.Note(fmt.Sprintf("debussy: this session is in the yellow zone (%s). "+
+			"Assess the remaining work: prefer delegating self-contained parts to a subagent (Task) over reading more yourself, "+
+			"and record progress with `debussy progress --phase %s \"...\"`.", counts, p.cfg.Phase))
+	case z == estimator.ZoneRed && p.cfg.ZoneAction == ZoneNote:
+		p.Note(fmt.Sprintf("debussy: this session is in the red zone (%s). Your context decides when the session ends, "+
+			"not this count; keep each step small and record progress with `debussy progress --phase %s \"...\"`.", counts, p.cfg.Phase))
+	}
+}
+
+func (p *Policy) nudge(nd estimator.Nudge) {
+	args := checkpoint.Redact(nd.Args)
+	p.emit(Effect{Kind: EffNudge, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: map[string]any{
+		"kind": nd.Kind, "tool": nd.Tool, "args": args, "count": nd.Count, "restart": nd.Restart}})
+	switch {
+	case nd.Restart && p.cfg.MaxRestarts > 0 && p.state != Stopping && p.state != Done:
+		p.avoid = append(p.avoid, nd.Tool+" "+args)
+		if p.state == HandoffRequested && p.handoff == "" {
+			p.noHandoff = "the session was stopped in a loop before the agent wrote its handoff"
+		}
+		p.stop(TriggerDoomLoop, fmt.Sprintf("doom loop: %s called %d times with the same arguments and the same result", nd.Tool, nd.Count))
+	case nd.Kind == estimator.NudgeDoomLoop:
+		p.Note(fmt.Sprintf("debussy: you have called %s with the same arguments %d times and got the same result each time (%s). "+
+			"Repeating it will not change the result: step back, read the error, and try a different approach.", nd.Tool, nd.Count, args))
+	default:
+		p.Note(fmt.Sprintf("debussy: %d reads in a row without an edit. You likely know enough to act: make the change now, "+
+			"or record what blocks you with `debussy progress --phase %s \"...\"`.", nd.Count, p.cfg.Phase))
+	}
+}
+
+// limit is the session reaching a threshold: the handoff stage, or a
+// plain stop without handoffs.
+func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Snapshot) {
+	if p.cfg.MaxRestarts == 0 {
+		p.stop(trig, reason) // only warns
+		return
+	}
+	p.record("trigger", map[string]any{"trigger": string(trig), "reason": reason, "tokens": snap.Tokens,
+		"window": snap.Window, "tool_calls": snap.ToolCalls, "zone": string(p.zone)}, LevelNone, "")
+	if !p.cfg.Handoff {
+		p.stop(trig, reason)
+		return
+	}
+	p.state, p.trigger, p.reason = HandoffRequested, trig, reason
+	p.request = fmt.Sprintf("debussy: %s. Write your handoff NOW to `%s` (the Write tool, that exact absolute path); "+
+		"every other tool is refused until you have. The next session starts from it, so be concrete. Use this template:\n\n%s",
+		reason, p.cfg.HandoffPath, checkpoint.HandoffTemplate())
+	p.emit(Effect{Kind: EffHandoffDir})
+	p.record("handoff_requested", map[string]any{"path": p.cfg.HandoffPath, "reason": reason},
+		LevelWarn, "threshold crossed: asking the agent for its handoff")
+}
+
+// StopFor ends the session at the next PostToolUse (or by the runner's
+// fallback when no tool comes): a budget, an adaptive restart, a compaction.
+func (p *Policy) StopFor(trig estimator.Trigger, reason string) { p.stop(trig, reason) }
+
+func (p *Policy) stop(trig estimator.Trigger, reason string) {
+	if p.state == Stopping || p.stopAfterDone {
+		return
+	}
+	// With restarts off, a threshold only warns; a budget's stop ends the
+	// phase all the same.
+	if p.cfg.MaxRestarts == 0 && trig != TriggerBudget {
+		if p.trigger == "" {
+			p.trigger = trig // once: the warning is not repeated
+			p.record("", nil, LevelWarn, "threshold crossed, but restarts are disabled (max_restarts 0): continuing: "+reason)
+		}
+		return
+	}
+	if p.state == HandoffRequested && p.handoff == "" && p.noHandoff == "" {
+		p.noHandoff = "the session was stopped before the agent wrote its handoff: " + reason
+	}
+	p.trigger, p.reason = trig, reason
+	if p.state == Done {
+		// Done beats the stop: the session still ends at the next
+		// PostToolUse, and the phase goes on to its gates.
+		p.stopAfterDone = true
+	} else {
+		p.state = Stopping
+	}
+	p.emit(Effect{Kind: EffStop, Event: "stop_decided", Fields: map[string]any{"trigger": string(trig), "reason": reason}})
+}
+
+// emergency ends a session that has no handoff and no time left. It
+// outranks a budget's stop already decided: the restart it asks for is
+// about the context, and a budget extension must not hide it.
+func (p *Policy) emergency(trig estimator.Trigger, why string) {
+	if p.cfg.MaxRestarts == 0 || p.state == Done {
+		return
+	}
+	if trig == "" {
+		trig = estimator.TriggerContext
+	}
+	p.record("emergency_stop", map[string]any{"reason": why}, LevelWarn, "emergency stop")
+	if p.cfg.Handoff && p.handoff == "" {
+		p.noHandoff = "no handoff was written: " + why
+		p.emit(Effect{Kind: EffNoHandoff})
+	}
+	if p.state == Stopping && p.trigger == TriggerBudget {
+		p.trigger, p.reason = trig, why
+		return
+	}
+	p.stop(trig, why)
+}
+
+// GraceExpired is the handoff's time running out.
+func (p *Policy) GraceExpired(grace string) {
+	if p.state == HandoffRequested {
+		p.emergency(p.trigger, "the agent did not write its handoff within "+grace)
+	}
+}
+
+// reasonOf is the estimator's wording of trig when it fired that
+// trigger, else own (the estimator's trigger is sticky: after a compaction
+// allowed by allow_compaction it names the compaction).
+func reasonOf(snap estimator.Snapshot, trig estimator.Trigger, own string) string {
+	if snap.Trigger == trig && snap.Reason != "" {
+		return snap.Reason
+	}
+	return own
+}

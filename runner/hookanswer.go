@@ -1,0 +1,117 @@
+package runner
+
+import (
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// The stop machine's side of hook calls: it carries the consumer's answers
+// to the CLI, bounds their wait, answers with a default on a timeout or at
+// a stop, and never answers a call twice. What the answer says is the
+// consumer's (package policy, through the orchestrator).
+
+// hookCall handles a hook call from the CLI: it waits for the consumer's
+// Answer, at most HookTimeout, also once the session is ending — the
+// consumer decides the answer and its wording; the runner only makes sure
+// a PostToolUse after a stop carries the stop (answer).
+func (m *machine) hookCall(h *HookCall, now time.Time) {
+	m.hooksOn = true // whatever init said, the callbacks are live
+	if m.phase >= phaseClosing {
+		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.requestID)
+		return
+	}
+	m.pending = append(m.pending, pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)})
+}
+
+// hookAnswered sends the consumer's answer, unless the runner already
+// answered that call.
+func (m *machine) hookAnswered(reqID string, a HookAnswer, now time.Time) {
+	k := slices.IndexFunc(m.pending, func(p pendingHook) bool { return p.reqID == reqID })
+	if k < 0 {
+		m.logf(slog.LevelDebug, "hook answer after the runner answered: ignored", "request_id", reqID)
+		return
+	}
+	p := m.pending[k]
+	m.pending = slices.Delete(m.pending, k, k+1)
+	if p.event != HookPostToolUse && a.StopReason != "" {
+		m.answer(p, a, now)
+		m.beginStop(OutcomeStopped, a.StopReason, now)
+		return
+	}
+	m.answer(p, a, now)
+}
+
+// defaultAnswer is the runner's own answer to a hook.
+func (m *machine) defaultAnswer(ev HookEvent) HookAnswer {
+	switch {
+	case ev == HookPreCompact && !m.cfg.allowCompact:
+		return HookAnswer{Block: compactBlockReason}
+	case ev == HookPostToolUse && m.cause != "":
+		return HookAnswer{StopReason: m.reason}
+	}
+	return HookAnswer{}
+}
+
+// answer writes the answer to p. A PostToolUse answered with a stop reason
+// ends the session cleanly: the CLI runs the response's other tools, sends
+// no further request and ends the turn with terminal_reason hook_stopped.
+func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
+	if p.event == HookPostToolUse && m.cause != "" && a.StopReason == "" {
+		a.StopReason = m.reason
+	}
+	m.emit(action{kind: actWrite, data: hookResponse(p.reqID, p.event, a)})
+	m.lastLine = maxTime(m.lastLine, now) // the CLI was waiting for us: idle from here
+	if p.event != HookPostToolUse || a.StopReason == "" {
+		return
+	}
+	if m.cause == "" {
+		// The consumer's StopReason: a RequestStop with that reason.
+		m.cause, m.reason = OutcomeStopped, a.StopReason
+		m.mark("stop_requested", now, map[string]any{"kind": string(OutcomeStopped), "reason": a.StopReason,
+			"in_flight": len(m.inflight), "by": "hook"})
+		m.failSend(ErrSessionClosed)
+		m.answerPending(now)
+	}
+	m.mark("hook_stop_sent", now, map[string]any{"request_id": p.reqID, "tool": p.tool, "reason": a.StopReason})
+	m.hookStopSent = true
+	switch m.phase {
+	case phaseRunning, phaseDraining, phaseHookWait:
+		m.phase, m.since, m.deadline = phaseHookStopped, now, now.Add(m.cfg.stopGrace)
+	}
+}
+
+// answerPending answers every pending hook call with the runner's default.
+func (m *machine) answerPending(now time.Time) {
+	for len(m.pending) > 0 {
+		p := m.pending[0]
+		m.pending = m.pending[1:]
+		m.answer(p, m.defaultAnswer(p.event), now)
+	}
+}
+
+// hookTimeouts answers, with the default, the calls the consumer left
+// unanswered for HookTimeout: the CLI must never hang on debussy.
+func (m *machine) hookTimeouts(now time.Time) {
+	if m.phase >= phaseClosing {
+		return
+	}
+	for k := 0; k < len(m.pending); {
+		p := m.pending[k]
+		if now.Before(p.deadline) {
+			k++
+			continue
+		}
+		m.pending = slices.Delete(m.pending, k, k+1)
+		m.mark("hook_slow", now, map[string]any{"hook": string(p.event), "request_id": p.reqID, "tool": p.tool, "waited": now.Sub(p.at)})
+		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "hook", p.event, "tool", p.tool, "waited", now.Sub(p.at))
+		m.answer(p, m.defaultAnswer(p.event), now)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
