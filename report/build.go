@@ -225,15 +225,23 @@ func (b *builder) session(p *Phase, s *Session) {
 			m.Turn = len(s.Points)
 		}
 	}
-	for _, turn := range d.DoneTurns {
-		text := "the agent ran debussy done"
-		if p.Done != nil && s.N == len(p.Sessions) {
-			text += " (" + string(p.Done.Status) + ")"
-			if p.Done.Reason != "" {
-				text += ": " + p.Done.Reason
+	// Runs since the policy package record the done signal as an event;
+	// older ones are read from the stream's Bash calls.
+	if !slices.ContainsFunc(s.Marks, func(m Mark) bool { return m.Kind == KindDone }) {
+		for _, turn := range d.DoneTurns {
+			s.Marks = append(s.Marks, Mark{Kind: KindDone, Turn: turn, Text: "the agent ran debussy done"})
+		}
+	}
+	if p.Done != nil && s.N == len(p.Sessions) {
+		for i := len(s.Marks) - 1; i >= 0; i-- {
+			if s.Marks[i].Kind == KindDone {
+				s.Marks[i].Text += " (" + string(p.Done.Status) + ")"
+				if p.Done.Reason != "" {
+					s.Marks[i].Text += ": " + p.Done.Reason
+				}
+				break
 			}
 		}
-		s.Marks = append(s.Marks, Mark{Kind: KindDone, Turn: turn, Text: text})
 	}
 	slices.SortStableFunc(s.Marks, func(a, b Mark) int { return cmp.Compare(a.Turn, b.Turn) })
 }
@@ -370,6 +378,8 @@ func markOf(name string, ev map[string]any) (Kind, string) {
 		return KindBudget, fmt.Sprintf("%s budget %s at %s %%", str(ev, "scope"), str(ev, "level"), pct(num(ev, "used_pct")))
 	case "interrupt":
 		return KindInterrupt, "interrupted (Ctrl-C)"
+	case "done_signal":
+		return KindDone, "the agent ran debussy done"
 	}
 	return "", ""
 }

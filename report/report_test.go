@@ -267,3 +267,14 @@ func TestChartsOnlyPhasesThatRan(t *testing.T) {
 		t.Errorf("%d mermaid blocks, want the gantt and phase 1's context", n)
 	}
 }
+
+// Since the policy package, `debussy done` is an event of its own: it
+// marks the turn once, in place of the stream's Bash call.
+func TestDoneSignalEvent(t *testing.T) {
+	in := demoInput(t)
+	in.Events = append(in.Events, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "done_signal", "phase": "1", "session": float64(2), "turn": float64(3)})
+	m := Build(in).Phases[0].Sessions[1].Marks
+	if len(m) != 1 || m[0].Kind != KindDone || m[0].Turn != 3 || m[0].Text != "the agent ran debussy done (completed)" {
+		t.Errorf("session 2 marks %+v", m)
+	}
+}
