@@ -64,24 +64,9 @@ Examples:
 }
 
 func (e *Env) logs(ctx context.Context, opts logsOptions) error {
-	_, root, err := e.findRepo()
+	_, _, store, run, err := e.findRun(opts.Run, (*state.Ledger).Latest)
 	if err != nil {
 		return err
-	}
-	store := state.New(filepath.Join(root, state.DirName))
-	l, err := store.Load()
-	if err != nil {
-		return err
-	}
-	run := l.Latest()
-	if opts.Run != "" {
-		run = l.Run(opts.Run)
-		if run == nil {
-			return fmt.Errorf("%w: no run %q in %s (debussy status shows the latest)", ErrUsage, opts.Run, store.Dir)
-		}
-	}
-	if run == nil {
-		return fmt.Errorf("%w: no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", ErrUsage, store.Dir)
 	}
 	rec, err := logsPhase(run, opts.Phase)
 	if err != nil {

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -320,7 +322,59 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Extend:      e.extender(live),
 	})
 	live.close()
+	if path := e.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		e.stepSummaryCharts(path, store, ws, started, logger)
+	}
 	return e.runEnded(err, store, started, opts)
+}
+
+// stepSummaryCharts appends the run's Mermaid charts (debussy report) below
+// the table the orchestrator wrote to GitHub's step summary. A failure
+// costs only the charts: a warning.
+func (e *Env) stepSummaryCharts(path string, store *state.Store, ws *workspace, started time.Time, logger *slog.Logger) {
+	l, err := store.Load()
+	if err != nil {
+		return
+	}
+	run := thisRun(l, started)
+	if run == nil {
+		return
+	}
+	in, err := loadReport(store, ws.Repo, run, ws.Config)
+	if err == nil {
+		var b strings.Builder
+		report.Charts(&b, report.Build(in))
+		if b.Len() > 0 {
+			err = appendFile(path, b.String()+"\n")
+		}
+	}
+	if err != nil {
+		logger.Warn("write the charts to GITHUB_STEP_SUMMARY", "err", err)
+	}
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open step summary: %w", err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		f.Close()
+		return fmt.Errorf("write step summary: %w", err)
+	}
+	return f.Close()
+}
+
+// thisRun is the run this process started at or after started, if the
+// ledger has it.
+func thisRun(l *state.Ledger, started time.Time) *state.Run {
+	var run *state.Run
+	for _, r := range l.Runs {
+		if r.PID == os.Getpid() && !r.StartedAt.Before(started) && (run == nil || !r.StartedAt.Before(run.StartedAt)) {
+			run = r
+		}
+	}
+	return run
 }
 
 // runEndedError is a run that started and did not complete: its summary
@@ -359,12 +413,7 @@ func (e *Env) runEnded(err error, store *state.Store, started time.Time, opts ru
 	if lerr != nil {
 		return err
 	}
-	var run *state.Run
-	for _, r := range l.Runs {
-		if r.PID == os.Getpid() && !r.StartedAt.Before(started) && (run == nil || !r.StartedAt.Before(run.StartedAt)) {
-			run = r
-		}
-	}
+	run := thisRun(l, started)
 	if run == nil {
 		return err
 	}

@@ -44,10 +44,13 @@ type driver struct {
 	est  *estimator.Estimator
 
 	handoffPath string // absolute
-	// deferred is the budgets' I/O (events, ledger, log), decided on the
-	// reader and done by the phase's loop under the run's lock; d.mu.
-	deferred  []func()
-	activity  string // what the agent is doing, as last saved; d.mu
+	// deferred is the ledger's changes, decided on the reader and made
+	// by the phase's loop under the run's lock; d.mu.
+	deferred []func()
+	activity string // what the agent is doing, as last saved; d.mu
+	// turn is the session's main-thread responses so far: events carry
+	// it so a report can mark them on the context curve; d.mu.
+	turn      int
 	grace     *time.Timer
 	econTimer *time.Timer // the duration budgets' next level (economics.go)
 }
@@ -139,20 +142,21 @@ func (d *driver) fields(m map[string]any) map[string]any {
 	if m == nil {
 		m = map[string]any{}
 	}
-	m["phase"], m["session"] = d.p.ph.ID, d.n
+	m["phase"], m["session"], m["turn"] = d.p.ph.ID, d.n, d.turn
 	return m
 }
 
-// see folds one stream event into the estimator and the policy and, for
-// a hook call, answers it; on the session's reader, in stream order, so
-// every answer is decided with all the events before it. It takes only
-// d.mu and performs no effect (apply does, under the run's lock), so a
-// phase committing or merging under --parallel never delays another
-// phase's answer.
+// see folds one stream event into the estimator, the policy and the
+// budgets and, for a hook call, answers it; on the session's reader, in
+// stream order, so every answer is decided with all the events before it.
+// It takes only d.mu: records are appended, and the ledger's changes wait
+// for the phase's loop (apply), so a phase committing or merging under
+// --parallel never delays another phase's answer.
 func (d *driver) see(ev runner.Event) estimator.Snapshot {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	snap := d.est.Observe(ev)
+	d.turn = snap.Messages
 	d.pol.Observe(ev, snap)
 	d.observeEconomics(ev)
 	if ev.Kind == runner.KindHook && ev.Hook != nil {

@@ -246,7 +246,8 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.save(); err != nil {
 		return err
 	}
-	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order)})
+	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
+		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 {

@@ -7,7 +7,8 @@
 # agent's handoff (refusing other tools), the handoff's write ends the
 # session cleanly, and debussy commits, checkpoints with the handoff and
 # restarts (on a terminal, with the live status line below the log); then
-# `debussy logs` renders the session it stopped.
+# `debussy logs` renders the session it stopped and `debussy report` draws
+# the run as one HTML page, whose path it prints last.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/debussy-demo.XXXXXX")
@@ -70,5 +71,9 @@ if [[ -n $checkpoint ]]; then
 	(cd "$repo" && "$work/bin/debussy" logs --phase "$phase" --session 1 | head -n40) || true
 	echo
 fi
+echo "==> debussy report   (the run drawn: sessions on a timeline, context per turn with what debussy did, tokens and cost, tool calls, files)"
+report=$(cd "$repo" && "$work/bin/debussy" report) || report=
+echo
 echo "files: $repo   (cd $repo && $work/bin/debussy status; $work/bin/debussy logs --help)"
+[[ -n $report ]] && echo "report: $report   (open it in a browser; debussy report --md prints it as markdown)"
 exit $rc

@@ -1,0 +1,461 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Report is a run, laid out for drawing.
+type Report struct {
+	RunID, Plan, Status string
+	Started, Ended      time.Time
+	Threshold           int // context_threshold, percent
+	Phases              []*Phase
+	Spend               Spend
+	Budget              Limits // the plan's
+}
+
+// Phase is one phase of the run.
+type Phase struct {
+	ID, Title, Status string
+	Started, Ended    time.Time
+	Restarts          int
+	Error             string
+	Sessions          []*Session
+	Gates             []Gate
+	Done              *state.Signal
+	Spend             Spend
+	Budget            Limits
+	Notes             []string // remediation, retries, merges: what happened between sessions
+}
+
+// Session is one claude process of a phase.
+type Session struct {
+	N             int
+	Start, End    time.Time
+	Outcome       string // how the session ended: its reason when debussy stopped it
+	Model         string
+	Window        int64
+	Points        []Point
+	Marks         []Mark
+	Spend         Spend
+	Tools         []Count
+	SubagentTools int
+	Commits       []Commit
+	Refusals      []string
+	Nudges        []string
+	started       bool
+}
+
+// Mark is something that happened in a session, placed on its turn.
+type Mark struct {
+	Kind Kind
+	Turn int
+	At   time.Time // zero when only the stream knows it (the done call)
+	Text string
+}
+
+// Count is one tool's calls.
+type Count struct {
+	Name  string
+	Calls int
+}
+
+// Commit is one commit of the run with the paths it changed.
+type Commit struct {
+	Hash, Subject, Event string
+	Changes              []gitcommit.Change
+}
+
+// Gate is one gate run after a session.
+type Gate struct {
+	Name, Command string
+	Passed        bool
+	Unchecked     bool
+	ExitCode      int
+	End           time.Time
+	Duration      time.Duration
+	AfterSession  int
+}
+
+// Spend is tokens by kind and their cost.
+type Spend struct {
+	Tokens budget.Tokens
+	Cost   float64
+	// CostByKind splits Cost in the order of Kinds (input, cache read,
+	// cache write, output), priced at the session's main model and scaled
+	// to Cost.
+	CostByKind [4]float64
+}
+
+// Kinds are the token kinds in the order the charts stack them.
+var Kinds = [4]string{"input", "cache read", "cache write", "output"}
+
+func (s Spend) byKind() [4]float64 {
+	t := s.Tokens
+	return [4]float64{float64(t.Input), float64(t.CacheRead), float64(t.CacheWrite), float64(t.Output)}
+}
+
+func (s Spend) add(o Spend) Spend {
+	r := Spend{Tokens: s.Tokens.Add(o.Tokens), Cost: s.Cost + o.Cost}
+	for i := range r.CostByKind {
+		r.CostByKind[i] = s.CostByKind[i] + o.CostByKind[i]
+	}
+	return r
+}
+
+// Limits is a budget: 0 is no limit.
+type Limits struct {
+	Tokens int64
+	Cost   float64
+}
+
+// Kind is what a mark says.
+type Kind string
+
+const (
+	KindWarning     Kind = "warning"
+	KindThreshold   Kind = "threshold"
+	KindHandoff     Kind = "handoff_requested"
+	KindHandoffDone Kind = "handoff_written"
+	KindRefusal     Kind = "refusal"
+	KindNudge       Kind = "nudge"
+	KindStop        Kind = "stop"
+	KindEmergency   Kind = "emergency"
+	KindStopBlocked Kind = "stop_blocked"
+	KindCompaction  Kind = "compaction"
+	KindZone        Kind = "zone"
+	KindBudget      Kind = "budget"
+	KindInterrupt   Kind = "interrupt"
+	KindDone        Kind = "done"
+)
+
+// Build lays out the run. It never fails: what is missing is left out.
+func Build(in Input) *Report {
+	run := in.Run
+	r := &Report{RunID: run.ID, Plan: in.PlanName, Status: string(run.Status), Started: run.StartedAt, Ended: run.EndedAt,
+		Threshold: in.Threshold}
+	if r.Plan == "" {
+		r.Plan = filepath.Base(run.Plan)
+	}
+	if e := run.Economics; e != nil {
+		r.Budget = Limits{Tokens: e.Limits.Tokens, Cost: e.Limits.CostUSD}
+	}
+	byID := map[string]*Phase{}
+	for _, pr := range run.Phases {
+		// A phase this run never started (skipped as done, or left
+		// pending by --only) has nothing to draw; one that ended before
+		// its first session (a spent budget) keeps its error.
+		if pr.Sessions == 0 && pr.LastError == "" {
+			continue
+		}
+		p := &Phase{ID: pr.ID, Title: pr.Title, Status: string(pr.Status), Started: pr.StartedAt, Ended: pr.EndedAt,
+			Restarts: pr.Restarts, Error: pr.LastError, Done: in.Signals[pr.ID]}
+		if e := pr.Economics; e != nil {
+			p.Budget = Limits{Tokens: e.Limits.Tokens, Cost: e.Limits.CostUSD}
+		}
+		for n := 1; n <= pr.Sessions; n++ {
+			p.Sessions = append(p.Sessions, &Session{N: n})
+		}
+		byID[p.ID] = p
+		r.Phases = append(r.Phases, p)
+	}
+	b := &builder{in: in, r: r, phases: byID}
+	for _, ev := range in.Events {
+		b.event(ev)
+	}
+	for _, p := range r.Phases {
+		for _, s := range p.Sessions {
+			b.session(p, s)
+			p.Spend = p.Spend.add(s.Spend)
+		}
+		r.Spend = r.Spend.add(p.Spend)
+	}
+	b.commits()
+	if r.Threshold == 0 {
+		r.Threshold = 80
+	}
+	return r
+}
+
+type builder struct {
+	in     Input
+	r      *Report
+	phases map[string]*Phase
+}
+
+func (b *builder) session(p *Phase, s *Session) {
+	d := b.in.Sessions[SessionKey{p.ID, s.N}]
+	if d == nil {
+		return
+	}
+	s.Model, s.Window, s.Points, s.SubagentTools = d.Model(), d.Window(), d.Points, d.SubagentTools
+	for name, n := range d.Tools {
+		s.Tools = append(s.Tools, Count{name, n})
+	}
+	slices.SortFunc(s.Tools, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), cmp.Compare(a.Name, b.Name))
+	})
+	t := d.Spent()
+	s.Spend = Spend{Tokens: t.Tokens, Cost: t.CostUSD}
+	if price, ok := d.price.Lookup(s.Model); ok || s.Model != "" {
+		one := [4]budget.Tokens{{Input: t.Tokens.Input}, {CacheRead: t.Tokens.CacheRead}, {CacheWrite: t.Tokens.CacheWrite}, {Output: t.Tokens.Output}}
+		var sum float64
+		for i, o := range one {
+			s.Spend.CostByKind[i] = price.Cost(o)
+			sum += s.Spend.CostByKind[i]
+		}
+		for i := range s.Spend.CostByKind {
+			if sum > 0 {
+				s.Spend.CostByKind[i] *= t.CostUSD / sum
+			}
+		}
+	}
+	for i := range s.Marks {
+		m := &s.Marks[i]
+		if m.Turn < 0 || m.Turn > len(s.Points) {
+			m.Turn = len(s.Points)
+		}
+	}
+	// Runs since the policy package record the done signal as an event;
+	// older ones are read from the stream's Bash calls.
+	if !slices.ContainsFunc(s.Marks, func(m Mark) bool { return m.Kind == KindDone }) {
+		for _, turn := range d.DoneTurns {
+			s.Marks = append(s.Marks, Mark{Kind: KindDone, Turn: turn, Text: "the agent ran debussy done"})
+		}
+	}
+	if p.Done != nil && s.N == len(p.Sessions) {
+		for i := len(s.Marks) - 1; i >= 0; i-- {
+			if s.Marks[i].Kind == KindDone {
+				s.Marks[i].Text += " (" + string(p.Done.Status) + ")"
+				if p.Done.Reason != "" {
+					s.Marks[i].Text += ": " + p.Done.Reason
+				}
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(s.Marks, func(a, b Mark) int { return cmp.Compare(a.Turn, b.Turn) })
+}
+
+// event files one events.jsonl line where it belongs.
+func (b *builder) event(ev map[string]any) {
+	name, _ := ev["event"].(string)
+	at, _ := time.Parse(time.RFC3339Nano, str(ev, "ts"))
+	if name == "run_started" {
+		if t := num(ev, "context_threshold"); t > 0 {
+			b.r.Threshold = int(t)
+		}
+		return
+	}
+	p := b.phases[str(ev, "phase")]
+	if p == nil {
+		return
+	}
+	n := int(num(ev, "session"))
+	var s *Session
+	if n >= 1 && n <= len(p.Sessions) {
+		s = p.Sessions[n-1]
+	}
+	if name == "context_warning" && b.r.Threshold == 0 {
+		b.r.Threshold = int(num(ev, "threshold"))
+	}
+	switch name {
+	case "session_spawned":
+		if s != nil {
+			s.Start, s.started = at, true
+		}
+		return
+	case "session_ended":
+		if s != nil {
+			s.End = at
+			s.Outcome = str(ev, "outcome")
+			if why := str(ev, "reason"); why != "" {
+				s.Outcome += ": " + why
+			}
+		}
+		return
+	case "gate":
+		g := Gate{Name: str(ev, "gate"), Command: str(ev, "command"), Unchecked: ev["unchecked"] == true,
+			ExitCode: int(num(ev, "exit_code")), End: at, Duration: time.Duration(num(ev, "duration_ms")) * time.Millisecond}
+		g.Passed = !g.Unchecked && g.ExitCode == 0 && ev["timed_out"] != true
+		g.AfterSession = lastStarted(p)
+		p.Gates = append(p.Gates, g)
+		return
+	case "remediation":
+		p.Notes = append(p.Notes, fmt.Sprintf("attempt %d (remediation): %s", int(num(ev, "attempt")), str(ev, "problem")))
+		return
+	case "session_retry":
+		p.Notes = append(p.Notes, fmt.Sprintf("session retried after: %s", str(ev, "why")))
+		return
+	case "merge":
+		p.Notes = append(p.Notes, fmt.Sprintf("merged into your branch at %s", gitcommit.Short(str(ev, "commit"))))
+		return
+	case "merge_failed":
+		p.Notes = append(p.Notes, "not merged: "+str(ev, "error"))
+		return
+	case "budget_extension":
+		p.Notes = append(p.Notes, fmt.Sprintf("budget extension %d asked (%s): granted %v", int(num(ev, "extension")), str(ev, "spent"), ev["granted"] == true))
+		return
+	}
+	if s == nil {
+		return
+	}
+	kind, text := markOf(name, ev)
+	if kind == "" {
+		return
+	}
+	turn := -1
+	if v, ok := ev["turn"].(float64); ok {
+		turn = int(v)
+	} else if d := b.in.Sessions[SessionKey{p.ID, s.N}]; d != nil {
+		switch {
+		case str(ev, "tool_use_id") != "":
+			turn = d.ToolTurn(str(ev, "tool_use_id"))
+		case name == "handoff_written":
+			turn = d.PathTurn(str(ev, "path"))
+		}
+	}
+	s.Marks = append(s.Marks, Mark{Kind: kind, Turn: turn, At: at, Text: text})
+	switch kind {
+	case KindRefusal:
+		s.Refusals = append(s.Refusals, text)
+	case KindNudge:
+		s.Nudges = append(s.Nudges, text)
+	}
+}
+
+// markOf is what an event marks on the context curve, "" for nothing.
+func markOf(name string, ev map[string]any) (Kind, string) {
+	switch name {
+	case "context_warning":
+		return KindWarning, fmt.Sprintf("warned at %s %% of the window", pct(num(ev, "percent")))
+	case "trigger":
+		return KindThreshold, "threshold: " + str(ev, "reason")
+	case "handoff_requested":
+		return KindHandoff, "handoff requested (" + str(ev, "reason") + ")"
+	case "handoff_written":
+		return KindHandoffDone, fmt.Sprintf("handoff written (%d bytes)", int(num(ev, "bytes")))
+	case "tool_denied":
+		why := str(ev, "why")
+		if why == "" {
+			why = "handoff first"
+		}
+		return KindRefusal, fmt.Sprintf("%s refused by debussy (%s)", str(ev, "tool"), why)
+	case "nudge":
+		text := fmt.Sprintf("%s nudge: %s ×%d", str(ev, "kind"), str(ev, "tool"), int(num(ev, "count")))
+		if a := str(ev, "args"); a != "" {
+			text += " " + a
+		}
+		if ev["restart"] == true {
+			text += " (restart)"
+		}
+		return KindNudge, text
+	case "hook_stop":
+		return KindStop, "session ended after " + str(ev, "tool") + ": " + str(ev, "reason")
+	case "emergency_stop":
+		return KindEmergency, "emergency stop: " + str(ev, "reason")
+	case "stop_blocked":
+		if str(ev, "why") == "handoff" {
+			return KindStopBlocked, "turn end refused: handoff first"
+		}
+		return KindStopBlocked, "turn ended without debussy done: told to signal"
+	case "compaction_blocked":
+		return KindCompaction, "the CLI's compaction was blocked"
+	case "compaction":
+		return KindCompaction, "the CLI compacted its context"
+	case "zone":
+		return KindZone, fmt.Sprintf("zone %s (%d tool calls)", str(ev, "zone"), int(num(ev, "tool_calls")))
+	case "budget_level":
+		return KindBudget, fmt.Sprintf("%s budget %s at %s %%", str(ev, "scope"), str(ev, "level"), pct(num(ev, "used_pct")))
+	case "interrupt":
+		return KindInterrupt, "interrupted (Ctrl-C)"
+	case "done_signal":
+		return KindDone, "the agent ran debussy done"
+	}
+	return "", ""
+}
+
+// commits files each commit under the session its trailers name.
+func (b *builder) commits() {
+	for _, c := range b.in.Commits {
+		p := b.phases[c.Trailer("Debussy-Phase")]
+		if p == nil || c.Trailer("Debussy-Run") != b.r.RunID {
+			continue
+		}
+		n, _ := strconv.Atoi(c.Trailer("Debussy-Session"))
+		if n < 1 || n > len(p.Sessions) {
+			n = len(p.Sessions)
+		}
+		if n < 1 {
+			continue
+		}
+		s := p.Sessions[n-1]
+		s.Commits = append(s.Commits, Commit{Hash: c.Hash, Subject: c.Subject, Event: c.Trailer("Debussy-Event"), Changes: c.Changes})
+	}
+}
+
+func lastStarted(p *Phase) int {
+	n := 0
+	for _, s := range p.Sessions {
+		if s.started {
+			n = s.N
+		}
+	}
+	return n
+}
+
+func str(m map[string]any, k string) string {
+	switch v := m[k].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+func num(m map[string]any, k string) float64 {
+	v, _ := m[k].(float64)
+	return v
+}
+
+// pct prints a percentage with at most one decimal.
+func pct(p float64) string {
+	return strconv.FormatFloat(budget.RoundPct(p), 'f', -1, 64)
+}
+
+// Percent is the point's share of the session's window.
+func (s *Session) Percent(p Point) float64 {
+	if s.Window <= 0 {
+		return 0
+	}
+	return float64(p.Tokens) * 100 / float64(s.Window)
+}
+
+// Peak is the session's highest context percentage.
+func (s *Session) Peak() float64 {
+	var m float64
+	for _, p := range s.Points {
+		m = max(m, s.Percent(p))
+	}
+	return m
+}
+
+// Calls is the session's main-thread tool calls.
+func (s *Session) Calls() int {
+	n := 0
+	for _, c := range s.Tools {
+		n += c.Calls
+	}
+	return n
+}

@@ -1,0 +1,280 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/debussy-dev/debussy/internal/golden"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// demoInput is what the demo's run (make demo) recorded, kept under
+// testdata/demo: its ledger, events, session streams, signals and commits.
+func demoInput(t *testing.T) Input {
+	t.Helper()
+	dir := filepath.Join("testdata", "demo")
+	l, err := state.New(dir).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := l.Runs[0]
+	events, err := state.ReadEvents(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{Run: run, PlanName: "Greeter - Master Plan", Events: events, Sessions: map[SessionKey]*Digest{},
+		Signals: map[string]*state.Signal{}, Threshold: 80}
+	for _, p := range run.Phases {
+		for n := 1; n <= p.Sessions; n++ {
+			d := NewDigest(0, nil)
+			f, err := os.Open(filepath.Join(dir, "phase-"+p.ID, "session-"+itoa(n)+".jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd := bufio.NewReader(f)
+			for {
+				line, err := rd.ReadBytes('\n')
+				if len(bytes.TrimSpace(line)) > 0 {
+					d.Line(line)
+				}
+				if err != nil {
+					break
+				}
+			}
+			f.Close()
+			in.Sessions[SessionKey{p.ID, n}] = d
+		}
+		var sig state.Signal
+		readJSON(t, filepath.Join(dir, "signals", p.ID+".json"), &sig)
+		in.Signals[p.ID] = &sig
+	}
+	readJSON(t, filepath.Join(dir, "commits.json"), &in.Commits)
+	return in
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, Build(demoInput(t))); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "demo.md"), b.Bytes())
+}
+
+// The demo's first session: warned at 70 %, asked for its handoff at 80 %,
+// a tool refused meanwhile, the handoff written and the session stopped;
+// its commit holds the files it wrote; the gates ran after session 2.
+func TestBuildDemo(t *testing.T) {
+	r := Build(demoInput(t))
+	if len(r.Phases) != 2 || r.Threshold != 80 {
+		t.Fatalf("phases %d, threshold %d", len(r.Phases), r.Threshold)
+	}
+	p := r.Phases[0]
+	if len(p.Sessions) != 2 || p.Restarts != 1 {
+		t.Fatalf("phase 1: %d sessions, %d restarts", len(p.Sessions), p.Restarts)
+	}
+	s := p.Sessions[0]
+	var got []string
+	for _, m := range s.Marks {
+		got = append(got, string(m.Kind)+"@"+itoa(m.Turn))
+	}
+	want := []string{"warning@3", "threshold@4", "handoff_requested@4", "refusal@4", "handoff_written@5", "stop@5"}
+	if !slices.Equal(got, want) {
+		t.Errorf("session 1 marks %v, want %v", got, want)
+	}
+	if s.Peak() < 80 || len(s.Points) != 5 {
+		t.Errorf("session 1: %d points, peak %.1f", len(s.Points), s.Peak())
+	}
+	if len(s.Commits) != 1 || len(s.Commits[0].Changes) != 2 || s.Commits[0].Changes[1].Path != "greet.sh" {
+		t.Errorf("session 1 commits %+v", s.Commits)
+	}
+	if len(p.Gates) != 2 || p.Gates[0].AfterSession != 2 || !p.Gates[0].Passed {
+		t.Errorf("phase 1 gates %+v", p.Gates)
+	}
+	if m := p.Sessions[1].Marks; len(m) != 1 || m[0].Kind != KindDone || !strings.Contains(m[0].Text, "completed") {
+		t.Errorf("session 2 marks %+v", m)
+	}
+	if sp := r.Spend; sp.Tokens.Processed() == 0 || sp.Cost <= 0 || sp.Tokens.CacheRead == 0 {
+		t.Errorf("run spend %+v", sp)
+	}
+	var sum float64
+	for _, c := range s.Spend.CostByKind {
+		sum += c
+	}
+	if d := sum - s.Spend.Cost; d > 1e-9 || d < -1e-9 {
+		t.Errorf("cost by kind sums to %v, cost %v", sum, s.Spend.Cost)
+	}
+}
+
+// The HTML parses as well-formed markup (every element closed in order),
+// has the charts, and is self-contained: no script, no stylesheet or
+// image fetched, no link off the page.
+func TestHTMLSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, Build(demoInput(t))); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "ZgotmplZ") {
+		t.Error("html/template refused a value (ZgotmplZ in the output)")
+	}
+	void := map[string]bool{"meta": true, "br": true, "img": true, "input": true, "link": true, "hr": true}
+	var stack []string
+	svgs := 0
+	z := html.NewTokenizer(strings.NewReader(out))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		tok := z.Token()
+		switch tt {
+		case html.StartTagToken, html.SelfClosingTagToken:
+			switch tok.Data {
+			case "script", "iframe", "object", "embed", "link", "img":
+				t.Errorf("<%s> in a self-contained report", tok.Data)
+			case "svg":
+				svgs++
+			}
+			for _, a := range tok.Attr {
+				v := strings.ToLower(strings.TrimSpace(a.Val))
+				if (a.Key == "src" || a.Key == "href" || a.Key == "xlink:href") && !strings.HasPrefix(v, "#") {
+					t.Errorf("<%s %s=%q> points off the page", tok.Data, a.Key, a.Val)
+				}
+				if strings.HasPrefix(a.Key, "on") {
+					t.Errorf("<%s %s> is script", tok.Data, a.Key)
+				}
+				if strings.Contains(v, "url(") {
+					t.Errorf("<%s %s=%q> fetches", tok.Data, a.Key, a.Val)
+				}
+			}
+			if tt == html.StartTagToken && !void[tok.Data] {
+				stack = append(stack, tok.Data)
+			}
+		case html.EndTagToken:
+			if len(stack) == 0 || stack[len(stack)-1] != tok.Data {
+				t.Fatalf("</%s> closes %v", tok.Data, stack)
+			}
+			stack = stack[:len(stack)-1]
+		case html.TextToken:
+			if strings.Contains(tok.Data, "@import") || strings.Contains(tok.Data, "url(") {
+				t.Errorf("the page's text fetches: %q", tok.Data)
+			}
+		}
+	}
+	if len(stack) != 0 {
+		t.Errorf("unclosed elements: %v", stack)
+	}
+	// timelines, context curves, tokens, cost, tools: 5 per phase, plus
+	// the run's tokens and cost.
+	if want := 2*5 + 2; svgs != want {
+		t.Errorf("%d charts, want %d", svgs, want)
+	}
+	doc, err := html.Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.FirstChild == nil {
+		t.Fatal("empty document")
+	}
+	for _, want := range []string{"debussy run 20261124-0322-4626", "handoff requested", "threshold 80 %", "A greet.sh", "after session 2: greet: passed"} {
+		if !strings.Contains(html.UnescapeString(out), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// Older runs have no turn on their events: a refusal finds its turn by its
+// tool_use id, a handoff by its path, anything else goes to the last turn.
+func TestMarkTurnWithoutTurnField(t *testing.T) {
+	in := demoInput(t)
+	var evs []map[string]any
+	for _, ev := range in.Events {
+		c := map[string]any{}
+		for k, v := range ev {
+			if k != "turn" {
+				c[k] = v
+			}
+		}
+		evs = append(evs, c)
+	}
+	in.Events = evs
+	s := Build(in).Phases[0].Sessions[0]
+	at := map[Kind]int{}
+	for _, m := range s.Marks {
+		at[m.Kind] = m.Turn
+	}
+	if at[KindRefusal] != 4 || at[KindWarning] != 5 {
+		t.Errorf("marks without turns: %v", at)
+	}
+}
+
+func TestRunsDone(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want bool
+	}{
+		{"debussy done --phase 1", true},
+		{"echo ok > ok.txt && debussy done --phase 2", true},
+		{"/tmp/x/debussy done --phase 2 --status failed --reason 'no'", true},
+		{"debussy progress --phase 1 'next: debussy done'", false},
+		{"cat > h.md <<'EOF'\n## Resume\nthen run debussy done --phase 1\nEOF", false},
+		{"debussy doner", false},
+		{"echo debussy-done", false},
+	} {
+		if got := runsDone(tc.cmd); got != tc.want {
+			t.Errorf("runsDone(%q) = %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// A CI job of the matrix runs one phase (--only): the others, pending in
+// its run, are neither drawn nor given an empty gantt section.
+func TestChartsOnlyPhasesThatRan(t *testing.T) {
+	in := demoInput(t)
+	p2 := *in.Run.Phases[1]
+	p2.Status, p2.Sessions, p2.Commits = state.StatusPending, 0, nil
+	run := *in.Run
+	run.Phases = []*state.PhaseRecord{in.Run.Phases[0], &p2}
+	in.Run = &run
+	var b strings.Builder
+	Charts(&b, Build(in))
+	out := b.String()
+	if strings.Contains(out, "phase 2") || strings.Contains(out, "Phase 2") || !strings.Contains(out, "section phase 1") {
+		t.Errorf("charts of a run that ran phase 1 only:\n%s", out)
+	}
+	if n := strings.Count(out, "```mermaid"); n != 2 {
+		t.Errorf("%d mermaid blocks, want the gantt and phase 1's context", n)
+	}
+}
+
+// Since the policy package, `debussy done` is an event of its own: it
+// marks the turn once, in place of the stream's Bash call.
+func TestDoneSignalEvent(t *testing.T) {
+	in := demoInput(t)
+	in.Events = append(in.Events, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "done_signal", "phase": "1", "session": float64(2), "turn": float64(3)})
+	m := Build(in).Phases[0].Sessions[1].Marks
+	if len(m) != 1 || m[0].Kind != KindDone || m[0].Turn != 3 || m[0].Text != "the agent ran debussy done (completed)" {
+		t.Errorf("session 2 marks %+v", m)
+	}
+}

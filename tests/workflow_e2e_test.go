@@ -1,0 +1,320 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/debussy-dev/debussy/tests/claudetest"
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// The CI recipe for real: examples/github-actions-matrix.yml's jobs run here
+// as GitHub would run them — each job in a fresh clone of an "origin"
+// repository, its run: scripts verbatim through bash -eo pipefail with the
+// ${{ }} expressions filled in, the if: conditions honoured — wave after
+// wave, until the plan job's matrix is empty. debussy and the real claude
+// CLI (against the fake API) stand in for the install step's go install and
+// npm install; gh only records the dispatch.
+func TestWorkflowMatrixRunsThePlan(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Write("base.txt", "base\n")),
+			turn(21000, done("1")),
+			turn(22000, fakeapi.Text("Phase 1 done.")),
+		}},
+		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("cat base.txt > left.txt && debussy done --phase 2")),
+			turn(21000, fakeapi.Text("Phase 2 done.")),
+		}},
+		{Name: "p3", Match: phaseMatch("3"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("cat base.txt > right.txt && debussy done --phase 3")),
+			turn(21000, fakeapi.Text("Phase 3 done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{
+		{ID: "1", Title: "Base", Gates: []string{"base: `test -f base.txt`"}},
+		{ID: "2", Title: "Left", Deps: []string{"1"}, Gates: []string{"left: `grep -q base left.txt`"}},
+		{ID: "3", Title: "Right", Deps: []string{"1"}, Gates: []string{"right: `grep -q base right.txt`"}},
+	}, "")
+	w := newWorkflow(t, h, filepath.Join("..", "examples", "github-actions-matrix.yml"))
+
+	var waves []string
+	for wave := 1; wave <= 4; wave++ {
+		w.vars["github.run_id"] = fmt.Sprint(7000 + wave)
+		plan := w.job("plan", nil)
+		if plan.failed {
+			t.Fatalf("wave %d: the plan job failed", wave)
+		}
+		matrix := plan.outputs["matrix"]
+		waves = append(waves, matrix)
+		w.vars["needs.plan.outputs.matrix"] = matrix
+		var m struct {
+			Include []map[string]string `json:"include"`
+		}
+		if err := json.Unmarshal([]byte(matrix), &m); err != nil {
+			t.Fatalf("wave %d: matrix output %q: %v", wave, matrix, err)
+		}
+		if !w.runs("phase") {
+			if len(m.Include) > 0 {
+				t.Fatalf("wave %d: phase job skipped with matrix %s", wave, matrix)
+			}
+			break
+		}
+		for _, entry := range m.Include {
+			if job := w.job("phase", entry); job.failed {
+				t.Fatalf("wave %d: phase %s failed", wave, entry["phase"])
+			} else if !strings.Contains(job.summary, "```mermaid") || !strings.Contains(job.summary, "| "+entry["phase"]+" | "+entry["title"]+" | completed |") {
+				t.Errorf("wave %d: phase %s's step summary lacks the table or the charts:\n%s", wave, entry["phase"], job.summary)
+			}
+		}
+		if !w.runs("merge") {
+			t.Fatalf("wave %d: merge job skipped", wave)
+		}
+		if job := w.job("merge", nil); job.failed {
+			t.Fatalf("wave %d: the merge job failed", wave)
+		}
+	}
+	want := []string{`{"include":[{"phase":"1","title":"Base"}]}`,
+		`{"include":[{"phase":"2","title":"Left"},{"phase":"3","title":"Right"}]}`, `{"include":[]}`}
+	if !slices.Equal(waves, want) {
+		t.Fatalf("waves %q, want %q", waves, want)
+	}
+
+	// origin's branch has every phase completed (per git), both parallel
+	// phases' files, and no phase branch left over.
+	out := claudetest.Git(t, w.origin, "log", "main", "--format=%(trailers:key=Debussy-Phase,valueonly,separator=)=%(trailers:key=Debussy-Event,valueonly,separator=)")
+	for _, id := range []string{"1", "2", "3"} {
+		if !strings.Contains(out, id+"=completed") {
+			t.Errorf("origin's main lacks phase %s's completed commit:\n%s", id, out)
+		}
+	}
+	if files := claudetest.Git(t, w.origin, "ls-tree", "--name-only", "main"); !strings.Contains(files, "left.txt") || !strings.Contains(files, "right.txt") {
+		t.Errorf("origin's main holds %q", files)
+	}
+	if refs := claudetest.Git(t, w.origin, "for-each-ref", "--format=%(refname)", "refs/heads/debussy/"); refs != "" {
+		t.Errorf("phase branches left on origin: %s", refs)
+	}
+	calls := w.calls()
+	dispatch := `gh workflow run debussy matrix --ref main -f plan=plan/MASTER_PLAN.md`
+	if n := strings.Count(calls, dispatch); n != 2 {
+		t.Errorf("%d dispatches of the next wave, want 2:\n%s", n, calls)
+	}
+	if !strings.Contains(calls, "go install github.com/debussy-dev/debussy@latest") {
+		t.Errorf("the install step did not run:\n%s", calls)
+	}
+}
+
+// ghWorkflow is the part of a workflow file the test runs.
+type ghWorkflow struct {
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]ghJob  `yaml:"jobs"`
+}
+
+type ghJob struct {
+	If       string            `yaml:"if"`
+	Outputs  map[string]string `yaml:"outputs"`
+	Steps    []ghStep          `yaml:"steps"`
+	Strategy struct {
+		Matrix any `yaml:"matrix"`
+	} `yaml:"strategy"`
+}
+
+type ghStep struct {
+	ID   string            `yaml:"id"`
+	Name string            `yaml:"name"`
+	If   string            `yaml:"if"`
+	Uses string            `yaml:"uses"`
+	Run  string            `yaml:"run"`
+	Env  map[string]string `yaml:"env"`
+}
+
+// workflow runs a workflow's jobs on this machine.
+type workflow struct {
+	t      *testing.T
+	h      *harness
+	wf     ghWorkflow
+	origin string            // the bare repository jobs clone and push to
+	bin    string            // debussy and the stubs, first on PATH
+	vars   map[string]string // the ${{ }} contexts
+}
+
+func newWorkflow(t *testing.T, h *harness, path string) *workflow {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workflow{t: t, h: h, bin: t.TempDir(), origin: filepath.Join(t.TempDir(), "origin.git")}
+	if err := yaml.Unmarshal(data, &w.wf); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	claudetest.Git(t, h.Repo, "clone", "-q", "--bare", h.Repo, w.origin)
+	if err := os.Symlink(debussyBin, filepath.Join(w.bin, "debussy")); err != nil {
+		t.Fatal(err)
+	}
+	// The install step's go install and npm install, and the dispatch's
+	// gh, only say they were called.
+	for _, stub := range []string{"go", "npm", "gh"} {
+		body := fmt.Sprintf("#!/bin/sh\necho \"%s $*\" >> %q\n", stub, filepath.Join(w.bin, "calls.log"))
+		if err := os.WriteFile(filepath.Join(w.bin, stub), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.vars = map[string]string{
+		"inputs.plan":               "plan/MASTER_PLAN.md",
+		"github.ref":                "refs/heads/main",
+		"github.ref_name":           "main",
+		"github.workflow":           "debussy matrix",
+		"github.token":              "gh-token",
+		"secrets.ANTHROPIC_API_KEY": "test", // the fake API's
+	}
+	return w
+}
+
+func (w *workflow) calls() string {
+	data, _ := os.ReadFile(filepath.Join(w.bin, "calls.log"))
+	return string(data)
+}
+
+var expr = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// expand fills in ${{ name }}; an expression the test does not know fails
+// it, so a changed workflow is noticed here rather than run half-way.
+func (w *workflow) expand(s string) string {
+	return expr.ReplaceAllStringFunc(s, func(m string) string {
+		name := expr.FindStringSubmatch(m)[1]
+		v, ok := w.vars[name]
+		if !ok {
+			w.t.Fatalf("workflow expression %s: unknown to this test", m)
+		}
+		return v
+	})
+}
+
+// cond evaluates the if: forms the workflow uses.
+func (w *workflow) cond(s string, failed bool) bool {
+	if s == "" {
+		return !failed
+	}
+	ok := true
+	for _, term := range strings.Split(s, "&&") {
+		term = strings.TrimSpace(term)
+		switch {
+		case term == "success()":
+			ok = ok && !failed
+		case term == "failure()":
+			ok = ok && failed
+		case term == "always()":
+		case strings.Contains(term, "!="), strings.Contains(term, "=="):
+			op := "=="
+			if strings.Contains(term, "!=") {
+				op = "!="
+			}
+			name, lit, _ := strings.Cut(term, op)
+			v, known := w.vars[strings.TrimSpace(name)]
+			lit = strings.Trim(strings.TrimSpace(lit), "'")
+			if !known {
+				w.t.Fatalf("if: %s: %s unknown to this test", s, name)
+			}
+			ok = ok && (v == lit) == (op == "==")
+		default:
+			w.t.Fatalf("if: %s: %q unknown to this test", s, term)
+		}
+	}
+	if !strings.Contains(s, "always()") && !strings.Contains(s, "failure()") {
+		ok = ok && !failed
+	}
+	return ok
+}
+
+// runs reports whether the job's if: lets it run after the plan job.
+func (w *workflow) runs(name string) bool {
+	return w.cond(w.wf.Jobs[name].If, false)
+}
+
+type jobResult struct {
+	failed  bool
+	outputs map[string]string
+	summary string // what the job wrote to GITHUB_STEP_SUMMARY
+}
+
+// job runs one job (one matrix entry) in a fresh workspace.
+func (w *workflow) job(name string, matrix map[string]string) jobResult {
+	w.t.Helper()
+	job, ok := w.wf.Jobs[name]
+	if !ok {
+		w.t.Fatalf("the workflow has no job %q", name)
+	}
+	if name == "phase" {
+		if m, _ := job.Strategy.Matrix.(string); m != "${{ fromJSON(needs.plan.outputs.matrix) }}" {
+			w.t.Fatalf("phase job's matrix is %v, not the plan job's output", job.Strategy.Matrix)
+		}
+	}
+	for k, v := range matrix {
+		w.vars["matrix."+k] = v
+	}
+	dir := w.t.TempDir()
+	ws := filepath.Join(dir, "work")
+	output, summary := filepath.Join(dir, "output"), filepath.Join(dir, "summary.md")
+	env := append(slices.Clone(w.h.Env), "PATH="+w.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+ws, "GITHUB_OUTPUT="+output, "GITHUB_STEP_SUMMARY="+summary)
+	for k, v := range w.wf.Env {
+		env = append(env, k+"="+w.expand(v))
+	}
+	res := jobResult{outputs: map[string]string{}}
+	for i, st := range job.Steps {
+		what := st.Name
+		if what == "" {
+			what = st.Uses + st.Run
+		}
+		if !w.cond(st.If, res.failed) {
+			w.t.Logf("job %s step %d skipped: %s", name, i+1, what)
+			continue
+		}
+		switch action, _, _ := strings.Cut(st.Uses, "@"); action {
+		case "actions/checkout":
+			// fetch-depth: 0 — the whole history, as a clone has it.
+			claudetest.Git(w.t, dir, "clone", "-q", w.origin, ws)
+			continue
+		case "actions/setup-go", "actions/setup-node", "actions/upload-artifact":
+			continue // the machine has them; the artifact stays in the workspace
+		case "":
+		default:
+			w.t.Fatalf("job %s step %d uses %s: unknown to this test", name, i+1, st.Uses)
+		}
+		stepEnv := slices.Clone(env)
+		for k, v := range st.Env {
+			stepEnv = append(stepEnv, k+"="+w.expand(v))
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", w.expand(st.Run))
+		cmd.Dir, cmd.Env = ws, stepEnv
+		out, err := cmd.CombinedOutput()
+		w.t.Logf("job %s %v step %d (%s): err %v\n%s", name, matrix, i+1, what, err, out)
+		if err != nil {
+			res.failed = true
+		}
+		if st.ID != "" {
+			data, _ := os.ReadFile(output)
+			for _, l := range strings.Split(string(data), "\n") {
+				if k, v, ok := strings.Cut(l, "="); ok {
+					w.vars["steps."+st.ID+".outputs."+k] = v
+				}
+			}
+		}
+	}
+	for k, v := range job.Outputs {
+		res.outputs[k] = w.expand(v)
+	}
+	data, _ := os.ReadFile(summary)
+	res.summary = string(data)
+	return res
+}
