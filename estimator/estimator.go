@@ -32,6 +32,10 @@ type Config struct {
 	ToolCallThreshold int
 	// Window overrides the detected context window when > 0.
 	Window int64
+	// LearnedWindow is the window an earlier session of the same CLI
+	// reported: used until this session's CLI answers, before the model
+	// table.
+	LearnedWindow int64
 	// PromptChars is the length of the prompt, used by the character-based
 	// fallback for streams without usage.
 	PromptChars int
@@ -318,7 +322,8 @@ func (e *Estimator) Snapshot() Snapshot {
 }
 
 // window: the user's context_window, else what the CLI says (asked at the
-// start, or its last result), else the model-name table.
+// start, or its last result), else what an earlier session learned, else
+// the model-name table.
 func (e *Estimator) window() int64 {
 	switch {
 	case e.cfg.Window > 0:
@@ -327,6 +332,8 @@ func (e *Estimator) window() int64 {
 		return e.cliWindow
 	case e.resultWindow > 0:
 		return e.resultWindow
+	case e.cfg.LearnedWindow > 0:
+		return e.cfg.LearnedWindow
 	default:
 		return WindowForModel(e.model)
 	}

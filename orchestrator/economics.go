@@ -272,6 +272,7 @@ func (b *budget) checkEconomics() {
 	phaseElapsed, runElapsed := now.Sub(p.rec.StartedAt), now.Sub(r.run.StartedAt)
 
 	ps, pl := pe.meter.Check(phaseElapsed), r.planMeter().Check(runElapsed)
+	r.noteUnpriced(p.ph.ID, ps.Unpriced, pl.Unpriced)
 	// The quarter before the notes: a restart, even at 100 %, replaces
 	// the stop. ps.Used is of the current window.
 	if e.mode == econ.Adaptive && !pe.meter.Limits().None() && b.stage != stageStopping {

@@ -35,7 +35,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	est := estimator.New(estimator.Config{
 		ContextThreshold:  r.cfg.ContextThreshold,
 		ToolCallThreshold: r.cfg.ToolCallThreshold,
-		Window:            p.window,
+		Window:            int64(r.cfg.ContextWindow),
+		LearnedWindow:     p.window,
 		PromptChars:       len(prompt),
 	})
 	fields := func(m map[string]any) map[string]any {
@@ -139,6 +140,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		snap     estimator.Snapshot
 	)
 	events := sess.Events()
+	cf := newCLIFacts(ph.ID, n)
 	for events != nil {
 		var (
 			ev                runner.Event
@@ -172,6 +174,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			continue
 		}
 		snap = est.Observe(ev)
+		r.observeCLIFacts(cf, ev, snap)
 		p.events.Observe(ev)
 		r.logEvent(ph.ID, n, ev, snap, p.repo.Root())
 		if snap.Tokens > 0 && snap.Window > 0 {
@@ -208,8 +211,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if !trigAt.IsZero() {
 		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
 	}
-	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
-		p.window = snap.ResultWindow
+	if w := learnedWindow(snap); w > 0 && r.cfg.ContextWindow == 0 {
+		p.window = w
 	}
 	// Every API call of the session, counted once: the Meter's figures
 	// (a result's usage covers only its own turn).
