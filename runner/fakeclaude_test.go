@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -258,7 +259,16 @@ func fakeClaude(scenario string) int {
 		f.journal = j
 	}
 	exitCode := envInt("FAKE_CLAUDE_EXIT", 0)
-	f.hooks = scenario == "hooks"
+	f.hooks = scenario == "hooks" || scenario == "probe"
+	switch {
+	case slices.Contains(os.Args[1:], "--version"):
+		fmt.Println("2.1.197 (Claude Code)")
+		return 0
+	case scenario == "refuse":
+		// As claude does as root with --dangerously-skip-permissions.
+		fmt.Fprintln(os.Stderr, "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons")
+		return 1
+	}
 	if scenario == "ignore-sigint" {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	}
@@ -273,6 +283,9 @@ func fakeClaude(scenario string) int {
 	}
 	go f.readStdin()
 	prompt, ok := f.awaitUser()
+	if !ok && scenario == "probe" {
+		return 0 // stdin closed without a message, as the real CLI
+	}
 	if !ok {
 		return 3
 	}
