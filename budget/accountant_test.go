@@ -12,7 +12,14 @@ import (
 
 func readFixture(t *testing.T, name string) []runner.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "runner", "testdata", "fixtures", name))
+	return readEvents(t, filepath.Join("..", "runner", "testdata", "fixtures", name))
+}
+
+// readEvents parses a recorded stream.
+func readEvents(t *testing.T, path string) []runner.Event {
+	t.Helper()
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

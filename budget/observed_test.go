@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"bufio"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,33 +8,13 @@ import (
 	"github.com/debussy-dev/debussy/runner"
 )
 
-func readTestdata(t *testing.T, name string) []runner.Event {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var evs []runner.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		ev, err := runner.Parse(sc.Bytes())
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
-
 // Recorded on 2.1.330 with its default model, which the table does not
 // know (testdata/README.md): no cost before the result — not Opus's or
 // Sonnet's rates — and exactly the CLI's figure after it.
 func TestAccountantUnknownModelRecorded(t *testing.T) {
 	a := NewAccountant(nil)
 	var live Totals
-	for _, ev := range readTestdata(t, "unknown-model-2.1.330.jsonl") {
+	for _, ev := range readEvents(t, filepath.Join("testdata", "unknown-model-2.1.330.jsonl")) {
 		if ev.Result != nil {
 			live = a.Totals()
 		}

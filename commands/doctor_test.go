@@ -27,15 +27,15 @@ func TestDoctor(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(fakeClaudeScript), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	root := os.Geteuid() == 0
-	tests := []struct {
+	type doctorCase struct {
 		name     string
 		env      map[string]string
 		config   string
 		wantCode int
 		want     []string
 		not      []string
-	}{
+	}
+	tests := []doctorCase{
 		{"a run would work", map[string]string{"IS_SANDBOX": "1"}, "", 0,
 			[]string{"ok    claude     " + bin + " (2.1.330 (Claude Code))", "initialize with hook callbacks: answered", "interrupt: answered",
 				"get_context_usage: answered", "claude-opus-5-5 (claude's default): window 1M, claude compacts at 967K",
@@ -51,20 +51,13 @@ func TestDoctor(t *testing.T) {
 		{"claude missing", map[string]string{"IS_SANDBOX": "1", "DEBUSSY_CLAUDE_BIN": "/nonexistent/claude"}, "", 2,
 			[]string{"FAIL  claude", "fix: install Claude Code"}, nil},
 	}
-	if root {
-		tests = append(tests, struct {
-			name     string
-			env      map[string]string
-			config   string
-			wantCode int
-			want     []string
-			not      []string
-		}{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1"}, "", 2,
-			[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1 or permission_mode: acceptEdits",
-				"get_context_usage: answered"}, nil})
-		tests = append(tests, tests[len(tests)-1])
-		tests[len(tests)-1].name, tests[len(tests)-1].config, tests[len(tests)-1].wantCode = "root with acceptEdits", "permission_mode: acceptEdits\n", 0
-		tests[len(tests)-1].want = []string{"ok    permission permission_mode acceptEdits"}
+	if os.Geteuid() == 0 {
+		tests = append(tests,
+			doctorCase{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1"}, "", 2,
+				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1 or permission_mode: acceptEdits",
+					"get_context_usage: answered"}, nil},
+			doctorCase{"root with acceptEdits", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\n", 0,
+				[]string{"ok    permission permission_mode acceptEdits"}, nil})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
