@@ -55,7 +55,7 @@ func (r *orun) observeCLIFacts(cf *cliFacts, ev runner.Event, snap estimator.Sna
 		cf.answered, cf.model = true, cu.Model
 		r.event("context_breakdown", fields)
 		r.log.Info("claude's context at start", "phase", cf.phase, "model", cu.Model, "window", estimator.FormatTokens(cu.MaxTokens),
-			"used", estimator.FormatTokens(cu.TotalTokens), "compacts_at", compact, "by", breakdownSummary(cu.Categories))
+			"used", estimator.FormatTokens(cu.TotalTokens), "compacts_at", compact, "by", breakdownSummary(cu))
 		return
 	}
 	if cu.Model != cf.model {
@@ -85,21 +85,12 @@ func contextFields(cu *runner.ContextUsage) map[string]any {
 	}
 }
 
-// breakdownSummary names what occupies the context, largest first, without
-// free space and the buffer: "System tools 14.4K, System prompt 1.6K".
-func breakdownSummary(cats []runner.ContextCategory) string {
-	var used []runner.ContextCategory
-	for _, c := range cats {
-		free := c.Kind == "free" || c.Kind == "buffer" || c.ID == "free_space" ||
-			strings.EqualFold(c.Name, "Free space") || strings.EqualFold(c.Name, "Autocompact buffer")
-		if !free && c.Tokens > 0 {
-			used = append(used, c)
-		}
-	}
-	slices.SortStableFunc(used, func(a, b runner.ContextCategory) int { return cmp.Compare(b.Tokens, a.Tokens) })
-	parts := make([]string, len(used))
-	for k, c := range used {
-		parts[k] = fmt.Sprintf("%s %s", c.Name, estimator.FormatTokens(c.Tokens))
+// breakdownSummary names what occupies the context, largest first:
+// "System tools 14.4K, System prompt 1.6K".
+func breakdownSummary(cu *runner.ContextUsage) string {
+	var parts []string
+	for _, c := range cu.Used() {
+		parts = append(parts, fmt.Sprintf("%s %s", c.Name, estimator.FormatTokens(c.Tokens)))
 	}
 	return strings.Join(parts, ", ")
 }

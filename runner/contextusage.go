@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,6 +90,24 @@ func (c *ContextUsage) CompactionPoint() int64 {
 		return c.MaxTokens - b
 	}
 	return 0
+}
+
+// Used is what occupies the context, largest first: the categories but free
+// space and the autocompact buffer, without empty ones.
+func (c *ContextUsage) Used() []ContextCategory {
+	if c == nil {
+		return nil
+	}
+	var used []ContextCategory
+	for _, cat := range c.Categories {
+		free := cat.Kind == "free" || cat.Kind == "buffer" || cat.ID == "free_space" || cat.ID == "autocompact_buffer" ||
+			strings.EqualFold(cat.Name, "Free space") || strings.EqualFold(cat.Name, "Autocompact buffer")
+		if !free && cat.Tokens > 0 {
+			used = append(used, cat)
+		}
+	}
+	slices.SortStableFunc(used, func(a, b ContextCategory) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	return used
 }
 
 // contextUsageWire is the "response" of a get_context_usage answer.
