@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -47,8 +48,12 @@ type Totals struct {
 	// OutputEstimated: some output tokens are estimated from the text
 	// (assistant lines carry a placeholder until the result says better).
 	OutputEstimated bool `json:"output_estimated,omitempty"`
-	// UnknownModels were priced like Sonnet.
+	// UnknownModels are not in the price table: they are priced by the
+	// CLI's own figures (see observed.go).
 	UnknownModels []string `json:"unknown_models,omitempty"`
+	// UnpricedModels are unknown models that have used tokens but have no
+	// price yet (no result of theirs so far): their cost is not in CostUSD.
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
 }
 
 // Processed is Tokens.Processed.
@@ -77,6 +82,7 @@ func (t Totals) Add(o Totals) Totals {
 		s.Reconciled = t.Reconciled && o.Reconciled
 	}
 	s.UnknownModels = mergeNames(t.UnknownModels, o.UnknownModels)
+	s.UnpricedModels = mergeNames(t.UnpricedModels, o.UnpricedModels)
 	return s
 }
 
@@ -135,7 +141,8 @@ type Accountant struct {
 	reported   float64
 	reconciled bool
 	unknown    map[string]bool
-	stream     Tokens // every response's usage as the lines said
+	observed   map[string]Price // unknown models' price per token, as the CLI charged it
+	stream     Tokens           // every response's usage as the lines said
 }
 
 // NewAccountant returns an Accountant using prices (DefaultPrices when nil).
@@ -143,7 +150,8 @@ func NewAccountant(prices Prices) *Accountant {
 	if prices == nil {
 		prices = DefaultPrices()
 	}
-	return &Accountant{prices: prices, seen: map[string]bool{}, byID: map[string]int{}, unknown: map[string]bool{}}
+	return &Accountant{prices: prices, seen: map[string]bool{}, byID: map[string]int{}, unknown: map[string]bool{},
+		observed: map[string]Price{}}
 }
 
 // Observe folds one event in.
@@ -209,16 +217,40 @@ func (a *Accountant) observeResult(r *runner.Result) {
 		// Cumulative over the process: replaces, never adds.
 		a.base, a.baseCost = Tokens{}, 0
 		for _, name := range slices.Sorted(maps.Keys(r.ModelUsage)) {
-			t := fromModelUsage(r.ModelUsage[name])
+			mu := r.ModelUsage[name]
+			t := fromModelUsage(mu)
 			a.base = a.base.Add(t)
-			a.baseCost += a.priceOf(name).Cost(t)
+			if p, known := a.prices.Lookup(name); known {
+				a.baseCost += p.Cost(t)
+				continue
+			}
+			a.unknown[name] = true
+			cost := mu.CostUSD
+			if cost == 0 && len(r.ModelUsage) == 1 {
+				cost = r.CostUSD // a CLI that gives only the total
+			}
+			a.baseCost += cost
+			if p, ok := impliedPrice(t, cost); ok {
+				a.observed[normalize(name)] = p
+			}
 		}
 	case fromUsage(r.Usage) != Tokens{}:
 		// No modelUsage (older CLIs): usage is the sum over this turn's
 		// calls, so it adds to what earlier results counted.
 		t := fromUsage(r.Usage)
 		a.base = a.base.Add(t)
-		a.baseCost += a.priceOf(a.mainModel()).Cost(t)
+		model := a.mainModel()
+		if p, known := a.prices.Lookup(model); known {
+			a.baseCost += p.Cost(t)
+		} else {
+			// total_cost_usd is cumulative: this turn cost the difference.
+			cost := max(r.CostUSD-a.reported, 0)
+			a.unknown[model] = true
+			a.baseCost += cost
+			if p, ok := impliedPrice(t, cost); ok {
+				a.observed[normalize(model)] = p
+			}
+		}
 	default:
 		// A result that says nothing about usage leaves the live figures.
 		a.reported = r.CostUSD
@@ -243,12 +275,17 @@ func (a *Accountant) mainModel() string {
 	return ""
 }
 
-func (a *Accountant) priceOf(model string) Price {
-	p, known := a.prices.Lookup(model)
-	if !known && model != "" {
+// priceOf is the price of a live response: the table's, else what the CLI
+// charged for the model so far; false when there is no price yet.
+func (a *Accountant) priceOf(model string) (Price, bool) {
+	if p, known := a.prices.Lookup(model); known {
+		return p, true
+	}
+	if model != "" {
 		a.unknown[model] = true
 	}
-	return p
+	p, ok := a.observed[normalize(model)]
+	return p, ok
 }
 
 // Totals returns what the process spent so far: the latest result's
@@ -261,16 +298,24 @@ func (a *Accountant) Totals() Totals {
 		Reconciled:      a.reconciled && len(a.pending) == 0,
 		Turns:           a.turns,
 	}
+	unpriced := map[string]bool{}
 	for _, r := range a.pending {
 		rt := r.tokens()
 		t.Tokens = t.Tokens.Add(rt)
-		t.CostUSD += a.priceOf(r.model).Cost(rt)
+		if p, ok := a.priceOf(r.model); ok {
+			t.CostUSD += p.Cost(rt)
+		} else {
+			unpriced[cmp.Or(r.model, "(unnamed model)")] = true
+		}
 		if rt.Output > r.usage.Output {
 			t.OutputEstimated = true
 		}
 	}
 	if len(a.unknown) > 0 {
 		t.UnknownModels = slices.Sorted(maps.Keys(a.unknown))
+	}
+	if len(unpriced) > 0 {
+		t.UnpricedModels = slices.Sorted(maps.Keys(unpriced))
 	}
 	return t
 }

@@ -12,7 +12,14 @@ import (
 
 func readFixture(t *testing.T, name string) []runner.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "runner", "testdata", "fixtures", name))
+	return readEvents(t, filepath.Join("..", "runner", "testdata", "fixtures", name))
+}
+
+// readEvents parses a recorded stream.
+func readEvents(t *testing.T, path string) []runner.Event {
+	t.Helper()
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +170,7 @@ func TestAccountantSynthetic(t *testing.T) {
 			[]runner.Event{asst("m1", "", "claude-sonnet-4-5", 1000, 0), result(0.01, runner.Usage{InputTokens: 1000, OutputTokens: 50}),
 				asst("m2", "", "claude-sonnet-4-5", 800, 1000), result(0.02, runner.Usage{InputTokens: 800, CacheReadInputTokens: 1000, OutputTokens: 20})},
 			Tokens{Input: 1800, Output: 70, CacheRead: 1000}, 2, nil, true},
-		{"unknown model priced like sonnet",
+		{"unknown model counted, not priced",
 			[]runner.Event{asst("m1", "", "gpt-9", 1000, 0)},
 			Tokens{Input: 1000, Output: 1}, 1, []string{"gpt-9"}, false},
 		{"a response after the result is live again",

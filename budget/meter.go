@@ -26,6 +26,8 @@ type Meter struct {
 	evaluated int // quarters evaluated in this window
 	quarters  []Quarter
 	noted     Level // the highest level the agent has been told of in this window
+
+	toldUnpriced map[string]bool // models Check has named in Status.Unpriced
 }
 
 // NewMeter returns a Meter for one phase. prices nil is DefaultPrices.
@@ -104,6 +106,10 @@ type Status struct {
 	// Exhausted describes the spend for the user at a stop: "tokens 1.2M
 	// of 1M"; "" unless Action.Stop.
 	Exhausted string
+	// Unpriced names, once each, the models a cost budget cannot count yet:
+	// the price table does not know them and the CLI has not priced them
+	// in a result so far (Totals.UnpricedModels). Set only with a cost limit.
+	Unpriced []string
 }
 
 // Check says where the phase stands after elapsed and what to do. It
@@ -117,6 +123,9 @@ func (m *Meter) Check(elapsed time.Duration) Status {
 	if m.limits.None() {
 		return st
 	}
+	if m.limits.CostUSD > 0 {
+		st.Unpriced = m.newlyUnpriced()
+	}
 	st.Level = LevelOf(used)
 	st.Action = m.mode.Action(st.Level)
 	if st.Action.Note && st.Level > m.noted {
@@ -127,6 +136,21 @@ func (m *Meter) Check(elapsed time.Duration) Status {
 		st.Exhausted = m.limits.Describe(w, dim)
 	}
 	return st
+}
+
+// newlyUnpriced is Totals.UnpricedModels less the models already told.
+func (m *Meter) newlyUnpriced() []string {
+	var out []string
+	for _, name := range m.Totals().UnpricedModels {
+		if !m.toldUnpriced[name] {
+			if m.toldUnpriced == nil {
+				m.toldUnpriced = map[string]bool{}
+			}
+			m.toldUnpriced[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (m *Meter) inWindow(s Spend) Spend {

@@ -71,9 +71,10 @@ func (p Prices) Merge(over Prices) Prices {
 	return out
 }
 
-// Lookup returns the price of a model id and whether it was known. An
-// unknown model is priced like Sonnet: a figure in the right range beats
-// none, and the caller says the price is a guess.
+// Lookup returns the price of a model id and whether it was known. For an
+// unknown model it returns its family's price (or Sonnet's) as a guess of
+// the tier, for display only: the Accountant never charges a guess, it
+// prices unknown models by the CLI's own figures (observed.go).
 func (p Prices) Lookup(model string) (Price, bool) {
 	m := normalize(model)
 	best, bestLen := Price{}, -1

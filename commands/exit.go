@@ -37,6 +37,7 @@ func exitCode(err error) int {
 	case errors.Is(err, orchestrator.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, ErrUsage),
+		errors.Is(err, ErrDoctor), // each problem was shown with its fix
 		errors.Is(err, config.ErrInvalid),
 		errors.Is(err, plans.ErrInvalidPlan),
 		errors.Is(err, orchestrator.ErrDirty),

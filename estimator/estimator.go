@@ -32,6 +32,10 @@ type Config struct {
 	ToolCallThreshold int
 	// Window overrides the detected context window when > 0.
 	Window int64
+	// LearnedWindow is the window an earlier session of the same CLI
+	// reported: used until this session's CLI answers, before the model
+	// table.
+	LearnedWindow int64
 	// PromptChars is the length of the prompt, used by the character-based
 	// fallback for streams without usage.
 	PromptChars int
@@ -63,6 +67,13 @@ type Snapshot struct {
 	CostUSD       float64 // latest result's total_cost_usd
 	LargeReads    int     // main-thread Read results over LargeReadLines lines or LargeReadBytes
 	Delegations   int     // main-thread Task/Agent tool_use blocks
+	// CLIWindow is the window the CLI reported (get_context_usage), 0
+	// until it answers; the window in use unless context_window is set.
+	CLIWindow int64
+	// CLICompactAt is where the CLI compacts on its own by its answer
+	// (window − autocompact buffer); 0 when it did not answer or will not
+	// compact before the window is full. See CompactionPoints.
+	CLICompactAt int64
 }
 
 // Estimator accumulates one session's events. It is not safe for concurrent
@@ -73,6 +84,8 @@ type Estimator struct {
 	model        string
 	resultWindow int64
 	costUSD      float64
+	cliWindow    int64 // from the CLI's get_context_usage answer
+	cliCompact   int64
 
 	tokens    int64 // latest main-thread context from usage
 	haveUsage bool
@@ -137,6 +150,11 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 		e.observeSystem(ev.System, ev.Subtype)
 	case ev.Result != nil:
 		e.observeResult(ev.Result)
+	case ev.ContextUsage != nil:
+		// A failed request changes nothing: the table stays the fallback.
+		if cu := ev.ContextUsage; cu.OK() {
+			e.cliWindow, e.cliCompact = cu.MaxTokens, cu.CompactionPoint()
+		}
 	}
 	snap := e.Snapshot()
 	if e.trigger == TriggerNone {
@@ -292,6 +310,8 @@ func (e *Estimator) Snapshot() Snapshot {
 		CostUSD:       e.costUSD,
 		LargeReads:    e.largeReads,
 		Delegations:   e.delegations,
+		CLIWindow:     e.cliWindow,
+		CLICompactAt:  e.cliCompact,
 	}
 	if !e.haveUsage && e.sawResponse {
 		s.Tokens = (e.chars + charsPerToken - 1) / charsPerToken
@@ -301,12 +321,19 @@ func (e *Estimator) Snapshot() Snapshot {
 	return s
 }
 
+// window: the user's context_window, else what the CLI says (asked at the
+// start, or its last result), else what an earlier session learned, else
+// the model-name table.
 func (e *Estimator) window() int64 {
 	switch {
 	case e.cfg.Window > 0:
 		return e.cfg.Window
+	case e.cliWindow > 0:
+		return e.cliWindow
 	case e.resultWindow > 0:
 		return e.resultWindow
+	case e.cfg.LearnedWindow > 0:
+		return e.cfg.LearnedWindow
 	default:
 		return WindowForModel(e.model)
 	}

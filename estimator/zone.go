@@ -87,3 +87,15 @@ func CLIPoints(window, maxOutput int64) (compact, tooLong int64) {
 	}
 	return window - reserve - cliCompactReserve, window * cliTooLongPer200K / 200
 }
+
+// CompactionPoints are CLIPoints with the CLI's own numbers when it
+// answered get_context_usage: then compact is its compaction point, 0 when
+// it said it will not compact on its own (no autocompact buffer). Without
+// an answer they are CLIPoints of the window in use.
+func CompactionPoints(s Snapshot) (compact, tooLong int64) {
+	compact, tooLong = CLIPoints(s.Window, 0) // the max output is not known here
+	if s.CLIWindow > 0 {
+		compact = s.CLICompactAt
+	}
+	return compact, tooLong
+}

@@ -66,6 +66,7 @@ func (d *driver) checkEconomics() {
 	ps, pl := pe.meter.Check(phaseElapsed), r.planMeter().Check(runElapsed)
 	phaseLim, planLim := pe.meter.Limits(), e.plan.Limits()
 	e.mu.Unlock()
+	r.noteUnpriced(p.ph.ID, ps.Unpriced, pl.Unpriced)
 	// The quarter before the notes: a restart, even at 100 %, replaces
 	// the stop. ps.Used is of the current window.
 	if e.mode == budget.Adaptive && !phaseLim.None() && d.pol.StopReason() == "" {

@@ -347,11 +347,14 @@ func (r *orun) warnCompactionPoint(p *phaseRun, snap estimator.Snapshot) {
 	}
 	p.pointsChecked = true
 	at := snap.Window * int64(r.cfg.ContextThreshold) / 100
-	compact, tooLong := estimator.CLIPoints(snap.Window, 0) // the max output is not known here
+	// The CLI's own numbers when it answered get_context_usage; compact
+	// is 0 when it said it will not compact on its own.
+	compact, tooLong := estimator.CompactionPoints(snap)
 	switch {
 	case at >= tooLong:
 		r.log.Warn("context_threshold lies above the point where claude refuses the prompt as too long: sessions will fail before debussy restarts them; lower context_threshold",
 			"context_threshold", r.cfg.ContextThreshold, "window", estimator.FormatTokens(snap.Window), "too_long_at", estimator.FormatTokens(tooLong))
+	case compact <= 0:
 	case at >= compact && r.cfg.AllowCompaction:
 		r.log.Warn("context_threshold lies above claude's own compaction point: claude will compact before debussy restarts the session",
 			"context_threshold", r.cfg.ContextThreshold, "window", estimator.FormatTokens(snap.Window), "compacts_at", estimator.FormatTokens(compact))

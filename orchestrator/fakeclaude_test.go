@@ -57,6 +57,9 @@ func TestMain(m *testing.M) {
 //	echo TEXT        a Bash tool `echo TEXT` whose output is TEXT
 //	handoff TEXT     a Write of TEXT to the handoff path debussy named
 //	precompact       the CLI asks (PreCompact) before compacting
+//	ctx MODEL WINDOW BUFFER  how the session answers get_context_usage
+//	                 (default: claude-sonnet-4-5 200000 0, as 2.1.197 does);
+//	                 "ctx refuse" answers with an error. Read before the prompt.
 //
 // When debussy registered hook callbacks (initialize), every tool step
 // asks PreToolUse first (a deny skips the tool) and PostToolUse after it
@@ -114,6 +117,7 @@ type fakeCLI struct {
 	stopSeen bool     // a Stop hook was blocked this turn
 	// interrupts that came while a hook waited for its answer
 	interrupts []string
+	ctx        string // the ctx step's argument
 }
 
 type fakeInput struct {
@@ -143,7 +147,12 @@ func fakeClaude(scriptPath string) int {
 	steps := sessions[min(n, len(sessions))-1]
 
 	cwd, _ := os.Getwd()
-	f := &fakeCLI{in: make(chan fakeInput, 8), phase: phase, dir: cwd}
+	f := &fakeCLI{in: make(chan fakeInput, 8), phase: phase, dir: cwd, ctx: "claude-sonnet-4-5 200000 0"}
+	for _, step := range steps {
+		if arg, ok := strings.CutPrefix(step, "ctx "); ok {
+			f.ctx = arg
+		}
+	}
 	prompt, ok := f.readPrompt()
 	if !ok {
 		return 3
@@ -169,6 +178,7 @@ func fakeClaude(scriptPath string) int {
 		}
 		verb, arg, _ := strings.Cut(step, " ")
 		switch verb {
+		case "ctx": // answered in readPrompt
 		case "usage":
 			f.tokens, _ = strconv.Atoi(arg)
 			f.assistant(map[string]any{"type": "text", "text": "working"})
@@ -376,6 +386,10 @@ func (f *fakeCLI) readPrompt() (string, bool) {
 				"response": map[string]any{"commands": []any{}}}})
 			continue
 		}
+		if msg.Type == "control_request" && msg.Request.Subtype == "get_context_usage" {
+			f.answerContextUsage(msg.RequestID)
+			continue
+		}
 		return msg.Message.Content, true
 	}
 }
@@ -388,7 +402,10 @@ func (f *fakeCLI) readControl() {
 		var msg struct {
 			Type      string `json:"type"`
 			RequestID string `json:"request_id"`
-			Response  struct {
+			Request   struct {
+				Subtype string `json:"subtype"`
+			} `json:"request"`
+			Response struct {
 				RequestID string          `json:"request_id"`
 				Response  json.RawMessage `json:"response"`
 			} `json:"response"`
@@ -396,6 +413,9 @@ func (f *fakeCLI) readControl() {
 		if json.Unmarshal(line, &msg) == nil {
 			switch msg.Type {
 			case "control_request":
+				if msg.Request.Subtype == "get_context_usage" {
+					continue // a later question goes unanswered: the runner carries on
+				}
 				f.in <- fakeInput{interrupt: msg.RequestID}
 			case "control_response":
 				f.in <- fakeInput{respID: msg.Response.RequestID, response: msg.Response.Response}
@@ -588,4 +608,27 @@ func (f *fakeCLI) resultWith(extra map[string]any, subtype string, isError bool,
 		r[k] = v
 	}
 	f.emit(r)
+}
+
+// answerContextUsage answers get_context_usage as the ctx step says.
+func (f *fakeCLI) answerContextUsage(reqID string) {
+	if f.ctx == "refuse" {
+		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": reqID,
+			"error": "Unknown subtype: get_context_usage"}})
+		return
+	}
+	var model string
+	var window, buffer int64
+	fmt.Sscan(f.ctx, &model, &window, &buffer)
+	cats := []map[string]any{
+		{"name": "System prompt", "tokens": 6922}, {"name": "System tools", "tokens": 19203},
+		{"name": "MCP tools", "tokens": 40000}, {"name": "Messages", "tokens": 21},
+	}
+	if buffer > 0 {
+		cats = append(cats, map[string]any{"name": "Autocompact buffer", "tokens": buffer})
+	}
+	cats = append(cats, map[string]any{"name": "Free space", "tokens": window - 66146 - buffer})
+	f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": reqID,
+		"response": map[string]any{"model": model, "maxTokens": window, "rawMaxTokens": window, "totalTokens": 66146,
+			"autocompactSource": "auto", "categories": cats}}})
 }

@@ -76,6 +76,7 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 		q.close()
 	}()
 	p, n := d.p, d.n
+	cf := newCLIFacts(p.ph.ID, n)
 	lastBand := -1
 	var snap estimator.Snapshot
 	for {
@@ -109,6 +110,7 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 		for _, it := range items {
 			ev := it.ev
 			snap = it.snap
+			r.observeCLIFacts(cf, ev, snap)
 			p.events.Observe(ev)
 			r.logEvent(p.ph.ID, n, ev, snap, p.repo.Root())
 			if snap.Tokens > 0 && snap.Window > 0 {

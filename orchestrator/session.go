@@ -54,7 +54,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		// The policy applies the tool-call threshold (a fallback without
 		// usage); the estimator's own trigger only for the user's value.
 		ToolCallThreshold: r.cfg.ToolCallThreshold,
-		Window:            p.window,
+		Window:            int64(r.cfg.ContextWindow),
+		LearnedWindow:     p.window,
 		PromptChars:       len(prompt),
 	})
 	defer d.close()
@@ -81,8 +82,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if !trigAt.IsZero() {
 		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
 	}
-	if snap.ResultWindow > 0 && r.cfg.ContextWindow == 0 {
-		p.window = snap.ResultWindow
+	if w := learnedWindow(snap); w > 0 && r.cfg.ContextWindow == 0 {
+		p.window = w
 	}
 	// Every API call of the session, counted once: the Meter's figures
 	// (a result's usage covers only its own turn).

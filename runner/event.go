@@ -37,6 +37,8 @@ type Event struct {
 	Control     *ControlResponse
 	Result      *Result
 	Hook        *HookCall // KindHook: answer it with Hook.Answer
+	// ContextUsage is set for KindContextUsage (see contextusage.go).
+	ContextUsage *ContextUsage
 
 	// controlRequestID is the request_id of any control_request line: the
 	// runner answers every one, or the CLI waits for ever.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,8 @@ func (f *fake) readStdin() {
 				f.logf("recv garbage %q", line)
 			} else if msg.Type == "control_request" && msg.Request.Subtype == "interrupt" {
 				f.in <- stdinMsg{kind: "interrupt", reqID: msg.RequestID}
+			} else if msg.Type == "control_request" && msg.Request.Subtype == "get_context_usage" {
+				answerContextUsage(msg.RequestID)
 			} else if msg.Type == "control_request" && msg.Request.Subtype == "initialize" && f.hooks {
 				f.in <- stdinMsg{kind: "initialize", reqID: msg.RequestID}
 			} else if msg.Type == "control_response" && f.hooks {
@@ -256,7 +259,16 @@ func fakeClaude(scenario string) int {
 		f.journal = j
 	}
 	exitCode := envInt("FAKE_CLAUDE_EXIT", 0)
-	f.hooks = scenario == "hooks"
+	f.hooks = scenario == "hooks" || scenario == "probe"
+	switch {
+	case slices.Contains(os.Args[1:], "--version"):
+		fmt.Println("2.1.197 (Claude Code)")
+		return 0
+	case scenario == "refuse":
+		// As claude does as root with --dangerously-skip-permissions.
+		fmt.Fprintln(os.Stderr, "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons")
+		return 1
+	}
 	if scenario == "ignore-sigint" {
 		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	}
@@ -271,6 +283,9 @@ func fakeClaude(scenario string) int {
 	}
 	go f.readStdin()
 	prompt, ok := f.awaitUser()
+	if !ok && scenario == "probe" {
+		return 0 // stdin closed without a message, as the real CLI
+	}
 	if !ok {
 		return 3
 	}
@@ -505,5 +520,19 @@ func (f *fake) hook(event, fields string) string {
 			f.logf("no answer %s", event)
 			return ""
 		}
+	}
+}
+
+// answerContextUsage answers get_context_usage from the stdin reader, as the
+// real CLI does whatever the turn is doing (FAKE_CLAUDE_CTX: "answer" like
+// 2.1.330 with sonnet-4-6, "refuse" with an error, unset never, so the
+// streams and journals of the other tests stay as they were).
+func answerContextUsage(reqID string) {
+	switch os.Getenv("FAKE_CLAUDE_CTX") {
+	case "":
+	case "refuse":
+		os.Stdout.WriteString(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"error","request_id":%q,"error":"Unknown subtype"}}`, reqID) + "\n")
+	case "answer":
+		os.Stdout.WriteString(fmt.Sprintf(`{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{"categories":[{"id":"system_prompt","name":"System prompt","tokens":7435,"kind":"used"},{"id":"autocompact_buffer","name":"Autocompact buffer","tokens":33000,"kind":"buffer"},{"id":"free_space","name":"Free space","tokens":159565,"kind":"free"}],"totalTokens":7435,"maxTokens":200000,"rawMaxTokens":200000,"percentage":4,"autocompactSource":"model-default","model":"claude-sonnet-4-5","autoCompactThreshold":167000,"isAutoCompactEnabled":true}}}`, reqID) + "\n")
 	}
 }

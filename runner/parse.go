@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Bounds on what an Event keeps from one line; the raw line is in the
@@ -128,9 +129,10 @@ type wireLine struct {
 
 	// control_response
 	Response struct {
-		Subtype   string `json:"subtype"`
-		RequestID string `json:"request_id"`
-		Error     text   `json:"error"`
+		Subtype   string           `json:"subtype"`
+		RequestID string           `json:"request_id"`
+		Error     text             `json:"error"`
+		Response  contextUsageWire `json:"response"` // get_context_usage answers; other answers leave it empty
 	} `json:"response"`
 
 	// control_request (the CLI asking us)
@@ -442,8 +444,12 @@ func (w *wireLine) build(ev *Event) {
 		ev.Kind = KindUser
 		ev.User = &UserMessage{ParentToolUseID: w.ParentToolUseID, Text: joinTexts(texts)}
 	case "control_response":
-		ev.Kind = KindControlResponse
 		r := &w.Response
+		if strings.HasPrefix(r.RequestID, contextUsagePrefix) {
+			contextUsageEvent(ev, r.RequestID, r.Subtype, r.Error.s, &r.Response)
+			return
+		}
+		ev.Kind = KindControlResponse
 		ev.Control = &ControlResponse{RequestID: r.RequestID, Subtype: r.Subtype, Error: r.Error.s}
 	case "control_request":
 		ev.controlRequestID = w.RequestID

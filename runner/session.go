@@ -114,6 +114,7 @@ type Session struct {
 
 	// Owned by the supervise goroutine.
 	m         *machine
+	ctxAsk    contextAsker
 	marks     []Mark
 	outbox    []Event
 	sendReply chan error // the Send the machine is handling
@@ -253,6 +254,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		// Before the first message, or the first turn runs without them.
 		s.enqueueWrite(initializeRequest(), nil)
 	}
+	// Also before the first message: the answer (the window, the CLI's own
+	// compaction point) comes before the first response. Nothing waits for it.
+	s.enqueueWrite(s.ctxAsk.next(started, spec.Model), nil)
 	s.enqueueWrite(userMessage(spec.Prompt), nil)
 	s.stopWatch = context.AfterFunc(ctx, func() { s.push(input{kind: inCancel}) })
 	go s.supervise()

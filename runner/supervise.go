@@ -179,6 +179,15 @@ func (s *Session) supervise() {
 			if in.kind == inLine && in.event != nil {
 				s.outbox = append(s.outbox, *in.event)
 			}
+			if in.kind == inLine && !s.over && !s.m.ending() {
+				ask, late := s.ctxAsk.observe(in.event, now)
+				for _, id := range late {
+					s.log.Warn("claude did not answer get_context_usage; the window comes from the model table", "request_id", id)
+				}
+				if ask != nil {
+					s.enqueueWrite(ask, nil)
+				}
+			}
 		}
 		for _, a := range acts {
 			s.do(a)

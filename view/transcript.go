@@ -67,7 +67,27 @@ func (t *Transcript) Line(line []byte) {
 		}
 	case runner.KindResult:
 		t.result(ev.Result)
+	case runner.KindContextUsage:
+		t.contextUsage(ev.ContextUsage)
 	}
+}
+
+// contextUsage shows claude's answer about its window and what fills it.
+func (t *Transcript) contextUsage(c *runner.ContextUsage) {
+	if !c.OK() {
+		fmt.Fprintf(t.w, "· context: %s\n", c.Error)
+		return
+	}
+	compact := "no compaction before the window is full"
+	if at := c.CompactionPoint(); at > 0 {
+		compact = "compacts at " + formatTokens(at)
+	}
+	var used []string
+	for _, cat := range c.Used() {
+		used = append(used, cat.Name+" "+formatTokens(cat.Tokens))
+	}
+	fmt.Fprintf(t.w, "· context window %s (%s), %s · in use %s: %s\n", formatTokens(c.MaxTokens), c.Model, compact,
+		formatTokens(c.TotalTokens), strings.Join(used, ", "))
 }
 
 func (t *Transcript) assistant(a *runner.Assistant) {

@@ -1,0 +1,90 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeClaudeScript answers what doctor asks, like the real CLI (answers
+// taken from runner/testdata/contextusage), using only shell builtins.
+const fakeClaudeScript = `#!/bin/sh
+case "$*" in *--version*) echo "2.1.330 (Claude Code)"; exit 0;; esac
+case "$*" in *--dangerously-skip-permissions*) [ "$FAKE_REFUSE" = 1 ] && { echo "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons" >&2; exit 1; };; esac
+while IFS= read -r line; do
+  id=${line#*\"request_id\":\"}; id=${id%%\"*}
+  case "$line" in
+  *'"subtype":"initialize"'*) echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"commands":[]}}}';;
+  *'"subtype":"get_context_usage"'*) [ "$FAKE_NO_CTX" = 1 ] || echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"categories":[{"id":"system_prompt","name":"System prompt","tokens":1965,"kind":"used"},{"id":"autocompact_buffer","name":"Autocompact buffer","tokens":33000,"kind":"buffer"},{"id":"free_space","name":"Free space","tokens":965035,"kind":"free"}],"totalTokens":1965,"maxTokens":1000000,"rawMaxTokens":1000000,"percentage":0,"autocompactSource":"model-default","model":"claude-opus-5-5","autoCompactThreshold":967000,"isAutoCompactEnabled":true}}}';;
+  *'"subtype":"interrupt"'*) echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"still_queued":[]}}}';;
+  esac
+done
+`
+
+func TestDoctor(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte(fakeClaudeScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type doctorCase struct {
+		name     string
+		env      map[string]string
+		config   string
+		wantCode int
+		want     []string
+		not      []string
+	}
+	tests := []doctorCase{
+		{"a run would work", map[string]string{"IS_SANDBOX": "1"}, "", 0,
+			[]string{"ok    claude     " + bin + " (2.1.330 (Claude Code))", "initialize with hook callbacks: answered", "interrupt: answered",
+				"get_context_usage: answered", "claude-opus-5-5 (claude's default): window 1M, claude compacts at 967K",
+				"ok    git        git version", "ok: a run would work here"},
+			[]string{"FAIL"}},
+		{"no window from claude", map[string]string{"IS_SANDBOX": "1", "FAKE_NO_CTX": "1"}, "", 0,
+			[]string{"warn  protocol   get_context_usage: no answer within 3s", "fix: the window comes from debussy's model table"},
+			[]string{"FAIL", "ok    model"}},
+		{"the config file in effect", map[string]string{"IS_SANDBOX": "1"}, "model: claude-sonnet-4-5\ncontext_window: 250000\n", 0,
+			[]string{".debussy.yaml", "context_window 250K set in the config wins"}, nil},
+		{"a bad config", map[string]string{"IS_SANDBOX": "1"}, "context_threshold: lots\n", 2,
+			[]string{"FAIL  config", "1 problem: a run would not work here"}, nil},
+		{"claude missing", map[string]string{"IS_SANDBOX": "1", "DEBUSSY_CLAUDE_BIN": "/nonexistent/claude"}, "", 2,
+			[]string{"FAIL  claude", "fix: install Claude Code"}, nil},
+	}
+	if os.Geteuid() == 0 {
+		tests = append(tests,
+			doctorCase{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1"}, "", 2,
+				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1 or permission_mode: acceptEdits",
+					"get_context_usage: answered"}, nil},
+			doctorCase{"root with acceptEdits", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\n", 0,
+				[]string{"ok    permission permission_mode acceptEdits"}, nil})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := gitRepo(t)
+			if tt.config != "" {
+				if err := os.WriteFile(filepath.Join(dir, ".debussy.yaml"), []byte(tt.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"PATH": os.Getenv("PATH"), "DEBUSSY_CLAUDE_BIN": bin}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			code, out, stderr := invoke(t, dir, env, "doctor", "--timeout", "3s")
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.wantCode, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out, n) {
+					t.Errorf("output has %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,242 @@
+package runner
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// KindContextUsage is the CLI's answer to the get_context_usage control
+// request the runner sends at the start of every session (before the first
+// user message) and again when the model changes. Event.ContextUsage is set.
+const KindContextUsage Kind = "context_usage"
+
+// contextUsageTimeout bounds how long a get_context_usage request may stay
+// unanswered before the runner logs it as lost. Nothing waits for the
+// answer: the session runs meanwhile and consumers keep their fallback.
+const contextUsageTimeout = 15 * time.Second
+
+// contextUsagePrefix starts the request_id of every get_context_usage
+// request, so its control_response is recognised when parsed.
+const contextUsagePrefix = "ctx_"
+
+// maxContextAsks caps the requests of one session: a model name that keeps
+// changing (or a CLI reporting two spellings of one model) cannot make the
+// runner ask without end.
+const maxContextAsks = 4
+
+// ContextUsage is what the CLI says about its context window (measured on
+// 2.1.197 and 2.1.330, see runner/testdata/contextusage/README.md). Error is
+// set, and the figures are zero, when the CLI refused the request or its
+// answer has no window. A request never answered gives no event (the
+// runner logs it): consumers use their fallback until an answer comes.
+type ContextUsage struct {
+	RequestID         string
+	Model             string // the model the answer is about, as the CLI names it
+	TotalTokens       int64  // in use now
+	MaxTokens         int64  // the window
+	RawMaxTokens      int64
+	Percentage        float64
+	AutocompactSource string // "auto" (window detected: no proactive compaction), "model-default", ...
+	// AutoCompactThreshold is the CLI's computed threshold; it is reported
+	// even when the CLI will not compact proactively (AutocompactSource
+	// "auto"), so CompactionPoint reads the buffer category instead.
+	AutoCompactThreshold int64
+	AutoCompactEnabled   *bool // nil when the CLI did not say
+	Categories           []ContextCategory
+	Error                string
+}
+
+// ContextCategory is one line of the CLI's context breakdown: system
+// prompt, system tools, MCP tools, skills, messages, autocompact buffer,
+// free space. 2.1.197 gives only Name and Tokens; 2.1.330 adds ID and Kind
+// ("used", "deferred", "buffer", "free").
+type ContextCategory struct {
+	ID     string `json:"id,omitempty"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind,omitempty"`
+	Tokens int64  `json:"tokens"`
+}
+
+// OK reports whether the CLI answered with a window.
+func (c *ContextUsage) OK() bool { return c != nil && c.Error == "" && c.MaxTokens > 0 }
+
+// AutocompactBuffer is the tokens the CLI keeps free for its own
+// compaction, or 0 when the answer has no such category (the CLI will not
+// compact on its own before the window is full).
+func (c *ContextUsage) AutocompactBuffer() int64 {
+	if c == nil {
+		return 0
+	}
+	for _, cat := range c.Categories {
+		if cat.ID == "autocompact_buffer" || cat.Kind == "buffer" || strings.EqualFold(cat.Name, "Autocompact buffer") {
+			return cat.Tokens
+		}
+	}
+	return 0
+}
+
+// CompactionPoint is the context size at which the CLI compacts the
+// conversation itself: the window minus the autocompact buffer. 0 when the
+// CLI will not compact proactively (no buffer category, or auto-compaction
+// disabled) or did not answer.
+func (c *ContextUsage) CompactionPoint() int64 {
+	if !c.OK() || (c.AutoCompactEnabled != nil && !*c.AutoCompactEnabled) {
+		return 0
+	}
+	if b := c.AutocompactBuffer(); b > 0 && b < c.MaxTokens {
+		return c.MaxTokens - b
+	}
+	return 0
+}
+
+// Used is what occupies the context, largest first: the categories but free
+// space and the autocompact buffer, without empty ones.
+func (c *ContextUsage) Used() []ContextCategory {
+	if c == nil {
+		return nil
+	}
+	var used []ContextCategory
+	for _, cat := range c.Categories {
+		free := cat.Kind == "free" || cat.Kind == "buffer" || cat.ID == "free_space" || cat.ID == "autocompact_buffer" ||
+			strings.EqualFold(cat.Name, "Free space") || strings.EqualFold(cat.Name, "Autocompact buffer")
+		if !free && cat.Tokens > 0 {
+			used = append(used, cat)
+		}
+	}
+	slices.SortStableFunc(used, func(a, b ContextCategory) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	return used
+}
+
+// contextUsageWire is the "response" of a get_context_usage answer.
+// gridRows, skills, messageBreakdown, ... are left undecoded.
+type contextUsageWire struct {
+	Model                string  `json:"model"`
+	TotalTokens          integer `json:"totalTokens"`
+	MaxTokens            integer `json:"maxTokens"`
+	RawMaxTokens         integer `json:"rawMaxTokens"`
+	Percentage           float   `json:"percentage"`
+	AutocompactSource    string  `json:"autocompactSource"`
+	AutoCompactThreshold integer `json:"autoCompactThreshold"`
+	IsAutoCompactEnabled *bool   `json:"isAutoCompactEnabled"`
+	Categories           []struct {
+		ID     string  `json:"id"`
+		Name   string  `json:"name"`
+		Kind   string  `json:"kind"`
+		Tokens integer `json:"tokens"`
+	} `json:"categories"`
+}
+
+// contextUsageEvent fills ev from a control_response to one of our
+// get_context_usage requests.
+func contextUsageEvent(ev *Event, reqID, subtype, errText string, w *contextUsageWire) {
+	ev.Kind = KindContextUsage
+	cu := &ContextUsage{RequestID: reqID}
+	ev.ContextUsage = cu
+	if subtype != "success" {
+		cu.Error = "claude refused get_context_usage: " + cmpOr(errText, subtype)
+		return
+	}
+	cu.Model = w.Model
+	cu.TotalTokens, cu.MaxTokens, cu.RawMaxTokens = int64(w.TotalTokens), int64(w.MaxTokens), int64(w.RawMaxTokens)
+	cu.Percentage = float64(w.Percentage)
+	cu.AutocompactSource = w.AutocompactSource
+	cu.AutoCompactThreshold = int64(w.AutoCompactThreshold)
+	cu.AutoCompactEnabled = w.IsAutoCompactEnabled
+	for _, c := range w.Categories {
+		if c.Name != "" || c.ID != "" {
+			cu.Categories = append(cu.Categories, ContextCategory{ID: c.ID, Name: c.Name, Kind: c.Kind, Tokens: int64(c.Tokens)})
+		}
+	}
+	if cu.MaxTokens <= 0 {
+		cu.Error = "claude's get_context_usage answer has no maxTokens"
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// contextUsageRequest is the control request line with id reqID.
+func contextUsageRequest(reqID string) []byte {
+	return []byte(`{"type":"control_request","request_id":"` + reqID + `","request":{"subtype":"get_context_usage"}}` + "\n")
+}
+
+// contextAsker decides when to ask the CLI about its context: once at the
+// start, and again when the stream shows another model than the last
+// answer's. It is owned by the supervise goroutine.
+type contextAsker struct {
+	n       int                  // requests sent
+	pending map[string]time.Time // request id → when sent
+	model   string               // model of the last answer, or the model asked about
+	asked   map[string]bool      // normalised models asked about
+}
+
+// next returns a new request line and records it.
+func (a *contextAsker) next(now time.Time, model string) []byte {
+	a.n++
+	id := fmt.Sprintf("%s%d", contextUsagePrefix, a.n)
+	if a.pending == nil {
+		a.pending, a.asked = map[string]time.Time{}, map[string]bool{}
+	}
+	a.pending[id] = now
+	if model != "" {
+		a.asked[normModel(model)] = true
+	}
+	return contextUsageRequest(id)
+}
+
+// observe looks at one event at now. It returns a request line to write
+// (nil for none) and the ids of requests left unanswered too long, which it
+// forgets: the consumer keeps its fallback, and nothing waited meanwhile.
+func (a *contextAsker) observe(ev *Event, now time.Time) (write []byte, late []string) {
+	for id, at := range a.pending {
+		if now.Sub(at) >= contextUsageTimeout {
+			delete(a.pending, id)
+			late = append(late, id)
+		}
+	}
+	if ev == nil {
+		return nil, late
+	}
+	var seen string
+	switch ev.Kind {
+	case KindContextUsage:
+		if _, ok := a.pending[ev.ContextUsage.RequestID]; ok {
+			delete(a.pending, ev.ContextUsage.RequestID)
+			if ev.ContextUsage.Model != "" {
+				a.model = ev.ContextUsage.Model
+				a.asked[normModel(a.model)] = true
+			}
+		}
+		return nil, late
+	case KindInit:
+		seen = ev.Init.Model
+	case KindAssistant:
+		// A fallback model shows on the main thread's responses first.
+		if ev.Assistant.MainThread() && ev.Assistant.Error == "" {
+			seen = ev.Assistant.Model
+		}
+	}
+	if seen == "" || a.model == "" || a.n >= maxContextAsks || a.asked[normModel(seen)] {
+		return nil, late
+	}
+	a.model = seen
+	return a.next(now, seen), late
+}
+
+// normModel compares model names across the spellings the CLI uses: the
+// init line says "claude-opus-4-8[1m]" where a response says
+// "claude-opus-4-8".
+func normModel(m string) string {
+	m = strings.ToLower(strings.TrimSpace(m))
+	if i := strings.IndexByte(m, '['); i > 0 {
+		m = m[:i]
+	}
+	return m
+}

@@ -1,0 +1,49 @@
+package tests
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// debussy doctor against the real CLI: every control request debussy relies
+// on is answered, the model and window come from claude itself, and no API
+// request is made. As root without IS_SANDBOX it names the fix and exits 2.
+func TestDoctorE2E(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "one"}}, "")
+	res := h.run("doctor")
+	if res.Code != 0 {
+		t.Fatalf("doctor on a working setup:\n%s", res)
+	}
+	for _, want := range []string{
+		"initialize with hook callbacks: answered", "interrupt: answered", "get_context_usage: answered",
+		"(claude's default): window ", "(Claude Code))", "ok    git        git version", "ok: a run would work here",
+	} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+	if n := len(h.API.Requests()); n != 0 {
+		t.Errorf("doctor made %d API requests", n)
+	}
+	if h.git("rev-list", "--count", "HEAD") != "2" {
+		t.Errorf("doctor changed the branch")
+	}
+
+	if os.Geteuid() != 0 {
+		return
+	}
+	h.Env = slices.DeleteFunc(h.Env, func(kv string) bool { return strings.HasPrefix(kv, "IS_SANDBOX=") })
+	res = h.run("doctor")
+	if res.Code != 2 || !strings.Contains(res.Stdout, "FAIL  permission running as root") ||
+		!strings.Contains(res.Stdout, "fix: set IS_SANDBOX=1 or permission_mode: acceptEdits") {
+		t.Errorf("doctor as root without IS_SANDBOX:\n%s", res)
+	}
+	// The rest is still checked, with a mode claude accepts as root.
+	if !strings.Contains(res.Stdout, "get_context_usage: answered") {
+		t.Errorf("doctor stopped at the permission problem:\n%s", res)
+	}
+}
