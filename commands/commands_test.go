@@ -441,3 +441,51 @@ func TestRunLogging(t *testing.T) {
 		t.Errorf("DEBUSSY_LOG_LEVEL=loud: exit %d, want 2 naming the variable\n%s", code, stderr)
 	}
 }
+
+// A rerun of a finished plan skips every phase: status and logs keep
+// showing the run that did the work, and say why; --all lists both.
+func TestStatusAfterARerunThatSkipped(t *testing.T) {
+	dir, store := logsRun(t, state.StatusCompleted)
+	l, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := l.Runs[0].StartedAt.Add(time.Hour)
+	l.Runs = append(l.Runs, &state.Run{ID: "r2", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: t1,
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusSkipped}, {ID: "2", Status: state.StatusSkipped}, {ID: "3", Status: state.StatusSkipped}}})
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	note := "showing run r1, the latest with sessions; the later run r2 (started 2026-01-01 13:00:00) only skipped phases, done already"
+	code, out, stderr := invoke(t, dir, nil, "status")
+	if code != 0 || !strings.HasPrefix(out, "run r1  completed") || !strings.Contains(out, note) {
+		t.Errorf("status: exit %d, want run r1 and %q\n%s%s", code, note, out, stderr)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--json")
+	var rec struct {
+		ID       string
+		LaterRun string `json:"later_run_without_sessions"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.ID != "r1" || rec.LaterRun != "r2" {
+		t.Errorf("status --json: exit %d, id %q later %q, want r1 and r2\n%s", code, rec.ID, rec.LaterRun, out)
+	}
+	code, out, _ = invoke(t, dir, nil, "logs")
+	if code != 0 || !strings.HasPrefix(out, "── "+note+"\n── run r1 · phase 2 Build · session 1") {
+		t.Errorf("logs: exit %d, want the note then r1's phase 2\n%s", code, firstLines(out, 3))
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--all")
+	golden.Check(t, filepath.Join("testdata", "status-all.golden"), []byte(out))
+	if code != 0 {
+		t.Errorf("status --all: exit %d", code)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--all", "--json")
+	var runs []struct{ ID string }
+	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 2 || runs[0].ID != "r2" {
+		t.Errorf("status --all --json: exit %d, runs %+v, want r2 then r1", code, runs)
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	return strings.Join(lines[:min(n, len(lines))], "")
+}

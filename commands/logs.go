@@ -73,8 +73,12 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 	if err != nil {
 		return err
 	}
-	run := l.Latest()
+	run, later, err := shownRun(store, l)
+	if err != nil {
+		return err
+	}
 	if opts.Run != "" {
+		later = nil
 		run = l.Run(opts.Run)
 		if run == nil {
 			return fmt.Errorf("%w: no run %q in %s (debussy status shows the latest)", ErrUsage, opts.Run, store.Dir)
@@ -86,6 +90,9 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 	rec, err := logsPhase(run, opts.Phase)
 	if err != nil {
 		return err
+	}
+	if later != nil {
+		fmt.Fprintf(e.Stdout, "── %s\n", laterNote(run, later))
 	}
 	n := opts.Session
 	if n == 0 {

@@ -155,6 +155,13 @@ func TestLedgerQueries(t *testing.T) {
 	if r := l.Latest(); r.ID != "other" {
 		t.Errorf("Latest = %s", r.ID)
 	}
+	var order []string
+	for _, r := range l.NewestFirst() {
+		order = append(order, r.ID)
+	}
+	if got := strings.Join(order, " "); got != "other b c a" {
+		t.Errorf("NewestFirst = %s, want other b c a", got)
+	}
 	if r := l.Run("b"); r == nil || r.Phase("2").Status != StatusInterrupted || r.Phase("9") != nil {
 		t.Errorf("Run/Phase lookup: %+v", r)
 	}
@@ -193,6 +200,16 @@ func TestLedgerQueries(t *testing.T) {
 	l.Runs = append(l.Runs, run("e", plan, StatusFailed, 25, &PhaseRecord{ID: "4", Status: StatusFailed}))
 	if r, _ := l.LastUnfinished(plan, "4"); id(r) != "c" {
 		t.Errorf("LastUnfinished past a record without sessions = %s, want c", id(r))
+	}
+
+	// A rerun that skipped every phase ran no session: the run before it
+	// is the latest that worked.
+	l.Runs = append(l.Runs, run("f", plan, StatusCompleted, 26, ph("1", StatusSkipped), ph("2", StatusSkipped)))
+	if r := l.LatestWorked(); id(r) != "other" || l.Latest().ID != "f" || l.Run("f").Worked() {
+		t.Errorf("LatestWorked = %s (Latest %s), want other", id(r), l.Latest().ID)
+	}
+	if (&Ledger{}).LatestWorked() != nil {
+		t.Error("LatestWorked of an empty ledger not nil")
 	}
 
 	l.Runs = append(l.Runs, run("d", plan, StatusCompleted, 30, ph("2", StatusCompleted)))
