@@ -489,3 +489,44 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitAfter(s, "\n")
 	return strings.Join(lines[:min(n, len(lines))], "")
 }
+
+// After a reset past a phase's commit, status says the phase's work is
+// not on this branch, in the table and in --json.
+func TestStatusNotOnThisBranch(t *testing.T) {
+	dir := gitRepo(t)
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	kept := git("rev-parse", "HEAD")
+	git("commit", "-q", "--allow-empty", "-m", "phase 2")
+	discarded := git("rev-parse", "HEAD")
+	git("reset", "-q", "--hard", "HEAD~1")
+	store := state.New(filepath.Join(dir, state.DirName))
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: time.Now(),
+		Phases: []*state.PhaseRecord{
+			{ID: "1", Status: state.StatusCompleted, Attempts: 1, Sessions: 1, Commits: []string{kept}},
+			{ID: "2", Status: state.StatusCompleted, Attempts: 1, Sessions: 1, Commits: []string{discarded}},
+		}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := invoke(t, dir, nil, "status")
+	lines := strings.Split(out, "\n")
+	if code != 0 || len(lines) < 5 || !strings.HasPrefix(lines[3], "1      completed  ") || !strings.HasPrefix(lines[4], "2      completed (not on this branch)  ") {
+		t.Errorf("exit %d, want phase 1 completed and phase 2 not on this branch:\n%s%s", code, out, stderr)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--json")
+	var rec struct {
+		NotOnBranch []string `json:"phases_not_on_branch"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || !slices.Equal(rec.NotOnBranch, []string{"2"}) {
+		t.Errorf("status --json: exit %d, phases_not_on_branch %q, want [2]\n%s", code, rec.NotOnBranch, out)
+	}
+}

@@ -67,19 +67,18 @@ func (e *Env) status(asJSON bool) error {
 		return err
 	}
 	e.mergeGit(repo, run)
+	gone := e.notOnBranch(repo, run)
 	if asJSON {
 		if stale {
 			run.Status = state.StatusInterrupted
 		}
+		out := statusJSON{Run: run, NotOnBranch: gone}
+		if later != nil {
+			out.LaterRun = later.ID
+		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
-		if later != nil {
-			return enc.Encode(struct {
-				*state.Run
-				LaterRun string `json:"later_run_without_sessions"`
-			}{run, later.ID})
-		}
-		return enc.Encode(run)
+		return enc.Encode(out)
 	}
 	shown := string(run.Status) // a display string, not a Status
 	if stale {
@@ -97,6 +96,9 @@ func (e *Env) status(asJSON bool) error {
 			commits = append(commits, gitcommit.Short(c))
 		}
 		status := string(p.Status)
+		if slices.Contains(gone, p.ID) {
+			status += " (not on this branch)"
+		}
 		if e := p.Economics; p.Status == state.StatusRunning && !stale && e != nil && e.Progress != "" {
 			status += " (" + e.Progress + ")" // what its agent is doing: exploring, planning, acting, verifying
 		}
@@ -135,6 +137,50 @@ func (e *Env) status(asJSON bool) error {
 		fmt.Fprintf(e.Stdout, "run: %s\n", line)
 	}
 	return nil
+}
+
+// statusJSON is `status --json`: the run, and what the table says beside it.
+type statusJSON struct {
+	*state.Run
+	// LaterRun is a later run that ran no session (shownRun).
+	LaterRun string `json:"later_run_without_sessions,omitempty"`
+	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
+	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+}
+
+// notOnBranch lists the run's phases whose last commit (or merge) is not
+// reachable from HEAD: a reset discarded them, and a rerun does them again.
+func (e *Env) notOnBranch(repo *gitcommit.Repo, run *state.Run) []string {
+	if repo == nil {
+		return nil
+	}
+	last := map[string]string{}
+	var hashes []string
+	for _, p := range run.Phases {
+		h := p.Merge
+		if n := len(p.Commits); h == "" && n > 0 {
+			h = p.Commits[n-1]
+		}
+		if h != "" {
+			last[p.ID] = h
+			hashes = append(hashes, h)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	on, err := repo.Reachable(hashes...)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
+		return nil
+	}
+	var gone []string
+	for _, p := range run.Phases {
+		if h, ok := last[p.ID]; ok && !on[h] {
+			gone = append(gone, p.ID)
+		}
+	}
+	return gone
 }
 
 // shownRun is the run status and logs show: the latest, unless it ran no

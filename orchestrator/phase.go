@@ -64,7 +64,15 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
 	if !r.Restart {
-		if prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
+		prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID)
+		if prev != nil && prevRun.ID != r.id {
+			if why := discarded(p.repo, prev); why != "" {
+				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
+				r.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
+				prev = nil
+			}
+		}
+		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
 			if prev.BaseCommit != "" {
 				p.base = prev.BaseCommit
 			}
