@@ -386,6 +386,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: p.ph.File,
 		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.Tokens, CostSoFar: p.rec.CostUSD, Kind: kind,
+		Refused: r.refused(p.ph.ID),
 	}
 	for _, f := range files {
 		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
