@@ -74,7 +74,7 @@ type total struct {
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
 	return &Recorder{
-		pending: map[string]pendingCall{},
+		pending:   map[string]pendingCall{},
 		fileSet:   map[string]bool{},
 		totals:    map[string]total{},
 		failedIDs: map[string]bool{},
