@@ -113,7 +113,9 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 		fmt.Fprintf(e.Stdout, "── run %s · phase %s%s · session %d · %s\n", run.ID, rec.ID, title, n, path)
 		var next *state.PhaseRecord
 		nextN := 0
-		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, func() (bool, error) {
+		runID, phaseID, session := run.ID, rec.ID, n
+		told := func() ([]view.Told, string) { return sessionTold(store, runID, phaseID, session) }
+		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, told, func() (bool, error) {
 			// The lock first: a session started before the run ended is
 			// then seen by the look at the ledger below.
 			info, held, err := store.Holder()
@@ -176,7 +178,10 @@ func logsPhase(run *state.Run, id string) (*state.PhaseRecord, error) {
 
 // showSession renders the session log at path. With follow it waits at the
 // end for more until done says the writer has finished (or ctx ends).
-func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration, done func() (bool, error)) error {
+// told says what debussy told the session and why it ended, as far as the
+// run's events know yet.
+func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration,
+	told func() ([]view.Told, string), done func() (bool, error)) error {
 	f, err := os.Open(path)
 	// The session is recorded before its log's first line: wait for it,
 	// unless the writer is done without one.
@@ -204,6 +209,8 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 	}
 	defer f.Close()
 	tr := view.NewTranscript(w)
+	early, _ := told()
+	tr.Tell(early...)
 	rd := bufio.NewReader(f)
 	var partial []byte
 	for {
@@ -242,5 +249,11 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 			tr.Line([]byte(line))
 		}
 	}
+	// Following, the events written meanwhile; the early ones are shown.
+	all, why := told()
+	if len(all) > len(early) {
+		tr.Tell(all[len(early):]...)
+	}
+	tr.End(why)
 	return nil
 }
