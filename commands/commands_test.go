@@ -139,7 +139,7 @@ func TestExitCodes(t *testing.T) {
 		{"run without plan", dir, nil, []string{"run"}, 2, "missing MASTER_PLAN.md"},
 		{"run two plans", dir, nil, []string{"run", "a.md", "b.md"}, 2, "expected one"},
 		{"unknown flag", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--bogus"}, 2, "bogus"},
-		{"bad flag value", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "0"}, 2, "context_threshold"},
+		{"bad flag value", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "0"}, 2, "--context-threshold: 0 is out of range"},
 		{"bad env value", dir, map[string]string{"DEBUSSY_MAX_RESTARTS": "lots"}, []string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2, "DEBUSSY_MAX_RESTARTS"},
 		{"unknown config key", badCfg, nil, []string{"check", dir + "/plan/MASTER_PLAN.md"}, 2, ".debussy.yaml:2:1"},
 		{"contradicting flags", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--auto-commit", "--no-auto-commit"}, 2, "contradict"},

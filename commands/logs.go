@@ -81,11 +81,11 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 		later = nil
 		run = l.Run(opts.Run)
 		if run == nil {
-			return fmt.Errorf("%w: no run %q in %s (debussy status shows the latest)", ErrUsage, opts.Run, store.Dir)
+			return notThereErr("no run %q in %s (debussy status --all lists the runs)", opts.Run, store.Dir)
 		}
 	}
 	if run == nil {
-		return fmt.Errorf("%w: no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", ErrUsage, store.Dir)
+		return notThereErr("no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", store.Dir)
 	}
 	rec, err := logsPhase(run, opts.Phase)
 	if err != nil {
@@ -165,7 +165,7 @@ func logsPhase(run *state.Run, id string) (*state.PhaseRecord, error) {
 		}
 	}
 	if len(ran) == 0 {
-		return nil, fmt.Errorf("%w: run %s has no session yet", ErrUsage, run.ID)
+		return nil, notThereErr("run %s has no session yet", run.ID)
 	}
 	if id == "" {
 		return latest, nil

@@ -54,6 +54,10 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	notFound := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		notFound = true
+		if s := closest(name, commandNames(app)); s != "" {
+			fmt.Fprintf(e.Stderr, "debussy: no command %q; did you mean %q? (see debussy --help)\n", name, s)
+			return
+		}
 		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
 	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
@@ -158,6 +162,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 		Writer:               e.Stdout,
 		ErrWriter:            e.Stderr,
 		EnableBashCompletion: true, // see `debussy completion`
+		Suggest:              true, // "did you mean": flagError and CommandNotFound word it
 		// The default handler calls os.Exit inside Run; exit codes are mapped in Main.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,
@@ -226,7 +231,13 @@ func flagError(c *cli.Context, err error) error {
 		if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
 			help = "debussy " + c.Command.Name + " --help"
 		}
-		return fmt.Errorf("unknown flag --%s (%s lists the flags)", strings.TrimLeft(name, "-"), help)
+		name = strings.TrimLeft(name, "-")
+		if c != nil {
+			if s := closest(name, flagNames(c)); s != "" {
+				return fmt.Errorf("unknown flag %s; did you mean %s? (%s lists the flags)", dashed(name), dashed(s), help)
+			}
+		}
+		return fmt.Errorf("unknown flag %s (%s lists the flags)", dashed(name), help)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
 		name = strings.TrimLeft(name, "-")

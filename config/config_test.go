@@ -332,12 +332,18 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "syntax error",
 			file: "model: x\n  context_threshold: 70\n",
-			want: []string{"FILE:1:8: mapping value is not allowed in this context"},
+			// The key indented under a value is what to fix, not the value.
+			want: []string{"FILE:2:3: mapping value is not allowed in this context", "    2 |   context_threshold: 70", "      |   ^"},
 		},
 		{
 			name: "duplicate key",
 			file: "model: x\nmodel: y\n",
-			want: []string{`FILE:2:1: mapping key "model" already defined at [1:1]`},
+			want: []string{`FILE:2:1: mapping key "model" already defined at [1:1]`, "    2 | model: y", "      | ^"},
+		},
+		{
+			name: "unclosed list",
+			file: "extra_args: [a, b\nmodel: x\nmax_retries: 1\n",
+			want: []string{"FILE:1:13: ',' or ']' must be specified", "    1 | extra_args: [a, b", "      |             ^"},
 		},
 		{
 			name: "not a mapping",
