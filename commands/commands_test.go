@@ -255,6 +255,23 @@ func TestInit(t *testing.T) {
 	if code, _, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 {
 		t.Errorf("the written config does not load: %s", stderr)
 	}
+	// The first thing people do: append a key. It must not collide.
+	f, err := os.OpenFile(filepath.Join(dir, ".debussy.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("max_restarts: 5\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 || !strings.Contains(out+stderr, "max_restarts: 5") {
+		t.Errorf("init then max_restarts: 5 appended: exit %d, want it loaded\n%s%s", code, out, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 80 {
+		t.Errorf("the init file has %d lines: not short", strings.Count(string(data), "\n"))
+	}
 }
 
 // status trusts the lock, not the ledger: a running entry is live only
