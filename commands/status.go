@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
@@ -102,7 +103,7 @@ func (e *Env) status(asJSON bool) error {
 		if e := p.Economics; p.Status == state.StatusRunning && !stale && e != nil && e.Progress != "" {
 			status += " (" + e.Progress + ")" // what its agent is doing: exploring, planning, acting, verifying
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD,
 			strings.Join(commits, ","), oneLine(p.LastError, 80))
 	}
 	if err := tw.Flush(); err != nil {
@@ -253,8 +254,8 @@ func (e *Env) statusAll(asJSON bool) error {
 			tokens += p.Tokens
 			cost += p.CostUSD
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t$%.2f\t%s\t%s\n", r.ID, status, r.StartedAt.Format("2006-01-02 15:04"),
-			sessions, tokens, cost, phaseCounts(r), planShown(root, r.Plan))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t$%.2f\t%s\t%s\n", r.ID, status, r.StartedAt.Format("2006-01-02 15:04"),
+			sessions, estimator.FormatTokens(tokens), cost, phaseCounts(r), planShown(root, r.Plan))
 	}
 	return tw.Flush()
 }

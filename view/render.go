@@ -6,6 +6,7 @@ package view
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/estimator"
 	"strings"
 	"time"
 
@@ -189,16 +190,9 @@ func zoneColor(zone string) string {
 	return "36"
 }
 
-// formatTokens is 950, 122k, 1.2M.
-func formatTokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
-	case n >= 1000:
-		return fmt.Sprintf("%dk", n/1000)
-	}
-	return fmt.Sprint(n)
-}
+// formatTokens is debussy's one way to print tokens: 950, 122.5K, 1.2M
+// (the log's, status's and the summary's).
+func formatTokens(n int64) string { return estimator.FormatTokens(n) }
 
 // formatElapsed is 42s, 3m12s, 1h04m.
 func formatElapsed(d time.Duration) string {

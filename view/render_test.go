@@ -80,11 +80,12 @@ func withBudget(p Phase, scope, level string, pct float64) Phase {
 	return p
 }
 
+// The live view prints tokens as the log, status and the summary do.
 func TestFormatTokens(t *testing.T) {
 	tests := []struct {
 		n    int64
 		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1k"}, {122_999, "122k"}, {1_000_000, "1M"}, {1_250_000, "1.2M"}}
+	}{{0, "0"}, {999, "999"}, {1000, "1K"}, {122_999, "123K"}, {597_500, "597.5K"}, {1_000_000, "1M"}, {1_250_000, "1.2M"}}
 	for _, tt := range tests {
 		if got := formatTokens(tt.n); got != tt.want {
 			t.Errorf("formatTokens(%d) = %q, want %q", tt.n, got, tt.want)

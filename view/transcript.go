@@ -236,7 +236,7 @@ func (t *Transcript) result(r *runner.Result) {
 	// counts differently, so it disagreed with the numbering.
 	turns := t.turn - t.turnsBefore
 	t.turnsBefore = t.turn
-	fmt.Fprintf(t.w, "■ result %s · %s · %s · $%.4f · tokens in %s, out %s\n", what, plural(turns, "turn"),
+	fmt.Fprintf(t.w, "■ result %s · %s · %s · $%.2f · tokens in %s, out %s\n", what, plural(turns, "turn"),
 		(time.Duration(r.DurationMs) * time.Millisecond).Round(100*time.Millisecond), r.CostUSD,
 		formatTokens(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), formatTokens(u.OutputTokens))
 	// The final text is the agent's last message, shown above already.
