@@ -299,6 +299,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	started := time.Now()
 	live := e.startView(logger)
+	if live != nil {
+		live.threshold = ws.Config.ContextThreshold
+	}
 	defer live.close()
 	err = orchestrator.Run(ctx, orchestrator.Options{
 		Config:      ws.Config,

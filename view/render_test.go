@@ -92,3 +92,33 @@ func TestFormatTokens(t *testing.T) {
 		}
 	}
 }
+
+// The bar's colour agrees with the log: yellow from the warning (10 points
+// below the threshold), red from the threshold, even in a green zone; a
+// redder zone wins.
+func TestBarZone(t *testing.T) {
+	tests := []struct {
+		zone      string
+		pct       float64
+		threshold int
+		want      string
+	}{
+		{"green", 50, 80, "green"},
+		{"green", 73, 80, "yellow"},
+		{"green", 83, 80, "red"},
+		{"red", 10, 80, "red"},
+		{"yellow", 85, 80, "red"},
+		{"green", 99, 100, "green"}, // 100 disables the trigger
+		{"green", 90, 0, "green"},   // unknown threshold
+		{"", 75, 80, "yellow"},
+	}
+	for _, tt := range tests {
+		if got := barZone(tt.zone, tt.pct, tt.threshold); got != tt.want {
+			t.Errorf("barZone(%q, %v, %d) = %q, want %q", tt.zone, tt.pct, tt.threshold, got, tt.want)
+		}
+	}
+	line := Render([]Phase{{ID: "1", Session: 1, Tokens: 166_000, Window: 200_000, Threshold: 80, Zone: "green"}}, time.Time{}, 0, true)[0]
+	if !strings.Contains(line, "\x1b[31m██████████") || !strings.Contains(line, "\x1b[32mgreen") {
+		t.Errorf("at 83 %% of a threshold of 80 the bar is not red (the zone label stays green):\n%q", line)
+	}
+}
