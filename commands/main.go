@@ -149,12 +149,18 @@ func (e *Env) app() *cli.App {
 	app := &cli.App{
 		Name:      "debussy",
 		Usage:     "run long multi-phase coding plans through Claude Code without losing work",
-		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json]",
+		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json] [--all]",
 		Description: strings.TrimSpace(`
 debussy runs each phase of a master plan as a streaming claude session. It watches the
 session's real token usage and tool calls; before the context window fills it stops the
 session between tools, commits the work, writes a checkpoint and starts a fresh session
 that begins with it. It runs each phase's gates itself and resumes after Ctrl-C or a crash.
+
+Words: a session is one run of claude on a phase; at the threshold (context_threshold)
+the agent writes a handoff and a fresh session starts from a checkpoint. A zone (green,
+yellow, red) rates a session's tool calls, large reads and delegations; a nudge is a note
+about the agent's own loop; a gate is a command that must pass; a quarter is an adaptive
+budget's check of tasks done against budget used.
 
 Exit codes: 0 all phases completed, 1 a phase failed or was blocked, 2 bad usage, config
 or plan, 130 interrupted (work committed; run again to resume).`),
