@@ -511,16 +511,7 @@ func firstLines(s string, n int) string {
 // not on this branch, in the table and in --json.
 func TestStatusNotOnThisBranch(t *testing.T) {
 	dir := gitRepo(t)
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { return gitIn(t, dir, args...) }
 	kept := git("rev-parse", "HEAD")
 	git("commit", "-q", "--allow-empty", "-m", "phase 2")
 	discarded := git("rev-parse", "HEAD")

@@ -64,12 +64,7 @@ Examples:
 }
 
 func (e *Env) logs(ctx context.Context, opts logsOptions) error {
-	_, root, err := e.findRepo()
-	if err != nil {
-		return err
-	}
-	store := state.New(filepath.Join(root, state.DirName))
-	l, err := store.Load()
+	_, store, l, err := e.loadLedger()
 	if err != nil {
 		return err
 	}

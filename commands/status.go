@@ -184,6 +184,17 @@ func (e *Env) notOnBranch(repo *gitcommit.Repo, run *state.Run) []string {
 	return gone
 }
 
+// loadLedger finds the repository and reads its .debussy/ ledger.
+func (e *Env) loadLedger() (root string, store *state.Store, l *state.Ledger, err error) {
+	_, root, err = e.findRepo()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	store = state.New(filepath.Join(root, state.DirName))
+	l, err = store.Load()
+	return root, store, l, err
+}
+
 // shownRun is the run status and logs show: the latest, unless it ran no
 // session and has ended (a rerun of a finished plan skips every phase) —
 // then the latest run that worked, with the later one to mention.
@@ -217,12 +228,7 @@ func laterNote(run, later *state.Run) string {
 
 // statusAll lists every run, newest first.
 func (e *Env) statusAll(asJSON bool) error {
-	_, root, err := e.findRepo()
-	if err != nil {
-		return err
-	}
-	store := state.New(filepath.Join(root, state.DirName))
-	l, err := store.Load()
+	root, store, l, err := e.loadLedger()
 	if err != nil {
 		return err
 	}
