@@ -1,10 +1,15 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test demo build bench vet
+.PHONY: test demo build install bench vet
 
 build:
 	$(GO) build -o bin/debussy .
+
+# From a clone: the module is not published, so `go install …@latest` cannot
+# fetch it. go install puts the binary in $GOBIN, else $(go env GOPATH)/bin.
+install:
+	$(GO) install .
 
 vet:
 	$(GO) vet ./...

@@ -3,7 +3,10 @@
 // session's prompt. It is pure: no I/O, no clock, no git.
 package checkpoint
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kinds of fresh session a checkpoint introduces.
 const (
@@ -58,6 +61,11 @@ type Input struct {
 	// path is the repository's); nil skips the check. The checkpoint is
 	// pure, so the orchestrator looks; Build uses it and drops it.
 	Exists func(path string) bool `json:"-"`
+	// Refused are the tool_use ids debussy itself refused (a PreToolUse
+	// deny), each with who refused: "handoff" or "budget". The stream shows
+	// such a refusal as a failed tool whose output is debussy's reason; the
+	// orchestrator knows which they were. Build uses it and drops it.
+	Refused map[string]string `json:"-"`
 }
 
 // Checkpoint is everything the next session is told; it is saved as JSON
@@ -67,7 +75,7 @@ type Checkpoint struct {
 	ToolCalls      []ToolCall `json:"tool_calls,omitempty"`      // the latest main-thread calls, oldest first
 	ToolCallCount  int        `json:"tool_call_count"`           // all main-thread calls observed
 	FailedCommands []ToolCall `json:"failed_commands,omitempty"` // the latest failed calls, oldest first
-	FailedCount    int        `json:"failed_count"`              // all failed calls observed
+	FailedCount    int        `json:"failed_count"`              // all failed calls observed, debussy's refusals not counted
 	LastMessage    string     `json:"last_message,omitempty"`    // the agent's last text, bounded
 	FilesTouched   []string   `json:"files_touched,omitempty"`   // written per the stream, first touch first
 	FilesTouchedN  int        `json:"files_touched_count"`       // distinct files written
@@ -84,11 +92,12 @@ func Build(in Input, r *Recorder) Checkpoint {
 	if in.Kind == "" {
 		in.Kind = KindRestart
 	}
-	exists := in.Exists
-	in.Exists = nil
+	exists, refused := in.Exists, in.Refused
+	in.Exists, in.Refused = nil, nil
 	c := Checkpoint{Input: in}
 	if r != nil {
 		c.observed(r)
+		c.refusals(refused, r)
 	}
 	c = c.redacted()
 	c.Handoff = clipMiddle(strings.TrimSpace(c.Handoff), handoffRunes)
@@ -124,6 +133,55 @@ func (c *Checkpoint) observed(r *Recorder) {
 	}
 }
 
+// refusals turns the failed calls debussy refused into refused ones, with
+// debussy's reason (the first sentence of what it told the agent).
+func (c *Checkpoint) refusals(refused map[string]string, r *Recorder) {
+	if len(refused) == 0 {
+		return
+	}
+	for i, tc := range c.ToolCalls {
+		if who, ok := refused[tc.ID]; ok && tc.Failed {
+			c.ToolCalls[i].Failed, c.ToolCalls[i].Error = false, ""
+			c.ToolCalls[i].Refused = refusalReason(who, tc.Error)
+		}
+	}
+	c.FailedCommands = slices.DeleteFunc(c.FailedCommands, func(tc ToolCall) bool {
+		_, ok := refused[tc.ID]
+		return ok
+	})
+	for id := range refused {
+		if r.failedIDs[id] {
+			c.FailedCount--
+		}
+	}
+	if len(c.FailedCommands) == 0 {
+		c.FailedCommands = nil
+	}
+}
+
+// refusalReason is "handoff requested: context 83 % of 200K ≥ 80 %" from
+// who refused and debussy's message ("debussy: context 83 % …. Write your
+// handoff NOW …").
+func refusalReason(who, msg string) string {
+	label := map[string]string{"handoff": "handoff requested", "budget": "budget"}[who]
+	if label == "" {
+		label = who
+	}
+	_, rest, ok := strings.Cut(msg, ": ")
+	if !ok || !strings.HasPrefix(msg, "debussy") {
+		return label
+	}
+	first, _, _ := strings.Cut(rest, "\n")
+	if i := strings.Index(first, ". "); i >= 0 {
+		first = first[:i]
+	}
+	first = strings.TrimSuffix(strings.TrimSpace(first), ".")
+	if first == "" {
+		return label
+	}
+	return label + ": " + clip(first, summaryRunes)
+}
+
 // redacted is c with every text that came from the stream or the agent
 // passed through Redact. The recorder redacts before it clips (a cut
 // could split a secret); this catches the rest, and hand-built or decoded
@@ -146,7 +204,7 @@ func redactCalls(calls []ToolCall) []ToolCall {
 	}
 	out := make([]ToolCall, len(calls))
 	for i, tc := range calls {
-		tc.Summary, tc.Error = Redact(tc.Summary), Redact(tc.Error)
+		tc.Summary, tc.Error, tc.Refused = Redact(tc.Summary), Redact(tc.Error), Redact(tc.Refused)
 		out[i] = tc
 	}
 	return out

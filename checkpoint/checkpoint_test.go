@@ -116,6 +116,7 @@ func TestRecorder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Build(Input{RunID: "r", PhaseID: "1"}, record(t, tt.files...))
+			c.ToolCalls, c.FailedCommands = withoutIDs(c.ToolCalls), withoutIDs(c.FailedCommands)
 			if !reflect.DeepEqual(c.ToolCalls, tt.calls) {
 				t.Errorf("tool calls\n got %+v\nwant %+v", c.ToolCalls, tt.calls)
 			}
@@ -134,6 +135,14 @@ func TestRecorder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withoutIDs drops the tool_use ids the tables do not spell out.
+func withoutIDs(calls []ToolCall) []ToolCall {
+	for i := range calls {
+		calls[i].ID = ""
+	}
+	return calls
 }
 
 const typicalErr = "--- FAIL: TestPrecedence (0.00s)\n    parser_test.go:41: Parse(\"1+2*3\") = ((1+2)*3), want (1+(2*3))\nFAIL\nFAIL\tgithub.com/acme/calc/parser\t0.004s\nExit code 1"
@@ -331,5 +340,51 @@ func TestCode(t *testing.T) {
 				t.Errorf("code(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
+	}
+}
+
+// debussy's own refusal of a tool (the handoff stage, a budget) shows in
+// the stream as a failed call whose output is debussy's message; the
+// checkpoint lists it as refused, with the reason, never as a failure to
+// investigate. A real failure beside it stays one.
+func TestRefusedByDebussy(t *testing.T) {
+	r := NewRecorder()
+	call := func(id, cmd string, isError bool, out string) {
+		r.Observe(runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: "m" + id,
+			ToolUses: []runner.ToolUse{{ID: id, Name: "Bash", Command: cmd}}}})
+		r.Observe(runner.Event{Kind: runner.KindToolResult, ToolResults: []runner.ToolResult{{ToolUseID: id, IsError: isError, Content: out, ContentLen: len(out)}}})
+	}
+	call("t1", "go build ./...", true, "wc/wc.go:3:1: syntax error")
+	call("t2", "go test ./wc/", true, "debussy: context 83 % of 200K ≥ 80 %. Write your handoff NOW to `/r/.debussy/handoff-1.md` (the Write tool, that exact absolute path); every other tool is refused until you have.\n\n"+HandoffTemplate())
+	call("t3", "rg TODO", true, "debussy (phase budget): exploration is refused at 90 % of the budget. Finish your task.")
+	in := Input{RunID: "r1", PhaseID: "1", Kind: KindRestart, Reason: "context 83 % of 200K ≥ 80 %",
+		Refused: map[string]string{"t2": "handoff", "t3": "budget", "t9": "handoff"}}
+	c := Build(in, r)
+	if c.FailedCount != 1 || len(c.FailedCommands) != 1 || c.FailedCommands[0].Summary != "go build ./..." {
+		t.Errorf("failed: %d %+v, want only go build", c.FailedCount, c.FailedCommands)
+	}
+	md := c.Markdown()
+	for _, want := range []string{
+		"- Bash `go test ./wc/` — refused by debussy (handoff requested: context 83 % of 200K ≥ 80 %); it did not run\n",
+		"- Bash `rg TODO` — refused by debussy (budget: exploration is refused at 90 % of the budget); it did not run\n",
+		"Bash `go build ./...` failed:",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	for _, unwanted := range []string{"`go test ./wc/` failed", "`rg TODO` failed", "Write your handoff NOW"} {
+		if strings.Contains(md, unwanted) {
+			t.Errorf("markdown has %q:\n%s", unwanted, md)
+		}
+	}
+	checkGolden(t, "refused-by-debussy.md", md)
+
+	// Only refusals: no failed-commands section, no advice to investigate.
+	r = NewRecorder()
+	call("t2", "go test ./wc/", true, "debussy: context 83 % of 200K ≥ 80 %. Write your handoff NOW.")
+	md = Build(Input{RunID: "r1", PhaseID: "1", Refused: map[string]string{"t2": "handoff"}}, r).Markdown()
+	if strings.Contains(md, "Failed commands") || strings.Contains(md, "Find out why") {
+		t.Errorf("a refusal alone reads as a failure:\n%s", md)
 	}
 }

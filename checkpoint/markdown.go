@@ -254,6 +254,8 @@ func (c Checkpoint) writeCalls(b *strings.Builder) {
 			b.WriteString(" " + code(tc.Summary))
 		}
 		switch {
+		case tc.Refused != "":
+			b.WriteString(" — refused by debussy (" + tc.Refused + "); it did not run")
 		case tc.Interrupted:
 			b.WriteString(" — interrupted by the stop; it did not finish")
 		case tc.Failed:

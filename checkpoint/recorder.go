@@ -30,6 +30,12 @@ type ToolCall struct {
 	Failed      bool   `json:"failed,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"` // cut short by the stop, or no result seen
 	Error       string `json:"error,omitempty"`       // bounded error text when Failed
+	// Refused is debussy's own reason when debussy refused the call (a
+	// PreToolUse deny: the handoff stage, a budget). Such a call did not
+	// run, so it is neither Failed nor something to investigate.
+	Refused string `json:"refused,omitempty"`
+	// ID is the stream's tool_use id, to match debussy's refusals.
+	ID string `json:"tool_use_id,omitempty"`
 }
 
 // Recorder observes one phase's sessions and keeps what a checkpoint needs.
@@ -41,6 +47,7 @@ type Recorder struct {
 
 	failed      []ToolCall // newest last, at most keepFailed
 	failedCount int
+	failedIDs   map[string]bool // every failed call's id, to count refusals out
 
 	files     []string
 	fileSet   map[string]bool
@@ -67,9 +74,10 @@ type total struct {
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
 	return &Recorder{
-		pending: map[string]pendingCall{},
-		fileSet: map[string]bool{},
-		totals:  map[string]total{},
+		pending:   map[string]pendingCall{},
+		fileSet:   map[string]bool{},
+		totals:    map[string]total{},
+		failedIDs: map[string]bool{},
 	}
 }
 
@@ -97,7 +105,7 @@ func (r *Recorder) observeAssistant(a *runner.Assistant) {
 		if _, dup := r.pending[tu.ID]; dup && tu.ID != "" {
 			continue
 		}
-		c := &ToolCall{Name: tu.Name, Summary: summarize(tu)}
+		c := &ToolCall{Name: tu.Name, Summary: summarize(tu), ID: tu.ID}
 		r.calls = append(r.calls, c)
 		if len(r.calls) > keepCalls {
 			r.calls = r.calls[len(r.calls)-keepCalls:]
@@ -148,6 +156,9 @@ func (r *Recorder) observeResult(tr runner.ToolResult) {
 			r.failed = r.failed[len(r.failed)-keepFailed:]
 		}
 		r.failedCount++
+		if c.ID != "" {
+			r.failedIDs[c.ID] = true
+		}
 	}
 }
 

@@ -51,9 +51,9 @@ func (e *Env) check(opts checkOptions) error {
 	if err != nil {
 		return err
 	}
-	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
+	plan, err := e.loadPlan(ws, opts.PlanPath)
 	if err != nil {
-		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
+		return err
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(e.Stdout)

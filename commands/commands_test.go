@@ -139,7 +139,7 @@ func TestExitCodes(t *testing.T) {
 		{"run without plan", dir, nil, []string{"run"}, 2, "missing MASTER_PLAN.md"},
 		{"run two plans", dir, nil, []string{"run", "a.md", "b.md"}, 2, "expected one"},
 		{"unknown flag", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--bogus"}, 2, "bogus"},
-		{"bad flag value", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "0"}, 2, "context_threshold"},
+		{"bad flag value", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--dry-run", "--context-threshold", "0"}, 2, "--context-threshold: 0 is out of range"},
 		{"bad env value", dir, map[string]string{"DEBUSSY_MAX_RESTARTS": "lots"}, []string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2, "DEBUSSY_MAX_RESTARTS"},
 		{"unknown config key", badCfg, nil, []string{"check", dir + "/plan/MASTER_PLAN.md"}, 2, ".debussy.yaml:2:1"},
 		{"contradicting flags", dir, nil, []string{"run", "plan/MASTER_PLAN.md", "--auto-commit", "--no-auto-commit"}, 2, "contradict"},
@@ -254,6 +254,23 @@ func TestInit(t *testing.T) {
 	}
 	if code, _, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 {
 		t.Errorf("the written config does not load: %s", stderr)
+	}
+	// The first thing people do: append a key. It must not collide.
+	f, err := os.OpenFile(filepath.Join(dir, ".debussy.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("max_restarts: 5\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 || !strings.Contains(out+stderr, "max_restarts: 5") {
+		t.Errorf("init then max_restarts: 5 appended: exit %d, want it loaded\n%s%s", code, out, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 80 {
+		t.Errorf("the init file has %d lines: not short", strings.Count(string(data), "\n"))
 	}
 }
 
@@ -439,5 +456,85 @@ func TestRunLogging(t *testing.T) {
 	}
 	if code, _, stderr := invoke(t, dir, map[string]string{"DEBUSSY_LOG_LEVEL": "loud"}, run...); code != 2 || !strings.Contains(stderr, "DEBUSSY_LOG_LEVEL") {
 		t.Errorf("DEBUSSY_LOG_LEVEL=loud: exit %d, want 2 naming the variable\n%s", code, stderr)
+	}
+}
+
+// A rerun of a finished plan skips every phase: status and logs keep
+// showing the run that did the work, and say why; --all lists both.
+func TestStatusAfterARerunThatSkipped(t *testing.T) {
+	dir, store := logsRun(t, state.StatusCompleted)
+	l, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := l.Runs[0].StartedAt.Add(time.Hour)
+	l.Runs = append(l.Runs, &state.Run{ID: "r2", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: t1,
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusSkipped}, {ID: "2", Status: state.StatusSkipped}, {ID: "3", Status: state.StatusSkipped}}})
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	note := "showing run r1, the latest with sessions; the later run r2 (started 2026-01-01 13:00:00) only skipped phases, done already"
+	code, out, stderr := invoke(t, dir, nil, "status")
+	if code != 0 || !strings.HasPrefix(out, "run r1  completed") || !strings.Contains(out, note) {
+		t.Errorf("status: exit %d, want run r1 and %q\n%s%s", code, note, out, stderr)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--json")
+	var rec struct {
+		ID       string
+		LaterRun string `json:"later_run_without_sessions"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.ID != "r1" || rec.LaterRun != "r2" {
+		t.Errorf("status --json: exit %d, id %q later %q, want r1 and r2\n%s", code, rec.ID, rec.LaterRun, out)
+	}
+	code, out, _ = invoke(t, dir, nil, "logs")
+	if code != 0 || !strings.HasPrefix(out, "── "+note+"\n── run r1 · phase 2 Build · session 1") {
+		t.Errorf("logs: exit %d, want the note then r1's phase 2\n%s", code, firstLines(out, 3))
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--all")
+	golden.Check(t, filepath.Join("testdata", "status-all.golden"), []byte(out))
+	if code != 0 {
+		t.Errorf("status --all: exit %d", code)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--all", "--json")
+	var runs []struct{ ID string }
+	if code != 0 || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 2 || runs[0].ID != "r2" {
+		t.Errorf("status --all --json: exit %d, runs %+v, want r2 then r1", code, runs)
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	return strings.Join(lines[:min(n, len(lines))], "")
+}
+
+// After a reset past a phase's commit, status says the phase's work is
+// not on this branch, in the table and in --json.
+func TestStatusNotOnThisBranch(t *testing.T) {
+	dir := gitRepo(t)
+	git := func(args ...string) string { return gitIn(t, dir, args...) }
+	kept := git("rev-parse", "HEAD")
+	git("commit", "-q", "--allow-empty", "-m", "phase 2")
+	discarded := git("rev-parse", "HEAD")
+	git("reset", "-q", "--hard", "HEAD~1")
+	store := state.New(filepath.Join(dir, state.DirName))
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: time.Now(),
+		Phases: []*state.PhaseRecord{
+			{ID: "1", Status: state.StatusCompleted, Attempts: 1, Sessions: 1, Commits: []string{kept}},
+			{ID: "2", Status: state.StatusCompleted, Attempts: 1, Sessions: 1, Commits: []string{discarded}},
+		}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := invoke(t, dir, nil, "status")
+	lines := strings.Split(out, "\n")
+	if code != 0 || len(lines) < 5 || !strings.HasPrefix(lines[3], "1      completed  ") || !strings.HasPrefix(lines[4], "2      completed (not on this branch)  ") {
+		t.Errorf("exit %d, want phase 1 completed and phase 2 not on this branch:\n%s%s", code, out, stderr)
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--json")
+	var rec struct {
+		NotOnBranch []string `json:"phases_not_on_branch"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || !slices.Equal(rec.NotOnBranch, []string{"2"}) {
+		t.Errorf("status --json: exit %d, phases_not_on_branch %q, want [2]\n%s", code, rec.NotOnBranch, out)
 	}
 }

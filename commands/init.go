@@ -16,7 +16,7 @@ import (
 func (e *Env) initCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "init",
-		Usage: "write .debussy.yaml (every key documented) and add .debussy/ to .gitignore",
+		Usage: "write a short .debussy.yaml (every key commented out at its default) and add .debussy/ to .gitignore",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Usage: "overwrite an existing .debussy.yaml"},
 		},
@@ -35,7 +35,7 @@ func (e *Env) initRepo(force bool) error {
 	if _, err := os.Stat(cfgPath); err == nil && !force {
 		return fmt.Errorf("%w: %s exists; use --force to overwrite it", ErrUsage, cfgPath)
 	}
-	if err := os.WriteFile(cfgPath, config.Example(), 0o644); err != nil {
+	if err := os.WriteFile(cfgPath, config.InitFile(), 0o644); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	fmt.Fprintf(e.Stdout, "wrote %s\n", cfgPath)

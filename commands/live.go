@@ -16,6 +16,7 @@ import (
 type liveView struct {
 	live      *view.Live
 	logs, out *view.LineWriter
+	threshold int // context_threshold, for the bar's colour
 }
 
 // startView starts the live view on stderr when it belongs there, and
@@ -53,7 +54,9 @@ func (v *liveView) progress() func(orchestrator.Progress) {
 		return nil
 	}
 	return func(p orchestrator.Progress) {
-		v.live.Update(phaseView(p))
+		ph := phaseView(p)
+		ph.Threshold = v.threshold
+		v.live.Update(ph)
 	}
 }
 

@@ -64,13 +64,30 @@ Examples:
 }
 
 func (e *Env) logs(ctx context.Context, opts logsOptions) error {
-	_, _, store, run, err := e.findRun(opts.Run, (*state.Ledger).Latest)
+	_, store, l, err := e.loadLedger()
 	if err != nil {
 		return err
+	}
+	run, later, err := shownRun(store, l)
+	if err != nil {
+		return err
+	}
+	if opts.Run != "" {
+		later = nil
+		run = l.Run(opts.Run)
+		if run == nil {
+			return notThereErr("no run %q in %s (debussy status --all lists the runs)", opts.Run, store.Dir)
+		}
+	}
+	if run == nil {
+		return notThereErr("no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", store.Dir)
 	}
 	rec, err := logsPhase(run, opts.Phase)
 	if err != nil {
 		return err
+	}
+	if later != nil {
+		fmt.Fprintf(e.Stdout, "── %s\n", laterNote(run, later))
 	}
 	n := opts.Session
 	if n == 0 {
@@ -91,7 +108,9 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 		fmt.Fprintf(e.Stdout, "── run %s · phase %s%s · session %d · %s\n", run.ID, rec.ID, title, n, path)
 		var next *state.PhaseRecord
 		nextN := 0
-		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, func() (bool, error) {
+		runID, phaseID, session := run.ID, rec.ID, n
+		told := func() ([]view.Told, string) { return sessionTold(store, runID, phaseID, session) }
+		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, told, func() (bool, error) {
 			// The lock first: a session started before the run ended is
 			// then seen by the look at the ledger below.
 			info, held, err := store.Holder()
@@ -141,7 +160,7 @@ func logsPhase(run *state.Run, id string) (*state.PhaseRecord, error) {
 		}
 	}
 	if len(ran) == 0 {
-		return nil, fmt.Errorf("%w: run %s has no session yet", ErrUsage, run.ID)
+		return nil, notThereErr("run %s has no session yet", run.ID)
 	}
 	if id == "" {
 		return latest, nil
@@ -154,7 +173,10 @@ func logsPhase(run *state.Run, id string) (*state.PhaseRecord, error) {
 
 // showSession renders the session log at path. With follow it waits at the
 // end for more until done says the writer has finished (or ctx ends).
-func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration, done func() (bool, error)) error {
+// told says what debussy told the session and why it ended, as far as the
+// run's events know yet.
+func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration,
+	told func() ([]view.Told, string), done func() (bool, error)) error {
 	f, err := os.Open(path)
 	// The session is recorded before its log's first line: wait for it,
 	// unless the writer is done without one.
@@ -182,6 +204,8 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 	}
 	defer f.Close()
 	tr := view.NewTranscript(w)
+	early, _ := told()
+	tr.Tell(early...)
 	rd := bufio.NewReader(f)
 	var partial []byte
 	for {
@@ -220,5 +244,11 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 			tr.Line([]byte(line))
 		}
 	}
+	// Following, the events written meanwhile; the early ones are shown.
+	all, why := told()
+	if len(all) > len(early) {
+		tr.Tell(all[len(early):]...)
+	}
+	tr.End(why)
 	return nil
 }

@@ -38,10 +38,44 @@ func logsRunID(t *testing.T, id string, status state.Status) (dir string, store 
 	if err := store.Save(l); err != nil {
 		t.Fatal(err)
 	}
+	writeEvents(t, store, id, status)
 	copySession(t, store, id, "1", 1, "multiblock-then-sigint")
 	copySession(t, store, id, "1", 2, "success-simple")
 	copySession(t, store, id, "2", 1, "success-sonnet-200k")
 	return dir, store
+}
+
+// writeEvents writes the run's events.jsonl: what debussy told phase 1's
+// first session and why each session ended.
+func writeEvents(t *testing.T, store *state.Store, id string, status state.Status) {
+	t.Helper()
+	lines := []string{
+		`{"event":"session_spawned","phase":"1","session":1}`,
+		`{"event":"context_warning","phase":"1","session":1,"turn":1,"percent":73,"threshold":80}`,
+		`{"event":"note","phase":"1","session":1,"turn":1,"tool":"Bash","chars":220}`,
+		`{"event":"handoff_requested","phase":"1","session":1,"turn":1,"reason":"context 82.5 % of 200K ≥ 80 %","path":"/r/.debussy/runs/r1/phase-1/handoff-1.md"}`,
+		`{"event":"tool_denied","phase":"1","session":1,"turn":1,"tool":"Bash","tool_use_id":"toolu_msg_fake_0_0_1795299173771_2"}`,
+		`{"event":"nudge","phase":"1","session":1,"turn":2,"kind":"doom_loop","tool":"Bash","args":"sleep 30","count":3}`,
+		`{"event":"handoff_written","phase":"1","session":1,"turn":2,"bytes":297}`,
+		`{"event":"session_ended","phase":"1","session":1,"outcome":"stopped","reason":"context 82.5 % of 200K ≥ 80 %","exit_code":0}`,
+		`{"event":"commit","phase":"1","kind":"restart"}`,
+		`{"event":"session_spawned","phase":"1","session":2}`,
+		`{"event":"session_ended","phase":"1","session":2,"outcome":"completed","reason":"","exit_code":0}`,
+		`{"event":"gate","phase":"1","gate":"build","exit_code":0}`,
+		`{"event":"phase_ended","phase":"1","status":"completed","error":""}`,
+		`{"event":"session_spawned","phase":"2","session":1}`,
+		`{"event":"session_ended","phase":"2","session":1,"outcome":"completed","reason":"","exit_code":0}`,
+	}
+	if status != state.StatusRunning {
+		lines = append(lines, `{"event":"gate","phase":"2","gate":"test","exit_code":1}`,
+			`{"event":"phase_ended","phase":"2","status":"`+string(status)+`","error":"gate test failed"}`)
+	}
+	if err := os.MkdirAll(store.RunDir(id), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(store.EventsPath(id), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // copySession writes a recorded stream of the real CLI as a session's log.

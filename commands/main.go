@@ -54,6 +54,10 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 	notFound := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		notFound = true
+		if s := closest(name, commandNames(app)); s != "" {
+			fmt.Fprintf(e.Stderr, "debussy: no command %q; did you mean %q? (see debussy --help)\n", name, s)
+			return
+		}
 		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
 	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
@@ -145,12 +149,18 @@ func (e *Env) app() *cli.App {
 	app := &cli.App{
 		Name:      "debussy",
 		Usage:     "run long multi-phase coding plans through Claude Code without losing work",
-		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json]",
+		UsageText: "debussy run MASTER_PLAN.md [flags]\ndebussy check MASTER_PLAN.md [--json]\ndebussy status [--json] [--all]",
 		Description: strings.TrimSpace(`
 debussy runs each phase of a master plan as a streaming claude session. It watches the
 session's real token usage and tool calls; before the context window fills it stops the
 session between tools, commits the work, writes a checkpoint and starts a fresh session
 that begins with it. It runs each phase's gates itself and resumes after Ctrl-C or a crash.
+
+Words: a session is one run of claude on a phase; at the threshold (context_threshold)
+the agent writes a handoff and a fresh session starts from a checkpoint. A zone (green,
+yellow, red) rates a session's tool calls, large reads and delegations; a nudge is a note
+about the agent's own loop; a gate is a command that must pass; a quarter is an adaptive
+budget's check of tasks done against budget used.
 
 Exit codes: 0 all phases completed, 1 a phase failed or was blocked, 2 bad usage, config
 or plan, 130 interrupted (work committed; run again to resume).`),
@@ -158,6 +168,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 		Writer:               e.Stdout,
 		ErrWriter:            e.Stderr,
 		EnableBashCompletion: true, // see `debussy completion`
+		Suggest:              true, // "did you mean": flagError and CommandNotFound word it
 		// The default handler calls os.Exit inside Run; exit codes are mapped in Main.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,
@@ -228,7 +239,13 @@ func flagError(c *cli.Context, err error) error {
 		if c != nil && c.Command != nil && c.Command.Name != "" && c.Command.Name != c.App.Name {
 			help = "debussy " + c.Command.Name + " --help"
 		}
-		return fmt.Errorf("unknown flag --%s (%s lists the flags)", strings.TrimLeft(name, "-"), help)
+		name = strings.TrimLeft(name, "-")
+		if c != nil {
+			if s := closest(name, flagNames(c)); s != "" {
+				return fmt.Errorf("unknown flag %s; did you mean %s? (%s lists the flags)", dashed(name), dashed(s), help)
+			}
+		}
+		return fmt.Errorf("unknown flag %s (%s lists the flags)", dashed(name), help)
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
 		name = strings.TrimLeft(name, "-")

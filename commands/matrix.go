@@ -83,9 +83,9 @@ func (e *Env) matrix(opts matrixOptions) error {
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; the matrix is read from git history", orchestrator.ErrSetup, ws.Root)
 	}
-	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
+	plan, err := e.loadPlan(ws, opts.PlanPath)
 	if err != nil {
-		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
+		return err
 	}
 	if err := plan.Err(); err != nil {
 		for _, f := range plan.Errors() {

@@ -216,7 +216,7 @@ func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*works
 		set(&cfg)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, flagNamesErrors(err)
 	}
 	ws.Config, ws.Source = cfg, src
 	return ws, nil
@@ -238,9 +238,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
 	e.logger, e.jsonLogs = logger, ws.Config.LogFormat == config.LogJSON
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
-	plan, err := plans.Load(e.abs(opts.PlanPath), planOptions(ws))
+	plan, err := e.loadPlan(ws, opts.PlanPath)
 	if err != nil {
-		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
+		return err
 	}
 	for _, f := range plan.Findings {
 		at := f.File
@@ -301,6 +301,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	started := time.Now()
 	live := e.startView(logger)
+	if live != nil {
+		live.threshold = ws.Config.ContextThreshold
+	}
 	defer live.close()
 	err = orchestrator.Run(ctx, orchestrator.Options{
 		Config:      ws.Config,

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
@@ -17,11 +19,18 @@ import (
 func (e *Env) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the latest run: each phase's status, attempts, restarts, tokens, cost, commits",
+		Usage: "show the latest run with sessions (--all: every run): each phase's status, attempts, restarts, tokens, cost, commits",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the run record as JSON (includes stop latency and restart turnaround)"},
+			&cli.BoolFlag{Name: "all", Usage: "list every run, newest first"},
 		},
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr(c, "unexpected arguments: %s", strings.Join(c.Args().Slice(), " "))
+			}
+			if c.Bool("all") {
+				return e.statusAll(c.Bool("json"))
+			}
 			return e.status(c.Bool("json"))
 		},
 	}
@@ -37,7 +46,10 @@ func (e *Env) status(asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	run := l.Latest()
+	run, later, err := shownRun(store, l)
+	if err != nil {
+		return err
+	}
 	if run == nil {
 		if shown, err := e.gitStatus(repo, asJSON); shown || err != nil {
 			return err
@@ -56,19 +68,27 @@ func (e *Env) status(asJSON bool) error {
 		return err
 	}
 	e.mergeGit(repo, run)
+	gone := e.notOnBranch(repo, run)
 	if asJSON {
 		if stale {
 			run.Status = state.StatusInterrupted
 		}
+		out := statusJSON{Run: run, NotOnBranch: gone}
+		if later != nil {
+			out.LaterRun = later.ID
+		}
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(run)
+		return enc.Encode(out)
 	}
 	shown := string(run.Status) // a display string, not a Status
 	if stale {
 		shown = "interrupted (process gone; run again to resume)"
 	}
 	fmt.Fprintf(e.Stdout, "run %s  %s  started %s\nplan %s\n", run.ID, shown, run.StartedAt.Format("2006-01-02 15:04:05"), run.Plan)
+	if later != nil {
+		fmt.Fprintln(e.Stdout, laterNote(run, later))
+	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHASE\tSTATUS\tATTEMPTS\tRESTARTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
 	for _, p := range run.Phases {
@@ -77,10 +97,13 @@ func (e *Env) status(asJSON bool) error {
 			commits = append(commits, gitcommit.Short(c))
 		}
 		status := string(p.Status)
+		if slices.Contains(gone, p.ID) {
+			status += " (not on this branch)"
+		}
 		if e := p.Economics; p.Status == state.StatusRunning && !stale && e != nil && e.Progress != "" {
 			status += " (" + e.Progress + ")" // what its agent is doing: exploring, planning, acting, verifying
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, p.Tokens, p.CostUSD,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD,
 			strings.Join(commits, ","), oneLine(p.LastError, 80))
 	}
 	if err := tw.Flush(); err != nil {
@@ -115,6 +138,158 @@ func (e *Env) status(asJSON bool) error {
 		fmt.Fprintf(e.Stdout, "run: %s\n", line)
 	}
 	return nil
+}
+
+// statusJSON is `status --json`: the run, and what the table says beside it.
+type statusJSON struct {
+	*state.Run
+	// LaterRun is a later run that ran no session (shownRun).
+	LaterRun string `json:"later_run_without_sessions,omitempty"`
+	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
+	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+}
+
+// notOnBranch lists the run's phases whose last commit (or merge) is not
+// reachable from HEAD: a reset discarded them, and a rerun does them again.
+func (e *Env) notOnBranch(repo *gitcommit.Repo, run *state.Run) []string {
+	if repo == nil {
+		return nil
+	}
+	last := map[string]string{}
+	var hashes []string
+	for _, p := range run.Phases {
+		h := p.Merge
+		if n := len(p.Commits); h == "" && n > 0 {
+			h = p.Commits[n-1]
+		}
+		if h != "" {
+			last[p.ID] = h
+			hashes = append(hashes, h)
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	on, err := repo.Reachable(hashes...)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
+		return nil
+	}
+	var gone []string
+	for _, p := range run.Phases {
+		if h, ok := last[p.ID]; ok && !on[h] {
+			gone = append(gone, p.ID)
+		}
+	}
+	return gone
+}
+
+// loadLedger finds the repository and reads its .debussy/ ledger.
+func (e *Env) loadLedger() (root string, store *state.Store, l *state.Ledger, err error) {
+	_, root, err = e.findRepo()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	store = state.New(filepath.Join(root, state.DirName))
+	l, err = store.Load()
+	return root, store, l, err
+}
+
+// shownRun is the run status and logs show: the latest, unless it ran no
+// session and has ended (a rerun of a finished plan skips every phase) —
+// then the latest run that worked, with the later one to mention.
+func shownRun(store *state.Store, l *state.Ledger) (run, later *state.Run, err error) {
+	latest := l.Latest()
+	if latest == nil || latest.Worked() {
+		return latest, nil, nil
+	}
+	if latest.Status == state.StatusRunning {
+		stale, err := store.Stale(latest)
+		if err != nil || !stale {
+			return latest, nil, err // a run starting now: it is the one to show
+		}
+	}
+	worked := l.LatestWorked()
+	if worked == nil {
+		return latest, nil, nil
+	}
+	return worked, latest, nil
+}
+
+// laterNote says why run is shown rather than the later run.
+func laterNote(run, later *state.Run) string {
+	what := "ran no session (" + phaseCounts(later) + ")"
+	if !slices.ContainsFunc(later.Phases, func(p *state.PhaseRecord) bool { return p.Status != state.StatusSkipped }) {
+		what = "only skipped phases, done already"
+	}
+	return fmt.Sprintf("showing run %s, the latest with sessions; the later run %s (started %s) %s",
+		run.ID, later.ID, later.StartedAt.Format("2006-01-02 15:04:05"), what)
+}
+
+// statusAll lists every run, newest first.
+func (e *Env) statusAll(asJSON bool) error {
+	root, store, l, err := e.loadLedger()
+	if err != nil {
+		return err
+	}
+	runs := l.NewestFirst()
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		if runs == nil {
+			runs = []*state.Run{} // [] for jq, not null
+		}
+		return enc.Encode(runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(e.Stdout, "no runs yet in %s (start one with: debussy run MASTER_PLAN.md)\n", store.Dir)
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tSESSIONS\tTOKENS\tCOST\tPHASES\tPLAN")
+	for _, r := range runs {
+		status := r.Status
+		if stale, err := store.Stale(r); err == nil && stale {
+			status = state.StatusInterrupted
+		}
+		sessions := 0
+		var tokens int64
+		var cost float64
+		for _, p := range r.Phases {
+			sessions += p.Sessions
+			tokens += p.Tokens
+			cost += p.CostUSD
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t$%.2f\t%s\t%s\n", r.ID, status, r.StartedAt.Format("2006-01-02 15:04"),
+			sessions, estimator.FormatTokens(tokens), cost, phaseCounts(r), planShown(root, r.Plan))
+	}
+	return tw.Flush()
+}
+
+// planShown is a run's plan relative to the repository root.
+func planShown(root, plan string) string {
+	if !filepath.IsAbs(plan) {
+		return filepath.ToSlash(plan)
+	}
+	return orchestrator.PlanRel(root, plan)
+}
+
+// phaseCounts is "2 completed, 1 skipped": the run's phases by status, in
+// the order statuses first appear.
+func phaseCounts(r *state.Run) string {
+	n := map[state.Status]int{}
+	var order []state.Status
+	for _, p := range r.Phases {
+		if n[p.Status] == 0 {
+			order = append(order, p.Status)
+		}
+		n[p.Status]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, s := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // budgetLine says how the phase's sessions spent their budget: zones,

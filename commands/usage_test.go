@@ -41,7 +41,15 @@ func TestWhatANewUserTypes(t *testing.T) {
 			stderr: `debussy progress --phase ID "note"`},
 		{name: "progress without a message", args: []string{"progress"}, code: 2, stderr: `missing MESSAGE: debussy progress "`},
 		{name: "an unknown flag", args: []string{"run", "plan/MASTER_PLAN.md", "--max-restart", "2"}, code: 2,
-			stderr: "unknown flag --max-restart (debussy run --help lists the flags)"},
+			stderr: "unknown flag --max-restart; did you mean --max-restarts? (debussy run --help lists the flags)"},
+		{name: "-v is not --v", args: []string{"run", "plan/MASTER_PLAN.md", "-v"}, code: 2,
+			stderr: "unknown flag -v; did you mean --verbose? (debussy run --help lists the flags)"},
+		{name: "a flag nothing is close to", args: []string{"status", "--zzzz"}, code: 2,
+			stderr: "unknown flag --zzzz (debussy status --help lists the flags)"},
+		{name: "a flag's value out of range names the flag", args: []string{"run", "plan/MASTER_PLAN.md", "--context-threshold", "120"}, code: 2,
+			stderr: "debussy: --context-threshold: 120 is out of range; allowed: an integer from 1 to 100"},
+		{name: "a plan that is not there", args: []string{"run", "MASTER_PLAN.md"}, code: 2,
+			stderr: "debussy: there is no plan at MASTER_PLAN.md; markdown files here that look like master plans: plan/MASTER_PLAN.md\n"},
 		{name: "--phase without its value", args: []string{"done", "--phase"}, code: 2, stderr: "--phase needs a value"},
 		{name: "done inside a run takes the run's phase", env: inRun, args: []string{"done"}, code: 0,
 			stdout: "phase 2 marked completed"},
@@ -109,6 +117,24 @@ func TestWhatANewUserTypes(t *testing.T) {
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(out), &obj); err != nil || obj == nil {
 		t.Errorf("status --json with no runs = %q: not a JSON object (%v)", out, err)
+	}
+}
+
+// A misspelt command gets the command it most likely means, and nothing
+// is suggested for a word close to none.
+func TestCommandTypo(t *testing.T) {
+	dir := gitRepo(t)
+	for args, want := range map[string]string{
+		"statu":  `debussy: no command "statu"; did you mean "status"? (see debussy --help)` + "\n",
+		"lgos":   `debussy: no command "lgos"; did you mean "logs"? (see debussy --help)` + "\n",
+		"xyzzy":  `debussy: no command "xyzzy" (see debussy --help)` + "\n",
+		"chekc":  `debussy: no command "chekc"; did you mean "check"? (see debussy --help)` + "\n",
+		"stauts": `debussy: no command "stauts"; did you mean "status"? (see debussy --help)` + "\n",
+	} {
+		code, stdout, stderr := invoke(t, dir, nil, args)
+		if code != ExitUsage || stderr != want || stdout != "" {
+			t.Errorf("debussy %s: exit %d, stderr %q, want %q", args, code, stderr, want)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,12 +333,18 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "syntax error",
 			file: "model: x\n  context_threshold: 70\n",
-			want: []string{"FILE:1:8: mapping value is not allowed in this context"},
+			// The key indented under a value is what to fix, not the value.
+			want: []string{"FILE:2:3: mapping value is not allowed in this context", "    2 |   context_threshold: 70", "      |   ^"},
 		},
 		{
 			name: "duplicate key",
 			file: "model: x\nmodel: y\n",
-			want: []string{`FILE:2:1: mapping key "model" already defined at [1:1]`},
+			want: []string{`FILE:2:1: mapping key "model" already defined at [1:1]`, "    2 | model: y", "      | ^"},
+		},
+		{
+			name: "unclosed list",
+			file: "extra_args: [a, b\nmodel: x\nmax_retries: 1\n",
+			want: []string{"FILE:1:13: ',' or ']' must be specified", "    1 | extra_args: [a, b", "      |             ^"},
 		},
 		{
 			name: "not a mapping",
@@ -681,5 +688,55 @@ func TestBudgetKeys(t *testing.T) {
 	c.Budget.Prices = map[string]ModelPrice{"claude-x": {Output: 1}}
 	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), `budget.prices: price of "claude-x": input and output must be > 0`) {
 		t.Errorf("zero input price: %v", err)
+	}
+}
+
+// The file `debussy init` writes loads to the defaults, names every key,
+// and each commented line is the key's default; a key appended at its end
+// (the first thing people do) never collides with one already set.
+func TestInitFile(t *testing.T) {
+	doc := string(InitFile())
+	load := func(what, content string) Config {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), ".debussy.yaml")
+		writeFile(t, path, content)
+		cfg, _, err := Load(t.TempDir(), path, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return cfg
+	}
+	if cfg := load("the init file", doc); !reflect.DeepEqual(cfg, Defaults()) {
+		t.Errorf("the init file differs from Defaults():\n got %+v\nwant %+v", cfg, Defaults())
+	}
+	for _, key := range Keys() {
+		top, _, _ := strings.Cut(key, ".")
+		if !strings.Contains(doc, "\n# "+top+":") {
+			t.Errorf("the init file does not name %s", top)
+		}
+	}
+	for _, line := range strings.Split(doc, "\n") {
+		kv, ok := strings.CutPrefix(line, "# ")
+		key, _, isKey := strings.Cut(kv, ":")
+		known := slices.ContainsFunc(Keys(), func(k string) bool { return strings.HasPrefix(k+".", key+".") })
+		if !ok || !isKey || !known || key == "gate_commands" { // gate_commands shows an example
+			continue
+		}
+		if cfg := load("uncommented "+key, kv+"\n"); !reflect.DeepEqual(cfg, Defaults()) {
+			t.Errorf("%q is not %s's default", kv, key)
+		}
+	}
+	for _, tt := range []struct {
+		appended string
+		check    func(Config) bool
+	}{
+		{"max_restarts: 5\n", func(c Config) bool { return c.MaxRestarts == 5 }},
+		{"context_threshold: 70\n", func(c Config) bool { return c.ContextThreshold == 70 }},
+		{"budget:\n  phase:\n    tokens: 1000\n", func(c Config) bool { return c.Budget.Phase.Tokens == 1000 }},
+		{"gate_commands:\n  test: go test ./...\n", func(c Config) bool { return c.GateCommands["test"] == "go test ./..." }},
+	} {
+		if cfg := load("appended "+tt.appended, doc+tt.appended); !tt.check(cfg) {
+			t.Errorf("appending %q did not take effect", tt.appended)
+		}
 	}
 }

@@ -130,7 +130,7 @@ func legacyIgnoredKeys() []string {
 func decodeFile(path string, data []byte, legacy bool, cfg *Config, origins map[string]origin, src *Source) ([]error, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, syntaxError(path, err)
+		return nil, syntaxError(path, data, err)
 	}
 	var body ast.Node
 	for _, doc := range f.Docs {
@@ -412,13 +412,51 @@ func fieldErrorAt(path string, tok *token.Token, fe *FieldError) *FieldError {
 	return fe
 }
 
-func syntaxError(path string, err error) error {
+func syntaxError(path string, data []byte, err error) error {
 	var ye yaml.Error
 	if errors.As(err, &ye) && ye.GetToken() != nil {
 		p := ye.GetToken().Position
-		return &invalidError{msg: fmt.Sprintf("%s:%d:%d: %s", path, p.Line, p.Column, ye.GetMessage()), cause: err}
+		lines := strings.Split(string(data), "\n")
+		line, col := culprit(lines, p.Line, p.Column, ye.GetMessage())
+		msg := fmt.Sprintf("%s:%d:%d: %s", path, line, col, ye.GetMessage())
+		if line >= 1 && line <= len(lines) {
+			text := strings.TrimRight(lines[line-1], "\r")
+			msg += fmt.Sprintf("\n%5d | %s\n      | %s^", line, text, strings.Repeat(" ", max(col-1, 0)))
+		}
+		return &invalidError{msg: msg, cause: err}
 	}
 	return &invalidError{msg: fmt.Sprintf("%s: %v", path, err), cause: err}
+}
+
+// culprit is the line (1-based) and column a person has to fix, where the
+// parser reports where it noticed: a key indented under a plain value
+// ("model: x" then "  bad: 1") is reported at the value, an unclosed
+// [ or { at whatever follows it.
+func culprit(lines []string, line, col int, msg string) (int, int) {
+	indent := func(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
+	switch {
+	case strings.Contains(msg, "mapping value is not allowed") && line >= 1 && line <= len(lines):
+		base := indent(lines[line-1])
+		for i := line; i < len(lines) && i < line+20; i++ {
+			t := strings.TrimSpace(lines[i])
+			if t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
+			if indent(lines[i]) <= base {
+				break
+			}
+			if strings.Contains(t, ": ") || strings.HasSuffix(t, ":") {
+				return i + 1, indent(lines[i]) + 1
+			}
+		}
+	case strings.Contains(msg, "must be specified"):
+		for i := min(line-1, len(lines)) - 1; i >= 0 && i >= line-20; i-- {
+			if strings.ContainsAny(lines[i], "[{") {
+				return i + 1, strings.IndexAny(lines[i], "[{") + 1
+			}
+		}
+	}
+	return line, col
 }
 
 // applyEnv sets every key whose DEBUSSY_<KEY> variable is non-empty.

@@ -333,7 +333,7 @@ func TestSpendSummaries(t *testing.T) {
 	}, Economics: &state.Economics{Tokens: 161_200, CostUSD: 0.75, APITurns: 13}}
 	var b strings.Builder
 	writeSummary(&b, run)
-	contains(t, "summary", b.String(), []string{"total", "161200", "$0.7500",
+	contains(t, "summary", b.String(), []string{"total                                           161.2K  $0.75", "2      failed     0         0         0         101.2K  $0.50",
 		"phase 2: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
 	step := filepath.Join(t.TempDir(), "summary.md")
 	if err := appendStepSummary(step, "P", run); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,14 +61,7 @@ func onTool(opts *Options, input string, fn func()) {
 func TestRunInterruptedThenResumed(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, script{"1": {{"write a.txt", "block"}, {"done", "result"}}})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := f.options()
-	onTool(&opts, "sleep 1000", cancel)
-	err := Run(ctx, opts)
-	if !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("run: %v, want interrupted\n%s", err, f.log)
-	}
+	f.interruptAt("sleep 1000")
 	run := f.lastRun()
 	if run.Status != state.StatusInterrupted || run.ExitCode != 130 || run.Phase("1").Status != state.StatusInterrupted {
 		t.Errorf("run %s exit %d, phase %s; want interrupted, 130", run.Status, run.ExitCode, run.Phase("1").Status)
@@ -427,5 +421,49 @@ func TestCompletionNeedsGit(t *testing.T) {
 	}
 	if _, err := os.Stat(promptPath(f.script, "1", 4)); err != nil {
 		t.Fatalf("phase 1 was skipped although its completion is not reachable from HEAD")
+	}
+}
+
+// interruptAt runs the plan and presses Ctrl-C when the agent runs the
+// tool; the run must end interrupted.
+func (f *fixture) interruptAt(tool string) {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opts := f.options()
+	onTool(&opts, tool, cancel)
+	if err := Run(ctx, opts); !errors.Is(err, ErrInterrupted) {
+		f.t.Fatalf("run: %v, want interrupted\n%s", err, f.log)
+	}
+}
+
+// A resume needs git too: after a reset past the interrupted run's commit,
+// its checkpoint describes work that is gone — the phase starts fresh, and
+// its prompt names none of the discarded files.
+func TestResumeNeedsGit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {{"write a.txt", "block"}, {"done", "result"}}})
+	f.interruptAt("sleep 1000")
+	interrupted := f.commits()[0]
+	// git itself: go-git's hard reset also deletes the untracked .debussy/.
+	reset := exec.Command("git", "reset", "-q", "--hard", interrupted.ParentHashes[0].String())
+	reset.Dir = f.root
+	if out, err := reset.CombinedOutput(); err != nil {
+		t.Fatalf("git reset: %v %s", err, out)
+	}
+	if f.lastRun() == nil {
+		t.Fatal("the reset removed .debussy/")
+	}
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("rerun after the reset: %v\n%s", err, f.log)
+	}
+	p := f.prompt("1", 2)
+	for _, unwanted := range []string{"(resumed)", "a.txt"} {
+		if strings.Contains(p, unwanted) {
+			t.Errorf("the prompt after the reset has %q from the discarded run:\n%s", unwanted, p)
+		}
+	}
+	if want := "its last commit, " + interrupted.Hash.String()[:7] + ", is not on this branch"; !strings.Contains(f.log.String(), want) {
+		t.Errorf("the log does not say why the phase starts fresh (%q):\n%s", want, f.log)
 	}
 }

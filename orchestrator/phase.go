@@ -57,7 +57,7 @@ type phaseRun struct {
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
 	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
-	p.basePrompt = phasePrompt(r.Plan, ph)
+	p.basePrompt = phasePrompt(r.Plan, ph, r.root())
 	head, err := p.repo.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
@@ -68,7 +68,15 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
 	if !r.Restart {
-		if prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
+		prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID)
+		if prev != nil && prevRun.ID != r.id {
+			if why := discarded(p.repo, prev); why != "" {
+				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
+				r.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
+				prev = nil
+			}
+		}
+		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
 			if prev.BaseCommit != "" {
 				p.base = prev.BaseCommit
 			}
@@ -386,9 +394,10 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 		r.log.Warn("list changed files", "err", err)
 	}
 	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: p.ph.File,
+		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.Tokens, CostSoFar: p.rec.CostUSD, Kind: kind,
+		Refused: r.refused(p.ph.ID),
 	}
 	for _, f := range files {
 		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})

@@ -10,13 +10,29 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 )
 
+// phaseFile is the phase file's path relative to the repository root at
+// root — what the agent, working there, can open; ph.File is relative to
+// the master plan ("phase-1.md" for docs/plans/phase-1.md). Outside the
+// repository it stays as the plan wrote it.
+func phaseFile(root string, ph *plans.Phase) string {
+	if root == "" || ph.Path == "" {
+		return filepath.ToSlash(ph.File)
+	}
+	rel := PlanRel(root, ph.Path)
+	if rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return filepath.ToSlash(ph.File)
+	}
+	return rel
+}
+
 // phasePrompt is the prompt of a phase's first session and the tail of
 // every later one: which phase, the phase file itself, and exactly how to
-// signal the end.
-func phasePrompt(plan *plans.Plan, ph *plans.Phase) string {
+// signal the end. root is the repository's, for the phase file's path.
+func phasePrompt(plan *plans.Plan, ph *plans.Phase, root string) string {
+	file := phaseFile(root, ph)
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are working on phase %s, %q, of the plan %q.\n", ph.ID, shortTitle(ph), plan.Name)
-	fmt.Fprintf(&b, "The phase file is %s; its full text is below. Do the phase's tasks in this repository.\n\n", ph.File)
+	fmt.Fprintf(&b, "The phase file is %s; its full text is below. Do the phase's tasks in this repository.\n\n", file)
 	fmt.Fprintf(&b, "When the phase's work is complete (its tasks done, its gates passing), run exactly:\n\n    debussy done --phase %s\n\n", ph.ID)
 	fmt.Fprintf(&b, "then end your turn. If you cannot go on without a person (missing credentials, a decision only they can make), run:\n\n    debussy done --phase %s --status blocked --reason \"<why>\"\n\n", ph.ID)
 	fmt.Fprintf(&b, "If the phase cannot be done as written, run:\n\n    debussy done --phase %s --status failed --reason \"<why>\"\n\n", ph.ID)
@@ -45,7 +61,7 @@ func phasePrompt(plan *plans.Plan, ph *plans.Phase) string {
 	for _, n := range ph.WriteNotes {
 		fmt.Fprintf(&b, "\nBefore you signal completion, write your notes for the next phase to: %s\n", n)
 	}
-	fmt.Fprintf(&b, "\n----- phase file: %s -----\n%s\n----- end of phase file -----\n", filepath.ToSlash(ph.File), strings.TrimRight(ph.Content, "\n"))
+	fmt.Fprintf(&b, "\n----- phase file: %s -----\n%s\n----- end of phase file -----\n", file, strings.TrimRight(ph.Content, "\n"))
 	return b.String()
 }
 

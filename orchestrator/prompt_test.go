@@ -40,13 +40,13 @@ func testPlan() (*plans.Plan, *plans.Phase) {
 
 func TestPhasePrompt(t *testing.T) {
 	plan, ph := testPlan()
-	checkGolden(t, "phase-prompt", phasePrompt(plan, ph))
+	checkGolden(t, "phase-prompt", phasePrompt(plan, ph, "/home/dev/project"))
 }
 
 func TestPhasePromptWithoutGatesOrNotes(t *testing.T) {
 	plan := &plans.Plan{Name: "Tiny"}
 	ph := &plans.Phase{ID: "1", Title: "Setup", File: "setup.md", Content: "# Setup\n\n- [ ] Create go.mod"}
-	checkGolden(t, "phase-prompt-minimal", phasePrompt(plan, ph))
+	checkGolden(t, "phase-prompt-minimal", phasePrompt(plan, ph, "/home/dev/project"))
 }
 
 func TestRemediationPrompt(t *testing.T) {
@@ -56,7 +56,7 @@ func TestRemediationPrompt(t *testing.T) {
 		{Gate: ph.Gates[1], ExitCode: 1, Duration: 9 * time.Second,
 			Output: "--- FAIL: TestItems (0.01s)\n    items_test.go:31: status 500, want 200\nFAIL\nFAIL\texample.com/api\t0.021s\n"},
 	})
-	checkGolden(t, "remediation-prompt", remediationPrompt(ph, 1, 3, problem, phasePrompt(plan, ph)))
+	checkGolden(t, "remediation-prompt", remediationPrompt(ph, 1, 3, problem, phasePrompt(plan, ph, "/home/dev/project")))
 }
 
 func TestShortTitle(t *testing.T) {
@@ -87,7 +87,7 @@ func TestShortTitle(t *testing.T) {
 func TestPhasePromptUncheckedGate(t *testing.T) {
 	plan, ph := testPlan()
 	ph.Gates = append(ph.Gates, plans.Gate{Name: "i18n", Requirement: "all strings translated (FR + EN)", Unchecked: true, Line: 16})
-	got := phasePrompt(plan, ph)
+	got := phasePrompt(plan, ph, "/home/dev/project")
 	checkGolden(t, "prompt_unchecked", got)
 }
 
@@ -100,7 +100,7 @@ func TestPromptsRedactSecrets(t *testing.T) {
 		name, prompt string
 	}{
 		{name: "gate output", prompt: remediationPrompt(ph, 1, 3, gateEvidence([]gateResult{
-			{Gate: ph.Gates[1], ExitCode: 1, Output: "env: ANTHROPIC_API_KEY=" + key + "\nFAIL\n"}}), phasePrompt(plan, ph))},
+			{Gate: ph.Gates[1], ExitCode: 1, Output: "env: ANTHROPIC_API_KEY=" + key + "\nFAIL\n"}}), phasePrompt(plan, ph, "/home/dev/project"))},
 		{name: "the agent's reason", prompt: remediationPrompt(ph, 1, 3, "you reported: failed with token "+key, "")},
 		{name: "hook output", prompt: (&phaseRun{rejected: &gitcommit.HookError{Hook: "pre-commit", ExitCode: 1,
 			Output: "secret found: " + key + "\n"}}).withRejection("phase")},
@@ -111,5 +111,26 @@ func TestPromptsRedactSecrets(t *testing.T) {
 				t.Errorf("prompt is not redacted:\n%s", tt.prompt)
 			}
 		})
+	}
+}
+
+// The prompt names the phase file from the repository root, where the
+// agent works, not as the master plan links it.
+func TestPhaseFileFromTheRoot(t *testing.T) {
+	tests := []struct{ root, file, path, want string }{
+		{"/repo", "phase-1.md", "/repo/docs/plans/phase-1.md", "docs/plans/phase-1.md"},
+		{"/repo", "../shared/p.md", "/repo/shared/p.md", "shared/p.md"},
+		{"/repo", "../../elsewhere/p.md", "/elsewhere/p.md", "../../elsewhere/p.md"},
+		{"", "phase-1.md", "/repo/docs/plans/phase-1.md", "phase-1.md"},
+	}
+	for _, tt := range tests {
+		ph := &plans.Phase{ID: "1", Title: "Setup", File: tt.file, Path: tt.path, Content: "# Setup"}
+		if got := phaseFile(tt.root, ph); got != tt.want {
+			t.Errorf("phaseFile(%q, %q) = %q, want %q", tt.root, tt.path, got, tt.want)
+		}
+		if p := phasePrompt(&plans.Plan{Name: "P"}, ph, tt.root); !strings.Contains(p, "The phase file is "+tt.want+";") ||
+			!strings.Contains(p, "----- phase file: "+tt.want+" -----") {
+			t.Errorf("the prompt does not name %s:\n%s", tt.want, p)
+		}
 	}
 }

@@ -265,8 +265,11 @@ func describeOutcome(o runner.Outcome) string {
 		}
 	}
 	if o.Kind == runner.OutcomeCrashed {
-		fmt.Fprintf(&b, " (exit code %d)", o.ExitCode)
-		if s := oneLine(o.Stderr); s != "" {
+		if code := fmt.Sprintf("code %d", o.ExitCode); !strings.Contains(b.String(), code) {
+			fmt.Fprintf(&b, " (exit %s)", code)
+		}
+		// The last line is where a CLI says why it stopped.
+		if s := oneLine(lastLine(o.Stderr)); s != "" {
 			fmt.Fprintf(&b, ": %s", s)
 		}
 	}
@@ -278,6 +281,12 @@ func describeOutcome(o runner.Outcome) string {
 
 func promptTooLong(o runner.Outcome) bool {
 	return o.Result != nil && o.Result.IsError && strings.Contains(strings.ToLower(o.Result.Text), "prompt is too long")
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n\t "), "\n")
+	return lines[len(lines)-1]
 }
 
 // oneLine folds s to one line of at most 200 runes.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -31,11 +32,11 @@ func writeSummary(w io.Writer, run *state.Run) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS")
 	for _, p := range run.Phases {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t$%.4f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, p.Tokens, p.CostUSD, commitList(p.Commits))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t$%.2f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, estimator.FormatTokens(p.Tokens), p.CostUSD, commitList(p.Commits))
 	}
 	tokens, cost := runTotals(run)
 	if len(run.Phases) > 1 {
-		fmt.Fprintf(tw, "total\t\t\t\t\t%d\t$%.4f\t\n", tokens, cost)
+		fmt.Fprintf(tw, "total\t\t\t\t\t%s\t$%.2f\t\n", estimator.FormatTokens(tokens), cost)
 	}
 	tw.Flush()
 	for _, p := range run.Phases {

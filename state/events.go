@@ -80,7 +80,11 @@ func encodeEvent(ts time.Time, event string, fields map[string]any) ([]byte, err
 		if err != nil {
 			return nil, err
 		}
-		vJSON, err := json.Marshal(fields[k])
+		v := fields[k]
+		if f, ok := v.(float64); ok {
+			v = Clean(f) // no 0.27780000000000005 in the log
+		}
+		vJSON, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", k, err)
 		}

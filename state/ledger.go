@@ -173,6 +173,38 @@ func (l *Ledger) Latest() *Run {
 	return latest
 }
 
+// LatestWorked returns the most recently started run in which a phase ran
+// a session, or nil. A rerun of a finished plan skips every phase; the run
+// before it is the one whose work there is to show.
+func (l *Ledger) LatestWorked() *Run {
+	var latest *Run
+	for _, r := range l.Runs {
+		if r.Worked() && (latest == nil || !r.StartedAt.Before(latest.StartedAt)) {
+			latest = r
+		}
+	}
+	return latest
+}
+
+// Worked reports whether any phase of the run ran a session.
+func (r *Run) Worked() bool {
+	for _, p := range r.Phases {
+		if p.Sessions > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NewestFirst returns every run, the most recently started first.
+func (l *Ledger) NewestFirst() []*Run {
+	runs := slices.Clone(l.Runs)
+	// On equal start times a later ledger entry counts as newer.
+	slices.Reverse(runs)
+	slices.SortStableFunc(runs, func(a, b *Run) int { return b.StartedAt.Compare(a.StartedAt) })
+	return runs
+}
+
 // Phase returns the record of that phase in this run, or nil.
 func (r *Run) Phase(id string) *PhaseRecord {
 	for _, p := range r.Phases {
@@ -186,16 +218,7 @@ func (r *Run) Phase(id string) *PhaseRecord {
 // newestFirst yields the runs of planPath from the most recently started.
 func (l *Ledger) newestFirst(planPath string) []*Run {
 	plan := filepath.Clean(planPath)
-	var runs []*Run
-	for _, r := range l.Runs {
-		if filepath.Clean(r.Plan) == plan {
-			runs = append(runs, r)
-		}
-	}
-	// On equal start times a later ledger entry counts as newer.
-	slices.Reverse(runs)
-	slices.SortStableFunc(runs, func(a, b *Run) int { return b.StartedAt.Compare(a.StartedAt) })
-	return runs
+	return slices.DeleteFunc(l.NewestFirst(), func(r *Run) bool { return filepath.Clean(r.Plan) != plan })
 }
 
 // LastCompleted returns the newest run of planPath in which phaseID

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -155,6 +156,13 @@ func TestLedgerQueries(t *testing.T) {
 	if r := l.Latest(); r.ID != "other" {
 		t.Errorf("Latest = %s", r.ID)
 	}
+	var order []string
+	for _, r := range l.NewestFirst() {
+		order = append(order, r.ID)
+	}
+	if got := strings.Join(order, " "); got != "other b c a" {
+		t.Errorf("NewestFirst = %s, want other b c a", got)
+	}
 	if r := l.Run("b"); r == nil || r.Phase("2").Status != StatusInterrupted || r.Phase("9") != nil {
 		t.Errorf("Run/Phase lookup: %+v", r)
 	}
@@ -193,6 +201,16 @@ func TestLedgerQueries(t *testing.T) {
 	l.Runs = append(l.Runs, run("e", plan, StatusFailed, 25, &PhaseRecord{ID: "4", Status: StatusFailed}))
 	if r, _ := l.LastUnfinished(plan, "4"); id(r) != "c" {
 		t.Errorf("LastUnfinished past a record without sessions = %s, want c", id(r))
+	}
+
+	// A rerun that skipped every phase ran no session: the run before it
+	// is the latest that worked.
+	l.Runs = append(l.Runs, run("f", plan, StatusCompleted, 26, ph("1", StatusSkipped), ph("2", StatusSkipped)))
+	if r := l.LatestWorked(); id(r) != "other" || l.Latest().ID != "f" || l.Run("f").Worked() {
+		t.Errorf("LatestWorked = %s (Latest %s), want other", id(r), l.Latest().ID)
+	}
+	if (&Ledger{}).LatestWorked() != nil {
+		t.Error("LatestWorked of an empty ledger not nil")
 	}
 
 	l.Runs = append(l.Runs, run("d", plan, StatusCompleted, 30, ph("2", StatusCompleted)))
@@ -448,5 +466,33 @@ func TestFindActive(t *testing.T) {
 				t.Errorf("got %s %s, want %s %s", a.Store.Dir, a.RunID, tt.wantDir, tt.wantRun)
 			}
 		})
+	}
+}
+
+// JSON keeps costs as full-precision numbers without the noise of float
+// sums, in the ledger, status --json and the events log.
+func TestJSONNumbersWithoutFloatNoise(t *testing.T) {
+	noisy := 0.1 + 0.2 // 0.30000000000000004
+	rec := &PhaseRecord{ID: "1", Status: StatusCompleted, CostUSD: noisy,
+		Economics: &Economics{CostUSD: 0.2778 + 0.13, ReportedCostUSD: 0.27780000000000005, UsedPct: 100.0 / 3, Limits: Limits{CostUSD: noisy}}}
+	data, err := json.Marshal(&Run{ID: "r", Phases: []*PhaseRecord{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"cost_usd":0.3,`, `"cost_usd":0.4078,`, `"reported_cost_usd":0.2778,`, `"used_pct":33.3333333333}`, `"limits":{"cost_usd":0.3}`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, data)
+		}
+	}
+	var back Run
+	if err := json.Unmarshal(data, &back); err != nil || back.Phases[0].CostUSD != 0.3 || back.Phases[0].Economics.Tokens != 0 {
+		t.Errorf("round trip: %+v, %v", back.Phases, err)
+	}
+	line, err := encodeEvent(t0, "session_ended", map[string]any{"cost_usd": noisy, "tokens": 597500})
+	if err != nil || !strings.Contains(string(line), `"cost_usd":0.3,`) {
+		t.Errorf("event %s, %v", line, err)
+	}
+	if Clean(1234.56789) != 1234.56789 || Clean(0) != 0 {
+		t.Error("Clean changed a clean figure")
 	}
 }

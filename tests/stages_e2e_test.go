@@ -100,6 +100,17 @@ func TestStagesHandoff(t *testing.T) {
 	if !strings.Contains(h.runFiles("phase-1/session-1.jsonl"), "hook_stopped") {
 		t.Error("session 1 did not end with terminal_reason hook_stopped")
 	}
+	// The real CLI shows the refusal as a failed tool; the checkpoint knows
+	// it was debussy's and does not send the next agent after it.
+	cp := h.runFiles("phase-1/checkpoint-1.md")
+	if !strings.Contains(cp, "`echo late > late.txt` — refused by debussy (handoff requested: ") || strings.Contains(cp, "Failed commands") {
+		t.Errorf("the checkpoint calls debussy's refusal a failure:\n%s", cp)
+	}
+	// logs puts it in place of the tool's result, and says why the session ended.
+	if r := h.run("logs", "--phase", "1", "--session", "1"); !strings.Contains(r.Stdout, "← debussy refused Bash (the handoff comes first); it did not run") ||
+		!strings.Contains(r.Stdout, "■ ended: stopped by debussy: context ") {
+		t.Errorf("logs of session 1: %s", r)
+	}
 }
 
 // A secret a tool printed and the agent copied into its handoff reaches no

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -34,7 +35,8 @@ type Live struct {
 	now    func() time.Time
 	color  bool
 	phases []Phase
-	drawn  int // panel lines on screen
+	drawn  int      // panel lines on screen
+	shown  []string // those lines, to skip a redraw that changes nothing
 	closed bool
 	// held: a question is on the screen (Hold); lines wait in pending
 	// and the panel is not drawn until Release.
@@ -217,6 +219,14 @@ func (l *Live) redraw(w io.Writer, data []byte) {
 		}
 		return
 	}
+	width := l.width()
+	if width > 0 {
+		width-- // the last column would wrap on some terminals
+	}
+	lines := Render(l.phases, l.now(), width, l.color)
+	if w == nil && l.drawn == len(lines) && slices.Equal(lines, l.shown) {
+		return // the panel on screen says this already: no flicker, no bytes
+	}
 	var buf bytes.Buffer
 	if l.drawn > 0 {
 		// Up to the panel's first line, then erase to the end of the screen.
@@ -229,16 +239,11 @@ func (l *Live) redraw(w io.Writer, data []byte) {
 	} else {
 		buf.Write(data)
 	}
-	width := l.width()
-	if width > 0 {
-		width-- // the last column would wrap on some terminals
-	}
-	lines := Render(l.phases, l.now(), width, l.color)
 	for _, line := range lines {
 		buf.WriteString(line)
 		buf.WriteString("\x1b[K\n")
 	}
-	l.drawn = len(lines)
+	l.drawn, l.shown = len(lines), lines
 	l.term.Write(buf.Bytes())
 }
 

@@ -227,3 +227,19 @@ func TestLiveHold(t *testing.T) {
 		t.Fatalf("close while held = %q", got)
 	}
 }
+
+// An update that changes nothing on the panel writes nothing: no flicker.
+func TestLiveSkipsAnUnchangedPanel(t *testing.T) {
+	var term bytes.Buffer
+	l := fixedLive(t, &term)
+	l.Update(Phase{ID: "1", Session: 1})
+	term.Reset()
+	l.Update(Phase{ID: "1", Session: 1})
+	if term.Len() != 0 {
+		t.Fatalf("an unchanged panel was redrawn: %q", term.String())
+	}
+	l.Update(Phase{ID: "1", Session: 1, ToolCalls: 1})
+	if want := "\x1b[1A\r\x1b[J" + "phase 1 · session 1 · 1 tool · $0.00\x1b[K\n"; term.String() != want {
+		t.Fatalf("a changed panel = %q, want %q", term.String(), want)
+	}
+}

@@ -6,6 +6,7 @@ package view
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/estimator"
 	"strings"
 	"time"
 
@@ -20,13 +21,17 @@ type Phase struct {
 	// window. Estimated marks a character-based guess (no usage yet).
 	Tokens, Window int64
 	Estimated      bool
-	Zone           string // green, yellow, red; "" when unknown
-	ToolCalls      int    // main-thread tool calls this session
-	TotalTokens    int64  // the phase's tokens so far, all sessions, the running one included
-	CostUSD        float64
-	Restarts       int
-	Started        time.Time // the phase's start, for the elapsed time
-	Ended          bool      // the session ended; the next one or the gates follow
+	// Threshold is context_threshold (percent; 0: unknown): the bar turns
+	// yellow where the log warns the agent (10 points below) and red
+	// where debussy asks for the handoff, whatever the zone says.
+	Threshold   int
+	Zone        string // green, yellow, red; "" when unknown
+	ToolCalls   int    // main-thread tool calls this session
+	TotalTokens int64  // the phase's tokens so far, all sessions, the running one included
+	CostUSD     float64
+	Restarts    int
+	Started     time.Time // the phase's start, for the elapsed time
+	Ended       bool      // the session ended; the next one or the gates follow
 
 	// Activity is what the agent is doing: exploring, planning, acting or
 	// verifying; "" before its first telling tool call.
@@ -125,7 +130,7 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 	if p.Window > 0 && !p.Ended {
 		pct := float64(p.Tokens) / float64(p.Window) * 100
 		filled := min(barWidth, int(pct*barWidth/100+0.5))
-		bar := paint(color, zoneColor(p.Zone), strings.Repeat("█", filled)) + paint(color, "2", strings.Repeat("░", barWidth-filled))
+		bar := paint(color, zoneColor(barZone(p.Zone, pct, p.Threshold)), strings.Repeat("█", filled)) + paint(color, "2", strings.Repeat("░", barWidth-filled))
 		approx := ""
 		if p.Estimated {
 			approx = "~"
@@ -177,6 +182,24 @@ func levelColor(level string) string {
 	return ""
 }
 
+// barZone is the worse of the session's zone and where its context stands
+// against the threshold: the bar is not green at 83 % while the log warns.
+func barZone(zone string, pct float64, threshold int) string {
+	rank := map[string]int{"green": 1, "yellow": 2, "red": 3}
+	ctx := ""
+	switch {
+	case threshold <= 0 || threshold >= 100:
+	case pct >= float64(threshold):
+		ctx = "red"
+	case pct >= float64(threshold-10):
+		ctx = "yellow"
+	}
+	if rank[ctx] > rank[zone] {
+		return ctx
+	}
+	return zone
+}
+
 func zoneColor(zone string) string {
 	switch zone {
 	case "green":
@@ -189,16 +212,9 @@ func zoneColor(zone string) string {
 	return "36"
 }
 
-// formatTokens is 950, 122k, 1.2M.
-func formatTokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
-	case n >= 1000:
-		return fmt.Sprintf("%dk", n/1000)
-	}
-	return fmt.Sprint(n)
-}
+// formatTokens is debussy's one way to print tokens: 950, 122.5K, 1.2M
+// (the log's, status's and the summary's).
+func formatTokens(n int64) string { return estimator.FormatTokens(n) }
 
 // formatElapsed is 42s, 3m12s, 1h04m.
 func formatElapsed(d time.Duration) string {

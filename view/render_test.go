@@ -80,14 +80,45 @@ func withBudget(p Phase, scope, level string, pct float64) Phase {
 	return p
 }
 
+// The live view prints tokens as the log, status and the summary do.
 func TestFormatTokens(t *testing.T) {
 	tests := []struct {
 		n    int64
 		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1k"}, {122_999, "122k"}, {1_000_000, "1M"}, {1_250_000, "1.2M"}}
+	}{{0, "0"}, {999, "999"}, {1000, "1K"}, {122_999, "123K"}, {597_500, "597.5K"}, {1_000_000, "1M"}, {1_250_000, "1.2M"}}
 	for _, tt := range tests {
 		if got := formatTokens(tt.n); got != tt.want {
 			t.Errorf("formatTokens(%d) = %q, want %q", tt.n, got, tt.want)
 		}
+	}
+}
+
+// The bar's colour agrees with the log: yellow from the warning (10 points
+// below the threshold), red from the threshold, even in a green zone; a
+// redder zone wins.
+func TestBarZone(t *testing.T) {
+	tests := []struct {
+		zone      string
+		pct       float64
+		threshold int
+		want      string
+	}{
+		{"green", 50, 80, "green"},
+		{"green", 73, 80, "yellow"},
+		{"green", 83, 80, "red"},
+		{"red", 10, 80, "red"},
+		{"yellow", 85, 80, "red"},
+		{"green", 99, 100, "green"}, // 100 disables the trigger
+		{"green", 90, 0, "green"},   // unknown threshold
+		{"", 75, 80, "yellow"},
+	}
+	for _, tt := range tests {
+		if got := barZone(tt.zone, tt.pct, tt.threshold); got != tt.want {
+			t.Errorf("barZone(%q, %v, %d) = %q, want %q", tt.zone, tt.pct, tt.threshold, got, tt.want)
+		}
+	}
+	line := Render([]Phase{{ID: "1", Session: 1, Tokens: 166_000, Window: 200_000, Threshold: 80, Zone: "green"}}, time.Time{}, 0, true)[0]
+	if !strings.Contains(line, "\x1b[31m██████████") || !strings.Contains(line, "\x1b[32mgreen") {
+		t.Errorf("at 83 %% of a threshold of 80 the bar is not red (the zone label stays green):\n%q", line)
 	}
 }

@@ -21,6 +21,22 @@ type Transcript struct {
 	turn    int             // main-thread responses seen
 	tools   map[string]bool // tool_use ids already shown (a line may repeat)
 	lineNo  int
+	// lastText is the main thread's latest text, so the result does not
+	// print it a second time.
+	lastText string
+	told     []Told // not shown yet
+	// turnsBefore is t.turn at the previous result: a result covers the
+	// turns since (a session may take a second message).
+	turnsBefore int
+}
+
+// Told is something debussy told the agent or did to its session (from
+// the run's events.jsonl): shown after the turn it happened in, or, for a
+// refused tool, as that tool's result.
+type Told struct {
+	Turn      int    // the turn it followed; 0: shown at the end
+	ToolUseID string // a refusal of this call
+	Text      string
 }
 
 // keptLines is how many lines of a tool result or the final text show.
@@ -29,6 +45,42 @@ const keptLines = 3
 // NewTranscript writes to w.
 func NewTranscript(w io.Writer) *Transcript {
 	return &Transcript{w: w, tools: map[string]bool{}}
+}
+
+// Tell adds what debussy told the agent; each shows once, in place.
+func (t *Transcript) Tell(told ...Told) { t.told = append(t.told, told...) }
+
+// showTold prints what is due after turn (every item when all).
+func (t *Transcript) showTold(turn int, all bool) {
+	kept := t.told[:0]
+	for _, it := range t.told {
+		if all || (it.Turn > 0 && it.Turn <= turn && it.ToolUseID == "") {
+			fmt.Fprintf(t.w, "◆ debussy %s\n", it.Text)
+			continue
+		}
+		kept = append(kept, it)
+	}
+	t.told = kept
+}
+
+// End prints what debussy did that has not shown yet and why the session
+// ended ("" when unknown).
+func (t *Transcript) End(why string) {
+	t.showTold(0, true)
+	if why != "" {
+		fmt.Fprintf(t.w, "■ ended: %s\n", why)
+	}
+}
+
+// refusal takes the refusal of the call id out of the pending items.
+func (t *Transcript) refusal(id string) (string, bool) {
+	for i, it := range t.told {
+		if id != "" && it.ToolUseID == id {
+			t.told = append(t.told[:i], t.told[i+1:]...)
+			return it.Text, true
+		}
+	}
+	return "", false
 }
 
 // Line renders one raw line of the stream.
@@ -103,7 +155,9 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 		return
 	case a.MessageID == "" || a.MessageID != t.lastMsg:
 		t.lastMsg = a.MessageID
+		t.showTold(t.turn, false)
 		t.turn++
+		t.lastText = ""
 		// Only the context: output_tokens on assistant lines is a
 		// placeholder; the real totals are in the result line.
 		fmt.Fprintf(t.w, "● turn %d · context %s\n", t.turn, formatTokens(a.Usage.Context()))
@@ -112,6 +166,9 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 		fmt.Fprintf(t.w, "%s! %s\n", indent, a.Error)
 	}
 	if txt := strings.TrimSpace(a.Text); txt != "" {
+		if a.MainThread() {
+			t.lastText = strings.TrimSpace(t.lastText + "\n" + txt)
+		}
 		for _, l := range strings.Split(txt, "\n") {
 			fmt.Fprintf(t.w, "%s%s\n", indent, strings.TrimRight(l, " \t\r"))
 		}
@@ -146,6 +203,10 @@ func (t *Transcript) toolResult(tr runner.ToolResult) {
 	indent := "  "
 	if tr.ParentToolUseID != "" {
 		indent = "    ⤷ "
+	}
+	if why, ok := t.refusal(tr.ToolUseID); ok {
+		fmt.Fprintf(t.w, "%s← debussy %s\n", indent, why)
+		return
 	}
 	mark := "←"
 	switch {
@@ -190,10 +251,16 @@ func (t *Transcript) result(r *runner.Result) {
 		what += " (" + r.TerminalReason + ")"
 	}
 	u := r.Usage
-	fmt.Fprintf(t.w, "■ result %s · %s · %s · $%.4f · tokens in %s, out %s\n", what, plural(r.NumTurns, "turn"),
+	t.showTold(t.turn, false)
+	// The turns numbered above since the last result: the CLI's num_turns
+	// counts differently, so it disagreed with the numbering.
+	turns := t.turn - t.turnsBefore
+	t.turnsBefore = t.turn
+	fmt.Fprintf(t.w, "■ result %s · %s · %s · $%.2f · tokens in %s, out %s\n", what, plural(turns, "turn"),
 		(time.Duration(r.DurationMs) * time.Millisecond).Round(100*time.Millisecond), r.CostUSD,
 		formatTokens(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), formatTokens(u.OutputTokens))
-	if txt := strings.TrimSpace(r.Text); txt != "" {
+	// The final text is the agent's last message, shown above already.
+	if txt := strings.TrimSpace(r.Text); txt != "" && txt != t.lastText && !strings.HasSuffix(t.lastText, txt) {
 		fmt.Fprintf(t.w, "  %s\n", t.firstLines(txt, len(txt), keptLines, "  "))
 	}
 }
