@@ -318,7 +318,7 @@ func TestPhaseLoop(t *testing.T) {
 			wantStatus: state.StatusCompleted, wantSessions: 2, wantAttempts: 1,
 			wantEvents: []string{"retry", "completed"},
 			wantPrompt: map[int][]string{2: {"# Checkpoint — phase 1: Step 1 (retry)", "a.txt", "crashed"}},
-			wantLog:    []string{"session failed: retrying from a checkpoint", "(exit code 3)", "the fake crashed"},
+			wantLog:    []string{"session failed: retrying from a checkpoint", "code 3", "the fake crashed"},
 		},
 		{
 			name:    "API errors until the retries run out",

@@ -56,7 +56,7 @@ func TestTranscriptOddLines(t *testing.T) {
 		{name: "synthetic reply", line: `{"type":"assistant","message":{"id":"s","model":"<synthetic>","content":[{"type":"text","text":"Prompt is too long"}]},"error":"invalid_request"}`,
 			want: "! claude: invalid_request: Prompt is too long\n"},
 		{name: "context usage", line: `{"type":"control_response","response":{"subtype":"success","request_id":"ctx_1","response":{"model":"claude-opus-5-5","maxTokens":1000000,"totalTokens":9525,"categories":[{"id":"system_prompt","name":"System prompt","tokens":1965,"kind":"used"},{"id":"system_tools","name":"System tools","tokens":5473,"kind":"used"},{"id":"autocompact_buffer","name":"Autocompact buffer","tokens":33000,"kind":"buffer"},{"id":"free_space","name":"Free space","tokens":957475,"kind":"free"}]}}}`,
-			want: "· context window 1M (claude-opus-5-5), compacts at 967k · in use 9k: System tools 5k, System prompt 1k\n"},
+			want: "· context window 1M (claude-opus-5-5), compacts at 967K · in use 9.5K: System tools 5.5K, System prompt 2K\n"},
 		{name: "context usage refused", line: `{"type":"control_response","response":{"subtype":"error","request_id":"ctx_1","error":"Unknown subtype"}}`,
 			want: "· context: claude refused get_context_usage: Unknown subtype\n"},
 		{name: "error result", line: `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"x","is_error":true,"content":"boom"}]}}`,
