@@ -60,9 +60,16 @@ func missingError(phase string, g gateResult) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return fmt.Errorf("%w: phase %s: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set the gate's command in gate_commands (.debussy.yaml) — no agent session can fix this",
-		ErrSetup, phase, g.Gate.Name, g.Gate.Command, g.missing(), what, g.ExitCode, g.missing())
+	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set the gate's command in gate_commands (.debussy.yaml) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.missing(), what, g.ExitCode, g.missing()))
 }
+
+// setupFailure is a phase that failed on the setup, not on the agent's
+// work: it reads "phase 2 failed: …" and exits 2 like ErrSetup.
+type setupFailure string
+
+func (e setupFailure) Error() string   { return string(e) }
+func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup} }
 
 // gateOutputLimit bounds what is kept of a gate's output: the tail is
 // where test failures are reported.

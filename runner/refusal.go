@@ -24,7 +24,7 @@ type RefusedError struct {
 	Fix    string
 }
 
-func (e *RefusedError) Error() string { return e.Reason + ": " + e.Fix }
+func (e *RefusedError) Error() string { return strings.TrimRight(e.Reason, ".") + ": " + e.Fix }
 func (e *RefusedError) Unwrap() error { return ErrStartRefused }
 
 // Refused returns the refusal when the session was refused, else nil.
