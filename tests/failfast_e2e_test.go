@@ -118,35 +118,34 @@ func TestFailFastRootWithoutSandbox(t *testing.T) {
 	}
 }
 
-// A key the API refuses (401 on every request; the CLI would retry ten
-// times over minutes) ends the run at the second refusal.
-func TestFailFastUnauthorized(t *testing.T) {
-	script := fakeapi.Script{Default: &fakeapi.Conversation{Name: "refused", Turns: []fakeapi.Turn{
-		{Status: 401, ErrorMessage: "invalid x-api-key", Repeat: 50},
-	}}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
-	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "status 401", "ANTHROPIC_API_KEY")
-	if n := len(h.API.Requests()); n > 3 {
-		t.Errorf("%d API requests, want the run to stop at the second refusal", n)
-	}
-	if e := h.lastError(); !strings.Contains(e, "ANTHROPIC_API_KEY") {
-		t.Errorf("the ledger does not say how to fix it: %q", e)
-	}
-}
-
-// A model the API does not know (404 not_found_error) ends the run at once.
-func TestFailFastUnknownModel(t *testing.T) {
-	script := fakeapi.Script{Default: &fakeapi.Conversation{Name: "no-model", Turns: []fakeapi.Turn{
-		{Status: 404, ErrorMessage: "model: claude-nonexistent-9", Repeat: 50},
-	}}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, "model: claude-nonexistent-9\n")
-	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "status 404", "set model")
-	var models []string
-	for _, req := range h.API.Requests() {
-		models = append(models, req.Model)
-	}
-	if len(models) == 0 || models[0] != "claude-nonexistent-9" {
-		t.Errorf("requests for models %q, want claude-nonexistent-9", models)
+// The API refusing the key (401 on every request: the CLI alone would
+// retry ten times over minutes) ends the run at the second refusal; a
+// model it does not know (404 not_found_error) at once (the CLI itself
+// sends two requests).
+func TestFailFastAPIRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		turn         fakeapi.Turn
+		wants        []string
+		maxRequests  int
+	}{
+		{name: "401", turn: fakeapi.Turn{Status: 401, ErrorMessage: "invalid x-api-key", Repeat: 50},
+			wants: []string{"status 401", "ANTHROPIC_API_KEY"}, maxRequests: 3},
+		{name: "404 model", config: "model: claude-nonexistent-9\n",
+			turn:  fakeapi.Turn{Status: 404, ErrorMessage: "model: claude-nonexistent-9", Repeat: 50},
+			wants: []string{"status 404", "claude-nonexistent-9", "set model"}, maxRequests: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := fakeapi.Script{Default: &fakeapi.Conversation{Name: "refused", Turns: []fakeapi.Turn{tc.turn}}}
+			h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, tc.config)
+			h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, tc.wants...)
+			if n := len(h.API.Requests()); n == 0 || n > tc.maxRequests {
+				t.Errorf("%d API requests, want 1 to %d", n, tc.maxRequests)
+			}
+			if e := h.lastError(); !strings.Contains(e, tc.wants[len(tc.wants)-1]) {
+				t.Errorf("the ledger does not say how to fix it: %q", e)
+			}
+		})
 	}
 }
 
