@@ -67,6 +67,9 @@ func (e *Env) check(opts checkOptions) error {
 	} else {
 		printCheck(e.Stdout, plan)
 	}
+	for _, p := range e.hereProblems(ws.Config.PermissionMode, plan) {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", p)
+	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}
 	}

@@ -293,6 +293,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		if err != nil {
 			return err
 		}
+		for _, p := range e.hereProblems(ws.Config.PermissionMode, plan) {
+			logger.Warn("a run would fail here", "problem", p)
+		}
 		return dryRun(e.Stdout, plan, ws, preview, opts.Phase)
 	}
 	self, err := os.Executable()

@@ -28,6 +28,49 @@ type gateResult struct {
 
 func (g gateResult) passed() bool { return g.Err == nil && !g.TimedOut && g.ExitCode == 0 }
 
+// missing names the program a gate could not run: the shell's exit 127
+// (not found) or 126 (not executable). No agent can install it, so such a
+// gate is not a failing one and gets no remediation session. The shell
+// names the program ("sh: 1: ruff: not found"); else it is the command's
+// first word.
+func (g gateResult) missing() string {
+	if g.Err != nil || g.TimedOut || (g.ExitCode != 126 && g.ExitCode != 127) {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(g.Output, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		for _, suffix := range []string{": command not found", ": not found", ": Permission denied", ": cannot execute"} {
+			if rest, ok := strings.CutSuffix(strings.TrimSpace(lines[i]), suffix); ok {
+				if i := strings.LastIndex(rest, ": "); i >= 0 {
+					rest = rest[i+2:]
+				}
+				if prog := strings.TrimSpace(rest); prog != "" {
+					return prog
+				}
+			}
+		}
+	}
+	return g.Gate.Program()
+}
+
+// missingError is why a phase whose gate could not run failed: the
+// program, and how to install or configure it.
+func missingError(phase string, g gateResult) error {
+	what := "not installed or not on PATH"
+	if g.ExitCode == 126 {
+		what = "not executable"
+	}
+	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set the gate's command in gate_commands (.debussy.yaml) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.missing(), what, g.ExitCode, g.missing()))
+}
+
+// setupFailure is a phase that failed on the setup, not on the agent's
+// work: it reads "phase 2 failed: …" and exits 2 like ErrSetup.
+type setupFailure string
+
+func (e setupFailure) Error() string   { return string(e) }
+func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup} }
+
 // gateOutputLimit bounds what is kept of a gate's output: the tail is
 // where test failures are reported.
 const gateOutputLimit = 16 << 10

@@ -320,3 +320,34 @@ func TestSummaryListsUncheckedGates(t *testing.T) {
 		t.Errorf("step summary lacks %q:\n%s", want, md)
 	}
 }
+
+// A gate the shell cannot run (127 not found, 126 not executable) names
+// the program; any other failure is the agent's to fix.
+func TestGateMissingProgram(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "check.sh"), []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd, want string
+		code      int
+	}{
+		{"no-such-tool-for-debussy run .", "no-such-tool-for-debussy", 127},
+		{"FOO=1 no-such-tool-for-debussy", "no-such-tool-for-debussy", 127},
+		{"echo before; no-such-tool-for-debussy", "no-such-tool-for-debussy", 127},
+		{"./check.sh", "./check.sh", 126},
+		{"exit 127", "exit", 127}, // the shell names nothing: the first word
+		{"echo no; exit 1", "", 1},
+		{"true", "", 0},
+	}
+	for _, tt := range tests {
+		res := runGate(context.Background(), dir, plans.Gate{Name: "g", Command: tt.cmd}, time.Minute)
+		if res.ExitCode != tt.code || res.missing() != tt.want {
+			t.Errorf("%q: exit %d missing %q, want %d %q (output %q)", tt.cmd, res.ExitCode, res.missing(), tt.code, tt.want, res.Output)
+		}
+	}
+	err := missingError("2", runGate(context.Background(), dir, plans.Gate{Name: "lint", Command: "no-such-tool-for-debussy ."}, time.Minute))
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "gate_commands") || !strings.Contains(err.Error(), "install no-such-tool-for-debussy") {
+		t.Errorf("error %v: want ErrSetup naming the program and gate_commands", err)
+	}
+}

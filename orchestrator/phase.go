@@ -156,6 +156,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				hookProblem = true
 				break
 			}
+			if last := res[len(res)-1]; last.missing() != "" {
+				return r.endPhase(p, state.StatusFailed, missingError(ph.ID, last))
+			}
 			problem = gateEvidence(res)
 			lastProblem = gateSummary(res)
 		}
@@ -202,6 +205,19 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	return err
 }
 
+// failFast ends the phase on what no retry can fix (runner.OutcomeRefused,
+// a missing claude): no retry, no remediation, and no outcome commit on
+// the user's branch. Work in the tree (a key revoked mid-session) is
+// committed as an interrupted phase's, which a rerun resumes. The refused
+// session is not counted, so the rerun after the fix resumes as if it
+// never started; .debussy/ records err, which carries the fix.
+func (r *orun) failFast(p *phaseRun, err error) error {
+	r.commit(p, eventInterrupted, "stopped: claude cannot run")
+	p.recorded = true
+	p.rec.Sessions = max(p.rec.Sessions-1, 0)
+	return r.endPhase(p, state.StatusFailed, err)
+}
+
 // runSessions runs sessions for one attempt until one ends normally:
 // restarting on context triggers, retrying sessions that failed on their
 // own. A nil error means the last session completed (or hit max turns);
@@ -215,6 +231,9 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		end, err := r.runSession(ctx, p, prompt)
 		if errors.Is(err, ErrLedger) {
 			return err
+		}
+		if errors.Is(err, ErrSetup) { // claude is missing
+			return r.failFast(p, err)
 		}
 		if err != nil {
 			return r.endPhase(p, state.StatusFailed, err)
@@ -230,6 +249,9 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		if end.done || r.signalled(p) {
 			p.transient = 0
 			return nil
+		}
+		if rerr := out.Refused(); rerr != nil {
+			return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, rerr))
 		}
 		// The budget ran out: no restart.
 		if end.trigger == policy.TriggerBudget {

@@ -374,6 +374,27 @@ func TestPhaseLoop(t *testing.T) {
 			wantLog:    []string{"gate failed", "gate passed"},
 		},
 		{
+			name:    "refused credentials end the run at once: no retry, no commit, the refused session not counted",
+			script:  script{"1": {{"api 401"}}},
+			wantErr: ErrSetup, wantErrText: []string{"status 401", "ANTHROPIC_API_KEY"},
+			wantStatus: state.StatusFailed, wantAttempts: 1,
+		},
+		{
+			name:    "an unknown model ends the run at once",
+			script:  script{"1": {{"write a.txt", "api 404"}}},
+			wantErr: ErrSetup, wantErrText: []string{"status 404", "set model"},
+			wantStatus: state.StatusFailed, wantAttempts: 1,
+			wantEvents: []string{"interrupted"}, wantFiles: []string{"a.txt"}, // the work is kept, as for an interruption
+		},
+		{
+			name:    "a gate whose program is missing fails the phase without a remediation session",
+			phases:  []phaseSpec{{id: "1", gates: []plans.Gate{{Name: "lint", Command: "no-such-linter-for-debussy check ."}}}},
+			script:  script{"1": {{"write a.txt", "done", "result"}}},
+			wantErr: ErrSetup, wantErrText: []string{"no-such-linter-for-debussy is not installed", "gate_commands"},
+			wantStatus: state.StatusFailed, wantSessions: 1, wantAttempts: 1,
+			wantEvents: []string{"failed"}, wantFiles: []string{"a.txt"},
+		},
+		{
 			name:       "max turns without a required signal runs the gates",
 			script:     script{"1": {{"write a.txt", "max_turns"}}},
 			cfg:        func(c *config.Config) { c.RequireDoneSignal = false },

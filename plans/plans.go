@@ -120,6 +120,21 @@ func (g Gate) Source() string {
 	return "plan"
 }
 
+// Program is the program the gate's command runs first: its first word
+// after any VAR=value assignments, unquoted ("uv" for `uv run ruff
+// check .`); "" for an unchecked gate. check and the gate runner name it
+// when it is missing.
+func (g Gate) Program() string {
+	for _, w := range strings.Fields(g.Command) {
+		w = strings.Trim(w, `"'`)
+		if k, _, ok := strings.Cut(w, "="); ok && k != "" && !strings.ContainsAny(k, "/$") {
+			continue
+		}
+		return w
+	}
+	return ""
+}
+
 // Task is one checkbox item of a phase file.
 type Task struct {
 	Text string `json:"text"`

@@ -48,3 +48,19 @@ func TestPresets(t *testing.T) {
 		})
 	}
 }
+
+func TestGateProgram(t *testing.T) {
+	tests := []struct{ cmd, want string }{
+		{"uv run ruff check .", "uv"},
+		{"  go test ./...", "go"},
+		{"CGO_ENABLED=0 GOFLAGS=-mod=mod go vet ./...", "go"},
+		{"./scripts/check.sh", "./scripts/check.sh"},
+		{`test -z "$(gofmt -l .)"`, "test"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := (Gate{Command: tt.cmd}).Program(); got != tt.want {
+			t.Errorf("Program(%q) = %q, want %q", tt.cmd, got, tt.want)
+		}
+	}
+}

@@ -18,12 +18,17 @@ const (
 	OutcomeSessionTimeout OutcomeKind = "session_timeout" // ran longer than Spec.SessionTimeout
 	OutcomeCancelled      OutcomeKind = "cancelled"       // Start's context was cancelled
 	OutcomeKilled         OutcomeKind = "killed"          // Kill
+	// OutcomeRefused: claude or the API refused what no retry changes (root
+	// and bypass permissions, an unknown option, credentials, the model);
+	// Outcome.Fix says what to change, Outcome.Refused is the error.
+	OutcomeRefused OutcomeKind = "refused"
 )
 
 // Outcome is how a session ended.
 type Outcome struct {
 	Kind   OutcomeKind
 	Reason string  // human-readable detail; the stop reason for stopped
+	Fix    string  // for refused: what the user must change, one sentence
 	Result *Result // the last result line, may be nil
 	// ExitCode of claude; -1 when it was ended by a signal.
 	ExitCode int

@@ -231,6 +231,7 @@ func (m *machine) observe(in input, now time.Time) {
 	if ev == nil {
 		return
 	}
+	m.refuseOnAuth(ev, now)
 	switch ev.Kind {
 	case KindAssistant:
 		if ev.Assistant.MainThread() {

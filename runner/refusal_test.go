@@ -1,0 +1,122 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The endings no retry fixes, as the CLI produced them (2.1.197 and
+// 2.1.330 against the fake API), and the ordinary failures that must stay
+// retryable.
+func TestRefusal(t *testing.T) {
+	apiErr := func(status int, text string) *Result {
+		return &Result{Subtype: "success", IsError: true, APIErrorStatus: status, Text: text}
+	}
+	tests := []struct {
+		name   string
+		out    Outcome
+		reason string // substring; "" means not a refusal
+		fix    string
+	}{
+		{name: "root refuses bypass", out: Outcome{Kind: OutcomeCrashed, ExitCode: 1,
+			Stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"},
+			reason: "as root", fix: "IS_SANDBOX=1"},
+		{name: "unknown option", out: Outcome{Kind: OutcomeCrashed, ExitCode: 1, Stderr: "error: unknown option '--bogus-flag'\n"},
+			reason: "option --bogus-flag", fix: "extra_args"},
+		{name: "401 result", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(401, "Invalid API key · Fix external API key")},
+			reason: "status 401", fix: "ANTHROPIC_API_KEY"},
+		{name: "403 result", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(403, "Failed to authenticate. API Error: 403")},
+			reason: "status 403", fix: "ANTHROPIC_API_KEY"},
+		{name: "404 model", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(404, "There's an issue with the selected model (claude-nope).")},
+			reason: "claude-nope", fix: "set model"},
+		{name: "stopped on auth retries", out: Outcome{Kind: OutcomeRefused, Reason: "the API refused claude's credentials (status 401 authentication_failed, 2 attempts)"},
+			reason: "status 401", fix: "ANTHROPIC_API_KEY"},
+
+		{name: "crash without a known message", out: Outcome{Kind: OutcomeCrashed, ExitCode: 1, Stderr: "TypeError: x is undefined"}},
+		{name: "overloaded", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(529, "Overloaded")}},
+		{name: "prompt too long", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(400, "Prompt is too long")}},
+		{name: "completed", out: Outcome{Kind: OutcomeCompleted, Result: &Result{Subtype: "success"}}},
+		{name: "root message after a result", out: Outcome{Kind: OutcomeCompleted, Result: &Result{Subtype: "success"},
+			Stderr: "cannot be used with root/sudo privileges"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := withRefusal(tt.out)
+			err := got.Refused()
+			if tt.reason == "" {
+				if got.Kind == OutcomeRefused || err != nil {
+					t.Fatalf("classified as refused: %+v", got)
+				}
+				if got.Kind != tt.out.Kind {
+					t.Errorf("kind %s, want %s unchanged", got.Kind, tt.out.Kind)
+				}
+				return
+			}
+			if got.Kind != OutcomeRefused || !errors.Is(err, ErrStartRefused) {
+				t.Fatalf("not refused: %+v (err %v)", got, err)
+			}
+			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(got.Fix, tt.fix) {
+				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, got.Fix, tt.reason, tt.fix)
+			}
+			if !strings.Contains(err.Error(), got.Fix) || strings.Count(got.Fix, ". ") > 0 {
+				t.Errorf("error %q: want the fix in one sentence", err)
+			}
+		})
+	}
+}
+
+func TestAuthRetry(t *testing.T) {
+	retry := func(status, attempt int) *System {
+		return &System{Subtype: "api_retry", ErrorStatus: status, Attempt: attempt, MaxRetries: 10, Error: "authentication_failed"}
+	}
+	tests := []struct {
+		name string
+		s    *System
+		want bool
+	}{
+		{"first 401: maybe a token refresh", retry(401, 1), false},
+		{"second 401", retry(401, 2), true},
+		{"second 403", retry(403, 2), true},
+		{"529 retries", retry(529, 5), false},
+		{"not a retry", &System{Subtype: "status", ErrorStatus: 401, Attempt: 2}, false},
+		{"nil", nil, false},
+	}
+	for _, tt := range tests {
+		if got := authRetry(tt.s) != ""; got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The second 401 retry interrupts the session at once instead of waiting
+// out the CLI's ten retries; the outcome is refused whatever result follows.
+func TestStopMachineRefusesOnAuthRetries(t *testing.T) {
+	retry := func(attempt int) input {
+		return line(Event{Kind: KindSystem, System: &System{Subtype: "api_retry", ErrorStatus: 401, Attempt: attempt, Error: "authentication_failed"}})
+	}
+	trace, out, _ := run(t, stopConfig{hooks: true}, []step{
+		at(0, ack(initRequestID)),
+		at(time.Second, retry(1)),
+		at(time.Second, retry(2)),
+		at(time.Second, ack("req_1"), result("error_during_execution", true)),
+		at(0, exitAndGone(exitCode(0))...),
+	})
+	want := []string{
+		"2s stop_requested refused",
+		"2s write interrupt req_1",
+		"2s interrupt_sent",
+		"3s interrupt_acked",
+		"3s result_received",
+		"3s close stdin",
+		"3s stdin_closed",
+	}
+	want = append(want, ending("3s", "finish refused: the API refused claude's credentials (status 401 authentication_failed, 2 attempts)")...)
+	if strings.Join(trace, "\n") != strings.Join(want, "\n") {
+		t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(trace, "\n"), strings.Join(want, "\n"))
+	}
+	if out == nil || out.Kind != OutcomeRefused {
+		t.Fatalf("outcome %+v", out)
+	}
+}
