@@ -22,7 +22,14 @@ import (
 // as git does).
 type gitConfig struct {
 	values map[string]string
-	bare   map[string]bool // set without "=" ("[core] fileMode"): true as a bool
+	bare   map[string]bool     // set without "=" ("[core] fileMode"): true as a bool
+	all    map[string][]string // every value of a multi-valued key, when non-nil (remote URLs)
+}
+
+// has reports whether key is set at all, even to "".
+func (c gitConfig) has(key string) bool {
+	_, ok := c.values[canonicalKey(key)]
+	return ok
 }
 
 func (c gitConfig) get(key string) string { return c.values[canonicalKey(key)] }
@@ -61,6 +68,9 @@ func (c gitConfig) bool(key string, def bool) bool {
 
 func (c gitConfig) set(key, value string, bare bool) {
 	c.values[key] = value
+	if c.all != nil {
+		c.all[key] = append(c.all[key], value)
+	}
 	if bare {
 		c.bare[key] = true
 	} else {
@@ -105,15 +115,30 @@ func (r *Repo) loadConfig() gitConfig {
 // "onbranch:". Files are parsed as git parses them (a UTF-8 BOM skipped, the
 // legacy "[section.sub]" header accepted), which go-git's gcfg cannot.
 func (r *Repo) readConfig() (gitConfig, error) {
+	return r.readConfigWith(&includeState{})
+}
+
+// includeState is what includeIf conditions need beyond the file: the
+// remote URLs for "hasconfig:remote.*.url:", read once per readConfig.
+type includeState struct {
+	collecting bool     // this is the pass that collects the URLs: every hasconfig include is followed
+	urls       []string // nil until needed
+	loaded     bool
+}
+
+func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
 	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
+	if st.collecting {
+		c.all = map[string][]string{}
+	}
 	var errs []error
 	for _, f := range r.configFiles() {
-		if err := r.readConfigFile(c, f, 0); err != nil {
+		if err := r.readConfigFileWith(c, f, 0, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if c.bool("extensions.worktreeConfig", false) {
-		if err := r.readConfigFile(c, filepath.Join(r.gitDir, "config.worktree"), 0); err != nil {
+		if err := r.readConfigFileWith(c, filepath.Join(r.gitDir, "config.worktree"), 0, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -166,6 +191,10 @@ func (r *Repo) xdgConfigHome() string {
 // readConfigFile applies path's values to c. A missing file is not an
 // error (git skips it); one git cannot parse is, naming file and line.
 func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
+	return r.readConfigFileWith(c, path, depth, &includeState{})
+}
+
+func (r *Repo) readConfigFileWith(c gitConfig, path string, depth int, st *includeState) error {
 	if path == os.DevNull {
 		return nil
 	}
@@ -185,6 +214,7 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		include    string
 	}
 	var items []item
+	var condErr error
 	err = parseConfig(b, func(key, value string, bare bool) {
 		section, rest, _ := strings.Cut(key, ".")
 		last := strings.LastIndexByte(rest, '.')
@@ -192,7 +222,11 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		case key == "include.path" && !bare:
 			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 		case section == "includeif" && last >= 0 && rest[last+1:] == "path" && !bare:
-			if r.includeIfMatches(rest[:last], path) {
+			ok, err := r.includeIfMatches(rest[:last], path, st)
+			if err != nil && condErr == nil {
+				condErr = err
+			}
+			if ok {
 				items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 			}
 		default:
@@ -206,6 +240,9 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		}
 		return &ConfigError{File: path, Err: err}
 	}
+	if condErr != nil {
+		return &ConfigError{File: path, Err: condErr}
+	}
 	var errs []error
 	for _, it := range items {
 		switch {
@@ -213,7 +250,7 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 			c.set(it.key, it.value, it.bare)
 		case depth < 0: // includes not followed (checkFormat, as git's read_repository_format)
 		case depth < maxIncludeDepth:
-			if err := r.readConfigFile(c, it.include, depth+1); err != nil {
+			if err := r.readConfigFileWith(c, it.include, depth+1, st); err != nil {
 				errs = append(errs, err)
 			}
 		default:
@@ -457,19 +494,50 @@ func (r *Repo) expandPath(p, base string) string {
 	return p
 }
 
-// includeIfMatches is git's include_condition for "gitdir:", "gitdir/i:"
-// and "onbranch:"; other conditions (hasconfig:) are false. file is the
-// config file holding the condition ("./" patterns are relative to it).
-func (r *Repo) includeIfMatches(cond, file string) bool {
+// includeIfMatches is git's include_condition for "gitdir:", "gitdir/i:",
+// "onbranch:" and "hasconfig:remote.*.url:". file is the config file
+// holding the condition ("./" patterns are relative to it). Any other
+// condition is an error: git evaluates conditions it does not know as false,
+// but a newer git may know it, and a skipped include can hold the
+// core.excludesFile that keeps secrets out.
+func (r *Repo) includeIfMatches(cond, file string, st *includeState) (bool, error) {
 	switch {
 	case strings.HasPrefix(cond, "gitdir:"):
-		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir:"), file, false)
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir:"), file, false), nil
 	case strings.HasPrefix(cond, "gitdir/i:"):
-		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir/i:"), file, true)
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir/i:"), file, true), nil
 	case strings.HasPrefix(cond, "onbranch:"):
-		return r.includeByBranch(strings.TrimPrefix(cond, "onbranch:"))
+		return r.includeByBranch(strings.TrimPrefix(cond, "onbranch:")), nil
+	case strings.HasPrefix(cond, "hasconfig:remote.*.url:"):
+		if st.collecting {
+			return true, nil
+		}
+		if !st.loaded {
+			st.urls, st.loaded = r.remoteURLs(), true
+		}
+		pat := strings.TrimPrefix(cond, "hasconfig:remote.*.url:")
+		for _, u := range st.urls {
+			if wildmatchFlags(pat, u, wmPathname) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
-	return false
+	return false, fmt.Errorf("includeIf condition %q is not one debussy knows (gitdir:, gitdir/i:, onbranch:, hasconfig:remote.*.url:); "+
+		"remove that includeIf section or write its settings without the condition", cond)
+}
+
+// remoteURLs collects every remote.<name>.url in the whole config, following
+// hasconfig includes unconditionally, as git's populate_remote_urls does.
+func (r *Repo) remoteURLs() []string {
+	c, _ := r.readConfigWith(&includeState{collecting: true})
+	var urls []string
+	for k, vs := range c.all {
+		if strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".url") {
+			urls = append(urls, vs...)
+		}
+	}
+	return urls
 }
 
 // includeByGitdir matches the git directory, real path first, then as

@@ -178,13 +178,9 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 
 	if s.r.assumeValid[e.Name] {
 		// assume-unchanged: git keeps the entry and its flag whatever the
-		// file holds now (ie_match_stat trusts CE_VALID); only a file that
-		// is gone is removed (check_removed comes first).
-		if st.kind == kindRegular || st.kind == kindSymlink {
-			return true, nil
-		}
-		s.unstaged = append(s.unstaged, e.Name)
-		return false, nil
+		// file holds now, even when it is gone (run_diff_files skips
+		// CE_VALID entries before it looks for removed ones).
+		return true, nil
 	}
 
 	switch st.kind {

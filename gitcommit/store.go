@@ -339,14 +339,7 @@ func (r *Repo) encodeIndex(idx *index.Index, entries []*index.Entry, started tim
 			e.Size = 0
 		}
 	}
-	if idx.Version != 4 {
-		return encodeIndexV2(entries, r.assumeValid), nil
-	}
-	var buf bytes.Buffer
-	if err := index.NewEncoder(&buf).Encode(&index.Index{Version: 4, Entries: entries}); err != nil {
-		return nil, fmt.Errorf("encode index: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encodeIndexEntries(entries, r.assumeValid, idx.Version == 4), nil
 }
 
 // head is what HEAD resolves to: the ref a commit advances (HEAD itself when

@@ -1,0 +1,245 @@
+package gitcommit
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The second probe's disagreements with git (issue 19), each held to real
+// git like the rest of the suite.
+
+// gitlinkSetup commits a nested repository at sub as a gitlink.
+func gitlinkSetup(t *testing.T, h *diffRepo) {
+	diffBase(t, h)
+	commitNested(h, "sub", map[string]string{"n.txt": "nested\n"})
+}
+
+// permsUnder lists "path mode" for every file and directory below dir,
+// for comparing what permissions each side gave what it wrote.
+func permsUnder(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		lines = append(lines, fmt.Sprintf("%s %v", rel, fi.Mode()))
+		return nil
+	})
+	must(t, err)
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+var round2Cases = []diffCase{
+	// Secrets git keeps out.
+	{
+		name:  "index version 4 with an assume-unchanged entry keeps the flag and the committed content",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("update-index", "--index-version", "4")
+			h.Git("update-index", "--assume-unchanged", "keep.txt")
+			h.Write("keep.txt", "password=hunter2\n")
+			h.Write("new.txt", "n")
+		},
+	},
+	{
+		name:  "includeIf hasconfig:remote.*.url sets core.excludesFile",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig": defaultDiffGitconfig + "[includeIf \"hasconfig:remote.*.url:https://example.com/**\"]\n\tpath = work.inc\n" +
+				"[includeIf \"hasconfig:remote.*.url:https://other.org/**\"]\n\tpath = other.inc\n",
+			"work.inc":    "[core]\n\texcludesFile = ~/work.ignore\n",
+			"other.inc":   "[user]\n\tname = Not Me\n",
+			"work.ignore": ".env\n*.pem\n",
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("remote", "add", "origin", "https://example.com/team/app.git")
+			h.Write(".env", "TOKEN=1\n")
+			h.Write("id.pem", "key\n")
+			h.Write("ok.txt", "ok\n")
+		},
+	},
+	{
+		name:  "includeIf hasconfig:remote.*.url without a matching remote",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig":  defaultDiffGitconfig + "[includeIf \"hasconfig:remote.*.url:https://example.com/**\"]\n\tpath = work.inc\n",
+			"work.inc":    "[core]\n\texcludesFile = ~/work.ignore\n",
+			"work.ignore": ".env\n",
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("remote", "add", "origin", "https://elsewhere.net/app.git")
+			h.Write(".env", "TOKEN=1\n")
+		},
+	},
+	{
+		name:  "an includeIf condition debussy does not know is refused",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig": defaultDiffGitconfig + "[includeIf \"hasconfig:branch.*.merge:refs/heads/x\"]\n\tpath = x.inc\n",
+			"x.inc":      "[core]\n\texcludesFile = ~/x.ignore\n",
+		},
+		change:  func(t *testing.T, h *diffRepo) { h.Write(".env", "TOKEN=1\n") },
+		refused: "includeIf condition",
+	},
+	{
+		name:  "a NUL byte inside a .gitignore line ends the pattern",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "secret.txt\x00trailing junk\n*.key\x00\nplain.log\n")
+			h.Write("secret.txt", "s")
+			h.Write("a.key", "k")
+			h.Write("plain.log", "l")
+			h.Write("ok.txt", "ok")
+		},
+	},
+
+	// Work not committed, or every commit failing.
+	{
+		name:   "a gitlink path replaced by a file",
+		setup:  gitlinkSetup,
+		change: func(t *testing.T, h *diffRepo) { h.Remove("sub"); h.Write("sub", "now a file\n") },
+	},
+	{
+		name:   "a gitlink path replaced by a symlink",
+		setup:  gitlinkSetup,
+		change: func(t *testing.T, h *diffRepo) { h.Remove("sub"); h.Symlink("src", "sub") },
+	},
+	{
+		name: "a hook without #! runs with sh",
+		setup: func(t *testing.T, h *diffRepo) {
+			h.Write(".git/hooks/pre-commit", "git diff --cached --name-only > staged.list\ngit add staged.list\n")
+			h.Chmod(".git/hooks/pre-commit", 0o755)
+		},
+		change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+	},
+	{
+		name: "a hook without #! that fails rejects the commit",
+		setup: func(t *testing.T, h *diffRepo) {
+			h.Write(".git/hooks/pre-commit", "echo no >&2\nexit 4\n")
+			h.Chmod(".git/hooks/pre-commit", 0o755)
+		},
+		change:  func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+		refused: "pre-commit hook rejected the commit (exit status 4)",
+	},
+	{
+		name:  "an assume-unchanged file deleted from disk is kept",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("update-index", "--assume-unchanged", "keep.txt")
+			h.Remove("keep.txt")
+			h.Write("new.txt", "n")
+		},
+	},
+	{
+		name:  "core.excludesFile set to empty reads no excludes file",
+		setup: diffBase,
+		home: map[string]string{
+			".gitconfig":         defaultDiffGitconfig + "[core]\n\texcludesFile =\n",
+			".config/git/ignore": "*.log\n",
+		},
+		change: func(t *testing.T, h *diffRepo) { h.Write("a.log", "l"); h.Write("b.txt", "b") },
+	},
+
+	// Wrong repository, wrong types.
+	{
+		name:  "GIT_DIR and GIT_WORK_TREE from the environment",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("keep.txt", "changed\n")
+			h.Write("new.txt", "n")
+			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+			// A decoy the commit must not land in.
+			h.Git("init", "-q")
+		},
+		commitEnv: func(h *diffRepo) map[string]string {
+			return map[string]string{"GIT_DIR": h.Dir + ".meta", "GIT_WORK_TREE": h.Dir}
+		},
+	},
+	{
+		name:  "GIT_DIR with core.worktree",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("src/main.go", "package main // edited\n")
+			h.Write("new.txt", "n")
+			h.Git("config", "core.worktree", h.Dir)
+			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+		},
+		commitEnv: func(h *diffRepo) map[string]string {
+			return map[string]string{"GIT_DIR": h.Dir + ".meta"}
+		},
+		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+	},
+	{
+		name: "core.symlinks=false keeps a symlink in the index as 120000",
+		setup: func(t *testing.T, h *diffRepo) {
+			diffBase(t, h)
+			h.Symlink("keep.txt", "link")
+			h.Symlink("src/main.go", "link2")
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.symlinks", "false")
+			h.Remove("link")
+			h.Write("link", "keep.txt") // as a checkout without symlinks writes it
+			h.Remove("link2")
+			h.Write("link2", "app/a.go")
+		},
+	},
+	{
+		name: "core.fileMode=false: a symlink replaced by an executable file is 100644",
+		setup: func(t *testing.T, h *diffRepo) {
+			diffBase(t, h)
+			h.Symlink("keep.txt", "link")
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.fileMode", "false")
+			h.Remove("link")
+			h.Write("link", "#!/bin/sh\n")
+			h.Chmod("link", 0o755)
+		},
+	},
+	{
+		name:       "a path .git:<stream> is refused",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.Write(".git:x", "ads\n") },
+		gitRefuses: "invalid path",
+		refused:    ".git:x",
+	},
+	{
+		name:       "a directory .git::$INDEX_ALLOCATION is refused",
+		setup:      diffBase,
+		change:     func(t *testing.T, h *diffRepo) { h.Write("d/.git::$INDEX_ALLOCATION/x", "ads\n") },
+		gitRefuses: "invalid path",
+		refused:    "INDEX_ALLOCATION",
+	},
+	{
+		name:  "core.sharedRepository=group: group-writable objects and index",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.sharedRepository", "group")
+			h.Write("keep.txt", "changed\n")
+			h.Write("deep/new/x.txt", "x\n")
+		},
+		check: func(t *testing.T, d, g *diffRepo) {
+			for _, p := range []string{".git/objects", ".git/index"} {
+				if got, want := permsUnder(t, d.path(p)), permsUnder(t, g.path(p)); got != want {
+					t.Errorf("permissions under %s:\n--- debussy\n%s\n--- git\n%s", p, got, want)
+				}
+			}
+		},
+	},
+}
+
+func TestDifferentialIssue19(t *testing.T) {
+	runDiffCases(t, round2Cases)
+}
