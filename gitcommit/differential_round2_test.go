@@ -3,10 +3,13 @@ package gitcommit
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The second probe's disagreements with git (issue 19), each held to real
@@ -242,4 +245,62 @@ var round2Cases = []diffCase{
 
 func TestDifferentialIssue19(t *testing.T) {
 	runDiffCases(t, round2Cases)
+}
+
+// A log over the streaming threshold appended to every few milliseconds:
+// every commit used to fail "file changed while it was read". Git commits
+// the bytes present when it stat'ed the file; so must CommitAll, and what it
+// commits must be a prefix of the file.
+func TestGrowingLargeFileIsCommittedAsASnapshot(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	log := filepath.Join(dir, "app.log")
+	line := strings.Repeat("x", 99) + "\n"
+	must(t, os.WriteFile(log, []byte(strings.Repeat(line, 2*streamThreshold/len(line))), 0o644))
+
+	stop, done := make(chan struct{}), make(chan error)
+	go func() {
+		f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := f.WriteString(line); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	r := mustOpen(t, dir)
+	for i := range 3 {
+		writeFiles(t, dir, map[string]string{"n.txt": strconv.Itoa(i)})
+		if _, err := r.CommitAll("snapshot"); err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("CommitAll %d while app.log grows: %v", i, err)
+		}
+	}
+	close(stop)
+	must(t, <-done)
+
+	final, err := os.ReadFile(log)
+	must(t, err)
+	for i := range 3 {
+		blob := runGit(t, dir, "cat-file", "blob", fmt.Sprintf("HEAD~%d:app.log", i))
+		if !strings.HasPrefix(string(final), blob) || len(blob) < 2*streamThreshold-len(line) {
+			t.Errorf("commit HEAD~%d holds %d bytes of app.log, not a prefix of its %d bytes", i, len(blob), len(final))
+		}
+	}
+	if out, err := gitOutput(dir, "fsck", "--strict", "--no-progress"); err != nil {
+		t.Errorf("git fsck: %v\n%s", err, out)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -124,15 +125,23 @@ func (r *Repo) runHook(cfg gitConfig, name string, env []string, args ...string)
 		return false, nil
 	}
 	out := &headTail{max: maxHookOutput}
-	cmd := exec.Command(path, args...)
-	cmd.Dir = r.root
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = out, out
-	// A hook that leaves a background child holding its output must not
-	// hang the commit once the hook itself has exited.
-	cmd.WaitDelay = 5 * time.Second
+	run := func(argv ...string) error {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = r.root
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = out, out
+		// A hook that leaves a background child holding its output must
+		// not hang the commit once the hook itself has exited.
+		cmd.WaitDelay = 5 * time.Second
+		return cmd.Run()
+	}
 	r.log.Debug("run hook", "hook", name, "path", path)
-	err = cmd.Run()
+	err = run(append([]string{path}, args...)...)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// A script without "#!": git's run-command hands it to sh, as
+		// a shell would.
+		err = run(append([]string{"sh", path}, args...)...)
+	}
 	if err == nil {
 		if s := strings.TrimSpace(out.String()); s != "" {
 			r.log.Debug("hook output", "hook", name, "output", s)

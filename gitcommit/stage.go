@@ -229,9 +229,15 @@ func (s *stager) refreshGitlink(e *index.Entry, abs string, st fileStat) (bool, 
 		s.unstaged = append(s.unstaged, e.Name)
 		return false, nil
 	}
-	// A file where the gitlink was: the walk adds it as a file.
+	// A file or symlink where the gitlink was: staged here, since the walk
+	// passes over a path the index holds.
 	s.unstaged = append(s.unstaged, e.Name)
-	return false, nil
+	ne, err := s.entryFromWorktree(e.Name, plumbing.ZeroHash)
+	if err != nil || ne == nil {
+		return false, err
+	}
+	*e = *ne
+	return true, nil
 }
 
 // parentsAreDirs reports whether every leading directory of name is a real

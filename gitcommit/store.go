@@ -66,8 +66,7 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 // held a 200 MB file twice: 411 MB peak, where git needs 205 MB).
 const streamThreshold = 1 << 20
 
-// errChangedWhileRead means a file's size or content changed between the
-// hashing pass and the storing pass.
+// errChangedWhileRead means a file shrank while it was read.
 var errChangedWhileRead = errors.New("file changed while it was read")
 
 // streamBlob hashes the regular file at abs and, with write, stores it as a
@@ -110,12 +109,12 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && h2 != h {
-		err = errChangedWhileRead
-	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// Rewritten between the passes: the object written holds what the
+	// second pass read, a consistent snapshot under its own id.
+	h = h2
 	hex := h.String()
 	final := filepath.Join(objects, hex[:2], hex[2:])
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
@@ -132,7 +131,7 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 
 // copyBlob writes the loose-object form of the next size bytes of src
 // ("blob <size>\0" and the content) to dst and returns the object id; the
-// source must hold exactly size bytes.
+// source must hold at least size bytes.
 func copyBlob(dst io.Writer, src io.Reader, size int64) (plumbing.Hash, error) {
 	hh := sha1.New()
 	w := io.MultiWriter(dst, hh)
@@ -142,16 +141,14 @@ func copyBlob(dst io.Writer, src io.Reader, size int64) (plumbing.Hash, error) {
 	if _, err := w.Write(header); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// Like git, the first size bytes are the blob: a file still being
+	// appended to (a log) is committed as it was when stat'ed, not refused.
 	n, err := io.CopyN(w, src, size)
 	if errors.Is(err, io.EOF) || n != size {
-		return plumbing.ZeroHash, errChangedWhileRead
+		return plumbing.ZeroHash, errChangedWhileRead // truncated meanwhile: read again
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
-	}
-	var one [1]byte
-	if m, _ := src.Read(one[:]); m > 0 {
-		return plumbing.ZeroHash, errChangedWhileRead
 	}
 	var out plumbing.Hash
 	hh.Sum(out[:0])
