@@ -47,7 +47,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	defer end()
 
-	lock, err := acquireLock(filepath.Join(r.gitDir, "index"))
+	lock, err := r.acquireLock(filepath.Join(r.gitDir, "index"))
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
@@ -186,6 +186,11 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	obj := r.store.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
 		return Commit{}, fmt.Errorf("commit: encode: %w", err)
+	}
+	if r.shared != 0 {
+		if _, err := r.objectDir(obj.Hash()); err != nil {
+			return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
+		}
 	}
 	next, err := r.store.SetEncodedObject(obj)
 	if err != nil {

@@ -234,7 +234,7 @@ var round2Cases = []diffCase{
 			h.Write("deep/new/x.txt", "x\n")
 		},
 		check: func(t *testing.T, d, g *diffRepo) {
-			for _, p := range []string{".git/objects", ".git/index"} {
+			for _, p := range []string{".git/objects", ".git/index", ".git/refs", ".git/logs"} {
 				if got, want := permsUnder(t, d.path(p)), permsUnder(t, g.path(p)); got != want {
 					t.Errorf("permissions under %s:\n--- debussy\n%s\n--- git\n%s", p, got, want)
 				}

@@ -26,6 +26,7 @@ type stager struct {
 	r        *Repo
 	write    bool      // store blobs; false only hashes (DirtyTracked)
 	fileMode bool      // core.fileMode: whether the executable bit counts
+	symlinks bool      // core.symlinks: false keeps a symlink entry checked out as a plain file
 	racy     time.Time // mtime of the index as read: entries at or after it are re-read
 
 	ignoreCase  bool // core.ignoreCase
@@ -50,6 +51,7 @@ func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
 		r:        r,
 		write:    write,
 		fileMode: cfg.bool("core.fileMode", true),
+		symlinks: cfg.bool("core.symlinks", true),
 		racy:     idx.ModTime,
 
 		ignoreCase:  cfg.bool("core.ignoreCase", false),
@@ -264,11 +266,16 @@ func splitDir(name string) (dir, base string) {
 }
 
 func (s *stager) modeOf(st fileStat, old filemode.FileMode) filemode.FileMode {
+	// git's ce_mode_from_stat.
 	switch {
 	case st.kind == kindSymlink:
 		return filemode.Symlink
+	case !s.symlinks && old == filemode.Symlink:
+		return old // core.symlinks=false: the checkout wrote the link as a file
 	case !s.fileMode && (old == filemode.Regular || old == filemode.Executable):
 		return old // core.fileMode=false: keep the recorded bit
+	case !s.fileMode:
+		return filemode.Regular // ... and a file new to the index is 100644
 	case st.exec:
 		return filemode.Executable
 	}

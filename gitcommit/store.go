@@ -55,6 +55,11 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 	if err := w.Close(); err != nil {
 		return h, fmt.Errorf("write %s object: %w", t, err)
 	}
+	if r.shared != 0 {
+		if _, err := r.objectDir(h); err != nil {
+			return h, fmt.Errorf("write %s object: %w", t, err)
+		}
+	}
 	if _, err := r.store.SetEncodedObject(obj); err != nil {
 		return h, fmt.Errorf("write %s object: %w", t, err)
 	}
@@ -115,11 +120,11 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 	// Rewritten between the passes: the object written holds what the
 	// second pass read, a consistent snapshot under its own id.
 	h = h2
-	hex := h.String()
-	final := filepath.Join(objects, hex[:2], hex[2:])
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	dir, err := r.objectDir(h)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	final := filepath.Join(dir, h.String()[2:])
 	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -282,6 +287,19 @@ type lockFile struct {
 	done    bool
 }
 
+// acquireLock takes path's lock; with core.sharedRepository the lock file
+// (the file once renamed) gets the shared permissions, as git's lockfiles do.
+func (r *Repo) acquireLock(path string) (*lockFile, error) {
+	l, err := acquireLock(path)
+	if err == nil && r.shared != 0 {
+		if err = r.adjustSharedPerm(path + ".lock"); err != nil {
+			l.release()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+	}
+	return l, err
+}
+
 func acquireLock(path string) (*lockFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -382,7 +400,7 @@ func (r *Repo) refPath(name plumbing.ReferenceName) string {
 // (go-git writes none).
 func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string) error {
 	path := r.refPath(h.ref)
-	lock, err := acquireLock(path)
+	lock, err := r.acquireLock(path)
 	if err != nil {
 		return err
 	}
@@ -408,7 +426,7 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))
 	}
 	for _, p := range logs {
-		if err := appendLine(p, line); err != nil {
+		if err := r.appendLine(p, line); err != nil {
 			// The commit is made and the ref moved; a missing reflog line
 			// only loses `git reflog` history.
 			r.log.Warn("append reflog", "file", p, "err", err)
@@ -423,7 +441,9 @@ func reflogLine(from, to plumbing.Hash, who object.Signature, msg string) string
 		who.When.Unix(), who.When.Format("-0700"), msg)
 }
 
-func appendLine(path, line string) error {
+// appendLine appends to a reflog; with core.sharedRepository the file
+// gets the shared permissions, as git gives every reflog it writes to.
+func (r *Repo) appendLine(path, line string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -435,5 +455,8 @@ func appendLine(path, line string) error {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return r.adjustSharedPerm(path)
 }
