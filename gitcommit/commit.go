@@ -331,10 +331,10 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) err
 	switch {
 	case x != nil && y != nil:
 		if x.Hash != y.Hash || x.Mode != y.Mode {
-			*out = append(*out, Change{Status: "M", Path: path})
+			*out = append(*out, Change{Status: "M", Path: path, fromMode: x.Mode, fromHash: x.Hash})
 		}
 	case x != nil:
-		*out = append(*out, Change{Status: "D", Path: path})
+		*out = append(*out, Change{Status: "D", Path: path, fromMode: x.Mode, fromHash: x.Hash})
 	case y != nil:
 		*out = append(*out, Change{Status: "A", Path: path})
 	}

@@ -192,16 +192,6 @@ func diffEnv(home string, extra map[string]string) []string {
 	return env
 }
 
-// getenvFrom looks variables up in env as exec would (the last one wins).
-func getenvFrom(env []string) func(string) string {
-	m := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
-	return func(k string) string { return m[k] }
-}
-
 // preflighter is satisfied by a Repo with a Preflight check; the suite calls
 // it when present, so a refused case may be refused at any of the three steps.
 type preflighter interface{ Preflight() error }
@@ -282,7 +272,7 @@ func runDiffCase(t *testing.T, tc diffCase) {
 	}
 
 	err := func() error {
-		r, err := Open(d.Dir, WithGetenv(getenvFrom(d.env)), WithClock(func() time.Time { return diffDate }))
+		r, err := Open(d.Dir, WithGetenv(getenvOf(d.env)), WithClock(func() time.Time { return diffDate }))
 		if err != nil {
 			return err
 		}
