@@ -1,9 +1,11 @@
 package gitcommit
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -81,6 +83,11 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		}
 	}
 	s.conv.close()
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// The raw error names a path but not what to do about it.
+		return Commit{}, fmt.Errorf("commit: stage: %w (a path in the worktree is longer than the system allows; "+
+			"git cannot add it either: shorten it, or add it to .gitignore)", err)
+	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
 	}
@@ -210,7 +217,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}
-	if err := r.updateRef(h, next, committer, subjectOf(msg)); err != nil {
+	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
+	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	op.finish(r)

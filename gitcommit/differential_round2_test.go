@@ -43,6 +43,19 @@ func permsUnder(t *testing.T, dir string) string {
 	return strings.Join(lines, "\n")
 }
 
+// compareReflogs compares the reflogs of HEAD and main, as `git reflog`
+// shows them.
+func compareReflogs(t *testing.T, d, g *diffRepo) {
+	t.Helper()
+	for _, ref := range []string{"HEAD", "main"} {
+		got, gerr := d.GitErr("reflog", "show", "--format=%H %gs", ref, "--")
+		want, werr := g.GitErr("reflog", "show", "--format=%H %gs", ref, "--")
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Errorf("reflog %s:\n--- debussy (%v)\n%s\n--- git (%v)\n%s", ref, gerr, got, werr, want)
+		}
+	}
+}
+
 var round2Cases = []diffCase{
 	// Secrets git keeps out.
 	{
@@ -224,6 +237,35 @@ var round2Cases = []diffCase{
 		change:     func(t *testing.T, h *diffRepo) { h.Write("d/.git::$INDEX_ALLOCATION/x", "ads\n") },
 		gitRefuses: "invalid path",
 		refused:    "INDEX_ALLOCATION",
+	},
+	{
+		name:  "HEAD through a chain of symbolic refs",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("symbolic-ref", "refs/heads/alias", "refs/heads/main")
+			h.Git("symbolic-ref", "HEAD", "refs/heads/alias")
+			h.Write("keep.txt", "changed\n")
+		},
+		check: func(t *testing.T, d, g *diffRepo) {
+			for _, ref := range []string{"refs/heads/main", "HEAD"} {
+				if got, want := d.Git("rev-parse", ref), g.Git("rev-parse", ref); got != want {
+					t.Errorf("%s: debussy %s, git %s", ref, got, want)
+				}
+			}
+			if got := d.Git("symbolic-ref", "refs/heads/alias"); got != "refs/heads/main" {
+				t.Errorf("refs/heads/alias is no longer symbolic: %s", got)
+			}
+		},
+	},
+	{
+		name:  "core.logAllRefUpdates=false writes no new reflog",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.logAllRefUpdates", "false")
+			h.Remove(".git/logs/refs/heads/main")
+			h.Write("keep.txt", "changed\n")
+		},
+		check: compareReflogs,
 	},
 	{
 		name:  "core.sharedRepository=group: group-writable objects and index",

@@ -372,19 +372,42 @@ func (r *Repo) readHead() (head, error) {
 	if ref.Type() == plumbing.HashReference {
 		return head{ref: plumbing.HEAD, hash: ref.Hash()}, nil
 	}
-	h := head{ref: ref.Target()}
-	target, err := r.store.Reference(ref.Target())
-	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
-		return h, nil
-	case err != nil:
-		return head{}, fmt.Errorf("read %s: %w", ref.Target(), err)
-	case target.Type() != plumbing.HashReference:
-		return head{}, fmt.Errorf("read %s: symbolic ref chains are not supported", ref.Target())
+	// A chain (HEAD -> refs/heads/alias -> refs/heads/main) is followed to
+	// the ref that holds a hash, which the commit advances, as git does.
+	for range maxSymrefDepth {
+		h := head{ref: ref.Target()}
+		target, err := r.store.Reference(ref.Target())
+		switch {
+		case errors.Is(err, plumbing.ErrReferenceNotFound):
+			return h, nil
+		case err != nil:
+			return head{}, fmt.Errorf("read %s: %w", ref.Target(), err)
+		case target.Type() == plumbing.HashReference:
+			h.hash = target.Hash()
+			return h, nil
+		}
+		ref = target
 	}
-	h.hash = target.Hash()
-	return h, nil
+	return head{}, fmt.Errorf("read HEAD: symbolic refs nested deeper than %d levels (a cycle?); point HEAD at a branch with `git symbolic-ref HEAD refs/heads/<branch>`", maxSymrefDepth)
 }
+
+// reflogOpts is what the reflog line of a commit depends on beyond it.
+type reflogOpts struct {
+	label        string // "merge" or "cherry-pick": "commit (merge):" (opState.reflog)
+	onlyExisting bool   // core.logAllRefUpdates=false
+}
+
+// logAllRefUpdates is core.logAllRefUpdates: true (or "always") unless set
+// false; git's default in a repository with a worktree is true.
+func logAllRefUpdates(cfg gitConfig) bool {
+	if strings.EqualFold(strings.TrimSpace(cfg.get("core.logAllRefUpdates")), "always") {
+		return true
+	}
+	return cfg.bool("core.logAllRefUpdates", true)
+}
+
+// maxSymrefDepth is git's SYMREF_MAXDEPTH.
+const maxSymrefDepth = 5
 
 // refPath is where a ref is stored as a loose file: HEAD in the worktree's
 // git dir, branches in the common one.
@@ -398,7 +421,7 @@ func (r *Repo) refPath(name plumbing.ReferenceName) string {
 // updateRef moves h.ref from h.hash to next under the ref's lock, refusing if
 // someone else moved it meanwhile, then appends the reflog entries git would
 // (go-git writes none).
-func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string) error {
+func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string, o reflogOpts) error {
 	path := r.refPath(h.ref)
 	lock, err := r.acquireLock(path)
 	if err != nil {
@@ -417,8 +440,11 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 	}
 
 	msg := "commit: " + subject
-	if h.hash.IsZero() {
+	switch {
+	case h.hash.IsZero():
 		msg = "commit (initial): " + subject
+	case o.label != "":
+		msg = "commit (" + o.label + "): " + subject
 	}
 	line := reflogLine(h.hash, next, who, msg)
 	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
@@ -426,6 +452,9 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))
 	}
 	for _, p := range logs {
+		if _, err := os.Stat(p); err != nil && o.onlyExisting {
+			continue // core.logAllRefUpdates=false: only reflogs that exist grow
+		}
 		if err := r.appendLine(p, line); err != nil {
 			// The commit is made and the ref moved; a missing reflog line
 			// only loses `git reflog` history.
