@@ -149,6 +149,13 @@ var round2Cases = []diffCase{
 		refused: "pre-commit hook rejected the commit (exit status 4)",
 	},
 	{
+		name: "hooks see GIT_EXEC_PATH, first on PATH",
+		setup: func(t *testing.T, h *diffRepo) {
+			h.hook("", "pre-commit", "printf '%s\\n' \"$GIT_EXEC_PATH\" \"${PATH%%:*}\" > hookenv.txt\ngit add hookenv.txt\n")
+		},
+		change: func(t *testing.T, h *diffRepo) { h.Write("a.txt", "a\n") },
+	},
+	{
 		name:  "an assume-unchanged file deleted from disk is kept",
 		setup: diffBase,
 		change: func(t *testing.T, h *diffRepo) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -94,9 +95,24 @@ func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
 	return path, true
 }
 
-// hookEnv is what `git commit` adds to a hook's environment.
+// gitExecPath is `git --exec-path`, "" without git; asked once per process.
+var gitExecPath = sync.OnceValue(func() string {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
+// hookEnv is what `git commit` adds to a hook's environment, including
+// GIT_EXEC_PATH and that directory first on PATH (git's setup_path), so a
+// hook calling git-sh-setup or another git-core program finds it.
 func (r *Repo) hookEnv(author object.Signature) []string {
-	return append(os.Environ(),
+	env := os.Environ()
+	if p := gitExecPath(); p != "" && os.Getenv("GIT_EXEC_PATH") == "" {
+		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	return append(env,
 		"GIT_INDEX_FILE="+r.relToRoot(filepath.Join(r.gitDir, "index")),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
