@@ -640,11 +640,24 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
 		When:  when("GIT_COMMITTER_DATE"),
 	}
-	clean := strings.NewReplacer("<", "", ">", "", "\n", " ")
 	for _, s := range []*object.Signature{&author, &committer} {
-		s.Name, s.Email = clean.Replace(s.Name), clean.Replace(s.Email)
+		s.Name, s.Email = withoutCrud(s.Name), withoutCrud(s.Email)
 	}
 	return author, committer, err
+}
+
+// withoutCrud is git's strbuf_addstr_without_crud (ident.c): spaces,
+// control characters and .,:;<>"\' trimmed from both ends, and newlines,
+// '<' and '>' dropped inside (they delimit an identity line).
+func withoutCrud(s string) string {
+	crud := func(c byte) bool { return c <= ' ' || strings.IndexByte(".,:;<>\"\\'", c) >= 0 }
+	for len(s) > 0 && crud(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && crud(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return strings.NewReplacer("\n", "", "<", "", ">", "").Replace(s)
 }
 
 // parseGitDate reads the date formats git documents for GIT_AUTHOR_DATE:

@@ -174,6 +174,13 @@ var round2Cases = []diffCase{
 		change: func(t *testing.T, h *diffRepo) { h.Write("a.log", "l"); h.Write("b.txt", "b") },
 	},
 
+	{
+		name:   "author name and email cleaned of quotes, dots and brackets as git does",
+		setup:  diffBase,
+		home:   map[string]string{".gitconfig": "[user]\n\tname = \" \\\"Foo. Bar.\\\" \"\n\temail = \" <foo@example.com.>. \"\n"},
+		change: func(t *testing.T, h *diffRepo) { h.Write("x.txt", "x") },
+	},
+
 	// Wrong repository, wrong types.
 	{
 		name:  "GIT_DIR and GIT_WORK_TREE from the environment",
