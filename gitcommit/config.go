@@ -609,7 +609,10 @@ func (r *Repo) includeByBranch(pat string) bool {
 // back to "debussy <debussy@localhost>" where git would refuse to commit.
 // A date git cannot parse is an error, as in git.
 func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
-	now := r.now()
+	loc, now := time.Local, r.now()
+	if z := posixZone(r.getenv); z != nil {
+		loc, now = z, now.In(z)
+	}
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {
@@ -623,7 +626,7 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 		if v == "" {
 			return now
 		}
-		t, perr := parseGitDate(v)
+		t, perr := parseGitDate(v, loc)
 		if perr != nil {
 			err = errors.Join(err, fmt.Errorf("%s=%q: %w", envVar, v, perr))
 			return now
@@ -663,12 +666,12 @@ func withoutCrud(s string) string {
 // parseGitDate reads the date formats git documents for GIT_AUTHOR_DATE:
 // git's internal "<unix seconds> <±hhmm>" (optionally "@"-prefixed), RFC
 // 2822 and ISO 8601 (a missing zone is local time).
-func parseGitDate(s string) (time.Time, error) {
+func parseGitDate(s string, local *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	raw := strings.TrimPrefix(s, "@")
 	secs, zone, hasZone := strings.Cut(raw, " ")
 	if n, err := strconv.ParseInt(secs, 10, 64); err == nil && (strings.HasPrefix(s, "@") || hasZone) {
-		loc := time.Local
+		loc := local
 		if hasZone {
 			l, ok := parseZone(strings.TrimSpace(zone))
 			if !ok {
@@ -689,7 +692,7 @@ func parseGitDate(s string) (time.Time, error) {
 		}
 	}
 	for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006.01.02 15:04:05", "Mon, 2 Jan 2006 15:04:05"} {
-		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+		if t, err := time.ParseInLocation(l, s, local); err == nil {
 			return t, nil
 		}
 	}

@@ -360,3 +360,26 @@ func TestGrowingLargeFileIsCommittedAsASnapshot(t *testing.T) {
 		t.Errorf("git fsck: %v\n%s", err, out)
 	}
 }
+
+// A POSIX rule in $TZ gives commits git's offset (the wants are libc's,
+// `TZ=<rule> date +%z`); Go alone falls back to UTC.
+func TestPOSIXTZ(t *testing.T) {
+	isolate(t)
+	for tz, want := range map[string]string{
+		"<+0330>-3:30":           "+0330",
+		"EST5EDT,M3.2.0,M11.1.0": "-0400", // in June, daylight saving
+		"XYZ-3":                  "+0300",
+	} {
+		dir := newRepo(t)
+		writeFiles(t, dir, map[string]string{"a.txt": tz})
+		june := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+		env := map[string]string{"TZ": tz, "HOME": os.Getenv("HOME")}
+		r := mustOpen(t, dir, WithClock(func() time.Time { return june }), WithGetenv(func(k string) string { return env[k] }))
+		if _, err := r.CommitAll("tz"); err != nil {
+			t.Fatal(err)
+		}
+		if got := runGit(t, dir, "log", "-1", "--format=%ai"); !strings.HasSuffix(got, want) {
+			t.Errorf("TZ=%q: author date %s, want offset %s (libc's: TZ=%q date +%%z)", tz, got, want, tz)
+		}
+	}
+}
