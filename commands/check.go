@@ -74,6 +74,9 @@ func (e *Env) check(opts checkOptions) error {
 		return &shownError{err}
 	}
 	// What `debussy run` would refuse before its first session.
+	if ws.RepoErr != nil {
+		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, ws.RepoErr)
+	}
 	if ws.Repo != nil && ws.Config.AutoCommit {
 		if err := ws.Repo.Preflight(); err != nil {
 			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)

@@ -48,3 +48,26 @@ func write(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// A repository debussy cannot commit to (SHA-256) is refused by run and by
+// check with gitcommit's reason; both used to call it "not inside a git
+// repository", and check printed ok.
+func TestRefusedRepositoryReasonReachesTheUser(t *testing.T) {
+	dir := gitRepo(t)
+	if err := os.RemoveAll(dir + "/.git"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", "--object-format=sha256", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	for _, args := range [][]string{
+		{"run", "plan/MASTER_PLAN.md", "--claude-bin", "/no/such/claude"},
+		{"run", "plan/MASTER_PLAN.md", "--dry-run"},
+		{"check", "plan/MASTER_PLAN.md"},
+	} {
+		code, _, stderr := invoke(t, dir, nil, args...)
+		if code != ExitUsage || !strings.Contains(stderr, "extensions.objectFormat=sha256") || strings.Contains(stderr, "not inside a git repository") {
+			t.Errorf("debussy %s: exit %d, want %d naming objectFormat=sha256; stderr:\n%s", strings.Join(args, " "), code, ExitUsage, stderr)
+		}
+	}
+}

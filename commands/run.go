@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -170,10 +171,13 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 
 // workspace is the repository a command works in and its resolved config.
 type workspace struct {
-	Root   string // repository root ("" outside a git repository)
-	Repo   *gitcommit.Repo
-	Config config.Config
-	Source config.Source
+	Root string // repository root ("" outside a git repository)
+	Repo *gitcommit.Repo
+	// RepoErr is why a repository that is there could not be opened (a
+	// SHA-256 one, a broken config); Repo is then nil.
+	RepoErr error
+	Config  config.Config
+	Source  config.Source
 }
 
 // workDir is the directory the command runs in.
@@ -191,23 +195,35 @@ func (e *Env) workDir() (string, error) {
 // findRepo returns the repository around the working directory, if any,
 // and the root debussy works in: the repository's, else the directory.
 func (e *Env) findRepo() (*gitcommit.Repo, string, error) {
+	repo, root, _, err := e.openRepo()
+	return repo, root, err
+}
+
+// openRepo is findRepo that also says why a repository that is there could
+// not be opened (openErr), so run and check can tell the user instead of
+// "not inside a git repository".
+func (e *Env) openRepo() (repo *gitcommit.Repo, root string, openErr, err error) {
 	dir, err := e.workDir()
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	if repo, err := gitcommit.Open(dir); err == nil {
-		return repo, repo.Root(), nil
+	repo, openErr = gitcommit.Open(dir)
+	if openErr == nil {
+		return repo, repo.Root(), nil, nil
 	}
-	return nil, dir, nil
+	if errors.Is(openErr, gitcommit.ErrNotRepo) {
+		openErr = nil
+	}
+	return nil, dir, openErr, nil
 }
 
 // loadWorkspace finds the repository and resolves the config.
 func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*workspace, error) {
-	repo, root, err := e.findRepo()
+	repo, root, openErr, err := e.openRepo()
 	if err != nil {
 		return nil, err
 	}
-	ws := &workspace{Root: root, Repo: repo}
+	ws := &workspace{Root: root, Repo: repo, RepoErr: openErr}
 	cfg, src, err := config.Load(ws.Root, e.abs(configFile), e.Environ())
 	if err != nil {
 		return nil, err
@@ -264,6 +280,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	// From here to the first session, --dry-run refuses what the run
 	// refuses, in the same order and with the same errors.
+	if ws.Repo == nil && ws.RepoErr != nil {
+		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, ws.RepoErr)
+	}
 	if ws.Repo == nil {
 		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
 	}

@@ -57,6 +57,7 @@ type Config struct {
 	Budget                Budget            `yaml:"budget" json:"budget"`
 	AutoCommit            bool              `yaml:"auto_commit" json:"auto_commit"`
 	AllowDirty            bool              `yaml:"allow_dirty" json:"allow_dirty"`
+	StrictGit             bool              `yaml:"strict_git" json:"strict_git"`
 	Parallel              int               `yaml:"parallel" json:"parallel"`
 	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
@@ -533,6 +534,7 @@ func rules() map[string]rule {
 		},
 		"auto_commit": {allowed: "true or false"},
 		"allow_dirty": {allowed: "true or false"},
+		"strict_git":  {allowed: "true or false"},
 		"parallel": {
 			allowed: "an integer from 1 to 64 (phases run at the same time; 1 runs them one by one, in the work tree)",
 			check: func(c *Config) string {

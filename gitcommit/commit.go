@@ -1,9 +1,11 @@
 package gitcommit
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -47,7 +49,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	defer end()
 
-	lock, err := acquireLock(filepath.Join(r.gitDir, "index"))
+	lock, err := r.acquireLock(filepath.Join(r.gitDir, "index"))
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
@@ -81,6 +83,11 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		}
 	}
 	s.conv.close()
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// The raw error names a path but not what to do about it.
+		return Commit{}, fmt.Errorf("commit: stage: %w (a path in the worktree is longer than the system allows; "+
+			"git cannot add it either: shorten it, or add it to .gitignore)", err)
+	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
 	}
@@ -187,6 +194,11 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	if err := c.Encode(obj); err != nil {
 		return Commit{}, fmt.Errorf("commit: encode: %w", err)
 	}
+	if r.shared != 0 {
+		if _, err := r.objectDir(obj.Hash()); err != nil {
+			return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
+		}
+	}
 	next, err := r.store.SetEncodedObject(obj)
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
@@ -205,7 +217,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}
-	if err := r.updateRef(h, next, committer, subjectOf(msg)); err != nil {
+	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
+	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	op.finish(r)
@@ -326,10 +339,10 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) err
 	switch {
 	case x != nil && y != nil:
 		if x.Hash != y.Hash || x.Mode != y.Mode {
-			*out = append(*out, Change{Status: "M", Path: path})
+			*out = append(*out, Change{Status: "M", Path: path, fromMode: x.Mode, fromHash: x.Hash})
 		}
 	case x != nil:
-		*out = append(*out, Change{Status: "D", Path: path})
+		*out = append(*out, Change{Status: "D", Path: path, fromMode: x.Mode, fromHash: x.Hash})
 	case y != nil:
 		*out = append(*out, Change{Status: "A", Path: path})
 	}

@@ -22,7 +22,14 @@ import (
 // as git does).
 type gitConfig struct {
 	values map[string]string
-	bare   map[string]bool // set without "=" ("[core] fileMode"): true as a bool
+	bare   map[string]bool     // set without "=" ("[core] fileMode"): true as a bool
+	all    map[string][]string // every value of a multi-valued key, when non-nil (remote URLs)
+}
+
+// has reports whether key is set at all, even to "".
+func (c gitConfig) has(key string) bool {
+	_, ok := c.values[canonicalKey(key)]
+	return ok
 }
 
 func (c gitConfig) get(key string) string { return c.values[canonicalKey(key)] }
@@ -61,6 +68,9 @@ func (c gitConfig) bool(key string, def bool) bool {
 
 func (c gitConfig) set(key, value string, bare bool) {
 	c.values[key] = value
+	if c.all != nil {
+		c.all[key] = append(c.all[key], value)
+	}
 	if bare {
 		c.bare[key] = true
 	} else {
@@ -105,15 +115,30 @@ func (r *Repo) loadConfig() gitConfig {
 // "onbranch:". Files are parsed as git parses them (a UTF-8 BOM skipped, the
 // legacy "[section.sub]" header accepted), which go-git's gcfg cannot.
 func (r *Repo) readConfig() (gitConfig, error) {
+	return r.readConfigWith(&includeState{})
+}
+
+// includeState is what includeIf conditions need beyond the file: the
+// remote URLs for "hasconfig:remote.*.url:", read once per readConfig.
+type includeState struct {
+	collecting bool     // this is the pass that collects the URLs: every hasconfig include is followed
+	urls       []string // nil until needed
+	loaded     bool
+}
+
+func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
 	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
+	if st.collecting {
+		c.all = map[string][]string{}
+	}
 	var errs []error
 	for _, f := range r.configFiles() {
-		if err := r.readConfigFile(c, f, 0); err != nil {
+		if err := r.readConfigFileWith(c, f, 0, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if c.bool("extensions.worktreeConfig", false) {
-		if err := r.readConfigFile(c, filepath.Join(r.gitDir, "config.worktree"), 0); err != nil {
+		if err := r.readConfigFileWith(c, filepath.Join(r.gitDir, "config.worktree"), 0, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -166,6 +191,10 @@ func (r *Repo) xdgConfigHome() string {
 // readConfigFile applies path's values to c. A missing file is not an
 // error (git skips it); one git cannot parse is, naming file and line.
 func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
+	return r.readConfigFileWith(c, path, depth, &includeState{})
+}
+
+func (r *Repo) readConfigFileWith(c gitConfig, path string, depth int, st *includeState) error {
 	if path == os.DevNull {
 		return nil
 	}
@@ -185,6 +214,7 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		include    string
 	}
 	var items []item
+	var condErr error
 	err = parseConfig(b, func(key, value string, bare bool) {
 		section, rest, _ := strings.Cut(key, ".")
 		last := strings.LastIndexByte(rest, '.')
@@ -192,7 +222,11 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		case key == "include.path" && !bare:
 			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 		case section == "includeif" && last >= 0 && rest[last+1:] == "path" && !bare:
-			if r.includeIfMatches(rest[:last], path) {
+			ok, err := r.includeIfMatches(rest[:last], path, st)
+			if err != nil && condErr == nil {
+				condErr = err
+			}
+			if ok {
 				items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 			}
 		default:
@@ -206,6 +240,9 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 		}
 		return &ConfigError{File: path, Err: err}
 	}
+	if condErr != nil {
+		return &ConfigError{File: path, Err: condErr}
+	}
 	var errs []error
 	for _, it := range items {
 		switch {
@@ -213,7 +250,7 @@ func (r *Repo) readConfigFile(c gitConfig, path string, depth int) error {
 			c.set(it.key, it.value, it.bare)
 		case depth < 0: // includes not followed (checkFormat, as git's read_repository_format)
 		case depth < maxIncludeDepth:
-			if err := r.readConfigFile(c, it.include, depth+1); err != nil {
+			if err := r.readConfigFileWith(c, it.include, depth+1, st); err != nil {
 				errs = append(errs, err)
 			}
 		default:
@@ -457,19 +494,50 @@ func (r *Repo) expandPath(p, base string) string {
 	return p
 }
 
-// includeIfMatches is git's include_condition for "gitdir:", "gitdir/i:"
-// and "onbranch:"; other conditions (hasconfig:) are false. file is the
-// config file holding the condition ("./" patterns are relative to it).
-func (r *Repo) includeIfMatches(cond, file string) bool {
+// includeIfMatches is git's include_condition for "gitdir:", "gitdir/i:",
+// "onbranch:" and "hasconfig:remote.*.url:". file is the config file
+// holding the condition ("./" patterns are relative to it). Any other
+// condition is an error: git evaluates conditions it does not know as false,
+// but a newer git may know it, and a skipped include can hold the
+// core.excludesFile that keeps secrets out.
+func (r *Repo) includeIfMatches(cond, file string, st *includeState) (bool, error) {
 	switch {
 	case strings.HasPrefix(cond, "gitdir:"):
-		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir:"), file, false)
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir:"), file, false), nil
 	case strings.HasPrefix(cond, "gitdir/i:"):
-		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir/i:"), file, true)
+		return r.includeByGitdir(strings.TrimPrefix(cond, "gitdir/i:"), file, true), nil
 	case strings.HasPrefix(cond, "onbranch:"):
-		return r.includeByBranch(strings.TrimPrefix(cond, "onbranch:"))
+		return r.includeByBranch(strings.TrimPrefix(cond, "onbranch:")), nil
+	case strings.HasPrefix(cond, "hasconfig:remote.*.url:"):
+		if st.collecting {
+			return true, nil
+		}
+		if !st.loaded {
+			st.urls, st.loaded = r.remoteURLs(), true
+		}
+		pat := strings.TrimPrefix(cond, "hasconfig:remote.*.url:")
+		for _, u := range st.urls {
+			if wildmatchFlags(pat, u, wmPathname) {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
-	return false
+	return false, fmt.Errorf("includeIf condition %q is not one debussy knows (gitdir:, gitdir/i:, onbranch:, hasconfig:remote.*.url:); "+
+		"remove that includeIf section or write its settings without the condition", cond)
+}
+
+// remoteURLs collects every remote.<name>.url in the whole config, following
+// hasconfig includes unconditionally, as git's populate_remote_urls does.
+func (r *Repo) remoteURLs() []string {
+	c, _ := r.readConfigWith(&includeState{collecting: true})
+	var urls []string
+	for k, vs := range c.all {
+		if strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".url") {
+			urls = append(urls, vs...)
+		}
+	}
+	return urls
 }
 
 // includeByGitdir matches the git directory, real path first, then as
@@ -541,7 +609,10 @@ func (r *Repo) includeByBranch(pat string) bool {
 // back to "debussy <debussy@localhost>" where git would refuse to commit.
 // A date git cannot parse is an error, as in git.
 func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
-	now := r.now()
+	loc, now := time.Local, r.now()
+	if z := posixZone(r.getenv); z != nil {
+		loc, now = z, now.In(z)
+	}
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {
@@ -555,7 +626,7 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 		if v == "" {
 			return now
 		}
-		t, perr := parseGitDate(v)
+		t, perr := parseGitDate(v, loc)
 		if perr != nil {
 			err = errors.Join(err, fmt.Errorf("%s=%q: %w", envVar, v, perr))
 			return now
@@ -572,22 +643,35 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
 		When:  when("GIT_COMMITTER_DATE"),
 	}
-	clean := strings.NewReplacer("<", "", ">", "", "\n", " ")
 	for _, s := range []*object.Signature{&author, &committer} {
-		s.Name, s.Email = clean.Replace(s.Name), clean.Replace(s.Email)
+		s.Name, s.Email = withoutCrud(s.Name), withoutCrud(s.Email)
 	}
 	return author, committer, err
+}
+
+// withoutCrud is git's strbuf_addstr_without_crud (ident.c): spaces,
+// control characters and .,:;<>"\' trimmed from both ends, and newlines,
+// '<' and '>' dropped inside (they delimit an identity line).
+func withoutCrud(s string) string {
+	crud := func(c byte) bool { return c <= ' ' || strings.IndexByte(".,:;<>\"\\'", c) >= 0 }
+	for len(s) > 0 && crud(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && crud(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return strings.NewReplacer("\n", "", "<", "", ">", "").Replace(s)
 }
 
 // parseGitDate reads the date formats git documents for GIT_AUTHOR_DATE:
 // git's internal "<unix seconds> <±hhmm>" (optionally "@"-prefixed), RFC
 // 2822 and ISO 8601 (a missing zone is local time).
-func parseGitDate(s string) (time.Time, error) {
+func parseGitDate(s string, local *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	raw := strings.TrimPrefix(s, "@")
 	secs, zone, hasZone := strings.Cut(raw, " ")
 	if n, err := strconv.ParseInt(secs, 10, 64); err == nil && (strings.HasPrefix(s, "@") || hasZone) {
-		loc := time.Local
+		loc := local
 		if hasZone {
 			l, ok := parseZone(strings.TrimSpace(zone))
 			if !ok {
@@ -608,7 +692,7 @@ func parseGitDate(s string) (time.Time, error) {
 		}
 	}
 	for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006.01.02 15:04:05", "Mon, 2 Jan 2006 15:04:05"} {
-		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {
+		if t, err := time.ParseInLocation(l, s, local); err == nil {
 			return t, nil
 		}
 	}

@@ -15,6 +15,10 @@ import (
 type Change struct {
 	Status string
 	Path   string
+
+	// What the first tree held (M and D): Verify resets a path to it.
+	fromMode filemode.FileMode
+	fromHash plumbing.Hash
 }
 
 func sortChanges(cs []Change) {

@@ -37,6 +37,11 @@ type diffCase struct {
 	// workdir, when set, is where both sides commit after the change (a
 	// linked worktree, a subdirectory); default Dir.
 	workdir func(h *diffRepo) string
+	// commitEnv, when set, is extra environment for the commit and the
+	// comparisons only (GIT_DIR, GIT_WORK_TREE naming each side's paths).
+	commitEnv func(h *diffRepo) map[string]string
+	// check, when set, compares anything else after both commits.
+	check func(t *testing.T, d, g *diffRepo)
 }
 
 // diffRepo is one of the two copies of a case. Helpers fail the test on error.
@@ -187,16 +192,6 @@ func diffEnv(home string, extra map[string]string) []string {
 	return env
 }
 
-// getenvFrom looks variables up in env as exec would (the last one wins).
-func getenvFrom(env []string) func(string) string {
-	m := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
-	return func(k string) string { return m[k] }
-}
-
 // preflighter is satisfied by a Repo with a Preflight check; the suite calls
 // it when present, so a refused case may be refused at any of the three steps.
 type preflighter interface{ Preflight() error }
@@ -239,6 +234,9 @@ func runDiffCase(t *testing.T, tc diffCase) {
 		if tc.change != nil {
 			tc.change(t, h)
 		}
+		if tc.commitEnv != nil {
+			h.env = diffEnv(home, mergeEnv(tc.env, tc.commitEnv(h)))
+		}
 		if tc.workdir != nil {
 			h.Dir = tc.workdir(h)
 		}
@@ -274,7 +272,7 @@ func runDiffCase(t *testing.T, tc diffCase) {
 	}
 
 	err := func() error {
-		r, err := Open(d.Dir, WithGetenv(getenvFrom(env)), WithClock(func() time.Time { return diffDate }))
+		r, err := Open(d.Dir, WithGetenv(getenvOf(d.env)), WithClock(func() time.Time { return diffDate }))
 		if err != nil {
 			return err
 		}
@@ -325,6 +323,21 @@ func runDiffCase(t *testing.T, tc diffCase) {
 	compare("status --porcelain", "status", "--porcelain", "--untracked-files=all", "--ignored")
 	compare("commit (cat-file), i.e. author, committer, parents, message", "cat-file", "-p", "HEAD")
 	compare("commit count", "rev-list", "--count", "--all")
+	if tc.check != nil {
+		tc.check(t, d, g)
+	}
+}
+
+// mergeEnv is a copy of a with b's variables added (b wins).
+func mergeEnv(a, b map[string]string) map[string]string {
+	m := map[string]string{}
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
 }
 
 func TestDifferential(t *testing.T) {

@@ -190,6 +190,10 @@ func TestCommitDuringOperation(t *testing.T) {
 			if got, want := status(dir), status(twin); got != want {
 				t.Errorf("status:\n%s\ngit:\n%s", got, want)
 			}
+			// The reflog says "commit (merge):" for a merge, as git's does.
+			if got, want := runGit(t, dir, "reflog", "-1", "--format=%gs"), runGit(t, twin, "reflog", "-1", "--format=%gs"); got != want {
+				t.Errorf("reflog = %q, git: %q", got, want)
+			}
 			if _, err := os.Stat(filepath.Join(dir, ".git", tc.marker)); err == nil {
 				t.Errorf("%s left behind", tc.marker)
 			}

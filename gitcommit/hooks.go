@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -93,9 +95,24 @@ func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
 	return path, true
 }
 
-// hookEnv is what `git commit` adds to a hook's environment.
+// gitExecPath is `git --exec-path`, "" without git; asked once per process.
+var gitExecPath = sync.OnceValue(func() string {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
+// hookEnv is what `git commit` adds to a hook's environment, including
+// GIT_EXEC_PATH and that directory first on PATH (git's setup_path), so a
+// hook calling git-sh-setup or another git-core program finds it.
 func (r *Repo) hookEnv(author object.Signature) []string {
-	return append(os.Environ(),
+	env := os.Environ()
+	if p := gitExecPath(); p != "" && os.Getenv("GIT_EXEC_PATH") == "" {
+		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	return append(env,
 		"GIT_INDEX_FILE="+r.relToRoot(filepath.Join(r.gitDir, "index")),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
@@ -124,15 +141,23 @@ func (r *Repo) runHook(cfg gitConfig, name string, env []string, args ...string)
 		return false, nil
 	}
 	out := &headTail{max: maxHookOutput}
-	cmd := exec.Command(path, args...)
-	cmd.Dir = r.root
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = out, out
-	// A hook that leaves a background child holding its output must not
-	// hang the commit once the hook itself has exited.
-	cmd.WaitDelay = 5 * time.Second
+	run := func(argv ...string) error {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = r.root
+		cmd.Env = env
+		cmd.Stdout, cmd.Stderr = out, out
+		// A hook that leaves a background child holding its output must
+		// not hang the commit once the hook itself has exited.
+		cmd.WaitDelay = 5 * time.Second
+		return cmd.Run()
+	}
 	r.log.Debug("run hook", "hook", name, "path", path)
-	err = cmd.Run()
+	err = run(append([]string{path}, args...)...)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// A script without "#!": git's run-command hands it to sh, as
+		// a shell would.
+		err = run(append([]string{"sh", path}, args...)...)
+	}
 	if err == nil {
 		if s := strings.TrimSpace(out.String()); s != "" {
 			r.log.Debug("hook output", "hook", name, "output", s)

@@ -110,6 +110,10 @@ func parseIgnoreFile(b []byte, base string) []ignorePattern {
 			continue
 		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
+		// git keeps each line as a C string: a NUL ends the pattern.
+		if i := bytes.IndexByte(line, 0); i >= 0 {
+			line = line[:i]
+		}
 		s := trimTrailingSpaces(string(line))
 		if s == "" {
 			continue // git adds it, and an empty pattern never matches
@@ -199,12 +203,15 @@ func (l ignoreList) excluded(path string, isDir, fold bool) bool {
 
 // excludePatterns returns the ignore rules that do not live in the worktree,
 // lowest priority first: core.excludesFile (default
-// $XDG_CONFIG_HOME/git/ignore), then info/exclude of the common git dir.
-// go-git reads neither for a linked worktree and never the first.
+// $XDG_CONFIG_HOME/git/ignore; set to "" it names no file, for git as here),
+// then info/exclude of the common git dir. go-git reads neither for a linked
+// worktree and never the first.
 func (r *Repo) excludePatterns(cfg gitConfig) (ignoreList, error) {
 	var files []string
 	if f := cfg.get("core.excludesFile"); f != "" {
 		files = append(files, r.expandPath(f, r.root))
+	} else if cfg.has("core.excludesFile") {
+		// git's excludes_file is "", which access() refuses: no file.
 	} else if x := r.xdgConfigHome(); x != "" {
 		files = append(files, filepath.Join(x, "git", "ignore"))
 	}

@@ -64,12 +64,19 @@ func genPattern(rng *rand.Rand) string {
 		p = "#" + p
 	case 3:
 		p = "\\" + p
+	case 4:
+		p += "\r" // a CRLF line: git drops the CR
+	case 5:
+		p += "\x00" + fuzzParts[rng.IntN(len(fuzzParts))] // a NUL ends the pattern
 	}
 	return p
 }
 
 func genPatternSet(rng *rand.Rand) string {
 	var b strings.Builder
+	if rng.IntN(20) == 0 {
+		b.WriteString("\ufeff") // a UTF-8 BOM before the first pattern
+	}
 	for range 1 + rng.IntN(5) {
 		b.WriteString(genPattern(rng))
 		b.WriteByte('\n')

@@ -12,10 +12,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// A direct codec for index versions 2 and 3, the ones git writes unless told
-// otherwise. go-git's codec reads and writes every field through reflection
-// and costs more than the rest of a commit on a 20,000-file tree; version 4
-// (prefix-compressed names) still goes through go-git.
+// A direct codec for index versions 2, 3 and 4. go-git's codec reads and
+// writes every field through reflection and costs more than the rest of a
+// commit on a 20,000-file tree, and it has no place for the assume-unchanged
+// flag: through it a version 4 index lost the flag, and the next commit
+// took the edited file git keeps out.
 
 const (
 	indexHeaderLen   = 12
@@ -38,7 +39,7 @@ func decodeIndex(b []byte) (idx *index.Index, assumeValid map[string]bool, ok bo
 		return nil, nil, true, fmt.Errorf("%w: bad header", errIndexFormat)
 	}
 	version := binary.BigEndian.Uint32(b[4:])
-	if version != 2 && version != 3 {
+	if version < 2 || version > 4 {
 		return nil, nil, false, nil
 	}
 	body, sum := b[:len(b)-indexChecksumLen], b[len(b)-indexChecksumLen:]
@@ -50,6 +51,7 @@ func decodeIndex(b []byte) (idx *index.Index, assumeValid map[string]bool, ok bo
 	idx = &index.Index{Version: version, Entries: make([]*index.Entry, 0, n)}
 	entries := make([]index.Entry, n)
 	off := indexHeaderLen
+	var prev string // version 4: names are stored as a change to the previous one
 	for i := range n {
 		if off+entryFixedLen > len(body) {
 			return nil, nil, true, fmt.Errorf("%w: truncated entry %d", errIndexFormat, i)
@@ -77,19 +79,36 @@ func decodeIndex(b []byte) (idx *index.Index, assumeValid map[string]bool, ok bo
 			e.SkipWorktree = ext&extSkipWorktree != 0
 			fixed += 2
 		}
+		strip := 0
+		if version == 4 {
+			v, k := decodeVarint(p[fixed:])
+			if k == 0 || v > uint64(len(prev)) {
+				return nil, nil, true, fmt.Errorf("%w: bad name prefix in entry %d", errIndexFormat, i)
+			}
+			strip, fixed = int(v), fixed+k
+		}
 		nul := bytes.IndexByte(p[fixed:], 0)
 		if nul < 0 {
 			return nil, nil, true, fmt.Errorf("%w: unterminated name in entry %d", errIndexFormat, i)
 		}
 		e.Name = string(p[fixed : fixed+nul])
+		if version == 4 {
+			e.Name = prev[:len(prev)-strip] + e.Name
+			prev = e.Name
+		}
 		if flags&flagAssumeValid != 0 {
 			if assumeValid == nil {
 				assumeValid = map[string]bool{}
 			}
 			assumeValid[e.Name] = true
 		}
-		// Entries are padded with 1-8 NULs to a multiple of 8 bytes.
-		off += (fixed + nul + 8) &^ 7
+		// Entries are padded with 1-8 NULs to a multiple of 8 bytes, but
+		// in version 4 end at their name's NUL.
+		if version == 4 {
+			off += fixed + nul + 1
+		} else {
+			off += (fixed + nul + 8) &^ 7
+		}
 		idx.Entries = append(idx.Entries, e)
 	}
 	// Extensions: optional ones (upper-case signature, such as the cached
@@ -117,9 +136,10 @@ func unixTime(sec, nsec []byte) time.Time {
 	return time.Unix(int64(s), int64(ns))
 }
 
-// encodeIndexV2 writes entries (sorted, stage 0) as a version 2 index, or 3
-// when an entry needs extended flags; assumeValid entries keep that flag.
-func encodeIndexV2(entries []*index.Entry, assumeValid map[string]bool) []byte {
+// encodeIndexEntries writes entries (sorted, stage 0) as a version 2 index, or 3
+// when an entry needs extended flags, or 4 (prefix-compressed names) when
+// v4 says so; assumeValid entries keep that flag.
+func encodeIndexEntries(entries []*index.Entry, assumeValid map[string]bool, v4 bool) []byte {
 	version := uint32(2)
 	size := indexHeaderLen + indexChecksumLen
 	for _, e := range entries {
@@ -129,6 +149,10 @@ func encodeIndexV2(entries []*index.Entry, assumeValid map[string]bool) []byte {
 		}
 		size += (fixed + len(e.Name) + 8) &^ 7
 	}
+	if v4 {
+		version = 4
+	}
+	var prev string
 	b := make([]byte, 0, size)
 	b = append(b, "DIRC"...)
 	b = binary.BigEndian.AppendUint32(b, version)
@@ -161,12 +185,55 @@ func encodeIndexV2(entries []*index.Entry, assumeValid map[string]bool) []byte {
 			}
 			b = binary.BigEndian.AppendUint16(b, x)
 		}
+		if v4 {
+			common := 0
+			for common < len(prev) && common < len(e.Name) && prev[common] == e.Name[common] {
+				common++
+			}
+			b = appendVarint(b, uint64(len(prev)-common))
+			b = append(b, e.Name[common:]...)
+			b = append(b, 0)
+			prev = e.Name
+			continue
+		}
 		b = append(b, e.Name...)
 		pad := 8 - (len(b)-start)%8
 		b = append(b, make([]byte, pad)...)
 	}
 	sum := sha1.Sum(b)
 	return append(b, sum[:]...)
+}
+
+// decodeVarint reads git's offset varint (varint.c); k is the bytes used,
+// 0 if b ends first.
+func decodeVarint(b []byte) (v uint64, k int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	c := b[0]
+	v, k = uint64(c&127), 1
+	for c&128 != 0 {
+		if k >= len(b) || k > 9 {
+			return 0, 0
+		}
+		c = b[k]
+		k++
+		v = ((v + 1) << 7) | uint64(c&127)
+	}
+	return v, k
+}
+
+// appendVarint is git's encode_varint.
+func appendVarint(b []byte, v uint64) []byte {
+	var buf [16]byte
+	pos := len(buf) - 1
+	buf[pos] = byte(v & 127)
+	for v >>= 7; v != 0; v >>= 7 {
+		v--
+		pos--
+		buf[pos] = 128 | byte(v&127)
+	}
+	return append(b, buf[pos:]...)
 }
 
 func appendTime(b []byte, t time.Time) []byte {

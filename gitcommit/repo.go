@@ -7,21 +7,25 @@
 //     info/exclude of the common git dir, core.excludesFile or the XDG
 //     default; matched by a port of git's wildmatch and dir.c rules, fuzzed
 //     against `git check-ignore`;
+//   - the repository: GIT_DIR, GIT_WORK_TREE and core.worktree, else
+//     discovery from the working directory;
 //   - config: system, XDG, ~/.gitconfig, repository and worktree config
 //     (extensions.worktreeConfig), include.path and includeIf gitdir,
-//     gitdir/i and onbranch, GIT_CONFIG_COUNT; parsed as git parses it
+//     gitdir/i, onbranch and hasconfig:remote.*.url (any other condition is
+//     refused), GIT_CONFIG_COUNT; parsed as git parses it
 //     (UTF-8 BOM, legacy [section.sub] headers). A file git rejects is an
 //     error naming file and line, never a silent fallback;
 //   - author and committer from GIT_* variables, author.*, committer.*,
 //     user.* and $EMAIL, with GIT_AUTHOR_DATE and GIT_COMMITTER_DATE;
-//   - the index: stat data and racy git, core.fileMode, intent-to-add,
+//   - the index: stat data and racy git, core.fileMode, core.symlinks,
+//     intent-to-add,
 //     unmerged entries, assume-unchanged and skip-worktree entries kept as
 //     they are, index versions 2 to 4;
 //   - nested repositories: a gitlink to the HEAD of an untracked one; a
 //     directory that holds tracked files is walked as git walks it; an
 //     empty .git directory or a non-gitdir .git file hides nothing;
 //   - alternates (clone --shared / --reference), preciousObjects, linked
-//     worktrees and submodules.
+//     worktrees and submodules, core.sharedRepository permissions.
 //
 // Refused with the reason, as `git add -A` refuses them or because they are
 // not supported: a nested repository without a commit, paths git reserves
@@ -93,6 +97,8 @@ type Repo struct {
 	// flag has no place in go-git's index.Entry); guarded by mu.
 	assumeValid map[string]bool
 
+	shared int // core.sharedRepository (parseSharedPerm); set by checkFormat
+
 	log    *slog.Logger
 	now    func() time.Time
 	getenv func(string) string
@@ -115,8 +121,9 @@ func WithClock(now func() time.Time) Option { return func(r *Repo) { r.now = now
 func WithGetenv(getenv func(string) string) Option { return func(r *Repo) { r.getenv = getenv } }
 
 // Open finds the repository whose worktree contains dir, the way git does:
-// the nearest ancestor holding a .git directory or a .git file (linked
-// worktrees and submodules).
+// GIT_DIR and GIT_WORK_TREE when set (see discoverFromEnv), else the nearest
+// ancestor holding a .git directory or a .git file (linked worktrees and
+// submodules).
 func Open(dir string, opts ...Option) (*Repo, error) {
 	r := &Repo{
 		log:    slog.New(slog.DiscardHandler),
@@ -136,11 +143,17 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("open repository: %s is not a directory", abs)
 	}
-	root, gitDir, commonDir, err := discover(abs)
+	if gd := r.getenv("GIT_DIR"); gd != "" {
+		err = r.discoverFromEnv(abs, gd)
+	} else {
+		r.root, r.gitDir, r.commonDir, err = discover(abs)
+		if err == nil && r.getenv("GIT_WORK_TREE") != "" {
+			r.root = absFrom(abs, r.getenv("GIT_WORK_TREE"))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	r.root, r.gitDir, r.commonDir = root, gitDir, commonDir
 
 	if err := r.reopen(); err != nil {
 		return nil, err
@@ -194,6 +207,8 @@ func (r *Repo) checkFormat() error {
 	if err := r.readConfigFile(c, path, -1); err != nil {
 		return err
 	}
+	// git takes core.sharedRepository from the repository's config alone.
+	r.shared = parseSharedPerm(strings.TrimSpace(c.get("core.sharedRepository")), c.has("core.sharedRepository"), c.bare["core.sharedrepository"])
 	version := strings.TrimSpace(c.get("core.repositoryFormatVersion"))
 	switch version {
 	case "", "0", "1":
@@ -268,6 +283,56 @@ func discover(dir string) (root, gitDir, commonDir string, err error) {
 		}
 		d = parent
 	}
+}
+
+// discoverFromEnv resolves the repository as git does when GIT_DIR is set
+// (relative paths against dir, the working directory): the worktree is
+// GIT_WORK_TREE, else core.worktree (relative to the git dir), else dir
+// itself. A bare repository without either is refused: there is no
+// worktree to commit.
+func (r *Repo) discoverFromEnv(dir, gd string) error {
+	gitDir := absFrom(dir, gd)
+	if fi, err := os.Stat(gitDir); err == nil && fi.Mode().IsRegular() {
+		if gitDir, err = readGitFile(gitDir); err != nil {
+			return err
+		}
+	}
+	if !isGitDirectory(gitDir) {
+		return fmt.Errorf("open repository: GIT_DIR=%s is not a git directory (unset GIT_DIR or point it at one): %w", gd, ErrNotRepo)
+	}
+	commonDir, err := readCommonDir(gitDir)
+	if err != nil {
+		return err
+	}
+	if cd := r.getenv("GIT_COMMON_DIR"); cd != "" {
+		commonDir = absFrom(dir, cd)
+	}
+	r.gitDir, r.commonDir = gitDir, commonDir
+	if wt := r.getenv("GIT_WORK_TREE"); wt != "" {
+		r.root = absFrom(dir, wt)
+		return nil
+	}
+	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
+	if err := r.readConfigFile(c, filepath.Join(commonDir, "config"), -1); err != nil {
+		return fmt.Errorf("open repository: %w", err)
+	}
+	switch {
+	case c.get("core.worktree") != "":
+		r.root = absFrom(gitDir, c.get("core.worktree"))
+	case c.bool("core.bare", false):
+		return fmt.Errorf("open repository: GIT_DIR=%s is a bare repository; set GIT_WORK_TREE to the directory to commit: %w", gd, ErrNotRepo)
+	default:
+		r.root = dir
+	}
+	return nil
+}
+
+// absFrom resolves p against base unless it is absolute.
+func absFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
 }
 
 // readGitFile reads a "gitdir: <path>" file, as found at the root of linked

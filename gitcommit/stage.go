@@ -26,6 +26,7 @@ type stager struct {
 	r        *Repo
 	write    bool      // store blobs; false only hashes (DirtyTracked)
 	fileMode bool      // core.fileMode: whether the executable bit counts
+	symlinks bool      // core.symlinks: false keeps a symlink entry checked out as a plain file
 	racy     time.Time // mtime of the index as read: entries at or after it are re-read
 
 	ignoreCase  bool // core.ignoreCase
@@ -50,6 +51,7 @@ func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
 		r:        r,
 		write:    write,
 		fileMode: cfg.bool("core.fileMode", true),
+		symlinks: cfg.bool("core.symlinks", true),
 		racy:     idx.ModTime,
 
 		ignoreCase:  cfg.bool("core.ignoreCase", false),
@@ -178,13 +180,9 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 
 	if s.r.assumeValid[e.Name] {
 		// assume-unchanged: git keeps the entry and its flag whatever the
-		// file holds now (ie_match_stat trusts CE_VALID); only a file that
-		// is gone is removed (check_removed comes first).
-		if st.kind == kindRegular || st.kind == kindSymlink {
-			return true, nil
-		}
-		s.unstaged = append(s.unstaged, e.Name)
-		return false, nil
+		// file holds now, even when it is gone (run_diff_files skips
+		// CE_VALID entries before it looks for removed ones).
+		return true, nil
 	}
 
 	switch st.kind {
@@ -233,9 +231,15 @@ func (s *stager) refreshGitlink(e *index.Entry, abs string, st fileStat) (bool, 
 		s.unstaged = append(s.unstaged, e.Name)
 		return false, nil
 	}
-	// A file where the gitlink was: the walk adds it as a file.
+	// A file or symlink where the gitlink was: staged here, since the walk
+	// passes over a path the index holds.
 	s.unstaged = append(s.unstaged, e.Name)
-	return false, nil
+	ne, err := s.entryFromWorktree(e.Name, plumbing.ZeroHash)
+	if err != nil || ne == nil {
+		return false, err
+	}
+	*e = *ne
+	return true, nil
 }
 
 // parentsAreDirs reports whether every leading directory of name is a real
@@ -262,11 +266,16 @@ func splitDir(name string) (dir, base string) {
 }
 
 func (s *stager) modeOf(st fileStat, old filemode.FileMode) filemode.FileMode {
+	// git's ce_mode_from_stat.
 	switch {
 	case st.kind == kindSymlink:
 		return filemode.Symlink
+	case !s.symlinks && old == filemode.Symlink:
+		return old // core.symlinks=false: the checkout wrote the link as a file
 	case !s.fileMode && (old == filemode.Regular || old == filemode.Executable):
 		return old // core.fileMode=false: keep the recorded bit
+	case !s.fileMode:
+		return filemode.Regular // ... and a file new to the index is 100644
 	case st.exec:
 		return filemode.Executable
 	}

@@ -55,6 +55,11 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 	if err := w.Close(); err != nil {
 		return h, fmt.Errorf("write %s object: %w", t, err)
 	}
+	if r.shared != 0 {
+		if _, err := r.objectDir(h); err != nil {
+			return h, fmt.Errorf("write %s object: %w", t, err)
+		}
+	}
 	if _, err := r.store.SetEncodedObject(obj); err != nil {
 		return h, fmt.Errorf("write %s object: %w", t, err)
 	}
@@ -66,8 +71,7 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 // held a 200 MB file twice: 411 MB peak, where git needs 205 MB).
 const streamThreshold = 1 << 20
 
-// errChangedWhileRead means a file's size or content changed between the
-// hashing pass and the storing pass.
+// errChangedWhileRead means a file shrank while it was read.
 var errChangedWhileRead = errors.New("file changed while it was read")
 
 // streamBlob hashes the regular file at abs and, with write, stores it as a
@@ -110,17 +114,17 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && h2 != h {
-		err = errChangedWhileRead
-	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	hex := h.String()
-	final := filepath.Join(objects, hex[:2], hex[2:])
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	// Rewritten between the passes: the object written holds what the
+	// second pass read, a consistent snapshot under its own id.
+	h = h2
+	dir, err := r.objectDir(h)
+	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	final := filepath.Join(dir, h.String()[2:])
 	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -132,7 +136,7 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 
 // copyBlob writes the loose-object form of the next size bytes of src
 // ("blob <size>\0" and the content) to dst and returns the object id; the
-// source must hold exactly size bytes.
+// source must hold at least size bytes.
 func copyBlob(dst io.Writer, src io.Reader, size int64) (plumbing.Hash, error) {
 	hh := sha1.New()
 	w := io.MultiWriter(dst, hh)
@@ -142,16 +146,14 @@ func copyBlob(dst io.Writer, src io.Reader, size int64) (plumbing.Hash, error) {
 	if _, err := w.Write(header); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	// Like git, the first size bytes are the blob: a file still being
+	// appended to (a log) is committed as it was when stat'ed, not refused.
 	n, err := io.CopyN(w, src, size)
 	if errors.Is(err, io.EOF) || n != size {
-		return plumbing.ZeroHash, errChangedWhileRead
+		return plumbing.ZeroHash, errChangedWhileRead // truncated meanwhile: read again
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
-	}
-	var one [1]byte
-	if m, _ := src.Read(one[:]); m > 0 {
-		return plumbing.ZeroHash, errChangedWhileRead
 	}
 	var out plumbing.Hash
 	hh.Sum(out[:0])
@@ -285,6 +287,19 @@ type lockFile struct {
 	done    bool
 }
 
+// acquireLock takes path's lock; with core.sharedRepository the lock file
+// (the file once renamed) gets the shared permissions, as git's lockfiles do.
+func (r *Repo) acquireLock(path string) (*lockFile, error) {
+	l, err := acquireLock(path)
+	if err == nil && r.shared != 0 {
+		if err = r.adjustSharedPerm(path + ".lock"); err != nil {
+			l.release()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+	}
+	return l, err
+}
+
 func acquireLock(path string) (*lockFile, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -339,14 +354,7 @@ func (r *Repo) encodeIndex(idx *index.Index, entries []*index.Entry, started tim
 			e.Size = 0
 		}
 	}
-	if idx.Version != 4 {
-		return encodeIndexV2(entries, r.assumeValid), nil
-	}
-	var buf bytes.Buffer
-	if err := index.NewEncoder(&buf).Encode(&index.Index{Version: 4, Entries: entries}); err != nil {
-		return nil, fmt.Errorf("encode index: %w", err)
-	}
-	return buf.Bytes(), nil
+	return encodeIndexEntries(entries, r.assumeValid, idx.Version == 4), nil
 }
 
 // head is what HEAD resolves to: the ref a commit advances (HEAD itself when
@@ -364,19 +372,42 @@ func (r *Repo) readHead() (head, error) {
 	if ref.Type() == plumbing.HashReference {
 		return head{ref: plumbing.HEAD, hash: ref.Hash()}, nil
 	}
-	h := head{ref: ref.Target()}
-	target, err := r.store.Reference(ref.Target())
-	switch {
-	case errors.Is(err, plumbing.ErrReferenceNotFound):
-		return h, nil
-	case err != nil:
-		return head{}, fmt.Errorf("read %s: %w", ref.Target(), err)
-	case target.Type() != plumbing.HashReference:
-		return head{}, fmt.Errorf("read %s: symbolic ref chains are not supported", ref.Target())
+	// A chain (HEAD -> refs/heads/alias -> refs/heads/main) is followed to
+	// the ref that holds a hash, which the commit advances, as git does.
+	for range maxSymrefDepth {
+		h := head{ref: ref.Target()}
+		target, err := r.store.Reference(ref.Target())
+		switch {
+		case errors.Is(err, plumbing.ErrReferenceNotFound):
+			return h, nil
+		case err != nil:
+			return head{}, fmt.Errorf("read %s: %w", ref.Target(), err)
+		case target.Type() == plumbing.HashReference:
+			h.hash = target.Hash()
+			return h, nil
+		}
+		ref = target
 	}
-	h.hash = target.Hash()
-	return h, nil
+	return head{}, fmt.Errorf("read HEAD: symbolic refs nested deeper than %d levels (a cycle?); point HEAD at a branch with `git symbolic-ref HEAD refs/heads/<branch>`", maxSymrefDepth)
 }
+
+// reflogOpts is what the reflog line of a commit depends on beyond it.
+type reflogOpts struct {
+	label        string // "merge" or "cherry-pick": "commit (merge):" (opState.reflog)
+	onlyExisting bool   // core.logAllRefUpdates=false
+}
+
+// logAllRefUpdates is core.logAllRefUpdates: true (or "always") unless set
+// false; git's default in a repository with a worktree is true.
+func logAllRefUpdates(cfg gitConfig) bool {
+	if strings.EqualFold(strings.TrimSpace(cfg.get("core.logAllRefUpdates")), "always") {
+		return true
+	}
+	return cfg.bool("core.logAllRefUpdates", true)
+}
+
+// maxSymrefDepth is git's SYMREF_MAXDEPTH.
+const maxSymrefDepth = 5
 
 // refPath is where a ref is stored as a loose file: HEAD in the worktree's
 // git dir, branches in the common one.
@@ -390,9 +421,9 @@ func (r *Repo) refPath(name plumbing.ReferenceName) string {
 // updateRef moves h.ref from h.hash to next under the ref's lock, refusing if
 // someone else moved it meanwhile, then appends the reflog entries git would
 // (go-git writes none).
-func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string) error {
+func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subject string, o reflogOpts) error {
 	path := r.refPath(h.ref)
-	lock, err := acquireLock(path)
+	lock, err := r.acquireLock(path)
 	if err != nil {
 		return err
 	}
@@ -409,8 +440,11 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 	}
 
 	msg := "commit: " + subject
-	if h.hash.IsZero() {
+	switch {
+	case h.hash.IsZero():
 		msg = "commit (initial): " + subject
+	case o.label != "":
+		msg = "commit (" + o.label + "): " + subject
 	}
 	line := reflogLine(h.hash, next, who, msg)
 	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
@@ -418,7 +452,10 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))
 	}
 	for _, p := range logs {
-		if err := appendLine(p, line); err != nil {
+		if _, err := os.Stat(p); err != nil && o.onlyExisting {
+			continue // core.logAllRefUpdates=false: only reflogs that exist grow
+		}
+		if err := r.appendLine(p, line); err != nil {
 			// The commit is made and the ref moved; a missing reflog line
 			// only loses `git reflog` history.
 			r.log.Warn("append reflog", "file", p, "err", err)
@@ -433,7 +470,9 @@ func reflogLine(from, to plumbing.Hash, who object.Signature, msg string) string
 		who.When.Unix(), who.When.Format("-0700"), msg)
 }
 
-func appendLine(path, line string) error {
+// appendLine appends to a reflog; with core.sharedRepository the file
+// gets the shared permissions, as git gives every reflog it writes to.
+func (r *Repo) appendLine(path, line string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -445,5 +484,8 @@ func appendLine(path, line string) error {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return r.adjustSharedPerm(path)
 }

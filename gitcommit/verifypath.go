@@ -75,7 +75,8 @@ func verifyDotfile(rest string, symlink bool) bool {
 }
 
 // isNTFSDotGit matches ".git" and "git~1" followed only by spaces and
-// periods up to the end of the component (NTFS drops them).
+// periods up to the end of the component (NTFS drops them) or up to a ':'
+// (".git:x" and ".git::$INDEX_ALLOCATION" name streams of .git itself).
 func isNTFSDotGit(name string) bool {
 	var i int
 	switch {
@@ -87,7 +88,7 @@ func isNTFSDotGit(name string) bool {
 		return false
 	}
 	for ; ; i++ {
-		if i == len(name) || name[i] == '/' || name[i] == '\\' {
+		if i == len(name) || name[i] == '/' || name[i] == '\\' || name[i] == ':' {
 			return true
 		}
 		if name[i] != '.' && name[i] != ' ' {

@@ -206,7 +206,7 @@ func (r *Repo) DeleteBranch(branch string) error {
 // writes for `git branch`.
 func (r *Repo) createRef(name plumbing.ReferenceName, to plumbing.Hash, why string) error {
 	path := r.refPath(name)
-	lock, err := acquireLock(path)
+	lock, err := r.acquireLock(path)
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func (r *Repo) createRef(name plumbing.ReferenceName, to plumbing.Hash, why stri
 	// The ref is made; without a committer only the reflog line is lost.
 	if _, who, err := r.signature(r.loadConfig()); err == nil {
 		line := reflogLine(plumbing.ZeroHash, to, who, why)
-		if err := appendLine(filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String())), line); err != nil {
+		if err := r.appendLine(filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String())), line); err != nil {
 			r.log.Warn("append reflog", "ref", name, "err", err)
 		}
 	}
@@ -371,7 +371,15 @@ func removeEmptyParents(root, dir string) {
 }
 
 // OpenLinked opens the worktree at dir (one AddWorktree made) with r's
-// logger, clock and environment.
+// logger, clock and environment, less GIT_DIR and friends: they name the
+// main worktree, and the linked one has its own .git file.
 func (r *Repo) OpenLinked(dir string) (*Repo, error) {
-	return Open(dir, WithLogger(r.log), WithClock(r.now), WithGetenv(r.getenv))
+	getenv := func(k string) string {
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE":
+			return ""
+		}
+		return r.getenv(k)
+	}
+	return Open(dir, WithLogger(r.log), WithClock(r.now), WithGetenv(getenv))
 }
