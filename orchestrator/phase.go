@@ -46,6 +46,9 @@ type phaseRun struct {
 	handoff, noHandoff string
 	avoid              []string
 	pointsChecked      bool // warnCompactionPoint ran
+	// gitDisagrees is set under strict_git when git would have committed
+	// something else (gitcheck.go): the phase ends before its next session.
+	gitDisagrees error
 	// undelivered are notes the last session's policy decided but never
 	// delivered (its stop came first): the next session hears them first.
 	undelivered []string
@@ -224,6 +227,9 @@ func (r *orun) failFast(p *phaseRun, err error) error {
 // the caller then looks at the done signal.
 func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
 	for {
+		if p.gitDisagrees != nil {
+			return r.endPhase(p, state.StatusFailed, fmt.Errorf("%w: %w", ErrSetup, p.gitDisagrees))
+		}
 		// A remediation or retry after the budget ran out starts nothing.
 		if spent, ok := r.budgetSpent(p); ok && !r.extendBudget(ctx, p, spent) {
 			return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
@@ -402,6 +408,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		return head
 	}
 	p.rec.Commits = append(p.rec.Commits, c.Hash)
+	r.verifyCommit(p, c.Hash, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	return c.Hash

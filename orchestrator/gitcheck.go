@@ -1,0 +1,69 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+)
+
+// verifyTimeout bounds git's check of one commit.
+const verifyTimeout = 2 * time.Minute
+
+// ErrGitDisagrees ends a phase under strict_git when real git would have
+// committed something else than debussy's auto-commit.
+var ErrGitDisagrees = errors.New("git disagrees with debussy's commit")
+
+// verifyCommit asks real git, when it is installed, whether the commit
+// just made holds what `git add -A` would have staged (gitcommit.Verify).
+// It runs between sessions, never while one waits, and without the run's
+// lock. A disagreement is an event, a loud warning naming the paths and a
+// reproduction under the run's directory; with strict_git the phase ends
+// before its next session (p.gitDisagrees).
+func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
+	var exclude []string
+	for path := range r.userFiles {
+		exclude = append(exclude, path)
+	}
+	slices.Sort(exclude)
+	var (
+		d   gitcommit.Disagreement
+		err error
+	)
+	began := r.now()
+	r.unlocked(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
+		defer cancel()
+		d, err = gitcommit.Verify(ctx, p.repo.Root(), hash, gitcommit.VerifyOptions{
+			Exclude: exclude, Since: at, ReproDir: filepath.Join(r.Store.Dir, "runs", r.id),
+		})
+	})
+	took := r.now().Sub(began)
+	switch {
+	case errors.Is(err, gitcommit.ErrNoGit):
+		return
+	case err != nil:
+		r.log.Warn("git could not check debussy's commit", "phase", p.ph.ID, "commit", gitcommit.Short(hash), "err", err)
+		r.event("git_check_failed", map[string]any{"phase": p.ph.ID, "commit": hash, "error": err.Error()})
+		return
+	case len(d.Paths) == 0:
+		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": took.Milliseconds(), "skipped": d.Skipped})
+		return
+	}
+	var paths []string
+	for _, pd := range d.Paths {
+		paths = append(paths, fmt.Sprintf("%s (committed %q, git %q)", pd.Path, pd.Committed, pd.Git))
+	}
+	r.log.Error("git would have committed something else than debussy did: please report it with the reproduction",
+		"phase", p.ph.ID, "commit", gitcommit.Short(hash), "paths", strings.Join(paths, "; "), "reproduction", d.Repro)
+	r.event("git_disagreement", map[string]any{"phase": p.ph.ID, "commit": hash, "paths": paths, "reproduction": d.Repro})
+	if r.cfg.StrictGit {
+		p.gitDisagrees = fmt.Errorf("phase %s: %w on %s (strict_git): %s; reproduction: %s", p.ph.ID, ErrGitDisagrees,
+			strings.Join(paths, "; "), gitcommit.Short(hash), d.Repro)
+	}
+}
