@@ -70,9 +70,11 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?[ \t]*(?:=|:)[ \t]*` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?(?:[ \t]*:[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
+			named:    true,
+			lead:     1,
 			keep:     keepField,
 		},
 		{

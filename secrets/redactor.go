@@ -42,17 +42,24 @@ type rule struct {
 	from     int
 	entropy  float64     // the secret must carry more bits per character
 	keywords []string    // lower case; the rule runs only where one occurs
+	kw       []int       // the keywords' indexes in Redactor.keywords
 	allow    []allowlist // gitleaks' per-rule allowlists
 	// keep, for debussy's own rules, says a candidate is not a secret
 	// (a placeholder, a count, code); groups are the match's submatches.
 	keep func(groups []string, secret string) bool
 	// multiline rules run over the whole text, not chunk by chunk.
 	multiline bool
+	// named rules match a name holding a keyword, given a value; they
+	// run anchored (see findNamed) from lead bytes before the name.
+	named    bool
+	lead     int
+	anchored *regexp.Regexp
 }
 
 // Redactor replaces secrets. It is safe for concurrent use.
 type Redactor struct {
 	rules     []rule
+	keywords  []string // every rule's, once
 	global    allowlist
 	allowLits map[string]bool
 	allowREs  []*regexp.Regexp
@@ -67,7 +74,7 @@ func New(allow []string) (*Redactor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Redactor{rules: base.rules, global: base.global, allowLits: map[string]bool{}}
+	r := &Redactor{rules: base.rules, keywords: base.keywords, global: base.global, allowLits: map[string]bool{}}
 	for _, a := range allow {
 		re, isRE, err := ParseAllow(a)
 		if err != nil {
@@ -104,7 +111,28 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Redactor{rules: append(genericRules(), gl...), global: global}, nil
+	for i := range gl {
+		if gl[i].id == "gitleaks:generic-api-key" {
+			gl[i].named = true
+		}
+	}
+	r := &Redactor{rules: append(genericRules(), gl...), global: global}
+	for i := range r.rules {
+		if ru := &r.rules[i]; ru.named {
+			ru.anchored = regexp.MustCompile(`^(?:` + ru.re.String() + `)`)
+		}
+	}
+	index := map[string]int{}
+	for i := range r.rules {
+		for _, k := range r.rules[i].keywords {
+			if _, ok := index[k]; !ok {
+				index[k] = len(r.keywords)
+				r.keywords = append(r.keywords, k)
+			}
+			r.rules[i].kw = append(r.rules[i].kw, index[k])
+		}
+	}
+	return r, nil
 })
 
 var (
@@ -160,28 +188,57 @@ func (r *Redactor) String(s string) string {
 		s = s[:Budget]
 	}
 	var spans []span
-	lower := strings.ToLower(s)
+	lower := asciiLower(s)
 	for i := range r.rules {
 		if r.rules[i].multiline && r.rules[i].hit(lower) {
 			spans = r.find(&r.rules[i], s, 0, spans)
 		}
 	}
+	occ := make([][]int, len(r.keywords))
+	var windows []span
 	for start := 0; start < len(s); {
 		end := chunkEnd(s, start)
 		chunk, lchunk := s[start:end], lower[start:end]
+		for k, kw := range r.keywords {
+			occ[k] = occ[k][:0]
+			for from := 0; ; {
+				i := strings.Index(lchunk[from:], kw)
+				if i < 0 {
+					break
+				}
+				occ[k] = append(occ[k], from+i)
+				from += i + len(kw)
+			}
+		}
 		for i := range r.rules {
 			ru := &r.rules[i]
-			if ru.multiline || !ru.hit(lchunk) {
+			if ru.multiline {
 				continue
 			}
-			if len(ru.keywords) == 0 || len(chunk) <= lineScan {
+			if len(ru.kw) == 0 {
 				spans = r.find(ru, chunk, start, spans)
 				continue
 			}
-			// Only the lines holding a keyword: regexps scan at a few
-			// MB/s, keyword search at GB/s.
-			for _, l := range keywordLines(lchunk, ru.keywords) {
-				spans = r.find(ru, chunk[l.start:l.end], start+l.start, spans)
+			// Only windows around the rule's keywords: regexps scan at a
+			// few MB/s, keyword search at GB/s.
+			windows = windows[:0]
+			if ru.anchored != nil {
+				spans = r.findNamed(ru, chunk, lchunk, start, occ, spans)
+				continue
+			}
+			for _, k := range ru.kw {
+				for _, p := range occ[k] {
+					windows = append(windows, span{max(0, p-window), min(len(chunk), p+len(r.keywords[k])+window)})
+				}
+			}
+			for _, w := range merge(windows) {
+				n := len(spans)
+				spans = r.find(ru, chunk[w.start:w.end], start+w.start, spans)
+				// A match that reaches the window's end may go on past
+				// it: search again to the chunk's end.
+				if w.end < len(chunk) && len(spans) > n && spans[len(spans)-1].end == start+w.end {
+					spans = r.find(ru, chunk[w.start:], start+w.start, spans[:n])
+				}
 			}
 		}
 		start = end
@@ -190,6 +247,57 @@ func (r *Redactor) String(s string) string {
 		return s + tail
 	}
 	return replace(s, spans) + tail
+}
+
+// window is how far around a keyword a rule's match is looked for.
+const window = 256
+
+// findNamed is find for a named rule: at each of its keywords, the name
+// around it, and if within a few bytes one of = > : | ? , follows, the
+// rule's anchored regexp from the name's start to the end of the line.
+// The named rules match much of any text (every "key" and "token"); this
+// keeps their regexps off all but the few bytes that can match.
+func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]int, spans []span) []span {
+	for _, k := range ru.kw {
+		klen := len(r.keywords[k])
+		for _, p := range occ[k] {
+			ns := p
+			for ns > 0 && p-ns < 64 && isNameByte(lower[ns-1]) {
+				ns--
+			}
+			e := p + klen
+			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'", lower[e]) >= 0); e++ {
+			}
+			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 {
+				continue
+			}
+			ws := max(0, ns-ru.lead)
+			we := strings.IndexByte(lower[e:], '\n')
+			if we < 0 {
+				we = len(lower)
+			} else {
+				we += e
+			}
+			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans)
+		}
+	}
+	return spans
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// asciiLower lower-cases ASCII letters only, so offsets in the result are
+// offsets in s (strings.ToLower may change a non-ASCII rune's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // chunkEnd is the end of the chunk starting at start: past the first line
@@ -205,41 +313,18 @@ func chunkEnd(s string, start int) int {
 	return start + chunkSize + nl + 1
 }
 
-// lineScan: a chunk longer than this is searched line by line.
-const lineScan = 512
-
-// keywordLines are the lines of lower holding one of keywords, in order,
-// adjacent lines merged.
-func keywordLines(lower string, keywords []string) []span {
-	var lines []span
-	for _, k := range keywords {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], k)
-			if i < 0 {
-				break
-			}
-			i += from
-			ls := strings.LastIndexByte(lower[:i], '\n') + 1
-			le := strings.IndexByte(lower[i:], '\n')
-			if le < 0 {
-				le = len(lower)
-			} else {
-				le += i + 1
-			}
-			lines = append(lines, span{ls, le})
-			from = le
-		}
+// merge sorts spans and joins those that overlap or touch, in place.
+func merge(spans []span) []span {
+	if len(spans) < 2 {
+		return spans
 	}
-	if len(lines) < 2 {
-		return lines
-	}
-	slices.SortFunc(lines, func(a, b span) int { return a.start - b.start })
-	out := lines[:1]
-	for _, l := range lines[1:] {
-		if last := &out[len(out)-1]; l.start <= last.end {
-			last.end = max(last.end, l.end)
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &out[len(out)-1]; sp.start <= last.end {
+			last.end = max(last.end, sp.end)
 		} else {
-			out = append(out, l)
+			out = append(out, sp)
 		}
 	}
 	return out
@@ -261,6 +346,14 @@ func (ru *rule) hit(lower string) bool {
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
 	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
+		spans = r.match(ru, m, text, offset, spans)
+	}
+	return spans
+}
+
+// match appends the span of the secret in match m of text, if it is one.
+func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span) []span {
+	if m != nil {
 		start, end := m[0], m[1]
 		if ngroups := len(m)/2 - 1; ngroups > 0 {
 			g := ru.group
@@ -273,22 +366,22 @@ func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span 
 				}
 			}
 			if g == 0 || g > ngroups || m[2*g] < 0 {
-				continue
+				return spans
 			}
 			start, end = m[2*g], m[2*g+1]
 		}
 		if start == end {
-			continue
+			return spans
 		}
 		secret, match := text[start:end], text[m[0]:m[1]]
 		if ru.entropy > 0 && shannonEntropy(secret) <= ru.entropy {
-			continue
+			return spans
 		}
 		if ru.keep != nil && ru.keep(submatches(text, m), secret) {
-			continue
+			return spans
 		}
 		if r.allowed(ru, secret, match, lineAround(text, m[0], m[1])) {
-			continue
+			return spans
 		}
 		spans = append(spans, span{offset + start, offset + end})
 	}
@@ -337,18 +430,13 @@ func lineAround(text string, start, end int) string {
 
 // replace puts [redacted] over the union of spans.
 func replace(s string, spans []span) string {
-	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
 	var b strings.Builder
 	b.Grow(len(s))
 	pos := 0
-	for i := 0; i < len(spans); {
-		cur := spans[i]
-		for i++; i < len(spans) && spans[i].start <= cur.end; i++ {
-			cur.end = max(cur.end, spans[i].end)
-		}
-		b.WriteString(s[pos:cur.start])
+	for _, sp := range merge(spans) {
+		b.WriteString(s[pos:sp.start])
 		b.WriteString(Redacted)
-		pos = cur.end
+		pos = sp.end
 	}
 	b.WriteString(s[pos:])
 	return b.String()
