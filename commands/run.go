@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
@@ -216,6 +217,12 @@ func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*works
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// One redactor for everything this process writes, prints or sends.
+	red, err := secrets.New(cfg.RedactAllow)
+	if err != nil {
+		return nil, fmt.Errorf("load redact_allow: %w: %w", config.ErrInvalid, err)
+	}
+	secrets.SetDefault(red)
 	ws.Config, ws.Source = cfg, src
 	return ws, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -411,7 +412,8 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	js, _ := json.MarshalIndent(cp, "", "  ")
 	werr := os.MkdirAll(dir, 0o755)
 	if werr == nil {
-		werr = errors.Join(os.WriteFile(base+".json", js, 0o644), os.WriteFile(base+".md", []byte(cp.Markdown()), 0o644))
+		werr = errors.Join(os.WriteFile(base+".json", secrets.Default().JSON(js), 0o644),
+			os.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown())), 0o644))
 	}
 	if werr != nil {
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
