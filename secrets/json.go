@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"strings"
 )
 
 // JSON redacts the string values of a JSON document (or JSON lines) and
@@ -12,13 +13,11 @@ import (
 // value under a secret-looking key ("password": "…") is redacted whole.
 // Text that is not JSON is redacted as text.
 func (r *Redactor) JSON(b []byte) []byte {
-	raw := string(b)
-	if r.String(raw) == raw {
-		return b // nothing to do: the common case costs one pass
-	}
 	if !json.Valid(b) && !validLines(b) {
-		return []byte(r.String(raw))
+		return []byte(r.String(string(b)))
 	}
+	// Each string on its own: escapes (\" \n) hide shapes from the text
+	// rules in the encoded form.
 	var out bytes.Buffer
 	out.Grow(len(b))
 	pos := 0
@@ -37,8 +36,11 @@ func (r *Redactor) JSON(b []byte) []byte {
 		}
 		next := skipSpace(b, j+1)
 		isKey := next < len(b) && b[next] == ':'
-		red := r.String(s)
-		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && red == s {
+		red := s
+		if len(s) >= 8 { // shorter, only a name makes it a secret
+			red = r.String(s)
+		}
+		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && red == s && secretKey(key) {
 			// The value with its key, as the text rules see it:
 			// "password": "hunter2".
 			pair := `"` + key + `": ` + string(lit)
@@ -74,6 +76,17 @@ func stringEnd(b []byte, i int) int {
 		}
 	}
 	return len(b) - 1
+}
+
+// secretKey: a key whose value the text rules may take for a secret.
+func secretKey(key string) bool {
+	k := asciiLower(key)
+	for _, w := range append(lowerWords(), "api", "access") {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func skipSpace(b []byte, i int) int {
