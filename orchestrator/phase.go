@@ -402,6 +402,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	handoff := ""
 	if p.handoff != "" {
 		handoff = readHandoff(p.handoff)
+		redactFile(p.handoff)
 	}
 	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
 	p.handoff, p.noHandoff = "", ""
@@ -431,4 +432,17 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// redactFile rewrites a file the agent left under .debussy/ (its handoff)
+// with its secrets redacted: debussy keeps it as a record, and nothing
+// debussy keeps may hold a secret.
+func redactFile(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if red := secrets.Redact(string(data)); red != string(data) {
+		_ = os.WriteFile(path, []byte(red), 0o600)
+	}
 }
