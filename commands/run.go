@@ -12,11 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
-	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
