@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test demo build bench vet
+.PHONY: test demo build bench vet fuzz
 
 build:
 	$(GO) build -o bin/debussy .
@@ -28,3 +28,14 @@ bench:
 	bash scripts/bench-stream.sh
 	bash scripts/bench-commit.sh
 	bash scripts/bench-parallel.sh
+
+# Each parser's fuzz target for FUZZTIME (go test runs one target at a time).
+# Crashers land in the package's testdata/fuzz/ and run as regression tests.
+FUZZTIME ?= 8s
+FUZZ_TARGETS = ./plans/:FuzzLoad ./config/:FuzzLoad ./runner/:FuzzParse ./gitcommit/:FuzzParseTrailers ./checkpoint/:FuzzCheckpoint
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg; \
+	done
