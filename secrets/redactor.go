@@ -261,8 +261,10 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 	for _, k := range ru.kw {
 		klen := len(r.keywords[k])
 		for _, p := range occ[k] {
+			// Back to the name's start, at most 50 bytes (generic-api-key's
+			// bound; secret-field's name matches from any byte).
 			ns := p
-			for ns > 0 && p-ns < 64 && isNameByte(lower[ns-1]) {
+			for ns > 0 && p-ns < 50 && isNameByte(lower[ns-1]) {
 				ns--
 			}
 			e := p + klen
