@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/debussy-dev/debussy/internal/fuzzguard"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -32,20 +33,22 @@ func FuzzCheckpoint(f *testing.F) {
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"a.go"}}]}}`),
 		"## Completed\n- `a.go` written\n```\nAPI_KEY=abc123def456\n```", []byte(`{"phase_id":"1","tool_calls":[{}],"tasks":[{"text":"x"}]}`))
 	f.Fuzz(func(t *testing.T, stream []byte, handoff string, cpJSON []byte) {
-		rec := NewRecorder()
-		feed(rec, stream)
-		cp := Build(Input{PhaseID: "1", Kind: KindRestart, Handoff: handoff, Exists: func(string) bool { return false }}, rec)
-		if got := cp.Prompt("PHASE-PROMPT"); !strings.HasSuffix(got, "PHASE-PROMPT") {
-			t.Fatalf("the prompt does not end with the phase prompt:\n%s", got)
-		}
-		if n := utf8.RuneCountInString(cp.Handoff); n > handoffRunes+100 {
-			t.Errorf("embedded handoff is %d runes, over %d", n, handoffRunes)
-		}
-		var back Checkpoint
-		if json.Unmarshal(cpJSON, &back) == nil {
-			_ = back.Markdown()
-			_ = back.Prompt("p")
-		}
+		fuzzguard.Within(t, func() {
+			rec := NewRecorder()
+			feed(rec, stream)
+			cp := Build(Input{PhaseID: "1", Kind: KindRestart, Handoff: handoff, Exists: func(string) bool { return false }}, rec)
+			if got := cp.Prompt("PHASE-PROMPT"); !strings.HasSuffix(got, "PHASE-PROMPT") {
+				t.Fatalf("the prompt does not end with the phase prompt:\n%s", got)
+			}
+			if n := utf8.RuneCountInString(cp.Handoff); n > handoffRunes+100 {
+				t.Errorf("embedded handoff is %d runes, over %d", n, handoffRunes)
+			}
+			var back Checkpoint
+			if json.Unmarshal(cpJSON, &back) == nil {
+				_ = back.Markdown()
+				_ = back.Prompt("p")
+			}
+		})
 	})
 }
 

@@ -3,6 +3,8 @@ package gitcommit
 import (
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/internal/fuzzguard"
 )
 
 // FuzzParseTrailers: any message parses without a panic into trailers
@@ -15,24 +17,26 @@ func FuzzParseTrailers(f *testing.F) {
 	f.Add("subject\n\nDebussy-Phase: 1\nprose here\nSigned-off-by: A <a@b>\n", "", "", "Key: v\n\nOther: w", "multi\nline")
 	f.Add("subject\r\n\r\nDebussy-Phase: 8\r\n# comment\r\n", " \t", "\n", "# not a comment\n", "\r\n")
 	f.Fuzz(func(t *testing.T, msg, phase, event, body, reason string) {
-		for _, tr := range ParseTrailers(msg) {
-			if tr.Key == "" || strings.Trim(tr.Key, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
-				t.Fatalf("trailer key %q is not a git trailer key; message %q", tr.Key, msg)
+		fuzzguard.Within(t, func() {
+			for _, tr := range ParseTrailers(msg) {
+				if tr.Key == "" || strings.Trim(tr.Key, "-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+					t.Fatalf("trailer key %q is not a git trailer key; message %q", tr.Key, msg)
+				}
+				if strings.Contains(tr.Value, "\n") {
+					t.Fatalf("trailer value %q spans lines", tr.Value)
+				}
 			}
-			if strings.Contains(tr.Value, "\n") {
-				t.Fatalf("trailer value %q spans lines", tr.Value)
+			m := Message{Subject: "debussy: fuzz", Body: body, Run: "r1", Phase: phase, Event: event, Session: 2, Reason: reason}
+			got := map[string]string{}
+			for _, tr := range ParseTrailers(m.String()) {
+				got[tr.Key] = tr.Value
 			}
-		}
-		m := Message{Subject: "debussy: fuzz", Body: body, Run: "r1", Phase: phase, Event: event, Session: 2, Reason: reason}
-		got := map[string]string{}
-		for _, tr := range ParseTrailers(m.String()) {
-			got[tr.Key] = tr.Value
-		}
-		if got["Debussy-Run"] != "r1" || got["Debussy-Session"] != "2" {
-			t.Fatalf("Run/Session do not read back from\n%s\ngot %v", m.String(), got)
-		}
-		if want := oneLine(phase); got["Debussy-Phase"] != want {
-			t.Fatalf("Debussy-Phase: wrote %q, read %q from\n%s", want, got["Debussy-Phase"], m.String())
-		}
+			if got["Debussy-Run"] != "r1" || got["Debussy-Session"] != "2" {
+				t.Fatalf("Run/Session do not read back from\n%s\ngot %v", m.String(), got)
+			}
+			if want := oneLine(phase); got["Debussy-Phase"] != want {
+				t.Fatalf("Debussy-Phase: wrote %q, read %q from\n%s", want, got["Debussy-Phase"], m.String())
+			}
+		})
 	})
 }

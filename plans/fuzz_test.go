@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/internal/fuzzguard"
 )
 
 // Seeds: every master plan and phase file of the compatibility plans in
@@ -43,36 +45,38 @@ func planSeeds(f *testing.F) {
 func FuzzLoad(f *testing.F) {
 	planSeeds(f)
 	f.Fuzz(func(t *testing.T, master, phase string) {
-		dir := t.TempDir()
-		mp := filepath.Join(dir, "MASTER_PLAN.md")
-		write := func(p, s string) {
-			if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-				t.Fatal(err)
+		fuzzguard.Within(t, func() {
+			dir := t.TempDir()
+			mp := filepath.Join(dir, "MASTER_PLAN.md")
+			write := func(p, s string) {
+				if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-		write(mp, master)
-		lines := map[string]int{mp: strings.Count(master, "\n") + 1}
-		for _, name := range []string{"phase-1.md", "phase-2.md", "phase-3.md"} {
-			write(filepath.Join(dir, name), phase)
-			lines[filepath.Join(dir, name)] = strings.Count(phase, "\n") + 1
-		}
-		plan, err := Load(mp, Options{Root: dir})
-		if err != nil {
-			t.Fatalf("Load: %v", err)
-		}
-		for _, fd := range plan.Findings {
-			if fd.File == "" {
-				t.Errorf("finding without a file: %s", fd)
+			write(mp, master)
+			lines := map[string]int{mp: strings.Count(master, "\n") + 1}
+			for _, name := range []string{"phase-1.md", "phase-2.md", "phase-3.md"} {
+				write(filepath.Join(dir, name), phase)
+				lines[filepath.Join(dir, name)] = strings.Count(phase, "\n") + 1
 			}
-			if n, ok := lines[fd.File]; ok && (fd.Line < 0 || fd.Line > n) {
-				t.Errorf("finding at line %d of a %d-line file: %s", fd.Line, n, fd)
+			plan, err := Load(mp, Options{Root: dir})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
 			}
-		}
-		_ = plan.Err()
-		for _, ph := range plan.Phases {
-			if ph.Path != "" {
-				_, _ = ReadTasks(ph.Path)
+			for _, fd := range plan.Findings {
+				if fd.File == "" {
+					t.Errorf("finding without a file: %s", fd)
+				}
+				if n, ok := lines[fd.File]; ok && (fd.Line < 0 || fd.Line > n) {
+					t.Errorf("finding at line %d of a %d-line file: %s", fd.Line, n, fd)
+				}
 			}
-		}
+			_ = plan.Err()
+			for _, ph := range plan.Phases {
+				if ph.Path != "" {
+					_, _ = ReadTasks(ph.Path)
+				}
+			}
+		})
 	})
 }
