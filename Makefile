@@ -30,6 +30,7 @@ bench:
 	bash scripts/bench-parallel.sh
 
 # Each parser's fuzz target for FUZZTIME (go test runs one target at a time).
+# New inputs are minimized for at most 1 s (the default, 60 s, stalls short runs).
 # Crashers land in the package's testdata/fuzz/ and run as regression tests.
 FUZZTIME ?= 8s
 FUZZ_TARGETS = ./plans/:FuzzLoad ./config/:FuzzLoad ./runner/:FuzzParse ./gitcommit/:FuzzParseTrailers ./checkpoint/:FuzzCheckpoint
@@ -37,5 +38,5 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 2 $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s -parallel 2 $$pkg; \
 	done
