@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test demo build install bench vet
+.PHONY: test demo build install bench vet fuzz
 
 build:
 	$(GO) build -o bin/debussy .
@@ -14,6 +14,8 @@ install:
 vet:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	@# A merge once committed its conflict markers into the README.
+	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ; then echo "conflict markers committed"; exit 1; fi
 
 # The test suite: vet + every package with the race detector, including the
 # end-to-end tests that drive the real claude CLI against the fake API.
@@ -33,3 +35,15 @@ bench:
 	bash scripts/bench-stream.sh
 	bash scripts/bench-commit.sh
 	bash scripts/bench-parallel.sh
+
+# Each parser's fuzz target for FUZZTIME (go test runs one target at a time).
+# New inputs are minimized for at most 1 s (the default, 60 s, stalls short runs).
+# Crashers land in the package's testdata/fuzz/ and run as regression tests.
+FUZZTIME ?= 8s
+FUZZ_TARGETS = ./plans/:FuzzLoad ./config/:FuzzLoad ./runner/:FuzzParse ./gitcommit/:FuzzParseTrailers ./checkpoint/:FuzzCheckpoint
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s -parallel 2 $$pkg; \
+	done

@@ -213,5 +213,7 @@ func redactCalls(calls []ToolCall) []ToolCall {
 // Prompt is the restarted session's prompt: the checkpoint, a rule, then
 // the phase's own prompt.
 func (c Checkpoint) Prompt(phasePrompt string) string {
-	return c.Markdown() + "\n---\n\n" + phasePrompt
+	// The fields are redacted already (Build); this covers what Markdown
+	// adds around them. The phase prompt is the user's own text, sent as is.
+	return Redact(c.Markdown()) + "\n---\n\n" + phasePrompt
 }

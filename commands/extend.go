@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +30,7 @@ func (e *Env) extender(view *liveView) func(context.Context, orchestrator.Extend
 }
 
 func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
+	f, ok := v.(interface{ Fd() uintptr }) // an *os.File, maybe behind secrets.Writer
 	return ok && term.IsTerminal(f.Fd())
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // Main runs debussy with args (os.Args) and returns the exit code.
@@ -25,9 +26,11 @@ func Main(args []string) int {
 	ctx, hard, stop := signalContext()
 	defer stop()
 	env := &Env{
-		Stdin:   os.Stdin,
-		Stdout:  os.Stdout,
-		Stderr:  os.Stderr,
+		Stdin: os.Stdin,
+		// Everything debussy prints passes the redactor (config's
+		// redact_allow installs its allow list once loaded).
+		Stdout:  secrets.Writer(os.Stdout),
+		Stderr:  secrets.Writer(os.Stderr),
 		Getenv:  os.Getenv,
 		Environ: os.Environ,
 		Hard:    hard,

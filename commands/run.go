@@ -19,6 +19,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -234,6 +235,12 @@ func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*works
 	if err := cfg.Validate(); err != nil {
 		return nil, flagNamesErrors(err)
 	}
+	// One redactor for everything this process writes, prints or sends.
+	red, err := secrets.New(cfg.RedactAllow)
+	if err != nil {
+		return nil, fmt.Errorf("load redact_allow: %w: %w", config.ErrInvalid, err)
+	}
+	secrets.SetDefault(red)
 	ws.Config, ws.Source = cfg, src
 	return ws, nil
 }

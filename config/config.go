@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // ErrInvalid is wrapped by every error Load and Validate return, so callers
@@ -62,6 +64,7 @@ type Config struct {
 	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
+	RedactAllow           []string          `yaml:"redact_allow" json:"redact_allow"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
@@ -178,6 +181,7 @@ func Defaults() Config {
 		Parallel:     1,
 		GateCommands: map[string]string{},
 		ExtraArgs:    []string{},
+		RedactAllow:  []string{},
 		LogFormat:    LogText,
 		LogLevel:     LevelInfo,
 	}
@@ -573,6 +577,18 @@ func rules() map[string]rule {
 				return strings.Join(bad, ", ")
 			},
 		},
+		"redact_allow": {
+			allowed: `a list of values that are not secrets: literals, or regular expressions between slashes, e.g. ["test-token-123", "/^sk-test-[a-z]+$/"]`,
+			check: func(c *Config) string {
+				var bad []string
+				for _, a := range c.RedactAllow {
+					if _, _, err := secrets.ParseAllow(a); err != nil {
+						bad = append(bad, err.Error())
+					}
+				}
+				return strings.Join(bad, ", ")
+			},
+		},
 		"log_format": {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
@@ -620,6 +636,9 @@ func (c Config) YAML() string {
 	}
 	if out.ExtraArgs == nil {
 		out.ExtraArgs = []string{}
+	}
+	if out.RedactAllow == nil {
+		out.RedactAllow = []string{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

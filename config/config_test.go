@@ -331,6 +331,13 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "redact_allow entries",
+			file: "model: x\nredact_allow:\n  - test-token-123\n  - \"/sk-test-[/\"\n  - \"\"\n",
+			want: []string{
+				`FILE:3:3: redact_allow: allow entry "/sk-test-[/": error parsing regexp: missing closing ]: ` + "`[`" + `, allow entry is empty; allowed: a list of values that are not secrets`,
+			},
+		},
+		{
 			name: "syntax error",
 			file: "model: x\n  context_threshold: 70\n",
 			// The key indented under a value is what to fix, not the value.

@@ -14,6 +14,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -450,6 +451,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	handoff := ""
 	if p.handoff != "" {
 		handoff = readHandoff(p.handoff)
+		redactFile(p.handoff)
 	}
 	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
 	p.handoff, p.noHandoff = "", ""
@@ -460,7 +462,8 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	js, _ := json.MarshalIndent(cp, "", "  ")
 	werr := os.MkdirAll(dir, 0o755)
 	if werr == nil {
-		werr = errors.Join(os.WriteFile(base+".json", js, 0o644), os.WriteFile(base+".md", []byte(cp.Markdown()), 0o644))
+		werr = errors.Join(os.WriteFile(base+".json", secrets.Default().JSON(js), 0o644),
+			os.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown())), 0o644))
 	}
 	if werr != nil {
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
@@ -478,4 +481,17 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// redactFile rewrites a file the agent left under .debussy/ (its handoff)
+// with its secrets redacted: debussy keeps it as a record, and nothing
+// debussy keeps may hold a secret.
+func redactFile(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if red := secrets.Redact(string(data)); red != string(data) {
+		_ = os.WriteFile(path, []byte(red), 0o600)
+	}
 }

@@ -120,5 +120,5 @@ func (p *phaseRun) withRejection(prompt string) string {
 	if p.rejected == nil {
 		return prompt
 	}
-	return "# The last commit was rejected\n\n" + hookEvidence(p.rejected) + "\n---\n\n" + prompt
+	return "# The last commit was rejected\n\n" + checkpoint.Redact(hookEvidence(p.rejected)) + "\n---\n\n" + prompt
 }

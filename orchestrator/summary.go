@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -101,7 +102,7 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 	if err != nil {
 		return fmt.Errorf("open step summary: %w", err)
 	}
-	if _, err := f.WriteString(b.String() + "\n"); err != nil {
+	if _, err := f.WriteString(secrets.Redact(b.String()) + "\n"); err != nil {
 		f.Close()
 		return fmt.Errorf("write step summary: %w", err)
 	}

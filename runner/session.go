@@ -169,7 +169,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 			return nil, fmt.Errorf("start claude: create session log dir: %w", err)
 		}
-		logFile, err = os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// The raw stream is claude's own transcript, unredacted (tool
+		// output, file contents): readable by the owner only.
+		logFile, err = os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("start claude: open session log: %w", err)
 		}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // EventLog appends the orchestrator's own events to runs/<run>/events.jsonl,
@@ -56,6 +58,7 @@ func (e *EventLog) Append(event string, fields map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("append event %s: %w", event, err)
 	}
+	line = secrets.Default().JSON(line)
 	if _, err := e.f.Write(line); err != nil {
 		return fmt.Errorf("append event %s: %w", event, err)
 	}

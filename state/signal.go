@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // Signal is what `debussy done` records for a phase.
@@ -78,7 +80,7 @@ func (s *Store) AppendProgress(runID string, p Progress) error {
 	if err != nil {
 		return fmt.Errorf("encode progress: %w", err)
 	}
-	if err := appendLine(s.progressPath(runID), line); err != nil {
+	if err := appendLine(s.progressPath(runID), secrets.Default().JSON(line)); err != nil {
 		return fmt.Errorf("append progress: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // DirName is the state directory's name inside the repository root.
@@ -138,5 +140,7 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return writeFileAtomic(path, append(data, '\n'))
+	// Every state file passes the redactor: they are read into prompts and
+	// summaries, and copied into CI artifacts.
+	return writeFileAtomic(path, append(secrets.Default().JSON(data), '\n'))
 }

@@ -3,7 +3,6 @@ package view
 import (
 	"bytes"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,7 +14,7 @@ import (
 // Enabled reports whether the live view belongs on w: a terminal, not a
 // dumb one, outside CI, with text logs (JSON logs are for machines).
 func Enabled(w io.Writer, getenv func(string) string, jsonLogs bool) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, maybe behind secrets.Writer
 	if !ok || jsonLogs || !term.IsTerminal(f.Fd()) {
 		return false
 	}
@@ -68,7 +67,7 @@ func NewLive(t io.Writer, opts Options) *Live {
 	}
 	if l.width == nil {
 		l.width = func() int { return 0 }
-		if f, ok := t.(*os.File); ok {
+		if f, ok := t.(interface{ Fd() uintptr }); ok {
 			l.width = func() int {
 				w, _, err := term.GetSize(f.Fd())
 				if err != nil {

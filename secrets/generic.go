@@ -1,0 +1,186 @@
+package secrets
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+)
+
+// Words that make a name a secret's: API_KEY, db_password, --auth-token.
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|auth`
+
+// nameRE is a variable, field or flag name containing one of secretWords.
+const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
+
+// A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
+// The bare value may not start with '=', which keeps Go's "token := x"
+// and "key == x" out.
+const valueRE = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=][^\s"'` + "`" + `,;]*))`
+
+func genericRules() []rule {
+	return []rule{
+		{
+			// A private key block; one cut short (clipped output) is
+			// redacted to the end.
+			id:        "private-key",
+			re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
+			keywords:  []string{"private key"},
+			multiline: true,
+		},
+		{
+			// The end of a block whose start was cut off (a gate's output
+			// keeps its tail): the base64 lines before its END line, and
+			// the line the cut went through.
+			id:        "private-key-tail",
+			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[A-Za-z0-9+/=]+\r?\n)*^-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
+			keywords:  []string{"private key"},
+			multiline: true,
+		},
+		{
+			// scheme://user:password@host — the password.
+			id:       "url-credentials",
+			re:       regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@'"<>]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]`),
+			keywords: []string{"://"},
+			keep:     func(_ []string, v string) bool { return placeholder(v) },
+		},
+		{
+			// Authorization: Basic dXNlcjpwYXNz, Proxy-Authorization: …
+			id:       "authorization-header",
+			re:       regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)[ \t]+)?([A-Za-z0-9._~+/=:,-]{8,})`),
+			keywords: []string{"authorization"},
+			keep:     func(_ []string, v string) bool { return placeholder(v) },
+		},
+		{
+			id:       "bearer",
+			re:       regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
+			keywords: []string{"bearer"},
+		},
+		{
+			// Basic credentials outside a header: only base64 that
+			// decodes to user:password, so "Basic authentication" stays.
+			id:       "basic-credentials",
+			re:       regexp.MustCompile(`(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
+			keywords: []string{"basic"},
+			keep: func(_ []string, v string) bool {
+				d, err := base64.StdEncoding.DecodeString(v)
+				return err != nil || !strings.Contains(string(d), ":")
+			},
+		},
+		{
+			// NAME=value, NAME: value, "name": "value", name = 'value'
+			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
+			id:       "secret-field",
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?(?:[ \t]*:[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			from:     2,
+			keywords: lowerWords(),
+			named:    true,
+			lead:     1,
+			keep:     keepField,
+		},
+		{
+			// --password x, --api-token "x", -auth x
+			id:       "secret-flag",
+			re:       regexp.MustCompile(`(?:^|[\s"'])--?(` + nameRE + `)[ \t]+` + valueRE),
+			from:     2,
+			keywords: lowerWords(),
+			keep: func(g []string, v string) bool {
+				return strings.HasPrefix(v, "-") || keepField(g, v)
+			},
+		},
+		{
+			// curl -u user:password, --user=user:password
+			id:       "user-password-flag",
+			re:       regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:=|[ \t]*)["']?[^\s:"'@]+:([^\s"']+)`),
+			keywords: []string{"-u"},
+			keep:     func(_ []string, v string) bool { return placeholder(v) },
+		},
+		{
+			id:       "jwt",
+			re:       regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
+			keywords: []string{"eyj"},
+		},
+		{
+			// OpenAI and Anthropic (sk-ant-…) keys; the length keeps
+			// "sk-learn" out.
+			id:       "sk-key",
+			re:       regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
+			keywords: []string{"sk-"},
+		},
+		{
+			id:       "github-token",
+			re:       regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
+			keywords: []string{"gh", "github_pat_"},
+		},
+		{
+			id:       "aws-access-key-id",
+			re:       regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
+			keywords: []string{"akia", "asia", "abia", "acca"},
+		},
+		{
+			id:       "google-api-key",
+			re:       regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
+			keywords: []string{"aiza"},
+		},
+		{
+			id:       "stripe-secret-key",
+			re:       regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`),
+			keywords: []string{"sk_", "rk_"},
+		},
+		{
+			id:       "slack-token",
+			re:       regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`),
+			keywords: []string{"xox"},
+		},
+		{
+			id:       "slack-webhook",
+			re:       regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{16,})`),
+			keywords: []string{"hooks.slack.com"},
+		},
+	}
+}
+
+func lowerWords() []string {
+	return []string{"key", "token", "secret", "passw", "pwd", "passphrase", "credential", "auth"}
+}
+
+// notSecretName: names that hold a secret's size, place or label, not
+// the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
+var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author`)
+
+// strongName: names that announce a secret by themselves, unlike a bare
+// "key" (sort_key, monkey, KEYBOARD).
+var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|api[_.-]?key|private[_.-]?key|access[_.-]?key|secret[_.-]?key|signing[_.-]?key|master[_.-]?key|encryption[_.-]?key|client[_.-]?key`)
+
+var (
+	allDigits = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)?[kKmMbB]?$`)
+	codeLike  = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(|\[|\.[A-Za-z_$][\w$]*$)|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$`)
+	hasDigit  = regexp.MustCompile(`[0-9]`)
+	hasLetter = regexp.MustCompile(`[A-Za-z]`)
+)
+
+// keepField decides whether a named value is not a secret: g[1] is the
+// name, v the value.
+func keepField(g []string, v string) bool {
+	name := g[1]
+	if notSecretName.MatchString(name) || placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) {
+		return true
+	}
+	if len(v) < 4 {
+		return true
+	}
+	if !strongName.MatchString(name) {
+		// A bare "key" names many things; only a value that looks
+		// generated is taken for a secret.
+		return !(len(v) >= 20 || len(v) >= 12 && hasDigit.MatchString(v) && hasLetter.MatchString(v))
+	}
+	return false
+}
+
+// placeholder: values that stand in for a secret rather than being one.
+var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
+	`\[redacted\]|\*+|x+|\.+|<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|` +
+	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|` +
+	`your[_-].*|my[_-].*|example.*|redacted|hidden|masked|\.\.\.|…` +
+	`)$`)
+
+func placeholder(v string) bool { return placeholderRE.MatchString(strings.Trim(v, `"'`)) }

@@ -1,0 +1,445 @@
+// Package secrets finds credentials in text and replaces them with
+// [redacted]. Its rules are gitleaks' published rule set (see gitleaks.go)
+// and debussy's own generic rules (generic.go) for the shapes gitleaks
+// leaves to context: URL credentials, HTTP auth headers, NAME=value and
+// NAME: value with a secret-looking name, --password flags, curl -u,
+// private key blocks, JWTs.
+//
+// Everything debussy writes or sends passes through one Redactor (Default,
+// or the one SetDefault installs from the redact_allow config key): state
+// files and events as JSON (JSON), prompts, checkpoints, summaries, logs
+// and gate output as text (String), the terminal through Writer.
+package secrets
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Redacted replaces a secret's value.
+const Redacted = "[redacted]"
+
+// Budget is the most text one call redacts; the rest of a longer text is
+// replaced by a note saying how much was dropped. Redaction is linear
+// (Go's regexp is RE2), so this bounds the time one event can take.
+const Budget = 32 << 20
+
+// chunkSize is how much text, cut at line ends, one keyword look covers:
+// a rule runs only over chunks that contain one of its keywords.
+const chunkSize = 4 << 10
+
+// rule is one pattern. Its secret is the capture group group, or with
+// group 0 the first non-empty group, or the whole match without groups.
+type rule struct {
+	id    string
+	re    *regexp.Regexp
+	group int
+	// from is where the search for a non-empty group starts with group 0
+	// (the groups before it are context, such as a name).
+	from     int
+	entropy  float64     // the secret must carry more bits per character
+	keywords []string    // lower case; the rule runs only where one occurs
+	kw       []int       // the keywords' indexes in Redactor.keywords
+	allow    []allowlist // gitleaks' per-rule allowlists
+	// keep, for debussy's own rules, says a candidate is not a secret
+	// (a placeholder, a count, code); groups are the match's submatches.
+	keep func(groups []string, secret string) bool
+	// multiline rules run over the whole text, not chunk by chunk.
+	multiline bool
+	// named rules match a name holding a keyword, given a value; they
+	// run anchored (see findNamed) from lead bytes before the name.
+	named    bool
+	lead     int
+	anchored *regexp.Regexp
+}
+
+// Redactor replaces secrets. It is safe for concurrent use.
+type Redactor struct {
+	rules     []rule
+	keywords  []string // every rule's, once
+	global    allowlist
+	allowLits map[string]bool
+	allowREs  []*regexp.Regexp
+}
+
+// New compiles the rules once, with allow: entries that are not secrets
+// (false positives) — a literal, or a regular expression written between
+// slashes (/^test-[a-z]+$/). A candidate is kept when it equals a literal
+// or a regular expression matches it.
+func New(allow []string) (*Redactor, error) {
+	base, err := compiled()
+	if err != nil {
+		return nil, err
+	}
+	r := &Redactor{rules: base.rules, keywords: base.keywords, global: base.global, allowLits: map[string]bool{}}
+	for _, a := range allow {
+		re, isRE, err := ParseAllow(a)
+		if err != nil {
+			return nil, err
+		}
+		if isRE {
+			r.allowREs = append(r.allowREs, re)
+		} else {
+			r.allowLits[a] = true
+		}
+	}
+	return r, nil
+}
+
+// ParseAllow reads one redact_allow entry: a literal, or /regexp/.
+func ParseAllow(a string) (re *regexp.Regexp, isRE bool, err error) {
+	if a == "" {
+		return nil, false, fmt.Errorf("allow entry is empty")
+	}
+	if len(a) >= 2 && strings.HasPrefix(a, "/") && strings.HasSuffix(a, "/") {
+		re, err := regexp.Compile(a[1 : len(a)-1])
+		if err != nil {
+			return nil, false, fmt.Errorf("allow entry %q: %w", a, err)
+		}
+		return re, true, nil
+	}
+	return nil, false, nil
+}
+
+// compiled holds the rules every Redactor shares: compiling ~230 regexps
+// takes milliseconds, done once per process.
+var compiled = sync.OnceValues(func() (*Redactor, error) {
+	gl, global, err := loadGitleaks()
+	if err != nil {
+		return nil, err
+	}
+	for i := range gl {
+		if gl[i].id == "gitleaks:generic-api-key" {
+			gl[i].named = true
+		}
+	}
+	r := &Redactor{rules: append(genericRules(), gl...), global: global}
+	for i := range r.rules {
+		if ru := &r.rules[i]; ru.named {
+			ru.anchored = regexp.MustCompile(`^(?:` + ru.re.String() + `)`)
+		}
+	}
+	index := map[string]int{}
+	for i := range r.rules {
+		for _, k := range r.rules[i].keywords {
+			if _, ok := index[k]; !ok {
+				index[k] = len(r.keywords)
+				r.keywords = append(r.keywords, k)
+			}
+			r.rules[i].kw = append(r.rules[i].kw, index[k])
+		}
+	}
+	return r, nil
+})
+
+var (
+	defaultMu sync.RWMutex
+	current   *Redactor
+)
+
+// Default is the process's redactor: the one SetDefault installed, else
+// one without allow entries.
+func Default() *Redactor {
+	defaultMu.RLock()
+	r := current
+	defaultMu.RUnlock()
+	if r != nil {
+		return r
+	}
+	r, err := New(nil)
+	if err != nil {
+		// The rules are embedded and tested; failing here is a build bug.
+		panic(err)
+	}
+	defaultMu.Lock()
+	if current == nil {
+		current = r
+	}
+	r = current
+	defaultMu.Unlock()
+	return r
+}
+
+// SetDefault installs r (built from the redact_allow config key) as the
+// redactor every writer uses. debussy calls it once, after loading config.
+func SetDefault(r *Redactor) {
+	defaultMu.Lock()
+	current = r
+	defaultMu.Unlock()
+}
+
+// Redact is Default().String(s).
+func Redact(s string) string { return Default().String(s) }
+
+// span is a byte range of the text to replace.
+type span struct{ start, end int }
+
+// String returns s with every secret replaced by [redacted].
+func (r *Redactor) String(s string) string {
+	if s == "" {
+		return s
+	}
+	tail := ""
+	if len(s) > Budget {
+		tail = fmt.Sprintf("\n[redacted: %d bytes beyond the redaction budget]", len(s)-Budget)
+		s = s[:Budget]
+	}
+	var spans []span
+	lower := asciiLower(s)
+	for i := range r.rules {
+		if r.rules[i].multiline && r.rules[i].hit(lower) {
+			spans = r.find(&r.rules[i], s, 0, spans)
+		}
+	}
+	occ := make([][]int, len(r.keywords))
+	var windows []span
+	for start := 0; start < len(s); {
+		end := chunkEnd(s, start)
+		chunk, lchunk := s[start:end], lower[start:end]
+		for k, kw := range r.keywords {
+			occ[k] = occ[k][:0]
+			for from := 0; ; {
+				i := strings.Index(lchunk[from:], kw)
+				if i < 0 {
+					break
+				}
+				occ[k] = append(occ[k], from+i)
+				from += i + len(kw)
+			}
+		}
+		for i := range r.rules {
+			ru := &r.rules[i]
+			if ru.multiline {
+				continue
+			}
+			if len(ru.kw) == 0 {
+				spans = r.find(ru, chunk, start, spans)
+				continue
+			}
+			// Only windows around the rule's keywords: regexps scan at a
+			// few MB/s, keyword search at GB/s.
+			windows = windows[:0]
+			if ru.anchored != nil {
+				spans = r.findNamed(ru, chunk, lchunk, start, occ, spans)
+				continue
+			}
+			for _, k := range ru.kw {
+				for _, p := range occ[k] {
+					windows = append(windows, span{max(0, p-window), min(len(chunk), p+len(r.keywords[k])+window)})
+				}
+			}
+			for _, w := range merge(windows) {
+				n := len(spans)
+				spans = r.find(ru, chunk[w.start:w.end], start+w.start, spans)
+				// A match that reaches the window's end may go on past
+				// it: search again to the chunk's end.
+				if w.end < len(chunk) && len(spans) > n && spans[len(spans)-1].end == start+w.end {
+					spans = r.find(ru, chunk[w.start:], start+w.start, spans[:n])
+				}
+			}
+		}
+		start = end
+	}
+	if len(spans) == 0 {
+		return s + tail
+	}
+	return replace(s, spans) + tail
+}
+
+// window is how far around a keyword a rule's match is looked for.
+const window = 256
+
+// findNamed is find for a named rule: at each of its keywords, the name
+// around it, and if within a few bytes one of = > : | ? , follows, the
+// rule's anchored regexp from the name's start to the end of the line.
+// The named rules match much of any text (every "key" and "token"); this
+// keeps their regexps off all but the few bytes that can match.
+func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]int, spans []span) []span {
+	for _, k := range ru.kw {
+		klen := len(r.keywords[k])
+		for _, p := range occ[k] {
+			// Back to the name's start, at most 50 bytes (generic-api-key's
+			// bound; secret-field's name matches from any byte).
+			ns := p
+			for ns > 0 && p-ns < 50 && isNameByte(lower[ns-1]) {
+				ns--
+			}
+			e := p + klen
+			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'", lower[e]) >= 0); e++ {
+			}
+			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 {
+				continue
+			}
+			ws := max(0, ns-ru.lead)
+			we := strings.IndexByte(lower[e:], '\n')
+			if we < 0 {
+				we = len(lower)
+			} else {
+				we += e
+			}
+			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans)
+		}
+	}
+	return spans
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// asciiLower lower-cases ASCII letters only, so offsets in the result are
+// offsets in s (strings.ToLower may change a non-ASCII rune's length).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// chunkEnd is the end of the chunk starting at start: past the first line
+// end after chunkSize bytes, or the end of s.
+func chunkEnd(s string, start int) int {
+	if len(s)-start <= chunkSize {
+		return len(s)
+	}
+	nl := strings.IndexByte(s[start+chunkSize:], '\n')
+	if nl < 0 {
+		return len(s)
+	}
+	return start + chunkSize + nl + 1
+}
+
+// merge sorts spans and joins those that overlap or touch, in place.
+func merge(spans []span) []span {
+	if len(spans) < 2 {
+		return spans
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &out[len(out)-1]; sp.start <= last.end {
+			last.end = max(last.end, sp.end)
+		} else {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+func (ru *rule) hit(lower string) bool {
+	if len(ru.keywords) == 0 {
+		return true
+	}
+	for _, k := range ru.keywords {
+		if strings.Contains(lower, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// find appends the spans of ru's secrets in text, which starts at offset
+// in the whole.
+func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
+	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
+		spans = r.match(ru, m, text, offset, spans)
+	}
+	return spans
+}
+
+// match appends the span of the secret in match m of text, if it is one.
+func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span) []span {
+	if m != nil {
+		start, end := m[0], m[1]
+		if ngroups := len(m)/2 - 1; ngroups > 0 {
+			g := ru.group
+			if g == 0 {
+				for i := max(1, ru.from); i <= ngroups; i++ {
+					if m[2*i] >= 0 && m[2*i+1] > m[2*i] {
+						g = i
+						break
+					}
+				}
+			}
+			if g == 0 || g > ngroups || m[2*g] < 0 {
+				return spans
+			}
+			start, end = m[2*g], m[2*g+1]
+		}
+		if start == end {
+			return spans
+		}
+		secret, match := text[start:end], text[m[0]:m[1]]
+		if ru.entropy > 0 && shannonEntropy(secret) <= ru.entropy {
+			return spans
+		}
+		if ru.keep != nil && ru.keep(submatches(text, m), secret) {
+			return spans
+		}
+		if r.allowed(ru, secret, match, lineAround(text, m[0], m[1])) {
+			return spans
+		}
+		spans = append(spans, span{offset + start, offset + end})
+	}
+	return spans
+}
+
+func (r *Redactor) allowed(ru *rule, secret, match, line string) bool {
+	if r.allowLits[secret] || r.allowLits[match] {
+		return true
+	}
+	for _, re := range r.allowREs {
+		if re.MatchString(secret) {
+			return true
+		}
+	}
+	if r.global.allowed(secret, match, line) {
+		return true
+	}
+	for _, a := range ru.allow {
+		if a.allowed(secret, match, line) {
+			return true
+		}
+	}
+	return false
+}
+
+func submatches(text string, m []int) []string {
+	out := make([]string, len(m)/2)
+	for i := range out {
+		if m[2*i] >= 0 {
+			out[i] = text[m[2*i]:m[2*i+1]]
+		}
+	}
+	return out
+}
+
+// lineAround is the line or lines holding text[start:end].
+func lineAround(text string, start, end int) string {
+	ls := strings.LastIndexByte(text[:start], '\n') + 1
+	le := strings.IndexByte(text[end:], '\n')
+	if le < 0 {
+		return text[ls:]
+	}
+	return text[ls : end+le]
+}
+
+// replace puts [redacted] over the union of spans.
+func replace(s string, spans []span) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	pos := 0
+	for _, sp := range merge(spans) {
+		b.WriteString(s[pos:sp.start])
+		b.WriteString(Redacted)
+		pos = sp.end
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}

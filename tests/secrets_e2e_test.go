@@ -1,0 +1,137 @@
+package tests
+
+import (
+	"encoding/base64"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// secretShapes are the credential shapes issue 18 measured leaking, with
+// fake random values: the lines a tool prints, and the values that must
+// not survive anywhere debussy writes.
+func secretShapes() (lines, values []string) {
+	r := rand.New(rand.NewPCG(18, 1))
+	s := func(charset string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = charset[r.IntN(len(charset))]
+		}
+		return string(b)
+	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	const upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	add := func(format, value string) {
+		lines = append(lines, strings.ReplaceAll(format, "{S}", value))
+		values = append(values, value)
+	}
+	add("OPENAI_API_KEY={S}", "sk-proj-"+s(alnum, 40))
+	add("jwt: {S}", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ"+s(alnum, 40)+"."+s(alnum, 43))
+	add("DATABASE_URL=postgres://app:{S}@db.internal:5432/app", s(alnum, 18))
+	add("Authorization: Basic {S}", base64.StdEncoding.EncodeToString([]byte("deploy:"+s(alnum, 16))))
+	add("maps key {S}", "AIza"+s(alnum, 35))
+	add("stripe {S}", "sk_live_"+s(alnum, 24))
+	add("slack {S}", "xoxb-"+s("0123456789", 12)+"-"+s("0123456789", 13)+"-"+s(alnum, 24))
+	add("webhook https://hooks.slack.com/services/{S}", "T"+s(upper, 8)+"/B"+s(upper, 10)+"/"+s(alnum, 24))
+	add(`password: "{S}"`, "Pw-"+s(alnum, 12))
+	add("aws_secret_access_key = {S}", s(alnum, 40))
+	add("mysql --password {S} app", "My"+s(alnum, 12))
+	add("curl -u admin:{S} https://api.example.com", "Cu"+s(alnum, 12))
+	add("aws_access_key_id = {S}", "AKIA"+s(upper, 16))
+	add("github {S}", "ghp_"+s(alnum, 36))
+	pem := s(alnum, 64)
+	add("-----BEGIN RSA PRIVATE KEY-----\n{S}\n-----END RSA PRIVATE KEY-----", pem)
+	return lines, values
+}
+
+// A tool prints every shape, the agent copies them into its handoff, and a
+// failing gate prints them again: no trace anywhere under .debussy/ but the
+// raw session streams (0600), none in the next sessions' API requests, none
+// in debussy's output.
+func TestSecretsLeaveNoTrace(t *testing.T) {
+	lines, values := secretShapes()
+	dir := t.TempDir()
+	shapes := filepath.Join(dir, "shapes.txt")
+	if err := os.WriteFile(shapes, []byte("SHAPES-BEGIN\n"+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("cat "+shapes)),
+			turn(170000, fakeapi.Text("Noted the credentials.")),
+			turn(171000, fakeapi.Bash("cp "+shapes+` "$DEBUSSY_STATE_DIR/runs/$DEBUSSY_RUN_ID/phase-$DEBUSSY_PHASE_ID/handoff-1.md"`)),
+		}},
+		{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, done("1")), turn(21000, fakeapi.Text("ok")),
+		}},
+		{Name: "s3", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("touch ok.txt")), turn(21000, done("1")), turn(22000, fakeapi.Text("ok")),
+		}},
+	}}
+	gate := "shapes: `test -f ok.txt || { cat " + shapes + "; exit 1; }`"
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Shapes", Gates: []string{gate}}}, "model: claude-sonnet-4-5\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	sessions := h.requestsOf(phaseMatch("1"))
+	if len(sessions) != 3 {
+		t.Fatalf("want 3 sessions (handoff restart, remediation), got %d", len(sessions))
+	}
+	if !strings.Contains(sessions[1][0].FirstUser, "SHAPES-BEGIN") {
+		t.Errorf("the handoff is not in the restart prompt:\n%s", sessions[1][0].FirstUser)
+	}
+	if !strings.Contains(sessions[2][0].FirstUser, "SHAPES-BEGIN") {
+		t.Errorf("the gate's output is not in the remediation prompt:\n%s", sessions[2][0].FirstUser)
+	}
+	leaks := func(where, text string) {
+		for i, v := range values {
+			if strings.Contains(text, v) {
+				t.Errorf("%s carries shape %d: %q", where, i, lines[i])
+			}
+		}
+	}
+	for _, s := range sessions[1:] {
+		for _, req := range s {
+			leaks("an API request of a later session", string(req.Body))
+		}
+	}
+	leaks("debussy's stdout", r.Stdout)
+	leaks("debussy's stderr", r.Stderr)
+	// The shapes did flow: the raw transcript, kept as the CLI wrote it,
+	// holds them.
+	if raw := h.runFiles("phase-1/session-1.jsonl"); !strings.Contains(raw, values[0]) {
+		t.Error("the raw session stream lacks the shapes: the tool never printed them")
+	}
+	files := 0
+	err := filepath.WalkDir(filepath.Join(h.Repo, ".debussy"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(h.Repo, path)
+		if strings.HasPrefix(d.Name(), "session-") && strings.HasSuffix(d.Name(), ".jsonl") {
+			if info, _ := d.Info(); info.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v, want 0600 (a raw transcript)", rel, info.Mode().Perm())
+			}
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		leaks(rel, string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 4 {
+		t.Errorf("only %d files under .debussy/ checked", files)
+	}
+}
