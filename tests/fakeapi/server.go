@@ -29,7 +29,7 @@ type Request struct {
 	// HookContext is every PostToolUse additionalContext the last user
 	// message carries. CLIs differ in where they put it: 2.1.197 sends a
 	// separate text block, 2.1.330 appends it inside the tool_result's
-	// content. Both land here, and neither stays in ToolResults.
+	// content. Both land here; ToolResults keep no <system-reminder> block.
 	HookContext []string  `json:"hook_context,omitempty"`
 	Model       string    `json:"model"`
 	Status      int       `json:"status"` // HTTP status answered; 0 for a hang
@@ -407,6 +407,9 @@ func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) 
 		case "tool_result":
 			rest, ctx := cutHookContext(flatten(b.Content))
 			hookCtx = append(hookCtx, ctx...)
+			// 2.1.330 appends its other reminders there too ("<total_tokens>
+			// … tokens left"): the tool's own output is what is left.
+			rest = reminderRE.ReplaceAllString(rest, "")
 			toolResults = append(toolResults, strings.TrimRight(rest, "\n"))
 		}
 	}
@@ -416,6 +419,8 @@ func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) 
 // hookContextRE is the reminder the CLI wraps a PostToolUse
 // additionalContext in ("PostToolUse:Bash hook additional context: TEXT").
 var hookContextRE = regexp.MustCompile(`(?s)<system-reminder>\s*PostToolUse:[^\n]*? hook additional context: (.*?)\s*</system-reminder>`)
+
+var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
 
 // cutHookContext returns s without its hook-context reminders, and their texts.
 func cutHookContext(s string) (string, []string) {

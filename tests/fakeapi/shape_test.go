@@ -225,7 +225,8 @@ func TestHookContextEitherPlace(t *testing.T) {
 			{"type": "text", "text": note},
 		}},
 		{"inside the string content (2.1.330)", []map[string]any{
-			{"type": "tool_result", "tool_use_id": "t", "content": "out\n" + note},
+			{"type": "tool_result", "tool_use_id": "t", "content": "out\n\n\n\n" + note +
+				"\n<system-reminder>\n<total_tokens>15000000 tokens left</total_tokens>\n</system-reminder>"},
 		}},
 		{"inside block content", []map[string]any{
 			{"type": "tool_result", "tool_use_id": "t", "content": []map[string]any{
