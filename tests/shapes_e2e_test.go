@@ -237,7 +237,8 @@ func TestShapesLoopRestartsWithAvoid(t *testing.T) {
 // model named so the window is 200K on every CLI): a session whose context
 // stays below context_threshold runs in one session with no handoff; one
 // that crosses is stopped at the crossing — the first turn at or above the
-// threshold — and not before.
+// threshold — and not before. Delegations are replayed as Task calls whose
+// subagents talk to the fake API as sessions of their own.
 func TestShapesReplay(t *testing.T) {
 	load := func(name string) fakeapi.Shape {
 		s, err := fakeapi.LoadShape(filepath.Join("fakeapi", "testdata", "shapes", name))
@@ -258,7 +259,7 @@ func TestShapesReplay(t *testing.T) {
 		{"generated seed 2 crossing (peak 84 %)", fakeapi.Generate(2, 30).Scale(shapeWindow * 84 / 100)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			conv := fakeapi.Replay(tt.shape, fakeapi.ReplayOptions{End: finishing})
+			conv := fakeapi.Replay(tt.shape, fakeapi.ReplayOptions{End: finishing, Delegate: true})
 			crossing := slices.IndexFunc(conv.Turns, func(t fakeapi.Turn) bool { return t.Usage.Context() >= shapeThreshold })
 			h, r := replayPhase(t, conv, shapeModel)
 			if crossing < 0 {

@@ -66,7 +66,8 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	sessions  []string
-	binding   []int // per session: conversation index, bindDefault or bindNone
+	dirs      []string // per session: its working directory, once seen
+	binding   []int    // per session: conversation index, bindDefault or bindNone
 	bound     []bool
 	errCounts map[[2]int]int // (session, turn) → error answers so far
 	requests  []Request
@@ -307,6 +308,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		sess = len(s.sessions)
 		s.sessions = append(s.sessions, first)
 		s.binding = append(s.binding, s.bind(first))
+		s.dirs = append(s.dirs, "")
 	}
 	var conv *Conversation
 	switch b := s.binding[sess]; b {
@@ -320,7 +322,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 	s.seq++
 	p := plan{
 		msgID: fmt.Sprintf("msg_fake_%d_%d_%d", sess, turn, s.seq),
-		cwd:   workingDir(wr.System),
+		cwd:   s.sessionDir(sess, wr.System, body),
 		req: Request{
 			Session: sess, Turn: turn, FirstUser: first, LastUser: last, ToolResults: results, HookContext: hookCtx,
 			Model: wr.Model, Body: body, At: time.Now(), Status: http.StatusOK,
@@ -465,8 +467,23 @@ func stripReminders(s string) string {
 	return s
 }
 
+// sessionDir is the session's working directory: from this request, else
+// as an earlier request of the session said. 2.1.330 does not repeat it in
+// every request's system prompt. s.mu is held.
+func (s *Server) sessionDir(sess int, system json.RawMessage, body []byte) string {
+	dir := workingDir(system)
+	if dir == "" {
+		dir = workingDir(body) // elsewhere in the request, e.g. a reminder
+	}
+	if dir == "" {
+		return s.dirs[sess]
+	}
+	s.dirs[sess] = dir
+	return dir
+}
+
 // workingDir finds the session's directory in the CLI's system prompt
-// (" - Primary working directory: /path").
+// (" - Primary working directory: /path"), or in raw JSON text.
 func workingDir(system json.RawMessage) string {
 	const key = "Primary working directory: "
 	text := string(system)
@@ -486,7 +503,7 @@ func workingDir(system json.RawMessage) string {
 		return ""
 	}
 	rest := text[i+len(key):]
-	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+	if j := strings.IndexAny(rest, "\n\"\\"); j >= 0 { // a newline, or its JSON escape
 		rest = rest[:j]
 	}
 	return strings.TrimSpace(rest)

@@ -180,16 +180,29 @@ func TestReplayKeepsIdentityAndChange(t *testing.T) {
 // Turn files are written before the answer, in the session's directory.
 func TestTurnFilesWritten(t *testing.T) {
 	dir := t.TempDir()
-	srv := start(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{Turns: []fakeapi.Turn{
+	srv := start(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
 		{Files: map[string]string{"shape/a.txt": "one\n"}, Blocks: []fakeapi.Block{fakeapi.Text("x")}},
-	}}}})
+	}}})
 	post(t, srv.URL(), conv("p", 0), " - Primary working directory: "+dir+"\n")
 	if b, err := os.ReadFile(filepath.Join(dir, "shape", "a.txt")); err != nil || string(b) != "one\n" {
 		t.Errorf("a.txt: %q %v", b, err)
 	}
-	if r := post(t, srv.URL(), conv("p", 0), "no directory"); r.status != 500 {
+	// A later request that does not repeat the directory (2.1.330) uses
+	// the one the session gave; a session that never gave one gets a 500.
+	if err := os.Remove(filepath.Join(dir, "shape", "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if r := post(t, srv.URL(), conv("p", 0), "no directory"); r.status != 200 || !exists(filepath.Join(dir, "shape", "a.txt")) {
+		t.Errorf("the session's second request: status %d, a.txt written %v", r.status, exists(filepath.Join(dir, "shape", "a.txt")))
+	}
+	if r := post(t, srv.URL(), conv("q", 0), "no directory"); r.status != 500 {
 		t.Errorf("turn files without a working directory: status %d, want 500", r.status)
 	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // React answers instead of the script when it wants to.
