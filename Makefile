@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test demo build install bench vet fuzz
+.PHONY: test test-latest demo build install bench vet fuzz
 
 build:
 	$(GO) build -o bin/debussy .
@@ -22,9 +22,19 @@ vet:
 # -count=1: the e2e tests build debussy themselves, so a cached pass could hide
 # a change to the binary.
 # scripts/install-claude.sh installs the pinned CLI (npm) if it is missing.
+# Then the e2e package again on npm's current `latest` CLI (test-latest): users
+# run that one, and it differs (default model and window, where hook context
+# lands). A failure on either fails the target.
 test: vet
 	DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE:-$$(bash scripts/install-claude.sh | tail -n1)} \
 		$(GO) test -race -count=1 -p 2 -timeout 20m ./...
+	$(MAKE) --no-print-directory test-latest
+
+# The end-to-end tests alone on npm's latest CLI. DEBUSSY_TEST_SECOND_CLI tells
+# the tests that add nothing on a second CLI to skip (claudetest.OncePerSuite).
+test-latest:
+	DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE_LATEST:-$$(bash scripts/install-claude.sh latest | tail -n1)} \
+		DEBUSSY_TEST_SECOND_CLI=1 $(GO) test -race -count=1 -timeout 15m ./tests/
 
 # The main job on the built-in demo: the real claude CLI against the fake API,
 # in a fresh temporary git repository. No account needed.

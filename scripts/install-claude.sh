@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Claude Code CLI version the end-to-end tests are pinned to into
-# ${DEBUSSY_CLAUDE_CACHE:-$HOME/.cache/debussy/claude-code} (npm, no global
-# install). Idempotent: does nothing when that version is already there.
-# The last line of output is the binary's path:
+# Installs a Claude Code CLI for the end-to-end tests (npm, no global install)
+# and prints its path on the last line of output:
 #   DEBUSSY_TEST_CLAUDE=$(scripts/install-claude.sh | tail -n1) go test ./tests/...
+#
+#   scripts/install-claude.sh          the pinned version, into
+#                                      ${DEBUSSY_CLAUDE_CACHE:-$HOME/.cache/debussy/claude-code}
+#   scripts/install-claude.sh latest   npm's current `latest` (what users install),
+#                                      into ${DEBUSSY_CLAUDE_LATEST_CACHE:-$HOME/.cache/debussy/claude-code-latest}
+#
+# Idempotent: does nothing when that version is already there (for `latest`,
+# one `npm view` asks which version that is today).
 set -euo pipefail
 
-version=2.1.197
+pinned=2.1.197
 pkg=@anthropic-ai/claude-code
-dir=${DEBUSSY_CLAUDE_CACHE:-$HOME/.cache/debussy/claude-code}
+case ${1:-pinned} in
+pinned)
+	version=$pinned
+	dir=${DEBUSSY_CLAUDE_CACHE:-$HOME/.cache/debussy/claude-code}
+	;;
+latest)
+	version=
+	dir=${DEBUSSY_CLAUDE_LATEST_CACHE:-$HOME/.cache/debussy/claude-code-latest}
+	;;
+*)
+	echo "usage: install-claude.sh [pinned|latest]" >&2
+	exit 2
+	;;
+esac
 bin=$dir/node_modules/.bin/claude
 manifest=$dir/node_modules/$pkg/package.json
 
@@ -18,21 +37,41 @@ installed_version() {
 	sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$manifest" | head -n1
 }
 
+if ! command -v npm >/dev/null 2>&1; then
+	if [[ -n $version && -x $bin && $(installed_version) == "$version" ]]; then
+		echo "claude $version already installed in $dir" >&2
+		echo "$bin"
+		exit 0
+	fi
+	echo "install-claude: npm not found; install Node.js (>= 18) first" >&2
+	exit 1
+fi
+
+if [[ -z $version ]]; then
+	version=$(npm view "$pkg@latest" version 2>/dev/null || true)
+	if [[ -z $version ]]; then
+		# Offline: the latest installed here is better than no second CLI;
+		# a clean CI machine has none and fails below.
+		if [[ -x $bin && -n $(installed_version) ]]; then
+			echo "install-claude: npm could not tell which version $pkg@latest is; using the installed $(installed_version)" >&2
+			echo "$bin"
+			exit 0
+		fi
+		echo "install-claude: npm could not tell which version $pkg@latest is" >&2
+		exit 1
+	fi
+fi
+
 if [[ -x $bin && $(installed_version) == "$version" ]]; then
 	echo "claude $version already installed in $dir" >&2
 	echo "$bin"
 	exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1; then
-	echo "install-claude: npm not found; install Node.js (>= 18) first" >&2
-	exit 1
-fi
-
 mkdir -p "$dir"
 echo "installing $pkg@$version into $dir" >&2
 # --save-exact pins package.json too, so a later plain `npm install` there
-# cannot drift to a newer CLI.
+# cannot drift to another CLI.
 npm install --prefix "$dir" --save-exact --no-audit --no-fund --loglevel=error "$pkg@$version" >&2
 
 got=$(installed_version)

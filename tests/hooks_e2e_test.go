@@ -113,8 +113,12 @@ func TestRunnerHookAnswers(t *testing.T) {
 				return runner.HookAnswer{}
 			},
 			check: func(t *testing.T, e *e2e, evs []runner.Event, reqs []fakeapi.Request) {
-				if len(reqs) < 2 || !bytes.Contains(reqs[1].Body, []byte("PostToolUse:Bash hook additional context: NOTE-7f3 context at 72%")) {
+				// 2.1.197 sends the note beside the tool_result, 2.1.330
+				// inside it: HookContext finds either.
+				if len(reqs) < 2 || !slices.Contains(reqs[1].HookContext, "NOTE-7f3 context at 72%") {
 					t.Errorf("the second request does not carry the note")
+				} else if !slices.Equal(reqs[1].ToolResults, []string{"hi"}) {
+					t.Errorf("tool results %q, want the command's output alone", reqs[1].ToolResults)
 				}
 				post := hookCalls(evs, runner.HookPostToolUse)
 				if len(post) != 1 || post[0].ToolName != "Bash" || post[0].ToolUseID == "" || !strings.Contains(post[0].ToolResponse, "hi") {

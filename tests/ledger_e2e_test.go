@@ -15,6 +15,7 @@ import (
 // exactly the phases it unblocked, --only refuses a phase whose
 // dependencies are not done, and a run there does not run phase 1 again.
 func TestGitLedgerAcrossClones(t *testing.T) {
+	claudetest.OncePerSuite(t, "the ledger in git trailers across clones")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -65,6 +66,7 @@ func TestRunGateFailureRemediates(t *testing.T) {
 // Gates that keep failing: the phase fails after max_retries with the last
 // gate output in the message, work committed as failed.
 func TestRunGateFailsAfterRetries(t *testing.T) {
+	claudetest.OncePerSuite(t, "gate retries and the failed commit")
 	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
 		turn(10000, fakeapi.Bash("echo attempt >> attempts.txt && debussy done --phase 1")),
 		turn(11000, fakeapi.Text("Done.")),

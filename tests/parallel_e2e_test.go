@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -127,6 +128,7 @@ func TestParallelPhasesE2E(t *testing.T) {
 // branch is as it was before that merge (the first phase merged, nothing of
 // the second), with the refused phase's branch kept.
 func TestParallelConflictE2E(t *testing.T) {
+	claudetest.OncePerSuite(t, "a refused merge of parallel phases")
 	marks := t.TempDir()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

@@ -423,12 +423,14 @@ func TestRunnerHugeWriteLine(t *testing.T) {
 
 // The agent's Bash tool runs commands in a session of their own (measured:
 // a new sid/pgid), so `sleep 300 &` escapes claude's process group and
-// outlives claude unless the runner hunts it down.
+// outlives claude unless the runner hunts it down. The sleep runs under sh
+// -c: 2.1.330 refuses a command line that starts with `sleep N` ("Blocked:
+// sleep 300 followed by: …").
 func TestRunnerNoOrphanAfterWait(t *testing.T) {
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "background",
 		Turns: []fakeapi.Turn{
-			{Blocks: []fakeapi.Block{fakeapi.Bash("sleep 300 & echo $! > bg.pid; echo started")}},
+			{Blocks: []fakeapi.Block{fakeapi.Bash("sh -c 'exec sleep 300' & echo $! > bg.pid; echo started")}},
 			{Blocks: []fakeapi.Block{fakeapi.Text("started it")}},
 		},
 	}}})

@@ -43,6 +43,17 @@ func Bin(t testing.TB) string {
 	return ""
 }
 
+// OncePerSuite skips t on the second CLI of a run (`make test-latest` sets
+// DEBUSSY_TEST_SECOND_CLI=1): for a test of debussy's own logic that the
+// CLI's version cannot change, so the suite stays short. why says what the
+// test is about; tests of what the CLI does must not call it.
+func OncePerSuite(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("DEBUSSY_TEST_SECOND_CLI") == "1" {
+		t.Skip("runs on the pinned CLI only (DEBUSSY_TEST_SECOND_CLI=1): " + why)
+	}
+}
+
 func cacheDir() string {
 	if d := os.Getenv("DEBUSSY_CLAUDE_CACHE"); d != "" {
 		return d

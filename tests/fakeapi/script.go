@@ -38,6 +38,11 @@ type Conversation struct {
 	Name  string `json:"name"`
 	Match string `json:"match"`
 	Turns []Turn `json:"turns"`
+	// React, when set, sees every request of the session first and may
+	// answer it instead of Turns (ok true): a Go-only hook for replies that
+	// depend on what the client said, e.g. writing a handoff where debussy
+	// asked for it. It runs under the server's lock: keep it quick.
+	React func(Request) (Turn, bool) `json:"-"`
 }
 
 // Turn is the answer to the request whose conversation holds len(index)
@@ -63,6 +68,11 @@ type Turn struct {
 	// Hang accepts every request of this turn and never answers, until the
 	// client gives up or the server closes.
 	Hang bool `json:"hang,omitempty"`
+	// Files are written (path relative to the session's working directory
+	// → content) just before the turn is answered: the world changing
+	// between two identical tool calls, so a repeated read or test run gets
+	// a different result without its input changing.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // Usage is the token usage a turn reports, in the API's own field names.

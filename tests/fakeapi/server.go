@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,16 +20,21 @@ import (
 
 // Request is one POST /v1/messages the server received.
 type Request struct {
-	Conversation string    `json:"conversation"` // name of the bound conversation; "" when none matched and there is no Default
-	Session      int       `json:"session"`      // index of the distinct session (see Sessions)
-	Turn         int       `json:"turn"`         // number of assistant messages in the request
-	FirstUser    string    `json:"first_user"`   // the session's real prompt, <system-reminder> blocks stripped
-	LastUser     string    `json:"last_user"`    // text of the last user message, reminders stripped
-	ToolResults  []string  `json:"tool_results,omitempty"`
-	Model        string    `json:"model"`
-	Status       int       `json:"status"` // HTTP status answered; 0 for a hang
-	Body         []byte    `json:"body,omitempty"`
-	At           time.Time `json:"at"`
+	Conversation string   `json:"conversation"`           // name of the bound conversation; "" when none matched and there is no Default
+	Session      int      `json:"session"`                // index of the distinct session (see Sessions)
+	Turn         int      `json:"turn"`                   // number of assistant messages in the request
+	FirstUser    string   `json:"first_user"`             // the session's real prompt, <system-reminder> blocks stripped
+	LastUser     string   `json:"last_user"`              // text of the last user message, reminders stripped
+	ToolResults  []string `json:"tool_results,omitempty"` // hook context (below) cut out
+	// HookContext is every PostToolUse additionalContext the last user
+	// message carries. CLIs differ in where they put it: 2.1.197 sends a
+	// separate text block, 2.1.330 appends it inside the tool_result's
+	// content. Both land here; ToolResults keep no <system-reminder> block.
+	HookContext []string  `json:"hook_context,omitempty"`
+	Model       string    `json:"model"`
+	Status      int       `json:"status"` // HTTP status answered; 0 for a hang
+	Body        []byte    `json:"body,omitempty"`
+	At          time.Time `json:"at"`
 }
 
 // Other is a request to anything but POST /v1/messages (HEAD /, count_tokens, ...).
@@ -60,7 +66,8 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	sessions  []string
-	binding   []int // per session: conversation index, bindDefault or bindNone
+	dirs      []string // per session: its working directory, once seen
+	binding   []int    // per session: conversation index, bindDefault or bindNone
 	bound     []bool
 	errCounts map[[2]int]int // (session, turn) → error answers so far
 	requests  []Request
@@ -249,6 +256,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, p.status, errorType(p.status), p.errMsg)
 		return
 	}
+	if err := writeFiles(p.cwd, p.turn.Files); err != nil {
+		s.log.Warn("fakeapi: turn files", "err", err)
+		writeError(w, http.StatusInternalServerError, "api_error", "fakeapi: "+err.Error())
+		return
+	}
 	blocks := p.turn.Blocks
 	if len(blocks) == 0 {
 		blocks = []Block{Text("done.")}
@@ -264,7 +276,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 // decide records the request and picks its answer, under the lock so that
 // parallel requests bind sessions and count errors consistently.
 func (s *Server) decide(wr *wireRequest, body []byte) plan {
-	first, last, results, turn := "", "", []string(nil), 0
+	first, last, results, hookCtx, turn := "", "", []string(nil), []string(nil), 0
 	firstSeen := false
 	lastUser := -1
 	for i, m := range wr.Messages {
@@ -273,14 +285,14 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 			turn++
 		case "user":
 			if !firstSeen {
-				first, _ = userText(m.Content)
+				first, _, _ = userText(m.Content)
 				firstSeen = true
 			}
 			lastUser = i
 		}
 	}
 	if lastUser >= 0 {
-		last, results = userText(wr.Messages[lastUser].Content)
+		last, results, hookCtx = userText(wr.Messages[lastUser].Content)
 	}
 
 	s.mu.Lock()
@@ -296,6 +308,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		sess = len(s.sessions)
 		s.sessions = append(s.sessions, first)
 		s.binding = append(s.binding, s.bind(first))
+		s.dirs = append(s.dirs, "")
 	}
 	var conv *Conversation
 	switch b := s.binding[sess]; b {
@@ -309,15 +322,17 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 	s.seq++
 	p := plan{
 		msgID: fmt.Sprintf("msg_fake_%d_%d_%d", sess, turn, s.seq),
-		cwd:   workingDir(wr.System),
+		cwd:   s.sessionDir(sess, wr.System, body),
 		req: Request{
-			Session: sess, Turn: turn, FirstUser: first, LastUser: last, ToolResults: results,
+			Session: sess, Turn: turn, FirstUser: first, LastUser: last, ToolResults: results, HookContext: hookCtx,
 			Model: wr.Model, Body: body, At: time.Now(), Status: http.StatusOK,
 		},
 	}
 	switch {
 	case conv == nil:
 		p.turn = Turn{Usage: Usage{Input: 100, Output: 5}, Blocks: []Block{Text("ok")}}
+	case conv.React != nil && reacted(conv, p.req, &p.turn):
+		p.req.Conversation = conv.Name
 	case turn < len(conv.Turns):
 		p.turn = conv.Turns[turn]
 		p.req.Conversation = conv.Name
@@ -360,29 +375,65 @@ func (s *Server) bind(first string) int {
 	return bindNone
 }
 
+// reacted asks the conversation's React about r; p.mu is held.
+func reacted(c *Conversation, r Request, t *Turn) bool {
+	got, ok := c.React(r)
+	if ok {
+		*t = got
+	}
+	return ok
+}
+
 // userText flattens a user message: its text blocks with the leading
-// <system-reminder> blocks stripped, and its tool_result contents.
-func userText(raw json.RawMessage) (text string, toolResults []string) {
+// <system-reminder> blocks stripped, its tool_result contents, and the
+// PostToolUse hook context found in either.
+func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
-		return stripReminders(str), nil
+		rest, ctx := cutHookContext(str)
+		return stripReminders(rest), nil, ctx
 	}
 	var blocks []wireBlock
 	if json.Unmarshal(raw, &blocks) != nil {
-		return "", nil
+		return "", nil, nil
 	}
 	var parts []string
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			if t := stripReminders(b.Text); t != "" {
+			rest, ctx := cutHookContext(b.Text)
+			hookCtx = append(hookCtx, ctx...)
+			if t := stripReminders(rest); t != "" {
 				parts = append(parts, t)
 			}
 		case "tool_result":
-			toolResults = append(toolResults, flatten(b.Content))
+			rest, ctx := cutHookContext(flatten(b.Content))
+			hookCtx = append(hookCtx, ctx...)
+			// 2.1.330 appends its other reminders there too ("<total_tokens>
+			// … tokens left"): the tool's own output is what is left.
+			rest = reminderRE.ReplaceAllString(rest, "")
+			toolResults = append(toolResults, strings.TrimRight(rest, "\n"))
 		}
 	}
-	return strings.Join(parts, "\n"), toolResults
+	return strings.Join(parts, "\n"), toolResults, hookCtx
+}
+
+// hookContextRE is the reminder the CLI wraps a PostToolUse
+// additionalContext in ("PostToolUse:Bash hook additional context: TEXT").
+var hookContextRE = regexp.MustCompile(`(?s)<system-reminder>\s*PostToolUse:[^\n]*? hook additional context: (.*?)\s*</system-reminder>`)
+
+var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+
+// cutHookContext returns s without its hook-context reminders, and their texts.
+func cutHookContext(s string) (string, []string) {
+	var ctx []string
+	for _, m := range hookContextRE.FindAllStringSubmatch(s, -1) {
+		ctx = append(ctx, m[1])
+	}
+	if ctx == nil {
+		return s, nil
+	}
+	return hookContextRE.ReplaceAllString(s, ""), ctx
 }
 
 func flatten(raw json.RawMessage) string {
@@ -416,8 +467,23 @@ func stripReminders(s string) string {
 	return s
 }
 
+// sessionDir is the session's working directory: from this request, else
+// as an earlier request of the session said. 2.1.330 does not repeat it in
+// every request's system prompt. s.mu is held.
+func (s *Server) sessionDir(sess int, system json.RawMessage, body []byte) string {
+	dir := workingDir(system)
+	if dir == "" {
+		dir = workingDir(body) // elsewhere in the request, e.g. a reminder
+	}
+	if dir == "" {
+		return s.dirs[sess]
+	}
+	s.dirs[sess] = dir
+	return dir
+}
+
 // workingDir finds the session's directory in the CLI's system prompt
-// (" - Primary working directory: /path").
+// (" - Primary working directory: /path"), or in raw JSON text.
 func workingDir(system json.RawMessage) string {
 	const key = "Primary working directory: "
 	text := string(system)
@@ -437,10 +503,28 @@ func workingDir(system json.RawMessage) string {
 		return ""
 	}
 	rest := text[i+len(key):]
-	if j := strings.IndexByte(rest, '\n'); j >= 0 {
+	if j := strings.IndexAny(rest, "\n\"\\"); j >= 0 { // a newline, or its JSON escape
 		rest = rest[:j]
 	}
 	return strings.TrimSpace(rest)
+}
+
+// writeFiles puts a turn's files in place, relative to the session's
+// working directory, before the turn's tools can look at them.
+func writeFiles(cwd string, files map[string]string) error {
+	for rel, content := range files {
+		if cwd == "" || filepath.IsAbs(rel) || !filepath.IsLocal(rel) {
+			return fmt.Errorf("turn file %q: want a relative path inside the working directory %q", rel, cwd)
+		}
+		path := filepath.Join(cwd, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("write turn file: %w", err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return fmt.Errorf("write turn file: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
