@@ -284,6 +284,10 @@ func letters(n int) string {
 }
 
 func hexLetters(h string, n int) string {
+	// A digest first: hashes that share a prefix (or small numbers padded
+	// with zeros) still give different letters.
+	sum := sha1.Sum([]byte(h))
+	h = hex.EncodeToString(sum[:])
 	var b strings.Builder
 	for i := 0; i < len(h) && i < n; i++ {
 		v := strings.IndexByte("0123456789abcdef", h[i])
