@@ -115,10 +115,10 @@ func TestPolicyNoteCarriedOver(t *testing.T) {
 	if len(sessions) != 2 {
 		t.Fatalf("want 2 sessions, got %d", len(sessions))
 	}
-	if got := bodies(sessions[0], "tokens left"); len(got) > 0 {
+	if got := bodies(sessions[0], "debussy: Budget"); len(got) > 0 {
 		t.Errorf("session 1's requests %v carry the budget note: it was never heard there (the stop came with it)", got)
 	}
-	if got := bodies(sessions[1][1:], "tokens left"); len(got) == 0 {
+	if got := bodies(sessions[1][1:], "debussy: Budget"); len(got) == 0 {
 		t.Error("session 2 never heard the budget note session 1 could not deliver")
 	}
 }
