@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
 // In CI: --log-format json gives one JSON object per stderr line, the exit
 // code is the contract, and GITHUB_STEP_SUMMARY gets a markdown summary.
 func TestRunCIJSONLogAndStepSummary(t *testing.T) {
+	claudetest.OncePerSuite(t, "the JSON log and the CI step summary")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo ok > ok.txt && debussy done --phase 1")), turn(11000, fakeapi.Text("ok")),

@@ -203,6 +203,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 // kill -9 of debussy: the next run takes over the stale lock, marks the old
 // run interrupted, kills what it left, and resumes with a checkpoint.
 func TestRunResumesAfterKill9(t *testing.T) {
+	claudetest.OncePerSuite(t, "resuming from the ledger after kill -9")
 	h, cmd, stdout, stderr := startLongTool(t)
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = h.wait(cmd, stdout, stderr, time.Minute)

@@ -43,6 +43,7 @@ func span(h *harness, conversation string) (first, last time.Time) {
 // The user's branch is checked out at the end with a clean
 // tracked tree, no worktree and no phase branch left.
 func TestParallelPhasesE2E(t *testing.T) {
+	claudetest.OncePerSuite(t, "parallel phases in worktrees and their merges")
 	marks := t.TempDir()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -19,6 +20,7 @@ func overflowing(name, match, file string) fakeapi.Conversation {
 // Every session crosses the threshold: after max_restarts the run fails
 // with exit 1, says so, and every session's work is committed.
 func TestRunMaxRestartsExceeded(t *testing.T) {
+	claudetest.OncePerSuite(t, "max_restarts and the commits of every session")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		overflowing("s1", phaseMatch("1"), "s1.txt"),
 		overflowing("s2", phaseMatch("1"), "s2.txt"),
@@ -53,6 +55,7 @@ func TestRunMaxRestartsExceeded(t *testing.T) {
 
 // --tool-call-threshold triggers a restart on its own.
 func TestRunToolCallThresholdRestarts(t *testing.T) {
+	claudetest.OncePerSuite(t, "the --tool-call-threshold flag")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "busy", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo 1 > t1.txt")),
@@ -82,6 +85,7 @@ func TestRunToolCallThresholdRestarts(t *testing.T) {
 
 // The triggers can be disabled: --context-threshold 100, --max-restarts 0.
 func TestRunRestartsDisabled(t *testing.T) {
+	claudetest.OncePerSuite(t, "the flags that disable restarts")
 	for _, flag := range [][]string{{"--context-threshold", "100"}, {"--max-restarts", "0"}} {
 		t.Run(strings.Join(flag, "="), func(t *testing.T) {
 			script := fakeapi.Script{Conversations: []fakeapi.Conversation{

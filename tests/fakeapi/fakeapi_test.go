@@ -265,11 +265,14 @@ func TestCLIRestartBindsNextConversation(t *testing.T) {
 		if r := lastResult(t, lines); code != 0 || r.IsError {
 			t.Fatalf("exit %d result %+v", code, r)
 		}
-		if init := only(lines, "system", "init"); len(init) != 1 || init[0].Model != "claude-opus-4-8[1m]" {
-			t.Errorf("init = %+v", init)
+		// The default model moves with the CLI (2.1.197: claude-opus-4-8[1m],
+		// 2.1.330: claude-opus-5-5); both have a 1M window.
+		init := only(lines, "system", "init")
+		if len(init) != 1 || init[0].Model == "" {
+			t.Fatalf("init = %+v", init)
 		}
-		if mu := lastResult(t, lines).ModelUsage["claude-opus-4-8[1m]"]; mu.ContextWindow != 1_000_000 {
-			t.Errorf("default model window = %d", mu.ContextWindow)
+		if mu := lastResult(t, lines).ModelUsage[init[0].Model]; mu.ContextWindow != 1_000_000 {
+			t.Errorf("default model %s window = %d", init[0].Model, mu.ContextWindow)
 		}
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "log.txt")); string(got) != "s0\ns1\n" {
