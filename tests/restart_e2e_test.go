@@ -121,9 +121,12 @@ func TestRunWindowFollowsModel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+				// The handoff write ends a session asked for it (the 200K
+				// window); the 1M window asks for none and goes on to done.
 				{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 					turn(tc.tokens, fakeapi.Bash("echo a > a.txt")),
-					turn(tc.tokens+1000, done("1")),
+					turn(tc.tokens+1000, writeHandoff("## Completed\\nwindow test")),
+					turn(tc.tokens+1500, done("1")),
 					turn(tc.tokens+2000, fakeapi.Text("ok")),
 				}},
 				{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

@@ -72,7 +72,7 @@ func TestLiveViewOnTerminal(t *testing.T) {
 		t.Errorf("debussy queried the terminal: %q", out[i:min(i+20, len(out))])
 	}
 	plain := stripANSI(out)
-	panel := regexp.MustCompile(`phase 1 Alpha · session 1 · [█░]{12} \d+% \d+k/\d+[kM]`)
+	panel := regexp.MustCompile(`phase 1 Alpha · session 1 · [█░]{12} \d+% [\d.]+[kK]?/\d+[kKM]`)
 	if !panel.MatchString(plain) {
 		t.Errorf("no panel line with the phase, its session and context bar")
 	}
