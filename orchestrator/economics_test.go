@@ -339,7 +339,7 @@ func TestSpendSummaries(t *testing.T) {
 	if err := appendStepSummary(step, "P", run); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, "step summary", readFile(t, step), []string{"| **total** | | | | | 161200 | $0.7500 | |",
+	contains(t, "step summary", readFile(t, step), []string{"| **total** | | | | | 161.2K | $0.75 | |",
 		"**spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
 }
 

@@ -75,11 +75,11 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 	fmt.Fprintf(&b, "### debussy: %s — %s\n\n", planName, run.Status)
 	b.WriteString("| phase | title | outcome | sessions | restarts | tokens | cost | commits |\n|---|---|---|---|---|---|---|---|\n")
 	for _, p := range run.Phases {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | $%.4f | %s |\n", p.ID, strings.ReplaceAll(p.Title, "|", "\\|"), p.Status,
-			p.Sessions, p.Restarts, p.Tokens, p.CostUSD, commitList(p.Commits))
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | $%.2f | %s |\n", p.ID, strings.ReplaceAll(p.Title, "|", "\\|"), p.Status,
+			p.Sessions, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD, commitList(p.Commits))
 	}
 	tokens, cost := runTotals(run)
-	fmt.Fprintf(&b, "| **total** | | | | | %d | $%.4f | |\n", tokens, cost)
+	fmt.Fprintf(&b, "| **total** | | | | | %s | $%.2f | |\n", estimator.FormatTokens(tokens), cost)
 	if e := run.Economics; e != nil {
 		fmt.Fprintf(&b, "\n**spend**: %s\n", SpendLine(e))
 	}
