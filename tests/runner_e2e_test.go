@@ -290,7 +290,7 @@ func TestRunnerSendMidTool(t *testing.T) {
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "long job",
 		Turns: []fakeapi.Turn{
-			{Blocks: []fakeapi.Block{fakeapi.Bash("sleep 30; echo late > late.txt")}},
+			{Blocks: []fakeapi.Block{fakeapi.Bash("sh -c 'sleep 30' && echo late > late.txt")}},
 			{Blocks: []fakeapi.Block{fakeapi.Write("HANDOFF.md", "# handoff\n")}},
 			{Blocks: []fakeapi.Block{fakeapi.Text("Handoff written.")}},
 		},

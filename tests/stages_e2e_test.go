@@ -103,7 +103,7 @@ func TestStagesHandoff(t *testing.T) {
 	// The real CLI shows the refusal as a failed tool; the checkpoint knows
 	// it was debussy's and does not send the next agent after it.
 	cp := h.runFiles("phase-1/checkpoint-1.md")
-	if !strings.Contains(cp, "`echo late > late.txt` — refused by debussy (handoff requested: ") || strings.Contains(cp, "Failed commands") {
+	if !strings.Contains(cp, "`echo late > late.txt` — refused by debussy (handoff requested") || strings.Contains(cp, "Failed commands") {
 		t.Errorf("the checkpoint calls debussy's refusal a failure:\n%s", cp)
 	}
 	// logs puts it in place of the tool's result, and says why the session ended.
