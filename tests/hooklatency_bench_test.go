@@ -80,9 +80,12 @@ func BenchmarkHookAnswerLatency(b *testing.B) {
 		if len(p50s[ev]) == 0 {
 			b.Fatalf("no %s answers measured", ev)
 		}
-		// The median session's p50, and the worst session's p99.
+		// The median session's p50 and p99, and the worst session's p99
+		// (the first session pays the process's warm-up).
 		slices.Sort(p50s[ev])
+		slices.Sort(p99s[ev])
 		b.ReportMetric(ms(p50s[ev][len(p50s[ev])/2]), string(ev)+"-p50-ms")
-		b.ReportMetric(ms(slices.Max(p99s[ev])), string(ev)+"-p99-ms")
+		b.ReportMetric(ms(p99s[ev][len(p99s[ev])/2]), string(ev)+"-p99-ms")
+		b.ReportMetric(ms(slices.Max(p99s[ev])), string(ev)+"-p99-worst-ms")
 	}
 }
