@@ -257,10 +257,19 @@ func fakeClaude(scriptPath string) int {
 		case "ledger-dir":
 			ledger := filepath.Join(os.Getenv(state.EnvStateDir), "state.json")
 			f.tool("Bash", map[string]any{"command": "rm " + ledger + " && mkdir -p " + ledger + "/x"}, func() (string, error) {
-				if err := os.Remove(ledger); err != nil {
-					return "", err
+				// debussy may save the ledger meanwhile (its loop records
+				// what the session reader decided): a rename landing between
+				// the remove and the mkdir puts the file back, so try again.
+				var err error
+				for range 100 {
+					if err = os.Remove(ledger); err != nil && !os.IsNotExist(err) {
+						return "", err
+					}
+					if err = os.MkdirAll(filepath.Join(ledger, "x"), 0o755); err == nil {
+						return "", nil
+					}
 				}
-				return "", os.MkdirAll(filepath.Join(ledger, "x"), 0o755)
+				return "", err
 			})
 		case "result":
 			if f.stopHook(i == len(steps)-1) {
