@@ -1,0 +1,125 @@
+package gitcommit
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// The commit's author and committer, from config and the environment, cleaned and dated as git does.
+
+// signature resolves author and committer as `git commit` would: the
+// GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL,DATE} variables, then author.* /
+// committer.*, then user.*, then $EMAIL; each missing name or email falls
+// back to "debussy <debussy@localhost>" where git would refuse to commit.
+// A date git cannot parse is an error, as in git.
+func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
+	loc, now := time.Local, r.now()
+	if z := posixZone(r.getenv); z != nil {
+		loc, now = z, now.In(z)
+	}
+	pick := func(vals ...string) string {
+		for _, v := range vals {
+			if v = strings.TrimSpace(v); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	when := func(envVar string) time.Time {
+		v := r.getenv(envVar)
+		if v == "" {
+			return now
+		}
+		t, perr := parseGitDate(v, loc)
+		if perr != nil {
+			err = errors.Join(err, fmt.Errorf("%s=%q: %w", envVar, v, perr))
+			return now
+		}
+		return t
+	}
+	author = object.Signature{
+		Name:  pick(r.getenv("GIT_AUTHOR_NAME"), c.get("author.name"), c.get("user.name"), "debussy"),
+		Email: pick(r.getenv("GIT_AUTHOR_EMAIL"), c.get("author.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
+		When:  when("GIT_AUTHOR_DATE"),
+	}
+	committer = object.Signature{
+		Name:  pick(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name"), "debussy"),
+		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
+		When:  when("GIT_COMMITTER_DATE"),
+	}
+	for _, s := range []*object.Signature{&author, &committer} {
+		s.Name, s.Email = withoutCrud(s.Name), withoutCrud(s.Email)
+	}
+	return author, committer, err
+}
+
+// withoutCrud is git's strbuf_addstr_without_crud (ident.c): spaces,
+// control characters and .,:;<>"\' trimmed from both ends, and newlines,
+// '<' and '>' dropped inside (they delimit an identity line).
+func withoutCrud(s string) string {
+	crud := func(c byte) bool { return c <= ' ' || strings.IndexByte(".,:;<>\"\\'", c) >= 0 }
+	for len(s) > 0 && crud(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && crud(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return strings.NewReplacer("\n", "", "<", "", ">", "").Replace(s)
+}
+
+// parseGitDate reads the date formats git documents for GIT_AUTHOR_DATE:
+// git's internal "<unix seconds> <±hhmm>" (optionally "@"-prefixed), RFC
+// 2822 and ISO 8601 (a missing zone is local time).
+func parseGitDate(s string, local *time.Location) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	raw := strings.TrimPrefix(s, "@")
+	secs, zone, hasZone := strings.Cut(raw, " ")
+	if n, err := strconv.ParseInt(secs, 10, 64); err == nil && (strings.HasPrefix(s, "@") || hasZone) {
+		loc := local
+		if hasZone {
+			l, ok := parseZone(strings.TrimSpace(zone))
+			if !ok {
+				return time.Time{}, errors.New("invalid date format")
+			}
+			loc = l
+		}
+		return time.Unix(n, 0).In(loc), nil
+	}
+	layouts := []string{
+		time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 -0700", "Mon Jan 2 15:04:05 2006 -0700",
+		"2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05 Z07:00", "2006-01-02 15:04:05Z07:00", "2006-01-02T15:04:05 -0700",
+	}
+	for _, l := range layouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	for _, l := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006.01.02 15:04:05", "Mon, 2 Jan 2006 15:04:05"} {
+		if t, err := time.ParseInLocation(l, s, local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("invalid date format")
+}
+
+func parseZone(z string) (*time.Location, bool) {
+	if len(z) != 5 || (z[0] != '+' && z[0] != '-') {
+		return nil, false
+	}
+	h, err1 := strconv.Atoi(z[1:3])
+	m, err2 := strconv.Atoi(z[3:5])
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	off := (h*60 + m) * 60
+	if z[0] == '-' {
+		off = -off
+	}
+	return time.FixedZone("", off), true
+}

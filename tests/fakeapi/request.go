@@ -1,0 +1,134 @@
+package fakeapi
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Reading what the CLI sent: the user's text, tool results and hook context, whichever CLI version put them where.
+
+// userText flattens a user message: its text blocks with the leading
+// <system-reminder> blocks stripped, its tool_result contents, and the
+// PostToolUse hook context found in either.
+func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		rest, ctx := cutHookContext(str)
+		return stripReminders(rest), nil, ctx
+	}
+	var blocks []wireBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return "", nil, nil
+	}
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			rest, ctx := cutHookContext(b.Text)
+			hookCtx = append(hookCtx, ctx...)
+			if t := stripReminders(rest); t != "" {
+				parts = append(parts, t)
+			}
+		case "tool_result":
+			rest, ctx := cutHookContext(flatten(b.Content))
+			hookCtx = append(hookCtx, ctx...)
+			// 2.1.330 appends its other reminders there too ("<total_tokens>
+			// … tokens left"): the tool's own output is what is left.
+			rest = reminderRE.ReplaceAllString(rest, "")
+			toolResults = append(toolResults, strings.TrimRight(rest, "\n"))
+		}
+	}
+	return strings.Join(parts, "\n"), toolResults, hookCtx
+}
+
+// hookContextRE is the reminder the CLI wraps a PostToolUse
+// additionalContext in ("PostToolUse:Bash hook additional context: TEXT").
+var hookContextRE = regexp.MustCompile(`(?s)<system-reminder>\s*PostToolUse:[^\n]*? hook additional context: (.*?)\s*</system-reminder>`)
+
+var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+
+// cutHookContext returns s without its hook-context reminders, and their texts.
+func cutHookContext(s string) (string, []string) {
+	var ctx []string
+	for _, m := range hookContextRE.FindAllStringSubmatch(s, -1) {
+		ctx = append(ctx, m[1])
+	}
+	if ctx == nil {
+		return s, nil
+	}
+	return hookContextRE.ReplaceAllString(s, ""), ctx
+}
+
+func flatten(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	var blocks []wireBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return string(raw)
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func stripReminders(s string) string {
+	const open, closing = "<system-reminder>", "</system-reminder>"
+	s = strings.TrimSpace(s)
+	for strings.HasPrefix(s, open) {
+		end := strings.Index(s, closing)
+		if end < 0 {
+			return ""
+		}
+		s = strings.TrimSpace(s[end+len(closing):])
+	}
+	return s
+}
+
+// sessionDir is the session's working directory: from this request, else
+// as an earlier request of the session said. 2.1.330 does not repeat it in
+// every request's system prompt. s.mu is held.
+func (s *Server) sessionDir(sess int, system json.RawMessage, body []byte) string {
+	dir := workingDir(system)
+	if dir == "" {
+		dir = workingDir(body) // elsewhere in the request, e.g. a reminder
+	}
+	if dir == "" {
+		return s.dirs[sess]
+	}
+	s.dirs[sess] = dir
+	return dir
+}
+
+// workingDir finds the session's directory in the CLI's system prompt
+// (" - Primary working directory: /path"), or in raw JSON text.
+func workingDir(system json.RawMessage) string {
+	const key = "Primary working directory: "
+	text := string(system)
+	var blocks []wireBlock
+	if json.Unmarshal(system, &blocks) == nil {
+		var b strings.Builder
+		for _, bl := range blocks {
+			b.WriteString(bl.Text)
+			b.WriteByte('\n')
+		}
+		text = b.String()
+	} else {
+		_ = json.Unmarshal(system, &text)
+	}
+	i := strings.Index(text, key)
+	if i < 0 {
+		return ""
+	}
+	rest := text[i+len(key):]
+	if j := strings.IndexAny(rest, "\n\"\\"); j >= 0 { // a newline, or its JSON escape
+		rest = rest[:j]
+	}
+	return strings.TrimSpace(rest)
+}
