@@ -118,20 +118,10 @@ func (e *Env) findRun(id string, pick func(*state.Ledger) *state.Run) (*gitcommi
 // reportRun is the latest run that ran a session: a rerun that only
 // skipped finished phases has nothing to draw.
 func reportRun(l *state.Ledger) *state.Run {
-	var best *state.Run
-	for _, r := range l.Runs {
-		ran := false
-		for _, p := range r.Phases {
-			ran = ran || p.Sessions > 0
-		}
-		if ran && (best == nil || !r.StartedAt.Before(best.StartedAt)) {
-			best = r
-		}
+	if r := l.LatestWorked(); r != nil {
+		return r
 	}
-	if best == nil {
-		return l.Latest()
-	}
-	return best
+	return l.Latest()
 }
 
 // loadReport reads what run recorded: its events, each session's stream,

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/policy"
@@ -253,7 +252,7 @@ func (d *driver) perform() {
 			}
 		}
 		if e.Event != "" {
-			r.event(e.Event, d.fields(redactFields(e.Fields)))
+			r.event(e.Event, d.fields(e.Fields)) // the event log redacts what it writes
 		}
 		d.log(e)
 	}
@@ -298,17 +297,6 @@ func (d *driver) log(e policy.Effect) {
 	default:
 		d.r.log.Debug(e.Log, kv...)
 	}
-}
-
-// redactFields redacts the text a decision records (a note quotes the
-// agent's calls).
-func redactFields(m map[string]any) map[string]any {
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			m[k] = checkpoint.Redact(s)
-		}
-	}
-	return m
 }
 
 // threshold reports whether trig is one of the session's thresholds

@@ -318,9 +318,9 @@ func TestPrecedence(t *testing.T) {
 			out: Outcome{Trigger: TriggerAdaptive},
 		},
 		{
-			name: "a handoff told by a budget's wrap-up is recorded, the session goes on",
+			name: "a write to the handoff's path before anyone asked for it is no handoff",
 			steps: []step{
-				{post: writeCall(handoffPath)}, // not told yet: not a handoff
+				{post: writeCall(handoffPath), state: Working, stopAt: "-"},
 			},
 		},
 	}
