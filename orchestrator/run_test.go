@@ -330,10 +330,10 @@ func TestPhaseLoop(t *testing.T) {
 		{
 			name:       "idle timeout is retried",
 			script:     script{"1": {{"write a.txt", "hang"}, {"done", "result"}}},
-			cfg:        func(c *config.Config) { c.IdleTimeout = config.Duration(time.Second) },
+			cfg:        func(c *config.Config) { c.IdleTimeout = config.Duration(2 * time.Second) },
 			wantStatus: state.StatusCompleted, wantAttempts: 1,
 			wantEvents: []string{"retry", "completed"},
-			wantLog:    []string{"idle timeout: no output from claude for 1s"},
+			wantLog:    []string{"idle timeout: no output from claude for 2s"},
 		},
 		{
 			name:       "session timeout is retried",

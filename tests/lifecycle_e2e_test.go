@@ -248,7 +248,7 @@ func TestRunIdleTimeoutRetried(t *testing.T) {
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Hang"}}, "idle_timeout: 3s\nretry_backoff: 100ms\n")
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Hang"}}, "idle_timeout: 6s\nretry_backoff: 100ms\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
