@@ -28,7 +28,7 @@ func TestIgnoredMatchingMatchesGit(t *testing.T) {
 	}
 	dir := newRepo(t)
 	writeFiles(t, dir, map[string]string{
-		".gitignore":         ".env*\n*.local\nsecrets/\nnode_modules/\n/config/*.json\n!config/tracked.json\ncache/\n",
+		".gitignore":          ".env*\n*.local\nsecrets/\nnode_modules/\n/config/*.json\n!config/tracked.json\ncache/\n",
 		"config/tracked.json": "{}\n", "readme.txt": "tracked\n", "sub/.gitignore": "*.db\n",
 	})
 	runGit(t, dir, "add", "-A")
