@@ -336,6 +336,9 @@ func (r *orun) closeWorktree(s *slot, merged bool) {
 	if err == nil {
 		untracked, err = s.repo.Untracked()
 	}
+	for _, f := range s.includes {
+		delete(untracked, f.Path) // copies, never committed: not work
+	}
 	if err != nil || len(dirty)+len(untracked) > 0 {
 		r.log.Warn("phase worktree kept: it holds uncommitted work", "phase", s.ph.ID, "path", s.path, "err", err)
 		return
