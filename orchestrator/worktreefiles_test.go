@@ -134,6 +134,7 @@ func TestFailFast(t *testing.T) {
 	f.cfg.Parallel = 2
 	opts := f.options()
 	opts.FailFast = true
+	opts.StepSummary = filepath.Join(t.TempDir(), "summary.md")
 	if err := Run(context.Background(), opts); !errors.Is(err, ErrBlocked) {
 		t.Fatalf("err = %v\n%s", err, f.log)
 	}
@@ -157,6 +158,9 @@ func TestFailFast(t *testing.T) {
 		if !strings.Contains(f.out.String(), want) {
 			t.Errorf("summary does not say %q:\n%s", want, f.out)
 		}
+	}
+	if md, err := os.ReadFile(opts.StepSummary); err != nil || !strings.Contains(string(md), "- phase 2: stopped by --fail-fast, its work committed on branch "+p2.Branch) {
+		t.Errorf("step summary: %v\n%s", err, md)
 	}
 	if f.readFile("b.txt") != "" {
 		t.Fatal("the stopped phase's work reached the user's branch")

@@ -50,6 +50,11 @@ func TestWorktreeIncludeE2E(t *testing.T) {
 
 	r := h.run("run", "plan/MASTER_PLAN.md", "--parallel", "2")
 	if r.Code != 0 {
+		for _, l := range strings.Split(h.runFiles("phase-*/session-1.jsonl"), "\n") {
+			if strings.Contains(l, "tool_result") {
+				t.Log("DEBUG " + l)
+			}
+		}
 		t.Fatalf("run: %s", r)
 	}
 	if files := h.git("log", "--all", "--name-only", "--format="); strings.Contains("\n"+files+"\n", "\n.env\n") {
@@ -175,8 +180,12 @@ func TestFailFastE2E(t *testing.T) {
 			t.Errorf("stderr does not say %q", want)
 		}
 	}
+	st := h.status()
+	if af, _ := st["after_failure"].(map[string]any); af == nil || af["phase"] != "1" || af["fail_fast"] != true || len(af["running"].([]any)) != 1 {
+		t.Errorf("status --json after_failure: %v", st["after_failure"])
+	}
 	var branch string
-	for _, p := range h.status()["phases"].([]any) {
+	for _, p := range st["phases"].([]any) {
 		m := p.(map[string]any)
 		if m["id"] == "2" {
 			branch, _ = m["branch"].(string)
