@@ -175,7 +175,7 @@ func TestFailFastE2E(t *testing.T) {
 	if r.Code != 1 {
 		t.Fatalf("want exit 1: %s", r)
 	}
-	for _, want := range []string{"--fail-fast stops the phases still running", "safe point reached"} {
+	for _, want := range []string{"--fail-fast stops the phases still running", "another phase failed (--fail-fast): stopping the session after the running tool"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr does not say %q", want)
 		}
