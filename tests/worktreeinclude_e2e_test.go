@@ -52,7 +52,7 @@ func TestWorktreeIncludeE2E(t *testing.T) {
 	if r.Code != 0 {
 		for _, l := range strings.Split(h.runFiles("phase-*/session-1.jsonl"), "\n") {
 			if strings.Contains(l, "tool_result") {
-				t.Log("DEBUG " + l)
+				t.Log("tool result: " + l) // to tell a failed `debussy done` from a lost one
 			}
 		}
 		t.Fatalf("run: %s", r)
