@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -174,6 +175,46 @@ func TestFailFast(t *testing.T) {
 	}
 	if f.readFile("b.txt") != "two\n" {
 		t.Errorf("b.txt = %q", f.readFile("b.txt"))
+	}
+}
+
+// Without --fail-fast, a phase running when another fails goes on to its
+// end and is merged; the summary says so. (Phase 2 waits, inside its
+// session, until the ledger records the failure.)
+func TestAfterFailureLetsOthersFinish(t *testing.T) {
+	s := script{
+		"1": {{"await p2", "done blocked stuck", "result"}},
+		"2": {{"touch p2", "await go", "writeas b.txt two", "done", "result"}},
+	}
+	f := newFixture(t, s, phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	f.cfg.Parallel = 2
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if l, err := f.store.Load(); err == nil && l.Latest() != nil && l.Latest().AfterFailure != nil {
+				_ = os.WriteFile(f.script+".mark-go", nil, 0o644)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if err := f.run(context.Background()); !errors.Is(err, ErrBlocked) {
+		t.Fatalf("err = %v\n%s", err, f.log)
+	}
+	run := f.lastRun()
+	if af := run.AfterFailure; af == nil || af.FailFast || strings.Join(af.Running, ",") != "2" {
+		t.Fatalf("after_failure = %+v", af)
+	}
+	if p := run.Phase("2"); p.Status != state.StatusCompleted || p.Merge == "" {
+		t.Fatalf("phase 2: %s, merge %q", p.Status, p.Merge)
+	}
+	if f.readFile("b.txt") != "two\n" {
+		t.Errorf("b.txt = %q", f.readFile("b.txt"))
+	}
+	want := "phase 1 failed while phase 2 was running; without --fail-fast they went on to their end:\n  phase 2: finished: completed, merged into your branch at "
+	if !strings.Contains(f.out.String(), want) {
+		t.Errorf("summary does not say %q:\n%s", want, f.out)
 	}
 }
 
