@@ -31,6 +31,7 @@ type runOptions struct {
 	Only       string // --only: exactly this phase (a CI matrix job)
 	DryRun     bool
 	Restart    bool
+	FailFast   bool // --fail-fast: a failed phase stops the other running ones
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -72,6 +73,7 @@ Examples:
 			&cli.BoolFlag{Name: "strict-gates", Usage: "refuse a gate with no command, no preset and no gate_commands entry (strict_gates)"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "start even with uncommitted changes to tracked files"},
 			&cli.IntFlag{Name: "parallel", DefaultText: "1", Usage: "run up to `N` phases at once, each in its own git worktree, merged into your branch (parallel)"},
+			&cli.BoolFlag{Name: "fail-fast", Usage: "with --parallel: once a phase fails, stop the others at a safe point (work committed, resumed by a rerun) instead of letting them finish"},
 			&cli.Float64Flag{Name: "budget-cost", DefaultText: "0", Usage: "stop a phase once it has cost `USD` (budget.phase.cost_usd; 0 is no limit)"},
 			&cli.Int64Flag{Name: "budget-tokens", DefaultText: "0", Usage: "stop a phase once it has processed `N` tokens (budget.phase.tokens; 0 is no limit)"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
@@ -101,6 +103,7 @@ Examples:
 				Only:       c.String("only"),
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
+				FailFast:   c.Bool("fail-fast"),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -345,6 +348,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		PhaseID:     opts.Phase,
 		Only:        opts.Only,
 		Restart:     opts.Restart,
+		FailFast:    opts.FailFast,
 		Hard:        e.Hard,
 		Env:         e.Environ(),
 		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),

@@ -55,6 +55,8 @@ type Config struct {
 	AllowDirty            bool              `yaml:"allow_dirty" json:"allow_dirty"`
 	StrictGit             bool              `yaml:"strict_git" json:"strict_git"`
 	Parallel              int               `yaml:"parallel" json:"parallel"`
+	WorktreeSetup         string            `yaml:"worktree_setup" json:"worktree_setup"`
+	WorktreeSetupTimeout  Duration          `yaml:"worktree_setup_timeout" json:"worktree_setup_timeout"`
 	GateCommands          map[string]string `yaml:"gate_commands" json:"gate_commands"`
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
@@ -170,14 +172,15 @@ func Defaults() Config {
 			MaxExtensions:            1,
 			Prices:                   map[string]ModelPrice{},
 		},
-		AutoCommit:   true,
-		AllowDirty:   false,
-		Parallel:     1,
-		GateCommands: map[string]string{},
-		ExtraArgs:    []string{},
-		RedactAllow:  []string{},
-		LogFormat:    LogText,
-		LogLevel:     LevelInfo,
+		AutoCommit:           true,
+		AllowDirty:           false,
+		Parallel:             1,
+		WorktreeSetupTimeout: Duration(10 * time.Minute),
+		GateCommands:         map[string]string{},
+		ExtraArgs:            []string{},
+		RedactAllow:          []string{},
+		LogFormat:            LogText,
+		LogLevel:             LevelInfo,
 	}
 }
 

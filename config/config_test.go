@@ -323,6 +323,14 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "worktree setup",
+			file: "parallel: 2\nworktree_setup: \"  \"\nworktree_setup_timeout: -1m\n",
+			want: []string{
+				`FILE:2:17: worktree_setup: is blank; allowed: a shell command run in each new phase worktree`,
+				`FILE:3:25: worktree_setup_timeout: -1m is not greater than 0; allowed: a Go duration`,
+			},
+		},
+		{
 			name: "block collections point at their first entry",
 			file: "gate_commands:\n  lint: \"\"\nextra_args:\n  - -p\n",
 			want: []string{

@@ -325,6 +325,19 @@ func rules() map[string]rule {
 				return ""
 			},
 		},
+		"worktree_setup": {
+			allowed: `a shell command run in each new phase worktree before its first session, e.g. "npm ci"; "" runs nothing`,
+			check: func(c *Config) string {
+				if c.WorktreeSetup != "" && strings.TrimSpace(c.WorktreeSetup) == "" {
+					return "is blank"
+				}
+				return ""
+			},
+		},
+		"worktree_setup_timeout": {
+			allowed: durationAllowed,
+			check:   positive(func(c *Config) Duration { return c.WorktreeSetupTimeout }),
+		},
 		"strict_gates": {allowed: "true or false"},
 		"gate_commands": {
 			allowed: `a mapping of gate name to shell command, e.g. {test: "go test ./..."}`,

@@ -73,7 +73,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 
 	s := r.newStager(idx, cfg, true)
-	s.exclude = o.exclude
+	s.exclude, s.never = o.exclude, o.never
 	if o.entries != nil {
 		s.entries = o.entries
 	} else {

@@ -18,6 +18,7 @@ type CommitOption func(*commitOptions)
 
 type commitOptions struct {
 	exclude    Fingerprints
+	never      pathSet // Never
 	note       func(msg string, changed []string) string
 	allowEmpty bool
 	// entries, when set, is the index to commit as it is (Merge): no
@@ -79,6 +80,9 @@ func (r *Repo) Untracked() (Fingerprints, error) {
 // and always returns true. h is the path's fingerprint, computed by hash
 // (without storing anything) only when needed.
 func (s *stager) keepOut(path string, hash func() (string, bool, error)) (bool, error) {
+	if s.never[path] && s.listing == nil {
+		return true, nil
+	}
 	want, ok := s.exclude[path]
 	if !ok && s.listing == nil {
 		return false, nil

@@ -38,6 +38,7 @@ type stager struct {
 	unstaged []string     // tracked paths whose worktree content differs from the index
 	added    []string     // untracked paths staged by the walk
 	exclude  Fingerprints // untracked paths to leave out while unchanged (exclude.go)
+	never    pathSet      // untracked paths to leave out whatever their content (Never)
 	changed  []string     // paths of exclude staged because their content changed
 	listing  Fingerprints // Untracked: collects instead of staging
 	refresh  bool         // only stat data changed; the index is worth rewriting

@@ -30,6 +30,7 @@ func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
 	for path := range r.userFiles {
 		exclude = append(exclude, path)
 	}
+	exclude = append(exclude, r.neverCommitted(p.ph.ID)...)
 	slices.Sort(exclude)
 	var (
 		d   gitcommit.Disagreement

@@ -169,13 +169,14 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 // A hook refusing that empty commit refuses no work of the agent's, so it
 // is only a warning (the outcome stays in .debussy/).
 func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (gitcommit.Commit, error) {
-	c, err := p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg))
+	keep := gitcommit.Never(r.neverCommitted(p.ph.ID))
+	c, err := p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep)
 	if !isRecorded(event) {
 		return c, err
 	}
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
-		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), gitcommit.AllowEmpty())
+		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty())
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
 				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(checkpoint.Redact(hookErr.Output), 500))

@@ -48,6 +48,7 @@ type Options struct {
 	PhaseID     string    // --phase: start here
 	Only        string    // --only: run exactly this phase (ledger.go)
 	Restart     bool      // --restart: ignore the ledger
+	FailFast    bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,7 +33,16 @@ var ErrConflict = errors.New("cannot be merged")
 type parallel struct {
 	mu    sync.Mutex                 // held by whichever goroutine runs orchestrator code
 	repos map[string]*gitcommit.Repo // phase id → its worktree; guarded by mu
+	// keep: phase id → the paths its commits leave out (its .worktreeinclude
+	// copies); guarded by mu.
+	keep map[string][]string
+	// includes are the files .worktreeinclude selects, listed once.
+	includes *[]gitcommit.IgnoredFile
 }
+
+// errFailFast is why --fail-fast stops the phases still running once one
+// failed (the cause of their context).
+var errFailFast = errors.New("another phase failed (--fail-fast)")
 
 // unlocked runs f, a wait, without the run's lock so concurrent phases
 // proceed meanwhile. f must touch no shared state. One by one, it just runs f.
@@ -65,6 +73,12 @@ type slot struct {
 	rec          *state.PhaseRecord
 	path, branch string
 	repo         *gitcommit.Repo
+	includes     []gitcommit.IgnoredFile // to copy in (worktreefiles.go)
+	// reused: an interrupted run's worktree, readied then; newBranch: the
+	// branch was made for it; discard: nothing of the agent's in it, so
+	// it goes, and its branch too when new.
+	reused, newBranch, discard bool
+	cancel                     context.CancelCauseFunc // stops the phase at a safe point
 }
 
 type phaseResult struct {
@@ -74,13 +88,15 @@ type phaseResult struct {
 
 // executeParallel runs the phases of todo, up to cfg.Parallel at a time. The
 // first error stops new phases from starting; those running finish (and
-// are merged) before it is returned, so no work or spend is thrown away.
+// are merged) before it is returned, so no work or spend is thrown away —
+// or, with --fail-fast, are stopped at a safe point (their work committed
+// to their branches, resumed by a rerun).
 func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
 	if !r.cfg.AutoCommit {
 		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
 			ErrSetup, r.cfg.Parallel)
 	}
-	r.par = &parallel{repos: map[string]*gitcommit.Repo{}}
+	r.par = &parallel{repos: map[string]*gitcommit.Repo{}, keep: map[string][]string{}}
 	r.par.mu.Lock()
 	defer func() {
 		r.par.mu.Unlock()
@@ -113,14 +129,24 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 			started[ph.ID] = true
 			s, err := r.openWorktree(ph)
 			if err != nil {
+				if len(running) > 0 {
+					r.othersAfterFailure(ph.ID, running)
+				}
 				fail(err)
 				break
 			}
 			running[ph.ID] = s
 			r.par.repos[ph.ID] = s.repo
+			var pctx context.Context
+			pctx, s.cancel = context.WithCancelCause(ctx)
 			go func() {
 				r.par.mu.Lock()
-				err := r.runPhase(ctx, s.ph, s.rec)
+				err := r.prepareWorktree(pctx, s)
+				if err != nil {
+					err = r.notStarted(s, err)
+				} else {
+					err = r.runPhase(pctx, s.ph, s.rec)
+				}
 				r.par.mu.Unlock()
 				results <- phaseResult{id: s.ph.ID, err: err}
 			}()
@@ -131,8 +157,10 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		var res phaseResult
 		r.unlocked(func() { res = <-results })
 		s := running[res.id]
+		s.cancel(nil)
 		delete(running, res.id)
 		delete(r.par.repos, res.id)
+		delete(r.par.keep, res.id)
 		err := res.err
 		if err == nil {
 			err = r.mergePhase(s)
@@ -140,6 +168,9 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		if err == nil {
 			done[res.id] = true
 		} else {
+			if first == nil && !errors.Is(err, ErrInterrupted) && len(running) > 0 {
+				r.othersAfterFailure(res.id, running)
+			}
 			fail(err)
 		}
 		r.closeWorktree(s, err == nil)
@@ -185,6 +216,17 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			}
 		}
 	}
+	includes, err := r.worktreeIncludes()
+	if err != nil {
+		return nil, err
+	}
+	s.includes = includes
+	keep := make([]string, len(includes))
+	for i, f := range includes {
+		keep[i] = f.Path
+	}
+	r.par.keep[ph.ID] = keep
+	s.newBranch = prevRun == nil
 	reused := false
 	if prevRun != nil {
 		if repo, err := r.Repo.OpenLinked(s.path); err == nil && samePath(repo.Root(), s.path) {
@@ -213,7 +255,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the phase's worktree.",
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
-		c, err := s.repo.CommitAll(msg.String())
+		c, err := s.repo.CommitAll(msg.String(), gitcommit.Never(keep))
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
@@ -222,6 +264,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			r.log.Info("committed the work an interrupted run left", "phase", ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files)
 		}
 	}
+	s.reused = reused
 	s.rec.Worktree, s.rec.Branch = s.path, s.branch
 	if err := r.save(); err != nil {
 		return nil, err
@@ -284,24 +327,21 @@ func (r *orun) mergePhase(s *slot) error {
 // its branch (kept, with its work, if anything is left uncommitted), and
 // deletes the branch once merged.
 func (r *orun) closeWorktree(s *slot, merged bool) {
+	if s.discard {
+		r.removeWorktree(s, s.newBranch)
+		return
+	}
 	dirty, err := s.repo.DirtyTracked()
 	var untracked gitcommit.Fingerprints
 	if err == nil {
 		untracked, err = s.repo.Untracked()
 	}
+	for _, f := range s.includes {
+		delete(untracked, f.Path) // copies, never committed: not work
+	}
 	if err != nil || len(dirty)+len(untracked) > 0 {
 		r.log.Warn("phase worktree kept: it holds uncommitted work", "phase", s.ph.ID, "path", s.path, "err", err)
 		return
 	}
-	if err := r.Repo.RemoveWorktree(s.path); err != nil {
-		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
-		return
-	}
-	_ = os.Remove(filepath.Dir(s.path)) // the run's directory, once empty
-	_ = os.Remove(filepath.Dir(filepath.Dir(s.path)))
-	if merged {
-		if err := r.Repo.DeleteBranch(s.branch); err != nil {
-			r.log.Warn("delete the merged phase's branch", "phase", s.ph.ID, "err", err)
-		}
-	}
+	r.removeWorktree(s, merged)
 }

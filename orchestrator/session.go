@@ -117,8 +117,13 @@ func (r *orun) watchInterrupt(ctx context.Context, p *phaseRun, n int, sess *run
 		case <-ctx.Done():
 		}
 		interrupted = true
-		r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
-		r.event("interrupt", sessionFields(p, n, nil))
+		if errors.Is(context.Cause(ctx), errFailFast) {
+			r.log.Warn("another phase failed (--fail-fast): stopping the session after the running tool", "phase", p.ph.ID)
+			r.event("interrupt", sessionFields(p, n, map[string]any{"fail_fast": true}))
+		} else {
+			r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
+			r.event("interrupt", sessionFields(p, n, nil))
+		}
 		select {
 		case <-done:
 		case <-r.Hard:

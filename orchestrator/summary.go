@@ -45,6 +45,9 @@ func writeSummary(w io.Writer, run *state.Run) {
 			fmt.Fprintln(w, phaseError(p))
 		}
 	}
+	for _, line := range afterFailureLines(run) {
+		fmt.Fprintln(w, line)
+	}
 	for _, p := range run.Phases {
 		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
 			fmt.Fprintf(w, "phase %s: %s\n", p.ID, SpendLine(e))
@@ -91,6 +94,12 @@ func appendStepSummary(path, planName string, run *state.Run) error {
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(phaseError(p), "\n", " "))
+		}
+	}
+	if lines := afterFailureLines(run); len(lines) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "- %s\n", strings.TrimSpace(l))
 		}
 	}
 	for _, p := range run.Phases {

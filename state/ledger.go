@@ -52,6 +52,19 @@ type Run struct {
 	Phases    []*PhaseRecord `json:"phases"`
 	// Economics is the run's spend against the plan's budget.
 	Economics *Economics `json:"economics,omitempty"`
+	// AfterFailure is set when a phase of a --parallel run failed while
+	// others were running: what became of those is in their records.
+	AfterFailure *AfterFailure `json:"after_failure,omitempty"`
+}
+
+// AfterFailure names the first phase of a --parallel run to fail and the
+// phases running at that moment.
+type AfterFailure struct {
+	Phase string `json:"phase"`
+	// FailFast: --fail-fast stopped the others at a safe point; else they
+	// went on to their end.
+	FailFast bool     `json:"fail_fast"`
+	Running  []string `json:"running"`
 }
 
 // PhaseRecord is what one run did with one phase.

@@ -1,0 +1,112 @@
+package orchestrator
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// othersAfterFailure handles the phases still running when phase id of a
+// --parallel run failed: --fail-fast stops them at a safe point (the
+// Ctrl-C path: after the running tool, work committed to their branches,
+// resumed by a rerun); else they go on to their end. Either way the
+// ledger and the summary name them and what became of them.
+func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
+	ids := slices.Sorted(maps.Keys(running))
+	r.run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
+	if err := r.save(); err != nil {
+		r.log.Warn("record the phases running at the failure", "err", err)
+	}
+	r.event("after_failure", map[string]any{"phase": id, "running": ids, "fail_fast": r.FailFast})
+	if !r.FailFast {
+		r.log.Warn("a phase failed: the phases still running go on to their end (--fail-fast would stop them)",
+			"failed", id, "running", strings.Join(ids, ", "))
+		return
+	}
+	r.log.Warn("a phase failed: --fail-fast stops the phases still running at a safe point",
+		"failed", id, "running", strings.Join(ids, ", "))
+	for _, s := range running {
+		s.cancel(errFailFast)
+	}
+}
+
+// afterFailureLines say, for the summary, which phases were running when
+// the first one failed and what became of each.
+func afterFailureLines(run *state.Run) []string {
+	af := run.AfterFailure
+	if af == nil {
+		return nil
+	}
+	how := "without --fail-fast they went on to their end"
+	if af.FailFast {
+		how = "--fail-fast stopped them at a safe point"
+	}
+	lines := []string{fmt.Sprintf("phase %s failed while %s %s running; %s:", af.Phase, phaseList(af.Running), isAre(len(af.Running)), how)}
+	for _, id := range af.Running {
+		if p := run.Phase(id); p != nil {
+			lines = append(lines, fmt.Sprintf("  phase %s: %s", id, afterFailureOutcome(p, af.FailFast)))
+		}
+	}
+	return lines
+}
+
+// afterFailureOutcome is what became of a phase running at the failure.
+func afterFailureOutcome(p *state.PhaseRecord, failFast bool) string {
+	at := ""
+	if n := len(p.Commits); n > 0 {
+		at = " at " + gitcommit.Short(p.Commits[n-1])
+	}
+	onBranch := ""
+	if p.Branch != "" {
+		onBranch = ", its work committed on branch " + p.Branch + at
+	}
+	switch {
+	case p.Status == state.StatusCompleted && p.Merge != "":
+		return "finished: completed, merged into your branch at " + gitcommit.Short(p.Merge)
+	case p.Status == state.StatusInterrupted && failFast:
+		return "stopped by --fail-fast" + onBranch + "; run the same command again to resume it"
+	case p.Status == state.StatusInterrupted:
+		return "interrupted" + onBranch + "; run the same command again to resume it"
+	case p.Status == state.StatusRunning:
+		return "still running when debussy stopped"
+	}
+	return "finished: " + string(p.Status) + onBranch
+}
+
+func phaseList(ids []string) string {
+	noun := "phase "
+	if len(ids) > 1 {
+		noun = "phases "
+	}
+	return noun + strings.Join(ids, ", ")
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+// removeWorktree removes a phase's worktree, and its branch too when
+// deleteBranch: once merged, or when no session ran on a branch made for
+// it (a rerun then starts the phase afresh from your branch).
+func (r *orun) removeWorktree(s *slot, deleteBranch bool) {
+	if err := r.Repo.RemoveWorktree(s.path); err != nil {
+		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
+		return
+	}
+	_ = os.Remove(filepath.Dir(s.path)) // the run's directory, once empty
+	_ = os.Remove(filepath.Dir(filepath.Dir(s.path)))
+	if deleteBranch {
+		if err := r.Repo.DeleteBranch(s.branch); err != nil {
+			r.log.Warn("delete the phase's branch", "phase", s.ph.ID, "err", err)
+		}
+	}
+}
