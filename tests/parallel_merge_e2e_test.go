@@ -16,19 +16,9 @@ import (
 // merge-tree` makes of their parents.
 func TestParallelNearbyEditsMergeByGitE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, "parallel phases' nearby edits merged by git")
-	marks := t.TempDir()
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),
-			turn(21000, fakeapi.Bash("sed -i -e '1s/.*/alpha = 2/' -e '5s/.*/echo = 2/' shared.txt && debussy done --phase 1")),
-			turn(22000, fakeapi.Text("Phase 1 done.")),
-		}},
-		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p2", "p1"))),
-			turn(21000, fakeapi.Bash("sed -i '3s/.*/charlie = 2/' shared.txt && debussy done --phase 2")),
-			turn(22000, fakeapi.Text("Phase 2 done.")),
-		}},
-	}}
+	script := twoParallelPhases(t,
+		"sed -i -e '1s/.*/alpha = 2/' -e '5s/.*/echo = 2/' shared.txt",
+		"sed -i '3s/.*/charlie = 2/' shared.txt")
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "One"}, {ID: "2", Title: "Two"}}, "")
 	h.write("shared.txt", "alpha = 1\nbravo = 1\ncharlie = 1\ndelta = 1\necho = 1\n")
 	h.git("add", "shared.txt")
@@ -55,4 +45,18 @@ func TestParallelNearbyEditsMergeByGitE2E(t *testing.T) {
 		t.Errorf("tracked tree not clean: %q", st)
 	}
 	h.noOrphans()
+}
+
+// twoParallelPhases is the script of phases 1 and 2 run at the same time:
+// each meets the other in a tool, then runs its command and signals done.
+func twoParallelPhases(t *testing.T, cmd1, cmd2 string) fakeapi.Script {
+	marks := t.TempDir()
+	phase := func(id, other, cmd string) fakeapi.Conversation {
+		return fakeapi.Conversation{Name: "p" + id, Match: phaseMatch(id), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash(rendezvous(marks, "p"+id, "p"+other))),
+			turn(21000, fakeapi.Bash(cmd+" && debussy done --phase "+id)),
+			turn(22000, fakeapi.Text("Phase "+id+" done.")),
+		}}
+	}
+	return fakeapi.Script{Conversations: []fakeapi.Conversation{phase("1", "2", cmd1), phase("2", "1", cmd2)}}
 }
