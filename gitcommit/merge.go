@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ErrConflict means a merge was refused: both sides changed the same path,
@@ -39,15 +40,18 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // Merge merges branch into the checked-out branch with a merge commit of
 // two parents (msg, hooks and signing as CommitAll), and updates the work
-// tree and the index to it. The merge is three-way: against the merge
-// base, a path changed on one side takes that side's content; a text file
-// changed on both sides is merged line by line when the changes are apart
-// (see mergeText: only where git's merge gives the same bytes); anything
-// else changed on both sides to different results is a conflict. A
-// conflict, or an untracked file where the merge would write, returns a
-// *ConflictError and changes nothing but unreferenced blobs. Tracked files must be unchanged (as after a commit);
-// untracked files are left alone. A branch already merged returns
-// ErrNothingToCommit.
+// tree and the index to it. The merged tree is git's: with git (2.38 or
+// later) installed, `git merge-tree` computes it (see mergegit.go), and a
+// path git cannot merge is a conflict. Without git, debussy's own
+// three-way merge stands in: against the merge base, a path changed on
+// one side takes that side's content; a text file changed on both sides
+// is merged line by line when the changes are apart (see mergeText: only
+// where git's merge gives the same bytes); anything else changed on both
+// sides to different results is a conflict. A conflict, or an untracked
+// file where the merge would write, returns a *ConflictError and changes
+// nothing but unreferenced objects. Tracked files must be unchanged (as
+// after a commit); untracked files are left alone. A branch already merged
+// returns ErrNothingToCommit.
 func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 	m, err := r.prepareMerge(branch)
 	if err != nil {
@@ -112,23 +116,11 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 		}
 		baseTree = bases[0].TreeHash
 	}
-	base, err := r.flatten(baseTree)
-	if err != nil {
-		return fail(err)
-	}
 	ours, err := r.flatten(oursC.TreeHash)
 	if err != nil {
 		return fail(err)
 	}
-	theirs, err := r.flatten(theirsC.TreeHash)
-	if err != nil {
-		return fail(err)
-	}
-	lineMerge, err := r.lineMerger(base, ours, theirs)
-	if err != nil {
-		return fail(err)
-	}
-	merged, conflicts, err := mergeFiles(base, ours, theirs, lineMerge)
+	merged, conflicts, err := r.mergeCommits(oursC, theirsC, baseTree, ours)
 	if err != nil {
 		return fail(err)
 	}
@@ -166,6 +158,34 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 		return fail(err)
 	}
 	return m, nil
+}
+
+// mergeCommits merges theirs into ours: by git when it is installed (see
+// mergegit.go), else by debussy's own merge of the flattened trees against
+// baseTree (zero: none). It returns the merged files, or the conflicting
+// paths, sorted.
+func (r *Repo) mergeCommits(oursC, theirsC *object.Commit, baseTree plumbing.Hash, ours map[string]treeFile) (map[string]treeFile, []string, error) {
+	if bin := mergeEngine(); bin != "" {
+		tree, conflicts, err := r.mergeByGit(bin, oursC.Hash, theirsC.Hash)
+		if err != nil || len(conflicts) > 0 {
+			return nil, conflicts, err
+		}
+		merged, err := r.flatten(tree)
+		return merged, nil, err
+	}
+	base, err := r.flatten(baseTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	theirs, err := r.flatten(theirsC.TreeHash)
+	if err != nil {
+		return nil, nil, err
+	}
+	lineMerge, err := r.lineMerger(base, ours, theirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mergeFiles(base, ours, theirs, lineMerge)
 }
 
 // checkoutIndex is checkout in the work tree with idx as the old index,

@@ -2,7 +2,12 @@ package gitcommit
 
 import "bytes"
 
-// The line-level merge of a file both sides changed.
+// The line-level merge of a file both sides changed: debussy's own merge,
+// used only where no git that can merge is installed (with git, Merge asks
+// `git merge-tree`, see mergegit.go). It stays because debussy commits
+// through go-git and runs without a git binary; being conservative, it
+// never gives a result git would not — on TestMergeCorpusAgainstGit's 200
+// nearby edits it calls about a third of git's clean merges conflicts.
 //
 // No diff3 library is used: the two the project considered
 // (epiclabs-io/diff3, nasdf/diff3) cannot be fetched here, and a library

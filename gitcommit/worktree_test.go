@@ -221,7 +221,7 @@ func TestMerge(t *testing.T) {
 			one:       map[string]string{"x": "file\n"},
 			two:       map[string]string{"x/y": "in dir\n"},
 			wantErr:   ErrConflict,
-			conflicts: []string{"x", "x/y"},
+			conflicts: []string{"x"}, // git's CONFLICT (file/directory) names the file
 		},
 		{
 			name:      "an untracked file of the user's in the way",

@@ -130,19 +130,9 @@ func TestParallelPhasesE2E(t *testing.T) {
 // the second), with the refused phase's branch kept.
 func TestParallelConflictE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, "a refused merge of parallel phases")
-	marks := t.TempDir()
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),
-			turn(21000, fakeapi.Bash("sed -i 's/^version = 1$/version = 2/' shared.txt && debussy done --phase 1")),
-			turn(22000, fakeapi.Text("Phase 1 done.")),
-		}},
-		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p2", "p1"))),
-			turn(21000, fakeapi.Bash("sed -i 's/^version = 1$/version = 3/' shared.txt && debussy done --phase 2")),
-			turn(22000, fakeapi.Text("Phase 2 done.")),
-		}},
-	}}
+	script := twoParallelPhases(t,
+		"sed -i 's/^version = 1$/version = 2/' shared.txt",
+		"sed -i 's/^version = 1$/version = 3/' shared.txt")
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "One"}, {ID: "2", Title: "Two"}}, "")
 	h.write("shared.txt", "name = x\nversion = 1\n")
 	h.git("add", "shared.txt")

@@ -1,0 +1,189 @@
+package gitcommit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Merges by git itself.
+//
+// When a git that has `git merge-tree --write-tree` (2.38 and later) is
+// installed, it is the merge engine: it merges the two commits as
+// `git merge` would (merge-ort: its merge bases, renames, attributes such as
+// merge=union, -merge, binary and merge drivers from the user's config,
+// its line alignment) without touching the index or the work tree, and
+// writes the merged tree, whose files debussy then checks out. The result
+// is git's bytes by construction. `git merge-file --object-id` (2.43)
+// would merge one file at a time, without renames and attributes, so the
+// whole-commit merge is the one used.
+//
+// Without such a git, debussy's own merge (mergeFiles with lineMerger)
+// stays: debussy commits through go-git and must work where no git binary
+// is installed, and that merge only ever gives git's result or a conflict
+// (see mergetext.go), never a result git would not have given.
+
+// minMergeTreeGit is the first git version with `merge-tree --write-tree`.
+var minMergeTreeGit = [2]int{2, 38}
+
+// gitMergeBin is the git binary that merges, "" when there is none (or
+// it is too old); asked once per process.
+var gitMergeBin = sync.OnceValue(func() string {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	if v, ok := parseGitVersion(string(out)); !ok || cmpVersion(v, minMergeTreeGit) < 0 {
+		return ""
+	}
+	return bin
+})
+
+// mergeEngine is the git binary Merge uses ("" for debussy's own merge);
+// tests replace it to exercise the fallback.
+var mergeEngine = gitMergeBin
+
+// parseGitVersion reads major and minor from `git --version` output
+// ("git version 2.39.5", "git version 2.39.3 (Apple Git-145)",
+// "git version 2.45.1.windows.1").
+func parseGitVersion(s string) ([2]int, bool) {
+	f := strings.Fields(s)
+	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
+		return [2]int{}, false
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return [2]int{}, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return [2]int{}, false
+	}
+	return [2]int{major, minor}, true
+}
+
+func cmpVersion(a, b [2]int) int {
+	if a[0] != b[0] {
+		return a[0] - b[0]
+	}
+	return a[1] - b[1]
+}
+
+// gitMergeEnv is the environment git merges in: the process's, without
+// the variables that would point git at another repository, index or
+// object directory than the one given on its command line (debussy reads
+// objects only where it found the repository).
+func gitMergeEnv() []string {
+	env := os.Environ()
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+		"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"} {
+		env = withoutVar(env, k)
+	}
+	return env
+}
+
+// mergeByGit merges commit theirs into ours with `git merge-tree
+// --write-tree` and returns the merged tree, or the paths git could not
+// merge. git reads attributes from the work tree, which holds ours (as for
+// `git merge`). Histories without a common commit merge against the empty
+// tree, as debussy's own merge does.
+func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
+	cmd := exec.Command(bin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
+		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
+		ours.String(), theirs.String())
+	cmd.Dir = r.root
+	cmd.Env = gitMergeEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	clean := err == nil
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	tree, names, messages, err := parseMergeTree(stdout.Bytes())
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w", err)
+	}
+	if clean {
+		return tree, nil, nil
+	}
+	return tree, conflictPaths(names, messages), nil
+}
+
+// mergeTreeMessage is one record of merge-tree's -z messages section.
+type mergeTreeMessage struct {
+	paths []string
+	kind  string // "Auto-merging", "CONFLICT (content)", ...
+}
+
+// parseMergeTree reads `git merge-tree --write-tree -z --name-only
+// --messages` output: the tree id, the conflicted paths, an empty field,
+// and the message records (<n> NUL <path>... <type> NUL <message> NUL).
+func parseMergeTree(out []byte) (tree plumbing.Hash, names []string, messages []mergeTreeMessage, err error) {
+	fields := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(fields) == 0 || !plumbing.IsHash(fields[0]) {
+		return plumbing.ZeroHash, nil, nil, fmt.Errorf("no tree id in %q", out)
+	}
+	tree, fields = plumbing.NewHash(fields[0]), fields[1:]
+	for len(fields) > 0 && fields[0] != "" {
+		names, fields = append(names, fields[0]), fields[1:]
+	}
+	if len(fields) > 0 {
+		fields = fields[1:]
+	}
+	for len(fields) > 0 {
+		n, cerr := strconv.Atoi(fields[0])
+		if cerr != nil || n < 0 || len(fields) < n+3 {
+			return plumbing.ZeroHash, nil, nil, fmt.Errorf("malformed message record %q", strings.Join(fields, "\\0"))
+		}
+		messages = append(messages, mergeTreeMessage{paths: fields[1 : n+1], kind: fields[n+1]})
+		fields = fields[n+3:]
+	}
+	return tree, names, messages, nil
+}
+
+// conflictPaths is what a ConflictError names for git's conflicts: the
+// paths git left conflicted and those its CONFLICT messages name. A
+// conflicted path git made up (the "x~HEAD" a file is moved to when a
+// directory took its name) is left out when the messages name the real
+// one.
+func conflictPaths(names []string, messages []mergeTreeMessage) []string {
+	named := map[string]bool{}
+	var all []string
+	for _, m := range messages {
+		if strings.HasPrefix(m.kind, "CONFLICT") {
+			for _, p := range m.paths {
+				named[p] = true
+				all = append(all, p)
+			}
+		}
+	}
+	var madeUp []string
+	for _, p := range names {
+		if i := strings.LastIndexByte(p, '~'); i > 0 && named[p[:i]] {
+			madeUp = append(madeUp, p)
+			continue
+		}
+		all = append(all, p)
+	}
+	out := slices.DeleteFunc(all, func(p string) bool { return slices.Contains(madeUp, p) })
+	if len(out) == 0 { // never an empty list for a conflict
+		out = names
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
