@@ -99,10 +99,10 @@ func (s *smudger) check(to map[string]treeFile, paths []string, start bool) erro
 		if d.process != "" && start {
 			proc, err := s.conv.process(d)
 			if err != nil {
-				return fmt.Errorf("%s: smudge filter '%s' (filter.%s.required): %w", p, d.name, d.name, err)
+				return fmt.Errorf("%s: smudge filter '%s' cannot run (filter.%s.required; git fails this checkout too): %w; install it or fix filter.%s.process", p, d.name, d.name, err, d.name)
 			}
 			if !proc.caps["smudge"] {
-				return fmt.Errorf("%s: smudge filter '%s' (filter.%s.required): %q does not offer the smudge capability", p, d.name, d.name, d.process)
+				return fmt.Errorf("%s: smudge filter '%s' cannot run (filter.%s.required; git fails this checkout too): %q does not offer the smudge capability", p, d.name, d.name, d.process)
 			}
 		}
 	}

@@ -28,6 +28,7 @@ type checkoutCase struct {
 	// gitFails says whether `git worktree add` fails too.
 	refused  string
 	gitFails bool
+	late     bool // the refusal shows only when the filter runs: CheckCheckout passes
 }
 
 const crlfMixed = "lf\ncrlf\r\nlast"
@@ -100,6 +101,7 @@ func TestCheckoutMatchesGit(t *testing.T) {
 			config:   []string{"filter.bad.smudge=exit 3", "filter.bad.clean=cat", "filter.bad.required=true"},
 			refused:  "smudge filter 'bad' failed",
 			gitFails: true,
+			late:     true,
 		},
 		{
 			name:     "a required filter with no smudge command fails as in git",
@@ -274,7 +276,12 @@ func compareCheckouts(t *testing.T, dir string, tc checkoutCase) string {
 	parent := t.TempDir()
 	gitWt, deb := filepath.Join(parent, "git"), filepath.Join(parent, "debussy")
 	_, gitErr := gitOutput(dir, "worktree", "add", "-q", "-b", "by-git", gitWt, base)
-	err := mustOpen(t, dir).AddWorktree(deb, "by-debussy", base)
+	r := mustOpen(t, dir)
+	checkErr := r.CheckCheckout()
+	err := r.AddWorktree(deb, "by-debussy", base)
+	if (checkErr != nil) != (tc.refused != "" && !tc.late) || (checkErr != nil && !strings.Contains(checkErr.Error(), tc.refused)) {
+		t.Fatalf("CheckCheckout: %v; want an error containing %q", checkErr, tc.refused)
+	}
 	if tc.refused != "" {
 		if err == nil || !strings.Contains(err.Error(), tc.refused) {
 			t.Fatalf("AddWorktree: %v; want an error containing %q", err, tc.refused)

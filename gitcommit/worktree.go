@@ -93,7 +93,7 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 	if err != nil {
 		return err
 	}
-	if err := r.checkCheckout(tree); err != nil {
+	if err := r.checkCheckout(tree, false); err != nil {
 		return err
 	}
 	if created {
@@ -122,13 +122,45 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 
 // checkCheckout refuses, before anything is made, what checking tree out
 // in a new worktree cannot do as git would (see smudger.check).
-func (r *Repo) checkCheckout(tree map[string]treeFile) error {
+func (r *Repo) checkCheckout(tree map[string]treeFile, start bool) error {
 	sm, err := r.newSmudger(r.loadConfig(), tree, true)
 	if err != nil {
 		return err
 	}
 	defer sm.close()
-	return sm.check(tree, slices.Sorted(maps.Keys(tree)), false)
+	return sm.check(tree, slices.Sorted(maps.Keys(tree)), start)
+}
+
+// CheckCheckout reports what checking HEAD out in a new worktree
+// (AddWorktree) could not do as git would: a working-tree-encoding, a
+// required filter without a smudge side, a required long-running filter
+// that does not start or offers no smudge. A --parallel run asks before its
+// first phase.
+func (r *Repo) CheckCheckout() error {
+	end, err := r.begin()
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	defer end()
+	h, err := r.headHash()
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	if h.IsZero() {
+		return nil
+	}
+	c, err := r.repo.CommitObject(h)
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	tree, err := r.flatten(c.TreeHash)
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	if err := r.checkCheckout(tree, true); err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	return nil
 }
 
 // populateWorktree writes the administrative files, the worktree's .git
