@@ -15,6 +15,10 @@ import (
 // Phase worktrees and merges into the user's checkout go through it, so a
 // file is on disk as `git worktree add` or `git merge` would leave it.
 
+// maxAttrFile is the size above which git (2.40 on) ignores an attributes
+// file.
+const maxAttrFile = 100 << 20
+
 // smudger converts the files of one checkout. close it when done: it may
 // hold long-running filters.
 type smudger struct {
@@ -42,26 +46,15 @@ func (r *Repo) newSmudger(cfg gitConfig, to map[string]treeFile, onlyTree bool) 
 		if base != ".gitattributes" || f.mode == filemode.Submodule {
 			continue
 		}
-		b, err := r.blobBytes(f.hash)
+		b, small, err := r.readBlob(f.hash, maxAttrFile)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
-		a.dirs[dir] = parseAttrFile(b, p, dir, dir == "")
+		if small {
+			a.dirs[dir] = parseAttrFile(b, p, dir, dir == "")
+		}
 	}
 	return s, nil
-}
-
-func (r *Repo) blobBytes(h plumbing.Hash) ([]byte, error) {
-	blob, err := r.repo.BlobObject(h)
-	if err != nil {
-		return nil, err
-	}
-	rd, err := blob.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
 }
 
 func (s *smudger) close() { s.conv.close() }
