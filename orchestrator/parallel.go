@@ -80,16 +80,17 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
 			ErrSetup, r.cfg.Parallel)
 	}
-	// A checkout git would refuse is refused before any phase is paid for.
-	if err := r.Repo.CheckCheckout(); err != nil {
-		return fmt.Errorf("%w: phase worktrees: %w", ErrSetup, err)
-	}
 	r.par = &parallel{repos: map[string]*gitcommit.Repo{}}
 	r.par.mu.Lock()
 	defer func() {
 		r.par.mu.Unlock()
 		r.par = nil // every phase goroutine has ended
 	}()
+
+	// A checkout git would refuse is refused before any phase is paid for.
+	if err := r.Repo.CheckCheckout(); err != nil {
+		return fmt.Errorf("%w: phase worktrees: %w", ErrSetup, err)
+	}
 
 	done := map[string]bool{} // merged here, or not this run's to do
 	for _, ph := range order {
