@@ -38,6 +38,7 @@ func (a crlfAction) auto() bool { return a == crlfAuto || a == crlfAutoInput || 
 type filterDriver struct {
 	name     string
 	clean    string
+	smudge   string
 	process  string
 	required bool
 }
@@ -92,6 +93,8 @@ func (r *Repo) newConverter(cfg gitConfig) *converter {
 		switch key {
 		case "clean":
 			d.clean = v
+		case "smudge":
+			d.smudge = v
 		case "process":
 			d.process = v
 		case "required":

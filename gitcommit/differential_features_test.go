@@ -371,7 +371,14 @@ func sshKey(t *testing.T, home string) string {
 // filterProcessScript writes a long-running filter (git's protocol) that
 // upper-cases what it cleans, and returns its path.
 func filterProcessScript(t *testing.T) string {
-	p := filepath.Join(t.TempDir(), "up.pl")
+	return filterScript(t, "up.pl", "$c = uc($c);")
+}
+
+// filterScript writes a long-running filter (git's protocol) that applies
+// the Perl statement transform to $c, the content of each file, and
+// announces the capabilities given as its arguments (default: clean).
+func filterScript(t *testing.T, name, transform string) string {
+	p := filepath.Join(t.TempDir(), name)
 	must(t, os.WriteFile(p, []byte(`use strict;
 binmode STDIN; binmode STDOUT; $| = 1;
 sub rd { my $h; my $n = read(STDIN, $h, 4); return undef unless $n == 4; my $l = hex($h); return "" if $l == 0; my $d; read(STDIN, $d, $l - 4); return $d; }
@@ -380,14 +387,14 @@ sub fl { print "0000"; }
 while (defined(my $l = rd())) { last if $l eq ""; }
 wr("git-filter-server\n"); wr("version=2\n"); fl();
 while (defined(my $l = rd())) { last if $l eq ""; }
-wr("capability=clean\n"); fl();
+wr("capability=$_\n") for (@ARGV ? @ARGV : ("clean")); fl();
 while (1) {
   my %h;
   while (defined(my $l = rd())) { last if $l eq ""; chomp $l; my ($k, $v) = split /=/, $l, 2; $h{$k} = $v; }
   last unless %h;
   my $c = "";
   while (defined(my $d = rd())) { last if $d eq ""; $c .= $d; }
-  $c = uc($c);
+  `+transform+`
   wr("status=success\n"); fl();
   while (length $c) { wr(substr($c, 0, 65516, "")); }
   fl(); fl();

@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,24 +21,30 @@ const maxFilterStderr = 4 << 10
 // filter.<d>.required is set; otherwise git stores the file unfiltered, and
 // so do we.
 func (c *converter) clean(d *filterDriver, name string, content []byte) ([]byte, error) {
+	return c.runDriver(d, "clean", d.clean, name, content)
+}
+
+// runDriver runs command ("clean" or "smudge"; single is filter.<d>.<command>)
+// as git's apply_filter does.
+func (c *converter) runDriver(d *filterDriver, command, single, name string, content []byte) ([]byte, error) {
 	var out []byte
 	var err error
 	switch {
 	case d.process != "":
-		out, err = c.cleanProcess(d, name, content)
-	case d.clean != "":
-		out, err = c.runClean(d.clean, name, content)
+		out, err = c.processOne(d, command, name, content)
+	case single != "":
+		out, err = c.runFilter(single, name, content)
 	default:
-		err = errors.New("no clean or process command is configured")
+		err = fmt.Errorf("no %s or process command is configured", command)
 	}
 	if err == nil {
 		return out, nil
 	}
 	if d.required {
-		return nil, fmt.Errorf("%s: clean filter '%s' failed (filter.%s.required): %w", name, d.name, d.name, err)
+		return nil, fmt.Errorf("%s: %s filter '%s' failed (filter.%s.required): %w", name, command, d.name, d.name, err)
 	}
-	if d.process != "" || d.clean != "" {
-		c.r.log.Warn("clean filter failed; the file is stored unfiltered, as git does", "path", name, "filter", d.name, "err", err)
+	if d.process != "" || single != "" {
+		c.r.log.Warn(command+" filter failed; the file is taken unfiltered, as git does", "path", name, "filter", d.name, "err", err)
 	}
 	return content, nil
 }
@@ -100,8 +105,9 @@ func (r *Repo) shellCmd(command string) *exec.Cmd {
 	return cmd
 }
 
-// runClean pipes content through a single-file clean command (filter.<d>.clean).
-func (c *converter) runClean(command, name string, content []byte) ([]byte, error) {
+// runFilter pipes content through a single-file command (filter.<d>.clean
+// or .smudge).
+func (c *converter) runFilter(command, name string, content []byte) ([]byte, error) {
 	cmd := c.r.shellCmd(expandFilterCmd(command, name))
 	var stdout bytes.Buffer
 	stderr := &boundedBuffer{max: maxFilterStderr}
@@ -149,7 +155,7 @@ func (b *boundedBuffer) suffix() string {
 }
 
 // The long-running filter protocol (gitattributes(5), "Long Running Filter
-// Process"), clean side only.
+// Process"): clean here, smudge in smudge.go.
 
 const maxPktData = 65516
 
@@ -158,7 +164,7 @@ type filterProcess struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *boundedBuffer
-	clean  bool // the filter announced capability=clean
+	caps   map[string]bool // the capabilities it announced ("clean", "smudge"), less those aborted
 	broken error
 }
 
@@ -278,9 +284,10 @@ func (p *filterProcess) handshake() error {
 	if err != nil {
 		return err
 	}
+	p.caps = map[string]bool{}
 	for _, l := range caps {
-		if l == "capability=clean" {
-			p.clean = true
+		if c, ok := strings.CutPrefix(l, "capability="); ok {
+			p.caps[c] = true
 		}
 	}
 	return nil
@@ -291,9 +298,34 @@ func (p *filterProcess) stop() {
 	_ = p.cmd.Wait()
 }
 
-// cleanProcess sends one file through driver d's long-running process,
-// started once per commit.
-func (c *converter) cleanProcess(d *filterDriver, name string, content []byte) ([]byte, error) {
+// processOne sends one file through driver d's long-running process,
+// started once per commit or checkout, for command ("clean" or "smudge").
+func (c *converter) processOne(d *filterDriver, command, name string, content []byte) ([]byte, error) {
+	p, err := c.process(d)
+	if err != nil {
+		return nil, err
+	}
+	if !p.caps[command] {
+		return nil, fmt.Errorf("%q does not offer the %s capability", d.process, command)
+	}
+	out, status, err := p.filterOne(command, name, content)
+	if err != nil {
+		// The protocol is out of step: stop the filter, as git does.
+		p.broken = fmt.Errorf("run %q: %w%s", d.process, err, p.stderr.suffix())
+		return nil, p.broken
+	}
+	switch status {
+	case "success":
+		return out, nil
+	case "abort":
+		delete(p.caps, command)
+	}
+	return nil, fmt.Errorf("%q answered status=%s for %s%s", d.process, status, name, p.stderr.suffix())
+}
+
+// process returns driver d's long-running filter, started once per
+// converter; an error once it broke.
+func (c *converter) process(d *filterDriver) (*filterProcess, error) {
 	p := c.procs[d.process]
 	if p == nil {
 		var err error
@@ -305,33 +337,16 @@ func (c *converter) cleanProcess(d *filterDriver, name string, content []byte) (
 		}
 		c.procs[d.process] = p
 	}
-	if p.broken != nil {
-		return nil, p.broken
-	}
-	if !p.clean {
-		return nil, fmt.Errorf("%q does not offer the clean capability", d.process)
-	}
-	out, status, err := p.cleanOne(name, content)
-	if err != nil {
-		// The protocol is out of step: stop the filter, as git does.
-		p.broken = fmt.Errorf("run %q: %w%s", d.process, err, p.stderr.suffix())
-		return nil, p.broken
-	}
-	switch status {
-	case "success":
-		return out, nil
-	case "abort":
-		p.clean = false
-	}
-	return nil, fmt.Errorf("%q answered status=%s for %s%s", d.process, status, name, p.stderr.suffix())
+	return p, p.broken
 }
 
-func (p *filterProcess) cleanOne(name string, content []byte) (out []byte, status string, err error) {
+// filterOne sends one file for command ("clean" or "smudge").
+func (p *filterProcess) filterOne(command, name string, content []byte) (out []byte, status string, err error) {
 	if strings.ContainsAny(name, "\n") || len(name) > maxPktData-len("pathname=\n") {
 		return nil, "", fmt.Errorf("path %q cannot be sent to a filter", name)
 	}
 	w := bufio.NewWriterSize(p.in, 64<<10)
-	for _, l := range []string{"command=clean\n", "pathname=" + name + "\n"} {
+	for _, l := range []string{"command=" + command + "\n", "pathname=" + name + "\n"} {
 		if err := writePkt(w, []byte(l)); err != nil {
 			return nil, "", err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,8 +20,7 @@ import (
 // Linked worktrees made by hand, as `git worktree add` makes them: go-git v5
 // cannot. The administrative directory <common>/worktrees/<name> holds HEAD,
 // commondir, gitdir and the index; the worktree's .git file points back to
-// it. Files are written as the blobs hold them: no smudge filter, eol or
-// ident conversion (see the README's limits of --parallel).
+// it. Files are written as git's checkout writes them (smudge.go).
 
 // BranchHead returns the commit branch (a short name: "debussy/r1/phase-2")
 // points to, or "" when there is no such branch.
@@ -69,9 +69,11 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 		return fmt.Errorf("%s exists and is not empty", abs)
 	}
 
-	// The branch: kept if it exists (a resumed phase), else created at base.
+	// The branch: kept if it exists (a resumed phase), else created at base
+	// once the checkout is known to be possible.
 	tip := plumbing.NewHash(base)
 	ref, err := r.store.Reference(refName)
+	created := false
 	switch {
 	case err == nil:
 		tip = ref.Hash()
@@ -79,15 +81,25 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 		if tip.IsZero() || tip.String() != strings.ToLower(base) {
 			return fmt.Errorf("bad base commit %q", base)
 		}
-		if err := r.createRef(refName, tip, "branch: Created from "+base); err != nil {
-			return err
-		}
+		created = true
 	default:
 		return fmt.Errorf("read branch %s: %w", branch, err)
 	}
 	c, err := r.repo.CommitObject(tip)
 	if err != nil {
 		return fmt.Errorf("read commit %s: %w", Short(tip.String()), err)
+	}
+	tree, err := r.flatten(c.TreeHash)
+	if err != nil {
+		return err
+	}
+	if err := r.checkCheckout(tree, false); err != nil {
+		return err
+	}
+	if created {
+		if err := r.createRef(refName, tip, "branch: Created from "+base); err != nil {
+			return err
+		}
 	}
 
 	// The administrative directory, named like git names it (the path's
@@ -96,6 +108,65 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 	if err != nil {
 		return err
 	}
+	if err := r.populateWorktree(abs, admin, refName, tree); err != nil {
+		// Undone as `git worktree add` undoes a failed checkout.
+		_ = os.RemoveAll(abs)
+		_ = os.RemoveAll(admin)
+		if created {
+			_ = r.deleteBranch(refName)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkCheckout refuses, before anything is made, what checking tree out
+// in a new worktree cannot do as git would (see smudger.check).
+func (r *Repo) checkCheckout(tree map[string]treeFile, start bool) error {
+	sm, err := r.newSmudger(r.loadConfig(), tree, true)
+	if err != nil {
+		return err
+	}
+	defer sm.close()
+	return sm.check(tree, slices.Sorted(maps.Keys(tree)), start)
+}
+
+// CheckCheckout reports what checking HEAD out in a new worktree
+// (AddWorktree) could not do as git would: a working-tree-encoding, a
+// required filter without a smudge side, a required long-running filter
+// that does not start or offers no smudge. A --parallel run asks before its
+// first phase.
+func (r *Repo) CheckCheckout() error {
+	end, err := r.begin()
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	defer end()
+	h, err := r.headHash()
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	if h.IsZero() {
+		return nil
+	}
+	c, err := r.repo.CommitObject(h)
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	tree, err := r.flatten(c.TreeHash)
+	if err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	if err := r.checkCheckout(tree, true); err != nil {
+		return fmt.Errorf("check checkout: %w", err)
+	}
+	return nil
+}
+
+// populateWorktree writes the administrative files, the worktree's .git
+// file, its files and its index. Files are checked out by the new
+// worktree's own Repo: filters run there, as git runs them.
+func (r *Repo) populateWorktree(abs, admin string, refName plumbing.ReferenceName, tree map[string]treeFile) error {
 	files := map[string]string{
 		"HEAD":      "ref: " + refName.String() + "\n",
 		"commondir": "../..\n",
@@ -112,17 +183,16 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 	if err := os.WriteFile(filepath.Join(abs, ".git"), []byte("gitdir: "+admin+"\n"), 0o666); err != nil {
 		return err
 	}
-	tree, err := r.flatten(c.TreeHash)
+	lr, err := r.OpenLinked(abs)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	entries, err := r.checkout(abs, nil, tree, nil)
+	entries, err := lr.checkout(abs, nil, tree, nil)
 	if err != nil {
 		return err
 	}
-	r.assumeValid = nil
-	b, err := r.encodeIndex(&index.Index{Version: 2}, entries, started)
+	b, err := lr.encodeIndex(&index.Index{Version: 2}, entries, started)
 	if err != nil {
 		return err
 	}
@@ -186,16 +256,23 @@ func (r *Repo) DeleteBranch(branch string) error {
 		return fmt.Errorf("delete branch %s: %w", branch, err)
 	}
 	defer end()
-	name := plumbing.NewBranchReferenceName(branch)
-	if err := r.store.RemoveReference(name); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+	if err := r.deleteBranch(plumbing.NewBranchReferenceName(branch)); err != nil {
 		return fmt.Errorf("delete branch %s: %w", branch, err)
+	}
+	return nil
+}
+
+func (r *Repo) deleteBranch(name plumbing.ReferenceName) error {
+	if err := r.store.RemoveReference(name); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return err
 	}
 	logPath := filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String()))
 	if err := os.Remove(logPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		r.log.Warn("remove reflog", "branch", branch, "err", err)
+		r.log.Warn("remove reflog", "ref", name, "err", err)
 	}
 	// Empty directories left in refs/heads/ and logs/refs/heads/, as git
 	// removes them.
+	branch := name.Short()
 	for _, root := range []string{filepath.Join(r.commonDir, "refs", "heads"), filepath.Join(r.commonDir, "logs", "refs", "heads")} {
 		removeEmptyParents(root, filepath.Dir(filepath.Join(root, filepath.FromSlash(branch))))
 	}
@@ -267,6 +344,25 @@ func (r *Repo) flatten(tree plumbing.Hash) (map[string]treeFile, error) {
 // the stat data of the file just written. Untracked files are not touched
 // except where to puts a file; callers check that first.
 func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[string]*index.Entry) ([]*index.Entry, error) {
+	paths := make([]string, 0, len(to))
+	var write []string
+	for p, f := range to {
+		paths = append(paths, p)
+		if prev, ok := from[p]; !ok || prev != f {
+			write = append(write, p)
+		}
+	}
+	slices.Sort(paths)
+	slices.Sort(write)
+	sm, err := r.newSmudger(r.loadConfig(), to, false)
+	if err != nil {
+		return nil, err
+	}
+	defer sm.close()
+	if err := sm.check(to, write, true); err != nil {
+		return nil, err
+	}
+
 	// Deletions first, so a file can become a directory.
 	var gone []string
 	for p := range from {
@@ -285,11 +381,6 @@ func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[strin
 		removeEmptyParents(root, filepath.Dir(abs))
 	}
 	entries := make([]*index.Entry, 0, len(to))
-	paths := make([]string, 0, len(to))
-	for p := range to {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
 	for _, p := range paths {
 		f := to[p]
 		if prev, ok := from[p]; ok && prev == f {
@@ -300,7 +391,7 @@ func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[strin
 		}
 		abs := filepath.Join(root, filepath.FromSlash(p))
 		if prev, ok := from[p]; !ok || prev != f {
-			if err := r.writeFile(abs, f); err != nil {
+			if err := r.writeFile(abs, p, f, sm); err != nil {
 				return nil, fmt.Errorf("write %s: %w", p, err)
 			}
 		}
@@ -317,9 +408,10 @@ func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[strin
 	return entries, nil
 }
 
-// writeFile writes one blob where a checkout puts it: a file (executable or
-// not), a symlink, or an empty directory for a submodule.
-func (r *Repo) writeFile(abs string, f treeFile) error {
+// writeFile writes blob name where a checkout puts it: a file (executable
+// or not, converted by sm), a symlink, or an empty directory for a
+// submodule.
+func (r *Repo) writeFile(abs, name string, f treeFile, sm *smudger) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o777); err != nil {
 		return err
 	}
@@ -335,10 +427,17 @@ func (r *Repo) writeFile(abs string, f treeFile) error {
 		return err
 	}
 	defer rd.Close()
+	var src io.Reader = rd
+	if f.mode != filemode.Symlink {
+		// Before the old file goes: a required filter may fail.
+		if src, err = sm.smudge(name, f.hash, rd); err != nil {
+			return err
+		}
+	}
 	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if f.mode == filemode.Symlink {
+	if f.mode == filemode.Symlink && sm.symlinks {
 		target, err := io.ReadAll(rd)
 		if err != nil {
 			return err
@@ -353,7 +452,7 @@ func (r *Repo) writeFile(abs string, f treeFile) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.ReadFrom(rd); err != nil {
+	if _, err := w.ReadFrom(src); err != nil {
 		w.Close()
 		return err
 	}

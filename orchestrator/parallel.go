@@ -103,6 +103,11 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		r.par = nil // every phase goroutine has ended
 	}()
 
+	// A checkout git would refuse is refused before any phase is paid for.
+	if err := r.Repo.CheckCheckout(); err != nil {
+		return fmt.Errorf("%w: phase worktrees: %w", ErrSetup, err)
+	}
+
 	done := map[string]bool{} // merged here, or not this run's to do
 	for _, ph := range order {
 		if !todo[ph.ID] {

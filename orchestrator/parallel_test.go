@@ -65,6 +65,33 @@ func (f *fixture) leftovers() []string {
 	return out
 }
 
+// A checkout git would fail (a required filter without a smudge side) is
+// refused before any phase starts, and nothing is left behind.
+func TestParallelRefusesACheckoutGitWouldFail(t *testing.T) {
+	f := newFixture(t, script{}, phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	f.write(".gitattributes", "*.x filter=x\n")
+	f.write("a.x", "data\n")
+	cfg, err := os.OpenFile(filepath.Join(f.root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.WriteString("[filter \"x\"]\n\tclean = cat\n\trequired = true\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Close()
+	if _, err := f.repo.CommitAll("a filtered file\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Parallel = 2
+	err = f.run(context.Background())
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "neither filter.x.smudge nor filter.x.process") {
+		t.Fatalf("err = %v; want ErrSetup naming the filter", err)
+	}
+	if left := f.leftovers(); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
 // Two independent phases run at the same time in their own worktrees (each
 // session waits for a mark the other leaves, so neither can finish alone);
 // the phase that depends on both starts after both are merged and sees
