@@ -205,8 +205,8 @@ func TestParallelConflict(t *testing.T) {
 // branch; the rerun resumes both on their branches and merges them.
 func TestParallelInterruptResume(t *testing.T) {
 	s := script{
-		"1": {{"touch p1", "writeas a.txt one", "block"}, {"done", "result"}},
-		"2": {{"touch p2", "writeas b.txt two", "block"}, {"done", "result"}},
+		"1": {{"writeas a.txt one", "touch p1", "block"}, {"done", "result"}},
+		"2": {{"writeas b.txt two", "touch p2", "block"}, {"done", "result"}},
 	}
 	f := newFixture(t, s, phaseSpec{id: "1"}, phaseSpec{id: "2"})
 	f.cfg.Parallel = 2

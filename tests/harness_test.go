@@ -44,6 +44,7 @@ func newHarness(t *testing.T, script fakeapi.Script, phases []phaseSpec, config 
 	}
 	t.Cleanup(api.Close)
 	h := &harness{t: t, Repo: claudetest.GitRepo(t), API: api}
+	t.Cleanup(h.explainFailure) // runs before the repository is removed
 	h.Env = append(claudetest.Env(t, api.URL()), "DEBUSSY_CLAUDE_BIN="+claude)
 	h.write(".gitignore", ".debussy/\n")
 	if config != "" {
@@ -260,4 +261,28 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// explainFailure logs, for a failed test, every tool result of every
+// session's raw stream: a flaky end-to-end failure is then told apart (a
+// failed `debussy done`, a refused tool, a slow start) from the one log.
+func (h *harness) explainFailure() {
+	if !h.t.Failed() {
+		return
+	}
+	paths, _ := filepath.Glob(filepath.Join(h.Repo, ".debussy", "runs", "*", "phase-*", "session-*.jsonl"))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.Contains(l, `"tool_result"`) {
+				if len(l) > 600 {
+					l = l[:600] + "…"
+				}
+				h.t.Logf("%s: %s", filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), l)
+			}
+		}
+	}
 }

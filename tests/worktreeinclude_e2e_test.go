@@ -50,11 +50,6 @@ func TestWorktreeIncludeE2E(t *testing.T) {
 
 	r := h.run("run", "plan/MASTER_PLAN.md", "--parallel", "2")
 	if r.Code != 0 {
-		for _, l := range strings.Split(h.runFiles("phase-*/session-1.jsonl"), "\n") {
-			if strings.Contains(l, "tool_result") {
-				t.Log("tool result: " + l) // to tell a failed `debussy done` from a lost one
-			}
-		}
 		t.Fatalf("run: %s", r)
 	}
 	if files := h.git("log", "--all", "--name-only", "--format="); strings.Contains("\n"+files+"\n", "\n.env\n") {
