@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"math"
 	"strings"
 	"testing"
@@ -226,6 +227,7 @@ func TestBudgetAdaptiveRestarts(t *testing.T) {
 // interrupted after stop_grace and the run ends exit 1 naming the time
 // budget, phase 2 not started.
 func TestBudgetDurationSilentTool(t *testing.T) {
+	claudetest.OncePerSuite(t, "the duration budget")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{turn(1000, fakeapi.Bash("sh -c 'exec sleep 120'")), turn(1000, done("1")), turn(1000, fakeapi.Text("ok"))}},
 		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{turn(1000, done("2")), turn(1000, fakeapi.Text("ok"))}},

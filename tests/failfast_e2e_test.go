@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,7 @@ func TestFailFastUnknownOption(t *testing.T) {
 // no remediation session on it — the phase fails naming the program and
 // gate_commands; the session's work is committed.
 func TestFailFastMissingGateProgram(t *testing.T) {
+	claudetest.OncePerSuite(t, "a gate program that is not installed")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Write("a.txt", "alpha\n")),
 		turn(21000, done("1")),

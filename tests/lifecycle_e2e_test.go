@@ -36,6 +36,7 @@ func TestRunBlockedStops(t *testing.T) {
 // A failing gate → a remediation session whose prompt carries the gate's
 // output → the agent fixes it → exit 0.
 func TestRunGateFailureRemediates(t *testing.T) {
+	claudetest.OncePerSuite(t, "gates and remediation")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "first", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo 'value=wrong' > out.txt && debussy done --phase 1")),
@@ -156,6 +157,7 @@ func TestRunOverloadedExhausted(t *testing.T) {
 
 // A dirty tracked tree at start → exit 2 naming the files; no session.
 func TestRunRefusesDirtyTree(t *testing.T) {
+	claudetest.OncePerSuite(t, "the dirty-tree check")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Any"}}, "")
 	h.write("README.md", "edited by the user\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,6 +130,7 @@ func TestPolicyNoteCarriedOver(t *testing.T) {
 // default answer after the 10 s timeout), and the tool after the handoff
 // request is refused, not run.
 func TestPolicyHooksNeverWaitOnTheRunLock(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's locks under --parallel")
 	t.Parallel()
 	marks := t.TempDir()
 	waitFor := func(name string) string {

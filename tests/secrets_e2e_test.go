@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/base64"
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -54,6 +55,7 @@ func secretShapes() (lines, values []string) {
 // raw session streams (0600), none in the next sessions' API requests, none
 // in debussy's output.
 func TestSecretsLeaveNoTrace(t *testing.T) {
+	claudetest.OncePerSuite(t, "redaction of what debussy writes")
 	lines, values := secretShapes()
 	dir := t.TempDir()
 	shapes := filepath.Join(dir, "shapes.txt")

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,7 @@ func TestStagesHandoff(t *testing.T) {
 // A secret a tool printed and the agent copied into its handoff reaches no
 // restart prompt and no checkpoint file.
 func TestStagesSecretRedacted(t *testing.T) {
+	claudetest.OncePerSuite(t, "redaction of the handoff and checkpoint")
 	const secret = "AKIAIOSFODNN7EXAMPLE"
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 // commit carries them. A file the agent creates is committed, and so is a
 // user file the agent rewrites, with a commit body that says so.
 func TestRunLeavesUserFilesOut(t *testing.T) {
+	claudetest.OncePerSuite(t, "the user's files kept out of commits")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Text("Writing a.txt and fixing the todo list."),
@@ -57,6 +59,7 @@ func TestRunLeavesUserFilesOut(t *testing.T) {
 // A repository without a commit is refused before anything runs: every
 // file in it is the user's.
 func TestRunRefusesRepositoryWithoutCommit(t *testing.T) {
+	claudetest.OncePerSuite(t, "a repository without a commit")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	h.git("update-ref", "-d", "HEAD") // back to an unborn branch, files staged
 	for _, args := range [][]string{{"run", "--dry-run", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md"}} {
@@ -79,6 +82,7 @@ func TestRunRefusesRepositoryWithoutCommit(t *testing.T) {
 // kill -9 mid-session: the next run commits the dead run's leftovers, and
 // still not the files that were the user's when the dead run started.
 func TestRunKill9KeepsUserFilesOut(t *testing.T) {
+	claudetest.OncePerSuite(t, "the user's files after kill -9")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Write("kept.txt", "kept\n")),

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"regexp"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 // the summary arrives intact. The same run without a terminal is covered by
 // TestRunTwoPhasesComplete: plain lines, no escapes.
 func TestLiveViewOnTerminal(t *testing.T) {
+	claudetest.OncePerSuite(t, "the live view on a terminal")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(90000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),

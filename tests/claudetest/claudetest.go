@@ -49,7 +49,7 @@ func Bin(t testing.TB) string {
 // test is about; tests of what the CLI does must not call it.
 func OncePerSuite(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv("DEBUSSY_TEST_SECOND_CLI") == "1" {
+	if SecondCLI() {
 		t.Skip("runs on the pinned CLI only (DEBUSSY_TEST_SECOND_CLI=1): " + why)
 	}
 }
@@ -153,3 +153,7 @@ func Git(t testing.TB, dir string, args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// SecondCLI reports whether this is the second CLI of a run (make
+// test-latest), where a table may run only the rows the CLI can change.
+func SecondCLI() bool { return os.Getenv("DEBUSSY_TEST_SECOND_CLI") == "1" }
