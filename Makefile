@@ -18,17 +18,15 @@ vet:
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ; then echo "conflict markers committed"; exit 1; fi
 
 # The test suite: vet + every package with the race detector, including the
-# end-to-end tests that drive the real claude CLI against the fake API.
+# end-to-end tests that drive the real claude CLI against the fake API, and
+# at the same time the end-to-end package on npm's current `latest` CLI: users
+# run that one, and it differs (default model and window, where hook context
+# lands). scripts/test.sh installs either CLI (npm) if it is missing, runs
+# the passes side by side and fails if either fails.
 # -count=1: the e2e tests build debussy themselves, so a cached pass could hide
 # a change to the binary.
-# scripts/install-claude.sh installs the pinned CLI (npm) if it is missing.
-# Then the e2e package again on npm's current `latest` CLI (test-latest): users
-# run that one, and it differs (default model and window, where hook context
-# lands). A failure on either fails the target.
 test: vet
-	DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE:-$$(bash scripts/install-claude.sh | tail -n1)} \
-		$(GO) test -race -count=1 -p 2 -timeout 20m ./...
-	$(MAKE) --no-print-directory test-latest
+	GO=$(GO) bash scripts/test.sh
 
 # The end-to-end tests alone on npm's latest CLI. DEBUSSY_TEST_SECOND_CLI tells
 # the tests that add nothing on a second CLI to skip (claudetest.OncePerSuite).
