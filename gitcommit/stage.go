@@ -298,7 +298,11 @@ func (s *stager) statMatches(e *index.Entry, st fileStat) bool {
 	if e.Inode != 0 && st.ino != 0 && e.Inode != st.ino {
 		return false
 	}
-	if s.racy.IsZero() || !e.ModifiedAt.Before(s.racy) {
+	// Racy in git's whole seconds (git is built without USE_NSEC by
+	// default): an entry written in the index's second may hide a same-second
+	// edit, or a conversion that changed since (.gitattributes), so git
+	// re-reads it.
+	if s.racy.IsZero() || e.ModifiedAt.Unix() >= s.racy.Unix() {
 		return false
 	}
 	return true
