@@ -62,9 +62,10 @@ func runDiffBatch(t *testing.T, b diffBatch) {
 		}
 	}
 	tc := diffCase{
-		name: b.name,
-		home: b.home,
-		env:  b.env,
+		name:    b.name,
+		batched: true,
+		home:    b.home,
+		env:     b.env,
 		setup: func(t *testing.T, h *diffRepo) {
 			h.Write("README", "batch\n") // the setup commit is never empty
 			if b.setup != nil {
@@ -79,6 +80,23 @@ func runDiffBatch(t *testing.T, b diffBatch) {
 			views := map[string][2][]string{}
 			for _, v := range []struct{ name string }{{"ls-tree"}, {"ls-files"}, {"status"}} {
 				views[v.name] = [2][]string{batchView(d, v.name), batchView(g, v.name)}
+			}
+			// What lies outside every case's directory (README) must agree too.
+			for name, v := range views {
+				var got, want []string
+				for _, r := range v[0] {
+					if !isBatchRecord(r) {
+						got = append(got, r)
+					}
+				}
+				for _, r := range v[1] {
+					if !isBatchRecord(r) {
+						want = append(want, r)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s outside the cases differs:\n--- debussy\n%s\n--- git\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
 			}
 			for i, c := range b.cases {
 				prefix := batchDir(i) + "/"
@@ -142,4 +160,12 @@ func underPrefix(recs []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// isBatchRecord reports whether a record lies in a case's directory (or is
+// that directory's tree entry).
+func isBatchRecord(r string) bool {
+	path, _, _ := strings.Cut(r, "\t")
+	return len(path) >= 3 && path[0] == 'c' && path[1] >= '0' && path[1] <= '9' && path[2] >= '0' && path[2] <= '9' &&
+		(len(path) == 3 || path[3] == '/')
 }
