@@ -42,6 +42,9 @@ func (s *stager) addUntracked(excludes ignoreList) error {
 	if len(w.invalid) > 0 {
 		return &InvalidPathError{Paths: w.invalid}
 	}
+	if len(w.fsckBad) > 0 {
+		return &FsckPathError{Paths: w.fsckBad, Problem: fsckPathProblem(w.fsckBad[0], w.fsckSymlink)}
+	}
 	if len(w.added) == 0 {
 		return nil
 	}
@@ -84,6 +87,9 @@ type walker struct {
 	indexDir map[string]bool              // directories with index entries below them
 	added    []*index.Entry
 	invalid  []string
+	fsckBad  []string // paths verifyPath lets in and fsck rejects (fsckpath.go)
+	// fsckSymlink: fsckBad[0] is a symlink
+	fsckSymlink bool
 }
 
 func (w *walker) walkDir(rel string, patterns ignoreList) error {
@@ -156,6 +162,13 @@ func (w *walker) addFile(path string, symlink bool) error {
 	}
 	if !verifyPath(path, symlink, s.protectNTFS, s.protectHFS) {
 		w.invalid = append(w.invalid, path)
+		return nil
+	}
+	if fsckPathProblem(path, symlink) != "" {
+		if len(w.fsckBad) == 0 {
+			w.fsckSymlink = symlink
+		}
+		w.fsckBad = append(w.fsckBad, path)
 		return nil
 	}
 	e, err := s.entryFromWorktree(path, plumbing.ZeroHash)
