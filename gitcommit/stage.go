@@ -187,6 +187,11 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 
 	switch st.kind {
 	case kindRegular, kindSymlink:
+	case kindOther:
+		// A FIFO, socket or device where a tracked file was: git add -A
+		// fails on it ("can only add regular files, symbolic links or
+		// git-directories"); deleting the entry would commit what git won't.
+		return false, fmt.Errorf("%s is now a FIFO, socket or device, which git add -A refuses too; remove it, or run `git rm --cached %s`", e.Name, e.Name)
 	default:
 		// Deleted, replaced by a directory (the walk adds its content) or by
 		// something git cannot track.

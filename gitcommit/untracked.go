@@ -30,8 +30,14 @@ func (s *stager) addUntracked(excludes ignoreList) error {
 		inIndex:  make(map[string]filemode.FileMode, len(s.orig)),
 		indexDir: map[string]bool{},
 	}
+	if s.ignoreCase {
+		w.inIndexFold = make(map[string]bool, len(s.orig))
+	}
 	for _, e := range s.orig {
 		w.inIndex[e.Name] = e.Mode
+		if w.inIndexFold != nil {
+			w.inIndexFold[foldASCII(e.Name)] = true
+		}
 		for dir, _ := splitDir(e.Name); dir != "" && !w.indexDir[dir]; dir, _ = splitDir(dir) {
 			w.indexDir[dir] = true
 		}
@@ -87,7 +93,9 @@ type walker struct {
 	indexDir map[string]bool              // directories with index entries below them
 	added    []*index.Entry
 	invalid  []string
-	fsckBad  []string // paths verifyPath lets in and fsck rejects (fsckpath.go)
+	// inIndexFold holds the index's paths ASCII-lower-cased, with core.ignoreCase only
+	inIndexFold map[string]bool
+	fsckBad     []string // paths verifyPath lets in and fsck rejects (fsckpath.go)
 	// fsckSymlink: fsckBad[0] is a symlink
 	fsckSymlink bool
 }
@@ -122,6 +130,12 @@ func (w *walker) walkDir(rel string, patterns ignoreList) error {
 		isDir := typ.IsDir()
 		if _, tracked := w.inIndex[path]; tracked && !isDir {
 			continue // refreshTracked handled it
+		}
+		if w.inIndexFold != nil && !isDir && w.inIndexFold[foldASCII(path)] {
+			// core.ignoreCase: git's index_file_exists matches the name
+			// case-insensitively, so "README.md" is the tracked "Readme.md"
+			// and is not added a second time (on macOS both would be one file).
+			continue
 		}
 		if !isDir && !typ.IsRegular() && typ&fs.ModeSymlink == 0 {
 			continue // sockets, fifos, devices: git cannot track them
@@ -270,4 +284,13 @@ func validHeadRef(path string) bool {
 		}
 	}
 	return true
+}
+
+// foldASCII lower-cases ASCII letters only, as git's case-insensitive name hash does.
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = wmToLower(c)
+	}
+	return string(b)
 }
