@@ -8,7 +8,8 @@ import (
 // fsckPathProblem is what `git fsck` would say about a tree holding path, ""
 // when nothing. git add accepts some names fsck rejects whatever the core.protect*
 // settings: ".g\u200cit" (HFS+ reads it as ".git") on Linux, a directory
-// ".gitmodules." (NTFS reads it as .gitmodules, fsck wants a blob there).
+// ".gitmodules." or ".gitattributes" (fsck wants a blob there, under any
+// name NTFS or HFS+ reads as that).
 // A remote that checks objects (GitHub, transfer.fsckObjects) rejects the
 // push, so CommitAll refuses such a new path rather than agree with git add.
 func fsckPathProblem(path string, symlink bool) string {
@@ -18,11 +19,15 @@ func fsckPathProblem(path string, symlink bool) string {
 			return "hasDotgit: contains '.git'"
 		}
 		gitmodules := isHFSDotGeneric(comp, "gitmodules") || isNTFSDotGitmodules(comp) || strings.EqualFold(comp, ".gitmodules")
+		gitattributes := isHFSDotGeneric(comp, "gitattributes") || isNTFSDotGeneric(comp, "gitattributes", "gi7d29") ||
+			strings.EqualFold(comp, ".gitattributes")
 		switch {
 		case gitmodules && more:
 			return "gitmodulesBlob: non-blob found at .gitmodules"
 		case gitmodules && symlink:
 			return "gitmodulesSymlink: .gitmodules is a symbolic link"
+		case gitattributes && more:
+			return "gitattributesBlob: non-blob found at .gitattributes"
 		}
 		if !more {
 			return ""
