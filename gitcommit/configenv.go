@@ -12,7 +12,7 @@ import (
 // ("-c core.fileMode"). Anything else is an error, as for git.
 func configParameters(env string) (keys []string, values []*string, err error) {
 	bogus := errors.New("bogus format in GIT_CONFIG_PARAMETERS (git refuses it too)")
-	cur := strings.TrimLeft(env, " \t\n")
+	cur := env // git skips no leading space: that is bogus too
 	for cur != "" {
 		key, rest, ok := sqDequoteStep(cur)
 		if !ok {
