@@ -260,6 +260,17 @@ var configCases = []diffCase{
 		},
 	},
 	{
+		name: "diff.ignoreSubmodules=all: a moved gitlink alone is nothing to commit, though staged",
+		setup: func(t *testing.T, h *diffRepo) {
+			commitNested(h, "mod", map[string]string{"m": "m\n"})
+		},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "diff.ignoreSubmodules", "all")
+			h.Write("mod/m", "v2\n")
+			h.GitIn("mod", "commit", "-q", "-am", "v2")
+		},
+	},
+	{
 		name: "diff.ignoreSubmodules=all: the moved gitlink is committed with other changes",
 		setup: func(t *testing.T, h *diffRepo) {
 			commitNested(h, "mod", map[string]string{"m": "m\n"})
