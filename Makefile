@@ -49,8 +49,11 @@ bench:
 # Each parser's fuzz target for FUZZTIME (go test runs one target at a time).
 # New inputs are minimized for at most 1 s (the default, 60 s, stalls short runs).
 # Crashers land in the package's testdata/fuzz/ and run as regression tests.
+# The gitcommit targets after FuzzParseTrailers hold debussy to real git (a git
+# process per input: slow, and plain `go test` runs their seeds only).
 FUZZTIME ?= 8s
-FUZZ_TARGETS = ./plans/:FuzzLoad ./config/:FuzzLoad ./runner/:FuzzParse ./gitcommit/:FuzzParseTrailers ./checkpoint/:FuzzCheckpoint
+FUZZ_TARGETS = ./plans/:FuzzLoad ./config/:FuzzLoad ./runner/:FuzzParse ./gitcommit/:FuzzParseTrailers ./checkpoint/:FuzzCheckpoint \
+	./gitcommit/:FuzzIgnore ./gitcommit/:FuzzEOL ./gitcommit/:FuzzIncludeIf
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
