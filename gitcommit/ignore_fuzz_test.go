@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,14 +100,14 @@ func genPatternSet(rng *rand.Rand) string {
 // walkIgnored is the walk's decision for path: ignored if any directory on
 // the way is excluded (the walk never enters it) or the path itself is.
 // ignores maps a directory ("" or "dir/") to its .gitignore patterns.
-func walkIgnored(ignores map[string]ignoreList, path string, isDir bool) bool {
+func walkIgnored(ignores map[string]ignoreList, path string, isDir, fold bool) bool {
 	comps := strings.Split(path, "/")
 	var pats ignoreList
 	dir := ""
 	for i := range comps {
 		pats = append(pats[:len(pats):len(pats)], ignores[dir]...)
 		cur := strings.Join(comps[:i+1], "/")
-		if pats.excluded(cur, i < len(comps)-1 || isDir, false) {
+		if pats.excluded(cur, i < len(comps)-1 || isDir, fold) {
 			return true
 		}
 		dir = cur + "/"
@@ -114,14 +115,24 @@ func walkIgnored(ignores map[string]ignoreList, path string, isDir bool) bool {
 	return false
 }
 
+// TestIgnoreFuzz runs case-sensitive, then (on a fifth of the sets) with
+// core.ignoreCase=true, where patterns fold case.
 func TestIgnoreFuzz(t *testing.T) {
 	t.Parallel()
+	t.Run("case-sensitive", func(t *testing.T) { ignoreFuzz(t, false, *ignoreFuzzSets) })
+	t.Run("core.ignoreCase", func(t *testing.T) { ignoreFuzz(t, true, *ignoreFuzzSets/5) })
+}
+
+func ignoreFuzz(t *testing.T, fold bool, sets int) {
 	const perBatch = 150
 	home := t.TempDir()
 	env := diffEnv(home, nil)
 	dir := filepath.Join(t.TempDir(), "repo")
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "config", "core.ignoreCase", strconv.FormatBool(fold)).CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
 	}
 
 	// The same tree under every set's directory; its paths, relative to it.
@@ -151,7 +162,7 @@ func TestIgnoreFuzz(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(*ignoreFuzzSeed, 0))
 	diffs, ignored, total := 0, 0, 0
-	for batch := 0; batch*perBatch < *ignoreFuzzSets; batch++ {
+	for batch := 0; batch*perBatch < sets; batch++ {
 		// Each set: its directory's .gitignore and, sometimes, one in foo/.
 		ignores := map[string]ignoreList{}
 		content := map[string]string{}
@@ -190,7 +201,7 @@ func TestIgnoreFuzz(t *testing.T) {
 		for i := 0; i+3 < len(fields); i += 4 {
 			src, line, pattern, path := fields[i], fields[i+1], fields[i+2], fields[i+3]
 			want := src != "" && !strings.HasPrefix(pattern, "!")
-			got := walkIgnored(ignores, path, isDir[path[strings.IndexByte(path, '/')+1:]])
+			got := walkIgnored(ignores, path, isDir[path[strings.IndexByte(path, '/')+1:]], fold)
 			total++
 			if want {
 				ignored++
@@ -258,7 +269,7 @@ func FuzzIgnore(f *testing.F) {
 		for i := 0; i+3 < len(fields); i += 4 {
 			src, pattern, path := fields[i], fields[i+2], fields[i+3]
 			want := src != "" && !strings.HasPrefix(pattern, "!")
-			if got := walkIgnored(ignores, path, isDir[path]); got != want {
+			if got := walkIgnored(ignores, path, isDir[path], false); got != want {
 				t.Errorf("%s: ignored = %v, git says %v (pattern %q) for .gitignore %q", path, got, want, pattern, gitignore)
 			}
 		}
