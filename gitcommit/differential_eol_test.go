@@ -70,11 +70,6 @@ func eolCases() []batchCase {
 		attrCase("text=auto: a NUL far past the first 8000 bytes", "* text=auto\n", map[string]string{
 			"late-nul.txt": strings.Repeat("line\r\n", 4000) + "\x00\r\n",
 		}),
-		attrCase("text on a large CRLF file (streamed)", "*.big text\n*.auto text=auto\n", map[string]string{
-			"a.big":  strings.Repeat("0123456789abcdef0123456789abcdef\r\n", 100000),
-			"b.auto": strings.Repeat("0123456789abcdef0123456789abcdef\r\n", 100000) + "\x00",
-			"c.auto": strings.Repeat("0123456789abcdef0123456789abcdef\r\n", 100000),
-		}),
 		attrCase("ident with every $Id$ form", "* ident\n", map[string]string{
 			"a.c": "$Id$\n$Id: abc $\n$Id:no-end\n$Id: x\ny $\n$Id$$Id$\n$Id:$\n",
 			"b.c": "no ident here\n",
@@ -135,8 +130,12 @@ func eolCases() []batchCase {
 
 func TestDifferentialEOL(t *testing.T) {
 	t.Run("racy", func(t *testing.T) { t.Parallel(); runDiffCase(t, racyCase) })
+	// Files over the streaming threshold, once (the race detector makes
+	// converting them slow).
+	large := strings.Repeat("0123456789abcdef0123456789abcdef\r\n", streamThreshold/34+2000)
 	runDiffBatches(t, []diffBatch{
-		{name: "attributes", cases: eolCases()},
+		{name: "attributes", cases: append(eolCases(), attrCase("text and text=auto on files over the streaming threshold",
+			"*.big text\n*.auto text=auto\n", map[string]string{"a.big": large, "b.auto": large + "\x00", "c.auto": large}))},
 		{
 			name:  "core.autocrlf=true",
 			setup: func(t *testing.T, h *diffRepo) { h.Git("config", "core.autocrlf", "true") },

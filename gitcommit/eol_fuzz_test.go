@@ -13,7 +13,7 @@ import (
 
 var (
 	eolFuzzSeed = flag.Uint64("eol-fuzz-seed", 19, "seed of TestEOLFuzz")
-	eolFuzzSets = flag.Int("eol-fuzz-sets", 200, "attribute sets per core.autocrlf value TestEOLFuzz compares with git add")
+	eolFuzzSets = flag.Int("eol-fuzz-sets", 120, "attribute sets per core.autocrlf value TestEOLFuzz compares with git add")
 )
 
 // The attributes/eol fuzz: generated .gitattributes files and contents, one

@@ -17,6 +17,8 @@ import (
 // HFS+ ignores, as a file, a symlink and a directory. git add is asked
 // through `update-index --index-info` (one process), fsck through one
 // single-entry tree per name (`mktree --batch`, one fsck).
+const fsckFuzzNames = 1200
+
 func TestReservedNameFuzz(t *testing.T) {
 	t.Parallel()
 	isolateEnv := diffEnv(t.TempDir(), nil)
@@ -40,7 +42,7 @@ func TestReservedNameFuzz(t *testing.T) {
 	// A directory entry's own tree, one per name (fsck reports a
 	// non-blob .gitmodules at that tree, not at its parent).
 	var subIn bytes.Buffer
-	for i := range 2000 {
+	for i := range fsckFuzzNames {
 		fmt.Fprintf(&subIn, "100644 blob %s\tsub%d\x00\x00", emptyBlob, i)
 	}
 	out, _ := git(subIn.Bytes(), "mktree", "-z", "--batch")
@@ -53,7 +55,7 @@ func TestReservedNameFuzz(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 3))
 	var cands []cand
 	var index, trees bytes.Buffer
-	for i := range 2000 {
+	for i := range fsckFuzzNames {
 		var b strings.Builder
 		for range 1 + rng.IntN(4) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])

@@ -115,12 +115,12 @@ func walkIgnored(ignores map[string]ignoreList, path string, isDir, fold bool) b
 	return false
 }
 
-// TestIgnoreFuzz runs case-sensitive, then (on a fifth of the sets) with
+// TestIgnoreFuzz runs case-sensitive, then (on a tenth of the sets) with
 // core.ignoreCase=true, where patterns fold case.
 func TestIgnoreFuzz(t *testing.T) {
 	t.Parallel()
 	t.Run("case-sensitive", func(t *testing.T) { ignoreFuzz(t, false, *ignoreFuzzSets) })
-	t.Run("core.ignoreCase", func(t *testing.T) { ignoreFuzz(t, true, *ignoreFuzzSets/5) })
+	t.Run("core.ignoreCase", func(t *testing.T) { ignoreFuzz(t, true, *ignoreFuzzSets/10) })
 }
 
 func ignoreFuzz(t *testing.T, fold bool, sets int) {
