@@ -35,6 +35,24 @@ func includeCase(name, gitconfig string, files map[string]string, change func(t 
 	return diffCase{name: name, home: home, change: change}
 }
 
+// refusedConfigCase appends config to the repository's .git/config (a
+// global file would break git init) with files beside it in .git, and
+// expects both git and CommitAll to refuse.
+func refusedConfigCase(name, config string, files map[string]string, gitRefuses, refused string) diffCase {
+	return diffCase{
+		name: name,
+		change: func(t *testing.T, h *diffRepo) {
+			appendFile(t, h.path(".git/config"), config)
+			for f, c := range files {
+				h.Write(".git/"+f, c)
+			}
+			h.Write("x", "x")
+		},
+		gitRefuses: gitRefuses,
+		refused:    refused,
+	}
+}
+
 var configCases = []diffCase{
 	includeCase("include.path relative to the including file, chained", "[include]\n\tpath = inc/a.inc\n",
 		map[string]string{"inc/a.inc": "[include]\n\tpath = b.inc\n", "inc/b.inc": who("Chained") + excludesInc}, nil),
@@ -100,35 +118,13 @@ var configCases = []diffCase{
 		map[string]string{"x.inc": who("Hidden") + excludesInc}, nil),
 	includeCase("an included file with a BOM, CRLF lines and a legacy section", "[include]\n\tpath = x.inc\n",
 		map[string]string{"x.inc": "\ufeff[user]\r\n\tname = Crlf\r\n[core.x]\r\n\ty = 1\r\n" + excludesInc}, nil),
-	{
-		name: "an include cycle is refused as git refuses it",
-		change: func(t *testing.T, h *diffRepo) {
-			appendFile(t, h.path(".git/config"), "[include]\n\tpath = a.inc\n")
-			h.Write(".git/a.inc", "[include]\n\tpath = config\n")
-			h.Write("x", "x")
-		},
-		gitRefuses: "exceeded maximum include depth",
-		refused:    "include nested deeper",
-	},
-	{
-		name: "a remote URL set inside a hasconfig include is refused as git refuses it",
-		change: func(t *testing.T, h *diffRepo) {
-			appendFile(t, h.path(".git/config"), "[includeIf \"hasconfig:remote.*.url:https://a/**\"]\n\tpath = x.inc\n")
-			h.Write(".git/x.inc", "[remote \"b\"]\n\turl = https://b/x\n")
-			h.Write("x", "x")
-		},
-		gitRefuses: "remote URLs cannot be configured",
-		refused:    "remote URLs cannot be configured",
-	},
-	{
-		name: "include.path without a value is refused as git refuses it",
-		change: func(t *testing.T, h *diffRepo) {
-			appendFile(t, h.path(".git/config"), "[include]\n\tpath\n")
-			h.Write("x", "x")
-		},
-		gitRefuses: "missing value for 'include.path'",
-		refused:    "include.path",
-	},
+	refusedConfigCase("an include cycle is refused as git refuses it", "[include]\n\tpath = a.inc\n",
+		map[string]string{"a.inc": "[include]\n\tpath = config\n"}, "exceeded maximum include depth", "include nested deeper"),
+	refusedConfigCase("a remote URL set inside a hasconfig include is refused as git refuses it",
+		"[includeIf \"hasconfig:remote.*.url:https://a/**\"]\n\tpath = x.inc\n",
+		map[string]string{"x.inc": "[remote \"b\"]\n\turl = https://b/x\n"}, "remote URLs cannot be configured", "remote URLs cannot be configured"),
+	refusedConfigCase("include.path without a value is refused as git refuses it", "[include]\n\tpath\n", nil,
+		"missing value for 'include.path'", "include.path"),
 
 	// core.excludesFile.
 	{
