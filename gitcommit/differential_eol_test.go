@@ -58,6 +58,7 @@ func eolCases() []batchCase {
 		attrCase("a directory pattern does not apply to its files", "d/ text\nd2/** text\n", map[string]string{"d/a.t": "a\r\n", "d2/a.t": "a\r\n", "d2/e/b.t": "b\r\n"}),
 		attrCase("**/ in attribute patterns", "**/gen/*.t text\n", map[string]string{"gen/a.t": "a\r\n", "x/y/gen/b.t": "b\r\n", "gen/z/c.t": "c\r\n"}),
 		attrCase(".gitattributes with CRLF lines and a BOM", "\ufeff*.t text\r\n*.u text\r\n", map[string]string{"a.t": "a\r\n", "a.u": "u\r\n"}),
+		attrCase("a NUL ends its .gitattributes line, not the file", "*.t te\x00xt\n*.u text\n*.v text\x00\r\n", map[string]string{"a.t": "a\r\n", "a.u": "u\r\n", "a.v": "v\r\n"}),
 		attrCase("attribute names and values are case-sensitive", "*.t TEXT\n*.u text=AUTO\n*.v eol=CRLF\n", map[string]string{"a.t": "a\r\n", "a.u": "u\r\n", "a.v": "v\r\n"}),
 		attrCase("patterns are case-sensitive", "*.T text\n", map[string]string{"a.t": "a\r\n", "a.T": "T\r\n"}),
 		attrCase("a comment and blank lines", "# *.t text\n\n   \n*.u text # trailing\n", map[string]string{"a.t": "a\r\n", "a.u": "u\r\n", "#": "x\r\n"}),
@@ -128,7 +129,38 @@ func eolCases() []batchCase {
 	}
 }
 
+// attrSourceCases are attributes from outside the worktree.
+var attrSourceCases = []diffCase{
+	{
+		name: "an attributes line of 2048 bytes or more is ignored, as git ignores it",
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".git/info/attributes", "*.t text"+strings.Repeat(" ", 2100)+"\n*.u text\n*.v -text"+strings.Repeat(" ", 2030)+"\n")
+			h.Write(".gitattributes", "*.t -text\n*.v text\n")
+			h.Write("a.t", "a\r\n")
+			h.Write("a.u", "u\r\n")
+			h.Write("a.v", "v\r\n")
+		},
+	},
+	{
+		name: "a macro defined in info/attributes is used by .gitattributes",
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write(".git/info/attributes", "[attr]lf text eol=lf\n")
+			h.Write(".gitattributes", "*.t lf\n")
+			h.Write("a.t", "a\r\n")
+		},
+	},
+	{
+		name: "core.attributesFile with ~/",
+		home: map[string]string{".gitconfig": defaultDiffGitconfig + "[core]\n\tattributesFile = ~/my.attributes\n", "my.attributes": "*.t text\n"},
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("a.t", "a\r\n")
+			h.Write("b.x", "b\r\n")
+		},
+	},
+}
+
 func TestDifferentialEOL(t *testing.T) {
+	runDiffCases(t, attrSourceCases)
 	t.Run("racy", func(t *testing.T) { t.Parallel(); runDiffCase(t, racyCase) })
 	// Files over the streaming threshold, once (the race detector makes
 	// converting them slow).
