@@ -36,10 +36,17 @@ func genAttrs(rng *rand.Rand) string {
 		b.WriteString("\ufeff")
 	}
 	for range rng.IntN(4) {
-		fmt.Fprintf(&b, "%s %s", eolAttrPatterns[rng.IntN(len(eolAttrPatterns))], eolAttrValues[rng.IntN(len(eolAttrValues))])
-		if rng.IntN(10) == 0 {
-			b.WriteString("\r")
+		line := fmt.Sprintf("%s %s", eolAttrPatterns[rng.IntN(len(eolAttrPatterns))], eolAttrValues[rng.IntN(len(eolAttrValues))])
+		switch rng.IntN(20) {
+		case 0, 1:
+			line += "\r"
+		case 2:
+			i := rng.IntN(len(line))
+			line = line[:i] + "\x00" + line[i:] // a NUL ends the line for git
+		case 3:
+			line += strings.Repeat(" ", 2030+rng.IntN(40)) // around git's 2048-byte limit
 		}
+		b.WriteString(line)
 		b.WriteString("\n")
 	}
 	return b.String()
