@@ -35,6 +35,12 @@ func includeCase(name, gitconfig string, files map[string]string, change func(t 
 	return diffCase{name: name, home: home, change: change}
 }
 
+// inLinkedWorktree commits c in the linked worktree its change made at <Dir>-wt.
+func inLinkedWorktree(c diffCase) diffCase {
+	c.workdir = func(h *diffRepo) string { return h.Dir + "-wt" }
+	return c
+}
+
 // refusedConfigCase appends config to the repository's .git/config (a
 // global file would break git init) with files beside it in .git, and
 // expects both git and CommitAll to refuse.
@@ -118,6 +124,15 @@ var configCases = []diffCase{
 		map[string]string{"x.inc": who("Hidden") + excludesInc}, nil),
 	includeCase("an included file with a BOM, CRLF lines and a legacy section", "[include]\n\tpath = x.inc\n",
 		map[string]string{"x.inc": "\ufeff[user]\r\n\tname = Crlf\r\n[core.x]\r\n\ty = 1\r\n" + excludesInc}, nil),
+	inLinkedWorktree(includeCase("includeIf gitdir: and onbranch: in a linked worktree", "[includeIf \"gitdir:**/.git/worktrees/**\"]\n\tpath = wt.inc\n"+
+		"[includeIf \"onbranch:wt-*\"]\n\tpath = br.inc\n",
+		map[string]string{"wt.inc": who("Linked"), "br.inc": "[user]\n\temail = wt@example.com\n" + excludesInc}, func(t *testing.T, h *diffRepo) {
+			h.Write("base.txt", "b\n")
+			h.Git("add", "base.txt")
+			h.Git("commit", "-q", "-m", "base")
+			h.Git("worktree", "add", "-q", "-b", "wt-x", h.Dir+"-wt")
+			secrets(t, &diffRepo{Dir: h.Dir + "-wt", t: t})
+		})),
 	refusedConfigCase("an include cycle is refused as git refuses it", "[include]\n\tpath = a.inc\n",
 		map[string]string{"a.inc": "[include]\n\tpath = config\n"}, "exceeded maximum include depth", "include nested deeper"),
 	refusedConfigCase("a remote URL set inside a hasconfig include is refused as git refuses it",
