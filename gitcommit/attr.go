@@ -149,6 +149,15 @@ func parseAttrFile(b []byte, path, dir string, macros bool) *attrFile {
 	f := &attrFile{path: path, dir: dir}
 	b = bytes.TrimPrefix(b, utf8BOM)
 	for raw := range bytes.SplitSeq(b, []byte("\n")) {
+		// As git's read_attr_from_file: a line without its CR, up to a NUL;
+		// one of attrMaxLine bytes or more is ignored (with a warning).
+		raw = bytes.TrimSuffix(raw, []byte("\r"))
+		if i := bytes.IndexByte(raw, 0); i >= 0 {
+			raw = raw[:i]
+		}
+		if len(raw) >= attrMaxLine {
+			continue
+		}
 		if l, ok := parseAttrLine(string(raw), macros); ok {
 			f.lines = append(f.lines, l)
 		}
@@ -157,6 +166,9 @@ func parseAttrFile(b []byte, path, dir string, macros bool) *attrFile {
 }
 
 const attrBlank = " \t\r\n"
+
+// attrMaxLine is git's ATTR_MAX_LINE_LENGTH.
+const attrMaxLine = 2048
 
 // parseAttrLine follows git's parse_attr_line: a line with an invalid
 // attribute name, a negative pattern or a macro where macros are not allowed

@@ -113,6 +113,9 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	changed := len(s.unstaged) > 0 || len(s.added) > 0
 	// Mid-merge, an unchanged tree is still a commit: the merge itself.
 	empty := tree == parentTree && len(op.parents) == 0 && !(o.allowEmpty && !h.hash.IsZero())
+	if !empty && len(op.parents) == 0 && !o.allowEmpty && r.onlyIgnoredSubmodules(cfg, s.entries, parentTree) {
+		empty = true // diff.ignoreSubmodules=all: git commit sees nothing either
+	}
 	if empty || (h.hash.IsZero() && len(s.entries) == 0) {
 		if changed || s.refresh {
 			// Keep what `git add -A` would have staged and the refreshed

@@ -106,7 +106,8 @@ func (r *Repo) loadConfig() gitConfig {
 }
 
 // readConfig reads system, global, repository and worktree config in git's
-// order of increasing priority, then GIT_CONFIG_COUNT/KEY_n/VALUE_n,
+// order of increasing priority, then GIT_CONFIG_COUNT/KEY_n/VALUE_n and
+// GIT_CONFIG_PARAMETERS (git -c),
 // following include.path and includeIf "gitdir:", "gitdir/i:" and
 // "onbranch:". Files are parsed as git parses them (a UTF-8 BOM skipped, the
 // legacy "[section.sub]" header accepted), which go-git's gcfg cannot.
@@ -120,6 +121,8 @@ type includeState struct {
 	collecting bool     // this is the pass that collects the URLs: every hasconfig include is followed
 	urls       []string // nil until needed
 	loaded     bool
+	urlErr     error // the collecting pass failed (a URL set inside a hasconfig include)
+	inHas      int   // collecting: depth of hasconfig includes being read
 }
 
 func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
@@ -143,6 +146,19 @@ func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
 			k := r.getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
 			if k != "" {
 				c.set(canonicalKey(k), r.getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), false)
+			}
+		}
+	}
+	if env := r.getenv("GIT_CONFIG_PARAMETERS"); env != "" {
+		keys, values, err := configParameters(env)
+		if err != nil {
+			errs = append(errs, &ConfigError{File: "GIT_CONFIG_PARAMETERS", Err: err})
+		}
+		for i, k := range keys {
+			if values[i] == nil {
+				c.set(k, "", true)
+			} else {
+				c.set(k, *values[i], false)
 			}
 		}
 	}
@@ -208,13 +224,17 @@ func (r *Repo) readConfigFileWith(c gitConfig, path string, depth int, st *inclu
 		key, value string
 		bare       bool
 		include    string
+		hasconfig  bool // include of an includeIf "hasconfig:..."
 	}
 	var items []item
 	var condErr error
 	err = parseConfig(b, func(key, value string, bare bool) {
 		section, rest, _ := strings.Cut(key, ".")
 		last := strings.LastIndexByte(rest, '.')
+		isInclude := key == "include.path" || (section == "includeif" && last >= 0 && rest[last+1:] == "path")
 		switch {
+		case isInclude && bare && condErr == nil:
+			condErr = fmt.Errorf("missing value for '%s' (git refuses it too; give it a path or remove it)", key)
 		case key == "include.path" && !bare:
 			items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
 		case section == "includeif" && last >= 0 && rest[last+1:] == "path" && !bare:
@@ -223,7 +243,7 @@ func (r *Repo) readConfigFileWith(c gitConfig, path string, depth int, st *inclu
 				condErr = err
 			}
 			if ok {
-				items = append(items, item{include: r.expandPath(value, filepath.Dir(path))})
+				items = append(items, item{include: r.expandPath(value, filepath.Dir(path)), hasconfig: strings.HasPrefix(rest[:last], "hasconfig:")})
 			}
 		default:
 			items = append(items, item{key: key, value: value, bare: bare})
@@ -242,12 +262,21 @@ func (r *Repo) readConfigFileWith(c gitConfig, path string, depth int, st *inclu
 	var errs []error
 	for _, it := range items {
 		switch {
+		case it.include == "" && st.inHas > 0 && strings.HasPrefix(it.key, "remote.") && strings.HasSuffix(it.key, ".url"):
+			errs = append(errs, &ConfigError{File: path, Err: errors.New("remote URLs cannot be configured in file directly or indirectly included by " +
+				"includeIf.hasconfig:remote.*.url (git refuses it too; move the URL out of that file)")})
 		case it.include == "":
 			c.set(it.key, it.value, it.bare)
 		case depth < 0: // includes not followed (checkFormat, as git's read_repository_format)
 		case depth < maxIncludeDepth:
+			if it.hasconfig && st.collecting {
+				st.inHas++
+			}
 			if err := r.readConfigFileWith(c, it.include, depth+1, st); err != nil {
 				errs = append(errs, err)
+			}
+			if it.hasconfig && st.collecting {
+				st.inHas--
 			}
 		default:
 			errs = append(errs, &ConfigError{File: path, Err: fmt.Errorf("include nested deeper than %d levels (a cycle?)", maxIncludeDepth)})
@@ -291,7 +320,11 @@ func (r *Repo) includeIfMatches(cond, file string, st *includeState) (bool, erro
 			return true, nil
 		}
 		if !st.loaded {
-			st.urls, st.loaded = r.remoteURLs(), true
+			st.urls, st.urlErr = r.remoteURLs()
+			st.loaded = true
+		}
+		if st.urlErr != nil {
+			return false, st.urlErr
 		}
 		pat := strings.TrimPrefix(cond, "hasconfig:remote.*.url:")
 		for _, u := range st.urls {
@@ -307,15 +340,36 @@ func (r *Repo) includeIfMatches(cond, file string, st *includeState) (bool, erro
 
 // remoteURLs collects every remote.<name>.url in the whole config, following
 // hasconfig includes unconditionally, as git's populate_remote_urls does.
-func (r *Repo) remoteURLs() []string {
-	c, _ := r.readConfigWith(&includeState{collecting: true})
+func (r *Repo) remoteURLs() ([]string, error) {
+	c, err := r.readConfigWith(&includeState{collecting: true})
+	var ce *ConfigError
+	for _, e := range joinedErrors(err) {
+		if errors.As(e, &ce) && strings.Contains(ce.Err.Error(), "remote URLs cannot be configured") {
+			return nil, ce.Err
+		}
+	}
 	var urls []string
 	for k, vs := range c.all {
 		if strings.HasPrefix(k, "remote.") && strings.HasSuffix(k, ".url") {
 			urls = append(urls, vs...)
 		}
 	}
-	return urls
+	return urls, nil
+}
+
+// joinedErrors flattens errors.Join trees.
+func joinedErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, joinedErrors(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // includeByGitdir matches the git directory, real path first, then as
@@ -361,7 +415,8 @@ func (r *Repo) includeByGitdir(pat, file string, fold bool) bool {
 	return false
 }
 
-// includeByBranch matches the branch HEAD points to, born or not.
+// includeByBranch matches the branch HEAD points to, born or not, at the end
+// of a chain of symbolic refs as git's resolve_ref_unsafe follows it.
 func (r *Repo) includeByBranch(pat string) bool {
 	b, err := os.ReadFile(filepath.Join(r.gitDir, "HEAD"))
 	if err != nil {
@@ -371,7 +426,16 @@ func (r *Repo) includeByBranch(pat string) bool {
 	if !ok {
 		return false
 	}
-	branch, ok := strings.CutPrefix(strings.TrimSpace(ref), "refs/heads/")
+	ref = strings.TrimSpace(ref)
+	for range 5 { // git's SYMREF_MAXDEPTH
+		b, err := os.ReadFile(filepath.Join(r.commonDir, filepath.FromSlash(ref)))
+		next, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "ref:")
+		if err != nil || !ok {
+			break
+		}
+		ref = strings.TrimSpace(next)
+	}
+	branch, ok := strings.CutPrefix(ref, "refs/heads/")
 	if !ok {
 		return false
 	}

@@ -224,7 +224,7 @@ func (r *Repo) excludePatterns(cfg gitConfig) (ignoreList, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", f, err)
+			return nil, fmt.Errorf("cannot use %s as an exclude file (git refuses it too; point core.excludesFile at a readable file): %w", f, err)
 		}
 		ps = append(ps, parseIgnoreFile(b, "")...)
 	}

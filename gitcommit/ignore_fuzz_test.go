@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,19 @@ func genPattern(rng *rand.Rand) string {
 	if rng.IntN(4) == 0 {
 		p = "!" + p
 	}
-	switch rng.IntN(20) {
+	switch rng.IntN(26) {
+	case 20:
+		p += "\t" // a trailing tab is kept
+	case 21:
+		p += "\r\r" // only the last CR goes
+	case 22:
+		p = "\ufeff" + p // a BOM not at the file's start is part of the pattern
+	case 23:
+		p = strings.Replace(p, "a", "\x00", 1) // a NUL inside
+	case 24:
+		p += "\\" // a trailing backslash
+	case 25:
+		p += " \\  " // an escaped space followed by spaces
 	case 0:
 		p += "  "
 	case 1:
@@ -87,14 +100,14 @@ func genPatternSet(rng *rand.Rand) string {
 // walkIgnored is the walk's decision for path: ignored if any directory on
 // the way is excluded (the walk never enters it) or the path itself is.
 // ignores maps a directory ("" or "dir/") to its .gitignore patterns.
-func walkIgnored(ignores map[string]ignoreList, path string, isDir bool) bool {
+func walkIgnored(ignores map[string]ignoreList, path string, isDir, fold bool) bool {
 	comps := strings.Split(path, "/")
 	var pats ignoreList
 	dir := ""
 	for i := range comps {
 		pats = append(pats[:len(pats):len(pats)], ignores[dir]...)
 		cur := strings.Join(comps[:i+1], "/")
-		if pats.excluded(cur, i < len(comps)-1 || isDir, false) {
+		if pats.excluded(cur, i < len(comps)-1 || isDir, fold) {
 			return true
 		}
 		dir = cur + "/"
@@ -102,14 +115,24 @@ func walkIgnored(ignores map[string]ignoreList, path string, isDir bool) bool {
 	return false
 }
 
+// TestIgnoreFuzz runs case-sensitive, then (on a tenth of the sets) with
+// core.ignoreCase=true, where patterns fold case.
 func TestIgnoreFuzz(t *testing.T) {
 	t.Parallel()
+	t.Run("case-sensitive", func(t *testing.T) { ignoreFuzz(t, false, *ignoreFuzzSets) })
+	t.Run("core.ignoreCase", func(t *testing.T) { ignoreFuzz(t, true, *ignoreFuzzSets/10) })
+}
+
+func ignoreFuzz(t *testing.T, fold bool, sets int) {
 	const perBatch = 150
 	home := t.TempDir()
 	env := diffEnv(home, nil)
 	dir := filepath.Join(t.TempDir(), "repo")
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", dir, "config", "core.ignoreCase", strconv.FormatBool(fold)).CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
 	}
 
 	// The same tree under every set's directory; its paths, relative to it.
@@ -139,7 +162,7 @@ func TestIgnoreFuzz(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(*ignoreFuzzSeed, 0))
 	diffs, ignored, total := 0, 0, 0
-	for batch := 0; batch*perBatch < *ignoreFuzzSets; batch++ {
+	for batch := 0; batch*perBatch < sets; batch++ {
 		// Each set: its directory's .gitignore and, sometimes, one in foo/.
 		ignores := map[string]ignoreList{}
 		content := map[string]string{}
@@ -178,7 +201,7 @@ func TestIgnoreFuzz(t *testing.T) {
 		for i := 0; i+3 < len(fields); i += 4 {
 			src, line, pattern, path := fields[i], fields[i+1], fields[i+2], fields[i+3]
 			want := src != "" && !strings.HasPrefix(pattern, "!")
-			got := walkIgnored(ignores, path, isDir[path[strings.IndexByte(path, '/')+1:]])
+			got := walkIgnored(ignores, path, isDir[path[strings.IndexByte(path, '/')+1:]], fold)
 			total++
 			if want {
 				ignored++
@@ -201,4 +224,54 @@ func TestIgnoreFuzz(t *testing.T) {
 	if diffs > 0 {
 		t.Errorf("%d decisions differ from git check-ignore (seed %d)", diffs, *ignoreFuzzSeed)
 	}
+}
+
+// FuzzIgnore compares one .gitignore (any bytes) with git check-ignore over
+// the fuzz tree. Plain `go test` runs the seeds only (each starts git);
+// `go test -fuzz FuzzIgnore` explores.
+func FuzzIgnore(f *testing.F) {
+	f.Add([]byte("\ufeff*.go\r\n!x.go\n"))
+	f.Add([]byte("a\x00b\nfoo/**/\n"))
+	f.Add([]byte("\\#x\n\\!a\n[!c]*\t\n"))
+	f.Add([]byte("/**\n!*/\n!*.txt\r\n"))
+	f.Add([]byte("foo\\ \\  \nsrc/a/\n**/b\n"))
+	f.Fuzz(func(t *testing.T, gitignore []byte) {
+		if len(gitignore) > 4096 {
+			t.Skip()
+		}
+		dir := filepath.Join(t.TempDir(), "repo")
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		var rel []string
+		isDir := map[string]bool{}
+		for _, d := range fuzzDirs {
+			must(t, os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755))
+			rel, isDir[d] = append(rel, d), true
+		}
+		for _, d := range append([]string{""}, fuzzDirs...) {
+			for _, f := range fuzzFiles {
+				p := strings.TrimPrefix(d+"/"+f, "/")
+				must(t, os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), nil, 0o644))
+				rel = append(rel, p)
+			}
+		}
+		must(t, os.WriteFile(filepath.Join(dir, ".gitignore"), gitignore, 0o644))
+		ignores := map[string]ignoreList{"": parseIgnoreFile(gitignore, "")}
+		cmd := exec.Command("git", "check-ignore", "--stdin", "-z", "-v", "-n")
+		cmd.Dir, cmd.Env = dir, diffEnv(t.TempDir(), nil)
+		cmd.Stdin = strings.NewReader(strings.Join(rel, "\x00") + "\x00")
+		out, err := cmd.Output()
+		if err != nil && cmd.ProcessState.ExitCode() != 1 {
+			t.Fatalf("git check-ignore: %v", err)
+		}
+		fields := strings.Split(string(out), "\x00")
+		for i := 0; i+3 < len(fields); i += 4 {
+			src, pattern, path := fields[i], fields[i+2], fields[i+3]
+			want := src != "" && !strings.HasPrefix(pattern, "!")
+			if got := walkIgnored(ignores, path, isDir[path], false); got != want {
+				t.Errorf("%s: ignored = %v, git says %v (pattern %q) for .gitignore %q", path, got, want, pattern, gitignore)
+			}
+		}
+	})
 }

@@ -188,6 +188,11 @@ func (s *stager) refreshEntry(e *index.Entry, st fileStat) (bool, error) {
 
 	switch st.kind {
 	case kindRegular, kindSymlink:
+	case kindOther:
+		// A FIFO, socket or device where a tracked file was: git add -A
+		// fails on it ("can only add regular files, symbolic links or
+		// git-directories"); deleting the entry would commit what git won't.
+		return false, fmt.Errorf("%s is now a FIFO, socket or device, which git add -A refuses too; remove it, or run `git rm --cached %s`", e.Name, e.Name)
 	default:
 		// Deleted, replaced by a directory (the walk adds its content) or by
 		// something git cannot track.
@@ -299,7 +304,11 @@ func (s *stager) statMatches(e *index.Entry, st fileStat) bool {
 	if e.Inode != 0 && st.ino != 0 && e.Inode != st.ino {
 		return false
 	}
-	if s.racy.IsZero() || !e.ModifiedAt.Before(s.racy) {
+	// Racy in git's whole seconds (git is built without USE_NSEC by
+	// default): an entry written in the index's second may hide a same-second
+	// edit, or a conversion that changed since (.gitattributes), so git
+	// re-reads it.
+	if s.racy.IsZero() || e.ModifiedAt.Unix() >= s.racy.Unix() {
 		return false
 	}
 	return true

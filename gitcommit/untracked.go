@@ -30,8 +30,14 @@ func (s *stager) addUntracked(excludes ignoreList) error {
 		inIndex:  make(map[string]filemode.FileMode, len(s.orig)),
 		indexDir: map[string]bool{},
 	}
+	if s.ignoreCase {
+		w.inIndexFold = make(map[string]bool, len(s.orig))
+	}
 	for _, e := range s.orig {
 		w.inIndex[e.Name] = e.Mode
+		if w.inIndexFold != nil {
+			w.inIndexFold[foldASCII(e.Name)] = true
+		}
 		for dir, _ := splitDir(e.Name); dir != "" && !w.indexDir[dir]; dir, _ = splitDir(dir) {
 			w.indexDir[dir] = true
 		}
@@ -41,6 +47,9 @@ func (s *stager) addUntracked(excludes ignoreList) error {
 	}
 	if len(w.invalid) > 0 {
 		return &InvalidPathError{Paths: w.invalid}
+	}
+	if len(w.fsckBad) > 0 {
+		return &FsckPathError{Paths: w.fsckBad, Problem: fsckPathProblem(w.fsckBad[0], w.fsckSymlink)}
 	}
 	if len(w.added) == 0 {
 		return nil
@@ -84,6 +93,11 @@ type walker struct {
 	indexDir map[string]bool              // directories with index entries below them
 	added    []*index.Entry
 	invalid  []string
+	// inIndexFold holds the index's paths ASCII-lower-cased, with core.ignoreCase only
+	inIndexFold map[string]bool
+	fsckBad     []string // paths verifyPath lets in and fsck rejects (fsckpath.go)
+	// fsckSymlink: fsckBad[0] is a symlink
+	fsckSymlink bool
 }
 
 func (w *walker) walkDir(rel string, patterns ignoreList) error {
@@ -116,6 +130,12 @@ func (w *walker) walkDir(rel string, patterns ignoreList) error {
 		isDir := typ.IsDir()
 		if _, tracked := w.inIndex[path]; tracked && !isDir {
 			continue // refreshTracked handled it
+		}
+		if w.inIndexFold != nil && !isDir && w.inIndexFold[foldASCII(path)] {
+			// core.ignoreCase: git's index_file_exists matches the name
+			// case-insensitively, so "README.md" is the tracked "Readme.md"
+			// and is not added a second time (on macOS both would be one file).
+			continue
 		}
 		if !isDir && !typ.IsRegular() && typ&fs.ModeSymlink == 0 {
 			continue // sockets, fifos, devices: git cannot track them
@@ -156,6 +176,13 @@ func (w *walker) addFile(path string, symlink bool) error {
 	}
 	if !verifyPath(path, symlink, s.protectNTFS, s.protectHFS) {
 		w.invalid = append(w.invalid, path)
+		return nil
+	}
+	if fsckPathProblem(path, symlink) != "" {
+		if len(w.fsckBad) == 0 {
+			w.fsckSymlink = symlink
+		}
+		w.fsckBad = append(w.fsckBad, path)
 		return nil
 	}
 	e, err := s.entryFromWorktree(path, plumbing.ZeroHash)
@@ -257,4 +284,13 @@ func validHeadRef(path string) bool {
 		}
 	}
 	return true
+}
+
+// foldASCII lower-cases ASCII letters only, as git's case-insensitive name hash does.
+func foldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = wmToLower(c)
+	}
+	return string(b)
 }

@@ -99,8 +99,11 @@ func isNTFSDotGit(name string) bool {
 
 // isNTFSDotGitmodules is git's is_ntfs_dot_generic for ".gitmodules",
 // including its 8.3 short names ("gitmod~1", "gi7eba~1").
-func isNTFSDotGitmodules(name string) bool {
-	const dotgit, shortPrefix = "gitmodules", "gi7eba"
+func isNTFSDotGitmodules(name string) bool { return isNTFSDotGeneric(name, "gitmodules", "gi7eba") }
+
+// isNTFSDotGeneric is git's is_ntfs_dot_generic: ".<dotgit>" and its 8.3
+// short names (the first six letters, or shortPrefix, then "~<digit>").
+func isNTFSDotGeneric(name, dotgit, shortPrefix string) bool {
 	onlySpacesAndPeriods := func(i int) bool {
 		for ; ; i++ {
 			if i >= len(name) || name[i] == ':' {

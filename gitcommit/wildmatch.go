@@ -104,12 +104,11 @@ func dowild(pat string, p int, text string, ti int, flags int) int {
 		switch pCh {
 		case '\\':
 			// Literal match with the next character; a trailing
-			// backslash compares with NUL and fails.
+			// backslash compares with NUL and fails. Under wmCaseFold the
+			// escaped character is not folded, as in git: "\W" never
+			// matches, since the text is lower-cased.
 			p++
 			pCh = byteAt(pat, p)
-			if flags&wmCaseFold != 0 {
-				pCh = wmToLower(pCh)
-			}
 			if tCh != pCh {
 				return wmNoMatch
 			}
