@@ -19,6 +19,9 @@ type Commit struct {
 	// Changed lists the paths of an Exclude set committed because their
 	// content changed.
 	Changed []string
+	// Ignored lists the untracked paths left out as ignored, top-most only
+	// (an ignored directory is not entered): VerifyOptions.Ignored.
+	Ignored []string
 }
 
 // CommitAll stages everything `git add -A` would (see the package comment)
@@ -233,7 +236,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files, Changed: s.changed}, nil
+	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored}, nil
 }
 
 // AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like

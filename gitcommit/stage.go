@@ -37,6 +37,7 @@ type stager struct {
 	entries  []*index.Entry
 	unstaged []string     // tracked paths whose worktree content differs from the index
 	added    []string     // untracked paths staged by the walk
+	ignored  []string     // the walk's top-most ignored paths (Commit.Ignored)
 	exclude  Fingerprints // untracked paths to leave out while unchanged (exclude.go)
 	changed  []string     // paths of exclude staged because their content changed
 	listing  Fingerprints // Untracked: collects instead of staging
