@@ -126,6 +126,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 			}
 			if err != nil {
 				r.log.Warn("write refreshed index", "err", err)
+			} else {
+				r.postIndexChange(cfg)
 			}
 		}
 		return Commit{}, ErrNothingToCommit
@@ -161,6 +163,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		if err := lock.commit(b); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
+		r.postIndexChange(cfg)
 		if _, err := r.runHook(cfg, "pre-commit", env); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
@@ -219,6 +222,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		if err := lock.commit(b); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
+		r.postIndexChange(cfg)
 	}
 	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
 	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
