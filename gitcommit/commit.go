@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -52,7 +51,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	defer end()
 
-	lock, err := r.acquireLock(filepath.Join(r.gitDir, "index"))
+	lock, err := r.acquireLock(r.indexFile)
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}

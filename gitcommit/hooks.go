@@ -109,7 +109,7 @@ var gitExecPath = sync.OnceValue(func() string {
 // hook calling git-sh-setup or another git-core program finds it.
 func (r *Repo) hookEnv(author object.Signature) []string {
 	return append(baseHookEnv(),
-		"GIT_INDEX_FILE="+r.relToRoot(filepath.Join(r.gitDir, "index")),
+		"GIT_INDEX_FILE="+r.relToRoot(r.indexFile),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
 		"GIT_AUTHOR_NAME="+author.Name,

@@ -271,7 +271,7 @@ func (r *Repo) storeTrees(trees map[plumbing.Hash]*builtTree, root, old plumbing
 // readIndex reads the worktree's index; a missing one is empty. ModTime is
 // the file's, which the racy-git check needs.
 func (r *Repo) readIndex() (*index.Index, error) {
-	path := filepath.Join(r.gitDir, "index")
+	path := r.indexFile
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &index.Index{Version: 2}, nil
