@@ -140,8 +140,8 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		default:
 			var res []gateResult
 			var ok bool
-			root := p.repo.Root()
-			r.unlocked(func() { res, ok = r.runGates(ctx, root, ph) })
+			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
+			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
 			if ctx.Err() != nil {
 				r.commit(p, eventInterrupted, "interrupted while running gates")
 				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
