@@ -3,6 +3,7 @@ package gitcommit
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -28,7 +29,7 @@ func (r *Repo) ChildEnv(base []string) []string {
 	env := make([]string, 0, len(base)+2)
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if !isRepoEnv(k) {
+		if !slices.Contains(repoEnv, k) {
 			env = append(env, kv)
 		}
 	}
@@ -36,15 +37,6 @@ func (r *Repo) ChildEnv(base []string) []string {
 		return env
 	}
 	return append(env, "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
-}
-
-func isRepoEnv(k string) bool {
-	for _, v := range repoEnv {
-		if k == v {
-			return true
-		}
-	}
-	return false
 }
 
 func sameDir(a, b string) bool {

@@ -25,7 +25,7 @@ func TestChildEnv(t *testing.T) {
 		"GIT_WORK_TREE=" + main, "GIT_INDEX_FILE=/elsewhere/index", "GIT_CONFIG_NOSYSTEM=1"}
 	env := r.ChildEnv(base)
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); isRepoEnv(k) {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(repoEnv, k) {
 			t.Errorf("ChildEnv kept %s", kv)
 		}
 	}
