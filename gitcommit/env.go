@@ -21,7 +21,7 @@ var repoEnv = []string{
 // a linked phase worktree, to the main one. So the locating variables are
 // removed when git finds this repository from the root by itself, and
 // otherwise (a git dir only GIT_DIR names) set to its absolute git dir and
-// worktree.
+// worktree; an index other than the git dir's is passed on, absolute.
 func (r *Repo) ChildEnv(base []string) []string {
 	if base == nil {
 		base = os.Environ()
@@ -32,6 +32,11 @@ func (r *Repo) ChildEnv(base []string) []string {
 		if !slices.Contains(repoEnv, k) {
 			env = append(env, kv)
 		}
+	}
+	if r.indexFile != filepath.Join(r.gitDir, "index") {
+		// The index debussy commits from (GIT_INDEX_FILE in the main
+		// worktree; a linked one never inherits it, see OpenLinked).
+		env = append(env, "GIT_INDEX_FILE="+r.indexFile)
 	}
 	if _, gitDir, _, err := discover(r.root); err == nil && sameDir(gitDir, r.gitDir) {
 		return env

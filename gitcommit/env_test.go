@@ -38,6 +38,15 @@ func TestChildEnv(t *testing.T) {
 		t.Errorf("git in the worktree with ChildEnv: %q, %v; want branch phase", out, err)
 	}
 
+	// The main worktree opened with GIT_INDEX_FILE: the child uses that
+	// index too, named absolute.
+	t.Setenv("GIT_INDEX_FILE", "alt-index")
+	env = mustOpen(t, main).ChildEnv(base)
+	os.Unsetenv("GIT_INDEX_FILE")
+	if !slices.Contains(env, "GIT_INDEX_FILE="+filepath.Join(main, "alt-index")) || slices.Contains(env, "GIT_INDEX_FILE=/elsewhere/index") {
+		t.Errorf("ChildEnv with GIT_INDEX_FILE: %v", env)
+	}
+
 	// A repository git finds only through GIT_DIR: passed on, absolute.
 	sep := t.TempDir()
 	gitDir := filepath.Join(t.TempDir(), "repo.git")
