@@ -15,6 +15,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
+// maxScope is the most paths a scoped check names to git: git matches each
+// path it walks against every one, so beyond it the whole tree is cheaper.
+const maxScope = 1000
+
 // ErrNoGit means there is no git binary on PATH to verify a commit with.
 var ErrNoGit = errors.New("no git binary on PATH")
 
@@ -108,7 +112,7 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 	indexPath := filepath.Join(tmp, "index")
 	v.index = indexPath
 	var pds []PathDisagreement
-	if opts.Paths != nil {
+	if opts.Paths != nil && len(opts.Paths)+len(opts.Ignored) <= maxScope {
 		pds, err = v.verifyScoped(r, commit, indexPath, opts)
 	} else {
 		pds, err = v.verifyWhole(r, commit, indexPath)
