@@ -3,9 +3,11 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -19,6 +21,53 @@ type Commit struct {
 	// Changed lists the paths of an Exclude set committed because their
 	// content changed.
 	Changed []string
+	// Ignored lists the untracked paths left out as ignored, top-most only
+	// (an ignored directory is not entered): VerifyOptions.Ignored.
+	Ignored []string
+}
+
+// LongPathError is a worktree path longer than the system lets a program
+// open: `git add -A` fails on it too ("unable to stat").
+type LongPathError struct {
+	Path string // relative to the worktree root
+	Err  error
+}
+
+func (e *LongPathError) Error() string {
+	top, _, _ := strings.Cut(e.Path, "/")
+	return fmt.Sprintf("a path in the worktree is longer than the system allows (%d bytes): %s; "+
+		"git cannot add it either: shorten or move it, or add %s/ to .gitignore", len(e.Path), shortenPath(e.Path, 60), shortenPath(top, 20))
+}
+
+func (e *LongPathError) Unwrap() error { return e.Err }
+
+// longPathError names the path of an ENAMETOOLONG error relative to the
+// root; the raw error holds all 4 KB of it and no way out.
+func (r *Repo) longPathError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return &LongPathError{Path: "(unknown)", Err: err}
+	}
+	p := pe.Path
+	if rel, rerr := filepath.Rel(r.root, p); rerr == nil && !strings.HasPrefix(rel, "..") {
+		p = filepath.ToSlash(rel)
+	}
+	return &LongPathError{Path: p, Err: syscall.ENAMETOOLONG}
+}
+
+// shortenPath keeps keep bytes at the start and the end of a long path.
+func shortenPath(p string, keep int) string {
+	if len(p) <= 2*keep {
+		return p
+	}
+	head, tail := keep, len(p)-keep
+	for head > 0 && !utf8.RuneStart(p[head]) {
+		head--
+	}
+	for tail < len(p) && !utf8.RuneStart(p[tail]) {
+		tail++
+	}
+	return p[:head] + "…" + p[tail:]
 }
 
 // CommitAll stages everything `git add -A` would (see the package comment)
@@ -49,7 +98,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	defer end()
 
-	lock, err := r.acquireLock(filepath.Join(r.gitDir, "index"))
+	lock, err := r.acquireLock(r.indexFile)
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
@@ -84,9 +133,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	s.conv.close()
 	if errors.Is(err, syscall.ENAMETOOLONG) {
-		// The raw error names a path but not what to do about it.
-		return Commit{}, fmt.Errorf("commit: stage: %w (a path in the worktree is longer than the system allows; "+
-			"git cannot add it either: shorten it, or add it to .gitignore)", err)
+		err = r.longPathError(err)
 	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
@@ -126,6 +173,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 			}
 			if err != nil {
 				r.log.Warn("write refreshed index", "err", err)
+			} else {
+				r.postIndexChange(cfg)
 			}
 		}
 		return Commit{}, ErrNothingToCommit
@@ -161,6 +210,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		if err := lock.commit(b); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
+		r.postIndexChange(cfg)
 		if _, err := r.runHook(cfg, "pre-commit", env); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
@@ -219,6 +269,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		if err := lock.commit(b); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
+		r.postIndexChange(cfg)
 	}
 	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
 	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
@@ -236,7 +287,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files, Changed: s.changed}, nil
+	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored}, nil
 }
 
 // AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like

@@ -276,17 +276,33 @@ type textStat struct {
 }
 
 func gatherStats(b []byte) textStat {
-	var s textStat
-	for i := 0; i < len(b); i++ {
-		c := b[i]
+	var w statsWriter
+	w.Write(b)
+	return w.finish()
+}
+
+// statsWriter is gatherStats over content written in pieces.
+type statsWriter struct {
+	st   textStat
+	cr   bool // the last byte written was a CR, not yet counted
+	last byte
+	n    int64
+}
+
+func (w *statsWriter) Write(b []byte) (int, error) {
+	s := &w.st
+	for _, c := range b {
+		if w.cr {
+			w.cr = false
+			if c == '\n' {
+				s.crlf++
+				continue
+			}
+			s.loneCR++
+		}
 		switch {
 		case c == '\r':
-			if i+1 < len(b) && b[i+1] == '\n' {
-				s.crlf++
-				i++
-			} else {
-				s.loneCR++
-			}
+			w.cr = true
 		case c == '\n':
 			s.loneLF++
 		case c == 127:
@@ -305,8 +321,20 @@ func gatherStats(b []byte) textStat {
 			s.printable++
 		}
 	}
+	if len(b) > 0 {
+		w.last = b[len(b)-1]
+	}
+	w.n += int64(len(b))
+	return len(b), nil
+}
+
+func (w *statsWriter) finish() textStat {
+	s := w.st
+	if w.cr {
+		s.loneCR++
+	}
 	// A trailing ^Z (DOS end of file) does not count as non-printable.
-	if len(b) > 0 && b[len(b)-1] == '\032' {
+	if w.n > 0 && w.last == '\032' {
 		s.nonprintable--
 	}
 	return s
@@ -342,15 +370,33 @@ func (c *converter) crlfToGit(name string, b []byte, a crlfAction, indexBlob plu
 		return b, nil
 	}
 	st := gatherStats(b)
+	convert, err := c.crlfConvert(name, st, a, indexBlob, write)
+	if err != nil || !convert {
+		return b, err
+	}
+	// Under auto a lone CR made the file binary, so every CR is in a CRLF.
+	out := make([]byte, 0, len(b)-st.crlf)
+	for i, ch := range b {
+		if ch == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// crlfConvert is crlfToGit's decision for content with stats st: whether
+// its CRLFs become LF. It refuses under core.safecrlf=true as git does.
+func (c *converter) crlfConvert(name string, st textStat, a crlfAction, indexBlob plumbing.Hash, write bool) (bool, error) {
 	convert := st.crlf > 0
 	if a.auto() {
 		if st.binary() {
-			return b, nil
+			return false, nil
 		}
 		if convert {
 			has, err := c.hasCRLFInIndex(indexBlob)
 			if err != nil {
-				return nil, fmt.Errorf("read index blob of %s: %w", name, err)
+				return false, fmt.Errorf("read index blob of %s: %w", name, err)
 			}
 			convert = !has
 		}
@@ -374,31 +420,107 @@ func (c *converter) crlfToGit(name string, b []byte, a crlfAction, indexBlob plu
 		}
 		if msg != "" {
 			if c.safeCRLF == "true" {
-				return nil, fmt.Errorf("%s (core.safecrlf=true: git refuses this file too; fix its line endings or set core.safecrlf=warn)", msg)
+				return false, fmt.Errorf("%s (core.safecrlf=true: git refuses this file too; fix its line endings or set core.safecrlf=warn)", msg)
 			}
 			c.r.log.Debug("line endings converted", "path", name, "detail", msg)
 		}
 	}
-	if !convert {
-		return b, nil
+	return convert, nil
+}
+
+// streamConv is the conversion of a large file that streams: CRLF to LF
+// only (a clean filter, ident or an encoding reads it whole).
+type streamConv struct {
+	c         *converter
+	name      string
+	action    crlfAction
+	indexBlob plumbing.Hash
+	write     bool
+}
+
+// streamConvFor decides how a file over streamThreshold is hashed: ok when
+// it streams, conv nil when its content is stored as it is.
+func (s *stager) streamConvFor(name string, indexBlob plumbing.Hash) (conv *streamConv, ok bool, err error) {
+	c := s.conv
+	if c == nil {
+		return nil, true, nil
 	}
-	out := make([]byte, 0, len(b)-st.crlf)
-	if a.auto() {
-		// A lone CR made the file binary above, so every CR is in a CRLF.
-		for _, ch := range b {
-			if ch != '\r' {
-				out = append(out, ch)
+	if c.autocrlf == "false" {
+		if none, err := c.attrs.none(name); err != nil || none {
+			return nil, err == nil, err
+		}
+	}
+	pc, err := c.forPath(name)
+	if err != nil || pc.driver != nil || pc.ident || pc.encoding != "" || pc.badEnc {
+		return nil, false, err // toGit reads it whole and says why
+	}
+	if pc.action == crlfBinary {
+		return nil, true, nil
+	}
+	return &streamConv{c: c, name: name, action: pc.action, indexBlob: indexBlob, write: s.write}, true, nil
+}
+
+// plan reads the first size bytes of f for their stats and returns the
+// converted size (size when nothing changes).
+func (v *streamConv) plan(f io.Reader, size int64) (int64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	var w statsWriter
+	if n, err := io.CopyN(&w, f, size); err != nil || n != size {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = errChangedWhileRead
+		}
+		return 0, err
+	}
+	st := w.finish()
+	convert, err := v.c.crlfConvert(v.name, st, v.action, v.indexBlob, v.write)
+	if err != nil || !convert {
+		return size, err
+	}
+	return size - int64(st.crlf), nil
+}
+
+// crlfStripper drops each CR that comes right before an LF, across writes.
+type crlfStripper struct {
+	w   io.Writer
+	cr  bool // a CR held back: is an LF next?
+	buf []byte
+	n   int64 // bytes written out
+}
+
+func (s *crlfStripper) Write(b []byte) (int, error) {
+	out := s.buf[:0]
+	for _, ch := range b {
+		if s.cr {
+			s.cr = false
+			if ch != '\n' {
+				out = append(out, '\r')
 			}
 		}
-		return out, nil
-	}
-	for i, ch := range b {
-		if ch == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+		if ch == '\r' {
+			s.cr = true
 			continue
 		}
 		out = append(out, ch)
 	}
-	return out, nil
+	s.buf = out
+	s.n += int64(len(out))
+	if _, err := s.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// flush writes a CR held back at the end.
+func (s *crlfStripper) flush() error {
+	if !s.cr {
+		return nil
+	}
+	s.cr = false
+	s.n++
+	_, err := s.w.Write([]byte{'\r'})
+	return err
 }
 
 // hasCRLFInIndex is git's has_crlf_in_index: the blob is text with CRLF.

@@ -108,18 +108,34 @@ var gitExecPath = sync.OnceValue(func() string {
 // GIT_EXEC_PATH and that directory first on PATH (git's setup_path), so a
 // hook calling git-sh-setup or another git-core program finds it.
 func (r *Repo) hookEnv(author object.Signature) []string {
-	env := os.Environ()
-	if p := gitExecPath(); p != "" && os.Getenv("GIT_EXEC_PATH") == "" {
-		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+os.Getenv("PATH"))
-	}
-	return append(env,
-		"GIT_INDEX_FILE="+r.relToRoot(filepath.Join(r.gitDir, "index")),
+	return append(baseHookEnv(),
+		"GIT_INDEX_FILE="+r.relToRoot(r.indexFile),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
 		"GIT_AUTHOR_NAME="+author.Name,
 		"GIT_AUTHOR_EMAIL="+author.Email,
 		"GIT_AUTHOR_DATE="+fmt.Sprintf("@%d %s", author.When.Unix(), author.When.Format("-0700")),
 	)
+}
+
+// baseHookEnv is the environment every hook gets: debussy's, with git's
+// exec path.
+func baseHookEnv() []string {
+	env := os.Environ()
+	if p := gitExecPath(); p != "" && os.Getenv("GIT_EXEC_PATH") == "" {
+		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	return env
+}
+
+// postIndexChange runs the post-index-change hook, as git does after each
+// write of the index: its arguments say whether the worktree and the
+// skip-worktree bits were updated, "0" and "0" for a commit. git ignores
+// its exit status.
+func (r *Repo) postIndexChange(cfg gitConfig) {
+	if _, err := r.runHook(cfg, "post-index-change", baseHookEnv(), "0", "0"); err != nil {
+		r.log.Warn("post-index-change hook failed", "err", err)
+	}
 }
 
 // relToRoot is p relative to the worktree root when inside it, as git

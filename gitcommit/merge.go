@@ -218,7 +218,7 @@ func (r *Repo) undoMerge(m *pendingMerge) error {
 	}
 	defer end()
 	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
-	lock, err := r.acquireLock(filepath.Join(r.gitDir, "index"))
+	lock, err := r.acquireLock(r.indexFile)
 	if err != nil {
 		return err
 	}

@@ -102,6 +102,9 @@ type Repo struct {
 	log    *slog.Logger
 	now    func() time.Time
 	getenv func(string) string
+	// indexFile is the index: GIT_INDEX_FILE (relative to the worktree
+	// root, as git reads it) or the git dir's.
+	indexFile string
 
 	mu sync.Mutex
 }
@@ -153,6 +156,10 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	r.indexFile = filepath.Join(r.gitDir, "index")
+	if f := r.getenv("GIT_INDEX_FILE"); f != "" {
+		r.indexFile = absFrom(r.root, f)
 	}
 
 	if err := r.reopen(); err != nil {

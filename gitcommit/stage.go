@@ -37,6 +37,7 @@ type stager struct {
 	entries  []*index.Entry
 	unstaged []string     // tracked paths whose worktree content differs from the index
 	added    []string     // untracked paths staged by the walk
+	ignored  []string     // the walk's top-most ignored paths (Commit.Ignored)
 	exclude  Fingerprints // untracked paths to leave out while unchanged (exclude.go)
 	never    pathSet      // untracked paths to leave out whatever their content (Never)
 	changed  []string     // paths of exclude staged because their content changed
@@ -329,10 +330,10 @@ func setStat(e *index.Entry, st fileStat) {
 func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbing.Hash, ok bool, err error) {
 	abs := s.abs(name)
 	if st.kind == kindRegular && st.size > streamThreshold {
-		if converts, err := s.convertsContent(name); err != nil {
+		if conv, ok, err := s.streamConvFor(name, cur); err != nil {
 			return plumbing.ZeroHash, false, err
-		} else if !converts {
-			return s.streamFile(abs)
+		} else if ok {
+			return s.streamFile(abs, conv)
 		}
 	}
 	var content []byte
@@ -358,24 +359,12 @@ func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbi
 	return h, err == nil, err
 }
 
-// convertsContent reports whether a clean filter, eol or ident conversion
-// may apply to name, so its content must pass through memory.
-func (s *stager) convertsContent(name string) (bool, error) {
-	if s.conv == nil {
-		return false, nil
-	}
-	if s.conv.autocrlf != "false" {
-		return true, nil
-	}
-	none, err := s.conv.attrs.none(name)
-	return !none, err
-}
-
-// streamFile is hashFile for a large file stored as it is; a file rewritten
-// while it is read is read again, a few times.
-func (s *stager) streamFile(abs string) (h plumbing.Hash, ok bool, err error) {
+// streamFile is hashFile for a large file stored as it is or with conv's
+// CRLF conversion; a file rewritten while it is read is read again, a few
+// times.
+func (s *stager) streamFile(abs string, conv *streamConv) (h plumbing.Hash, ok bool, err error) {
 	for range 3 {
-		h, err = s.r.streamBlob(abs, s.write)
+		h, err = s.r.streamBlob(abs, s.write, conv)
 		if !errors.Is(err, errChangedWhileRead) {
 			break
 		}

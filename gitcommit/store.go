@@ -76,8 +76,10 @@ var errChangedWhileRead = errors.New("file changed while it was read")
 
 // streamBlob hashes the regular file at abs and, with write, stores it as a
 // loose object, reading it in chunks. The hash is computed first, so a blob
-// the store already has is not compressed again.
-func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
+// the store already has is not compressed again. conv, when not nil, turns
+// CRLF into LF on the way (streamConv); every pass reads the same first
+// size bytes, so a file still being appended to is one snapshot.
+func (r *Repo) streamBlob(abs string, write bool, conv *streamConv) (plumbing.Hash, error) {
 	f, err := os.Open(abs)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -88,7 +90,19 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	size := fi.Size()
-	h, err := copyBlob(io.Discard, f, size)
+	outSize := size
+	if conv != nil {
+		if outSize, err = conv.plan(f, size); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if outSize == size {
+			conv = nil // nothing to convert
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	h, err := copyBlob(io.Discard, f, size, outSize, conv)
 	if err != nil || !write || r.store.HasEncodedObject(h) == nil {
 		return h, err
 	}
@@ -107,7 +121,7 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 		tmp.Close()
 		return plumbing.ZeroHash, err
 	}
-	h2, err := copyBlob(zw, f, size)
+	h2, err := copyBlob(zw, f, size, outSize, conv)
 	if err == nil {
 		err = zw.Close()
 	}
@@ -136,21 +150,33 @@ func (r *Repo) streamBlob(abs string, write bool) (plumbing.Hash, error) {
 
 // copyBlob writes the loose-object form of the next size bytes of src
 // ("blob <size>\0" and the content) to dst and returns the object id; the
-// source must hold at least size bytes.
-func copyBlob(dst io.Writer, src io.Reader, size int64) (plumbing.Hash, error) {
+// source must hold at least size bytes. With conv the content is converted
+// on the way and must come to outSize bytes.
+func copyBlob(dst io.Writer, src io.Reader, size, outSize int64, conv *streamConv) (plumbing.Hash, error) {
 	hh := sha1.New()
 	w := io.MultiWriter(dst, hh)
 	header := append(plumbing.BlobObject.Bytes(), ' ')
-	header = strconv.AppendInt(header, size, 10)
+	header = strconv.AppendInt(header, outSize, 10)
 	header = append(header, 0)
 	if _, err := w.Write(header); err != nil {
 		return plumbing.ZeroHash, err
+	}
+	var strip *crlfStripper
+	if conv != nil {
+		strip = &crlfStripper{w: w}
+		w = strip
 	}
 	// Like git, the first size bytes are the blob: a file still being
 	// appended to (a log) is committed as it was when stat'ed, not refused.
 	n, err := io.CopyN(w, src, size)
 	if errors.Is(err, io.EOF) || n != size {
 		return plumbing.ZeroHash, errChangedWhileRead // truncated meanwhile: read again
+	}
+	if err == nil && strip != nil {
+		err = strip.flush()
+		if err == nil && strip.n != outSize {
+			err = errChangedWhileRead // rewritten since the stats were taken
+		}
 	}
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -245,7 +271,7 @@ func (r *Repo) storeTrees(trees map[plumbing.Hash]*builtTree, root, old plumbing
 // readIndex reads the worktree's index; a missing one is empty. ModTime is
 // the file's, which the racy-git check needs.
 func (r *Repo) readIndex() (*index.Index, error) {
-	path := filepath.Join(r.gitDir, "index")
+	path := r.indexFile
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &index.Index{Version: 2}, nil

@@ -144,6 +144,7 @@ func (w *walker) walkDir(rel string, patterns ignoreList) error {
 			continue
 		}
 		if patterns.excluded(path, isDir, s.ignoreCase) {
+			s.ignored = append(s.ignored, path)
 			continue
 		}
 		if !isDir {

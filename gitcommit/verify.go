@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
+
+// maxScope is the most paths a scoped check names to git: git matches each
+// path it walks against every one, so beyond it the whole tree is cheaper.
+const maxScope = 1000
 
 // ErrNoGit means there is no git binary on PATH to verify a commit with.
 var ErrNoGit = errors.New("no git binary on PATH")
@@ -50,11 +53,15 @@ func (p PathDisagreement) String() string {
 
 // VerifyOptions tunes Verify; the zero value checks the whole tree.
 type VerifyOptions struct {
-	// Paths limits the check to these paths (what the agent touched) and
-	// the ones the commit changed: git walks only the directories they lie
-	// in, so it is much cheaper, but a path git would have committed
-	// elsewhere is not looked for. nil checks the whole tree.
+	// Paths limits the check to these paths (what the agent touched), the
+	// ones the commit changed and Ignored: git walks only the directories
+	// they lie in, so it is much cheaper, but a path git would have
+	// committed elsewhere is not looked for (see verifyScoped). nil checks
+	// the whole tree.
 	Paths []string
+	// Ignored are the paths the commit left out as ignored
+	// (Commit.Ignored): with Paths, git is asked about each.
+	Ignored []string
 	// Exclude names the untracked paths CommitAll was told to leave out
 	// (its Exclude option): git adding them is no disagreement.
 	Exclude []string
@@ -102,28 +109,19 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 	if err != nil {
 		return fail(err)
 	}
-	tree, changed, err := r.writeParentIndex(commit, filepath.Join(tmp, "index"))
-	if err != nil {
-		return fail(err)
+	indexPath := filepath.Join(tmp, "index")
+	v.index = indexPath
+	var pds []PathDisagreement
+	if opts.Paths != nil && len(opts.Paths)+len(opts.Ignored) <= maxScope {
+		pds, err = v.verifyScoped(r, commit, indexPath, opts)
+	} else {
+		pds, err = v.verifyWhole(r, commit, indexPath)
 	}
-	v.env = append(v.env, "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
-	if err := v.add(root, opts.Paths, changed); err != nil {
-		return fail(err)
-	}
-	// The common case, agreement, is settled in-process: the tree of what
-	// git staged is the commit's.
-	if same, err := indexTreeIs(filepath.Join(tmp, "index"), tree); err != nil {
-		return fail(err)
-	} else if same {
-		return Disagreement{}, nil
-	}
-	// What git staged against the commit, path by path.
-	out, err := v.git(nil, "diff-index", "--cached", "-z", "--no-renames", "--ignore-submodules=none", tree)
 	if err != nil {
 		return fail(err)
 	}
 	var d Disagreement
-	for _, pd := range parseRawDiff(out) {
+	for _, pd := range pds {
 		switch {
 		case isStateDirPath(pd.Path) || pd.Path == stateDir:
 			continue // debussy's own state, never committed by design
@@ -145,6 +143,29 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 	return d, nil
 }
 
+// verifyWhole has git stage the whole tree, from the index the commit
+// started from, and compares.
+func (v *verifier) verifyWhole(r *Repo, commit, indexPath string) ([]PathDisagreement, error) {
+	tree, err := r.writeParentIndex(commit, indexPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := v.git(nil, "add", "-A"); err != nil {
+		return nil, err
+	}
+	// The common case, agreement, is settled in-process: the tree of what
+	// git staged is the commit's.
+	if same, err := indexTreeIs(indexPath, tree); err != nil || same {
+		return nil, err
+	}
+	// What git staged against the commit, path by path.
+	out, err := v.git(nil, "diff-index", "--cached", "-z", "--no-renames", "--ignore-submodules=none", tree)
+	if err != nil {
+		return nil, err
+	}
+	return parseRawDiff(out), nil
+}
+
 // writeParentIndex writes, at path, the index `git add -A` started from
 // when commit was made: its parent's. Reading the parent's tree would drop
 // the stat data and make git hash every file; so the user's index (which
@@ -152,44 +173,27 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 // commit changed are set back to the parent's entries, without stat data.
 // It returns the commit's tree and those paths. All in-process: on a loaded
 // machine each git process costs more than the work.
-func (r *Repo) writeParentIndex(commit, path string) (tree string, changed []string, err error) {
+func (r *Repo) writeParentIndex(commit, path string) (tree string, err error) {
 	end, err := r.begin()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	defer end()
-	h, err := r.repo.ResolveRevision(plumbing.Revision(commit))
+	treeHash, changes, err := r.commitChanges(commit)
 	if err != nil {
-		return "", nil, fmt.Errorf("resolve %s: %w", commit, err)
-	}
-	c, err := r.repo.CommitObject(*h)
-	if err != nil {
-		return "", nil, fmt.Errorf("read commit %s: %w", commit, err)
-	}
-	var parentTree plumbing.Hash
-	if len(c.ParentHashes) > 0 {
-		p, err := r.repo.CommitObject(c.ParentHashes[0])
-		if err != nil {
-			return "", nil, fmt.Errorf("read parent of %s: %w", commit, err)
-		}
-		parentTree = p.TreeHash
-	}
-	changes, err := r.diffTrees(parentTree, c.TreeHash)
-	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	idx, err := r.readIndex()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	reset := make(map[string]*Change, len(changes))
-	for i := range changes {
-		reset[changes[i].Path] = &changes[i]
-		changed = append(changed, changes[i].Path)
+	reset := make(map[string]bool, len(changes))
+	for _, ch := range changes {
+		reset[ch.Path] = true
 	}
 	entries := make([]*index.Entry, 0, len(idx.Entries))
 	for _, e := range idx.Entries {
-		if reset[e.Name] == nil {
+		if !reset[e.Name] {
 			entries = append(entries, e)
 		}
 	}
@@ -198,14 +202,9 @@ func (r *Repo) writeParentIndex(commit, path string) (tree string, changed []str
 			entries = append(entries, &index.Entry{Name: ch.Path, Mode: ch.fromMode, Hash: ch.fromHash})
 		}
 	}
-	slices.SortStableFunc(entries, func(a, b *index.Entry) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return int(a.Stage) - int(b.Stage)
-	})
+	sortIndexEntries(entries)
 	b := encodeIndexEntries(entries, r.assumeValid, idx.Version == 4)
-	return c.TreeHash.String(), changed, os.WriteFile(path, b, 0o600)
+	return treeHash.String(), os.WriteFile(path, b, 0o600)
 }
 
 // indexTreeIs reports whether the index file at path, written as a tree,
@@ -242,29 +241,11 @@ func getenvOf(env []string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// add runs `git add -A` on the temporary index: on the whole tree, or with
-// paths on those paths and the ones the commit changed (git then walks only
-// the directories they lie in). An ignored path named in the pathspec makes
-// git exit 1 after staging the rest; that is the answer, not a failure.
-func (v *verifier) add(root string, paths, changed []string) error {
-	if paths == nil {
-		_, err := v.git(nil, "add", "-A")
-		return err
-	}
-	var spec []byte
-	for _, p := range changed {
-		spec = append(append(spec, p...), 0)
-	}
-	for _, p := range paths {
-		// A path neither on disk nor changed by the commit would be a
-		// pathspec error: nothing for git to stage there anyway.
-		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
-			spec = append(append(spec, p...), 0)
-		}
-	}
-	if len(spec) == 0 {
-		return nil
-	}
+// addPathspec runs `git add -A` on the temporary index for the NUL-ended
+// paths in spec (git then walks only the directories they lie in). An
+// ignored path named in the pathspec makes git exit 1 after staging the
+// rest; that is the answer, not a failure.
+func (v *verifier) addPathspec(spec []byte) error {
 	_, err := v.git(spec, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	if err != nil && strings.Contains(err.Error(), "exit status 1:") && strings.Contains(err.Error(), "ignored by one of your .gitignore files") {
 		return nil
@@ -273,10 +254,11 @@ func (v *verifier) add(root string, paths, changed []string) error {
 }
 
 type verifier struct {
-	ctx  context.Context
-	bin  string
-	root string
-	env  []string
+	ctx   context.Context
+	bin   string
+	root  string
+	env   []string
+	index string // GIT_INDEX_FILE for git, "" for the user's
 }
 
 // git runs git in the worktree and returns its trimmed stdout.
@@ -285,6 +267,9 @@ func (v *verifier) git(stdin []byte, args ...string) (string, error) {
 	cmd := exec.CommandContext(v.ctx, v.bin, append([]string{"-c", "core.quotePath=false", "-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = v.root
 	cmd.Env = v.env
+	if v.index != "" {
+		cmd.Env = append(slices.Clip(v.env), "GIT_INDEX_FILE="+v.index)
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

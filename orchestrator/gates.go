@@ -75,9 +75,10 @@ func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup
 // where test failures are reported.
 const gateOutputLimit = 16 << 10
 
-// runGates runs the phase's gates one by one in the repository root and
-// stops at the first failure. ok is true when all passed.
-func (r *orun) runGates(ctx context.Context, root string, ph *plans.Phase) (results []gateResult, ok bool) {
+// runGates runs the phase's gates one by one in the repository root, with
+// env (gitcommit's ChildEnv), and stops at the first failure. ok is true
+// when all passed.
+func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plans.Phase) (results []gateResult, ok bool) {
 	if len(ph.Gates) == 0 {
 		r.log.Info("no gates: the agent's done signal decides", "phase", ph.ID)
 		return nil, true
@@ -91,7 +92,7 @@ func (r *orun) runGates(ctx context.Context, root string, ph *plans.Phase) (resu
 			continue
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
-		res := runGate(ctx, root, g, time.Duration(r.cfg.GateTimeout))
+		res := runGate(ctx, root, env, g, time.Duration(r.cfg.GateTimeout))
 		results = append(results, res)
 		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
 			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": tail(res.Output, 2048)})
@@ -117,11 +118,11 @@ func uncheckedGates(ph *plans.Phase) []string {
 
 // runGate runs one gate command with `sh -c` in its own process group, so a
 // timeout kills everything the command started, and the shell's exit kills
-// what it left running.
-func runGate(ctx context.Context, dir string, g plans.Gate, timeout time.Duration) gateResult {
+// what it left running. env nil is debussy's environment.
+func runGate(ctx context.Context, dir string, env []string, g plans.Gate, timeout time.Duration) gateResult {
 	res := gateResult{Gate: g}
 	cmd := exec.Command("sh", "-c", g.Command)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	out := &tailBuffer{max: gateOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 	// A job that left the group (setsid) and holds the output pipe: once the

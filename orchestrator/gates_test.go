@@ -23,7 +23,7 @@ func TestRunGatePasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := plans.Gate{Name: "build", Command: "cat marker; echo done"}
-	res := runGate(context.Background(), dir, g, time.Minute)
+	res := runGate(context.Background(), dir, nil, g, time.Minute)
 	if !res.passed() || res.ExitCode != 0 || res.TimedOut || res.Err != nil {
 		t.Errorf("got exit %d timed out %v err %v, want a pass", res.ExitCode, res.TimedOut, res.Err)
 	}
@@ -37,7 +37,7 @@ func TestRunGatePasses(t *testing.T) {
 
 func TestRunGateFails(t *testing.T) {
 	g := plans.Gate{Name: "test", Command: "echo one; echo two >&2; echo three; exit 3"}
-	res := runGate(context.Background(), t.TempDir(), g, 0)
+	res := runGate(context.Background(), t.TempDir(), nil, g, 0)
 	if res.passed() || res.ExitCode != 3 || res.TimedOut || res.Err != nil {
 		t.Errorf("got exit %d timed out %v err %v, want exit 3", res.ExitCode, res.TimedOut, res.Err)
 	}
@@ -49,7 +49,7 @@ func TestRunGateFails(t *testing.T) {
 
 func TestRunGateCannotStart(t *testing.T) {
 	g := plans.Gate{Name: "test", Command: "true"}
-	res := runGate(context.Background(), filepath.Join(t.TempDir(), "missing"), g, 0)
+	res := runGate(context.Background(), filepath.Join(t.TempDir(), "missing"), nil, g, 0)
 	if res.passed() || res.Err == nil {
 		t.Fatalf("got exit %d err %v, want a start error", res.ExitCode, res.Err)
 	}
@@ -70,7 +70,7 @@ func TestRunGateTimeoutKillsGroup(t *testing.T) {
 	// A short timeout may fire before the shell got to write the ids on a
 	// busy machine: retry with a longer one rather than assert on time.
 	for timeout := 200 * time.Millisecond; ; timeout *= 2 {
-		res = runGate(context.Background(), dir, g, timeout)
+		res = runGate(context.Background(), dir, nil, g, timeout)
 		if _, err := os.Stat(ids); err == nil {
 			break
 		}
@@ -166,7 +166,7 @@ func TestRunGateKeepsTheTail(t *testing.T) {
 		t.Fatalf("test output is %d bytes, want more than %d", full.Len(), gateOutputLimit)
 	}
 	g := plans.Gate{Name: "noisy", Command: fmt.Sprintf("i=1; while [ $i -le %d ]; do echo $i; i=$((i+1)); done; exit 1", lines)}
-	res := runGate(context.Background(), t.TempDir(), g, 0)
+	res := runGate(context.Background(), t.TempDir(), nil, g, 0)
 	if res.ExitCode != 1 || res.Err != nil || res.TimedOut {
 		t.Fatalf("exit %d err %v timed out %v, want exit 1", res.ExitCode, res.Err, res.TimedOut)
 	}
@@ -288,7 +288,7 @@ func TestGateSummaryAndEvidence(t *testing.T) {
 // A gate whose shell exits while a background job still holds its output
 // is judged by the shell's exit code, not reported as a timeout.
 func TestRunGateBackgroundJobDoesNotHang(t *testing.T) {
-	res := runGate(context.Background(), t.TempDir(), plans.Gate{Name: "bg", Command: "sleep 30 & echo ok"}, time.Minute)
+	res := runGate(context.Background(), t.TempDir(), nil, plans.Gate{Name: "bg", Command: "sleep 30 & echo ok"}, time.Minute)
 	if !res.passed() || res.TimedOut || !strings.Contains(res.Output, "ok") {
 		t.Fatalf("want a pass with output ok, got exit %d timed out %v err %v output %q", res.ExitCode, res.TimedOut, res.Err, res.Output)
 	}
@@ -341,12 +341,12 @@ func TestGateMissingProgram(t *testing.T) {
 		{"true", "", 0},
 	}
 	for _, tt := range tests {
-		res := runGate(context.Background(), dir, plans.Gate{Name: "g", Command: tt.cmd}, time.Minute)
+		res := runGate(context.Background(), dir, nil, plans.Gate{Name: "g", Command: tt.cmd}, time.Minute)
 		if res.ExitCode != tt.code || res.missing() != tt.want {
 			t.Errorf("%q: exit %d missing %q, want %d %q (output %q)", tt.cmd, res.ExitCode, res.missing(), tt.code, tt.want, res.Output)
 		}
 	}
-	err := missingError("2", runGate(context.Background(), dir, plans.Gate{Name: "lint", Command: "no-such-tool-for-debussy ."}, time.Minute))
+	err := missingError("2", runGate(context.Background(), dir, nil, plans.Gate{Name: "lint", Command: "no-such-tool-for-debussy ."}, time.Minute))
 	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "gate_commands") || !strings.Contains(err.Error(), "install no-such-tool-for-debussy") {
 		t.Errorf("error %v: want ErrSetup naming the program and gate_commands", err)
 	}

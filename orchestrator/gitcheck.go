@@ -25,13 +25,24 @@ var ErrGitDisagrees = errors.New("git disagrees with debussy's commit")
 // lock. A disagreement is an event, a loud warning naming the paths and a
 // reproduction under the run's directory; with strict_git the phase ends
 // before its next session (p.gitDisagrees).
-func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
+//
+// A commit mid-phase is checked on its scope: the paths it changed, the
+// ones it left out as ignored and the ones the agent's tools wrote (a
+// fraction of a commit's cost on a large tree); the phase's last commit
+// on the whole tree, which also finds an edit outside the scope that
+// debussy missed.
+func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, at time.Time) {
+	hash := c.Hash
 	var exclude []string
 	for path := range r.userFiles {
 		exclude = append(exclude, path)
 	}
 	exclude = append(exclude, r.neverCommitted(p.ph.ID)...)
 	slices.Sort(exclude)
+	opts := gitcommit.VerifyOptions{Exclude: exclude, Since: at, ReproDir: filepath.Join(r.Store.Dir, "runs", r.id)}
+	if !isRecorded(event) {
+		opts.Paths, opts.Ignored = r.agentPaths(p), c.Ignored
+	}
 	var (
 		d   gitcommit.Disagreement
 		err error
@@ -40,9 +51,7 @@ func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
 	r.unlocked(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 		defer cancel()
-		d, err = gitcommit.Verify(ctx, p.repo.Root(), hash, gitcommit.VerifyOptions{
-			Exclude: exclude, Since: at, ReproDir: filepath.Join(r.Store.Dir, "runs", r.id),
-		})
+		d, err = gitcommit.Verify(ctx, p.repo.Root(), hash, opts)
 	})
 	took := r.now().Sub(began)
 	switch {
@@ -53,7 +62,8 @@ func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
 		r.event("git_check_failed", map[string]any{"phase": p.ph.ID, "commit": hash, "error": err.Error()})
 		return
 	case len(d.Paths) == 0:
-		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": took.Milliseconds(), "skipped": d.Skipped})
+		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": took.Milliseconds(), "skipped": d.Skipped,
+			"whole_tree": opts.Paths == nil})
 		return
 	}
 	var paths []string
@@ -67,4 +77,20 @@ func (r *orun) verifyCommit(p *phaseRun, hash string, at time.Time) {
 		p.gitDisagrees = fmt.Errorf("phase %s: %w on %s (strict_git): %s; reproduction: %s", p.ph.ID, ErrGitDisagrees,
 			strings.Join(paths, "; "), gitcommit.Short(hash), d.Repro)
 	}
+}
+
+// agentPaths lists, relative to the worktree, the paths the phase's tools
+// wrote (never nil: an empty scope still holds the commit's own paths).
+// Called between sessions, when no driver adds to them.
+func (r *orun) agentPaths(p *phaseRun) []string {
+	root := p.repo.Root()
+	paths := []string{}
+	for abs := range r.phaseEcon(p).written {
+		rel, err := filepath.Rel(root, abs)
+		if err == nil && rel != "." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != ".." {
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+	}
+	slices.Sort(paths)
+	return paths
 }

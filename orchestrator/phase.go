@@ -140,8 +140,8 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		default:
 			var res []gateResult
 			var ok bool
-			root := p.repo.Root()
-			r.unlocked(func() { res, ok = r.runGates(ctx, root, ph) })
+			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
+			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
 			if ctx.Err() != nil {
 				r.commit(p, eventInterrupted, "interrupted while running gates")
 				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
@@ -264,7 +264,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		return head
 	}
 	p.rec.Commits = append(p.rec.Commits, c.Hash)
-	r.verifyCommit(p, c.Hash, r.now())
+	r.verifyCommit(p, c, event, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	return c.Hash

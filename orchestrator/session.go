@@ -148,7 +148,7 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		ExtraArgs:      r.cfg.ExtraArgs,
 		Dir:            p.repo.Root(),
 		Prompt:         prompt,
-		Env:            r.Env,
+		Env:            p.repo.ChildEnv(r.Env), // no GIT_DIR sending the agent's git elsewhere
 		SetEnv: map[string]string{
 			state.EnvRunID:    r.id,
 			state.EnvPhaseID:  ph.ID,

@@ -98,7 +98,7 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
 	var res gateResult
 	r.unlocked(func() {
-		res = runGate(ctx, s.path, plans.Gate{Name: "worktree_setup", Command: command}, timeout)
+		res = runGate(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	})
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)

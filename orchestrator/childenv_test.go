@@ -1,0 +1,66 @@
+package orchestrator
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/plans"
+)
+
+// debussy started with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE (say, from
+// a git alias or a hook) resolves its repository once; the agent's session
+// and the gates in a linked phase worktree must not inherit them, or their
+// git would work on the main repository and its index.
+func TestSessionAndGatesDropRepoVariables(t *testing.T) {
+	f := newFixture(t, script{})
+	wt := filepath.Join(t.TempDir(), "wt")
+	if out, err := exec.Command("git", "-C", f.root, "worktree", "add", "-q", "-b", "phase-1", wt).CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add: %v\n%s", err, out)
+	}
+	linked, err := f.repo.OpenLinked(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := econRun(t, config.Defaults())
+	r.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_DIR=" + filepath.Join(f.root, ".git"),
+		"GIT_WORK_TREE=" + f.root, "GIT_INDEX_FILE=" + filepath.Join(f.root, ".git", "index")}
+	p := r.econPhase("1")
+	p.repo = linked
+	spec := r.sessionSpec(p, 1, "prompt")
+	for _, kv := range spec.Env {
+		if k, _, _ := strings.Cut(kv, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" {
+			t.Errorf("session environment keeps %s", kv)
+		}
+	}
+	res := runGate(context.Background(), wt, linked.ChildEnv(r.Env), plans.Gate{Name: "branch", Command: "git rev-parse --abbrev-ref HEAD"}, time.Minute)
+	if got := strings.TrimSpace(res.Output); res.ExitCode != 0 || got != "phase-1" {
+		t.Errorf("a gate's git in the phase worktree sees branch %q (exit %d), want phase-1", got, res.ExitCode)
+	}
+}
+
+// The scope of a mid-phase git check: the paths the agent's tools wrote,
+// relative to the worktree; never nil (nil would mean the whole tree), and
+// nothing outside the worktree.
+func TestAgentPathsForTheGitCheck(t *testing.T) {
+	f := newFixture(t, script{})
+	r := econRun(t, config.Defaults())
+	p := r.econPhase("1")
+	p.repo = f.repo
+	if got := r.agentPaths(p); got == nil || len(got) != 0 {
+		t.Errorf("agentPaths with nothing written = %#v, want empty, not nil", got)
+	}
+	written := r.phaseEcon(p).written
+	written[filepath.Join(f.root, "src", "a.go")] = true
+	written[filepath.Join(f.root, "README.md")] = true
+	written[filepath.Join(filepath.Dir(f.root), "outside.txt")] = true
+	written[f.root] = true
+	if got := strings.Join(r.agentPaths(p), " "); got != "README.md src/a.go" {
+		t.Errorf("agentPaths = %q, want \"README.md src/a.go\"", got)
+	}
+}
