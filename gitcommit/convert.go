@@ -226,21 +226,27 @@ func (a *attrs) unsupportedState(st attrState, where string) error {
 	return nil
 }
 
+// lookup is forPath with the common case first: with core.autocrlf false
+// and no attribute on name, none is true and nothing converts, either way.
+func (c *converter) lookup(name string) (pc pathConv, none bool, err error) {
+	if c.autocrlf == "false" {
+		if none, err := c.attrs.none(name); err != nil || none {
+			return pathConv{}, none, err
+		}
+	}
+	pc, err = c.forPath(name)
+	return pc, false, err
+}
+
 // toGit returns the blob content `git add` stores for worktree file name.
 // indexBlob is the blob the index holds for it now (stage 2 when unmerged;
 // zero when untracked): git does not convert CRLF in a file whose index blob
 // has CRLF already under text=auto or core.autocrlf. write is false when only
 // hashing (`git status`), when git neither refuses for core.safecrlf.
 func (c *converter) toGit(name string, content []byte, indexBlob plumbing.Hash, write bool) ([]byte, error) {
-	if c.autocrlf == "false" {
-		// The common case: no attributes, nothing to do.
-		if none, err := c.attrs.none(name); err != nil || none {
-			return content, err
-		}
-	}
-	pc, err := c.forPath(name)
-	if err != nil {
-		return nil, err
+	pc, none, err := c.lookup(name)
+	if err != nil || none {
+		return content, err
 	}
 	if pc.driver != nil {
 		out, err := c.clean(pc.driver, name, content)

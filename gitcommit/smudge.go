@@ -106,14 +106,9 @@ func (s *smudger) check(to map[string]treeFile, paths []string, start bool) erro
 // itself when nothing applies.
 func (s *smudger) smudge(name string, hash plumbing.Hash, rd io.Reader) (io.Reader, error) {
 	c := s.conv
-	if c.autocrlf == "false" {
-		if none, err := c.attrs.none(name); err != nil || none {
-			return rd, err
-		}
-	}
-	pc, err := c.forPath(name)
-	if err != nil {
-		return nil, err
+	pc, none, err := c.lookup(name)
+	if err != nil || none {
+		return rd, err
 	}
 	if !pc.ident && pc.driver == nil && !c.outputCRLF(pc.action) {
 		return rd, nil
