@@ -168,14 +168,16 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 // tree is clean: an empty commit, so git history alone knows the outcome.
 // A hook refusing that empty commit refuses no work of the agent's, so it
 // is only a warning (the outcome stays in .debussy/).
-func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (gitcommit.Commit, error) {
-	c, err := p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg))
+func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (c gitcommit.Commit, err error) {
+	listed := len(p.rec.Commits)
+	defer func() { r.unlist(&p.rec.Commits, listed, err) }()
+	c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), r.listFirst(&p.rec.Commits))
 	if !isRecorded(event) {
 		return c, err
 	}
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
-		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), gitcommit.AllowEmpty())
+		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits))
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
 				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(checkpoint.Redact(hookErr.Output), 500))
@@ -188,6 +190,31 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		p.recorded = true
 	}
 	return c, err
+}
+
+// listFirst adds a commit to commits and saves the ledger before the
+// branch moves to it, so that killed at any moment debussy never leaves the
+// user's branch at a commit .debussy/ does not list. A commit that then
+// does not land (a git process took the branch's lock) is taken back out.
+func (r *orun) listFirst(commits *[]string) gitcommit.CommitOption {
+	return gitcommit.Written(func(hash string) error {
+		*commits = append(*commits, hash)
+		if err := r.save(); err != nil {
+			*commits = (*commits)[:len(*commits)-1]
+			return err
+		}
+		return nil
+	})
+}
+
+// unlist takes back out of commits what listFirst added after its first n
+// when the commit failed after all.
+func (r *orun) unlist(commits *[]string, n int, err error) {
+	if err == nil || len(*commits) <= n {
+		return
+	}
+	*commits = (*commits)[:n]
+	_ = r.save() // best effort: a commit listed but not in the branch is only a dangling object
 }
 
 // isRecorded reports whether event is a phase end recorded in git even

@@ -263,7 +263,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
 		return head
 	}
-	p.rec.Commits = append(p.rec.Commits, c.Hash)
+	// commitAll listed it in p.rec.Commits before the branch moved.
 	r.verifyCommit(p, c.Hash, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
