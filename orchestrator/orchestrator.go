@@ -413,7 +413,9 @@ func (r *orun) checkTree() error {
 			commits = new([]string)
 		}
 		listed := len(*commits)
-		c, err := r.Repo.CommitAll(msg.String(), excludeUser(user, msg), r.listFirst(commits))
+		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
+			return r.Repo.CommitAll(msg.String(), excludeUser(user, msg), r.listFirst(commits))
+		})
 		r.unlist(commits, listed, err)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
