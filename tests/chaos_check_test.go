@@ -34,6 +34,7 @@ func (c *chaosRun) play() {
 	r := c.h.wait(cmd, stdout, stderr, 4*time.Minute)
 	close(ended)
 	effect := <-injected
+	c.landed = effect.fired && !effect.early
 	if !effect.fired {
 		t.Errorf("the fault never fired: the run ended before %s", c.moment())
 	}
@@ -82,9 +83,9 @@ func (c *chaosRun) inject(debussy *exec.Cmd, ended <-chan struct{}) (e faultEffe
 	case faultTermDebussy:
 		_ = debussy.Process.Signal(syscall.SIGTERM)
 	case faultKillClaude:
-		c.killWhenFound(ended, func(p proc) bool { return p.ppid == debussy.Process.Pid && p.isClaude() }, "claude")
+		e.early = !c.killWhenFound(ended, func(p proc) bool { return p.ppid == debussy.Process.Pid && p.isClaude() }, "claude")
 	case faultKillTool:
-		c.killWhenFound(ended, func(p proc) bool { return p.argv == "sleep "+longToolSeconds }, "the long tool")
+		e.early = !c.killWhenFound(ended, func(p proc) bool { return p.argv == "sleep "+longToolSeconds }, "the long tool")
 	case faultIndexLock:
 		c.holdIndexLock()
 	case faultDiskFull:
@@ -427,24 +428,26 @@ func procs() []proc {
 }
 
 // killWhenFound SIGKILLs the first process of this run that match accepts,
-// looking for up to 20 s (claude may be between sessions).
-func (c *chaosRun) killWhenFound(ended <-chan struct{}, match func(proc) bool, what string) {
+// looking for up to 20 s (claude may be between sessions); it reports
+// whether it killed one before the run ended.
+func (c *chaosRun) killWhenFound(ended <-chan struct{}, match func(proc) bool, what string) bool {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, p := range procs() {
 			if p.mark == c.mark && match(p) {
 				if err := syscall.Kill(p.pid, syscall.SIGKILL); err == nil {
 					c.t.Logf("chaos: SIGKILLed %s, pid %d: %s", what, p.pid, p.argv)
-					return
+					return true
 				}
 			}
 		}
 		if !sleepUnless(50*time.Millisecond, ended) {
 			c.t.Logf("chaos: the run ended before %s could be killed", what)
-			return
+			return false
 		}
 	}
 	c.t.Errorf("chaos: found no %s to kill", what)
+	return false
 }
 
 // holdIndexLock is another git process holding .git/index.lock for c.hold.
