@@ -92,6 +92,7 @@ func (c *chaosRun) inject(debussy *exec.Cmd, ended <-chan struct{}) (e faultEffe
 		c.fillDisk(ended)
 	case faultSecondRun:
 		e.second = c.h.run("run", chaosPlan)
+		e.early = e.early || e.second.Code == 0
 	case fault401:
 		<-ended
 		c.mu.Lock()
@@ -134,8 +135,9 @@ func (c *chaosRun) expectFirst(r result, e faultEffect) {
 		s := e.second
 		switch {
 		case s.Code == 2 && strings.Contains(s.Stderr, "another debussy run holds the lock"):
-		case s.Code == 0 && e.early:
-			// The first run had finished: the second found nothing to do.
+		case s.Code == 0 && !strings.Contains(s.Stderr, "session started") && !strings.Contains(s.Stderr, "phase started"):
+			// The first run had just released the lock: the second found
+			// every phase done.
 		default:
 			t.Errorf("second run: want exit 2 saying the first holds the lock: %s", s)
 		}
@@ -201,7 +203,7 @@ func (c *chaosRun) final() {
 
 // lookAtWorktree records every line of the agent's files (p1/, p2/, ...).
 func (c *chaosRun) lookAtWorktree() {
-	for i := 1; i <= chaosPhases; i++ {
+	for i := 1; i <= c.phases; i++ {
 		dir := filepath.Join(c.h.Repo, fmt.Sprintf("p%d", i))
 		_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -326,7 +328,7 @@ func (c *chaosRun) stateAgreesWithGit() {
 		}
 	}
 	last := l.Latest()
-	for i := 1; i <= chaosPhases; i++ {
+	for i := 1; i <= c.phases; i++ {
 		id := strconv.Itoa(i)
 		if ended[id] != "completed" {
 			t.Errorf("phase %s: the newest outcome in git is %q, want completed (a clone would not know it is done)", id, ended[id])

@@ -24,6 +24,7 @@ import (
 //	CHAOS_RUNS   number of runs (default: the quick subset, one run per kind in quickFaults)
 //	CHAOS_SEED   base seed; run i uses seed+i (default 1)
 //	CHAOS_KINDS  comma-separated fault kinds to cycle through (default: all with CHAOS_RUNS, else quickFaults)
+//	CHAOS_PHASES phases in the plan (default 3 with CHAOS_RUNS, else 2: make test's subset stays short)
 //
 // A failed run prints the line that replays it alone.
 
@@ -52,8 +53,7 @@ var allFaults = []faultKind{faultKillDebussy, faultTermDebussy, faultKillClaude,
 var quickFaults = []faultKind{faultKillDebussy, faultIndexLock, faultCutStream, faultSecondRun}
 
 const (
-	chaosPhases = 3
-	chaosPlan   = "plan/MASTER_PLAN.md"
+	chaosPlan = "plan/MASTER_PLAN.md"
 	// longTool is the argv of the tool a sigkill-tool run kills.
 	longToolSeconds = "37"
 )
@@ -73,7 +73,7 @@ type chaosOutcome struct {
 func TestChaos(t *testing.T) {
 	claudetest.OncePerSuite(t, "fault injection tests debussy's recovery, not the CLI")
 	claudetest.Bin(t)
-	kinds, runs, seed := chaosConfig(t)
+	kinds, runs, seed, phases := chaosConfig(t)
 
 	var mu sync.Mutex
 	var outcomes []chaosOutcome
@@ -84,11 +84,11 @@ func TestChaos(t *testing.T) {
 			t.Run(fmt.Sprintf("%02d-%s", i, kind), func(t *testing.T) {
 				t.Parallel()
 				began := time.Now()
-				c := newChaosRun(t, kind, s)
+				c := newChaosRun(t, kind, s, phases)
 				t.Cleanup(func() {
 					o := chaosOutcome{Index: i, Kind: kind, Seed: s, Failed: t.Failed(), Landed: c.landed, Lost: c.lost, Exits: c.exits, Took: time.Since(began)}
 					if o.Failed {
-						t.Logf("chaos FAILED: seed %d, fault %s at %s; replay: %s", s, kind, c.moment(), replay(s, kind))
+						t.Logf("chaos FAILED: seed %d, fault %s at %s; replay: %s", s, kind, c.moment(), replay(s, kind, phases))
 					}
 					mu.Lock()
 					outcomes = append(outcomes, o)
@@ -98,12 +98,12 @@ func TestChaos(t *testing.T) {
 			})
 		}
 	})
-	t.Log(chaosReport(outcomes, seed, time.Since(start)))
+	t.Log(chaosReport(outcomes, seed, phases, time.Since(start)))
 }
 
-func chaosConfig(t *testing.T) (kinds []faultKind, runs int, seed uint64) {
+func chaosConfig(t *testing.T) (kinds []faultKind, runs int, seed uint64, phases int) {
 	t.Helper()
-	seed = 1
+	seed, phases = 1, 2
 	if s := os.Getenv("CHAOS_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -118,7 +118,14 @@ func chaosConfig(t *testing.T) (kinds []faultKind, runs int, seed uint64) {
 		if err != nil || v < 1 {
 			t.Fatalf("CHAOS_RUNS=%q: want a positive number", s)
 		}
-		runs, kinds = v, allFaults
+		runs, kinds, phases = v, allFaults, 3
+	}
+	if s := os.Getenv("CHAOS_PHASES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("CHAOS_PHASES=%q: want a positive number", s)
+		}
+		phases = v
 	}
 	if s := os.Getenv("CHAOS_KINDS"); s != "" {
 		kinds = nil
@@ -130,16 +137,16 @@ func chaosConfig(t *testing.T) (kinds []faultKind, runs int, seed uint64) {
 			kinds = append(kinds, k)
 		}
 	}
-	return kinds, runs, seed
+	return kinds, runs, seed, phases
 }
 
-func replay(seed uint64, kind faultKind) string {
-	return fmt.Sprintf("CHAOS_SEED=%d CHAOS_KINDS=%s CHAOS_RUNS=1 make chaos", seed, kind)
+func replay(seed uint64, kind faultKind, phases int) string {
+	return fmt.Sprintf("CHAOS_SEED=%d CHAOS_KINDS=%s CHAOS_PHASES=%d CHAOS_RUNS=1 make chaos", seed, kind, phases)
 }
 
 // chaosReport is the closing summary: runs, faults by kind, lines lost, and
 // every failed run with its replay line.
-func chaosReport(outcomes []chaosOutcome, seed uint64, took time.Duration) string {
+func chaosReport(outcomes []chaosOutcome, seed uint64, phases int, took time.Duration) string {
 	slices.SortFunc(outcomes, func(a, b chaosOutcome) int { return a.Index - b.Index })
 	byKind, landed := map[faultKind]int{}, map[faultKind]int{}
 	lost, failed, hit := 0, 0, 0
@@ -155,8 +162,8 @@ func chaosReport(outcomes []chaosOutcome, seed uint64, took time.Duration) strin
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nchaos report: %d runs (base seed %d) in %s, %d failed, lost = %d lines; %d faults hit a running run\n",
-		len(outcomes), seed, took.Round(time.Second), failed, lost, hit)
+	fmt.Fprintf(&b, "\nchaos report: %d runs of a %d-phase plan (base seed %d) in %s, %d failed, lost = %d lines; %d faults hit a running run\n",
+		len(outcomes), phases, seed, took.Round(time.Second), failed, lost, hit)
 	for _, k := range allFaults {
 		if byKind[k] > 0 {
 			fmt.Fprintf(&b, "chaos   %-16s %d runs, %d hit while running\n", k, byKind[k], landed[k])
@@ -165,7 +172,7 @@ func chaosReport(outcomes []chaosOutcome, seed uint64, took time.Duration) strin
 	for _, o := range outcomes {
 		status := "ok"
 		if o.Failed {
-			status = "FAILED — replay: " + replay(o.Seed, o.Kind)
+			status = "FAILED — replay: " + replay(o.Seed, o.Kind, phases)
 		}
 		where := "hit"
 		if !o.Landed {
@@ -179,11 +186,12 @@ func chaosReport(outcomes []chaosOutcome, seed uint64, took time.Duration) strin
 // chaosRun is one run: the plan, the fault and its moment, and what the
 // checks collected.
 type chaosRun struct {
-	t    *testing.T
-	h    *harness
-	kind faultKind
-	seed uint64
-	rng  *rand.Rand
+	t      *testing.T
+	h      *harness
+	kind   faultKind
+	seed   uint64
+	phases int
+	rng    *rand.Rand
 
 	// The moment: when the API first sees phase targetPhase's request
 	// number targetTurn, plus delay.
@@ -208,11 +216,11 @@ type chaosRun struct {
 	landed    bool // the fault hit while the first run was still going
 }
 
-func newChaosRun(t *testing.T, kind faultKind, seed uint64) *chaosRun {
-	c := &chaosRun{t: t, kind: kind, seed: seed, rng: rand.New(rand.NewPCG(seed, uint64(len(kind)))),
+func newChaosRun(t *testing.T, kind faultKind, seed uint64, phases int) *chaosRun {
+	c := &chaosRun{t: t, kind: kind, seed: seed, phases: phases, rng: rand.New(rand.NewPCG(seed, uint64(len(kind)))),
 		fired: make(chan struct{}), written: map[string]bool{}}
 	c.mark = fmt.Sprintf("debussy-chaos-%d-%d", os.Getpid(), seed)
-	c.targetPhase = 1 + c.rng.IntN(chaosPhases)
+	c.targetPhase = 1 + c.rng.IntN(c.phases)
 	c.targetTurn = c.rng.IntN(4)
 	c.delay = time.Duration(c.rng.IntN(1500)) * time.Millisecond
 	c.hold = time.Duration(2000+c.rng.IntN(3000)) * time.Millisecond
@@ -226,22 +234,22 @@ func newChaosRun(t *testing.T, kind faultKind, seed uint64) *chaosRun {
 		c.targetTurn = 3
 		c.delay = time.Duration(c.rng.IntN(800)) * time.Millisecond
 	}
-	if c.targetPhase == chaosPhases && c.targetTurn == 3 {
+	if c.targetPhase == c.phases && c.targetTurn == 3 {
 		// The plan's last request: a long delay would land after the end.
 		c.delay /= 5
 	}
-	t.Logf("chaos run: seed %d, fault %s at %s (replay: %s)", seed, kind, c.moment(), replay(seed, kind))
+	t.Logf("chaos run: seed %d, fault %s at %s (replay: %s)", seed, kind, c.moment(), replay(seed, kind, phases))
 
-	var phases []phaseSpec
-	for i := 1; i <= chaosPhases; i++ {
+	var specs []phaseSpec
+	for i := 1; i <= c.phases; i++ {
 		ph := phaseSpec{ID: strconv.Itoa(i), Title: "Part " + strconv.Itoa(i), Gates: []string{fmt.Sprintf("written: `test -s p%d/a.txt`", i)}}
 		if i > 1 {
 			ph.Deps = []string{strconv.Itoa(i - 1)}
 		}
-		phases = append(phases, ph)
+		specs = append(specs, ph)
 	}
 	script := fakeapi.Script{Default: &fakeapi.Conversation{Name: "agent", React: c.react}}
-	c.h = newHarness(t, script, phases, "retry_backoff: 100ms\nidle_timeout: 45s\n")
+	c.h = newHarness(t, script, specs, "retry_backoff: 100ms\nidle_timeout: 45s\n")
 	// Keep the CLI's own retries short: a 529 burst then reaches debussy.
 	c.h.Env = append(c.h.Env, "CLAUDE_CODE_MAX_RETRIES=2", "DEBUSSY_CHAOS_MARK="+c.mark)
 	if kind == faultDiskFull {
@@ -268,7 +276,7 @@ func (c *chaosRun) moment() string {
 // injects the API faults.
 func (c *chaosRun) react(r fakeapi.Request) (fakeapi.Turn, bool) {
 	phase := 0
-	for i := 1; i <= chaosPhases; i++ {
+	for i := 1; i <= c.phases; i++ {
 		if strings.Contains(r.FirstUser, phaseMatch(strconv.Itoa(i))) {
 			phase = i
 		}
