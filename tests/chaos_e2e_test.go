@@ -54,7 +54,8 @@ var quickFaults = []faultKind{faultKillDebussy, faultIndexLock, faultCutStream, 
 
 const (
 	chaosPlan = "plan/MASTER_PLAN.md"
-	// longTool is the argv of the tool a sigkill-tool run kills.
+	// longToolSeconds is how long the tool a sigkill-tool run kills would
+	// sleep; `sleep 37` in its argv is how the test finds it.
 	longToolSeconds = "37"
 )
 
