@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test test-latest demo build install bench vet fuzz
+.PHONY: test test-latest demo build install bench vet fuzz chaos
 
 build:
 	$(GO) build -o bin/debussy .
@@ -64,3 +64,26 @@ fuzz:
 		echo "fuzz $$pkg $$name ($${n}x)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $${n}x -fuzzminimizetime 1s -parallel 2 $$pkg; \
 	done
+
+# Fault injection (tests/chaos_e2e_test.go): CHAOS_RUNS seeded runs of a
+# three-phase plan on the real CLI, each with one fault at a random moment
+# (kill -9 or TERM of debussy, kill -9 of claude or of a tool, index.lock
+# held, the stream cut, a 529 burst, a 401, a full disk, a second run), then
+# at most two reruns; every run checks that nothing the agent wrote was lost.
+# `make test` runs a small fixed subset. The report, each failure's replay
+# line and its errors are printed; the whole log is in CHAOS_LOG. The disk
+# fault mounts a tmpfs, so it needs root (it is skipped otherwise).
+CHAOS_RUNS ?= 30
+CHAOS_SEED ?= $(shell date +%s)
+CHAOS_PARALLEL ?= 2
+CHAOS_LOG ?= $(or $(TMPDIR),/tmp)/debussy-chaos.log
+chaos:
+	@echo "chaos: $(CHAOS_RUNS) runs, seed $(CHAOS_SEED), $(CHAOS_PARALLEL) at a time; log: $(CHAOS_LOG)"
+	@DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE:-$$(bash scripts/install-claude.sh | tail -n1)} \
+		CHAOS_RUNS=$(CHAOS_RUNS) CHAOS_SEED=$(CHAOS_SEED) \
+		$(GO) test -race -count=1 -v -parallel $(CHAOS_PARALLEL) -timeout 150m -run '^TestChaos$$' ./tests/ > $(CHAOS_LOG) 2>&1; \
+		rc=$$?; \
+		grep -E '_test\.go:[0-9]+: ' $(CHAOS_LOG) | grep -vE '→ exit|chaos run:|chaos: ' | grep -vE '^\s+chaos_e2e_test\.go:[0-9]+: $$'; \
+		grep -E '^\s*(chaos report:|chaos   )' $(CHAOS_LOG); \
+		grep -E '^(--- FAIL|ok|FAIL)' $(CHAOS_LOG); \
+		exit $$rc

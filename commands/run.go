@@ -428,10 +428,14 @@ func (r *runEndedError) Unwrap() error { return r.err }
 // next is the plain-words ending printed after the summary.
 func (r *runEndedError) next() string {
 	var what string
-	switch r.run.Status {
-	case state.StatusInterrupted:
+	switch {
+	case errors.Is(r.err, orchestrator.ErrLedger) || r.run.Status == state.StatusRunning:
+		// The ledger could not record the end (a full disk, a read-only
+		// .debussy/): the summary does not know why, so this says it.
+		what = fmt.Sprintf("stopped: %v; fix that", r.err)
+	case r.run.Status == state.StatusInterrupted:
 		what = "interrupted; the work so far is committed"
-	case state.StatusBlocked:
+	case r.run.Status == state.StatusBlocked:
 		what = "blocked; resolve what the summary says"
 	default:
 		what = string(r.run.Status) + "; fix what the summary says"

@@ -2,12 +2,15 @@ package commands
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -182,5 +185,32 @@ func TestFailedRunSaysWhatNext(t *testing.T) {
 	}
 	if strings.Contains(stderr, "exit_code=") {
 		t.Errorf("a log line carries exit_code:\n%s", stderr)
+	}
+}
+
+// A run whose ledger could not record its end (a full disk) still says
+// why on stderr — its summary cannot — and how to resume; the others
+// point at the summary.
+func TestRunEndedSaysWhy(t *testing.T) {
+	enospc := fmt.Errorf("%w: save ledger .debussy/state.json: write: no space left on device", orchestrator.ErrLedger)
+	tests := []struct {
+		name   string
+		err    error
+		status state.Status
+		want   string
+	}{
+		{"ledger not saved", enospc, state.StatusFailed, "run r1 stopped: " + enospc.Error() + "; fix that, then resume with:"},
+		{"still running on disk", errors.New("commit: disk full"), state.StatusRunning, "run r1 stopped: commit: disk full; fix that, then resume with:"},
+		{"failed", errors.New("phase 1 failed"), state.StatusFailed, "run r1 failed; fix what the summary says, then resume with:"},
+		{"interrupted", orchestrator.ErrInterrupted, state.StatusInterrupted, "run r1 interrupted; the work so far is committed, then resume with:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &runEndedError{err: tt.err, run: &state.Run{ID: "r1", Status: tt.status}, resume: "debussy run plan.md", logs: ".debussy/runs/r1/"}
+			got := r.next()
+			if !strings.HasPrefix(got, "debussy: "+tt.want) || !strings.Contains(got, "\n  debussy run plan.md\n") {
+				t.Errorf("next() = %q, want it to start %q and give the resume command", got, tt.want)
+			}
+		})
 	}
 }

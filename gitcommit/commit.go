@@ -271,6 +271,11 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		}
 		r.postIndexChange(cfg)
 	}
+	if o.written != nil {
+		if err := o.written(next.String()); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+	}
 	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
 	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
@@ -296,6 +301,16 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 // it so that git history records every phase's end (see ReadLedger).
 func AllowEmpty() CommitOption {
 	return func(o *commitOptions) { o.allowEmpty = true }
+}
+
+// Written has CommitAll call record with the new commit's hash once the
+// commit is in the object store and before the branch moves to it; an
+// error from record stops the commit there (the branch stays, the work is
+// staged). A caller that keeps its own ledger of commits records the commit
+// there first, so a crash at any moment never leaves the branch at a commit
+// the ledger does not list.
+func Written(record func(hash string) error) CommitOption {
+	return func(o *commitOptions) { o.written = record }
 }
 
 func subjectOf(msg string) string {

@@ -24,6 +24,8 @@ type commitOptions struct {
 	// entries, when set, is the index to commit as it is (Merge): no
 	// staging pass, so no untracked file can join the merge.
 	entries []*index.Entry
+	// written sees the commit's hash before the branch moves (Written).
+	written func(hash string) error
 }
 
 func withEntries(es []*index.Entry) CommitOption {

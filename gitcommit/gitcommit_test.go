@@ -818,3 +818,40 @@ func TestRepackBetweenCommits(t *testing.T) {
 		t.Errorf("Changes after repack: %v", err)
 	}
 }
+
+// Written sees the commit in the object store while the branch still
+// points at its parent; its error stops the commit with the work staged
+// for the next one.
+func TestWrittenBeforeBranchMoves(t *testing.T) {
+	isolate(t)
+	dir := baseRepo(t)
+	before := runGit(t, dir, "rev-parse", "HEAD")
+	writeFiles(t, dir, map[string]string{"x.txt": "x\n"})
+	var seen string
+	c, err := mustOpen(t, dir).CommitAll("first", Written(func(hash string) error {
+		seen = hash
+		if head := runGit(t, dir, "rev-parse", "HEAD"); head != before {
+			t.Errorf("the branch moved to %s before Written returned", head)
+		}
+		if typ := runGit(t, dir, "cat-file", "-t", hash); typ != "commit" {
+			t.Errorf("%s is a %q, want a commit in the store", hash, typ)
+		}
+		return nil
+	}))
+	if err != nil || c.Hash != seen || runGit(t, dir, "rev-parse", "HEAD") != seen {
+		t.Fatalf("commit %q, err %v; Written saw %q", c.Hash, err, seen)
+	}
+
+	writeFiles(t, dir, map[string]string{"y.txt": "y\n"})
+	refused := errors.New("ledger full")
+	_, err = mustOpen(t, dir).CommitAll("second", Written(func(string) error { return refused }))
+	if !errors.Is(err, refused) {
+		t.Fatalf("err = %v, want the ledger's error", err)
+	}
+	if head := runGit(t, dir, "rev-parse", "HEAD"); head != seen {
+		t.Errorf("the branch moved to %s although Written refused", head)
+	}
+	if c := mustCommitAll(t, dir, "again"); c.Files != 1 {
+		t.Errorf("the next commit has %d files, want y.txt", c.Files)
+	}
+}

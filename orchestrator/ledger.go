@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
@@ -168,15 +169,21 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 // tree is clean: an empty commit, so git history alone knows the outcome.
 // A hook refusing that empty commit refuses no work of the agent's, so it
 // is only a warning (the outcome stays in .debussy/).
-func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (gitcommit.Commit, error) {
+func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (c gitcommit.Commit, err error) {
 	keep := gitcommit.Never(r.neverCommitted(p.ph.ID))
-	c, err := p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep)
+	listed := len(p.rec.Commits)
+	defer func() { r.unlist(&p.rec.Commits, listed, err) }()
+	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
+		return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
+	})
 	if !isRecorded(event) {
 		return c, err
 	}
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
-		c, err = p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty())
+		c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
+			return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits))
+		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
 				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(checkpoint.Redact(hookErr.Output), 500))
@@ -189,6 +196,53 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		p.recorded = true
 	}
 	return c, err
+}
+
+// lockWait bounds how long a commit waits for a git process holding the
+// index or branch lock (the user's `git status` refreshing the index, an
+// editor's git integration): git's own commands take milliseconds, and
+// failing at once would leave a finished phase uncommitted.
+var lockWait = 10 * time.Second
+
+// commitWaiting runs commit until it does not fail on a git lock, or
+// lockWait has passed.
+func (r *orun) commitWaiting(commit func() (gitcommit.Commit, error)) (gitcommit.Commit, error) {
+	deadline := r.now().Add(lockWait)
+	for warned := false; ; warned = true {
+		c, err := commit()
+		if !errors.Is(err, gitcommit.ErrLocked) || r.now().After(deadline) {
+			return c, err
+		}
+		if !warned {
+			r.log.Warn("a git process holds the repository's lock: waiting for it to finish", "for_at_most", lockWait, "err", err)
+		}
+		r.unlocked(func() { time.Sleep(200 * time.Millisecond) })
+	}
+}
+
+// listFirst adds a commit to commits and saves the ledger before the
+// branch moves to it, so that killed at any moment debussy never leaves the
+// user's branch at a commit .debussy/ does not list. A commit that then
+// does not land (a git process took the branch's lock) is taken back out.
+func (r *orun) listFirst(commits *[]string) gitcommit.CommitOption {
+	return gitcommit.Written(func(hash string) error {
+		*commits = append(*commits, hash)
+		if err := r.save(); err != nil {
+			*commits = (*commits)[:len(*commits)-1]
+			return err
+		}
+		return nil
+	})
+}
+
+// unlist takes back out of commits what listFirst added after its first n
+// when the commit failed after all.
+func (r *orun) unlist(commits *[]string, n int, err error) {
+	if err == nil || len(*commits) <= n {
+		return
+	}
+	*commits = (*commits)[:n]
+	_ = r.save() // best effort: a commit listed but not in the branch is only a dangling object
 }
 
 // isRecorded reports whether event is a phase end recorded in git even

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -169,6 +170,42 @@ func TestRunRecoversDeadRun(t *testing.T) {
 	}
 	if !strings.Contains(f.log.String(), "an earlier run died without saving") {
 		t.Errorf("the log does not report the dead run:\n%s", f.log)
+	}
+}
+
+// Killed after a phase's end was committed and before the ledger was
+// saved: the next run takes how the phase ended from git (completed, at
+// that commit) instead of calling it interrupted, and does not redo it.
+func TestRunRecoversDeadRunFromGit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"2": {{"done", "result"}}}, phaseSpec{id: "1"}, phaseSpec{id: "2", deps: []string{"1"}})
+	dead := &state.Run{ID: "20260101-0000-dead", Plan: f.plan.Path, Status: state.StatusRunning, PID: 1 << 22,
+		StartedAt: time.Now().Add(-time.Hour),
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusRunning, Sessions: 1, Attempts: 1},
+			{ID: "2", Status: state.StatusPending}}}
+	if err := f.store.Save(&state.Ledger{Runs: []*state.Run{dead}}); err != nil {
+		t.Fatal(err)
+	}
+	f.write("one.txt", "phase 1's work\n")
+	msg := gitcommit.Message{Subject: "debussy: phase 1 — completed", Run: dead.ID, Plan: PlanRel(f.root, f.plan.Path),
+		Phase: "1", Event: string(state.StatusCompleted), Session: 1, Sessions: 1}
+	end, err := f.repo.CommitAll(msg.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	p := f.ledger().Run(dead.ID).Phase("1")
+	if p.Status != state.StatusCompleted || !slices.Contains(p.Commits, end.Hash) || p.LastError != "" {
+		t.Errorf("the dead run's phase 1: %s, commits %v, %q; want completed at %s", p.Status, p.Commits, p.LastError, end.Hash[:7])
+	}
+	if _, err := os.Stat(promptPath(f.script, "1", 1)); err == nil {
+		t.Error("phase 1 ran again")
+	}
+	if got := f.lastRun().Phase("2").Status; got != state.StatusCompleted {
+		t.Errorf("phase 2: %s, want completed", got)
 	}
 }
 

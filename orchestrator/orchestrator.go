@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,6 +182,20 @@ func (r *orun) close() {
 // markStaleRuns marks runs whose process died (kill -9, a crash) as
 // interrupted, and kills any claude session they left behind.
 func (r *orun) markStaleRuns() {
+	var gl *gitcommit.Ledger // read once, if a run died
+	ended := func(run *state.Run, phase string) (gitcommit.Outcome, bool) {
+		if gl == nil {
+			if gl = r.readGitLedger(); gl == nil {
+				gl = &gitcommit.Ledger{}
+			}
+		}
+		root := ""
+		if r.Repo != nil {
+			root = r.Repo.Root()
+		}
+		o, ok := gl.Latest(PlanRel(root, run.Plan), phase)
+		return o, ok && o.Run == run.ID && isRecorded(commitEvent(o.Event))
+	}
 	for _, run := range r.ledger.Runs {
 		// This run holds the lock, so no other run recorded as running is
 		// alive: a live one would hold the lock.
@@ -195,10 +210,20 @@ func (r *orun) markStaleRuns() {
 		run.Status = state.StatusInterrupted
 		run.EndedAt = r.now()
 		for _, p := range run.Phases {
-			if p.Status == state.StatusRunning {
-				p.Status = state.StatusInterrupted
-				p.LastError = "debussy stopped without saving (killed or crashed)"
+			if p.Status != state.StatusRunning {
+				continue
 			}
+			if o, ok := ended(run, p.ID); ok {
+				// Killed after the phase's end was committed, before it
+				// was saved: git has how it ended.
+				p.Status, p.LastError = state.Status(o.Event), o.Reason
+				if !slices.Contains(p.Commits, o.Commit) {
+					p.Commits = append(p.Commits, o.Commit)
+				}
+				continue
+			}
+			p.Status = state.StatusInterrupted
+			p.LastError = "debussy stopped without saving (killed or crashed)"
 		}
 		r.recovered = append(r.recovered, run)
 		r.log.Warn("an earlier run died without saving; resuming where it stopped", "run", run.ID, "pid", run.PID)
@@ -382,16 +407,23 @@ func (r *orun) checkTree() error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		c, err := r.Repo.CommitAll(msg.String(), excludeUser(user, msg))
+		var commits *[]string // listed before the branch moves to it
+		if p := last.Phase(phase); p != nil {
+			commits = &p.Commits
+		} else {
+			commits = new([]string)
+		}
+		listed := len(*commits)
+		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
+			return r.Repo.CommitAll(msg.String(), excludeUser(user, msg), r.listFirst(commits))
+		})
+		r.unlist(commits, listed, err)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
 			return fmt.Errorf("%w: commit the interrupted run's work: %w", ErrSetup, err)
 		default:
 			r.log.Info("committed the work an interrupted run left", "commit", gitcommit.Short(c.Hash), "files", c.Files, "run", last.ID)
-			if p := last.Phase(phase); p != nil {
-				p.Commits = append(p.Commits, c.Hash)
-			}
 		}
 	}
 	dirty, err := r.Repo.DirtyTracked()

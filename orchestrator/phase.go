@@ -33,6 +33,9 @@ type phaseRun struct {
 	// rejected is the user's hook that refused debussy's last commit; the
 	// next prompt carries its output so the agent can fix what it reports.
 	rejected *gitcommit.HookError
+	// uncommitted is why the last commit failed for another reason than a
+	// hook (a lock held past lockWait, a full disk); nil once one lands.
+	uncommitted error
 	// progressRuns are the runs whose `debussy progress` lines belong to
 	// this phase (earlier interrupted runs when resuming).
 	progressRuns []string
@@ -184,6 +187,14 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 // ledger cannot be written.
 func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	r.recordEnd(p, status, err)
+	if status == state.StatusCompleted && p.uncommitted != nil {
+		// Done but not in git: the next commit would sweep the work into
+		// another phase, a clone would redo this one, and after the last
+		// phase the work would stay uncommitted. A rerun resumes it.
+		status = state.StatusFailed
+		err = fmt.Errorf("phase %s %w: its work could not be committed and stays in the tree (%w); fix that, then rerun to commit it",
+			p.ph.ID, ErrPhaseFailed, p.uncommitted)
+	}
 	p.rec.Status = status
 	p.rec.EndedAt = r.now()
 	if err != nil {
@@ -256,14 +267,17 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 			"output": tail(hookErr.Output, 4000), "kind": event})
 		return head
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
+		p.uncommitted = nil
 		r.log.Debug("nothing to commit", "phase", p.ph.ID, "event", event)
 		return head
 	case err != nil:
+		p.uncommitted = err
 		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
 		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
 		return head
 	}
-	p.rec.Commits = append(p.rec.Commits, c.Hash)
+	p.uncommitted = nil
+	// commitAll listed it in p.rec.Commits before the branch moved.
 	r.verifyCommit(p, c, event, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)

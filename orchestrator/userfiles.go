@@ -2,10 +2,13 @@ package orchestrator
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // requireCommit refuses a repository without a commit: every file in it is
@@ -33,6 +36,10 @@ func (r *orun) recordUserFiles() error {
 	if err != nil {
 		return fmt.Errorf("%w: list untracked files: %w", ErrSetup, err)
 	}
+	if left := r.leftByEarlierRuns(files); len(left) > 0 {
+		r.log.Warn("untracked files written while an earlier run ran are its agent's work, left uncommitted: this run commits them",
+			"count", len(left), "files", samplePaths(left, 5))
+	}
 	r.userFiles = files
 	if err := r.Store.SaveUserFiles(r.id, files); err != nil {
 		return fmt.Errorf("%w: %w", ErrLedger, err)
@@ -42,6 +49,39 @@ func (r *orun) recordUserFiles() error {
 			"count", len(files), "files", samplePaths(files, 5))
 	}
 	return nil
+}
+
+// leftByEarlierRuns takes out of files, and returns, those an earlier run's
+// agent wrote and that run could not commit (its commit refused by a lock
+// held too long, a full disk): not among the user's files that run found
+// at its start, and last written while it ran. Counting them as the user's
+// would keep them out of every commit for good. A run that died is not
+// asked: checkTree committed its leftovers already, and its end is not
+// known. A --parallel run's agents worked in their own worktrees, so what
+// changed here meanwhile was the user's.
+func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerprints {
+	left := gitcommit.Fingerprints{}
+	for _, run := range r.ledger.Runs {
+		if run.ID == r.id || run.StartedAt.IsZero() || run.EndedAt.IsZero() || slices.Contains(r.recovered, run) ||
+			slices.ContainsFunc(run.Phases, func(p *state.PhaseRecord) bool { return p.Worktree != "" }) {
+			continue
+		}
+		theirs, ok, err := r.Store.LoadUserFiles(run.ID)
+		if err != nil || !ok {
+			continue
+		}
+		for path, fp := range files {
+			if _, mine := theirs[path]; mine {
+				continue
+			}
+			fi, err := os.Lstat(filepath.Join(r.Repo.Root(), filepath.FromSlash(path)))
+			if err == nil && !fi.ModTime().Before(run.StartedAt) && !fi.ModTime().After(run.EndedAt) {
+				left[path] = fp
+				delete(files, path)
+			}
+		}
+	}
+	return left
 }
 
 // excludeUser is the CommitAll option that keeps the user's files out of a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // MarkEnv is the environment variable every session's processes inherit,
@@ -25,13 +26,31 @@ func newMark() string {
 // KillByEnv sends SIGKILL to every process (other than this one) whose
 // initial environment holds the exact entry "KEY=value", and returns how many
 // it signalled. It reads /proc; where there is none it does nothing.
+//
+// One look at /proc is a snapshot: a child forked after it, before its
+// parent was killed (a tool claude started just then), would escape and go
+// on writing in the work tree. So it looks again until a look finds no live
+// marked process (bounded, for a process that will not die).
 func KillByEnv(entry string) int {
+	killed := map[int]bool{}
+	for range 50 {
+		found := killSweep([]byte(entry), killed)
+		if found == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // let the killed die before the next look
+	}
+	return len(killed)
+}
+
+// killSweep kills every marked process in one look at /proc, adds them to
+// killed, and returns how many it found alive.
+func killSweep(want []byte, killed map[int]bool) int {
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
 	self := os.Getpid()
-	want := []byte(entry)
 	n := 0
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(d.Name())
@@ -39,6 +58,7 @@ func KillByEnv(entry string) int {
 			continue
 		}
 		if killIfMarked(pid, want, readEnviron) {
+			killed[pid] = true
 			n++
 		}
 	}

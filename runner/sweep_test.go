@@ -4,9 +4,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // sleeper starts a long sleep with extra environment entries; the test
@@ -100,4 +103,46 @@ func reusePID(t *testing.T, pid int, env ...string) *exec.Cmd {
 		_ = cmd.Process.Kill()
 	}
 	return nil
+}
+
+// A marked process that keeps forking (claude starting a tool as it is
+// killed): the children forked after KillByEnv's first look at /proc are
+// found by the next looks, and none is left alive.
+func TestKillByEnvForkingParent(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc")
+	}
+	mark := "DEBUSSY_TEST_SWEEP=" + newMark()
+	cmd := exec.Command("sh", "-c", "while :; do sleep 30 & done")
+	cmd.Env = append(os.Environ(), mark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		KillByEnv(mark)
+		_ = cmd.Wait()
+	})
+	time.Sleep(200 * time.Millisecond) // some children running already
+
+	if n := KillByEnv(mark); n < 2 {
+		t.Errorf("KillByEnv = %d, want the parent and its children", n)
+	}
+	var alive []int
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			continue // gone, or a zombie
+		}
+		if env, err := readEnviron(pid); err == nil && slices.Contains(strings.Split(string(env), "\x00"), mark) {
+			alive = append(alive, pid)
+		}
+	}
+	if len(alive) > 0 {
+		t.Errorf("marked processes still alive after KillByEnv: %v", alive)
+	}
 }

@@ -80,7 +80,9 @@ func buildMessage(p plan, model string, blocks []Block) message {
 // incremental stream (and so a multi-MB Write is not one giant SSE event).
 const deltaChunk = 64 << 10
 
-func writeStream(w http.ResponseWriter, m message) {
+// writeStream sends m as server-sent events; cut drops the connection in
+// the middle of the first content block instead of finishing.
+func writeStream(w http.ResponseWriter, m message, cut bool) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -106,6 +108,12 @@ func writeStream(w http.ResponseWriter, m message) {
 			empty := ""
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": contentBlock{Type: "text", Text: &empty}})
+			if cut {
+				runes := []rune(*b.Text)
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "text_delta", "text": string(runes[:len(runes)/2])}})
+				abort(flusher)
+			}
 			for _, part := range chunks(*b.Text) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": part}})
@@ -114,6 +122,12 @@ func writeStream(w http.ResponseWriter, m message) {
 			send("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": map[string]any{}}})
 			input, _ := json.Marshal(b.Input)
+			if cut {
+				half := input[:len(input)/2]
+				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+					"delta": map[string]any{"type": "input_json_delta", "partial_json": string(half)}})
+				abort(flusher)
+			}
 			for _, part := range chunks(string(input)) {
 				send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
@@ -131,6 +145,16 @@ func writeStream(w http.ResponseWriter, m message) {
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// abort flushes what was sent and drops the connection: net/http closes it
+// without the chunked encoding's last chunk, so the client sees the stream
+// break, not end.
+func abort(flusher http.Flusher) {
+	if flusher != nil {
+		flusher.Flush()
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // chunks splits s into pieces of at most deltaChunk bytes, on rune

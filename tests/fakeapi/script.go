@@ -68,6 +68,10 @@ type Turn struct {
 	// Hang accepts every request of this turn and never answers, until the
 	// client gives up or the server closes.
 	Hang bool `json:"hang,omitempty"`
+	// Cut streams the reply's start and half its first block, then drops
+	// the connection without ending the stream: the network failing
+	// mid-response. A non-streaming request is answered whole.
+	Cut bool `json:"cut,omitempty"`
 	// Files are written (path relative to the session's working directory
 	// → content) just before the turn is answered: the world changing
 	// between two identical tool calls, so a repeated read or test run gets

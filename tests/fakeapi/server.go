@@ -265,7 +265,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := buildMessage(p, wr.Model, blocks)
 	if wr.Stream {
-		writeStream(w, resp)
+		writeStream(w, resp, p.turn.Cut)
 	} else {
 		writeJSON(w, http.StatusOK, resp)
 	}

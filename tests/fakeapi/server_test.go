@@ -509,3 +509,32 @@ func TestParseScript(t *testing.T) {
 		})
 	}
 }
+
+// A cut turn breaks the stream mid-block: the client reads the start, then
+// an error instead of message_stop.
+func TestCutBreaksStream(t *testing.T) {
+	srv := start(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
+		Name: "a", Match: "cut it",
+		Turns: []fakeapi.Turn{{Cut: true, Blocks: []fakeapi.Block{fakeapi.Bash("echo one two three")}}},
+	}}})
+	body, err := json.Marshal(map[string]any{
+		"model": "claude-sonnet-4-5", "stream": true, "max_tokens": 100,
+		"system":   []map[string]any{{"type": "text", "text": "x"}},
+		"messages": conv("cut it", 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(srv.URL()+"/v1/messages", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err == nil {
+		t.Errorf("the stream ended cleanly; want it broken:\n%s", got)
+	}
+	if !strings.Contains(string(got), "content_block_delta") || strings.Contains(string(got), "message_stop") {
+		t.Errorf("want the start and half a block, no message_stop:\n%s", got)
+	}
+}
