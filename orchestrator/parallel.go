@@ -295,12 +295,16 @@ func (r *orun) mergePhase(s *slot) error {
 		Body:    fmt.Sprintf("The phase ran in its own worktree on branch %s (--parallel).", s.branch),
 		Run:     r.id, Plan: r.planRel(), Phase: id, Event: "merge",
 	}
-	c, err := r.Repo.Merge(s.branch, msg.String())
+	// The merge is listed in the ledger before the user's branch moves to
+	// it, as every commit is (ledger.go): a kill -9 in between must not
+	// leave the branch at a commit no run lists.
+	listed := len(s.rec.Commits)
+	c, err := r.Repo.Merge(s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+	r.unlist(&s.rec.Commits, listed, err)
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
 		s.rec.Merge = c.Hash
-		s.rec.Commits = append(s.rec.Commits, c.Hash)
 		if err := r.save(); err != nil {
 			return err
 		}
