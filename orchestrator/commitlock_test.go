@@ -90,3 +90,32 @@ func TestCommitWaitsForGitLock(t *testing.T) {
 		})
 	}
 }
+
+// A file the user writes while a run runs, and leaves untracked, stays
+// theirs: only a run whose phase could not commit its work hands its
+// leftovers to the next run.
+func TestUserFileWrittenDuringARunStaysOut(t *testing.T) {
+	f := newFixture(t, script{"1": {{"write a.txt", "done", "result"}}, "2": {{"write b.txt", "done", "result"}}},
+		phaseSpec{id: "1"}, phaseSpec{id: "2", deps: []string{"1"}})
+	opts := f.options()
+	opts.Only = "1"
+	if err := Run(context.Background(), opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	first := f.lastRun()
+	f.write("mine.txt", "the user's notes\n")
+	during := first.StartedAt.Add(first.EndedAt.Sub(first.StartedAt) / 2)
+	if err := os.Chtimes(filepath.Join(f.root, "mine.txt"), during, during); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("second run: %v\n%s", err, f.log)
+	}
+	if !slices.Contains(f.tracked(), "b.txt") {
+		t.Fatalf("phase 2 did not run:\n%s", f.log)
+	}
+	if slices.Contains(f.tracked(), "mine.txt") {
+		t.Error("the second run committed mine.txt, written by the user while the first ran")
+	}
+}
+

@@ -192,6 +192,7 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 		// another phase, a clone would redo this one, and after the last
 		// phase the work would stay uncommitted. A rerun resumes it.
 		status = state.StatusFailed
+		p.rec.Uncommitted = p.uncommitted.Error()
 		err = fmt.Errorf("phase %s %w: its work could not be committed and stays in the tree (%w); fix that, then rerun to commit it",
 			p.ph.ID, ErrPhaseFailed, p.uncommitted)
 	}

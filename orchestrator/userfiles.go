@@ -53,9 +53,11 @@ func (r *orun) recordUserFiles() error {
 
 // leftByEarlierRuns takes out of files, and returns, those an earlier run's
 // agent wrote and that run could not commit (its commit refused by a lock
-// held too long, a full disk): not among the user's files that run found
-// at its start, and last written while it ran. Counting them as the user's
-// would keep them out of every commit for good. A run that died is not
+// held too long, a full disk: a phase's record says Uncommitted): not among
+// the user's files that run found at its start, and last written while it
+// ran. Counting them as the user's would keep them out of every commit for
+// good. Only such a run is asked: after any other, a file written while it
+// ran is one the user made (the agent's were committed). A run that died is not
 // asked: checkTree committed its leftovers already, and its end is not
 // known. A --parallel run's agents worked in their own worktrees, so what
 // changed here meanwhile was the user's.
@@ -63,7 +65,8 @@ func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerp
 	left := gitcommit.Fingerprints{}
 	for _, run := range r.ledger.Runs {
 		if run.ID == r.id || run.StartedAt.IsZero() || run.EndedAt.IsZero() || slices.Contains(r.recovered, run) ||
-			slices.ContainsFunc(run.Phases, func(p *state.PhaseRecord) bool { return p.Worktree != "" }) {
+			slices.ContainsFunc(run.Phases, func(p *state.PhaseRecord) bool { return p.Worktree != "" }) ||
+			!slices.ContainsFunc(run.Phases, func(p *state.PhaseRecord) bool { return p.Uncommitted != "" }) {
 			continue
 		}
 		theirs, ok, err := r.Store.LoadUserFiles(run.ID)

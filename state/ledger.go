@@ -78,6 +78,10 @@ type PhaseRecord struct {
 	Tokens    int64   `json:"tokens"`
 	CostUSD   float64 `json:"cost_usd"`
 	LastError string  `json:"last_error,omitempty"`
+	// Uncommitted is why the phase's work could not be committed at its
+	// end (a lock held too long, a full disk): the files stay in the tree
+	// for the next run to commit as the agent's, not as the user's.
+	Uncommitted string `json:"uncommitted,omitempty"`
 	// UncheckedGates are the phase's gates with no command: never run,
 	// never reported as passed.
 	UncheckedGates []string  `json:"unchecked_gates,omitempty"`
