@@ -118,4 +118,3 @@ func TestUserFileWrittenDuringARunStaysOut(t *testing.T) {
 		t.Error("the second run committed mine.txt, written by the user while the first ran")
 	}
 }
-
