@@ -26,13 +26,7 @@ func (r *Repo) ChildEnv(base []string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := make([]string, 0, len(base)+2)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(repoEnv, k) {
-			env = append(env, kv)
-		}
-	}
+	env := withoutRepoEnv(base)
 	if r.indexFile != filepath.Join(r.gitDir, "index") {
 		// The index debussy commits from (GIT_INDEX_FILE in the main
 		// worktree; a linked one never inherits it, see OpenLinked).
@@ -42,6 +36,15 @@ func (r *Repo) ChildEnv(base []string) []string {
 		return env
 	}
 	return append(env, "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+}
+
+// withoutRepoEnv is env without the variables that locate a repository
+// (repoEnv), for a git that is told its repository another way.
+func withoutRepoEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(repoEnv, k)
+	})
 }
 
 func sameDir(a, b string) bool {

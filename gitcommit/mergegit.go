@@ -84,15 +84,10 @@ func cmpVersion(a, b [2]int) int {
 
 // gitMergeEnv is the environment git merges in: the process's, without
 // the variables that would point git at another repository, index or
-// object directory than the one given on its command line (debussy reads
-// objects only where it found the repository).
+// object directory (or ref namespace) than the one given on its command
+// line (debussy reads objects only where it found the repository).
 func gitMergeEnv() []string {
-	env := os.Environ()
-	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-		"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"} {
-		env = withoutVar(env, k)
-	}
-	return env
+	return withoutVar(withoutRepoEnv(os.Environ()), "GIT_NAMESPACE")
 }
 
 // mergeByGit merges commit theirs into ours with `git merge-tree
