@@ -134,7 +134,7 @@ func (r *Repo) stagedPaths(idx *index.Index, head plumbing.Hash) ([]string, erro
 			stage0 = append(stage0, e)
 		}
 	}
-	slices.SortFunc(stage0, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+	sortEntries(stage0)
 	tree, _ := buildTree(stage0)
 	var headTree plumbing.Hash
 	if !head.IsZero() {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -242,7 +241,7 @@ func (r *Repo) indexTree() (plumbing.Hash, map[plumbing.Hash]*builtTree, []*inde
 		}
 		entries = append(entries, e)
 	}
-	slices.SortFunc(entries, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+	sortEntries(entries)
 	tree, trees := buildTree(entries)
 	return tree, trees, entries, nil
 }

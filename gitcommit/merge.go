@@ -238,8 +238,14 @@ func (r *Repo) undoMerge(m *pendingMerge) error {
 	return lock.commit(b)
 }
 
+// sortEntries puts index entries in git's index order: by name, then stage.
 func sortEntries(es []*index.Entry) {
-	slices.SortStableFunc(es, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(es, func(a, b *index.Entry) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return int(a.Stage) - int(b.Stage)
+	})
 }
 
 // textMerger merges a path both sides changed, present in all three

@@ -117,12 +117,7 @@ func (s *stager) statAll(entries []*index.Entry) ([]fileStat, error) {
 // refreshTracked brings every tracked entry up to date with the worktree and
 // leaves the result in s.entries, sorted.
 func (s *stager) refreshTracked(entries []*index.Entry) error {
-	slices.SortStableFunc(entries, func(a, b *index.Entry) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return int(a.Stage) - int(b.Stage)
-	})
+	sortEntries(entries)
 	s.orig = slices.Clone(entries)
 	stats, err := s.statAll(entries)
 	if err != nil {

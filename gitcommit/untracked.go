@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -55,7 +54,7 @@ func (s *stager) addUntracked(excludes ignoreList) error {
 		return nil
 	}
 	s.entries = append(s.entries, w.added...)
-	slices.SortFunc(s.entries, func(a, b *index.Entry) int { return strings.Compare(a.Name, b.Name) })
+	sortEntries(s.entries)
 	return nil
 }
 

@@ -202,7 +202,7 @@ func (r *Repo) writeParentIndex(commit, path string) (tree string, err error) {
 			entries = append(entries, &index.Entry{Name: ch.Path, Mode: ch.fromMode, Hash: ch.fromHash})
 		}
 	}
-	sortIndexEntries(entries)
+	sortEntries(entries)
 	b := encodeIndexEntries(entries, r.assumeValid, idx.Version == 4)
 	return treeHash.String(), os.WriteFile(path, b, 0o600)
 }

@@ -147,7 +147,7 @@ func (r *Repo) writeScopedIndex(commit, indexPath string, extra []string) (plumb
 			entries = append(entries, &index.Entry{Name: ch.Path, Mode: ch.fromMode, Hash: ch.fromHash})
 		}
 	}
-	sortIndexEntries(entries)
+	sortEntries(entries)
 	spec := make([]string, 0, len(scope))
 	for p := range scope {
 		spec = append(spec, p)
@@ -178,15 +178,6 @@ func (r *Repo) commitChanges(commit string) (plumbing.Hash, []Change, error) {
 	}
 	changes, err := r.diffTrees(parentTree, c.TreeHash)
 	return c.TreeHash, changes, err
-}
-
-func sortIndexEntries(entries []*index.Entry) {
-	slices.SortStableFunc(entries, func(a, b *index.Entry) int {
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return int(a.Stage) - int(b.Stage)
-	})
 }
 
 // treeFilesUnder lists, as "<mode> <blob>" by path, the non-tree entries of
