@@ -18,22 +18,8 @@ import (
 // the raw session streams.
 func TestWorktreeIncludeE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, ".worktreeinclude in parallel phases")
-	marks := t.TempDir()
 	const secret = "sk-proj-Qm9vYmFyQmF6UXV4Q29yZ2VHcmF1bHRHYXJwbHk1"
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),
-			turn(21000, fakeapi.Bash("cat .env && printf 'one\\n' > a.txt")),
-			turn(22000, done("1")),
-			turn(23000, fakeapi.Text("Phase 1 done.")),
-		}},
-		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(rendezvous(marks, "p2", "p1"))),
-			turn(21000, fakeapi.Bash("cat .env && printf 'two\\n' > b.txt")),
-			turn(22000, done("2")),
-			turn(23000, fakeapi.Text("Phase 2 done.")),
-		}},
-	}}
+	script := twoParallelPhases(t, "cat .env && printf 'one\\n' > a.txt", "cat .env && printf 'two\\n' > b.txt")
 	gate := "env: `grep -q '^OPENAI_API_KEY=sk-proj-' .env && test \"$(stat -c %a .env)\" = 600`"
 	h := newHarness(t, script, []phaseSpec{
 		{ID: "1", Title: "One", Gates: []string{gate}},
