@@ -141,6 +141,13 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 		return nil, &ConflictError{Branch: branch, Files: inWay, Untracked: true}
 	}
 
+	// A git process holding the index now would refuse the commit after
+	// the work tree is written: ask first, and leave nothing behind.
+	probe, err := r.acquireLock(r.indexFile)
+	if err != nil {
+		return fail(err)
+	}
+	probe.release()
 	idx, err := r.readIndex()
 	if err != nil {
 		return fail(err)
@@ -210,7 +217,11 @@ func (r *Repo) checkoutIndex(idx *index.Index, from, to map[string]treeFile) ([]
 }
 
 // undoMerge puts the work tree and the index back to HEAD's files after
-// the merge commit was refused (a hook).
+// the merge commit was refused (a hook, or a git process that took the
+// index lock since prepareMerge). Without the lock the files are restored
+// all the same: the commit never wrote the index, which holds HEAD's
+// entries still, and merged files left in the work tree would be
+// untracked files in the user's way.
 func (r *Repo) undoMerge(m *pendingMerge) error {
 	end, err := r.begin()
 	if err != nil {
@@ -218,17 +229,16 @@ func (r *Repo) undoMerge(m *pendingMerge) error {
 	}
 	defer end()
 	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
-	lock, err := r.acquireLock(r.indexFile)
-	if err != nil {
-		return err
+	lock, lockErr := r.acquireLock(r.indexFile)
+	if lockErr == nil {
+		defer lock.release()
 	}
-	defer lock.release()
 	idx, err := r.readIndex()
 	if err != nil {
 		return err
 	}
 	entries, err := r.checkoutIndex(idx, m.merged, m.ours)
-	if err != nil {
+	if err != nil || lockErr != nil {
 		return err
 	}
 	b, err := r.encodeIndex(idx, entries, lock.created)

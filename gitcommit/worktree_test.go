@@ -391,3 +391,48 @@ func TestMergeLinesAndMode(t *testing.T) {
 	}
 	runGit(t, dir, "fsck", "--strict")
 }
+
+// A git process holding index.lock: the merge is refused before the work
+// tree is touched (ErrLocked, so the caller can wait and retry), and when
+// the lock is taken after the files are written, undoing the merge still
+// takes them back out, leaving no untracked copies in the user's way.
+func TestMergeIndexLocked(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
+	mustCommitAll(t, dir, "base")
+	r := mustOpen(t, dir)
+	phaseBranch(t, r, dir, "debussy/r/phase-1", map[string]string{"new.txt": "new\n", "a.txt": "a2\n"})
+	lock := filepath.Join(dir, ".git", "index.lock")
+	clean := func(when string) {
+		t.Helper()
+		if st := runGit(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+			t.Fatalf("%s: status %q", when, st)
+		}
+	}
+
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Merge("debussy/r/phase-1", "merge"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("merge under a held lock: %v, want ErrLocked", err)
+	}
+	os.Remove(lock)
+	clean("after the refused merge")
+
+	m, err := r.prepareMerge("debussy/r/phase-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.undoMerge(m); err != nil {
+		t.Fatalf("undo under a held lock: %v", err)
+	}
+	os.Remove(lock)
+	clean("after the undone merge")
+	if _, err := r.Merge("debussy/r/phase-1", "merge"); err != nil {
+		t.Fatalf("merge once the lock is gone: %v", err)
+	}
+}
