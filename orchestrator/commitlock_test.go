@@ -118,3 +118,31 @@ func TestUserFileWrittenDuringARunStaysOut(t *testing.T) {
 		t.Error("the second run committed mine.txt, written by the user while the first ran")
 	}
 }
+
+// A --parallel phase's merge into the user's branch waits out a git
+// process holding the main checkout's index.lock, as every commit does,
+// instead of failing the phase as a conflict.
+func TestParallelMergeWaitsForGitLock(t *testing.T) {
+	f := newFixture(t, script{"1": {{"write a.txt", "done", "result"}}, "2": {{"write b.txt", "done", "result"}}},
+		phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	f.cfg.Parallel = 2
+	lock := filepath.Join(f.root, ".git", "index.lock")
+	opts := f.options()
+	onTool(&opts, "a.txt", func() {
+		if err := os.WriteFile(lock, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	})
+	inner := opts.Logger.Handler()
+	opts.Logger = slog.New(hookHandler{inner, func(r slog.Record) {
+		if strings.HasPrefix(r.Message, "a git process holds the repository's lock") {
+			time.AfterFunc(300*time.Millisecond, func() { _ = os.Remove(lock) })
+		}
+	}})
+	if err := Run(context.Background(), opts); err != nil {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	if tracked := f.tracked(); !slices.Contains(tracked, "a.txt") || !slices.Contains(tracked, "b.txt") {
+		t.Errorf("both phases' work should be merged, tracked: %v\n%s", tracked, f.log)
+	}
+}

@@ -299,7 +299,9 @@ func (r *orun) mergePhase(s *slot) error {
 	// it, as every commit is (ledger.go): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
 	listed := len(s.rec.Commits)
-	c, err := r.Repo.Merge(s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
+		return r.Repo.Merge(s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+	})
 	r.unlist(&s.rec.Commits, listed, err)
 	var ce *gitcommit.ConflictError
 	switch {
