@@ -388,6 +388,17 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			// The fuzzer's case: a default compared with a set key has no
+			// file:line; the problem is the set key's, at its place.
+			name: "a set key against a default",
+			file: "model: x\nnudge_repeat: 6\n",
+			env:  []string{"DEBUSSY_ZONE_DELEGATIONS_RED=1"},
+			want: []string{
+				"FILE:2:15: nudge_repeat: makes the default nudge_repeat_restart invalid: 5 is not greater than nudge_repeat (6); allowed:",
+				"DEBUSSY_ZONE_DELEGATIONS_RED: makes the default zone_delegations_yellow invalid: 8 is not below the red threshold 1; allowed:",
+			},
+		},
+		{
 			name: "file and env problems together",
 			file: "max_retries: -1\n",
 			env:  []string{"DEBUSSY_LOG_FORMAT=xml"},

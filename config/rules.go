@@ -65,6 +65,10 @@ func (e *invalidError) Unwrap() []error {
 type rule struct {
 	allowed string
 	check   func(c *Config) string // "" when the value is fine, else the problem
+	// compares names the other keys check reads. When this key keeps its
+	// default and one of those was set, the problem is the set key's, and is
+	// reported where that key was set: a default has no file:line.
+	compares []string
 }
 
 // reservedArgs are claude flags debussy sets itself; passing them again
@@ -101,8 +105,8 @@ func rules() map[string]rule {
 		}
 	}
 	// zone checks one threshold of a yellow/red pair; 0 disables either.
-	zone := func(get func(c *Config) (yellow, red int), isYellow bool) rule {
-		r := rule{allowed: "an integer >= 0 (0 disables it); yellow below red when both are set"}
+	zone := func(get func(c *Config) (yellow, red int), isYellow bool, partner string) rule {
+		r := rule{allowed: "an integer >= 0 (0 disables it); yellow below red when both are set", compares: []string{partner}}
 		r.check = func(c *Config) string {
 			y, rd := get(c)
 			v := rd
@@ -239,12 +243,12 @@ func rules() map[string]rule {
 			check:   positive(func(c *Config) Duration { return c.HandoffGraceTime }),
 		},
 		"allow_compaction":        {allowed: "true or false"},
-		"zone_tool_calls_yellow":  zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, true),
-		"zone_tool_calls_red":     zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, false),
-		"zone_large_reads_yellow": zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, true),
-		"zone_large_reads_red":    zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, false),
-		"zone_delegations_yellow": zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, true),
-		"zone_delegations_red":    zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, false),
+		"zone_tool_calls_yellow":  zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, true, "zone_tool_calls_red"),
+		"zone_tool_calls_red":     zone(func(c *Config) (int, int) { return c.ZoneToolCallsYellow, c.ZoneToolCallsRed }, false, "zone_tool_calls_yellow"),
+		"zone_large_reads_yellow": zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, true, "zone_large_reads_red"),
+		"zone_large_reads_red":    zone(func(c *Config) (int, int) { return c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed }, false, "zone_large_reads_yellow"),
+		"zone_delegations_yellow": zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, true, "zone_delegations_red"),
+		"zone_delegations_red":    zone(func(c *Config) (int, int) { return c.ZoneDelegationsYellow, c.ZoneDelegationsRed }, false, "zone_delegations_yellow"),
 		"zone_action": {
 			allowed: ZoneActionNote + " (tell the agent its zone) or " + ZoneActionHandoff + " (a red zone asks for the handoff)",
 			check:   oneOf(func(c *Config) string { return c.ZoneAction }, ZoneActionNote, ZoneActionHandoff),
@@ -259,7 +263,8 @@ func rules() map[string]rule {
 			},
 		},
 		"nudge_repeat_window": {
-			allowed: "an integer >= nudge_repeat and >= nudge_repeat_restart (main-thread tool calls looked back on)",
+			compares: []string{"nudge_repeat", "nudge_repeat_restart"},
+			allowed:  "an integer >= nudge_repeat and >= nudge_repeat_restart (main-thread tool calls looked back on)",
 			check: func(c *Config) string {
 				if v := c.NudgeRepeatWindow; v < c.NudgeRepeat || v < c.NudgeRepeatRestart || v < 1 {
 					return fmt.Sprintf("%d is smaller than nudge_repeat (%d) or nudge_repeat_restart (%d), or below 1", v, c.NudgeRepeat, c.NudgeRepeatRestart)
@@ -268,7 +273,8 @@ func rules() map[string]rule {
 			},
 		},
 		"nudge_repeat_restart": {
-			allowed: "0 (never restart for a doom loop) or an integer greater than nudge_repeat",
+			compares: []string{"nudge_repeat"},
+			allowed:  "0 (never restart for a doom loop) or an integer greater than nudge_repeat",
 			check: func(c *Config) string {
 				if v := c.NudgeRepeatRestart; v < 0 || (v > 0 && v <= c.NudgeRepeat) {
 					return fmt.Sprintf("%d is not greater than nudge_repeat (%d)", v, c.NudgeRepeat)
@@ -397,7 +403,7 @@ func (c Config) Validate() error {
 }
 
 // validate attributes each problem to where its key was last set.
-func (c Config) validate(origin map[string]origin) []error {
+func (c Config) validate(origins map[string]origin) []error {
 	rs := rules()
 	var errs []error
 	for _, key := range Keys() {
@@ -405,13 +411,21 @@ func (c Config) validate(origin map[string]origin) []error {
 		if r.check == nil {
 			continue
 		}
-		if problem := r.check(&c); problem != "" {
-			o := origin[key]
-			errs = append(errs, &FieldError{
-				Key: key, Problem: problem, Allowed: r.allowed,
-				File: o.file, Line: o.line, Column: o.column, EnvVar: o.envVar,
-			})
+		problem := r.check(&c)
+		if problem == "" {
+			continue
 		}
+		at, o := key, origins[key]
+		for _, other := range r.compares {
+			if o == (origin{}) && origins[other] != (origin{}) {
+				at, o = other, origins[other]
+				problem = fmt.Sprintf("makes the default %s invalid: %s", key, problem)
+			}
+		}
+		errs = append(errs, &FieldError{
+			Key: at, Problem: problem, Allowed: r.allowed,
+			File: o.file, Line: o.line, Column: o.column, EnvVar: o.envVar,
+		})
 	}
 	return errs
 }
