@@ -24,6 +24,9 @@ type Commit struct {
 	// Ignored lists the untracked paths left out as ignored, top-most only
 	// (an ignored directory is not entered): VerifyOptions.Ignored.
 	Ignored []string
+	// Unstaged lists the Never paths found in the index (an agent's
+	// `git add -f .env`) and taken back out of it, left in the worktree.
+	Unstaged []string
 }
 
 // LongPathError is a worktree path longer than the system lets a program
@@ -122,7 +125,10 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 
 	s := r.newStager(idx, cfg, true)
-	s.exclude, s.never = o.exclude, o.never
+	s.exclude = o.exclude
+	if s.never, err = r.notInHead(h, o.never); err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
 	if o.entries != nil {
 		s.entries = o.entries
 	} else {
@@ -292,7 +298,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored}, nil
+	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever}, nil
 }
 
 // AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // A .worktreeinclude (gitignore syntax, at the root; the convention of
@@ -154,10 +156,12 @@ func (w *ignoredWalk) mayHold(dir string) bool {
 	return false
 }
 
-// Never leaves the untracked paths out of the commit whatever their content
-// and whatever the ignore rules say by then: copies IgnoredMatching listed
-// (a worktree's .env), which an agent editing .gitignore must not get
-// committed. A path already tracked is committed as usual.
+// Never leaves the paths out of the commit whatever their content and
+// whatever the ignore rules say by then: copies IgnoredMatching listed (a
+// worktree's .env), which an agent editing .gitignore, or running
+// `git add -f .env`, must not get committed. One the agent staged is taken
+// back out of the index (Commit.Unstaged); the file stays. A path HEAD
+// tracks is committed as usual.
 func Never(paths []string) CommitOption {
 	return func(o *commitOptions) {
 		if len(paths) == 0 {
@@ -174,3 +178,30 @@ func Never(paths []string) CommitOption {
 
 // pathSet is a set of slash paths.
 type pathSet map[string]bool
+
+// notInHead is never without the paths HEAD's tree has: those are the
+// branch's files, committed as usual.
+func (r *Repo) notInHead(h head, never pathSet) (pathSet, error) {
+	if len(never) == 0 || h.hash.IsZero() {
+		return never, nil
+	}
+	c, err := r.repo.CommitObject(h.hash)
+	if err != nil {
+		return nil, fmt.Errorf("read HEAD commit: %w", err)
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("read HEAD tree: %w", err)
+	}
+	out := make(pathSet, len(never))
+	for p := range never {
+		_, err := tree.FindEntry(p)
+		switch {
+		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
+			out[p] = true
+		case err != nil:
+			return nil, fmt.Errorf("read HEAD tree at %s: %w", p, err)
+		}
+	}
+	return out, nil
+}

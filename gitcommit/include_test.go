@@ -89,3 +89,32 @@ func TestCommitAllNever(t *testing.T) {
 		t.Errorf("committed %q, want .gitignore and b.txt only", got)
 	}
 }
+
+// TestCommitAllNeverStaged: a Never path the agent force-added (git add -f)
+// is taken back out of the index and left in the worktree; a Never path
+// HEAD already tracks is committed as usual.
+func TestCommitAllNeverStaged(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{".gitignore": ".env\nconf/\n", "a.txt": "a\n", "kept.cfg": "v1\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	writeFiles(t, dir, map[string]string{".env": "TOKEN=1\n", "conf/local.yaml": "k: v\n", "kept.cfg": "v2\n", "b.txt": "b\n"})
+	runGit(t, dir, "add", "-f", ".env", "conf/local.yaml")
+	c, err := mustOpen(t, dir).CommitAll("work", Never([]string{".env", "conf/local.yaml", "kept.cfg"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, dir, "show", "--name-only", "--format=", c.Hash); got != "b.txt\nkept.cfg" {
+		t.Errorf("committed %q, want b.txt and kept.cfg (HEAD tracks it)", got)
+	}
+	if !slices.Equal(c.Unstaged, []string{".env", "conf/local.yaml"}) {
+		t.Errorf("Unstaged = %v", c.Unstaged)
+	}
+	if got := runGit(t, dir, "ls-files", ".env", "conf"); got != "" {
+		t.Errorf("still in the index: %q", got)
+	}
+	if got := runGit(t, dir, "status", "--porcelain", "--ignored"); got != "!! .env\n!! conf/" {
+		t.Errorf("git status after the commit:\n%s", got)
+	}
+}

@@ -39,11 +39,13 @@ type stager struct {
 	added    []string     // untracked paths staged by the walk
 	ignored  []string     // the walk's top-most ignored paths (Commit.Ignored)
 	exclude  Fingerprints // untracked paths to leave out while unchanged (exclude.go)
-	never    pathSet      // untracked paths to leave out whatever their content (Never)
-	changed  []string     // paths of exclude staged because their content changed
-	listing  Fingerprints // Untracked: collects instead of staging
-	refresh  bool         // only stat data changed; the index is worth rewriting
-	dirOK    map[string]bool
+	never    pathSet      // paths HEAD lacks to leave out whatever their content (Never)
+	// unstagedNever lists never paths dropped from the index (Commit.Unstaged).
+	unstagedNever []string
+	changed       []string     // paths of exclude staged because their content changed
+	listing       Fingerprints // Untracked: collects instead of staging
+	refresh       bool         // only stat data changed; the index is worth rewriting
+	dirOK         map[string]bool
 
 	conv *converter // clean filters, eol, ident (convert.go); close after staging
 }
@@ -136,6 +138,12 @@ func (s *stager) refreshTracked(entries []*index.Entry) error {
 		switch {
 		case isStateDirPath(e.Name), e.SkipWorktree && e.Stage == 0:
 			out = append(out, group...)
+			continue
+		case s.never[e.Name] && s.listing == nil:
+			// A copy Never names that the agent staged (git add -f):
+			// taken back out of the index, as `git rm --cached` would.
+			s.unstaged = append(s.unstaged, e.Name)
+			s.unstagedNever = append(s.unstagedNever, e.Name)
 			continue
 		case len(group) > 1 || e.Stage != 0:
 			// Unmerged: `git add -A` resolves the conflict with whatever

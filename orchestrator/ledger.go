@@ -176,6 +176,10 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
 		return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
 	})
+	if len(c.Unstaged) > 0 {
+		r.log.Warn("the agent staged files copied in from "+includeFile+"; they stay in the worktree, out of the commit and the index",
+			"phase", p.ph.ID, "files", strings.Join(c.Unstaged, ", "))
+	}
 	if !isRecorded(event) {
 		return c, err
 	}

@@ -19,7 +19,8 @@ import (
 func TestWorktreeIncludeE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, ".worktreeinclude in parallel phases")
 	const secret = "sk-proj-Qm9vYmFyQmF6UXV4Q29yZ2VHcmF1bHRHYXJwbHk1"
-	script := twoParallelPhases(t, "cat .env && printf 'one\\n' > a.txt", "cat .env && printf 'two\\n' > b.txt")
+	// Phase 2's agent force-adds the copy: it stays out of every commit all the same.
+	script := twoParallelPhases(t, "cat .env && printf 'one\\n' > a.txt", "cat .env && printf 'two\\n' > b.txt && git add -f .env")
 	gate := "env: `grep -q '^OPENAI_API_KEY=sk-proj-' .env && test \"$(stat -c %a .env)\" = 600`"
 	h := newHarness(t, script, []phaseSpec{
 		{ID: "1", Title: "One", Gates: []string{gate}},
@@ -40,6 +41,9 @@ func TestWorktreeIncludeE2E(t *testing.T) {
 	}
 	if files := h.git("log", "--all", "--name-only", "--format="); strings.Contains("\n"+files+"\n", "\n.env\n") {
 		t.Errorf(".env is in a commit:\n%s", files)
+	}
+	if !strings.Contains(r.Stderr, "the agent staged files copied in from .worktreeinclude") {
+		t.Error("the run did not say the agent's staged .env was taken back out")
 	}
 	if got := h.git("show", "HEAD:a.txt") + h.git("show", "HEAD:b.txt"); got != "onetwo" {
 		t.Errorf("a.txt and b.txt: %q", got)
