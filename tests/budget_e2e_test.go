@@ -114,6 +114,7 @@ func TestBudgetStrictStops(t *testing.T) {
 // Advisory: the same spend completes; the fake API sees the notes at 70
 // and 90 % and no refusal.
 func TestBudgetAdvisoryNotes(t *testing.T) {
+	claudetest.OncePerSuite(t, "an advisory budget's notes (TestBudgetStrictStops and TestBudgetCostMatchesCLI run on both)")
 	h := newHarness(t, budgetScript(), twoPhases, "model: claude-sonnet-4-5\nbudget:\n  phase: {tokens: 100000}\n  enforcement: advisory\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
@@ -179,6 +180,7 @@ func TestBudgetCostMatchesCLI(t *testing.T) {
 // An adaptive phase records an evaluation at each quarter of its budget;
 // at 100 % with its task undone it restarts with the lessons so far.
 func TestBudgetAdaptiveRestarts(t *testing.T) {
+	claudetest.OncePerSuite(t, "an adaptive budget's evaluations and restart")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(30000, fakeapi.Bash("echo a > a.txt")), // 30 %: quarter 1

@@ -90,6 +90,7 @@ func TestRunGateFailsAfterRetries(t *testing.T) {
 // A session that ends without `debussy done` gets a remediation session
 // that says so.
 func TestRunNoSignalRemediates(t *testing.T) {
+	claudetest.OncePerSuite(t, "the remediation session (the CLI's Stop hook: TestStagesStopHookAsksForDone)")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "forgot", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo x > x.txt")), turn(11000, fakeapi.Text("All finished!")),
@@ -112,6 +113,7 @@ func TestRunNoSignalRemediates(t *testing.T) {
 // A crash of claude (killed mid-session, no result) is retried with a
 // checkpoint; the retry completes.
 func TestRunCrashRetried(t *testing.T) {
+	claudetest.OncePerSuite(t, "the retry after a crash, which is a kill whatever the CLI")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "crash", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo before-crash > before.txt")),

@@ -92,6 +92,7 @@ func TestPolicyLargeHandoff(t *testing.T) {
 // A budget level crossed on the same event as a stop: the stopping answer
 // carries no note, and the note reaches the next session instead.
 func TestPolicyNoteCarriedOver(t *testing.T) {
+	claudetest.OncePerSuite(t, "where a note goes when a stop wins the same event")
 	t.Parallel()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

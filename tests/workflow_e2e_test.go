@@ -25,6 +25,7 @@ import (
 // CLI (against the fake API) stand in for the install step's go install and
 // npm install; gh only records the dispatch.
 func TestWorkflowMatrixRunsThePlan(t *testing.T) {
+	claudetest.OncePerSuite(t, "the CI recipe's jobs and their waves")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("base.txt", "base\n")),
