@@ -388,6 +388,16 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			// go-yaml v1.19.2 panics on a tag over a scalar decoded into a slice.
+			name: "tagged scalar for a list",
+			file: "extra_args: !x 0\n",
+			env:  []string{"DEBUSSY_REDACT_ALLOW=!0 0"},
+			want: []string{
+				`FILE:1:13: extra_args: got "0", want a list; allowed:`,
+				`DEBUSSY_REDACT_ALLOW: "!0 0" is not a list in YAML or JSON flow syntax; allowed:`,
+			},
+		},
+		{
 			// The fuzzer's case: a default compared with a set key has no
 			// file:line; the problem is the set key's, at its place.
 			name: "a set key against a default",

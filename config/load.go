@@ -337,7 +337,7 @@ func parseEnv(v string, fv reflect.Value) string {
 		fv.SetBool(b)
 	default: // map or slice
 		ptr := reflect.New(fv.Type())
-		if err := yaml.UnmarshalWithOptions([]byte(v), ptr.Interface(), yaml.Strict()); err != nil {
+		if err := decodeYAML(func() error { return yaml.UnmarshalWithOptions([]byte(v), ptr.Interface(), yaml.Strict()) }); err != nil {
 			kind := "a list"
 			if fv.Kind() == reflect.Map {
 				kind = "a mapping"

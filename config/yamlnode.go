@@ -60,7 +60,7 @@ func decodeValue(node ast.Node, fv reflect.Value) (problem string, tok *token.To
 		return fmt.Sprintf("got %s, want a list", describe(n)), nil
 	}
 	ptr := reflect.New(fv.Type())
-	if err := yaml.NodeToValue(node, ptr.Interface(), yaml.Strict()); err != nil {
+	if err := decodeYAML(func() error { return yaml.NodeToValue(node, ptr.Interface(), yaml.Strict()) }); err != nil {
 		var ye yaml.Error
 		if errors.As(err, &ye) {
 			return ye.GetMessage(), ye.GetToken()
@@ -195,4 +195,17 @@ func culprit(lines []string, line, col int, msg string) (int, int) {
 		}
 	}
 	return line, col
+}
+
+// decodeYAML runs a go-yaml decode with its panics turned into errors:
+// v1.19.2 (the newest release) dereferences nil on a tag over a scalar
+// decoded into a slice, e.g. DEBUSSY_EXTRA_ARGS='!x 0' (goccy/go-yaml#735,
+// fixed upstream by #862 but not released). Found by FuzzLoad.
+func decodeYAML(decode func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the YAML decoder failed: %v", r)
+		}
+	}()
+	return decode()
 }
