@@ -155,6 +155,7 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 			state.EnvStateDir: r.Store.Dir,
 		},
 		PathPrepend:    r.SelfDir,
+		ShellEnvFile:   filepath.Join(r.Store.PhaseDir(r.id, ph.ID), "agent-env.sh"),
 		LogPath:        filepath.Join(r.Store.PhaseDir(r.id, ph.ID), fmt.Sprintf("session-%d.jsonl", n)),
 		IdleTimeout:    time.Duration(r.cfg.IdleTimeout),
 		SessionTimeout: time.Duration(r.cfg.SessionTimeout),

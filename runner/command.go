@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,8 +45,8 @@ func claudeArgs(spec Spec) []string {
 }
 
 // childEnv removes CLAUDECODE (its nested-session guard makes claude exit
-// when debussy itself runs inside Claude Code), applies SetEnv and puts
-// PathPrepend first on PATH.
+// when debussy itself runs inside Claude Code), applies SetEnv, puts
+// PathPrepend first on PATH and points CLAUDE_ENV_FILE at ShellEnvFile.
 func childEnv(spec Spec) []string {
 	base := spec.Env
 	if base == nil {
@@ -66,6 +67,10 @@ func childEnv(spec Spec) []string {
 	sort.Strings(keys)
 	for _, k := range keys {
 		env = append(env, k+"="+spec.SetEnv[k])
+	}
+	if spec.PathPrepend != "" && spec.ShellEnvFile != "" {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, envFileVar+"=") })
+		env = append(env, envFileVar+"="+spec.ShellEnvFile) // it sources the user's (shellenv.go)
 	}
 	if spec.PathPrepend != "" {
 		at := -1

@@ -69,6 +69,10 @@ func TestChildEnv(t *testing.T) {
 		{"path first", Spec{Env: []string{"PATH=/bin"}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d:/bin"}},
 		{"no path", Spec{Env: []string{}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d"}},
 		{"path from SetEnv", Spec{Env: []string{"PATH=/bin"}, SetEnv: map[string]string{"PATH": "/usr/bin"}, PathPrepend: "/opt/d"}, []string{"PATH=/opt/d:/usr/bin"}},
+		{"env file replaces the user's", Spec{Env: []string{"CLAUDE_ENV_FILE=/home/u/env.sh", "PATH=/bin"}, PathPrepend: "/opt/d", ShellEnvFile: "/r/agent-env.sh"},
+			[]string{"PATH=/opt/d:/bin", "CLAUDE_ENV_FILE=/r/agent-env.sh"}},
+		{"no env file without a directory", Spec{Env: []string{"CLAUDE_ENV_FILE=/home/u/env.sh"}, ShellEnvFile: "/r/agent-env.sh"},
+			[]string{"CLAUDE_ENV_FILE=/home/u/env.sh"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

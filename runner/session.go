@@ -48,6 +48,10 @@ type Spec struct {
 	Env         []string          // base environment; nil means os.Environ(). CLAUDECODE is removed.
 	SetEnv      map[string]string // added or overriding (DEBUSSY_RUN_ID, ...)
 	PathPrepend string            // put first on PATH, so the agent can run `debussy done`
+	// ShellEnvFile is where to write the CLAUDE_ENV_FILE script that puts
+	// PathPrepend first on PATH again in the agent's shell (shellenv.go);
+	// "" leaves CLAUDE_ENV_FILE alone.
+	ShellEnvFile string
 
 	LogPath string // every raw stdout line is appended here before parsing; dirs are created
 
@@ -164,6 +168,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 
+	if err := writeShellEnv(spec); err != nil {
+		return nil, fmt.Errorf("start claude: %w", err)
+	}
 	var logFile *os.File
 	if spec.LogPath != "" {
 		if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
