@@ -39,7 +39,11 @@ func writeShellEnv(spec Spec) error {
 	if err := os.MkdirAll(filepath.Dir(spec.ShellEnvFile), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", envFileVar, err)
 	}
-	script := shellEnvScript(spec.PathPrepend, userEnvFile(spec))
+	user := userEnvFile(spec)
+	if user == spec.ShellEnvFile {
+		user = "" // a run inside a session of the same phase: never source itself
+	}
+	script := shellEnvScript(spec.PathPrepend, user)
 	if err := os.WriteFile(spec.ShellEnvFile, []byte(script), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", envFileVar, err)
 	}

@@ -33,11 +33,15 @@ func TestShellEnvScript(t *testing.T) {
 		{"empty", "", "", dir},
 		{"the user's file too", "/bin", user, dir + ":/bin yes"},
 		{"the user's file gone", "/bin", filepath.Join(root, "missing.sh"), dir + ":/bin"},
+		{"the file itself", "/bin", "SELF", dir + ":/bin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "agent-env.sh")
 			spec := Spec{PathPrepend: dir, ShellEnvFile: file, Env: []string{}}
+			if tt.userFile == "SELF" {
+				tt.userFile = file
+			}
 			if tt.userFile != "" {
 				spec.Env = []string{envFileVar + "=" + tt.userFile}
 			}
