@@ -449,17 +449,23 @@ func (e *Env) runEnded(err error, store *state.Store, started time.Time, opts ru
 	if err == nil {
 		return nil
 	}
-	l, lerr := store.Load()
-	if lerr != nil {
-		return err
-	}
-	run := thisRun(l, started)
-	if run == nil {
-		return err
-	}
 	resume := "debussy run " + shellQuote(opts.PlanPath)
 	if opts.ConfigFile != "" {
 		resume += " --config " + shellQuote(opts.ConfigFile)
+	}
+	l, lerr := store.Load()
+	var run *state.Run
+	if lerr == nil {
+		run = thisRun(l, started)
+	}
+	if run == nil {
+		if errors.Is(err, gitcommit.ErrLocked) {
+			// Refused before the run began: a git process's lock (debussy
+			// removes its own, see gitcommit.ReclaimLocks) is the user's
+			// to wait out; then the same command carries on.
+			return fmt.Errorf("%w\nonce that git process is done, run again: %s", err, resume)
+		}
+		return err
 	}
 	logs := store.RunDir(run.ID)
 	if dir, werr := e.workDir(); werr == nil {

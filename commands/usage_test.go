@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -212,5 +214,19 @@ func TestRunEndedSaysWhy(t *testing.T) {
 				t.Errorf("next() = %q, want it to start %q and give the resume command", got, tt.want)
 			}
 		})
+	}
+}
+
+// Refused before the run began because a git process holds the index
+// lock: the error says to run the same command again once it is done.
+func TestRunEndedLockedBeforeTheRun(t *testing.T) {
+	store := state.New(t.TempDir())
+	locked := fmt.Errorf("%w: commit the interrupted run's work: %w", orchestrator.ErrSetup, gitcommit.ErrLocked)
+	err := (&Env{}).runEnded(locked, store, time.Now(), runOptions{PlanPath: "plans/my plan.md"})
+	if !errors.Is(err, gitcommit.ErrLocked) || !strings.HasSuffix(err.Error(), "\nonce that git process is done, run again: debussy run 'plans/my plan.md'") {
+		t.Errorf("err = %v", err)
+	}
+	if other := errors.New("no claude"); (&Env{}).runEnded(other, store, time.Now(), runOptions{PlanPath: "p.md"}) != other {
+		t.Error("another refusal changed")
 	}
 }

@@ -311,6 +311,7 @@ type lockFile struct {
 	f       *os.File
 	created time.Time // the lock's mtime: the filesystem's "now" when we began
 	done    bool
+	owner   string // the owner record (lockowner.go), removed before the lock
 }
 
 // acquireLock takes path's lock; with core.sharedRepository the lock file
@@ -322,6 +323,9 @@ func (r *Repo) acquireLock(path string) (*lockFile, error) {
 			l.release()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
+	}
+	if err == nil {
+		r.recordOwner(l)
 	}
 	return l, err
 }
@@ -352,6 +356,7 @@ func (l *lockFile) commit(content []byte) error {
 	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
+	l.dropOwner()
 	if err := os.Rename(l.path+".lock", l.path); err != nil {
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
@@ -366,6 +371,7 @@ func (l *lockFile) release() {
 	}
 	l.done = true
 	_ = l.f.Close()
+	l.dropOwner()
 	_ = os.Remove(l.path + ".lock")
 }
 

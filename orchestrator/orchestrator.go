@@ -161,6 +161,7 @@ func newRun(opts Options) (*orun, error) {
 		r.log.Warn("took over the lock of a run whose process is gone", "run", stale.RunID, "pid", stale.PID)
 	}
 	r.markStaleRuns()
+	r.reclaimGitLocks()
 	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -176,6 +177,25 @@ func (r *orun) close() {
 		if err := r.release(); err != nil {
 			r.log.Warn("release lock", "err", err)
 		}
+	}
+}
+
+// reclaimGitLocks removes the git locks (index.lock mid-commit) of a
+// debussy that was killed while holding them: left, they fail every commit
+// of this run and of git (gitcommit.ReclaimLocks).
+func (r *orun) reclaimGitLocks() {
+	if r.Repo == nil {
+		return
+	}
+	locks, err := r.Repo.ReclaimLocks()
+	for i, l := range locks {
+		locks[i] = relTo(r.Repo.Root(), l)
+	}
+	switch {
+	case err != nil:
+		r.log.Warn("could not remove the git locks a killed debussy left", "removed", strings.Join(locks, ", "), "err", err)
+	case len(locks) > 0:
+		r.log.Warn("removed the git locks a killed debussy left", "locks", strings.Join(locks, ", "))
 	}
 }
 
