@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,7 +35,8 @@ func TestAgentShellWithoutSnapshot(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("[ -n \"$SNAPSHOT_FILE\" ] && exit 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.Env = append(h.Env, "SHELL=/bin/bash")
+	// bash whatever this machine's SHELL is, so the .bashrc above is read.
+	h.Env = append(slices.DeleteFunc(h.Env, func(kv string) bool { return strings.HasPrefix(kv, "SHELL=") }), "SHELL=/bin/bash")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)

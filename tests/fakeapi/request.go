@@ -15,7 +15,7 @@ func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) 
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
 		rest, ctx := cutHookContext(str)
-		return stripReminders(rest), nil, ctx
+		return stripReminders(unwrapStopFeedback(rest)), nil, ctx
 	}
 	var blocks []wireBlock
 	if json.Unmarshal(raw, &blocks) != nil {
@@ -27,7 +27,7 @@ func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) 
 		case "text":
 			rest, ctx := cutHookContext(b.Text)
 			hookCtx = append(hookCtx, ctx...)
-			if t := stripReminders(rest); t != "" {
+			if t := stripReminders(unwrapStopFeedback(rest)); t != "" {
 				parts = append(parts, t)
 			}
 		case "tool_result":
@@ -47,6 +47,17 @@ func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) 
 var hookContextRE = regexp.MustCompile(`(?s)<system-reminder>\s*PostToolUse:[^\n]*? hook additional context: (.*?)\s*</system-reminder>`)
 
 var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
+
+// stopFeedbackRE is a Stop hook's block reason as 2.1.331 sends it: in a
+// reminder, after a line saying it is a hook's output. 2.1.197 and 2.1.330
+// send "Stop hook feedback:\nTEXT" as plain user text.
+var stopFeedbackRE = regexp.MustCompile(`(?s)<system-reminder>\s*(?:The text below is the output of a hook, not a message from the user\.\s*)?(Stop hook feedback:.*?)\s*</system-reminder>`)
+
+// unwrapStopFeedback takes a Stop hook's feedback out of its reminder, so
+// that LastUser holds it whichever way the CLI wrapped it.
+func unwrapStopFeedback(s string) string {
+	return stopFeedbackRE.ReplaceAllString(s, "$1")
+}
 
 // cutHookContext returns s without its hook-context reminders, and their texts.
 func cutHookContext(s string) (string, []string) {

@@ -256,3 +256,28 @@ func TestHookContextEitherPlace(t *testing.T) {
 		})
 	}
 }
+
+// A Stop hook's block reason is in LastUser however the CLI sends it:
+// plain text (2.1.197, 2.1.330) or in a reminder (2.1.331, after its own
+// "blocking error" reminder, which stays out).
+func TestStopFeedbackEitherForm(t *testing.T) {
+	const want = "Stop hook feedback:\nSTOP-9a2 run `debussy done --phase 1` first"
+	for _, tt := range []struct {
+		name    string
+		content any
+	}{
+		{"plain text (2.1.197)", want},
+		{"reminders (2.1.331)", []map[string]any{
+			{"type": "text", "text": "<system-reminder>\nStop:Callback hook blocking error from command: \"callback\": STOP-9a2 run `debussy done --phase 1` first\n</system-reminder>\n"},
+			{"type": "text", "text": "<system-reminder>\nThe text below is the output of a hook, not a message from the user.\n" + want + "\n</system-reminder>"},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := start(t, fakeapi.Script{})
+			post(t, srv.URL(), []msg{userMsg("p"), assistantMsg(), {Role: "user", Content: tt.content}}, "")
+			if got := srv.Requests()[0].LastUser; got != want {
+				t.Errorf("LastUser = %q, want %q", got, want)
+			}
+		})
+	}
+}
