@@ -8,7 +8,7 @@ import (
 )
 
 // envFileVar names the script Claude Code sources before each Bash command,
-// also when its shell snapshot failed (measured on 2.1.197 and 2.1.330).
+// also when its shell snapshot failed (measured on 2.1.197, 2.1.330 and 2.1.331).
 const envFileVar = "CLAUDE_ENV_FILE"
 
 // shellEnvScript is the CLAUDE_ENV_FILE debussy gives claude: it puts
