@@ -121,7 +121,10 @@ func (s *shownError) Unwrap() error { return s.err }
 
 // signalContext returns a context cancelled by the first SIGINT/SIGTERM and a
 // channel closed by the second: the first asks for a safe stop, the second
-// for an immediate one.
+// for an immediate one. The signals stay caught until the process exits:
+// with signal.Stop before the exit, a SIGTERM in that last moment killed
+// debussy (exit -1, no summary) although its run had completed — seen in
+// make chaos under -race, whose runtime takes a while to exit.
 func signalContext() (context.Context, <-chan struct{}, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hard := make(chan struct{})
@@ -139,7 +142,7 @@ func signalContext() (context.Context, <-chan struct{}, func()) {
 			}
 		}
 	}()
-	return ctx, hard, func() { signal.Stop(sigs); cancel() }
+	return ctx, hard, cancel
 }
 
 func (e *Env) app() *cli.App {
