@@ -74,7 +74,8 @@ func TestGrowingConvertedFileIsASnapshot(t *testing.T) {
 	isolate(t)
 	dir := newRepo(t)
 	line := "log line\r\n"
-	writeFiles(t, dir, map[string]string{".gitattributes": "*.log text\n", "app.log": strings.Repeat(line, (2<<20)/len(line))})
+	lines := (2 << 20) / len(line)
+	writeFiles(t, dir, map[string]string{".gitattributes": "*.log text\n", "app.log": strings.Repeat(line, lines)})
 	path := filepath.Join(dir, "app.log")
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	must(t, err)
@@ -106,8 +107,11 @@ func TestGrowingConvertedFileIsASnapshot(t *testing.T) {
 	final, err := os.ReadFile(path)
 	must(t, err)
 	want := strings.ReplaceAll(string(final), "\r\n", "\n")
-	// runGit trims the last newline.
-	if !strings.HasPrefix(want, blob) || !bytes.HasSuffix([]byte(blob), []byte("log line")) || len(blob) < 2<<20-(2<<20)/10 {
+	// runGit trims the last newline. At least what the file held before the
+	// appends began: the bound was once 90 % of 2 MiB, which the converted
+	// start alone (CRLF to LF: 9 of every 10 bytes) misses by 3 bytes when
+	// no append lands before the snapshot, as under load in CI.
+	if !strings.HasPrefix(want, blob) || !bytes.HasSuffix([]byte(blob), []byte("log line")) || len(blob) < lines*len("log line\n")-1 {
 		t.Errorf("committed %d bytes, not a converted prefix of the %d-byte log", len(blob), len(final))
 	}
 }
