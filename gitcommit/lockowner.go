@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -93,11 +94,12 @@ func (r *Repo) ReclaimLocks() ([]string, error) {
 	return removed, nil
 }
 
-// hostname names this machine in owner records; "" when it has none.
-func hostname() string {
+// hostname names this machine in owner records ("" when it has none),
+// read once: every lock writes it.
+var hostname = sync.OnceValue(func() string {
 	h, _ := os.Hostname()
 	return h
-}
+})
 
 // processAlive reports whether pid runs (or exists under another user).
 func processAlive(pid int) bool {

@@ -24,6 +24,19 @@ func TestReclaimLocks(t *testing.T) {
 	if left, _ := os.ReadDir(records); len(left) != 0 {
 		t.Fatalf("a commit left owner records: %v", left)
 	}
+	// While a lock is held its record names this process; released, it goes.
+	l, err := r.acquireLock(filepath.Join(dir, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := os.ReadFile(l.owner)
+	if want := strconv.Itoa(os.Getpid()) + "\n" + filepath.Join(dir, ".git", "index.lock") + "\n" + hostname() + "\n"; err != nil || string(rec) != want {
+		t.Fatalf("owner record %q (%v), want %q", rec, err, want)
+	}
+	l.release()
+	if left, _ := os.ReadDir(records); len(left) != 0 {
+		t.Fatalf("a released lock left its record: %v", left)
+	}
 
 	// A dead process: one that has exited and been waited for.
 	dead := exec.Command("true")
@@ -38,12 +51,14 @@ func TestReclaimLocks(t *testing.T) {
 
 	hold := func(path string, pid int, host string) {
 		t.Helper()
-		l, err := acquireLock(path)
+		l, err := acquireLock(path) // without a record: written below as another process's
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.recordOwner(l)
 		rec := r.ownerPath(path + ".lock")
+		if err := os.MkdirAll(filepath.Dir(rec), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(rec, []byte(strconv.Itoa(pid)+"\n"+path+".lock\n"+host+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -48,10 +48,7 @@ func claudeArgs(spec Spec) []string {
 // when debussy itself runs inside Claude Code), applies SetEnv, puts
 // PathPrepend first on PATH and points CLAUDE_ENV_FILE at ShellEnvFile.
 func childEnv(spec Spec) []string {
-	base := spec.Env
-	if base == nil {
-		base = os.Environ()
-	}
+	base := baseEnv(spec)
 	env := make([]string, 0, len(base)+len(spec.SetEnv)+1)
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
@@ -89,6 +86,14 @@ func childEnv(spec Spec) []string {
 		}
 	}
 	return env
+}
+
+// baseEnv is the environment claude starts from: Spec.Env, else debussy's.
+func baseEnv(spec Spec) []string {
+	if spec.Env == nil {
+		return os.Environ()
+	}
+	return spec.Env
 }
 
 func userMessage(text string) []byte {

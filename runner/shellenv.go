@@ -55,11 +55,7 @@ func userEnvFile(spec Spec) string {
 	if v, ok := spec.SetEnv[envFileVar]; ok {
 		return v
 	}
-	base := spec.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	for _, kv := range base {
+	for _, kv := range baseEnv(spec) {
 		if v, ok := strings.CutPrefix(kv, envFileVar+"="); ok {
 			return v
 		}
