@@ -260,7 +260,8 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the phase's worktree.",
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
-		c, err := s.repo.CommitAll(msg.String(), gitcommit.Never(keep))
+		// Waits out a git lock like every other commit (commitWaiting).
+		c, err := r.commitWaiting(func() (gitcommit.Commit, error) { return s.repo.CommitAll(msg.String(), gitcommit.Never(keep)) })
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
