@@ -27,6 +27,10 @@ type Commit struct {
 	// Unstaged lists the Never paths found in the index (an agent's
 	// `git add -f .env`) and taken back out of it, left in the worktree.
 	Unstaged []string
+	// GitReplaced lists the paths where debussy's staging differed from
+	// git's and git's entry was committed instead (see CommitAll and
+	// WriteRepro).
+	GitReplaced []PathDisagreement
 }
 
 // LongPathError is a worktree path longer than the system lets a program
@@ -90,6 +94,12 @@ func shortenPath(p string, keep int) string {
 // nothing is committed, the work stays in the tree and staged. What it
 // cannot honour is an *UnsupportedError (ErrUnsupported); Preflight reports
 // those before any work starts. Options (Exclude) narrow what is staged.
+//
+// Where git is on PATH, git's verdict wins: git stages the worktree too
+// (`git add -A` on a temporary copy of the index as it was, hooks off), and
+// wherever its entry differs from debussy's, git's is committed and the
+// path listed in Commit.GitReplaced; when git add -A fails, nothing is
+// committed (*GitRefusedError). Without git, debussy's staging stands.
 func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	var o commitOptions
 	for _, opt := range opts {
@@ -144,6 +154,12 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
 	}
+	var replaced []PathDisagreement
+	if o.entries == nil {
+		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths()); err != nil {
+			return Commit{}, fmt.Errorf("commit: %w", err)
+		}
+	}
 
 	tree, trees := buildTree(s.entries)
 	var parentTree plumbing.Hash
@@ -163,7 +179,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
-	changed := len(s.unstaged) > 0 || len(s.added) > 0
+	changed := len(s.unstaged) > 0 || len(s.added) > 0 || len(replaced) > 0
 	// Mid-merge, an unchanged tree is still a commit: the merge itself.
 	empty := tree == parentTree && len(op.parents) == 0 && !(o.allowEmpty && !h.hash.IsZero())
 	if !empty && len(op.parents) == 0 && !o.allowEmpty && r.onlyIgnoredSubmodules(cfg, s.entries, parentTree) {
@@ -298,7 +314,12 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever}, nil
+	done := Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever,
+		GitReplaced: replaced}
+	if replaced != nil || r.verdictRan {
+		checkedAtCommit.Store(done.Hash, replaced)
+	}
+	return done, nil
 }
 
 // AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like

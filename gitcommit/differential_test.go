@@ -275,7 +275,7 @@ func runDiffCase(t *testing.T, tc diffCase) {
 	}
 
 	err := func() error {
-		r, err := Open(d.Dir, WithGetenv(getenvOf(d.env)), WithClock(func() time.Time { return diffDate }))
+		r, err := Open(d.Dir, WithEnv(d.env), WithClock(func() time.Time { return diffDate }))
 		if err != nil {
 			return err
 		}
@@ -290,6 +290,10 @@ func runDiffCase(t *testing.T, tc diffCase) {
 		}
 		if head := d.Git("rev-parse", "HEAD"); head != c.Hash {
 			t.Errorf("HEAD = %s, CommitAll returned %s", head, c.Hash)
+		}
+		// The commit is git's either way; debussy's own staging must agree.
+		for _, pd := range c.GitReplaced {
+			t.Errorf("git's verdict replaced debussy's staging: %s", pd)
 		}
 		return nil
 	}()

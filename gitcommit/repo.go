@@ -102,6 +102,12 @@ type Repo struct {
 	log    *slog.Logger
 	now    func() time.Time
 	getenv func(string) string
+	// env is the environment getenv reads, for git's verdict (WithEnv);
+	// osEnv says getenv is os.Getenv's, so os.Environ() is it.
+	env   []string
+	osEnv bool
+	// verdictRan says git staged the last CommitAll's tree; guarded by mu.
+	verdictRan bool
 	// indexFile is the index: GIT_INDEX_FILE (relative to the worktree
 	// root, as git reads it) or the git dir's.
 	indexFile string
@@ -121,7 +127,16 @@ func WithClock(now func() time.Time) Option { return func(r *Repo) { r.now = now
 
 // WithGetenv sets how HOME, XDG_CONFIG_HOME, GIT_AUTHOR_* and the other
 // variables git honours are looked up. The default is os.Getenv.
-func WithGetenv(getenv func(string) string) Option { return func(r *Repo) { r.getenv = getenv } }
+func WithGetenv(getenv func(string) string) Option {
+	return func(r *Repo) { r.getenv, r.osEnv = getenv, false }
+}
+
+// WithEnv sets the environment (KEY=value, the last one wins) variables are
+// looked up in, as WithGetenv, and the one git runs with for its verdict
+// (see CommitAll); without either, the process's own.
+func WithEnv(env []string) Option {
+	return func(r *Repo) { r.getenv, r.env, r.osEnv = getenvOf(env), env, false }
+}
 
 // Open finds the repository whose worktree contains dir, the way git does:
 // GIT_DIR and GIT_WORK_TREE when set (see discoverFromEnv), else the nearest
@@ -132,6 +147,7 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 		log:    slog.New(slog.DiscardHandler),
 		now:    time.Now,
 		getenv: os.Getenv,
+		osEnv:  true,
 	}
 	for _, o := range opts {
 		o(r)

@@ -31,6 +31,9 @@ type Disagreement struct {
 	Skipped []string
 	// Repro is the file written with the reproduction, "" if none.
 	Repro string
+	// AtCommit means git staged the tree when the commit was made and the
+	// commit holds git's verdict (Commit.GitReplaced lists what it replaced).
+	AtCommit bool
 }
 
 // PathDisagreement is one path: what the commit holds and what git would
@@ -90,6 +93,12 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 	if err != nil {
 		return Disagreement{}, ErrNoGit
 	}
+	if _, ok := checkedAtCommit.Load(commit); ok {
+		// git staged this commit's tree when it was made, before any hook
+		// formatted, staged or amended (see CommitAll): replaying it now
+		// would report the hook's changes.
+		return Disagreement{AtCommit: true}, nil
+	}
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
@@ -104,8 +113,7 @@ func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disag
 		return fail(err)
 	}
 	defer os.RemoveAll(tmp)
-	lookup := getenvOf(env)
-	r, err := Open(root, WithGetenv(lookup))
+	r, err := Open(root, WithEnv(env))
 	if err != nil {
 		return fail(err)
 	}

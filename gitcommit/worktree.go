@@ -480,5 +480,6 @@ func (r *Repo) OpenLinked(dir string) (*Repo, error) {
 		}
 		return r.getenv(k)
 	}
-	return Open(dir, WithLogger(r.log), WithClock(r.now), WithGetenv(getenv))
+	sameEnv := func(lr *Repo) { lr.env, lr.osEnv = r.env, r.osEnv } // git's verdict drops GIT_DIR and friends itself
+	return Open(dir, WithLogger(r.log), WithClock(r.now), WithGetenv(getenv), sameEnv)
 }

@@ -19,8 +19,11 @@ const verifyTimeout = 2 * time.Minute
 // committed something else than debussy's auto-commit.
 var ErrGitDisagrees = errors.New("git disagrees with debussy's commit")
 
-// verifyCommit asks real git, when it is installed, whether the commit
-// just made holds what `git add -A` would have staged (gitcommit.Verify).
+// verifyCommit reports where git's verdict replaced debussy's staging in
+// the commit just made (Commit.GitReplaced: the commit holds git's), and
+// otherwise asks real git, when it is installed, whether the commit holds
+// what `git add -A` would have staged (gitcommit.Verify; answered at once
+// for a commit git staged at commit time).
 // It runs between sessions, never while one waits, and without the run's
 // lock. A disagreement is an event, a loud warning naming the paths and a
 // reproduction under the run's directory; with strict_git the phase ends
@@ -33,13 +36,28 @@ var ErrGitDisagrees = errors.New("git disagrees with debussy's commit")
 // debussy missed.
 func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, at time.Time) {
 	hash := c.Hash
+	reproDir := filepath.Join(r.Store.Dir, "runs", r.id)
+	if len(c.GitReplaced) > 0 {
+		// git's verdict won inside CommitAll: the branch holds git's entries.
+		var paths []string
+		for _, pd := range c.GitReplaced {
+			paths = append(paths, pd.String())
+		}
+		repro, err := p.repo.WriteRepro(reproDir, hash, c.GitReplaced)
+		if err != nil {
+			repro = err.Error()
+		}
+		r.log.Error("debussy's staging differed from git add -A: git's was committed; please report it with the reproduction",
+			"phase", p.ph.ID, "commit", gitcommit.Short(hash), "paths", strings.Join(paths, "; "), "reproduction", repro)
+		r.event("git_replaced", map[string]any{"phase": p.ph.ID, "commit": hash, "paths": paths, "reproduction": repro})
+	}
 	var exclude []string
 	for path := range r.userFiles {
 		exclude = append(exclude, path)
 	}
 	exclude = append(exclude, r.neverCommitted(p.ph.ID)...)
 	slices.Sort(exclude)
-	opts := gitcommit.VerifyOptions{Exclude: exclude, Since: at, ReproDir: filepath.Join(r.Store.Dir, "runs", r.id)}
+	opts := gitcommit.VerifyOptions{Exclude: exclude, Since: at, ReproDir: reproDir}
 	if !isRecorded(event) {
 		opts.Paths, opts.Ignored = r.agentPaths(p), c.Ignored
 	}
@@ -63,7 +81,7 @@ func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, 
 		return
 	case len(d.Paths) == 0:
 		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": took.Milliseconds(), "skipped": d.Skipped,
-			"whole_tree": opts.Paths == nil})
+			"whole_tree": opts.Paths == nil || d.AtCommit, "at_commit": d.AtCommit})
 		return
 	}
 	var paths []string
