@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // Kind says which of the CLI's stream-json lines an Event came from.
@@ -18,6 +20,7 @@ const (
 	KindControlResponse Kind = "control_response" // answer to a control_request we sent
 	KindResult          Kind = "result"           // the end of a turn
 	KindHook            Kind = "hook"             // the CLI asks what to do at a hook (control_request hook_callback)
+	KindRateLimit       Kind = "rate_limit"       // rate_limit_event: a subscription's usage limit, allowed or rejected
 )
 
 // Event is one parsed stdout line. Exactly one of the pointer fields matching
@@ -39,6 +42,8 @@ type Event struct {
 	Hook        *HookCall // KindHook: answer it with Hook.Answer
 	// ContextUsage is set for KindContextUsage (see contextusage.go).
 	ContextUsage *ContextUsage
+	// RateLimit is set for KindRateLimit.
+	RateLimit *failure.RateLimit
 
 	// controlRequestID is the request_id of any control_request line: the
 	// runner answers every one, or the CLI waits for ever.

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // OutcomeKind says how a session ended.
@@ -43,6 +45,11 @@ type Outcome struct {
 	// HookLatency is, per hook, how long the CLI waited for the answers
 	// (from the call's arrival to the answer's write).
 	HookLatency map[HookEvent]Latency
+	// Failure is how the session failed, classified once for every
+	// consumer (failure.Classify); its Class is None when it did not.
+	Failure failure.Failure
+
+	facts failure.Facts // the stream's facts, classified when the session ends
 }
 
 // Mark is one step of the stop timeline, also reported through Spec.OnMark.

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // Bounds on what an Event keeps from one line; the raw line is in the
@@ -126,6 +129,13 @@ type wireLine struct {
 	ToolUseID    string  `json:"tool_use_id"`
 	Description  text    `json:"description"`
 	Summary      text    `json:"summary"` // task_notification's description
+
+	// rate_limit_event
+	RateLimitInfo struct {
+		Status        string `json:"status"`
+		ResetsAt      float  `json:"resetsAt"`
+		RateLimitType string `json:"rateLimitType"`
+	} `json:"rate_limit_info"`
 
 	// control_response
 	Response struct {
@@ -382,6 +392,18 @@ func (w *wireLine) build(ev *Event) {
 			ToolUseID:     w.ToolUseID,
 			Description:   cmp.Or(w.Description.s, w.Summary.s),
 		}
+	case "rate_limit_event":
+		ev.Kind = KindRateLimit
+		ri := w.RateLimitInfo
+		rl := &failure.RateLimit{Status: ri.Status, Type: ri.RateLimitType}
+		// Epoch seconds; a value over 1e12 is milliseconds (claude-cli.md).
+		switch at := float64(ri.ResetsAt); {
+		case at > 1e12:
+			rl.Resets = time.UnixMilli(int64(at))
+		case at > 0:
+			rl.Resets = time.Unix(int64(at), 0)
+		}
+		ev.RateLimit = rl
 	case "assistant":
 		ev.Kind = KindAssistant
 		m := &w.Message

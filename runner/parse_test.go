@@ -23,6 +23,10 @@ var streamFixtures = []string{
 	"prompt-too-long.jsonl",
 	"success-simple.jsonl",
 	"success-sonnet-200k.jsonl",
+	"usage-limit-2.1.197.jsonl",
+	"usage-limit-2.1.332.jsonl",
+	"not-logged-in-2.1.332.jsonl",
+	"unreachable-2.1.332.jsonl",
 }
 
 func fixtureLines(t testing.TB, name string) [][]byte {

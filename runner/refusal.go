@@ -3,9 +3,10 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // Some endings no retry can fix: claude refuses its arguments or its
@@ -13,7 +14,9 @@ import (
 // the same on every attempt, so the session's outcome is OutcomeRefused
 // with a one-sentence fix, and the caller ends the run instead of paying
 // for retries (measured on 2.1.197 and 2.1.330: a 401 is retried by the
-// CLI itself ten times over about three minutes).
+// CLI itself ten times over about three minutes). Which endings those are
+// is failure.Classify's decision; Outcome.Failure carries it for every
+// other class too.
 
 // ErrStartRefused is wrapped by Outcome.Refused.
 var ErrStartRefused = errors.New("claude cannot run here")
@@ -22,6 +25,7 @@ var ErrStartRefused = errors.New("claude cannot run here")
 type RefusedError struct {
 	Reason string
 	Fix    string
+	Class  failure.Class // failure.Auth or failure.Refused
 }
 
 func (e *RefusedError) Error() string { return strings.TrimRight(e.Reason, ".") + ": " + e.Fix }
@@ -32,55 +36,57 @@ func (o Outcome) Refused() error {
 	if o.Kind != OutcomeRefused {
 		return nil
 	}
-	return &RefusedError{Reason: o.Reason, Fix: o.Fix}
+	return &RefusedError{Reason: o.Reason, Fix: o.Fix, Class: o.Failure.Class}
 }
 
-// The one-sentence fixes.
-const (
-	fixRoot = "set IS_SANDBOX=1 in debussy's environment (only in a container or VM you trust), " +
-		"or set permission_mode to acceptEdits (or default) in .debussy.yaml"
-	fixAuth = "check the API key claude uses (ANTHROPIC_API_KEY, or `claude /login` as the user debussy runs as) " +
-		"and that it may use this model"
-	fixModel = "set model in .debussy.yaml (or --model) to a model your account can use, " +
-		"or leave it empty for claude's default"
-	fixFlag = "remove or correct it in extra_args (.debussy.yaml or DEBUSSY_EXTRA_ARGS), or update claude"
-)
-
-// rootRefusal is claude's stderr when it refuses --dangerously-skip-permissions as root.
-const rootRefusal = "cannot be used with root/sudo privileges"
-
-var unknownOption = regexp.MustCompile(`unknown option '([^']*)'`)
-
-// refusal classifies a finished session: a refusal's reason and fix, or
-// ok false. stderr is claude's stderr tail.
-func refusal(o Outcome) (reason, fix string, ok bool) {
-	if o.Kind == OutcomeRefused {
-		return o.Reason, fixAuth, true // the runner stopped it on repeated 401/403 retries (authRetry)
-	}
-	if o.Result == nil && (o.Kind == OutcomeCrashed || o.Kind == OutcomeKilled) {
-		switch m := unknownOption.FindStringSubmatch(o.Stderr); {
-		case strings.Contains(o.Stderr, rootRefusal):
-			return "claude refuses --dangerously-skip-permissions (permission_mode bypassPermissions) when run as root", fixRoot, true
-		case m != nil:
-			return fmt.Sprintf("claude does not know the option %s", m[1]), fixFlag, true
+// noteFacts keeps what a line says about a failure: the latest
+// rate_limit_event, a synthetic reply's error, the CLI's retries.
+func (m *machine) noteFacts(ev *Event) {
+	switch ev.Kind {
+	case KindRateLimit:
+		m.facts.RateLimit = ev.RateLimit
+	case KindAssistant:
+		if ev.Assistant.MainThread() {
+			m.facts.AssistantError = ev.Assistant.Error
+		}
+	case KindSystem:
+		if s := ev.System; s.Subtype == "api_retry" {
+			m.facts.Retries++
+			m.facts.RetryStatus, m.facts.RetryError = s.ErrorStatus, s.Error
 		}
 	}
-	if r := o.Result; r != nil && r.IsError {
-		text := oneLineText(r.Text)
-		switch r.APIErrorStatus {
-		case 401, 403:
-			return fmt.Sprintf("the API refused claude's credentials (status %d): %s", r.APIErrorStatus, text), fixAuth, true
-		case 404:
-			return fmt.Sprintf("the API does not know claude's model (status 404): %s", text), fixModel, true
-		}
-	}
-	return "", "", false
 }
 
-// withRefusal turns an outcome that is a refusal into OutcomeRefused.
-func withRefusal(o Outcome) Outcome {
-	if reason, fix, ok := refusal(o); ok {
-		o.Kind, o.Reason, o.Fix = OutcomeRefused, reason, fix
+// finalFacts adds the last result to the facts the stream gave.
+func (m *machine) finalFacts() failure.Facts {
+	f := m.facts
+	f.Now = m.lastLine
+	if r := m.lastResult; r != nil {
+		f.HasResult, f.IsError, f.TerminalReason, f.APIErrorStatus, f.Text = true, r.IsError, r.TerminalReason, r.APIErrorStatus, r.Text
+	}
+	return f
+}
+
+// classified classifies a finished session (Outcome.Failure) and turns
+// an ending no retry can fix into OutcomeRefused. A session debussy
+// stopped or cancelled did not fail, whatever its last result says.
+func classified(o Outcome) Outcome {
+	o.facts.Stderr = o.Stderr
+	switch o.Kind {
+	case OutcomeStopped, OutcomeCancelled:
+		return o
+	case OutcomeRefused: // the runner ended it on repeated 401/403 retries (authRetry)
+		o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
+		o.Fix = failure.FixLogin
+		return o
+	case OutcomeKilled, OutcomeIdleTimeout, OutcomeSessionTimeout:
+		if o.Result != nil {
+			return o
+		}
+	}
+	o.Failure = failure.Classify(o.facts)
+	if o.Failure.Class.Setup() {
+		o.Kind, o.Reason, o.Fix = OutcomeRefused, o.Failure.Reason, o.Failure.Fix
 	}
 	return o
 }
@@ -112,12 +118,4 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)
 	}
-}
-
-func oneLineText(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		return string(r[:299]) + "…"
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // The endings no retry fixes, as the CLI produced them (2.1.197 and
@@ -43,7 +45,7 @@ func TestRefusal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := withRefusal(tt.out)
+			got := classified(withFacts(tt.out))
 			err := got.Refused()
 			if tt.reason == "" {
 				if got.Kind == OutcomeRefused || err != nil {
@@ -65,6 +67,15 @@ func TestRefusal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withFacts gives an outcome built by hand the facts its result holds, as
+// the stop machine would have gathered them.
+func withFacts(o Outcome) Outcome {
+	if r := o.Result; r != nil {
+		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text, TerminalReason: r.TerminalReason}
+	}
+	return o
 }
 
 func TestAuthRetry(t *testing.T) {
@@ -118,5 +129,45 @@ func TestStopMachineRefusesOnAuthRetries(t *testing.T) {
 	}
 	if out == nil || out.Kind != OutcomeRefused {
 		t.Fatalf("outcome %+v", out)
+	}
+}
+
+// Real streams of each failure (recorded on the CLI named in the file
+// against the fake API) classify as their class: the facts come from the
+// lines as the stop machine keeps them.
+func TestFixtureFailures(t *testing.T) {
+	tests := []struct {
+		fixture string
+		class   failure.Class
+		limit   string
+	}{
+		{"usage-limit-2.1.197.jsonl", failure.UsageLimit, "five_hour"},
+		{"usage-limit-2.1.332.jsonl", failure.UsageLimit, "five_hour"},
+		{"not-logged-in-2.1.332.jsonl", failure.Auth, ""},
+		{"unreachable-2.1.332.jsonl", failure.Unreachable, ""},
+		{"prompt-too-long.jsonl", failure.PromptTooLong, ""},
+		{"success-simple.jsonl", failure.None, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			m := newMachine(stopConfig{})
+			for _, line := range fixtureLines(t, tt.fixture) {
+				ev, err := Parse(line)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.noteFacts(&ev)
+				if ev.Kind == KindResult {
+					m.lastResult = ev.Result
+				}
+			}
+			got := failure.Classify(m.finalFacts())
+			if got.Class != tt.class || got.LimitType != tt.limit {
+				t.Fatalf("got %+v, want class %q limit %q", got, tt.class, tt.limit)
+			}
+			if tt.class == failure.UsageLimit && got.Resets.IsZero() {
+				t.Error("a usage limit without its reset time")
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // The stop machine decides, from what the session observed and was asked,
@@ -138,6 +140,7 @@ type machine struct {
 	lastAssistantAt time.Time
 	lastLine        time.Time
 	lastResult      *Result
+	facts           failure.Facts // what the stream said about a failure, for Outcome.Failure
 
 	sendPending bool
 	sendMsg     string
@@ -232,6 +235,7 @@ func (m *machine) observe(in input, now time.Time) {
 		return
 	}
 	m.refuseOnAuth(ev, now)
+	m.noteFacts(ev)
 	switch ev.Kind {
 	case KindAssistant:
 		if ev.Assistant.MainThread() {
@@ -431,6 +435,7 @@ func (m *machine) finish() {
 		kind, reason = classify(m.lastResult, m.exit.status)
 	}
 	m.emit(action{kind: actFinish, outcome: Outcome{
+		facts:          m.finalFacts(),
 		Kind:           kind,
 		Reason:         reason,
 		Result:         m.lastResult,

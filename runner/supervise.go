@@ -298,7 +298,7 @@ func (s *Session) finish(o Outcome) {
 	marks := slices.Clone(s.marks)
 	sort.SliceStable(marks, func(a, b int) bool { return marks[a].At.Before(marks[b].At) })
 	o.Stderr, o.Err, o.Marks = tail, runErr, marks
-	o = withRefusal(o)
+	o = classified(o)
 	s.outcome = o
 	s.log.Debug("claude session ended", "kind", o.Kind, "reason", o.Reason, "exit_code", o.ExitCode)
 	close(s.done)
