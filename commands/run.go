@@ -78,6 +78,7 @@ Examples:
 			&cli.Int64Flag{Name: "budget-tokens", DefaultText: "0", Usage: "stop a phase once it has processed `N` tokens (budget.phase.tokens; 0 is no limit)"},
 			&cli.DurationFlag{Name: "idle-timeout", DefaultText: "10m", Usage: "stop a session silent for this `DURATION`"},
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
+			&cli.DurationFlag{Name: "usage-limit-wait", DefaultText: "6h", Usage: "wait up to this `DURATION` for a subscription's usage limit to reset, then go on (0: end at once with exit 75; env DEBUSSY_USAGE_LIMIT_WAIT)"},
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
@@ -163,6 +164,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.IsSet("session-timeout") {
 			cfg.SessionTimeout = config.Duration(c.Duration("session-timeout"))
+		}
+		if c.IsSet("usage-limit-wait") {
+			cfg.UsageLimitWait = config.Duration(c.Duration("usage-limit-wait"))
 		}
 		if c.Bool("verbose") {
 			cfg.LogLevel = config.LevelDebug

@@ -22,13 +22,16 @@ var ErrInvalid = errors.New("invalid config")
 type Config struct {
 	ClaudeBin             string            `yaml:"claude_bin" json:"claude_bin"`
 	Model                 string            `yaml:"model" json:"model"`
+	FallbackModel         string            `yaml:"fallback_model" json:"fallback_model"`
 	PermissionMode        string            `yaml:"permission_mode" json:"permission_mode"`
+	AllowedTools          []string          `yaml:"allowed_tools" json:"allowed_tools"`
 	ContextThreshold      int               `yaml:"context_threshold" json:"context_threshold"`
 	ToolCallThreshold     int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
 	MaxRestarts           int               `yaml:"max_restarts" json:"max_restarts"`
 	ContextWindow         int               `yaml:"context_window" json:"context_window"`
 	MaxRetries            int               `yaml:"max_retries" json:"max_retries"`
 	RetryBackoff          Duration          `yaml:"retry_backoff" json:"retry_backoff"`
+	UsageLimitWait        Duration          `yaml:"usage_limit_wait" json:"usage_limit_wait"`
 	RequireDoneSignal     bool              `yaml:"require_done_signal" json:"require_done_signal"`
 	SessionTimeout        Duration          `yaml:"session_timeout" json:"session_timeout"`
 	IdleTimeout           Duration          `yaml:"idle_timeout" json:"idle_timeout"`
@@ -144,6 +147,7 @@ func Defaults() Config {
 		ContextWindow:         0,
 		MaxRetries:            2,
 		RetryBackoff:          Duration(5 * time.Second),
+		UsageLimitWait:        Duration(6 * time.Hour),
 		RequireDoneSignal:     true,
 		SessionTimeout:        Duration(2 * time.Hour),
 		IdleTimeout:           Duration(10 * time.Minute),
@@ -178,6 +182,7 @@ func Defaults() Config {
 		WorktreeSetupTimeout: Duration(10 * time.Minute),
 		GateCommands:         map[string]string{},
 		ExtraArgs:            []string{},
+		AllowedTools:         []string{},
 		RedactAllow:          []string{},
 		LogFormat:            LogText,
 		LogLevel:             LevelInfo,

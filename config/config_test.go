@@ -294,7 +294,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "unknown key",
 			file: "model: x\ncontxt_threshold: 70\n",
-			want: []string{"FILE:2:1: contxt_threshold: unknown key (did you mean context_threshold?); allowed: claude_bin, model, permission_mode,"},
+			want: []string{"FILE:2:1: contxt_threshold: unknown key (did you mean context_threshold?); allowed: claude_bin, model, fallback_model, permission_mode,"},
 		},
 		{
 			name: "bad types",

@@ -360,6 +360,27 @@ func rules() map[string]rule {
 				return strings.Join(bad, ", ")
 			},
 		},
+		"fallback_model": {allowed: `a model name the claude CLI accepts, used once a limit holds for the configured model only (seven_day_opus); "" waits instead`},
+		"allowed_tools": {
+			allowed: `a list of claude permission rules passed as --allowedTools, e.g. ["Bash", "Bash(npm test:*)", "Edit"]`,
+			check: func(c *Config) string {
+				for _, t := range c.AllowedTools {
+					if strings.TrimSpace(t) == "" {
+						return "an empty entry"
+					}
+				}
+				return ""
+			},
+		},
+		"usage_limit_wait": {
+			allowed: `a Go duration >= 0, e.g. "6h"; 0 does not wait`,
+			check: func(c *Config) string {
+				if c.UsageLimitWait < 0 {
+					return fmt.Sprintf("%s is negative", c.UsageLimitWait)
+				}
+				return ""
+			},
+		},
 		"extra_args": {
 			allowed: "a list of extra claude CLI arguments, except " + strings.Join(reserved, ", ") + " (debussy sets those)",
 			check: func(c *Config) string {
