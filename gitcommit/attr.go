@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -138,6 +139,11 @@ func (a *attrs) dirFile(dir string) (*attrFile, error) {
 	}
 	p := filepath.Join(a.r.root, filepath.FromSlash(dir), ".gitattributes")
 	f, err := readAttrFile(p, dir, dir == "", false)
+	if errors.Is(err, fs.ErrNotExist) {
+		if b, ok := a.r.ruleFileFromIndex(path.Join(dir, ".gitattributes")); ok {
+			f, err = parseAttrFile(b, p, dir, dir == ""), nil
+		}
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}

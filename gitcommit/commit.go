@@ -154,6 +154,9 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)
 	}
+	if o.entries == nil && cfg.bool("core.ignoreStat", false) {
+		s.markAssumeUnchanged()
+	}
 	var replaced []PathDisagreement
 	if o.entries == nil {
 		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths()); err != nil {

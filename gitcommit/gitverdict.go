@@ -43,9 +43,9 @@ func (e *GitRefusedError) Error() string {
 
 func (e *GitRefusedError) Unwrap() error { return ErrGitRefused }
 
-// verdictDisabled turns the verdict off in tests that hold debussy's own
-// staging to git (the differential suite checks Commit.GitReplaced instead).
-var verdictDisabled bool
+// withoutVerdict turns the verdict off, for tests that hold debussy's own
+// staging to git.
+func withoutVerdict() Option { return func(r *Repo) { r.noVerdict = true } }
 
 // plantStaging, set by a test, corrupts debussy's staging before git's
 // verdict: the divergence git must win over.
@@ -94,7 +94,7 @@ func (r *Repo) verdict(mine []*index.Entry, own func(string) bool) ([]*index.Ent
 		mine = plantStaging(mine)
 	}
 	bin, err := exec.LookPath("git")
-	if err != nil || verdictDisabled {
+	if err != nil || r.noVerdict {
 		return mine, nil, nil
 	}
 	tmp, err := os.MkdirTemp("", "debussy-verdict-")

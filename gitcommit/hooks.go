@@ -79,7 +79,11 @@ func (h *headTail) String() string {
 // an executable file (git skips a non-executable one with a hint).
 func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
 	dir := filepath.Join(r.commonDir, "hooks")
-	if p := cfg.get("core.hooksPath"); p != "" {
+	if cfg.has("core.hooksPath") {
+		p := cfg.get("core.hooksPath")
+		if p == "" {
+			return "", false // set empty: git runs no hook at all
+		}
 		dir = r.expandPath(p, r.root)
 	}
 	path := filepath.Join(dir, name)

@@ -236,6 +236,11 @@ func (r *Repo) excludePatterns(cfg gitConfig) (ignoreList, error) {
 func (r *Repo) readDirIgnore(absDir, base string) []ignorePattern {
 	p := filepath.Join(absDir, ".gitignore")
 	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if b, ok := r.ruleFileFromIndex(base + ".gitignore"); ok {
+			return parseIgnoreFile(b, base)
+		}
+	}
 	if err != nil || !fi.Mode().IsRegular() {
 		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			r.log.Warn("skip symlinked .gitignore, as git does", "file", p)

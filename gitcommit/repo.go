@@ -108,6 +108,10 @@ type Repo struct {
 	osEnv bool
 	// verdictRan says git staged the last CommitAll's tree; guarded by mu.
 	verdictRan bool
+	noVerdict  bool // withoutVerdict
+	// ruleBlobs are the index's skip-worktree .gitignore and .gitattributes
+	// (indexrules.go), set by readIndex; guarded by mu.
+	ruleBlobs map[string]plumbing.Hash
 	// indexFile is the index: GIT_INDEX_FILE (relative to the worktree
 	// root, as git reads it) or the git dir's.
 	indexFile string
@@ -162,10 +166,12 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("open repository: %s is not a directory", abs)
 	}
+	found := "" // the directory discovery found .git in: git checks its owner
 	if gd := r.getenv("GIT_DIR"); gd != "" {
 		err = r.discoverFromEnv(abs, gd)
 	} else {
 		r.root, r.gitDir, r.commonDir, err = discover(abs)
+		found = r.root
 		if err == nil && r.getenv("GIT_WORK_TREE") != "" {
 			r.root = absFrom(abs, r.getenv("GIT_WORK_TREE"))
 		}
@@ -180,6 +186,11 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 
 	if err := r.reopen(); err != nil {
 		return nil, err
+	}
+	if found != "" {
+		if err := r.checkOwnership(found); err != nil {
+			return nil, fmt.Errorf("open repository: %w", err)
+		}
 	}
 	return r, nil
 }

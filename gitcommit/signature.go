@@ -3,8 +3,10 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
+	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -14,8 +16,9 @@ import (
 
 // signature resolves author and committer as `git commit` would: the
 // GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL,DATE} variables, then author.* /
-// committer.*, then user.*, then $EMAIL; each missing name or email falls
-// back to "debussy <debussy@localhost>" where git would refuse to commit.
+// committer.*, then user.*, then $EMAIL; a name set nowhere is the passwd
+// entry's (passwdName), as in git; each missing name or email falls back
+// to "debussy <debussy@localhost>" where git would refuse to commit.
 // A date git cannot parse is an error, as in git.
 func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
 	loc, now := time.Local, r.now()
@@ -43,12 +46,12 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 		return t
 	}
 	author = object.Signature{
-		Name:  pick(r.getenv("GIT_AUTHOR_NAME"), c.get("author.name"), c.get("user.name"), "debussy"),
+		Name:  pick(r.getenv("GIT_AUTHOR_NAME"), c.get("author.name"), c.get("user.name"), passwdName(), "debussy"),
 		Email: pick(r.getenv("GIT_AUTHOR_EMAIL"), c.get("author.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
 		When:  when("GIT_AUTHOR_DATE"),
 	}
 	committer = object.Signature{
-		Name:  pick(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name"), "debussy"),
+		Name:  pick(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name"), passwdName(), "debussy"),
 		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
 		When:  when("GIT_COMMITTER_DATE"),
 	}
@@ -57,6 +60,21 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 	}
 	return author, committer, err
 }
+
+// passwdName is the name git takes from the user's passwd entry when
+// user.name is set nowhere (ident.c copy_gecos): the gecos field up to its
+// first comma, "&" standing for the login name capitalised.
+var passwdName = sync.OnceValue(func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	gecos, _, _ := strings.Cut(u.Name, ",")
+	if strings.Contains(gecos, "&") && u.Username != "" {
+		gecos = strings.ReplaceAll(gecos, "&", strings.ToUpper(u.Username[:1])+u.Username[1:])
+	}
+	return strings.TrimSpace(gecos)
+})
 
 // withoutCrud is git's strbuf_addstr_without_crud (ident.c): spaces,
 // control characters and .,:;<>"\' trimmed from both ends, and newlines,

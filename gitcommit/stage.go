@@ -149,6 +149,15 @@ func (s *stager) refreshTracked(entries []*index.Entry) error {
 			// Unmerged: `git add -A` resolves the conflict with whatever
 			// the worktree holds now.
 			s.unstaged = append(s.unstaged, e.Name)
+			if st.kind == kindDir && s.parentsAreDirs(e.Name) {
+				// A submodule both sides moved (or one replaced with a
+				// file) is a repository here: git records its HEAD, where
+				// hashing a file found none and deleted the submodule.
+				if h, ok := s.nestedHead(s.abs(e.Name)); ok {
+					out = append(out, &index.Entry{Name: e.Name, Mode: filemode.Submodule, Hash: h})
+					continue
+				}
+			}
 			ne, err := s.entryFromWorktree(e.Name, oursBlob(group))
 			if err != nil {
 				return err

@@ -300,6 +300,7 @@ func (r *Repo) readIndex() (*index.Index, error) {
 	}
 	idx.ModTime = fi.ModTime()
 	r.assumeValid = valid
+	r.noteRuleFiles(idx.Entries)
 	return idx, nil
 }
 

@@ -1,0 +1,176 @@
+package gitcommit
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Round three's classes (issue 25), each held to `git add -A && git
+// commit` with debussy's own staging (git's verdict off): what git's
+// verdict would otherwise have had to replace.
+
+type round3Case struct {
+	name  string
+	setup func(t *testing.T, dir string) // after the first commit: the change to commit
+	// env adds variables for both sides; refused, when set, is the error
+	// both must end in (git's stderr, CommitAll's error).
+	env     []string
+	refused string
+}
+
+func round3Env(t *testing.T, home string, extra []string) []string {
+	t.Helper()
+	env := diffEnv(home, nil)
+	return append(env, extra...)
+}
+
+func runRound3(t *testing.T, tc round3Case) {
+	t.Helper()
+	home := isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	tc.setup(t, dir)
+	env := round3Env(t, home, tc.env)
+	twin := copyTree(t, dir)
+
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", append([]string{"-c", "core.quotePath=false"}, args...)...)
+		cmd.Dir, cmd.Env = twin, env
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err := cmd.Run()
+		if err != nil {
+			err = errors.Join(err, errors.New(stderr.String()))
+		}
+		return strings.TrimSpace(out.String()), err
+	}
+	_, gitErr := git("add", "-A")
+	if gitErr == nil {
+		_, gitErr = git("commit", "-q", "-m", "change")
+	}
+
+	r, err := Open(dir, WithEnv(env), withoutVerdict(), WithClock(func() time.Time { return diffDate }))
+	if err == nil {
+		_, err = r.CommitAll("change")
+	}
+	if tc.refused != "" {
+		if gitErr == nil || !strings.Contains(gitErr.Error(), tc.refused) {
+			t.Errorf("git: %v, want a refusal with %q", gitErr, tc.refused)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.refused) {
+			t.Errorf("CommitAll: %v, want a refusal with %q", err, tc.refused)
+		}
+		return
+	}
+	if gitErr != nil {
+		t.Fatalf("git add -A && git commit: %v", gitErr)
+	}
+	if err != nil {
+		t.Fatalf("CommitAll: %v", err)
+	}
+	for _, args := range [][]string{
+		{"ls-tree", "-r", "-t", "--full-tree", "HEAD"},
+		{"ls-files", "-s", "-v"},
+		{"cat-file", "-p", "HEAD"},
+	} {
+		mine := runGit(t, dir, args...)
+		theirs, _ := git(args...)
+		if mine != theirs {
+			t.Errorf("%s differs:\n--- debussy\n%s\n--- git\n%s", strings.Join(args, " "), mine, theirs)
+		}
+	}
+}
+
+func TestDifferentialRound3(t *testing.T) {
+	marker := func(dir string) string { return filepath.Join(filepath.Dir(dir), "hook-ran") }
+	hook := func(t *testing.T, dir string) {
+		writeFiles(t, dir, map[string]string{".git/hooks/pre-commit": "#!/bin/sh\ntouch " + marker(dir) + "\nexit 1\n"})
+		if err := os.Chmod(filepath.Join(dir, ".git/hooks/pre-commit"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []round3Case{
+		{name: "core.hooksPath empty runs no hook", setup: func(t *testing.T, dir string) {
+			hook(t, dir)
+			runGit(t, dir, "config", "core.hooksPath", "")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+		}},
+		{name: "user.name set nowhere is the passwd name", env: []string{"EMAIL=me@example.com"}, setup: func(t *testing.T, dir string) {
+			runGit(t, dir, "config", "--unset", "user.name")
+			runGit(t, dir, "config", "--unset", "user.email")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+		}},
+		{name: "core.ignoreStat marks added entries assume-unchanged", setup: func(t *testing.T, dir string) {
+			runGit(t, dir, "config", "core.ignoreStat", "true")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n", "new.txt": "new\n"})
+		}},
+		{name: "skip-worktree .gitignore absent from disk", setup: func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{"sub/.gitignore": "*.log\n", "sub/keep.txt": "k\n"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "ignore")
+			runGit(t, dir, "update-index", "--skip-worktree", "sub/.gitignore")
+			os.Remove(filepath.Join(dir, "sub/.gitignore"))
+			writeFiles(t, dir, map[string]string{"sub/x.log": "noise\n", "sub/y.txt": "y\n"})
+		}},
+		{name: "skip-worktree .gitattributes absent from disk", setup: func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{".gitattributes": "*.txt text\n"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "attributes")
+			runGit(t, dir, "update-index", "--skip-worktree", ".gitattributes")
+			os.Remove(filepath.Join(dir, ".gitattributes"))
+			writeFiles(t, dir, map[string]string{"crlf.txt": "a\r\nb\r\n"})
+		}},
+		{name: "merge conflicting on a submodule both sides moved", setup: func(t *testing.T, dir string) {
+			sub := filepath.Join(filepath.Dir(dir), "subsrc")
+			runGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", sub)
+			commit := func(msg string) string {
+				writeFiles(t, sub, map[string]string{"s.txt": msg})
+				runGit(t, sub, "add", "-A")
+				runGit(t, sub, "-c", "user.name=S", "-c", "user.email=s@x", "commit", "-q", "-m", msg)
+				return runGit(t, sub, "rev-parse", "HEAD")
+			}
+			base := commit("base")
+			runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+			runGit(t, dir, "commit", "-q", "-m", "submodule")
+			left := commit("left")
+			runGit(t, sub, "checkout", "-q", "-b", "other", base)
+			right := commit("right")
+			runGit(t, dir, "checkout", "-q", "-b", "other")
+			runGit(t, filepath.Join(dir, "sub"), "-c", "protocol.file.allow=always", "fetch", "-q", "origin", "other", "main")
+			runGit(t, filepath.Join(dir, "sub"), "checkout", "-q", right)
+			runGit(t, dir, "commit", "-q", "-am", "right")
+			runGit(t, dir, "checkout", "-q", "main")
+			runGit(t, filepath.Join(dir, "sub"), "checkout", "-q", left)
+			runGit(t, dir, "commit", "-q", "-am", "left")
+			if _, err := gitOutput(dir, "merge", "-q", "other"); err == nil {
+				t.Fatal("the merge did not conflict")
+			}
+		}},
+	}
+	if os.Geteuid() == 0 {
+		cases = append(cases, round3Case{name: "a repository owned by another user is refused, its hooks unrun", refused: "dubious ownership",
+			setup: func(t *testing.T, dir string) {
+				hook(t, dir)
+				writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+				if err := os.Chown(dir, 65534, 65534); err != nil {
+					t.Skip(err)
+				}
+				t.Cleanup(func() {
+					if _, err := os.Stat(marker(dir)); err == nil {
+						t.Error("the distrusted repository's pre-commit hook ran")
+					}
+				})
+			}})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { runRound3(t, tc) })
+	}
+}
