@@ -135,6 +135,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 
 	s := r.newStager(idx, cfg, true)
+	s.conv.deferEncoding = o.entries == nil && r.verdictWillRun()
 	s.exclude = o.exclude
 	if s.never, err = r.notInHead(h, o.never); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
@@ -159,7 +160,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	var replaced []PathDisagreement
 	if o.entries == nil {
-		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths()); err != nil {
+		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}

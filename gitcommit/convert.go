@@ -54,6 +54,9 @@ type converter struct {
 	safeCRLF string // "true" (refuse), "warn" or "false"
 	drivers  map[string]*filterDriver
 	procs    map[string]*filterProcess // running long-running filters by command
+	// deferEncoding: git's verdict will stage this commit, so a file with a
+	// working-tree-encoding is left to git (errDeferToGit) instead of refused.
+	deferEncoding bool
 }
 
 func (r *Repo) newConverter(cfg gitConfig) *converter {
@@ -259,6 +262,9 @@ func (c *converter) toGit(name string, content []byte, indexBlob plumbing.Hash, 
 		return nil, fmt.Errorf("%s: true/false are no valid working-tree-encodings", name)
 	}
 	if pc.encoding != "" {
+		if c.deferEncoding {
+			return nil, errDeferToGit
+		}
 		return nil, &UnsupportedError{
 			Feature: "the working-tree-encoding attribute",
 			Detail:  name + " has working-tree-encoding=" + pc.encoding,

@@ -22,6 +22,9 @@ type round3Case struct {
 	// both must end in (git's stderr, CommitAll's error).
 	env     []string
 	refused string
+	// verdict: git's verdict on, as where git is installed (the class is
+	// left to git); Preflight runs too.
+	verdict bool
 }
 
 func round3Env(t *testing.T, home string, extra []string) []string {
@@ -57,9 +60,20 @@ func runRound3(t *testing.T, tc round3Case) {
 		_, gitErr = git("commit", "-q", "-m", "change")
 	}
 
-	r, err := Open(dir, WithEnv(env), withoutVerdict(), WithClock(func() time.Time { return diffDate }))
+	opts := []Option{WithEnv(env), WithClock(func() time.Time { return diffDate })}
+	if !tc.verdict {
+		opts = append(opts, withoutVerdict())
+	}
+	r, err := Open(dir, opts...)
+	if err == nil && tc.verdict {
+		err = r.Preflight()
+	}
 	if err == nil {
-		_, err = r.CommitAll("change")
+		var c Commit
+		c, err = r.CommitAll("change")
+		for _, pd := range c.GitReplaced {
+			t.Errorf("git's verdict replaced debussy's staging: %s", pd)
+		}
 	}
 	if tc.refused != "" {
 		if gitErr == nil || !strings.Contains(gitErr.Error(), tc.refused) {
@@ -153,6 +167,24 @@ func TestDifferentialRound3(t *testing.T) {
 			if _, err := gitOutput(dir, "merge", "-q", "other"); err == nil {
 				t.Fatal("the merge did not conflict")
 			}
+		}},
+		{name: "working-tree-encoding on an edited file is left to git", verdict: true, setup: func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "attributes")
+			writeFiles(t, dir, map[string]string{"w.u16": "h\x00i\x00\n\x00"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "utf-16")
+			writeFiles(t, dir, map[string]string{"w.u16": "h\x00o\x00\n\x00", "n.u16": "n\x00\n\x00"})
+		}},
+		{name: "working-tree-encoding on a racily clean file nobody edited", verdict: true, setup: func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n", "w.u16": "h\x00i\x00\n\x00"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "utf-16")
+			now := time.Now()
+			os.Chtimes(filepath.Join(dir, ".git/index"), now, now)
+			os.Chtimes(filepath.Join(dir, "w.u16"), now, now)
+			writeFiles(t, dir, map[string]string{"b.txt": "b\n"})
 		}},
 	}
 	if os.Geteuid() == 0 {

@@ -47,6 +47,21 @@ func (e *GitRefusedError) Unwrap() error { return ErrGitRefused }
 // staging to git.
 func withoutVerdict() Option { return func(r *Repo) { r.noVerdict = true } }
 
+// errDeferToGit is a conversion debussy does not do itself
+// (working-tree-encoding) met while git's verdict is to stage the commit:
+// the path is left to git, not refused.
+var errDeferToGit = errors.New("left to git's verdict")
+
+// verdictWillRun says CommitAll's verdict can run (git on PATH, the
+// environment known), so what debussy cannot convert can be left to git.
+func (r *Repo) verdictWillRun() bool {
+	if r.noVerdict || r.gitEnv("x") == nil {
+		return false
+	}
+	_, err := exec.LookPath("git")
+	return err == nil
+}
+
 // plantStaging, set by a test, corrupts debussy's staging before git's
 // verdict: the divergence git must win over.
 var plantStaging func([]*index.Entry) []*index.Entry
@@ -88,31 +103,33 @@ func (r *Repo) gitEnv(indexFile string) []string {
 // git's, listing them. own paths are debussy's decision (Exclude, Never,
 // .debussy/) and keep its entries. It returns mine unchanged when git is
 // not installed or cannot run, and a *GitRefusedError when git add -A fails.
-func (r *Repo) verdict(mine []*index.Entry, own func(string) bool) ([]*index.Entry, []PathDisagreement, error) {
+//
+// deferred paths were left to git (errDeferToGit): replaced, not reported.
+func (r *Repo) verdict(mine []*index.Entry, own func(string) bool, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
 	r.verdictRan = false
 	if plantStaging != nil {
 		mine = plantStaging(mine)
 	}
 	bin, err := exec.LookPath("git")
 	if err != nil || r.noVerdict {
-		return mine, nil, nil
+		return skipVerdict(mine, deferred)
 	}
 	tmp, err := os.MkdirTemp("", "debussy-verdict-")
 	if err != nil {
 		r.log.Warn("git's verdict skipped", "err", err)
-		return mine, nil, nil
+		return skipVerdict(mine, deferred)
 	}
 	defer os.RemoveAll(tmp)
 	tmpIndex := filepath.Join(tmp, "index")
 	env := r.gitEnv(tmpIndex)
 	if env == nil {
-		return mine, nil, nil
+		return skipVerdict(mine, deferred)
 	}
 	if b, err := os.ReadFile(r.indexFile); err == nil {
 		fi, serr := os.Stat(r.indexFile)
 		if werr := os.WriteFile(tmpIndex, b, 0o600); werr != nil || serr != nil {
 			r.log.Warn("git's verdict skipped", "err", errors.Join(werr, serr))
-			return mine, nil, nil
+			return skipVerdict(mine, deferred)
 		}
 		_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -132,7 +149,7 @@ func (r *Repo) verdict(mine []*index.Entry, own func(string) bool) ([]*index.Ent
 			return nil, nil, &GitRefusedError{Output: stderr.String()}
 		}
 		r.log.Warn("git's verdict skipped: git add -A did not finish", "err", err, "stderr", stderr.String())
-		return mine, nil, nil
+		return skipVerdict(mine, deferred)
 	}
 	b, err := os.ReadFile(tmpIndex)
 	if err != nil {
@@ -141,10 +158,22 @@ func (r *Repo) verdict(mine []*index.Entry, own func(string) bool) ([]*index.Ent
 	gidx, gvalid, ok, err := decodeIndex(b)
 	if err != nil || !ok {
 		r.log.Warn("git's verdict skipped: its index is in a format debussy does not read", "err", err)
-		return mine, nil, nil
+		return skipVerdict(mine, deferred)
 	}
 	r.verdictRan = true
-	return r.mergeVerdict(mine, gidx.Entries, gvalid, own)
+	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, own)
+	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
+	return out, pds, err
+}
+
+// skipVerdict keeps debussy's staging when git's verdict cannot be had,
+// unless a path was left to git: then nothing is committed.
+func skipVerdict(mine []*index.Entry, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
+	if len(deferred) > 0 {
+		return nil, nil, &UnsupportedError{Feature: "the working-tree-encoding attribute", Detail: deferred[0] + " was left to git, which could not run",
+			WayOut: "make sure git runs (it converts such files), or commit them with git yourself"}
+	}
+	return mine, nil, nil
 }
 
 type entryKey struct {

@@ -101,7 +101,9 @@ func (r *Repo) Preflight() error {
 	}
 	errs = append(errs, r.unsupportedConfig(cfg)...)
 	errs = append(errs, r.unsupportedHooks(cfg)...)
-	if attrErrs, err := r.unsupportedAttributes(cfg); err != nil {
+	if r.verdictWillRun() {
+		// git's verdict converts what debussy does not (working-tree-encoding).
+	} else if attrErrs, err := r.unsupportedAttributes(cfg); err != nil {
 		errs = append(errs, fmt.Errorf("preflight: %w", err))
 	} else {
 		errs = append(errs, attrErrs...)

@@ -48,6 +48,8 @@ type stager struct {
 	dirOK         map[string]bool
 
 	conv *converter // clean filters, eol, ident (convert.go); close after staging
+	// deferred are the paths left to git's verdict (errDeferToGit).
+	deferred []string
 }
 
 func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
@@ -363,7 +365,11 @@ func (s *stager) hashFile(name string, st fileStat, cur plumbing.Hash) (h plumbi
 		return plumbing.ZeroHash, false, fmt.Errorf("read %s: %w", abs, err)
 	}
 	if st.kind != kindSymlink {
-		if content, err = s.conv.toGit(name, content, cur, s.write); err != nil {
+		if content, err = s.conv.toGit(name, content, cur, s.write); errors.Is(err, errDeferToGit) {
+			// git's verdict stages it: keep the index's entry, add no new one.
+			s.deferred = append(s.deferred, name)
+			return cur, !cur.IsZero(), nil
+		} else if err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 	}
