@@ -329,3 +329,79 @@ func hasFinding(p *Plan, code, file string, line int) bool {
 	}
 	return false
 }
+
+// The Python tool's converted plans put a gate's command in a fenced block
+// under its bullet, as a line "command: npm run lint". Every gate of the
+// real plans, rewritten that way, runs the same command as before, never
+// the literal "command: …" line (which exits 127).
+func TestCompatFencedCommandLines(t *testing.T) {
+	if _, err := os.Stat(compatRoot); err != nil {
+		t.Skipf("compat plans not available: %v", err)
+	}
+	names := make([]string, 0)
+	for name := range compatCases() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	total := 0
+	for _, name := range names {
+		src := filepath.Dir(filepath.Join(compatRoot, name))
+		orig, err := Load(filepath.Join(src, "MASTER_PLAN.md"), Options{})
+		if err != nil {
+			continue // a plan that does not load has no gates to rewrite
+		}
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		// Rewrite each file's gates from the bottom up, so that line
+		// numbers above stay right.
+		want := map[string][]string{}
+		byFile := map[string][]Gate{}
+		for _, ph := range orig.Phases {
+			for _, g := range ph.Gates {
+				want[ph.ID] = append(want[ph.ID], g.Command)
+				if g.Command != "" && !g.Preset && !g.FromConfig {
+					rel, _ := filepath.Rel(src, ph.Path)
+					byFile[rel] = append(byFile[rel], g)
+				}
+			}
+		}
+		for rel, gates := range byFile {
+			path := filepath.Join(dir, rel)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(b), "\n")
+			for i := len(gates) - 1; i >= 0; i-- {
+				g := gates[i]
+				block := []string{"- " + strings.ReplaceAll(g.Name, "`", ""), "", "  ```", "  command: " + g.Command, "  ```"}
+				lines = append(lines[:g.Line-1], append(block, lines[g.Line:]...)...)
+				total++
+			}
+			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := Load(filepath.Join(dir, "MASTER_PLAN.md"), Options{})
+		if err != nil {
+			t.Fatalf("%s rewritten: %v", name, err)
+		}
+		for _, ph := range p.Phases {
+			var got []string
+			for _, g := range ph.Gates {
+				got = append(got, g.Command)
+				if strings.HasPrefix(strings.ToLower(g.Command), "command") {
+					t.Errorf("%s phase %s gate %q runs %q", name, ph.ID, g.Name, g.Command)
+				}
+			}
+			if !reflect.DeepEqual(got, want[ph.ID]) {
+				t.Errorf("%s phase %s: commands %q, want %q", name, ph.ID, got, want[ph.ID])
+			}
+		}
+	}
+	if total < 40 {
+		t.Errorf("rewrote %d gates, want the real plans' 40 or more", total)
+	}
+}

@@ -331,8 +331,10 @@ func (d *document) gate(b ast.Node) Gate {
 		}
 	}
 
+	fenced := false
 	if cmd == "" {
 		cmd = d.fencedCommand(b)
+		fenced = cmd != ""
 	}
 	text = strings.TrimSpace(text)
 	g := Gate{Command: cmd, Line: d.nodeLine(b), Requirement: text}
@@ -350,6 +352,10 @@ func (d *document) gate(b ast.Node) Gate {
 	if strings.EqualFold(g.Name, "command") {
 		g.Name = "" // "- command: `npm test` ➜ ..." names the gate by its command
 	}
+	if g.Name == "" && fenced && text != "" && !strings.Contains(text, "`") {
+		// "- lint" over its fenced block: the item is the gate's name.
+		g.Name, g.Requirement = strings.Trim(text, "*_ \t"), ""
+	}
 	if g.Name == "" {
 		g.Name = cmd
 		if g.Name == "" {
@@ -362,14 +368,16 @@ func (d *document) gate(b ast.Node) Gate {
 // fencedCommand is the command of a gate written as a fenced code block
 // under its list item ("- tests:" then ```bash … ```): its lines, comments
 // and blanks dropped, backslash continuations joined, chained with && so
-// the first failing line fails the gate.
+// the first failing line fails the gate. A block whose lines say
+// "command: X" (the Python tool's converted plans) runs what follows
+// "command:" on those lines alone; the rest are its notes.
 func (d *document) fencedCommand(b ast.Node) string {
 	for n := b.NextSibling(); n != nil; n = n.NextSibling() {
 		fc, ok := n.(*ast.FencedCodeBlock)
 		if !ok {
 			continue
 		}
-		var cmds []string
+		var cmds, keyed []string
 		cont := ""
 		lines := fc.Lines()
 		for i := range lines.Len() {
@@ -382,11 +390,20 @@ func (d *document) fencedCommand(b ast.Node) string {
 				cont += strings.TrimSpace(c) + " "
 				continue
 			}
-			cmds = append(cmds, cont+line)
+			line = cont + line
 			cont = ""
+			cmds = append(cmds, line)
+			if loc := commandKw.FindStringIndex(line); loc != nil && loc[0] == 0 {
+				if c := strings.Trim(strings.TrimSpace(line[loc[1]:]), "`"); c != "" {
+					keyed = append(keyed, c)
+				}
+			}
 		}
 		if cont != "" {
 			cmds = append(cmds, strings.TrimSpace(cont))
+		}
+		if keyed != nil {
+			cmds = keyed
 		}
 		return strings.Join(cmds, " && ")
 	}

@@ -276,6 +276,10 @@ func TestGates(t *testing.T) {
 			Gate{Name: "ruff", Requirement: "0 errors", Command: "uv run ruff check .", FromConfig: true, Line: 4}, nil, false},
 		{"fenced block", "## Gates", "- tests:\n  ```bash\n  # all of them\n  go test \\\n    ./...\n\n  go vet ./...\n  ```",
 			Gate{Name: "tests", Command: "go test ./... && go vet ./...", Line: 4}, nil, false},
+		{"fenced command: line", "## Gates", "- lint\n  ```\n  command: npm run lint\n  ```",
+			Gate{Name: "lint", Command: "npm run lint", Line: 4}, nil, false},
+		{"fenced command: line among notes", "## Gates", "- **types**: 0 errors\n\n  ```yaml\n  command: `npm run type-check`\n  expect: 0 errors\n  ```",
+			Gate{Name: "types", Requirement: "0 errors", Command: "npm run type-check", Line: 4}, nil, false},
 		{"comment is not a command", "## Gates", "- types: must pass  # no command: the agent checks",
 			Gate{Name: "types", Requirement: "must pass  # no command: the agent checks", Unchecked: true, Line: 4}, []string{"warning gate-no-command p1.md:4"}, false},
 	}
