@@ -199,7 +199,7 @@ func TestCorpus(t *testing.T) {
 	for _, s := range looks {
 		if got := r.String(s); got != s {
 			falsePos++
-			t.Errorf("look-alike redacted:\n in: %q\nout: %q", s, got)
+			t.Errorf("look-alike redacted by %v:\n in: %q\nout: %q", firing(r, s), s, got)
 		}
 	}
 	recall := float64(caught) / float64(len(secrets))

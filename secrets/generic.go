@@ -7,7 +7,7 @@ import (
 )
 
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
-const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|auth`
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|auth|pass|pw|pat|jwt|cookie|mnemonic`
 
 // nameRE is a variable, field or flag name containing one of secretWords.
 const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
@@ -26,6 +26,7 @@ func genericRules() []rule {
 			re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
 			keywords:  []string{"private key"},
 			multiline: true,
+			keep:      func(_ []string, v string) bool { return !keyBody.MatchString(v) },
 		},
 		{
 			// The end of a block whose start was cut off (a gate's output
@@ -35,6 +36,7 @@ func genericRules() []rule {
 			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[A-Za-z0-9+/=]+\r?\n)*^-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
 			keywords:  []string{"private key"},
 			multiline: true,
+			keep:      func(_ []string, v string) bool { return !keyBody.MatchString(v) },
 		},
 		{
 			// scheme://user:password@host — the password.
@@ -92,12 +94,11 @@ func genericRules() []rule {
 			id:       "user-password-flag",
 			re:       regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:=|[ \t]*)["']?[^\s:"'@]+:([^\s"']+)`),
 			keywords: []string{"-u"},
-			keep:     func(_ []string, v string) bool { return placeholder(v) },
-		},
-		{
-			id:       "jwt",
-			re:       regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),
-			keywords: []string{"eyj"},
+			keep: func(g []string, v string) bool {
+				user := strings.TrimLeft(g[0][:strings.LastIndex(g[0], ":")], " \t")
+				user = user[strings.LastIndexAny(user, " =\"'")+1:]
+				return placeholder(v) || v == user || strings.HasPrefix(user, "<") || strings.HasPrefix(user, "$")
+			},
 		},
 		{
 			// OpenAI and Anthropic (sk-ant-…) keys; the length keeps
@@ -105,31 +106,14 @@ func genericRules() []rule {
 			id:       "sk-key",
 			re:       regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
 			keywords: []string{"sk-"},
-		},
-		{
-			id:       "github-token",
-			re:       regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
-			keywords: []string{"gh", "github_pat_"},
+			// gitleaks' anthropic rules judge sk-ant- keys, fakes included.
+			keep: func(_ []string, v string) bool { return strings.HasPrefix(v, "sk-ant-") },
 		},
 		{
 			id:       "aws-access-key-id",
 			re:       regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
 			keywords: []string{"akia", "asia", "abia", "acca"},
-		},
-		{
-			id:       "google-api-key",
-			re:       regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
-			keywords: []string{"aiza"},
-		},
-		{
-			id:       "stripe-secret-key",
-			re:       regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`),
-			keywords: []string{"sk_", "rk_"},
-		},
-		{
-			id:       "slack-token",
-			re:       regexp.MustCompile(`\bxox[abeoprs]-[A-Za-z0-9-]{10,}`),
-			keywords: []string{"xox"},
+			keep:     func(_ []string, v string) bool { return fake(v) },
 		},
 		{
 			id:       "slack-webhook",
@@ -140,7 +124,7 @@ func genericRules() []rule {
 }
 
 func lowerWords() []string {
-	return []string{"key", "token", "secret", "passw", "pwd", "passphrase", "credential", "auth"}
+	return []string{"key", "token", "secret", "pass", "pwd", "credential", "auth", "pw", "pat", "jwt", "cookie", "mnemonic"}
 }
 
 // notSecretName: names that hold a secret's size, place or label, not
@@ -149,7 +133,10 @@ var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|api[_.-]?key|private[_.-]?key|access[_.-]?key|secret[_.-]?key|signing[_.-]?key|master[_.-]?key|encryption[_.-]?key|client[_.-]?key`)
+var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+
+// keyBody: a private key block holds base64, not a word ("anything").
+var keyBody = regexp.MustCompile(`[A-Za-z0-9+/=]{12,}`)
 
 var (
 	allDigits = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)?[kKmMbB]?$`)
@@ -158,29 +145,51 @@ var (
 	hasLetter = regexp.MustCompile(`[A-Za-z]`)
 )
 
+// camelNotSecret: notSecretName's suffixes after a lower-case letter, as
+// in camelCase (credentialsId, issuerKeyHash, SharedAccessKeyName).
+var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
+
+// otherName: names that hold something else than a secret despite a
+// secret's word: public keys and tokens, keyboard events, Java packages,
+// authentication results.
+var otherName = regexp.MustCompile(`(?i)public|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
+
+// keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
+// inside one (keyword, monkeys, keying).
+var keySegment = regexp.MustCompile(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.-]|[A-Z0-9])|(?:^|[_.-])keys?(?:$|[_.-])`)
+
 // keepField decides whether a named value is not a secret: g[1] is the
 // name, v the value.
 func keepField(g []string, v string) bool {
 	name := g[1]
-	if notSecretName.MatchString(name) || placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) {
+	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
+		placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
 	if len(v) < 4 {
 		return true
 	}
 	if !strongName.MatchString(name) {
-		// A bare "key" names many things; only a value that looks
-		// generated is taken for a secret.
-		return !(len(v) >= 20 || len(v) >= 12 && hasDigit.MatchString(v) && hasLetter.MatchString(v))
+		// A bare "key" names many things (sort keys, cache keys, UUIDs);
+		// only a value that looks generated is taken for a secret.
+		return !keySegment.MatchString(name) || !randomish(v, 12) || lookAlike(v)
 	}
 	return false
 }
 
+// bootstrapToken is kubeadm's abcdef.0123456789abcdef, which codeLike
+// would take for a field access.
+var bootstrapToken = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
+
 // placeholder: values that stand in for a secret rather than being one.
 var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
-	`\[redacted\]|\*+|x+|\.+|<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|%[A-Za-z_]+%|` +
-	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|` +
+	`\[redacted\]|\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|\{[A-Za-z_][\w.-]*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
+	`(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|` +
+	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|` +
 	`your[_-].*|my[_-].*|example.*|redacted|hidden|masked|\.\.\.|…` +
 	`)$`)
 
-func placeholder(v string) bool { return placeholderRE.MatchString(strings.Trim(v, `"'`)) }
+func placeholder(v string) bool {
+	v = strings.Trim(v, `"'`)
+	return placeholderRE.MatchString(v) || fake(v)
+}

@@ -115,6 +115,11 @@ func loadGitleaks() (rules []rule, global allowlist, err error) {
 			return nil, allowlist{}, fmt.Errorf("load gitleaks rules: rule %s: %w", tr.ID, err)
 		}
 		r := rule{id: "gitleaks:" + tr.ID, re: re, group: tr.SecretGroup, entropy: tr.Entropy}
+		if tr.SecretGroup == 0 && namedOnly(re) {
+			// Named groups tag what matched (jwt-base64's alg, kid, …);
+			// the secret is the whole match, not the tag.
+			r.whole = true
+		}
 		for _, k := range tr.Keywords {
 			r.keywords = append(r.keywords, strings.ToLower(k))
 		}
@@ -148,4 +153,15 @@ func shannonEntropy(s string) float64 {
 		e -= p * math.Log2(p)
 	}
 	return e
+}
+
+// namedOnly reports whether re has groups and every one is named.
+func namedOnly(re *regexp.Regexp) bool {
+	names := re.SubexpNames()[1:]
+	for _, n := range names {
+		if n == "" {
+			return false
+		}
+	}
+	return len(names) > 0
 }

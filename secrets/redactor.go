@@ -37,6 +37,7 @@ type rule struct {
 	id    string
 	re    *regexp.Regexp
 	group int
+	whole bool // the whole match is the secret, whatever its groups
 	// from is where the search for a non-empty group starts with group 0
 	// (the groups before it are context, such as a name).
 	from     int
@@ -49,6 +50,8 @@ type rule struct {
 	keep func(groups []string, secret string) bool
 	// multiline rules run over the whole text, not chunk by chunk.
 	multiline bool
+	// scan, when set, finds the rule's secrets instead of re (see scan.go).
+	scan func(text string) []span
 	// named rules match a name holding a keyword, given a value; they
 	// run anchored (see findNamed) from lead bytes before the name.
 	named    bool
@@ -116,7 +119,8 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 			gl[i].named = true
 		}
 	}
-	r := &Redactor{rules: append(genericRules(), gl...), global: global}
+	own := append(append(genericRules(), familyRules()...), scanRules()...)
+	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
 			ru.anchored = regexp.MustCompile(`^(?:` + ru.re.String() + `)`)
@@ -215,6 +219,12 @@ func (r *Redactor) String(s string) string {
 			if ru.multiline {
 				continue
 			}
+			if ru.scan != nil {
+				if len(ru.kw) == 0 || slices.ContainsFunc(ru.kw, func(k int) bool { return len(occ[k]) > 0 }) {
+					spans = r.find(ru, chunk, start, spans)
+				}
+				continue
+			}
 			if len(ru.kw) == 0 {
 				spans = r.find(ru, chunk, start, spans)
 				continue
@@ -228,7 +238,7 @@ func (r *Redactor) String(s string) string {
 			}
 			for _, k := range ru.kw {
 				for _, p := range occ[k] {
-					windows = append(windows, span{max(0, p-window), min(len(chunk), p+len(r.keywords[k])+window)})
+					windows = append(windows, widen(chunk, p-window, p+len(r.keywords[k])+window))
 				}
 			}
 			for _, w := range merge(windows) {
@@ -252,6 +262,22 @@ func (r *Redactor) String(s string) string {
 // window is how far around a keyword a rule's match is looked for.
 const window = 256
 
+// widen is the window [start, end) of chunk, moved out to the nearest
+// space at either end: a token longer than the window (a JWT, a base64
+// blob) is seen whole. Merged windows keep the scan linear.
+func widen(chunk string, start, end int) span {
+	start, end = max(0, start), min(len(chunk), end)
+	for start > 0 && !isSpace(chunk[start-1]) {
+		start--
+	}
+	for end < len(chunk) && !isSpace(chunk[end]) {
+		end++
+	}
+	return span{start, end}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 // findNamed is find for a named rule: at each of its keywords, the name
 // around it, and if within a few bytes one of = > : | ? , follows, the
 // rule's anchored regexp from the name's start to the end of the line.
@@ -274,16 +300,23 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 				continue
 			}
 			ws := max(0, ns-ru.lead)
-			we := strings.IndexByte(lower[e:], '\n')
-			if we < 0 {
-				we = len(lower)
-			} else {
-				we += e
+			we := lineEnd(lower, e)
+			if strings.TrimSpace(lower[e+1:we]) == "" && we < len(lower) {
+				// <token>\n    value\n</token>: the value is on the next line.
+				we = lineEnd(lower, we+1)
 			}
 			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans)
 		}
 	}
 	return spans
+}
+
+// lineEnd is the index of the first line end in s from i, or len(s).
+func lineEnd(s string, i int) int {
+	if n := strings.IndexByte(s[i:], '\n'); n >= 0 {
+		return i + n
+	}
+	return len(s)
 }
 
 func isNameByte(c byte) bool {
@@ -347,6 +380,14 @@ func (ru *rule) hit(lower string) bool {
 // find appends the spans of ru's secrets in text, which starts at offset
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
+	if ru.scan != nil {
+		for _, sp := range ru.scan(text) {
+			if secret := text[sp.start:sp.end]; !r.allowed(ru, secret, secret, lineAround(text, sp.start, sp.end)) {
+				spans = append(spans, span{offset + sp.start, offset + sp.end})
+			}
+		}
+		return spans
+	}
 	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
 		spans = r.match(ru, m, text, offset, spans)
 	}
@@ -357,7 +398,7 @@ func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span 
 func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span) []span {
 	if m != nil {
 		start, end := m[0], m[1]
-		if ngroups := len(m)/2 - 1; ngroups > 0 {
+		if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.whole {
 			g := ru.group
 			if g == 0 {
 				for i := max(1, ru.from); i <= ngroups; i++ {

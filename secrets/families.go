@@ -1,0 +1,179 @@
+package secrets
+
+import (
+	"regexp"
+	"strings"
+)
+
+// familyRules are shapes by family rather than by example: password flags
+// of command-line tools, credential files and connection strings, vendor
+// prefixes gitleaks lacks, and private blocks besides PEM. Each secret
+// still passes fake() and the placeholder checks, so "-p <password>" and
+// "pass:xxxxxxxx" stay.
+func familyRules() []rule {
+	val := `["']?([^\s"'` + "`" + `]+)`
+	quotedOrBare := `(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'` + "`" + `;|&]+))`
+	return []rule{
+		{
+			// Short password flags, per tool: a -p means a port to most
+			// tools, a password to these. mysql's is attached (-pSECRET;
+			// "-p db" prompts), as is 7-Zip's and rar's.
+			id:       "cli-password-attached",
+			re:       regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
+			keywords: []string{"mysql", "mariadb", "7z", "rar"},
+		},
+		{
+			id: "cli-password-flag",
+			re: regexp.MustCompile(`\b(?:` +
+				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
+				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:redis-cli|keydb-cli|valkey-cli|redis-benchmark)\b[^\n|;&]*?[ \t]-a[ \t]+|` +
+				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
+				`(?:sqlcmd|bcp|osql|ipmitool|zip|unzip|zipcloak|pgloader)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
+				`(?:plink|pscp|psftp|putty|kitty)\b[^\n|;&]*?[ \t]-pw[ \t]+|` +
+				`(?:ssh-keygen)\b[^\n|;&]*?[ \t]-[NP][ \t]+|` +
+				`(?:rabbitmqctl)[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S+[ \t]+|` +
+				`(?:htpasswd)[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:\S+[ \t]+)?\S+[ \t]+|` +
+				`(?:lftp)\b[^\n|;&]*?[ \t]-u[ \t]+[^\s,]+,|` +
+				`(?:net)[ \t]+user[ \t]+\S+[ \t]+` +
+				`)` + quotedOrBare),
+			keywords: []string{"sshpass", "docker", "podman", "buildah", "nerdctl", "helm", "oras", "crane", "regctl", "skopeo", "finch",
+				"mongo", "cqlsh", "hdbsql", "rabbitmq", "twine", "redis", "keydb", "valkey", "ldap", "vsql", "sqlcmd", "bcp", "osql",
+				"ipmitool", "zip", "pgloader", "plink", "pscp", "psftp", "putty", "kitty", "ssh-keygen", "htpasswd", "lftp", "net"},
+			keep: keepFlagValue,
+		},
+		{
+			// smbclient -U user%password, --user=DOMAIN/user%password
+			id:       "smb-user-password",
+			re:       regexp.MustCompile(`(?:^|[\s"'])(?:-U|--user(?:name)?|-u)(?:=|[ \t]+)["']?[^\s%"']+%([^\s"']+)`),
+			keywords: []string{"%"},
+			keep:     keepFlagValue,
+		},
+		{
+			// openssl -passout pass:X, apksigner --ks-pass pass:X,
+			// keytool -storepass X: a flag named for a pass, whatever the
+			// tool. env:, file:, fd: and stdin name where it is instead.
+			id:       "pass-flag",
+			re:       regexp.MustCompile(`(?i)(?:^|[\s"'])--?[a-z0-9-]*pass(?:in|out|word|wd|phrase)?(?:=|[ \t]+)(?:pass:)?` + quotedOrBare),
+			keywords: []string{"pass"},
+			keep: func(g []string, v string) bool {
+				flag := strings.ToLower(g[0])
+				return strings.Contains(flag, "bypass") || strings.Contains(flag, "compass") || strings.Contains(flag, "passthrough") ||
+					strings.Contains(flag, "-stdin") || strings.Contains(flag, "passes") ||
+					strings.Contains(flag, "-pass-") || keepFlagValue(g, v)
+			},
+		},
+		{
+			// Windows tools: /p:secret, /password:secret (msbuild's
+			// /p:Name=Value is a property, not a password).
+			id:       "slash-password",
+			re:       regexp.MustCompile(`(?i)(?:^|[\s"'])/(?:p|pass|password|passwd|pwd|rp)[:=]` + quotedOrBare),
+			keywords: []string{"/p"},
+			keep: func(g []string, v string) bool {
+				return strings.Contains(v, "=") || keepFlagValue(g, v)
+			},
+		},
+		{
+			// net use \\host\share PASSWORD /user:DOMAIN\user
+			id:       "net-use",
+			re:       regexp.MustCompile(`(?i)\bnet[ \t]+use[ \t]+(?:\S+:[ \t]+)?\\\\\S+[ \t]+` + quotedOrBare + `[ \t]+/user:`),
+			keywords: []string{"net"},
+			keep:     keepFlagValue,
+		},
+		{
+			id:       "powershell-securestring",
+			re:       regexp.MustCompile(`(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)')`),
+			keywords: []string{"convertto-securestring"},
+			keep:     keepFlagValue,
+		},
+		{
+			// echo SECRET | docker login --password-stdin
+			id:       "echo-to-stdin",
+			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login)`),
+			keywords: []string{"stdin", "login", "with-token"},
+			keep:     keepFlagValue,
+		},
+		{
+			// aws configure set aws_secret_access_key X, setx API_TOKEN X,
+			// git config github.token X: a secret's name, a space, its value.
+			id:       "set-name-value",
+			re:       regexp.MustCompile(`(?i)\b(?:configure[ \t]+set|config(?:[ \t]+--?[a-z-]+)*(?:[ \t]+set)?|setx|set-item|secret[ \t]+set)[ \t]+(` + nameRE + `)[ \t]+` + quotedOrBare),
+			from:     2,
+			keywords: []string{"set", "config"},
+			keep:     keepField,
+		},
+		{
+			// .netrc: machine host login user password SECRET, on one line
+			// or several.
+			id:       "netrc",
+			re:       regexp.MustCompile(`\b(?:login|account)[ \t\r\n]+\S+[ \t\r\n]+(?:account[ \t\r\n]+\S+[ \t\r\n]+)?password[ \t\r\n]+` + val),
+			keywords: []string{"password"},
+			keep:     keepFlagValue,
+		},
+		{
+			// Oracle: jdbc:oracle:thin:user/pw@host, sqlplus user/pw@db,
+			// user/pw@//host:1521/svc (EZConnect), CONNECT user/pw.
+			id: "oracle-user-password",
+			re: regexp.MustCompile(`(?i)(?:jdbc:oracle:[a-z0-9]+:|\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl|sqlcl|conn|connect)(?:[ \t]+-\S+)*[ \t]+(?:userid=|target=)?["']?)` +
+				`[A-Za-z0-9_$#.]+/([^\s@/"']+)|\b[A-Za-z0-9_$#.]+/([^\s@/"':]+)@(?://[A-Za-z0-9.-]+|[A-Za-z0-9.-]+:\d{2,5}[/:][A-Za-z])`),
+			keywords: []string{"oracle", "sqlplus", "sqlldr", "expdp", "impdp", "exp", "imp", "rman", "dgmgrl", "sqlcl", "conn", "@"},
+			keep:     keepFlagValue,
+		},
+		{
+			// Provider prefixes gitleaks lacks or matches only next to the
+			// provider's name: Google OAuth (ya29., 1//0, GOCSPX-), Doppler
+			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
+			// others.
+			id: "vendor-prefix",
+			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.)[A-Za-z0-9_.+/=-]{16,})`),
+			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
+				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws."},
+			keep: func(_ []string, v string) bool { return !randomish(v[strings.IndexAny(v, "._-/")+1:], 12) },
+		},
+		{
+			// Telegram bot tokens: the bot's id, a colon, and a hash that
+			// starts with AA — bare, or in a /bot<token>/ URL path.
+			id:       "telegram-bot-token",
+			re:       regexp.MustCompile(`\b(?:bot)?(\d{6,12}:AA[A-Za-z0-9_-]{30,40})\b`),
+			keywords: []string{":aa"},
+		},
+		{
+			// kubeadm bootstrap tokens (abcdef.0123456789abcdef), near
+			// their name: "--token", "kubeadm", a TOKEN column.
+			id:       "kubeadm-token",
+			re:       regexp.MustCompile(`\b([a-z0-9]{6}\.[a-z0-9]{16})\b`),
+			keywords: []string{"token", "kubeadm", "bootstrap"},
+			keep:     func(_ []string, v string) bool { return !hasDigit.MatchString(v) || fake(v) },
+		},
+		{
+			// A secret encoded in base64: a PEM block (LS0tLS1CRUdJTi…),
+			// a docker config ({"auths":…}), a JSON credential.
+			id:       "base64-secret",
+			re:       regexp.MustCompile(`(?:LS0tLS1|eyJ|ewog|eyAi|ewoi)[A-Za-z0-9+/_-]{36,}={0,2}`),
+			keywords: []string{"ls0tls1", "eyj", "ewog", "eyai", "ewoi"},
+			keep:     func(_ []string, v string) bool { return !encodedSecret(v) },
+		},
+		{
+			// PuTTY .ppk: the base64 lines after Private-Lines: are the
+			// private key.
+			id:        "putty-private-lines",
+			re:        regexp.MustCompile(`(?i)Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[^\S\n]*[A-Za-z0-9+/=]{4,}[ \t]*(?:\r?\n|\z))+)`),
+			keywords:  []string{"private-lines"},
+			multiline: true,
+		},
+		{
+			id:       "putty-private-mac",
+			re:       regexp.MustCompile(`(?i)Private-MAC:[ \t]*([0-9a-f]{32,})`),
+			keywords: []string{"private-mac"},
+		},
+	}
+}
+
+// keepFlagValue keeps a flag's value that names no secret: a placeholder,
+// a variable, a path to read it from, an empty string, a fake.
+func keepFlagValue(_ []string, v string) bool {
+	v = strings.Trim(v, `"'`)
+	return v == "" || placeholder(v) || fake(v) || strings.HasPrefix(v, "-") ||
+		strings.HasPrefix(v, "$") || strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:") ||
+		strings.HasPrefix(v, "fd:") || v == "stdin" || v == "*" || strings.HasPrefix(v, "/") && strings.Count(v, "/") > 1
+}

@@ -1,0 +1,200 @@
+package secrets
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file judges values by their look: random enough to be a generated
+// credential, or one of its look-alikes (a hash, a UUID, a cache key,
+// encoded text, a fake).
+
+// fakeRE: values that say they stand in for a secret.
+var fakeRE = regexp.MustCompile(`(?i)\.\.\.|…|\[redacted\]|example|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
+
+// fake reports whether v stands in for a secret: eight or more of one
+// character in a row (xxxxxxxx, 00000000, ########), an ellipsis, or a word
+// that says so (EXAMPLE, your_token_here, changeme).
+func fake(v string) bool {
+	run := 1
+	for i := 1; i < len(v); i++ {
+		if v[i] == v[i-1] {
+			if run++; run >= 8 {
+				return true
+			}
+		} else {
+			run = 1
+		}
+	}
+	return fakeRE.MatchString(v)
+}
+
+func charClass(c byte) int {
+	switch {
+	case 'a' <= c && c <= 'z':
+		return 1
+	case 'A' <= c && c <= 'Z':
+		return 2
+	case '0' <= c && c <= '9':
+		return 3
+	}
+	return 0
+}
+
+// randomish reports whether s (separators aside) looks generated: at least
+// min letters and digits, mixed classes that change often (random base62
+// changes class at ~60 % of its characters, a CamelCase name at ~15 %), and
+// high entropy. Hex digests, UUIDs and the like are judged by lookAlike.
+func randomish(s string, min int) bool {
+	core := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if charClass(s[i]) != 0 {
+			core = append(core, s[i])
+		}
+	}
+	if len(s) < min || len(core)*4 < min*3 || fake(s) {
+		return false
+	}
+	var seen [4]bool
+	changes := 0
+	for i, c := range core {
+		seen[charClass(c)] = true
+		if i > 0 && charClass(c) != charClass(core[i-1]) {
+			changes++
+		}
+	}
+	classes := 0
+	for _, b := range seen[1:] {
+		if b {
+			classes++
+		}
+	}
+	if classes < 2 || float64(changes) < 0.2*float64(len(core)-1) || wordy(s) {
+		return false
+	}
+	return shannonEntropy(string(core)) >= 3.3
+}
+
+// wordy reports whether half of s or more is words: runs of three or more
+// letters (a capital may lead) with vowels in them, as in names and code
+// (PdfEncryptionKeySize.Key128Bit), rarely in random text.
+func wordy(s string) bool {
+	inWords, all := 0, 0
+	for i := 0; i < len(s); {
+		c := charClass(s[i])
+		if c == 0 {
+			i++
+			continue
+		}
+		j := i + 1
+		if c == 2 && j < len(s) && charClass(s[j]) == 1 {
+			c = 1 // a capitalized word: Key, Signatures
+		}
+		for j < len(s) && charClass(s[j]) == c {
+			j++
+		}
+		w := strings.ToLower(s[i:j])
+		all += len(w)
+		if c == 1 && len(w) >= 3 && wordLike(w) {
+			inWords += len(w)
+		}
+		i = j
+	}
+	return all > 0 && inWords*5 >= all*3
+}
+
+// wordLike: a fifth or more vowels, and no four consonants in a row.
+func wordLike(w string) bool {
+	vowels, run := 0, 0
+	for i := 0; i < len(w); i++ {
+		if strings.IndexByte("aeiouy", w[i]) >= 0 {
+			vowels++
+			run = 0
+		} else if run++; run >= 4 {
+			return false
+		}
+	}
+	return vowels*5 >= len(w) && vowels < len(w)
+}
+
+var (
+	uuidRE = regexp.MustCompile(`(?i)^[{(]?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[})]?$`)
+	hexRE  = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$`)
+	// A digest named by its algorithm (sha256:…, sha512-…, h1:…), or a
+	// name with a digest at its end (a cache key: deps-linux-<sha256>).
+	digestRE = regexp.MustCompile(`(?i)^(?:sha1|sha224|sha256|sha384|sha512|md5|h1|blake2b|blake3|xxh64|crc32)[:-]|^[A-Za-z][A-Za-z0-9._:-]*[-_.:/](?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})$`)
+)
+
+// lookAlike reports whether v is something generated that is not a
+// secret: a UUID, a hex digest or commit id, a digest with its algorithm,
+// a cache key ending in one, base64 of plain text.
+func lookAlike(v string) bool {
+	v = strings.Trim(v, `"'`)
+	return uuidRE.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) ||
+		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v)
+}
+
+// fileName: a path or file name with a known extension (an asset named by
+// its hash: logo-3f2a9c….png).
+var fileName = regexp.MustCompile(`(?i)\.(?:png|jpe?g|gif|svg|webp|ico|css|js|mjs|map|html?|json|ya?ml|toml|txt|md|go|py|rb|rs|java|kt|tar|gz|tgz|zip|whl|jar|so|dll|exe|pdf|image|woff2?|ttf|lock|log)$`)
+
+// encodedText reports whether v is base64 of readable text ("aGVsbG8…"):
+// an encoded message, not a key (a key decodes to bytes, not words).
+func encodedText(v string) bool {
+	d, ok := decode64(v)
+	if !ok || len(d) < 12 {
+		return false
+	}
+	printable := 0
+	for _, c := range d {
+		if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+			printable++
+		}
+	}
+	return printable == len(d) && utf8.Valid(d) && strings.ContainsAny(string(d), " \n")
+}
+
+func decode64(v string) ([]byte, bool) {
+	v = strings.TrimRight(v, "=")
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if d, err := enc.DecodeString(v); err == nil {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// encodedSecretRE: what a decoded blob holds when it is a credential.
+var encodedSecretRE = regexp.MustCompile(`(?i)PRIVATE KEY|"auths?"\s*:|"password"\s*:|"(?:access_|refresh_|id_)?token"\s*:|"(?:client_)?secret"\s*:|"private_key"|aws_secret_access_key|_authToken|PuTTY-User-Key-File`)
+
+// encodedSecret reports whether v is base64 of a credential: a PEM block,
+// a docker config, a JSON credential file.
+func encodedSecret(v string) bool {
+	d, ok := decode64(v)
+	if !ok {
+		// A blob cut mid-quantum: decode what is whole.
+		d, ok = decode64(v[:len(strings.TrimRight(v, "="))/4*4])
+	}
+	return ok && encodedSecretRE.Match(d)
+}
+
+// discordToken reports whether v is id.timestamp.hmac with the id in
+// base64 decoding to digits (a Discord bot token).
+func discordToken(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 || len(parts[0]) < 23 || len(parts[0]) > 28 || len(parts[1]) < 6 || len(parts[1]) > 7 || len(parts[2]) < 27 {
+		return false
+	}
+	d, ok := decode64(parts[0])
+	if !ok || len(d) < 17 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return randomish(parts[2], 20)
+}

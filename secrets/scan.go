@@ -1,0 +1,258 @@
+package secrets
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Scanners find what a regular expression says badly: a value judged by
+// its look in a position that holds values (random-token), every value of
+// a cookie header, a column of a CSV export, a .pgpass line. Each is a
+// single pass over its text.
+
+func scanRules() []rule {
+	return []rule{
+		{id: "random-token", scan: scanRandom},
+		{id: "cookie", scan: scanCookies, keywords: []string{"cookie", "-b "}},
+		{id: "csv-credentials", scan: scanCSV, keywords: []string{"password", "secret", "token", "passwd", "api key", "apikey", "api_key"}, multiline: true},
+		{id: "pgpass", scan: scanPgpass, keywords: []string{":"}},
+	}
+}
+
+func tokenByte(c byte) bool {
+	return charClass(c) != 0 || strings.IndexByte("+/_=.~-%", c) >= 0
+}
+
+// secretSegment: a URL path segment after which tokens go.
+var secretSegment = regexp.MustCompile(`(?i)^(?:web)?hooks?$|^webhooks?|^(?:services|triggers|tokens?|keys?|secrets?|api[_-]?keys?|access[_-]?tokens?|auth|sig|signatures?|credentials?|bot)$`)
+
+// otherValueName: a name whose value is not a secret, for the rules that
+// judge a value by its look.
+func otherValueName(name string) bool {
+	n := strings.TrimLeft(name, "-")
+	return notSecretValueName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n) || otherName.MatchString(n)
+}
+
+// notSecretValueName: names whose values are generated but public: ids,
+// digests, versions, nonces in traces (x-request-id, etag, integrity).
+var notSecretValueName = regexp.MustCompile(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|h1|sha384|blake2b|blake3)s?$`)
+
+// scanRandom finds random-looking tokens of 20 or more characters in a
+// position that holds a value: after NAME= or Name: (an assignment, a
+// header, a query parameter), after a --flag, in a URL's user or path. A
+// token in prose is left alone: only its position makes it a value.
+func scanRandom(text string) []span {
+	var spans []span
+	for i := 0; i < len(text); {
+		if !tokenByte(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && tokenByte(text[j]) {
+			j++
+		}
+		if j-i >= 20 {
+			spans = judgeToken(text, i, j, spans)
+		}
+		i = j
+	}
+	return spans
+}
+
+func judgeToken(text string, i, j int, spans []span) []span {
+	tok := strings.TrimRight(text[i:j], ".")
+	j = i + len(tok)
+	if discordToken(tok) {
+		return append(spans, span{i, j})
+	}
+	if strings.HasPrefix(tok, "//") {
+		// A URL after its scheme: the user (before @) is judged, and the
+		// path's segments after one that says a secret follows
+		// (/bot<token>/, /webhooks/<id>/<token>); an id in a path
+		// (/document/d/<id>) is not a secret.
+		segs := strings.Split(tok[2:], "/")
+		pos := i + 2
+		after := false
+		for k, seg := range segs {
+			user := k == 0 && j < len(text) && text[j] == '@'
+			if (user || after || k > 0 && strings.HasPrefix(seg, "bot")) && randomish(strings.TrimPrefix(seg, "bot"), 20) && !lookAlike(seg) {
+				spans = append(spans, span{pos, pos + len(seg)})
+			}
+			if k > 0 && secretSegment.MatchString(seg) {
+				after = true
+			}
+			pos += len(seg) + 1
+		}
+		return spans
+	}
+	if !valuePosition(text, i) || lookAlike(tok) || strings.Contains(tok, "/") && pathLike(tok) {
+		return spans
+	}
+	if randomish(tok, 20) {
+		spans = append(spans, span{i, j})
+	}
+	return spans
+}
+
+// pathLike: a/b/c with word-like segments (a file path, a module path).
+func pathLike(tok string) bool {
+	for _, seg := range strings.Split(tok, "/") {
+		if randomish(seg, 16) {
+			return false
+		}
+	}
+	return true
+}
+
+// valuePosition reports whether the token at i follows "NAME=", "Name:",
+// "--flag " or "-f ", with a name that may hold a secret.
+func valuePosition(text string, i int) bool {
+	k := i
+	for n := 0; k > 0 && n < 3 && (text[k-1] == '"' || text[k-1] == '\'' || text[k-1] == ' ' || text[k-1] == '\t'); n++ {
+		k--
+	}
+	if k == 0 {
+		return false
+	}
+	switch c := text[k-1]; {
+	case c == '=' || c == ':':
+		k--
+		for k > 0 && (text[k-1] == '"' || text[k-1] == '\'' || text[k-1] == ' ' || text[k-1] == '\t' || text[k-1] == ':') {
+			k--
+		}
+		e := k
+		for k > 0 && isNameByte(text[k-1]) {
+			k--
+		}
+		name := text[k:e]
+		return name != "" && !otherValueName(name) && !strings.HasPrefix(strings.ToLower(name), "http")
+	case k < i && isNameByte(c):
+		// --flag value: the word before is a flag.
+		e := k
+		for k > 0 && isNameByte(text[k-1]) {
+			k--
+		}
+		name := text[k:e]
+		return strings.HasPrefix(name, "-") && len(strings.TrimLeft(name, "-")) > 0 && (k == 0 || text[k-1] == ' ' || text[k-1] == '\t') &&
+			!otherValueName(name)
+	}
+	return false
+}
+
+var (
+	cookieRE = regexp.MustCompile(`(?i)(?:\b(?:set-)?cookie2?["']?[ \t]*[:=][ \t]*["']?|(?:^|\s)(?:-b|--cookie)[ \t]+["']?)([^"'\r\n]+)`)
+	// Set-Cookie's attributes, not values.
+	cookieAttr = regexp.MustCompile(`(?i)^(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)$`)
+	sessionish = regexp.MustCompile(`(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key|user`)
+)
+
+// scanCookies redacts each cookie's value in Cookie and Set-Cookie
+// headers (and curl -b): a session id is a credential whatever its name.
+func scanCookies(text string) []span {
+	var spans []span
+	for _, m := range cookieRE.FindAllStringSubmatchIndex(text, -1) {
+		start, end := m[2], m[3]
+		pos := start
+		for _, pair := range strings.Split(text[start:end], ";") {
+			eq := strings.IndexByte(pair, '=')
+			if eq > 0 {
+				name := strings.TrimSpace(pair[:eq])
+				v := strings.TrimSpace(pair[eq+1:])
+				vs := pos + eq + 1 + strings.Index(pair[eq+1:], v)
+				if v != "" && !cookieAttr.MatchString(name) && cookieSecret(name, v) {
+					spans = append(spans, span{vs, vs + len(v)})
+				}
+			}
+			pos += len(pair) + 1
+		}
+	}
+	return spans
+}
+
+func cookieSecret(name, v string) bool {
+	v = strings.Trim(v, `"`)
+	if placeholder(v) || allDigits.MatchString(v) || strings.Contains(v, " ") || strings.HasPrefix(v, "$") {
+		return false
+	}
+	if sessionish.MatchString(name) {
+		return len(v) >= 6
+	}
+	return len(v) >= 16 && (randomish(v, 16) || hexRE.MatchString(v) || uuidRE.MatchString(v))
+}
+
+// csvSecretColumn: a CSV header naming a secret (an IAM credentials
+// export's "Secret access key", a "password" column).
+var csvSecretColumn = regexp.MustCompile(`(?i)^\s*"?[\w .-]*(?:password|passwd|pwd|secret|token|api[ _-]?key|private[ _-]?key)[\w .-]*"?\s*$`)
+
+// scanCSV redacts the secret columns of CSV rows under a header that
+// names them, up to the first line with another number of fields.
+func scanCSV(text string) []span {
+	var spans []span
+	var cols []int
+	width := 0
+	pos := 0
+	for pos < len(text) {
+		end := lineEnd(text, pos)
+		line := strings.TrimRight(text[pos:end], "\r")
+		fields := strings.Split(line, ",")
+		switch {
+		case len(fields) < 2:
+			cols = nil
+		case cols != nil && len(fields) == width:
+			off := pos
+			for k, f := range fields {
+				for _, c := range cols {
+					if c == k {
+						v := strings.Trim(strings.TrimSpace(f), `"`)
+						if v != "" && !placeholder(v) {
+							vs := off + strings.Index(f, v)
+							spans = append(spans, span{vs, vs + len(v)})
+						}
+					}
+				}
+				off += len(f) + 1
+			}
+		default:
+			cols = nil
+			for k, f := range fields {
+				if csvSecretColumn.MatchString(f) && !notSecretName.MatchString(strings.TrimSpace(strings.Trim(strings.TrimSpace(f), `"`))) &&
+					!strings.HasSuffix(strings.ToLower(strings.TrimSpace(strings.Trim(f, `" `))), " id") {
+					cols = append(cols, k)
+				}
+			}
+			width = len(fields)
+			if len(cols) == 0 {
+				cols = nil
+			}
+		}
+		pos = end + 1
+	}
+	return spans
+}
+
+// scanPgpass redacts the password of .pgpass lines:
+// host:port:database:user:password, the port a number or *.
+func scanPgpass(text string) []span {
+	var spans []span
+	for pos := 0; pos < len(text); {
+		end := lineEnd(text, pos)
+		line := text[pos:end]
+		if strings.Count(line, ":") >= 4 && len(line) < 512 {
+			lead := len(line) - len(strings.TrimLeft(line, " \t"))
+			f := strings.SplitN(strings.TrimSpace(line), ":", 5)
+			host, port, db, user, pw := f[0], f[1], f[2], f[3], strings.TrimRight(f[4], "\r")
+			if pgField(host) && (port == "*" || allDigits.MatchString(port) && len(port) <= 5) && pgField(db) && pgField(user) &&
+				pw != "" && !strings.ContainsAny(pw, " \t") && strings.ContainsAny(host, ".*abcdefghijklmnopqrstuvwxyz") && !placeholder(pw) && len(pw) >= 4 {
+				s := pos + lead + len(host) + len(port) + len(db) + len(user) + 4
+				spans = append(spans, span{s, s + len(pw)})
+			}
+		}
+		pos = end + 1
+	}
+	return spans
+}
+
+func pgField(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \t\"'=/") && len(s) < 128
+}
