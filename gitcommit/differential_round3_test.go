@@ -21,6 +21,7 @@ type round3Case struct {
 	// env adds variables for both sides; refused, when set, is the error
 	// both must end in (git's stderr, CommitAll's error).
 	env     []string
+	envOf   func(dir string) []string // more variables, once set up
 	refused string
 	// verdict: git's verdict on, as where git is installed (the class is
 	// left to git); Preflight runs too.
@@ -42,11 +43,14 @@ func runRound3(t *testing.T, tc round3Case) {
 	runGit(t, dir, "commit", "-q", "-m", "init")
 	tc.setup(t, dir)
 	env := round3Env(t, home, tc.env)
+	if tc.envOf != nil {
+		env = append(env, tc.envOf(dir)...)
+	}
 	twin := copyTree(t, dir)
 
-	git := func(args ...string) (string, error) {
+	gitIn := func(in string, args ...string) (string, error) {
 		cmd := exec.Command("git", append([]string{"-c", "core.quotePath=false"}, args...)...)
-		cmd.Dir, cmd.Env = twin, env
+		cmd.Dir, cmd.Env = in, env
 		var out, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		err := cmd.Run()
@@ -55,6 +59,7 @@ func runRound3(t *testing.T, tc round3Case) {
 		}
 		return strings.TrimSpace(out.String()), err
 	}
+	git := func(args ...string) (string, error) { return gitIn(twin, args...) }
 	_, gitErr := git("add", "-A")
 	if gitErr == nil {
 		_, gitErr = git("commit", "-q", "-m", "change")
@@ -95,7 +100,7 @@ func runRound3(t *testing.T, tc round3Case) {
 		{"ls-files", "-s", "-v"},
 		{"cat-file", "-p", "HEAD"},
 	} {
-		mine := runGit(t, dir, args...)
+		mine, _ := gitIn(dir, args...)
 		theirs, _ := git(args...)
 		if mine != theirs {
 			t.Errorf("%s differs:\n--- debussy\n%s\n--- git\n%s", strings.Join(args, " "), mine, theirs)
@@ -186,6 +191,18 @@ func TestDifferentialRound3(t *testing.T) {
 			os.Chtimes(filepath.Join(dir, "w.u16"), now, now)
 			writeFiles(t, dir, map[string]string{"b.txt": "b\n"})
 		}},
+		{name: "GIT_OBJECT_DIRECTORY holds the objects", envOf: func(dir string) []string {
+			return []string{"GIT_OBJECT_DIRECTORY=" + filepath.Join(filepath.Dir(dir), "objs")}
+		}, setup: func(t *testing.T, dir string) {
+			moveObjects(t, dir, "objs")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n", "b.txt": "b\n"})
+		}},
+		{name: "GIT_ALTERNATE_OBJECT_DIRECTORIES holds the objects", envOf: func(dir string) []string {
+			return []string{"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(filepath.Dir(dir), "store")}
+		}, setup: func(t *testing.T, dir string) {
+			moveObjects(t, dir, "store")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n", "b.txt": "b\n"})
+		}},
 	}
 	if os.Geteuid() == 0 {
 		cases = append(cases, round3Case{name: "a repository owned by another user is refused, its hooks unrun", refused: "dubious ownership",
@@ -205,4 +222,60 @@ func TestDifferentialRound3(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runRound3(t, tc) })
 	}
+}
+
+// moveObjects moves dir's object store next to it, as name, leaving an
+// empty objects/ behind.
+func moveObjects(t *testing.T, dir, name string) {
+	t.Helper()
+	objs := filepath.Join(dir, ".git", "objects")
+	if err := os.Rename(objs, filepath.Join(filepath.Dir(dir), name)); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"info", "pack"} {
+		if err := os.MkdirAll(filepath.Join(objs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Round two's last difference, and its neighbours: a relative core.worktree
+// (relative to the git dir) with GIT_DIR from the environment, relative
+// too, from a subdirectory; a pre-commit hook there runs git, which must
+// find the same repository.
+var round3DiffCases = []diffCase{
+	{
+		name:  "GIT_DIR relative with a relative core.worktree, from a subdirectory",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("src/main.go", "package main // edited\n")
+			h.Write("new.txt", "n")
+			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
+			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+		},
+		commitEnv: func(h *diffRepo) map[string]string {
+			return map[string]string{"GIT_DIR": "../../" + filepath.Base(h.Dir) + ".meta"}
+		},
+		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+	},
+	{
+		name:  "GIT_DIR relative with a relative core.worktree, and a hook that stages",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("src/main.go", "package main // edited\n")
+			h.Write("gen.txt", "generated\n")
+			h.Write(".git/hooks/pre-commit", "#!/bin/sh\necho hooked >> gen.txt && git add gen.txt\n")
+			h.Chmod(".git/hooks/pre-commit", 0o755)
+			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
+			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+		},
+		commitEnv: func(h *diffRepo) map[string]string {
+			return map[string]string{"GIT_DIR": "../../" + filepath.Base(h.Dir) + ".meta"}
+		},
+		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+	},
+}
+
+func TestDifferentialRound3Repository(t *testing.T) {
+	runDiffCases(t, round3DiffCases)
 }

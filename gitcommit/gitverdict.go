@@ -3,6 +3,7 @@ package gitcommit
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,13 +86,11 @@ func (r *Repo) gitEnv(indexFile string) []string {
 		base = os.Environ()
 	}
 	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root, "GIT_INDEX_FILE="+indexFile)
-	for _, k := range []string{"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} {
-		if v := r.getenv(k); v != "" {
-			if k == "GIT_OBJECT_DIRECTORY" {
-				v = absFrom(r.root, v)
-			}
-			env = append(env, k+"="+v)
-		}
+	if r.getenv("GIT_OBJECT_DIRECTORY") != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+r.objectsDir)
+	}
+	if len(r.altObjects) > 0 {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(r.altObjects, string(os.PathListSeparator)))
 	}
 	return env
 }
@@ -105,7 +104,7 @@ func (r *Repo) gitEnv(indexFile string) []string {
 // not installed or cannot run, and a *GitRefusedError when git add -A fails.
 //
 // deferred paths were left to git (errDeferToGit): replaced, not reported.
-func (r *Repo) verdict(mine []*index.Entry, own func(string) bool, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
+func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
 	r.verdictRan = false
 	if plantStaging != nil {
 		mine = plantStaging(mine)
@@ -125,33 +124,59 @@ func (r *Repo) verdict(mine []*index.Entry, own func(string) bool, deferred []st
 	if env == nil {
 		return skipVerdict(mine, deferred)
 	}
-	if b, err := os.ReadFile(r.indexFile); err == nil {
-		fi, serr := os.Stat(r.indexFile)
-		if werr := os.WriteFile(tmpIndex, b, 0o600); werr != nil || serr != nil {
-			r.log.Warn("git's verdict skipped", "err", errors.Join(werr, serr))
-			return skipVerdict(mine, deferred)
-		}
-		_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return mine, nil, fmt.Errorf("read index: %w", err)
+	orig, err := os.ReadFile(r.indexFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("read index: %w", err)
 	}
+	fi, _ := os.Stat(r.indexFile)
 
 	ctx, cancel := context.WithTimeout(context.Background(), verdictTimeout)
 	defer cancel()
-	// No hooks: post-index-change would fire for the temporary index.
-	cmd := exec.CommandContext(ctx, bin, "-c", "core.hooksPath="+os.DevNull, "add", "-A")
-	cmd.Dir, cmd.Env = r.root, env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	// add runs `git add -A` on a fresh copy of the index, leaving out the
+	// paths given (as `:(exclude,literal)` pathspecs).
+	add := func(exclude []string) (string, error) {
+		os.Remove(tmpIndex)
+		if orig != nil {
+			if err := os.WriteFile(tmpIndex, orig, 0o600); err != nil {
+				return "", err
+			}
+			_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
+		}
+		// No hooks: post-index-change would fire for the temporary index.
+		args := []string{"-c", "core.hooksPath=" + os.DevNull, "add", "-A"}
+		var spec bytes.Buffer
+		if exclude != nil {
+			args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
+			spec.WriteString(".\x00")
+			for _, p := range exclude {
+				spec.WriteString(":(exclude,literal)" + p + "\x00")
+			}
+		}
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = r.root, env, &spec
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return stderr.String(), err
+	}
+	stderr, err := add(nil)
+	if err != nil && len(own.roots) > 0 && ctx.Err() == nil {
+		// What git refuses may be a path debussy leaves out by design (the
+		// user's nested repository without a commit, kept out by Exclude).
+		stderr, err = add(own.roots)
+	}
+	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() > 0 {
-			return nil, nil, &GitRefusedError{Output: stderr.String()}
+			return nil, nil, &GitRefusedError{Output: stderr}
 		}
-		r.log.Warn("git's verdict skipped: git add -A did not finish", "err", err, "stderr", stderr.String())
+		r.log.Warn("git's verdict skipped: git add -A did not finish", "err", err, "stderr", stderr)
 		return skipVerdict(mine, deferred)
 	}
 	b, err := os.ReadFile(tmpIndex)
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = emptyIndex, nil // nothing to stage and no index: git wrote none
+	}
 	if err != nil {
 		return mine, nil, fmt.Errorf("read git's index: %w", err)
 	}
@@ -161,7 +186,7 @@ func (r *Repo) verdict(mine []*index.Entry, own func(string) bool, deferred []st
 		return skipVerdict(mine, deferred)
 	}
 	r.verdictRan = true
-	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, own)
+	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, own.has)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
 	return out, pds, err
 }
@@ -255,21 +280,34 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 	return out, pds, nil
 }
 
-// ownPaths is the set of paths whose fate is debussy's decision, not git's:
-// its state directory, the user's untracked files it was told to keep out
-// (while unchanged) and the Never copies.
-func (s *stager) ownPaths() func(string) bool {
-	var dirs []string
+// ownSet is the paths whose fate is debussy's decision, not git's: its
+// state directory, the user's untracked files it was told to keep out
+// (while unchanged: a changed one is committed by both) and the Never
+// copies.
+type ownSet struct{ roots []string }
+
+func (o ownSet) has(p string) bool {
+	return p == stateDir || isStateDirPath(p) || underAny(p, o.roots)
+}
+
+func (s *stager) ownPaths() ownSet {
+	var o ownSet
 	for p := range s.exclude {
-		dirs = append(dirs, p) // a changed one is committed by both
+		o.roots = append(o.roots, p)
 	}
 	for p := range s.never {
-		dirs = append(dirs, p)
+		o.roots = append(o.roots, p)
 	}
-	return func(p string) bool {
-		return p == stateDir || isStateDirPath(p) || underAny(p, dirs)
-	}
+	slices.Sort(o.roots)
+	return o
 }
+
+// emptyIndex is an index file of no entries (version 2).
+var emptyIndex = func() []byte {
+	b := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00")
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
+}()
 
 // WriteRepro writes into dir the reproduction of the paths where git's
 // verdict replaced debussy's staging in commit (Commit.GitReplaced), as

@@ -111,7 +111,7 @@ var gitExecPath = sync.OnceValue(func() string {
 // GIT_EXEC_PATH and that directory first on PATH (git's setup_path), so a
 // hook calling git-sh-setup or another git-core program finds it.
 func (r *Repo) hookEnv(author object.Signature) []string {
-	return append(baseHookEnv(),
+	return append(r.baseHookEnv(),
 		"GIT_INDEX_FILE="+r.relToRoot(r.indexFile),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
@@ -121,12 +121,29 @@ func (r *Repo) hookEnv(author object.Signature) []string {
 	)
 }
 
-// baseHookEnv is the environment every hook gets: debussy's, with git's
-// exec path.
-func baseHookEnv() []string {
-	env := os.Environ()
-	if p := gitExecPath(); p != "" && os.Getenv("GIT_EXEC_PATH") == "" {
-		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+os.Getenv("PATH"))
+// baseHookEnv is the environment every hook gets: debussy's (WithEnv's),
+// with git's exec path. A locating variable that was set (GIT_DIR and the
+// like) is made absolute, as git exports it to hooks after it moved to the
+// worktree root: a relative GIT_DIR given from a subdirectory sent the
+// hook's git nowhere.
+func (r *Repo) baseHookEnv() []string {
+	env := r.env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = withoutRepoEnv(env) // those getenv does not see (OpenLinked) stay out
+	abs := map[string]string{"GIT_DIR": r.gitDir, "GIT_WORK_TREE": r.root, "GIT_COMMON_DIR": r.commonDir, "GIT_OBJECT_DIRECTORY": r.objectsDir,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES": strings.Join(r.altObjects, string(os.PathListSeparator)), "GIT_INDEX_FILE": r.indexFile}
+	for _, k := range repoEnv {
+		if v := r.getenv(k); v != "" {
+			if a, ok := abs[k]; ok {
+				v = a
+			}
+			env = append(env, k+"="+v)
+		}
+	}
+	if p := gitExecPath(); p != "" && r.getenv("GIT_EXEC_PATH") == "" {
+		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+r.getenv("PATH"))
 	}
 	return env
 }
@@ -136,7 +153,7 @@ func baseHookEnv() []string {
 // skip-worktree bits were updated, "0" and "0" for a commit. git ignores
 // its exit status.
 func (r *Repo) postIndexChange(cfg gitConfig) {
-	if _, err := r.runHook(cfg, "post-index-change", baseHookEnv(), "0", "0"); err != nil {
+	if _, err := r.runHook(cfg, "post-index-change", r.baseHookEnv(), "0", "0"); err != nil {
 		r.log.Warn("post-index-change hook failed", "err", err)
 	}
 }

@@ -109,6 +109,11 @@ type Repo struct {
 	// verdictRan says git staged the last CommitAll's tree; guarded by mu.
 	verdictRan bool
 	noVerdict  bool // withoutVerdict
+	// objectsDir is where objects are written (GIT_OBJECT_DIRECTORY, else
+	// the common dir's objects/); altObjects are
+	// GIT_ALTERNATE_OBJECT_DIRECTORIES (objdirs.go).
+	objectsDir string
+	altObjects []string
 	// ruleBlobs are the index's skip-worktree .gitignore and .gitattributes
 	// (indexrules.go), set by readIndex; guarded by mu.
 	ruleBlobs map[string]plumbing.Hash
@@ -179,6 +184,7 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.objectEnv(abs)
 	r.indexFile = filepath.Join(r.gitDir, "index")
 	if f := r.getenv("GIT_INDEX_FILE"); f != "" {
 		r.indexFile = absFrom(r.root, f)
@@ -214,8 +220,8 @@ func (r *Repo) reopen() error {
 	if r.commonDir != r.gitDir {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(r.commonDir))
 	}
-	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{
-		AlternatesFS: osfs.New("/", osfs.WithBoundOS()),
+	st := filesystem.NewStorageWithOptions(r.withObjectEnv(fs), cache.NewObjectLRUDefault(), filesystem.Options{
+		AlternatesFS: newAltFS(),
 	})
 	repo, err := git.Open(formatChecked{st}, osfs.New(r.root))
 	if err != nil {

@@ -90,7 +90,7 @@ func (r *Repo) adjustSharedPerm(path string) error {
 // would create it 0755 whatever the setting).
 func (r *Repo) objectDir(h plumbing.Hash) (string, error) {
 	hex := h.String()
-	dir := filepath.Join(r.commonDir, "objects", hex[:2])
+	dir := filepath.Join(r.objectsDir, hex[:2])
 	if r.shared == 0 {
 		return dir, os.MkdirAll(dir, 0o755)
 	}

@@ -110,7 +110,7 @@ func (r *Repo) streamBlob(abs string, write bool, conv *streamConv) (plumbing.Ha
 		return plumbing.ZeroHash, err
 	}
 
-	objects := filepath.Join(r.commonDir, "objects")
+	objects := r.objectsDir
 	tmp, err := os.CreateTemp(objects, "tmp_obj_")
 	if err != nil {
 		return plumbing.ZeroHash, err
