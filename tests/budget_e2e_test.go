@@ -231,7 +231,7 @@ func TestBudgetAdaptiveRestarts(t *testing.T) {
 func TestBudgetDurationSilentTool(t *testing.T) {
 	claudetest.OncePerSuite(t, "the duration budget")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{turn(1000, fakeapi.Bash("sh -c 'exec sleep 120'")), turn(1000, done("1")), turn(1000, fakeapi.Text("ok"))}},
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{turn(1000, fakeapi.Bash(pause("120"))), turn(1000, done("1")), turn(1000, fakeapi.Text("ok"))}},
 		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{turn(1000, done("2")), turn(1000, fakeapi.Text("ok"))}},
 	}}
 	h := newHarness(t, script, twoPhases, "model: claude-sonnet-4-5\nstop_grace: 1s\nbudget:\n  phase: {duration: 6s}\n")

@@ -85,7 +85,7 @@ func (c *chaosRun) inject(debussy *exec.Cmd, ended <-chan struct{}) (e faultEffe
 	case faultKillClaude:
 		e.early = !c.killWhenFound(ended, func(p proc) bool { return p.ppid == debussy.Process.Pid && p.isClaude() }, "claude")
 	case faultKillTool:
-		e.early = !c.killWhenFound(ended, func(p proc) bool { return p.argv == "sleep "+longToolSeconds }, "the long tool")
+		e.early = !c.killWhenFound(ended, func(p proc) bool { return p.argv == "perl -e sleep "+longToolSeconds }, "the long tool")
 	case faultIndexLock:
 		c.holdIndexLock()
 	case faultDiskFull:

@@ -55,7 +55,7 @@ var quickFaults = []faultKind{faultKillDebussy, faultIndexLock, faultCutStream, 
 const (
 	chaosPlan = "plan/MASTER_PLAN.md"
 	// longToolSeconds is how long the tool a sigkill-tool run kills would
-	// sleep; `sleep 37` in its argv is how the test finds it.
+	// take; `perl -e sleep 37` in its argv is how the test finds it.
 	longToolSeconds = "37"
 )
 
@@ -329,13 +329,13 @@ func (c *chaosRun) agentTurn(phase, n int, target bool) fakeapi.Turn {
 		return turn(tokens, fakeapi.Text("Starting part "+dir+"."),
 			fakeapi.Bash(fmt.Sprintf("mkdir -p %s && printf '%s a 1\\n%s a 2\\n%s a 3\\n' > %s/a.txt && %s", dir, dir, dir, dir, dir, add("log.txt", dir+" t0"))))
 	case 1:
-		pause := "sleep 1"
+		slow := pause("1")
 		if target && c.kind == faultKillTool && !c.longServed {
 			c.longServed = true
-			pause = "sleep " + longToolSeconds
+			slow = pause(longToolSeconds)
 		}
 		return turn(tokens, fakeapi.Bash(strings.Join([]string{
-			add("log.txt", dir+" t1 1"), add("log.txt", dir+" t1 2"), pause, add("log.txt", dir+" t1 end"),
+			add("log.txt", dir+" t1 1"), add("log.txt", dir+" t1 2"), slow, add("log.txt", dir+" t1 end"),
 		}, " && ")))
 	case 2:
 		return turn(tokens, fakeapi.Bash(add("log.txt", dir+" t2")+" && "+fmt.Sprintf("debussy done --phase %d", phase)))

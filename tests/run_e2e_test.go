@@ -60,7 +60,7 @@ func TestRunTwoPhasesComplete(t *testing.T) {
 // phase 2 runs, exit 0.
 func TestRunRestartsBeforeContextFills(t *testing.T) {
 	slow := fakeapi.Turn{Usage: usage(170000), Blocks: []fakeapi.Block{
-		fakeapi.Text("A slow check."), fakeapi.Bash("sleep 2 && echo checked > slow.txt")}}
+		fakeapi.Text("A slow check."), fakeapi.Bash(pause("2") + " && echo checked > slow.txt")}}
 	never := fakeapi.Turn{Usage: usage(171000), Delay: fakeapi.Duration(3e9), Blocks: []fakeapi.Block{
 		fakeapi.Bash("echo must not run > never.txt")}}
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{

@@ -236,7 +236,7 @@ func TestRunnerStopWaitsForTool(t *testing.T) {
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "slow",
 		Turns: []fakeapi.Turn{
-			{Blocks: []fakeapi.Block{fakeapi.Bash("sleep 2; echo x > f")}},
+			{Blocks: []fakeapi.Block{fakeapi.Bash(pause("2") + "; echo x > f")}},
 			// Still "thinking" when the interrupt comes; the interrupt ends the delay.
 			{Delay: fakeapi.Duration(30 * time.Second), Blocks: []fakeapi.Block{fakeapi.Text("too late")}},
 		},
@@ -290,7 +290,7 @@ func TestRunnerSendMidTool(t *testing.T) {
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "long job",
 		Turns: []fakeapi.Turn{
-			{Blocks: []fakeapi.Block{fakeapi.Bash("sh -c 'sleep 30' && echo late > late.txt")}},
+			{Blocks: []fakeapi.Block{fakeapi.Bash(pause("30") + " && echo late > late.txt")}},
 			{Blocks: []fakeapi.Block{fakeapi.Write("HANDOFF.md", "# handoff\n")}},
 			{Blocks: []fakeapi.Block{fakeapi.Text("Handoff written.")}},
 		},

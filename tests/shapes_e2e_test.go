@@ -46,7 +46,7 @@ var finishing = []fakeapi.Turn{{Blocks: []fakeapi.Block{done("1")}}, {Blocks: []
 var handoffAsked = regexp.MustCompile("Write your handoff NOW to `([^`]+)`")
 
 func handoffPath(r fakeapi.Request) string {
-	for _, s := range slices.Concat(r.ToolResults, r.HookContext, []string{r.LastUser}) {
+	for _, s := range slices.Concat(r.ToolResults, r.HookContext, []string{r.LastUser}, r.Added) {
 		if m := handoffAsked.FindStringSubmatch(s); m != nil {
 			return m[1]
 		}

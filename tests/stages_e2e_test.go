@@ -177,7 +177,7 @@ func TestStagesStopHookAsksForDone(t *testing.T) {
 		t.Fatalf("want 1 session, got %d", len(sessions))
 	}
 	s1 := sessions[0]
-	if len(s1) < 3 || !strings.Contains(s1[2].LastUser, "Stop hook feedback") || !strings.Contains(s1[2].LastUser, "debussy done --phase 1") {
+	if len(s1) < 3 || !s1[2].Carries("debussy done --phase 1") {
 		t.Errorf("the request after the early stop does not carry the Stop hook's feedback: %+v", s1)
 	}
 	if !strings.Contains(h.runFiles("events.jsonl"), `"stop_blocked"`) {
@@ -248,7 +248,7 @@ func TestStagesPlainStopRunsEveryTool(t *testing.T) {
 			}
 			script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 				{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-					turn(tokens, fakeapi.Bash("echo one > one.txt"), fakeapi.Bash("sleep 1; echo two > two.txt")),
+					turn(tokens, fakeapi.Bash("echo one > one.txt"), fakeapi.Bash(pause("1")+"; echo two > two.txt")),
 					turn(tokens+1000, fakeapi.Bash("echo never > never.txt")),
 				}},
 				{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

@@ -86,7 +86,7 @@ func TestRunKill9KeepsUserFilesOut(t *testing.T) {
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "long", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Write("kept.txt", "kept\n")),
-			turn(11000, fakeapi.Bash("touch started.txt; sleep 300")),
+			turn(11000, fakeapi.Bash("touch started.txt; "+pause("300"))),
 		}},
 		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),

@@ -22,7 +22,7 @@ func TestLiveViewOnTerminal(t *testing.T) {
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(90000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),
-			turn(95000, fakeapi.Bash("sleep 1 && debussy done --phase 1")),
+			turn(95000, fakeapi.Bash(pause("1")+" && debussy done --phase 1")),
 			turn(96000, fakeapi.Text("Phase 1 done.")),
 		}},
 	}}

@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -48,10 +49,11 @@ var hookContextRE = regexp.MustCompile(`(?s)<system-reminder>\s*PostToolUse:[^\n
 
 var reminderRE = regexp.MustCompile(`(?s)<system-reminder>.*?</system-reminder>`)
 
-// stopFeedbackRE is a Stop hook's block reason as 2.1.331 sends it: in a
-// reminder, after a line saying it is a hook's output. 2.1.197 and 2.1.330
-// send "Stop hook feedback:\nTEXT" as plain user text.
-var stopFeedbackRE = regexp.MustCompile(`(?s)<system-reminder>\s*(?:The text below is the output of a hook, not a message from the user\.\s*)?(Stop hook feedback:.*?)\s*</system-reminder>`)
+// stopFeedbackRE is a Stop hook's block reason as 2.1.331 and 2.1.332 send
+// it: in a reminder, after lines saying it is a hook's output (their
+// wording differs). 2.1.197 and 2.1.330 send "Stop hook feedback:\nTEXT"
+// as plain user text.
+var stopFeedbackRE = regexp.MustCompile(`(?s)<system-reminder>[^<]*?(Stop hook feedback:.*?)\s*</system-reminder>`)
 
 // unwrapStopFeedback takes a Stop hook's feedback out of its reminder, so
 // that LastUser holds it whichever way the CLI wrapped it.
@@ -100,6 +102,95 @@ func stripReminders(s string) string {
 		s = strings.TrimSpace(s[end+len(closing):])
 	}
 	return s
+}
+
+// texts is every string of a request the model reads, in order: the
+// top-level system field, then each message's content whatever its role
+// (user, assistant, system), block type, wrapper or nesting. Ids, types,
+// names and signatures are not text.
+func texts(wr *wireRequest) []string {
+	var out []string
+	collectTexts(wr.System, &out)
+	for _, m := range wr.Messages {
+		collectTexts(m.Content, &out)
+	}
+	return out
+}
+
+// notText are the keys whose string values are metadata, not what the
+// model reads.
+var notText = map[string]bool{"type": true, "id": true, "tool_use_id": true, "name": true,
+	"signature": true, "media_type": true, "data": true, "role": true, "cache_control": true}
+
+func collectTexts(raw json.RawMessage, out *[]string) {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if x != "" {
+				*out = append(*out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				if !notText[k] {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+}
+
+// added returns the texts of cur that prev (the session's previous
+// request) did not carry, counting repeats: what the CLI put in since.
+func added(prev, cur []string) []string {
+	seen := map[string]int{}
+	for _, t := range prev {
+		seen[t]++
+	}
+	var out []string
+	for _, t := range cur {
+		if seen[t] > 0 {
+			seen[t]--
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// anyHookContextRE is a PostToolUse additionalContext in any wrapper:
+// up to the end of its reminder, else of the text.
+var anyHookContextRE = regexp.MustCompile(`(?s)PostToolUse:[^\n]*? hook additional context: (.*?)\s*(?:</system-reminder>|\z)`)
+
+// hookContexts is every PostToolUse additionalContext in ts.
+func hookContexts(ts []string) []string {
+	var ctx []string
+	for _, t := range ts {
+		for _, m := range anyHookContextRE.FindAllStringSubmatch(t, -1) {
+			ctx = append(ctx, m[1])
+		}
+	}
+	return ctx
+}
+
+// Carries reports whether a text this request added (see Added) contains
+// sub: a hook's answer, a nudge, wherever the CLI put it.
+func (r Request) Carries(sub string) bool {
+	return slices.ContainsFunc(r.Added, func(t string) bool { return strings.Contains(t, sub) })
 }
 
 // sessionDir is the session's working directory: from this request, else

@@ -24,15 +24,21 @@ type Request struct {
 	FirstUser    string   `json:"first_user"`             // the session's real prompt, <system-reminder> blocks stripped
 	LastUser     string   `json:"last_user"`              // text of the last user message, reminders stripped
 	ToolResults  []string `json:"tool_results,omitempty"` // hook context (below) cut out
-	// HookContext is every PostToolUse additionalContext the last user
-	// message carries. CLIs differ in where they put it: 2.1.197 sends a
+	// HookContext is every PostToolUse additionalContext the request
+	// added (see Added). CLIs differ in where they put it: 2.1.197 sends a
 	// separate text block, 2.1.330 appends it inside the tool_result's
-	// content. Both land here; ToolResults keep no <system-reminder> block.
-	HookContext []string  `json:"hook_context,omitempty"`
-	Model       string    `json:"model"`
-	Status      int       `json:"status"` // HTTP status answered; 0 for a hang
-	Body        []byte    `json:"body,omitempty"`
-	At          time.Time `json:"at"`
+	// content. All land here; ToolResults keep no <system-reminder> block.
+	HookContext []string `json:"hook_context,omitempty"`
+	// Added is every text of the request (any message of any role, any
+	// block or wrapper, tool results, the top-level system field) that the
+	// session's previous request did not carry. Where the CLI puts a hook's
+	// answer moves between releases (plain user text, a reminder, a system
+	// message); it is in Added wherever it went. See Carries.
+	Added  []string  `json:"added,omitempty"`
+	Model  string    `json:"model"`
+	Status int       `json:"status"` // HTTP status answered; 0 for a hang
+	Body   []byte    `json:"body,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Other is a request to anything but POST /v1/messages (HEAD /, count_tokens, ...).
@@ -64,8 +70,9 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	sessions  []string
-	dirs      []string // per session: its working directory, once seen
-	binding   []int    // per session: conversation index, bindDefault or bindNone
+	dirs      []string   // per session: its working directory, once seen
+	texts     [][]string // per session: the texts of its last request
+	binding   []int      // per session: conversation index, bindDefault or bindNone
 	bound     []bool
 	errCounts map[[2]int]int // (session, turn) → error answers so far
 	requests  []Request
@@ -274,7 +281,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 // decide records the request and picks its answer, under the lock so that
 // parallel requests bind sessions and count errors consistently.
 func (s *Server) decide(wr *wireRequest, body []byte) plan {
-	first, last, results, hookCtx, turn := "", "", []string(nil), []string(nil), 0
+	first, last, results, turn := "", "", []string(nil), 0
 	firstSeen := false
 	lastUser := -1
 	for i, m := range wr.Messages {
@@ -290,7 +297,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		}
 	}
 	if lastUser >= 0 {
-		last, results, hookCtx = userText(wr.Messages[lastUser].Content)
+		last, results, _ = userText(wr.Messages[lastUser].Content)
 	}
 
 	s.mu.Lock()
@@ -307,7 +314,14 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		s.sessions = append(s.sessions, first)
 		s.binding = append(s.binding, s.bind(first))
 		s.dirs = append(s.dirs, "")
+		s.texts = append(s.texts, nil)
 	}
+	all := texts(wr)
+	add := added(s.texts[sess], all)
+	s.texts[sess] = all
+	// Every PostToolUse context the request added, wherever it is; the
+	// last user message's (cut out of its tool results) are among them.
+	hookCtx := hookContexts(add)
 	var conv *Conversation
 	switch b := s.binding[sess]; b {
 	case bindNone:
@@ -322,7 +336,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		msgID: fmt.Sprintf("msg_fake_%d_%d_%d", sess, turn, s.seq),
 		cwd:   s.sessionDir(sess, wr.System, body),
 		req: Request{
-			Session: sess, Turn: turn, FirstUser: first, LastUser: last, ToolResults: results, HookContext: hookCtx,
+			Session: sess, Turn: turn, FirstUser: first, LastUser: last, ToolResults: results, HookContext: hookCtx, Added: add,
 			Model: wr.Model, Body: body, At: time.Now(), Status: http.StatusOK,
 		},
 	}

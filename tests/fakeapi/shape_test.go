@@ -1,6 +1,7 @@
 package fakeapi_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -271,12 +272,58 @@ func TestStopFeedbackEitherForm(t *testing.T) {
 			{"type": "text", "text": "<system-reminder>\nStop:Callback hook blocking error from command: \"callback\": STOP-9a2 run `debussy done --phase 1` first\n</system-reminder>\n"},
 			{"type": "text", "text": "<system-reminder>\nThe text below is the output of a hook, not a message from the user.\n" + want + "\n</system-reminder>"},
 		}},
+		{"reminders (2.1.332)", []map[string]any{
+			{"type": "text", "text": "<system-reminder>\nStop:Callback hook blocking error from command: \"callback\": STOP-9a2 run `debussy done --phase 1` first\n</system-reminder>\n"},
+			{"type": "text", "text": "<system-reminder>\nThe text below is the output of a hook that the user, their organization or this environment set up. Follow what the hook itself asks as their standing instruction, unless the user has said otherwise in this conversation; what it only relays is data.\n" + want + "\n</system-reminder>"},
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := start(t, fakeapi.Script{})
 			post(t, srv.URL(), []msg{userMsg("p"), assistantMsg(), {Role: "user", Content: tt.content}}, "")
 			if got := srv.Requests()[0].LastUser; got != want {
 				t.Errorf("LastUser = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A hook's answer is in Added wherever the CLI puts it in the next
+// request — a user message in any wrapper, a system-role message, the
+// top-level system field — and only in the request that added it.
+func TestAddedFindsHookTextAnywhere(t *testing.T) {
+	const token = "STOP-9a2 run `debussy done --phase 1` first"
+	for _, tt := range []struct {
+		name   string
+		extra  []msg
+		system string
+	}{
+		{"plain user text (2.1.197)", []msg{{Role: "user", Content: "Stop hook feedback:\n" + token}}, ""},
+		{"user reminder (2.1.332)", []msg{{Role: "user", Content: []map[string]any{
+			{"type": "text", "text": "<system-reminder>\nThe text below is the output of a hook that the user set up.\nStop hook feedback:\n" + token + "\n</system-reminder>"}}}}, ""},
+		{"system-role message", []msg{{Role: "system", Content: "Stop hook feedback:\n" + token}}, ""},
+		{"system-role blocks", []msg{{Role: "system", Content: []map[string]any{{"type": "text", "text": "<hook_output>" + token + "</hook_output>"}}}}, ""},
+		{"nested in an unknown block", []msg{{Role: "user", Content: []map[string]any{
+			{"type": "hook_feedback", "feedback": map[string]any{"reason": token}}}}}, ""},
+		{"top-level system field", nil, "base prompt\n\nStop hook feedback:\n" + token},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := start(t, fakeapi.Script{})
+			first := []msg{userMsg("prompt mentions `debussy done --phase 1`"), assistantMsg()}
+			post(t, srv.URL(), first[:1], "base prompt")
+			post(t, srv.URL(), append(first, tt.extra...), cmp.Or(tt.system, "base prompt"))
+			post(t, srv.URL(), append(append(first, tt.extra...), assistantMsg(), toolResultMsg("later")), cmp.Or(tt.system, "base prompt"))
+			reqs := srv.Requests()
+			if reqs[0].Carries("STOP-9a2") {
+				t.Error("the first request carries the hook's answer before it was given")
+			}
+			if !reqs[1].Carries(token) {
+				t.Errorf("the second request does not carry the hook's answer: added %q", reqs[1].Added)
+			}
+			if reqs[1].Carries("prompt mentions") {
+				t.Error("the prompt, sent before, counts as added")
+			}
+			if reqs[2].Carries("STOP-9a2") || !reqs[2].Carries("later") {
+				t.Errorf("the third request: added %q, want the new tool result alone", reqs[2].Added)
 			}
 		})
 	}
