@@ -26,14 +26,15 @@ func familyRules() []rule {
 			id: "cli-password-flag",
 			re: regexp.MustCompile(`\b(?:` +
 				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
-				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
 				`(?:redis-cli|keydb-cli|valkey-cli|redis-benchmark)\b[^\n|;&]*?[ \t]-a[ \t]+|` +
 				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
 				`(?:sqlcmd|bcp|osql|ipmitool|zip|unzip|zipcloak|pgloader)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
 				`(?:plink|pscp|psftp|putty|kitty)\b[^\n|;&]*?[ \t]-pw[ \t]+|` +
 				`(?:ssh-keygen)\b[^\n|;&]*?[ \t]-[NP][ \t]+|` +
 				`(?:rabbitmqctl)[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S+[ \t]+|` +
-				`(?:htpasswd)[ \t]+-[a-zA-Z]*b[a-zA-Z]*[ \t]+(?:\S+[ \t]+)?\S+[ \t]+|` +
+				`(?:htpasswd)(?:[ \t]+-[a-zA-Z]+)*?[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[a-zA-Z]+)*[ \t]+(?:[^\s-]\S*[ \t]+)?[^\s-]\S*[ \t]+|` +
 				`(?:lftp)\b[^\n|;&]*?[ \t]-u[ \t]+[^\s,]+,|` +
 				`(?:net)[ \t]+user[ \t]+\S+[ \t]+` +
 				`)` + quotedOrBare),
@@ -101,6 +102,17 @@ func familyRules() []rule {
 			from:     2,
 			keywords: []string{"set", "config"},
 			keep:     keepField,
+		},
+		{
+			// Secrets in a URL's query: ?sig= (Azure SAS), ?access_token=,
+			// ?X-Amz-Security-Token=, ?key= (Google), ?password=.
+			id:       "url-query-secret",
+			re:       regexp.MustCompile(`(?i)[?&;]((?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|access_token|id_token|refresh_token|token|api_key|apikey|key|password|passwd|pwd|pass|secret|client_secret|auth|session|sid|sessionid))=([^&#\s"'<>]+)`),
+			from:     2,
+			keywords: []string{"sig=", "signature=", "token=", "key=", "password=", "passwd=", "pwd=", "pass=", "secret=", "auth=", "session=", "sid=", "sessionid="},
+			keep: func(g []string, v string) bool {
+				return len(v) < 8 || placeholder(v) || allDigits.MatchString(v) || strings.EqualFold(g[1], "key") && lookAlike(v)
+			},
 		},
 		{
 			// .netrc: machine host login user password SECRET, on one line

@@ -46,11 +46,13 @@ func genericRules() []rule {
 			keep:     func(_ []string, v string) bool { return placeholder(v) },
 		},
 		{
-			// Authorization: Basic dXNlcjpwYXNz, Proxy-Authorization: …
+			// Authorization: <any scheme> <credentials> (Basic, Bearer, Bot,
+			// SSWS, GenieKey, Negotiate, …), Proxy-Authorization: …
 			id:       "authorization-header",
-			re:       regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|aws4-hmac-sha256)[ \t]+)?([A-Za-z0-9._~+/=:,-]{8,})`),
+			re:       regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \t]+)?([^\s"']{6,}[^"'\r\n]*)`),
+			from:     2,
 			keywords: []string{"authorization"},
-			keep:     func(_ []string, v string) bool { return placeholder(v) },
+			keep:     func(_ []string, v string) bool { return placeholder(strings.TrimSpace(v)) },
 		},
 		{
 			id:       "bearer",
@@ -152,7 +154,7 @@ var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
+var otherName = regexp.MustCompile(`(?i)public|foreign|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).
@@ -166,7 +168,8 @@ func keepField(g []string, v string) bool {
 		placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
-	if len(v) < 4 {
+	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
+		// A cookie header's pairs are the cookie scanner's to judge.
 		return true
 	}
 	if !strongName.MatchString(name) {
@@ -183,9 +186,9 @@ var bootstrapToken = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
 
 // placeholder: values that stand in for a secret rather than being one.
 var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
-	`\[redacted\]|\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{\{.*\}\}|\{[A-Za-z_][\w.-]*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
+	`\[redacted\]|\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
 	`(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|` +
-	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|` +
+	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|file|env|stdin|prompt|` +
 	`your[_-].*|my[_-].*|example.*|redacted|hidden|masked|\.\.\.|…` +
 	`)$`)
 

@@ -117,6 +117,12 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 	for i := range gl {
 		if gl[i].id == "gitleaks:generic-api-key" {
 			gl[i].named = true
+			// A UUID or a digest under a bare "key" (Idempotency-Key,
+			// cache key) is an id; under api_key or a token's name, not.
+			gl[i].keep = func(g []string, v string) bool {
+				name, _, _ := strings.Cut(g[0], v)
+				return lookAlike(v) && !strongName.MatchString(name)
+			}
 		}
 	}
 	own := append(append(genericRules(), familyRules()...), scanRules()...)
