@@ -136,6 +136,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 
 	s := r.newStager(idx, cfg, true)
 	s.conv.deferEncoding = o.entries == nil && r.verdictWillRun()
+	s.sparse = r.sparsePatterns(cfg)
 	s.exclude = o.exclude
 	if s.never, err = r.notInHead(h, o.never); err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
@@ -151,6 +152,9 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	s.conv.close()
 	if errors.Is(err, syscall.ENAMETOOLONG) {
 		err = r.longPathError(err)
+	}
+	if err == nil && len(s.outsideSparse) > 0 {
+		err = &SparsePathError{Paths: s.outsideSparse}
 	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: stage: %w", err)

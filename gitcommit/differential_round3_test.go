@@ -203,6 +203,22 @@ func TestDifferentialRound3(t *testing.T) {
 			moveObjects(t, dir, "store")
 			writeFiles(t, dir, map[string]string{"a.txt": "two\n", "b.txt": "b\n"})
 		}},
+		{name: "a new file outside the sparse-checkout definition", refused: "outside of your sparse-checkout definition",
+			setup: func(t *testing.T, dir string) {
+				sparseAOnly(t, dir)
+				writeFiles(t, dir, map[string]string{"a/x": "2\n", "c/z": "new\n"})
+			}},
+		{name: "a tracked file deleted outside the sparse-checkout definition stays in the index",
+			setup: func(t *testing.T, dir string) {
+				sparseAOnly(t, dir)
+				runGit(t, dir, "update-index", "--no-skip-worktree", "b/y")
+				writeFiles(t, dir, map[string]string{"a/x": "2\n"})
+			}},
+		{name: "a tracked file edited outside the sparse-checkout definition stays unstaged", setup: func(t *testing.T, dir string) {
+			sparseAOnly(t, dir)
+			runGit(t, dir, "update-index", "--no-skip-worktree", "b/y")
+			writeFiles(t, dir, map[string]string{"a/x": "2\n", "b/y": "edited\n"})
+		}},
 	}
 	if os.Geteuid() == 0 {
 		cases = append(cases, round3Case{name: "a repository owned by another user is refused, its hooks unrun", refused: "dubious ownership",
@@ -278,4 +294,13 @@ var round3DiffCases = []diffCase{
 
 func TestDifferentialRound3Repository(t *testing.T) {
 	runDiffCases(t, round3DiffCases)
+}
+
+// sparseAOnly commits a/x and b/y and checks out only a/ (non-cone).
+func sparseAOnly(t *testing.T, dir string) {
+	t.Helper()
+	writeFiles(t, dir, map[string]string{"a/x": "1\n", "b/y": "1\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "two dirs")
+	runGit(t, dir, "sparse-checkout", "set", "--no-cone", "/a/")
 }

@@ -50,6 +50,10 @@ type stager struct {
 	conv *converter // clean filters, eol, ident (convert.go); close after staging
 	// deferred are the paths left to git's verdict (errDeferToGit).
 	deferred []string
+	// sparse is the sparse-checkout definition CommitAll stages under (nil:
+	// none); outsideSparse the paths git add -A refuses for it (sparse.go).
+	sparse        ignoreList
+	outsideSparse []string
 }
 
 func (r *Repo) newStager(idx *index.Index, cfg gitConfig, write bool) *stager {
@@ -170,6 +174,12 @@ func (s *stager) refreshTracked(entries []*index.Entry) error {
 			continue
 		}
 
+		if !s.inSparse(e.Name) {
+			// Outside the sparse-checkout definition git add -A leaves an
+			// edit or a deletion unstaged (sparse.go).
+			out = append(out, e)
+			continue
+		}
 		keep, err := s.refreshEntry(e, st)
 		if err != nil {
 			return err

@@ -174,6 +174,10 @@ func (w *walker) addFile(path string, symlink bool) error {
 	if out, err := s.keepOut(path, s.fileFingerprint(path)); out || err != nil {
 		return err
 	}
+	if !s.inSparse(path) {
+		s.outsideSparse = append(s.outsideSparse, path)
+		return nil
+	}
 	if !verifyPath(path, symlink, s.protectNTFS, s.protectHFS) {
 		w.invalid = append(w.invalid, path)
 		return nil
@@ -199,6 +203,10 @@ func (w *walker) addFile(path string, symlink bool) error {
 func (w *walker) addNested(rel string) error {
 	if out, err := w.s.keepOut(rel, w.s.nestedFingerprint(rel)); out || err != nil {
 		return err
+	}
+	if !w.s.inSparse(rel) {
+		w.s.outsideSparse = append(w.s.outsideSparse, rel)
+		return nil
 	}
 	h, ok := w.s.nestedHead(w.s.abs(rel))
 	if !ok {
