@@ -110,6 +110,25 @@ func (c *ContextUsage) Used() []ContextCategory {
 	return used
 }
 
+// KnownContext is an answer to get_context_usage a run reuses for later
+// sessions of the same CLI version and model: the request is not free
+// (measured against the fake API: 2.1.197 makes 14-19 count_tokens calls
+// to the API in three rounds and reads the first prompt only after them;
+// 2.1.332 makes ~25 in two rounds beside the first turn and answers after
+// the first response once a call takes 200 ms or more), and the answer
+// does not change.
+type KnownContext struct {
+	Version string // claude_code_version of the session that asked
+	Model   string // that session's system/init model
+	Usage   ContextUsage
+}
+
+// Matches reports whether a session whose init says version and model
+// runs what the answer is about.
+func (k *KnownContext) Matches(version, model string) bool {
+	return k != nil && k.Version == version && strings.EqualFold(strings.TrimSpace(k.Model), strings.TrimSpace(model))
+}
+
 // contextUsageWire is the "response" of a get_context_usage answer.
 // gridRows, skills, messageBreakdown, ... are left undecoded.
 type contextUsageWire struct {
@@ -168,13 +187,37 @@ func contextUsageRequest(reqID string) []byte {
 }
 
 // contextAsker decides when to ask the CLI about its context: once at the
-// start, and again when the stream shows another model than the last
-// answer's. It is owned by the supervise goroutine.
+// start unless an earlier session's answer is known for this CLI (asked
+// again at init if the version or model differ), and again when the stream
+// shows another model than the last answer's. It is owned by the supervise
+// goroutine.
 type contextAsker struct {
 	n       int                  // requests sent
 	pending map[string]time.Time // request id → when sent
 	model   string               // model of the last answer, or the model asked about
 	asked   map[string]bool      // normalised models asked about
+	known   *KnownContext        // Spec.KnownContext, until init shows another CLI or model
+}
+
+// start returns the request to write before the first message, or nil
+// when known answers it.
+func (a *contextAsker) start(now time.Time, model string, known *KnownContext) []byte {
+	if known == nil || !known.Usage.OK() {
+		return a.next(now, model)
+	}
+	a.known, a.model = known, known.Usage.Model
+	a.pending, a.asked = map[string]time.Time{}, map[string]bool{normModel(known.Model): true, normModel(known.Usage.Model): true}
+	return nil
+}
+
+// lateError is the Error of a request left unanswered: consumers stop
+// waiting for the window and judge their fallback.
+const lateError = "claude did not answer get_context_usage"
+
+// lateEvent is the event for a request unanswered too long.
+func lateEvent(id string, at time.Time) Event {
+	return Event{Kind: KindContextUsage, At: at, ContextUsage: &ContextUsage{RequestID: id,
+		Error: fmt.Sprintf("%s within %s", lateError, contextUsageTimeout)}}
 }
 
 // next returns a new request line and records it.
@@ -217,6 +260,11 @@ func (a *contextAsker) observe(ev *Event, now time.Time) (write []byte, late []s
 		return nil, late
 	case KindInit:
 		seen = ev.Init.Model
+		if k := a.known; k != nil && !k.Matches(ev.Init.Version, ev.Init.Model) && a.n < maxContextAsks {
+			a.known = nil // another CLI or model than the answer's
+			a.model = seen
+			return a.next(now, seen), late
+		}
 	case KindAssistant:
 		// A fallback model shows on the main thread's responses first.
 		if ev.Assistant.MainThread() && ev.Assistant.Error == "" {

@@ -187,6 +187,47 @@ func TestContextAsker(t *testing.T) {
 	}
 }
 
+// A known answer for the session's CLI version and model is not asked
+// again; init naming another version or model asks at once.
+func TestContextAskerKnown(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1000, 0)
+	known := &KnownContext{Version: "2.1.332", Model: "claude-opus-5-5",
+		Usage: ContextUsage{Model: "claude-opus-5-5", MaxTokens: 1_000_000}}
+	initEv := func(version, model string) *Event {
+		return &Event{Kind: KindInit, Init: &Init{Version: version, Model: model}}
+	}
+	tests := []struct {
+		name  string
+		known *KnownContext
+		init  *Event
+		start bool // a request before the first message
+		ask   bool // a request at init
+	}{
+		{"nothing known", nil, initEv("2.1.332", "claude-opus-5-5"), true, false},
+		{"known, same CLI and model", known, initEv("2.1.332", "claude-opus-5-5"), false, false},
+		{"known, another CLI version", known, initEv("2.1.333", "claude-opus-5-5"), false, true},
+		{"known, another model", known, initEv("2.1.332", "claude-sonnet-4-5"), false, true},
+		{"a failed answer is not known", &KnownContext{Version: "2.1.332", Model: "claude-opus-5-5"}, initEv("2.1.332", "claude-opus-5-5"), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a contextAsker
+			if got := a.start(t0, "", tt.known) != nil; got != tt.start {
+				t.Errorf("request at start: %v, want %v", got, tt.start)
+			}
+			w, _ := a.observe(tt.init, t0)
+			if got := w != nil; got != tt.ask {
+				t.Errorf("request at init: %q, want one: %v", w, tt.ask)
+			}
+		})
+	}
+	// Unanswered for the timeout: an event ends the consumers' wait.
+	if ev := lateEvent("ctx_1", t0); ev.Kind != KindContextUsage || ev.ContextUsage.OK() || !strings.Contains(ev.ContextUsage.Error, lateError) {
+		t.Errorf("late event %+v", ev.ContextUsage)
+	}
+}
+
 // Against the fake CLI: the request goes before the first user message, the
 // answer arrives as an event, and a refusal or silence never fails the session.
 func TestSessionContextUsage(t *testing.T) {

@@ -77,6 +77,10 @@ type Spec struct {
 	// the runner's PreCompact answer blocks it, so a restart is the one way
 	// a full context is handled.
 	AllowCompact bool
+	// KnownContext is an earlier session's get_context_usage answer: the
+	// runner does not ask again unless init names another CLI version or
+	// model (see KnownContext).
+	KnownContext *KnownContext
 	// DisableHooks registers no hook callbacks: no KindHook events, and
 	// stops take the interrupt path. It exists to measure the hooks' cost.
 	DisableHooks bool
@@ -263,9 +267,13 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		// Before the first message, or the first turn runs without them.
 		s.enqueueWrite(initializeRequest(), nil)
 	}
-	// Also before the first message: the answer (the window, the CLI's own
-	// compaction point) comes before the first response. Nothing waits for it.
-	s.enqueueWrite(s.ctxAsk.next(started, spec.Model), nil)
+	// Also before the first message, unless an earlier session's answer is
+	// known: the answer (the window, the CLI's own compaction point) comes
+	// before the first response on 2.1.197, after it on 2.1.332 with a slow
+	// API. Nothing waits for it; until it comes the window is pending.
+	if ask := s.ctxAsk.start(started, spec.Model, spec.KnownContext); ask != nil {
+		s.enqueueWrite(ask, nil)
+	}
 	s.enqueueWrite(userMessage(spec.Prompt), nil)
 	s.stopWatch = context.AfterFunc(ctx, func() { s.push(input{kind: inCancel}) })
 	go s.supervise()

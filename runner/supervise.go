@@ -182,7 +182,8 @@ func (s *Session) supervise() {
 			if in.kind == inLine && !s.over && !s.m.ending() {
 				ask, late := s.ctxAsk.observe(in.event, now)
 				for _, id := range late {
-					s.log.Warn("claude did not answer get_context_usage; the window comes from the model table", "request_id", id)
+					s.log.Debug("claude did not answer get_context_usage", "request_id", id)
+					s.outbox = append(s.outbox, lateEvent(id, now)) // ends the consumers' wait for the window
 				}
 				if ask != nil {
 					s.enqueueWrite(ask, nil)
