@@ -24,8 +24,10 @@ const nudgeArgsRunes = 120
 type NudgeConfig struct {
 	// Repeat identical (call, result) pairs within the last RepeatWindow
 	// main-thread results are a doom loop; at RepeatRestart the session
-	// should restart. The same call with a changing result is progress
-	// (a test run after each edit), never a loop.
+	// should restart. A repeat counts only when its result is a failure or
+	// nothing was written since the previous identical call: the same call
+	// with a changing result (a test run after each edit), or a silent
+	// successful check after each edit (`go build ./...`), is progress.
 	Repeat, RepeatWindow, RepeatRestart int
 	// ExploreReads reads without an edit in between are too many.
 	ExploreReads int
@@ -39,7 +41,7 @@ type Nudge struct {
 	Kind    string // NudgeDoomLoop or NudgeExploration
 	Tool    string // the call that triggered it
 	Args    string // its input as short canonical JSON
-	Count   int    // identical (call, result) pairs in the window, or reads since the last edit
+	Count   int    // identical (call, result) pairs in a row that made no progress, or reads since the last edit
 	Restart bool   // a doom loop at RepeatRestart: end the session
 }
 
@@ -50,22 +52,49 @@ type Nudger struct {
 	cfg       NudgeConfig
 	seen      map[string]bool // tool_use ids of main-thread calls
 	sub       map[string]bool // tool_use ids of subagents' calls
+	open      map[string]runner.ToolUse
+	judged    map[string]bool // ids whose result was judged (PostToolUse) or is not the agent's (Skip)
 	calls     int             // main-thread calls observed
 	results   int             // main-thread results observed
-	recent    []string        // keys of the last RepeatWindow results, oldest first
+	writes    int             // successful main-thread calls that may have changed files
+	recent    []repeat        // the last RepeatWindow results, oldest first
 	reads     int             // reads since the last edit
 	lastNudge map[string]int
 	restarted bool
 }
 
-// NewNudger returns a Nudger for one session.
-func NewNudger(c NudgeConfig) *Nudger {
-	return &Nudger{cfg: c, seen: map[string]bool{}, sub: map[string]bool{}, lastNudge: map[string]int{}}
+// repeat is one judged result: its (call, result) key, how many identical
+// ones in a row made no progress (chain), and the writes counted after it.
+type repeat struct {
+	key   string
+	chain int
+	mark  int
 }
 
-// Observe folds one stream event in and returns the exploration nudges it
-// causes, if any; loops are judged on results (ObserveResult).
+// NewNudger returns a Nudger for one session.
+func NewNudger(c NudgeConfig) *Nudger {
+	return &Nudger{cfg: c, seen: map[string]bool{}, sub: map[string]bool{}, open: map[string]runner.ToolUse{},
+		judged: map[string]bool{}, lastNudge: map[string]int{}}
+}
+
+// Skip leaves a call out of loop judging: debussy refused it (its
+// is_error result is debussy's, not the agent's failure).
+func (n *Nudger) Skip(id string) {
+	if id != "" {
+		n.judged[id] = true
+	}
+}
+
+// Observe folds one stream event in and returns the nudges it causes, if
+// any: exploration on calls, loops on failed results. A failed tool gets
+// no PostToolUse (measured on 2.1.197 and 2.1.332: the CLI calls
+// PostToolUseFailure instead), so its is_error tool_result in the stream
+// is where it is judged; successes are judged at PostToolUse
+// (ObserveResult), before the agent reads them.
 func (n *Nudger) Observe(ev runner.Event) []Nudge {
+	if len(ev.ToolResults) > 0 {
+		return n.failures(ev.ToolResults)
+	}
 	a := ev.Assistant
 	if a == nil {
 		return nil
@@ -83,6 +112,7 @@ func (n *Nudger) Observe(ev runner.Event) []Nudge {
 				continue // the CLI repeats a response's blocks
 			}
 			n.seen[tu.ID] = true
+			n.open[tu.ID] = tu
 		}
 		out = append(out, n.call(tu)...)
 	}
@@ -104,15 +134,46 @@ func (n *Nudger) call(tu runner.ToolUse) []Nudge {
 	return nil
 }
 
-// ObserveResult folds in one tool's result (the PostToolUse hook's
-// tool_response) and returns the doom-loop nudge it causes, if any. A loop
-// is no progress: the same call with the same result, compared after
-// normalizing (ANSI escapes stripped, digit runs masked, so timings and
-// PIDs are not progress). Subagents' calls do not count.
+// failures judges the main thread's failed results not judged at a hook.
+func (n *Nudger) failures(trs []runner.ToolResult) []Nudge {
+	var out []Nudge
+	for _, tr := range trs {
+		tu, ok := n.open[tr.ToolUseID]
+		delete(n.open, tr.ToolUseID)
+		if !ok || tr.ParentToolUseID != "" || n.judged[tr.ToolUseID] {
+			delete(n.judged, tr.ToolUseID)
+			continue
+		}
+		if tr.IsError {
+			if nd, ok := n.judge(tu.Name, tu.ID, tu.Input, tr.Content, true); ok {
+				out = append(out, nd)
+			}
+		}
+	}
+	return out
+}
+
+// ObserveResult folds in one tool's successful result (the PostToolUse
+// hook's tool_response) and returns the doom-loop nudge it causes, if any.
+// A loop is no progress: the same call with the same result, compared
+// after normalizing (ANSI escapes stripped, digit runs masked, so timings
+// and PIDs are not progress), with nothing written since the previous one.
+// Subagents' calls do not count.
 func (n *Nudger) ObserveResult(tool, id string, input json.RawMessage, result string) (Nudge, bool) {
 	if id != "" && n.sub[id] {
 		return Nudge{}, false
 	}
+	if id != "" {
+		n.judged[id] = true // its tool_result follows in the stream
+	}
+	return n.judge(tool, id, input, result, false)
+}
+
+// judge counts one result. A failure always counts toward a loop (the
+// same failing test after each edit is one); a success only when no other
+// call wrote since the previous identical one — `go build ./...` after
+// each edit, silent each time, is progress.
+func (n *Nudger) judge(tool, id string, input json.RawMessage, result string, failed bool) (Nudge, bool) {
 	n.results++
 	args, canonical := canonicalArgs(input)
 	sum := sha256.Sum256([]byte(NormalizeResult(result)))
@@ -120,13 +181,30 @@ func (n *Nudger) ObserveResult(tool, id string, input json.RawMessage, result st
 	if !canonical {
 		key += "\x00" + id // an input too large to keep is never "identical"
 	}
+	r := repeat{key: key, chain: 1}
+	for i := len(n.recent) - 1; i >= 0; i-- {
+		if prev := n.recent[i]; prev.key == key {
+			if failed || n.writes == prev.mark {
+				r.chain = prev.chain + 1
+			}
+			break
+		}
+	}
+	// The call's own writes come after the comparison: a repeated
+	// command that may write (a build) is not progress by itself.
+	if !failed && isEdit(runner.ToolUse{Name: tool, Input: input}) {
+		n.writes++
+	}
+	r.mark = n.writes
 	if w := n.cfg.RepeatWindow; w > 0 {
-		n.recent = append(n.recent, key)
+		n.recent = append(n.recent, r)
 		if len(n.recent) > w {
 			n.recent = n.recent[len(n.recent)-w:]
 		}
+	} else {
+		return Nudge{}, false
 	}
-	return n.doomLoop(tool, key, args)
+	return n.doomLoop(tool, r.chain, args)
 }
 
 // ansiEscape matches CSI and OSC terminal sequences.
@@ -140,15 +218,9 @@ func NormalizeResult(s string) string {
 	return digitRun.ReplaceAllString(ansiEscape.ReplaceAllString(s, ""), "0")
 }
 
-func (n *Nudger) doomLoop(tool, key, args string) (Nudge, bool) {
+func (n *Nudger) doomLoop(tool string, count int, args string) (Nudge, bool) {
 	if n.cfg.Repeat <= 0 && n.cfg.RepeatRestart <= 0 {
 		return Nudge{}, false
-	}
-	count := 0
-	for _, k := range n.recent {
-		if k == key {
-			count++
-		}
 	}
 	nd := Nudge{Kind: NudgeDoomLoop, Tool: tool, Args: clipArgs(args), Count: count}
 	// The restart is never held back by the cooldown: the loop has gone

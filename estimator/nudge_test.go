@@ -16,6 +16,9 @@ type call struct {
 	parent   string
 	dup      bool
 	result   string // the tool's result; "" is the same result every time
+	failed   bool   // the result is is_error, in the stream only (no PostToolUse)
+	refused  bool   // debussy refused the call (Skip): is_error, not the agent's
+	both     bool   // a failure judged at PostToolUse whose is_error result follows
 }
 
 func bash(cmd string) call { return call{tool: "Bash", in: fmt.Sprintf(`{"command":%q}`, cmd)} }
@@ -129,6 +132,47 @@ func TestNudger(t *testing.T) {
 			},
 		},
 		{
+			name: "a silent successful check after each edit is progress (30 times)",
+			cfg:  def,
+			calls: concat(func() []call {
+				var out []call
+				for i := range 30 {
+					out = append(out, edit(fmt.Sprintf("f%d.go", i)), bash("go build ./..."))
+				}
+				return out
+			}()),
+		},
+		{
+			name: "a success repeated with nothing written between is a loop; a write elsewhere starts it again",
+			cfg:  def,
+			calls: []call{bash("go test ./..."), edit("a.go"), bash("go test ./..."), bash("go test ./..."), readF("a.go"),
+				bash("go test ./...")},
+			want: map[int][]Nudge{5: {doom(3, false)}},
+		},
+		{
+			name: "the same failing test after each edit is a loop: nudged, then restarted",
+			cfg:  def,
+			calls: concat(func() []call {
+				var out []call
+				for i := range 5 {
+					out = append(out, edit(fmt.Sprintf("f%d.go", i)), call{tool: "Bash", in: `{"command":"go test ./..."}`, result: "Exit code 1\nFAIL x", failed: true})
+				}
+				return out
+			}()),
+			want: map[int][]Nudge{5: {doom(3, false)}, 9: {doom(5, true)}},
+		},
+		{
+			name:  "calls debussy refused are not the agent's failures",
+			cfg:   def,
+			calls: repeat(call{tool: "Bash", in: `{"command":"go test ./..."}`, result: "refused: write your handoff", refused: true}, 6),
+		},
+		{
+			name:  "a failure judged at its hook is not counted again from the stream",
+			cfg:   def,
+			calls: repeat(call{tool: "Bash", in: `{"command":"go test ./..."}`, result: "FAIL", both: true}, 3),
+			want:  map[int][]Nudge{2: {doom(3, false)}},
+		},
+		{
 			name:  "doom loop disabled",
 			cfg:   NudgeConfig{RepeatWindow: 20},
 			calls: repeat(bash("go test ./..."), 8),
@@ -199,9 +243,21 @@ func TestNudger(t *testing.T) {
 					tu.Input = input(c.in)
 				}
 				got := n.Observe(useEv(c.parent, tu))
-				if !c.dup {
+				failure := runner.Event{Kind: runner.KindToolResult, ToolResults: []runner.ToolResult{
+					{ToolUseID: tu.ID, ParentToolUseID: c.parent, Content: c.result, IsError: true}}}
+				switch {
+				case c.dup:
+				case c.refused:
+					n.Skip(tu.ID)
+					got = append(got, n.Observe(failure)...)
+				case c.failed:
+					got = append(got, n.Observe(failure)...)
+				default:
 					if nd, ok := n.ObserveResult(tu.Name, tu.ID, tu.Input, c.result); ok {
 						got = append([]Nudge{nd}, got...)
+					}
+					if c.both {
+						got = append(got, n.Observe(failure)...)
 					}
 				}
 				if want := tt.want[i]; !reflect.DeepEqual(got, want) {

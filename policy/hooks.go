@@ -68,10 +68,12 @@ func (p *Policy) PreToolUse(c Call, budgetWhy string) runner.HookAnswer {
 			return runner.HookAnswer{}
 		}
 		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "handoff"}, LevelNone, "")
+		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
 		return runner.HookAnswer{Deny: p.request}
 	}
 	if budgetWhy != "" {
 		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "budget"}, LevelNone, "")
+		p.nudger.Skip(c.ToolUseID)
 		return runner.HookAnswer{Deny: budgetWhy}
 	}
 	return runner.HookAnswer{}
