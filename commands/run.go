@@ -65,6 +65,7 @@ Examples:
 			&cli.IntFlag{Name: "max-restarts", DefaultText: "3", Usage: "context restarts allowed per phase attempt, `N` (0 disables restarts)"},
 			&cli.IntFlag{Name: "max-retries", DefaultText: "2", Usage: "remediation sessions after a failed gate or missing done signal, `N`"},
 			&cli.IntFlag{Name: "context-window", DefaultText: "0", Usage: "context window in `TOKENS` (0 detects it from the model)"},
+			&cli.IntFlag{Name: "context-max-tokens", DefaultText: "400000", Usage: "hand off at `TOKENS` of context whatever the window, or at context-threshold if lower (0: off; env DEBUSSY_CONTEXT_MAX_TOKENS)"},
 			&cli.StringFlag{Name: "model", Usage: "claude `MODEL` (default: the CLI's own default)"},
 			&cli.StringFlag{Name: "claude-bin", DefaultText: "claude", Usage: "path of the claude `BINARY` (env DEBUSSY_CLAUDE_BIN)"},
 			&cli.StringFlag{Name: "permission-mode", DefaultText: "bypassPermissions", Usage: "`MODE`: bypassPermissions, acceptEdits, default or plan"},
@@ -117,6 +118,7 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 	return func(cfg *config.Config) {
 		ints := map[string]*int{
 			"context-threshold":   &cfg.ContextThreshold,
+			"context-max-tokens":  &cfg.ContextMaxTokens,
 			"tool-call-threshold": &cfg.ToolCallThreshold,
 			"max-restarts":        &cfg.MaxRestarts,
 			"max-retries":         &cfg.MaxRetries,

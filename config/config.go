@@ -29,6 +29,7 @@ type Config struct {
 	ToolCallThreshold     int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
 	MaxRestarts           int               `yaml:"max_restarts" json:"max_restarts"`
 	ContextWindow         int               `yaml:"context_window" json:"context_window"`
+	ContextMaxTokens      int               `yaml:"context_max_tokens" json:"context_max_tokens"`
 	MaxRetries            int               `yaml:"max_retries" json:"max_retries"`
 	RetryBackoff          Duration          `yaml:"retry_backoff" json:"retry_backoff"`
 	UsageLimitWait        Duration          `yaml:"usage_limit_wait" json:"usage_limit_wait"`
@@ -145,6 +146,7 @@ func Defaults() Config {
 		ToolCallThreshold:     0,
 		MaxRestarts:           3,
 		ContextWindow:         0,
+		ContextMaxTokens:      400_000,
 		MaxRetries:            2,
 		RetryBackoff:          Duration(5 * time.Second),
 		UsageLimitWait:        Duration(6 * time.Hour),

@@ -208,6 +208,15 @@ func rules() map[string]rule {
 				return ""
 			},
 		},
+		"context_max_tokens": {
+			allowed: "0 (off) or an integer >= 1000 (tokens of context at which a session hands off, whatever the window)",
+			check: func(c *Config) string {
+				if v := c.ContextMaxTokens; v != 0 && v < 1000 {
+					return fmt.Sprintf("%d is out of range", v)
+				}
+				return ""
+			},
+		},
 		"max_retries": {
 			allowed: "an integer >= 0",
 			check:   nonNegative(func(c *Config) int { return c.MaxRetries }),

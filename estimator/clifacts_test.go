@@ -23,42 +23,60 @@ func cliAnswer(t *testing.T, name string) runner.Event {
 }
 
 // The case: 2.1.330's default model, unknown to the table, with a
-// first response at 300K. The CLI's answer says 1M, so it runs on.
+// first response at 300K. The CLI's answer says 1M; while it is awaited
+// the table's 200K is pending, never judged.
 func TestWindowFromCLI(t *testing.T) {
-	initEv := runner.Event{Kind: runner.KindInit, Init: &runner.Init{Model: "claude-opus-5-5"}}
+	initEv := runner.Event{Kind: runner.KindInit, Init: &runner.Init{Model: "claude-opus-5-5", Version: "2.1.332"}}
 	resp := runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: "m1", Model: "claude-opus-5-5",
 		Usage: runner.Usage{InputTokens: 300_000}}}
 	refused := runner.Event{Kind: runner.KindContextUsage, ContextUsage: &runner.ContextUsage{Error: "claude refused get_context_usage: Unknown subtype"}}
+	known := func(version, model string) *runner.KnownContext {
+		return &runner.KnownContext{Version: version, Model: model, Usage: *cliAnswer(t, "2.1.330-default.json").ContextUsage}
+	}
+	await := Config{AwaitCLI: true}
 	tests := []struct {
 		name        string
 		cfg         Config
 		evs         []runner.Event
 		wantWindow  int64
 		wantCompact int64 // CompactionPoints
-		wantTrigger Trigger
+		wantPending bool
 	}{
-		{"the CLI's window", Config{ContextThreshold: 80}, []runner.Event{cliAnswer(t, "2.1.330-default.json"), initEv, resp},
-			LongWindow, 967_000, TriggerNone},
-		{"a failed request falls back to the table", Config{ContextThreshold: 80}, []runner.Event{refused, initEv, resp},
-			DefaultWindow, 167_000, TriggerContext},
-		{"no answer falls back to the table", Config{ContextThreshold: 80}, []runner.Event{initEv, resp},
-			DefaultWindow, 167_000, TriggerContext},
-		{"an earlier session's window until the CLI answers", Config{ContextThreshold: 80, LearnedWindow: LongWindow}, []runner.Event{refused, initEv, resp},
-			LongWindow, 967_000, TriggerNone},
-		{"the CLI's answer before an earlier session's", Config{ContextThreshold: 80, LearnedWindow: 2_000_000}, []runner.Event{cliAnswer(t, "2.1.330-default.json"), initEv, resp},
-			LongWindow, 967_000, TriggerNone},
-		{"context_window still wins", Config{ContextThreshold: 80, Window: 2_000_000}, []runner.Event{cliAnswer(t, "2.1.330-default.json"), initEv, resp},
-			2_000_000, 967_000, TriggerNone},
-		{"no buffer: the CLI will not compact", Config{ContextThreshold: 80}, []runner.Event{cliAnswer(t, "2.1.330-sonnet-4-5.json"), initEv},
-			DefaultWindow, 0, TriggerNone},
-		{"2.1.197 names the buffer only", Config{ContextThreshold: 80}, []runner.Event{cliAnswer(t, "2.1.197-sonnet-4-6.json"), initEv},
-			DefaultWindow, 167_000, TriggerNone},
+		{"the CLI's window", await, []runner.Event{cliAnswer(t, "2.1.330-default.json"), initEv, resp},
+			LongWindow, 967_000, false},
+		{"the answer after the first response: pending until then", await, []runner.Event{initEv, resp},
+			DefaultWindow, 167_000, true},
+		{"the answer after the first response", await, []runner.Event{initEv, resp, cliAnswer(t, "2.1.330-default.json")},
+			LongWindow, 967_000, false},
+		{"a failed request falls back to the table", await, []runner.Event{refused, initEv, resp},
+			DefaultWindow, 167_000, false},
+		{"not asked: the table", Config{}, []runner.Event{initEv, resp},
+			DefaultWindow, 167_000, false},
+		{"a [1m] name says 1M itself", await, []runner.Event{
+			{Kind: runner.KindInit, Init: &runner.Init{Model: "claude-opus-4-8[1m]"}}, resp},
+			LongWindow, 967_000, false},
+		{"an earlier session's answer for the same CLI and model", Config{Known: known("2.1.332", "claude-opus-5-5")}, []runner.Event{initEv, resp},
+			LongWindow, 967_000, false},
+		{"an earlier answer for another CLI version is not used", Config{Known: known("2.1.331", "claude-opus-5-5")}, []runner.Event{initEv, resp},
+			DefaultWindow, 167_000, true},
+		{"an earlier answer for another model is not used", Config{Known: known("2.1.332", "claude-sonnet-4-5")}, []runner.Event{initEv, resp},
+			DefaultWindow, 167_000, true},
+		{"an earlier session's window until the CLI answers", Config{AwaitCLI: true, LearnedWindow: LongWindow}, []runner.Event{refused, initEv, resp},
+			LongWindow, 967_000, false},
+		{"the CLI's answer before an earlier session's", Config{AwaitCLI: true, LearnedWindow: 2_000_000}, []runner.Event{cliAnswer(t, "2.1.330-default.json"), initEv, resp},
+			LongWindow, 967_000, false},
+		{"context_window still wins", Config{AwaitCLI: true, Window: 2_000_000}, []runner.Event{initEv, resp},
+			2_000_000, 1_967_000, false},
+		{"no buffer: the CLI will not compact", await, []runner.Event{cliAnswer(t, "2.1.330-sonnet-4-5.json"), initEv},
+			DefaultWindow, 0, false},
+		{"2.1.197 names the buffer only", await, []runner.Event{cliAnswer(t, "2.1.197-sonnet-4-6.json"), initEv},
+			DefaultWindow, 167_000, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := last(run(tt.cfg, tt.evs))
-			if got.Window != tt.wantWindow || got.Trigger != tt.wantTrigger {
-				t.Errorf("window %d trigger %q (%s); want %d %q", got.Window, got.Trigger, got.Reason, tt.wantWindow, tt.wantTrigger)
+			if got.Window != tt.wantWindow || got.WindowPending != tt.wantPending || got.Trigger != TriggerNone {
+				t.Errorf("window %d pending %v trigger %q; want %d %v, no trigger", got.Window, got.WindowPending, got.Trigger, tt.wantWindow, tt.wantPending)
 			}
 			if c, _ := CompactionPoints(got); c != tt.wantCompact {
 				t.Errorf("compaction point %d, want %d", c, tt.wantCompact)

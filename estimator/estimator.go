@@ -21,27 +21,31 @@ const (
 // charsPerToken is the rough ratio used only when a stream carries no usage.
 const charsPerToken = 4
 
-// Config sets the thresholds. The zero value disables both thresholds and
-// detects the window from the model.
+// Config says what the estimator knows before the stream. It decides
+// nothing: thresholds are compared in one place, package policy.
 type Config struct {
-	// ContextThreshold is the percent of the window (1..99) at which to
-	// restart; 0 or ≥ 100 disables the context trigger.
-	ContextThreshold int
-	// ToolCallThreshold is the number of main-thread tool calls at which to
-	// restart; 0 disables it.
-	ToolCallThreshold int
 	// Window overrides the detected context window when > 0.
 	Window int64
 	// LearnedWindow is the window an earlier session of the same CLI
 	// reported: used until this session's CLI answers, before the model
 	// table.
 	LearnedWindow int64
+	// Known is the CLI's answer to get_context_usage from an earlier
+	// session of the run: used while this session's init names the same
+	// CLI version and model (the runner does not ask again then).
+	Known *runner.KnownContext
+	// AwaitCLI says the runner asked the CLI at the start: until it
+	// answers (or fails to), a window that only the model table assumed is
+	// pending (Snapshot.WindowPending), not judged.
+	AwaitCLI bool
 	// PromptChars is the length of the prompt, used by the character-based
 	// fallback for streams without usage.
 	PromptChars int
 }
 
-// Trigger says why a session should be restarted.
+// Trigger says why a session should be restarted. The estimator itself
+// sets only TriggerCompaction (a fact of the stream); the others are
+// policy's decisions, named here for every package.
 type Trigger string
 
 const (
@@ -53,15 +57,21 @@ const (
 
 // Snapshot is the estimator's view after an event.
 type Snapshot struct {
-	Tokens        int64   // context of the latest main-thread response
-	Window        int64   // context window in use
+	Tokens int64 // context of the latest main-thread response
+	Window int64 // context window in use
+	// WindowPending: Window is only the model table's guess (200K for a
+	// name without "[1m]") and the CLI's answer is still awaited, so no
+	// decision may rest on it. npm's 2.1.332 answers get_context_usage
+	// after the first response when the API is slow, and its default
+	// model (claude-opus-5-5) has a 1M window the table cannot know.
+	WindowPending bool
 	Percent       float64 // Tokens / Window × 100
 	Estimated     bool    // Tokens came from the character fallback, not usage
 	Model         string  // init's model id, e.g. "claude-opus-4-8[1m]"
 	ToolCalls     int     // main-thread tool_use blocks
 	SubagentCalls int     // subagents' tool_use blocks
 	Messages      int     // distinct main-thread responses
-	Trigger       Trigger // sticky: the first trigger crossed
+	Trigger       Trigger // TriggerCompaction once the CLI compacted (sticky)
 	Reason        string  // human wording of Trigger
 	ResultWindow  int64   // result.modelUsage contextWindow of the main model, 0 if not seen
 	CostUSD       float64 // latest result's total_cost_usd
@@ -86,6 +96,7 @@ type Estimator struct {
 	costUSD      float64
 	cliWindow    int64 // from the CLI's get_context_usage answer
 	cliCompact   int64
+	awaiting     bool // an answer is due: see Config.AwaitCLI
 
 	tokens    int64 // latest main-thread context from usage
 	haveUsage bool
@@ -111,13 +122,18 @@ type Estimator struct {
 
 // New returns an Estimator for one session.
 func New(cfg Config) *Estimator {
-	return &Estimator{
+	e := &Estimator{
 		cfg:      cfg,
+		awaiting: cfg.AwaitCLI,
 		chars:    int64(max(cfg.PromptChars, 0)),
 		seenMsg:  map[string]bool{},
 		seenTool: map[string]bool{},
 		reads:    map[string]bool{},
 	}
+	if k := cfg.Known; k != nil && k.Usage.OK() {
+		e.cliWindow, e.cliCompact = k.Usage.MaxTokens, k.Usage.CompactionPoint()
+	}
+	return e
 }
 
 // Observe folds one event in and returns the snapshot after it.
@@ -126,6 +142,12 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 	case ev.Init != nil:
 		if ev.Init.Model != "" {
 			e.model = ev.Init.Model
+		}
+		// Another CLI version or model than the earlier answer's: the
+		// runner asks again (contextAsker), and the answer is awaited.
+		if k := e.cfg.Known; k != nil && !k.Matches(ev.Init.Version, ev.Init.Model) {
+			e.cliWindow, e.cliCompact, e.awaiting = 0, 0, true
+			e.cfg.Known = nil
 		}
 	case ev.Assistant != nil:
 		e.observeAssistant(ev.Assistant)
@@ -151,17 +173,14 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 	case ev.Result != nil:
 		e.observeResult(ev.Result)
 	case ev.ContextUsage != nil:
-		// A failed request changes nothing: the table stays the fallback.
+		// A failed request (refused, or unanswered for the runner's
+		// timeout) ends the wait: the table's window is then judged.
+		e.awaiting = false
 		if cu := ev.ContextUsage; cu.OK() {
 			e.cliWindow, e.cliCompact = cu.MaxTokens, cu.CompactionPoint()
 		}
 	}
-	snap := e.Snapshot()
-	if e.trigger == TriggerNone {
-		e.trigger, e.reason = e.check(snap)
-		snap.Trigger, snap.Reason = e.trigger, e.reason
-	}
-	return snap
+	return e.Snapshot()
 }
 
 func (e *Estimator) observeAssistant(a *runner.Assistant) {
@@ -318,6 +337,7 @@ func (e *Estimator) Snapshot() Snapshot {
 		s.Estimated = true
 	}
 	s.Percent = float64(s.Tokens) * 100 / float64(s.Window)
+	s.WindowPending = e.awaiting && !e.windowKnown()
 	return s
 }
 
@@ -339,24 +359,15 @@ func (e *Estimator) window() int64 {
 	}
 }
 
-// check reports the first threshold s crosses; context outranks tool calls
-// because it is the one that ends the session if ignored.
-func (e *Estimator) check(s Snapshot) (Trigger, string) {
-	if t := e.cfg.ContextThreshold; t > 0 && t < 100 && s.Percent >= float64(t) {
-		pct := formatPercent(s.Percent)
-		if s.Estimated {
-			pct = "~" + pct
-		}
-		return TriggerContext, fmt.Sprintf("context %s %% of %s ≥ %d %%", pct, FormatTokens(s.Window), t)
-	}
-	if t := e.cfg.ToolCallThreshold; t > 0 && s.ToolCalls >= t {
-		return TriggerToolCalls, fmt.Sprintf("tool calls %d ≥ %d", s.ToolCalls, t)
-	}
-	return TriggerNone, ""
+// windowKnown reports whether window() rests on more than the table's
+// default: a source above, or a "[1m]" model name, which says 1M itself.
+func (e *Estimator) windowKnown() bool {
+	return e.cfg.Window > 0 || e.cliWindow > 0 || e.resultWindow > 0 || e.cfg.LearnedWindow > 0 ||
+		WindowForModel(e.model) == LongWindow
 }
 
-// formatPercent prints at most one decimal: 83 → "83", 92.5 → "92.5".
-func formatPercent(p float64) string {
+// FormatPercent prints at most one decimal: 83 → "83", 92.5 → "92.5".
+func FormatPercent(p float64) string {
 	return trimZero(strconv.FormatFloat(p, 'f', 1, 64))
 }
 

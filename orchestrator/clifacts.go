@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/runner"
@@ -17,15 +18,62 @@ import (
 
 // cliFacts is one session's record of the CLI's answers.
 type cliFacts struct {
-	phase    string
-	session  int
-	answered bool   // the first answer was recorded as context_breakdown
-	model    string // model of the latest answer
-	failed   bool   // a failed request was logged
+	phase     string
+	session   int
+	specModel string // the --model the session was started with
+	answered  bool   // the first answer was recorded as context_breakdown
+	model     string // model of the latest answer
+	failed    bool   // a failed request was logged
+	init      *runner.Init
+	first     *runner.ContextUsage // the first answer, kept for the run once init is seen
 }
 
-func newCLIFacts(phase string, session int) *cliFacts {
-	return &cliFacts{phase: phase, session: session}
+func newCLIFacts(phase string, session int, specModel string) *cliFacts {
+	return &cliFacts{phase: phase, session: session, specModel: specModel}
+}
+
+// cliAnswers are the run's get_context_usage answers, by the --model a
+// session starts with: the next session with that model starts from the
+// latest (the runner does not ask again) unless its init names another CLI
+// version or model. The request costs the CLI ~20 count_tokens calls to
+// the API (2.1.197 holds the first prompt until they return), and the
+// answer does not change within a run. Phases share it under --parallel.
+type cliAnswers struct {
+	mu     sync.Mutex
+	bySpec map[string]*runner.KnownContext
+}
+
+// known is the answer a session started with specModel may reuse, or nil.
+func (c *cliAnswers) known(specModel string) *runner.KnownContext {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bySpec[specModel]
+}
+
+// keep records a session's first answer, when it is about the model the
+// session's init names (a fallback model's answer is not the next
+// session's).
+func (c *cliAnswers) keep(specModel string, init *runner.Init, cu *runner.ContextUsage) {
+	if init == nil || !cu.OK() || baseModel(cu.Model) != baseModel(init.Model) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bySpec == nil {
+		c.bySpec = map[string]*runner.KnownContext{}
+	}
+	c.bySpec[specModel] = &runner.KnownContext{Version: init.Version, Model: init.Model, Usage: *cu}
+}
+
+// baseModel compares a model across the CLI's spellings
+// ("claude-opus-4-8[1m]" in init and answers, "claude-opus-4-8" in
+// responses).
+func baseModel(m string) string {
+	m = strings.ToLower(strings.TrimSpace(m))
+	if i := strings.IndexByte(m, '['); i > 0 {
+		m = m[:i]
+	}
+	return m
 }
 
 // observeCLIFacts records a get_context_usage answer: the first of the
@@ -33,9 +81,21 @@ func newCLIFacts(phase string, session int) *cliFacts {
 // sees that MCP tools took 40K), a later one — the model changed — as
 // context_window. Any other event is ignored.
 func (r *orun) observeCLIFacts(cf *cliFacts, ev runner.Event, snap estimator.Snapshot) {
+	if ev.Kind == runner.KindInit && ev.Init != nil && cf.init == nil {
+		cf.init = ev.Init
+		if cf.first != nil {
+			r.answers.keep(cf.specModel, cf.init, cf.first) // 2.1.197 answers before init
+		}
+	}
 	cu := ev.ContextUsage
 	if ev.Kind != runner.KindContextUsage || cu == nil {
 		return
+	}
+	if cf.first == nil && cu.OK() {
+		cf.first = cu
+		if cf.init != nil {
+			r.answers.keep(cf.specModel, cf.init, cu) // 2.1.332 answers after init
+		}
 	}
 	if !cu.OK() {
 		if !cf.failed {

@@ -43,6 +43,7 @@ type driver struct {
 	est  *estimator.Estimator
 
 	handoffPath string // absolute
+	specModel   string // the --model the session started with (cliAnswers' key)
 	// deferred is the ledger's changes, decided on the reader and made
 	// by the phase's loop under the run's lock; d.mu.
 	deferred []func()
@@ -78,6 +79,7 @@ func policyConfig(c config.Config, phase, handoffPath, root string) policy.Confi
 	return policy.Config{
 		Phase:             phase,
 		ContextThreshold:  c.ContextThreshold,
+		ContextMaxTokens:  int64(c.ContextMaxTokens),
 		ToolCallThreshold: c.ToolCallThreshold,
 		Zones: estimator.ZoneConfig{
 			ToolCallsYellow: c.ZoneToolCallsYellow, ToolCallsRed: c.ZoneToolCallsRed,
@@ -330,11 +332,14 @@ func readHandoff(path string) string {
 // above the point where the CLI compacts the conversation or refuses the
 // prompt as too long for this window: the restart would come too late.
 func (r *orun) warnCompactionPoint(p *phaseRun, snap estimator.Snapshot) {
-	if p.pointsChecked || snap.Window <= 0 || r.cfg.ContextThreshold >= 100 {
+	if p.pointsChecked || snap.Window <= 0 || snap.WindowPending || r.cfg.ContextThreshold >= 100 {
 		return
 	}
 	p.pointsChecked = true
 	at := snap.Window * int64(r.cfg.ContextThreshold) / 100
+	if c := int64(r.cfg.ContextMaxTokens); c > 0 && c < at {
+		at = c // the cap hands off first
+	}
 	// The CLI's own numbers when it answered get_context_usage; compact
 	// is 0 when it said it will not compact on its own.
 	compact, tooLong := estimator.CompactionPoints(snap)

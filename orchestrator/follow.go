@@ -76,7 +76,7 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 		q.close()
 	}()
 	p, n := d.p, d.n
-	cf := newCLIFacts(p.ph.ID, n)
+	cf := newCLIFacts(p.ph.ID, n, d.specModel)
 	lastBand := -1
 	var snap estimator.Snapshot
 	for {
@@ -113,14 +113,16 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 			r.observeCLIFacts(cf, ev, snap)
 			p.events.Observe(ev)
 			r.logEvent(p.ph.ID, n, ev, snap, p.repo.Root())
-			if snap.Tokens > 0 && snap.Window > 0 {
+			// A window still pending is the model table's guess: its
+			// percent ("150 % of 200K" for a 1M model) is not shown.
+			if snap.Tokens > 0 && snap.Window > 0 && !snap.WindowPending {
 				if band := int(snap.Percent / 10); band != lastBand {
 					lastBand = band
 					r.log.Info("context", "phase", p.ph.ID, "percent", int(snap.Percent), "window", estimator.FormatTokens(snap.Window),
 						"estimated", snap.Estimated, "tokens", snap.Tokens, "tool_calls", snap.ToolCalls, "zone", string(d.zone()))
 				}
 			}
-			if ev.Kind == runner.KindInit {
+			if ev.Kind == runner.KindInit || ev.Kind == runner.KindContextUsage {
 				r.warnCompactionPoint(p, snap)
 			}
 			d.apply()

@@ -105,6 +105,9 @@ type orun struct {
 	events  *state.EventLog
 	release func() error
 	now     func() time.Time
+	// answers are claude's get_context_usage answers, asked once per run
+	// for each CLI version and model (clifacts.go).
+	answers cliAnswers
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.
 	recovered []*state.Run

@@ -39,7 +39,12 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	}
 	// Ctrl-C cancels ctx: the session stops at the next safe point, and is
 	// killed if it has not ended InterruptGrace later (Spec.CancelGrace).
-	sess, err := runner.Start(ctx, r.sessionSpec(p, n, prompt))
+	spec := r.sessionSpec(p, n, prompt)
+	// An earlier session's answer about the window is reused: the
+	// runner asks again only if init names another CLI version or model.
+	known := r.answers.known(spec.Model)
+	spec.KnownContext = known
+	sess, err := runner.Start(ctx, spec)
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
 			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -49,14 +54,14 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	interrupted := r.watchInterrupt(ctx, p, n, sess)
 
 	d := r.newDriver(p, n, sess)
+	d.specModel = spec.Model
+	// The estimator measures; the policy compares every threshold.
 	d.est = estimator.New(estimator.Config{
-		ContextThreshold: r.cfg.ContextThreshold,
-		// The policy applies the tool-call threshold (a fallback without
-		// usage); the estimator's own trigger only for the user's value.
-		ToolCallThreshold: r.cfg.ToolCallThreshold,
-		Window:            int64(r.cfg.ContextWindow),
-		LearnedWindow:     p.window,
-		PromptChars:       len(prompt),
+		Window:        int64(r.cfg.ContextWindow),
+		LearnedWindow: p.window,
+		Known:         known,
+		AwaitCLI:      known == nil,
+		PromptChars:   len(prompt),
 	})
 	defer d.close()
 	r.startEconomics(p)
@@ -216,8 +221,12 @@ func sessionFields(p *phaseRun, n int, m map[string]any) map[string]any {
 func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot, root string) {
 	switch ev.Kind {
 	case runner.KindInit:
+		window := estimator.FormatTokens(snap.Window)
+		if snap.WindowPending {
+			window = "asked of claude"
+		}
 		r.log.Info("session started", "phase", phase, "session", n, "model", ev.Init.Model,
-			"window", estimator.FormatTokens(snap.Window), "claude", ev.Init.Version)
+			"window", window, "claude", ev.Init.Version)
 	case runner.KindAssistant:
 		for _, tu := range ev.Assistant.ToolUses {
 			if !ev.Assistant.MainThread() {

@@ -63,6 +63,9 @@ const (
 type Config struct {
 	Phase            string // the phase id, quoted in notes
 	ContextThreshold int    // percent of the window; ≥ 100 disables
+	// ContextMaxTokens caps the context in tokens whatever the window (a
+	// handoff at the lower of the two); 0 disables it.
+	ContextMaxTokens int64
 	// ToolCallThreshold, when > 0 (set by the user), restarts at that many
 	// main-thread tool calls; 0 applies FallbackToolCalls, and only to
 	// streams without usage.

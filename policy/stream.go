@@ -16,36 +16,34 @@ func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
 	for _, nd := range p.nudger.Observe(ev) {
 		p.nudge(nd)
 	}
-	thr := p.cfg.ContextThreshold
-	ctxOn := snap.Window > 0 && thr < 100
+	emergency := p.emergencyOn(snap) && snap.Percent >= EmergencyPercent
 	if p.state == Stopping || p.state == Done {
 		// The emergency outranks a budget's stop already decided.
-		if p.state == Stopping && p.trigger == TriggerBudget && ctxOn && snap.Percent >= EmergencyPercent {
-			p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
+		if p.state == Stopping && p.trigger == TriggerBudget && emergency {
+			p.emergency(estimator.TriggerContext, emergencyReason(snap))
 		}
 		return
 	}
+	lim := p.contextLimit(snap)
 	switch {
-	case ctxOn && snap.Percent >= EmergencyPercent:
-		p.emergency(estimator.TriggerContext, fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), EmergencyPercent))
+	case emergency:
+		p.emergency(estimator.TriggerContext, emergencyReason(snap))
 	case snap.Trigger == estimator.TriggerCompaction && !p.cfg.AllowCompaction:
 		// The CLI compacted although PreCompact was blocked (another
 		// client, an older CLI): restart from a checkpoint as before.
 		p.StopFor(snap.Trigger, snap.Reason)
 	case p.state == HandoffRequested:
-	case ctxOn && snap.Percent >= float64(thr):
-		p.limit(estimator.TriggerContext, reasonOf(snap, estimator.TriggerContext,
-			fmt.Sprintf("context %d %% of %s ≥ %d %%", int(snap.Percent), estimator.FormatTokens(snap.Window), thr)), snap)
+	case lim.due(snap, p.cfg.ContextThreshold):
+		p.limit(estimator.TriggerContext, p.contextReason(snap, lim), snap)
 	case p.toolCallLimit(snap) > 0 && snap.ToolCalls >= p.toolCallLimit(snap):
 		p.limit(estimator.TriggerToolCalls, fmt.Sprintf("tool calls %d ≥ %d", snap.ToolCalls, p.toolCallLimit(snap)), snap)
 	case p.zone == estimator.ZoneRed && p.cfg.ZoneAction == ZoneHandoff:
 		p.limit(TriggerZone, fmt.Sprintf("red zone: %d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations), snap)
-	case p.state == Working && ctxOn && snap.Percent >= float64(thr-WarnBelow):
+	case p.state == Working && lim.at > 0 && snap.Tokens >= lim.warnAt:
 		p.state = Warned
-		p.Note(fmt.Sprintf("debussy: your context is at %d%% of the window; at %d%% you will be asked for a handoff and this session will end. "+
-			"Finish the current step, then record what you did and what remains with `debussy progress --phase %s \"...\"`.",
-			int(snap.Percent), thr, p.cfg.Phase))
-		p.record("context_warning", map[string]any{"percent": snap.Percent, "threshold": thr}, LevelInfo, "context warning sent to the agent")
+		p.Note(p.contextWarning(snap, lim))
+		p.record("context_warning", map[string]any{"percent": snap.Percent, "threshold": p.cfg.ContextThreshold, "tokens": snap.Tokens,
+			"at": lim.at}, LevelInfo, "context warning sent to the agent")
 	}
 }
 
@@ -182,14 +180,4 @@ func (p *Policy) GraceExpired(grace string) {
 	if p.state == HandoffRequested {
 		p.emergency(p.trigger, "the agent did not write its handoff within "+grace)
 	}
-}
-
-// reasonOf is the estimator's wording of trig when it fired that
-// trigger, else own (the estimator's trigger is sticky: after a compaction
-// allowed by allow_compaction it names the compaction).
-func reasonOf(snap estimator.Snapshot, trig estimator.Trigger, own string) string {
-	if snap.Trigger == trig && snap.Reason != "" {
-		return snap.Reason
-	}
-	return own
 }

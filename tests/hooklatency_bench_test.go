@@ -47,7 +47,7 @@ func BenchmarkHookAnswerLatency(b *testing.B) {
 		if err != nil {
 			b.Fatalf("start: %v", err)
 		}
-		est := estimator.New(estimator.Config{ContextThreshold: 80})
+		est := estimator.New(estimator.Config{})
 		pol := policy.New(policy.Config{Phase: "1", ContextThreshold: 80, MaxRestarts: 3, Handoff: true,
 			HandoffPath: filepath.Join(dir, "handoff-1.md"), Root: dir,
 			Nudges: estimator.NudgeConfig{Repeat: 3, RepeatWindow: 20, RepeatRestart: 5, ExploreReads: 10, Cooldown: 5}}, nil)
