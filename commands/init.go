@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/orchestrator"
 )
 
 func (e *Env) initCommand() *cli.Command {
@@ -45,18 +46,19 @@ func (e *Env) initRepo(force bool) error {
 		return fmt.Errorf("read .gitignore: %w", err)
 	}
 	for _, line := range bytes.Split(old, []byte("\n")) {
-		switch string(bytes.TrimSpace(line)) {
-		case ".debussy/", ".debussy", "/.debussy/", "/.debussy":
+		if orchestrator.IgnoresState(line) {
 			return nil
 		}
 	}
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		old = append(old, '\n')
 	}
-	old = append(old, []byte("# debussy's run state (ledger, logs, checkpoints)\n.debussy/\n")...)
+	old = append(old, orchestrator.IgnoreLines...)
 	if err := os.WriteFile(ignore, old, 0o644); err != nil {
 		return fmt.Errorf("write .gitignore: %w", err)
 	}
-	fmt.Fprintf(e.Stdout, "added .debussy/ to %s\n", ignore)
+	// debussy run accepts this change to a tracked .gitignore (and its
+	// first commit takes it in), so the next step of the quick start works.
+	fmt.Fprintf(e.Stdout, "added .debussy/ to %s (debussy run accepts this uncommitted change)\n", ignore)
 	return nil
 }

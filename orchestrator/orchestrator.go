@@ -453,6 +453,7 @@ func (r *orun) checkTree() error {
 	if err != nil {
 		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}
+	dirty = withoutOwnIgnore(r.Repo, dirty)
 	if len(dirty) == 0 || r.cfg.AllowDirty {
 		return nil
 	}

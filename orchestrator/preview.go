@@ -97,6 +97,7 @@ func Check(opts Options) (*Preview, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}
+	dirty = withoutOwnIgnore(r.Repo, dirty)
 	if len(dirty) > 0 {
 		return nil, dirtyError(dirty)
 	}
