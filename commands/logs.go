@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
 )
@@ -203,7 +204,12 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 		return fmt.Errorf("open session log: %w", err)
 	}
 	defer f.Close()
-	tr := view.NewTranscript(w)
+	// The transcript writes line by line; the redactor must see each raw
+	// line's rendering whole (a private key block, a CSV export in the
+	// agent's text), as it does everywhere else.
+	bw := secrets.NewBlockWriter(w)
+	defer bw.Close()
+	tr := view.NewTranscript(bw)
 	early, _ := told()
 	tr.Tell(early...)
 	rd := bufio.NewReader(f)
@@ -214,6 +220,9 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 		if err == nil {
 			tr.Line(partial)
 			partial = nil
+			if err := bw.Flush(); err != nil {
+				return fmt.Errorf("write session log: %w", err)
+			}
 			continue
 		}
 		if !errors.Is(err, io.EOF) {
@@ -223,6 +232,9 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 			break
 		}
 		// At the end: a line still being written waits for its newline.
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("write session log: %w", err)
+		}
 		finished, derr := done()
 		if derr != nil {
 			return derr
@@ -250,5 +262,8 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 		tr.Tell(all[len(early):]...)
 	}
 	tr.End(why)
+	if err := bw.Close(); err != nil {
+		return fmt.Errorf("write session log: %w", err)
+	}
 	return nil
 }

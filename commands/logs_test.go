@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -271,5 +272,51 @@ func TestReadmeLogsExamples(t *testing.T) {
 	}
 	if ran < 4 {
 		t.Errorf("ran %d README logs examples, want 4", ran)
+	}
+}
+
+// debussy logs judges a private key block whole, as every other writer
+// does: the transcript prints the agent's text line by line, and the body
+// lines of a PKCS8, encrypted PKCS8, PGP or PuTTY block alone look like
+// nothing.
+func TestLogsRedactsBlocks(t *testing.T) {
+	body := "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\nMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZHtCSuYEvu\nNMoSfm76oqFvAp8Gy0iz5sxjZmSnXyCdPEovGhLa0VzMaQ8s+CLOyS56YyCFGeJZ\n"
+	mac := "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b4b0b822cd15d6c15b0f00a08"
+	texts := map[string]string{
+		"pkcs8":     "-----BEGIN PRIVATE KEY-----\n" + body + "-----END PRIVATE KEY-----",
+		"encrypted": "-----BEGIN ENCRYPTED PRIVATE KEY-----\n" + body + "-----END ENCRYPTED PRIVATE KEY-----",
+		"pgp":       "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + body + "=twTO\n-----END PGP PRIVATE KEY BLOCK-----",
+		"openssh":   "-----BEGIN OPENSSH PRIVATE KEY-----\n" + body + "-----END OPENSSH PRIVATE KEY-----",
+		"ppk":       "PuTTY-User-Key-File-3: ssh-rsa\nPrivate-Lines: 3\n" + body + "Private-MAC: " + mac,
+	}
+	for name, text := range texts {
+		t.Run(name, func(t *testing.T) {
+			dir := gitRepo(t)
+			store := state.New(filepath.Join(dir, state.DirName))
+			t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+			l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: t0,
+				Phases: []*state.PhaseRecord{{ID: "1", Title: "Keys", Status: state.StatusCompleted, Sessions: 1, StartedAt: t0}}}}}
+			if err := store.Save(l); err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := json.Marshal(map[string]any{"type": "assistant", "message": map[string]any{
+				"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-8",
+				"content": []map[string]string{{"type": "text", "text": "Here is the key:\n" + text + "\nkeep it safe"}},
+				"usage":   map[string]int{"input_tokens": 6000, "output_tokens": 1}}, "session_id": "s1"})
+			writeSession(t, store, "r1", "1", 1, append(msg, '\n'))
+			code, out, stderr := invoke(t, dir, nil, "logs")
+			if code != 0 {
+				t.Fatalf("exit %d: %s%s", code, out, stderr)
+			}
+			for _, line := range strings.Split(body, "\n") {
+				if line != "" && strings.Contains(out, line[:20]) {
+					t.Errorf("a body line survives in debussy logs:\n%s", out)
+					break
+				}
+			}
+			if !strings.Contains(out, "keep it safe") || !strings.Contains(out, "[redacted]") {
+				t.Errorf("the text around the block is lost:\n%s", out)
+			}
+		})
 	}
 }

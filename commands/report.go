@@ -18,6 +18,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/report"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -73,6 +74,9 @@ func (e *Env) report(_ context.Context, opts reportOptions) error {
 		return err
 	}
 	rep := report.Build(in)
+	// Each text judged whole, before HTML escaping could hide a shape:
+	// the report leaves debussy like everything else.
+	secrets.Default().Value(rep)
 	if opts.MD {
 		return report.Markdown(e.Stdout, rep)
 	}
@@ -84,7 +88,7 @@ func (e *Env) report(_ context.Context, opts reportOptions) error {
 	if err := report.HTML(&buf, rep); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := state.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	fmt.Fprintln(e.Stdout, path)

@@ -249,7 +249,7 @@ func (d *driver) perform() {
 		case policy.EffNoHandoff:
 			d.later(func() { p.rec.Emergencies++ })
 		case policy.EffHandoffDir:
-			if err := os.MkdirAll(filepath.Dir(d.handoffPath), 0o755); err != nil {
+			if err := state.MkdirPrivate(filepath.Dir(d.handoffPath)); err != nil {
 				r.log.Warn("create the handoff's directory", "err", err)
 			}
 		}

@@ -330,11 +330,8 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	dir := r.Store.PhaseDir(r.id, p.ph.ID)
 	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
 	js, _ := json.MarshalIndent(cp, "", "  ")
-	werr := os.MkdirAll(dir, 0o755)
-	if werr == nil {
-		werr = errors.Join(os.WriteFile(base+".json", secrets.Default().JSON(js), 0o644),
-			os.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown())), 0o644))
-	}
+	werr := errors.Join(state.WriteFile(base+".json", secrets.Default().JSON(js)),
+		state.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown()))))
 	if werr != nil {
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
 	}
@@ -362,6 +359,8 @@ func redactFile(path string) {
 		return
 	}
 	if red := secrets.Redact(string(data)); red != string(data) {
-		_ = os.WriteFile(path, []byte(red), 0o600)
+		_ = os.WriteFile(path, []byte(red), state.FileMode)
 	}
+	// The agent's Write made it 0644; it is a record under .debussy/.
+	_ = os.Chmod(path, state.FileMode)
 }

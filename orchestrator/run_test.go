@@ -446,6 +446,9 @@ func TestPhaseLoop(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
+			if !strings.Contains(tt.name, "ledger that cannot be written") { // its state.json is the test's directory
+				assertPrivate(t, f.store.Dir)
+			}
 			for _, want := range tt.wantLog {
 				if !strings.Contains(f.log.String(), want) {
 					t.Errorf("log lacks %q:\n%s", want, f.log)

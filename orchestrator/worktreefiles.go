@@ -102,10 +102,7 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 	})
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
-	werr := os.MkdirAll(filepath.Dir(logPath), 0o755)
-	if werr == nil {
-		werr = os.WriteFile(logPath, []byte(text), 0o644) // res.Output is redacted
-	}
+	werr := state.WriteFile(logPath, []byte(text)) // res.Output is redacted
 	if werr != nil {
 		r.log.Warn("worktree_setup's log not saved", "phase", s.ph.ID, "err", werr)
 	}

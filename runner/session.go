@@ -177,7 +177,7 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	}
 	var logFile *os.File
 	if spec.LogPath != "" {
-		if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o700); err != nil { // .debussy/ is private
 			return nil, fmt.Errorf("start claude: create session log dir: %w", err)
 		}
 		// The raw stream is claude's own transcript, unredacted (tool

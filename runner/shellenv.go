@@ -36,7 +36,7 @@ func writeShellEnv(spec Spec) error {
 	if spec.PathPrepend == "" || spec.ShellEnvFile == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(spec.ShellEnvFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(spec.ShellEnvFile), 0o700); err != nil { // under .debussy/, private
 		return fmt.Errorf("write %s: %w", envFileVar, err)
 	}
 	user := userEnvFile(spec)
@@ -44,7 +44,7 @@ func writeShellEnv(spec Spec) error {
 		user = "" // a run inside a session of the same phase: never source itself
 	}
 	script := shellEnvScript(spec.PathPrepend, user)
-	if err := os.WriteFile(spec.ShellEnvFile, []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(spec.ShellEnvFile, []byte(script), 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", envFileVar, err)
 	}
 	return nil

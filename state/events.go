@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -29,10 +28,7 @@ type EventLog struct {
 // stamps each event; nil means time.Now.
 func (s *Store) OpenEvents(runID string, clock func() time.Time) (*EventLog, error) {
 	path := s.EventsPath(runID)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("open events: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := OpenAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open events: %w", err)
 	}

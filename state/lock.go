@@ -37,7 +37,7 @@ type LockInfo struct {
 // (release empties the file); its info is returned as prev so the caller can
 // say which run it replaces. release is idempotent.
 func (s *Store) Lock(info LockInfo) (release func() error, prev *LockInfo, err error) {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	if err := MkdirPrivate(s.Dir); err != nil {
 		return nil, nil, fmt.Errorf("create state dir: %w", err)
 	}
 	data, err := json.Marshal(info)
@@ -49,7 +49,7 @@ func (s *Store) Lock(info LockInfo) (release func() error, prev *LockInfo, err e
 	// Go opens files close-on-exec: claude and its tools must not inherit
 	// the descriptor, or a tool left running would hold the lock after
 	// debussy died.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, FileMode)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open lock: %w", err)
 	}
@@ -68,6 +68,10 @@ func (s *Store) Lock(info LockInfo) (release func() error, prev *LockInfo, err e
 		_ = f.Close()
 		return nil, nil, err
 	}
+	// A .debussy/ an earlier version left readable by all is made private
+	// now, under the lock. Best effort: a file debussy cannot chmod (owned
+	// by another user) does not stop the run.
+	_ = s.Tighten()
 	release = sync.OnceValue(func() error {
 		// Empty the file while still holding it, so content in an unheld
 		// lock always means its writer died. The file itself stays: removing

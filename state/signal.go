@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/debussy-dev/debussy/secrets"
@@ -87,10 +86,7 @@ func (s *Store) AppendProgress(runID string, p Progress) error {
 }
 
 func appendLine(path string, line []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := OpenAppend(path)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func NewRunID(now time.Time, rnd io.Reader) string {
 // directory, fsync, rename, fsync of the directory.
 func writeFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := MkdirPrivate(dir); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -108,7 +108,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", f.Name(), err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(FileMode); err != nil {
 		return fmt.Errorf("chmod %s: %w", f.Name(), err)
 	}
 	if err := f.Sync(); err != nil {
