@@ -27,7 +27,9 @@ func familyRules() []rule {
 			re: regexp.MustCompile(`\b(?:` +
 				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
 				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+|` +
-				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine|az|oc|cf|psexec|paexec|winexe)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:openssl)\b[^\n|;&]*?[ \t]-k[ \t]+|` +
+				`(?:p4)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
 				`(?:redis-cli|keydb-cli|valkey-cli|redis-benchmark)\b[^\n|;&]*?[ \t]-a[ \t]+|` +
 				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
 				`(?:sqlcmd|bcp|osql|ipmitool|zip|unzip|zipcloak|pgloader)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
@@ -39,7 +41,7 @@ func familyRules() []rule {
 				`(?:net)[ \t]+user[ \t]+\S+[ \t]+` +
 				`)` + quotedOrBare),
 			keywords: []string{"sshpass", "docker", "podman", "buildah", "nerdctl", "helm", "oras", "crane", "regctl", "skopeo", "finch",
-				"mongo", "cqlsh", "hdbsql", "rabbitmq", "twine", "redis", "keydb", "valkey", "ldap", "vsql", "sqlcmd", "bcp", "osql",
+				"mongo", "cqlsh", "hdbsql", "rabbitmq", "twine", "az", "oc", "cf", "psexec", "paexec", "winexe", "openssl", "p4", "redis", "keydb", "valkey", "ldap", "vsql", "sqlcmd", "bcp", "osql",
 				"ipmitool", "zip", "pgloader", "plink", "pscp", "psftp", "putty", "kitty", "ssh-keygen", "htpasswd", "lftp", "net"},
 			keep: keepFlagValue,
 		},
@@ -107,11 +109,41 @@ func familyRules() []rule {
 			// Secrets in a URL's query: ?sig= (Azure SAS), ?access_token=,
 			// ?X-Amz-Security-Token=, ?key= (Google), ?password=.
 			id:       "url-query-secret",
-			re:       regexp.MustCompile(`(?i)[?&;]((?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|access_token|id_token|refresh_token|token|api_key|apikey|key|password|passwd|pwd|pass|secret|client_secret|auth|session|sid|sessionid))=([^&#\s"'<>]+)`),
+			re:       regexp.MustCompile(`[?&;]([A-Za-z0-9_.-]*(?i:sig|signature|token|key|passw(?:or)?d|pwd|pass|secret|auth|session|sid|credential)[A-Za-z0-9_.-]*)=([^&#\s"'<>]+)`),
 			from:     2,
-			keywords: []string{"sig=", "signature=", "token=", "key=", "password=", "passwd=", "pwd=", "pass=", "secret=", "auth=", "session=", "sid=", "sessionid="},
+			keywords: []string{"sig", "signature", "token", "key", "pass", "pwd", "secret", "auth", "session", "sid", "credential"},
 			keep: func(g []string, v string) bool {
-				return len(v) < 8 || placeholder(v) || allDigits.MatchString(v) || strings.EqualFold(g[1], "key") && lookAlike(v)
+				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
+					!strongName.MatchString(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
+			},
+		},
+		{
+			// Function arguments and PHP arrays: define('DB_PASSWORD', 'x'),
+			// setProperty("api.token", "x").
+			id:       "quoted-pair",
+			re:       regexp.MustCompile(`["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
+			from:     2,
+			keywords: lowerWords(),
+			keep:     keepField,
+		},
+		{
+			// <password>x</password> (Maven's settings.xml, NuGet.Config,
+			// FileZilla's sitemanager.xml).
+			id:       "xml-element",
+			re:       regexp.MustCompile(`<((?:[A-Za-z0-9_-]+:)?` + nameRE + `)>[ \t]*([^<\s][^<\n]{0,500}?)[ \t]*</`),
+			from:     2,
+			keywords: lowerWords(),
+			keep:     keepField,
+		},
+		{
+			// A table of names and values (vault kv get, printenv piped
+			// through column): "password    s3cr3t".
+			id:       "table-row",
+			re:       regexp.MustCompile(`(?m)^[ \t|]*(` + nameRE + `)[ \t]{2,}\|?[ \t]*([^\s|]+)[ \t|]*$`),
+			from:     2,
+			keywords: lowerWords(),
+			keep: func(g []string, v string) bool {
+				return !strongName.MatchString(g[1]) || keepField(g, v)
 			},
 		},
 		{
@@ -137,10 +169,17 @@ func familyRules() []rule {
 			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
 			// others.
 			id: "vendor-prefix",
-			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.)[A-Za-z0-9_.+/=-]{16,})`),
+			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz)[A-Za-z0-9_.+/=-]{16,})`),
 			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
-				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws."},
+				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz"},
 			keep: func(_ []string, v string) bool { return !randomish(v[strings.IndexAny(v, "._-/")+1:], 12) },
+		},
+		{
+			// Mailgun's private API keys: key- and 32 characters.
+			id:       "mailgun-key",
+			re:       regexp.MustCompile(`(?:^|[\s"'=:(])(key-[0-9a-zA-Z]{32})\b`),
+			keywords: []string{"key-"},
+			keep:     func(_ []string, v string) bool { return !randomish(v[4:], 12) },
 		},
 		{
 			// Telegram bot tokens: the bot's id, a colon, and a hash that
@@ -180,6 +219,9 @@ func familyRules() []rule {
 		},
 	}
 }
+
+// queryStrong: query parameters that hold a secret by their name alone.
+var queryStrong = regexp.MustCompile(`(?i)^(?:sig|signature|x-amz-signature|x-goog-signature|session|sid|sessionid)$`)
 
 // keepFlagValue keeps a flag's value that names no secret: a placeholder,
 // a variable, a path to read it from, an empty string, a fake.

@@ -1,7 +1,9 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -128,6 +130,16 @@ func familyCorpus() (named, heldOut []secretCase) {
 		c("langsmith", "LANGCHAIN {S}", "lsv2_pt_"+f.s(hexLow, 32)+"_"+f.s(hexLow, 10)),
 		c("supabase", "supabase {S}", "sbp_"+f.s(hexLow, 40)),
 		c("kubeadm-list", "TOKEN                     TTL         EXPIRES\n{S}   23h         2026-11-26T18:40:39Z", kube),
+		c("az-login-p", "az login --service-principal -u http://app -p {S} --tenant t", tok(34)),
+		c("openssl-k", "openssl enc -aes-256-cbc -salt -in a -out a.enc -k {S}", pw()),
+		c("maven-settings", "<server>\n  <id>nexus</id>\n  <username>ci</username>\n  <password>{S}</password>\n</server>", pw()),
+		c("php-define", "define('DB_PASSWORD', '{S}');", pw()),
+		c("php-array", "'password' => '{S}',", pw()),
+		c("vault-table", "Key         Value\n---         -----\npassword    {S}\nusername    app", pw()),
+		c("teams-webhook", "https://org.webhook.office.com/webhookb2/"+f.s(hexLow, 8)+"-"+f.s(hexLow, 4)+"-"+f.s(hexLow, 4)+"-"+f.s(hexLow, 4)+"-"+f.s(hexLow, 12)+"/IncomingWebhook/{S}/x", f.s(hexLow, 32)),
+		c("mailgun", "MG {S} sending", "key-"+f.s("abcdefghijklmnopqrstuvwxyz0123456789", 32)),
+		c("query-private-token", "https://gitlab.example.com/api/v4/projects?private_token={S}&per_page=100", tok(20)),
+		c("subscription-key", "Ocp-Apim-Subscription-Key: {S}", f.s(hexLow, 32)),
 		// blocks
 		c("pem-dsa", "-----BEGIN DSA PRIVATE KEY-----\n{S}-----END DSA PRIVATE KEY-----", pemBody()),
 		c("ppk-v2", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: aes256-cbc\nPublic-Lines: 1\n"+f.s(b64, 40)+"\nPrivate-Lines: 3\n{S}Private-MAC: "+f.s(hexLow, 40), f.s(b64, 64)+"\n"+f.s(b64, 64)+"\n"+f.s(b64, 30)+"\n"),
@@ -170,6 +182,16 @@ func familyLookAlikes() []string {
 		"checksum: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b4b0b822cd15d6c15b0f00a08",
 		"https://www.youtube.com/watch?v=dQw4w9WgXcQ",
 		"user:pass@ is a placeholder in the docs",
+		"sha1: da39a3ee5e6b4b0d3255bfef95601890afd80709",
+		"X-Amz-Cf-Id: 8Rz0yGhLqJDKdy7mEvL5f8n0n3QPs7xMqkX9Vw2hTbYc1A4uFe6Zgg==",
+		"session_id=8f14e45f-ceea-467f-a0e6-8e8c6b0d6f5e",
+		"--password-file=/run/secrets/db_password",
+		"request_id: 01HF7Y8ZK3Q4W5E6R7T8Y9U0IP",
+		"token_type: bearer",
+		"go: downloading golang.org/x/crypto v0.31.0",
+		"Restored cache with key: npm-cache-Linux-x64-3b5d5c3712955042212316173ccf37be800a2ed1c2fd4c3f7e0b2f6e1b8d9a0c",
+		`"sha": "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"`,
+		"passed 12 tests; the password reset flow is covered",
 	}
 }
 
@@ -202,4 +224,47 @@ func TestFamilies(t *testing.T) {
 		}
 	}
 	t.Logf("family look-alikes: %d/%d redacted", redacted, len(looks))
+}
+
+// TestFamiliesEverywhere: each family shape goes wherever debussy writes
+// it — a JSON event's string, a checkpoint's fenced handoff, debussy
+// logs' indented lines written one by one, a report's field.
+func TestFamiliesEverywhere(t *testing.T) {
+	named, heldOut := familyCorpus()
+	all := append(append(named, heldOut...), secretCorpus()...)
+	places := map[string]func(string) string{
+		"events.jsonl": func(s string) string {
+			doc, _ := json.Marshal(map[string]any{"event": "gate", "output": s})
+			var back map[string]string
+			_ = json.Unmarshal(Default().JSON(doc), &back)
+			return back["output"]
+		},
+		"checkpoint.md": func(s string) string { return Default().String("## Handoff\n\n```\n" + s + "\n```\n") },
+		"debussy logs": func(s string) string {
+			var out bytes.Buffer
+			b := NewBlockWriter(&out)
+			for _, l := range strings.Split(s, "\n") {
+				b.Write([]byte("  " + l + "\n"))
+			}
+			_ = b.Flush()
+			_ = b.Close()
+			return out.String()
+		},
+		"report": func(s string) string {
+			v := &struct{ Output []string }{[]string{s}}
+			Default().Value(v)
+			return v.Output[0]
+		},
+	}
+	for place, redact := range places {
+		caught := 0
+		for _, c := range all {
+			if got := redact(c.text); leaked(got, c.secret) {
+				t.Errorf("%s: %s survives:\n in: %q\nout: %q", place, c.family, c.text, got)
+				continue
+			}
+			caught++
+		}
+		t.Logf("%s: recall %.1f%% (%d/%d)", place, 100*float64(caught)/float64(len(all)), caught, len(all))
+	}
 }

@@ -33,7 +33,7 @@ func genericRules() []rule {
 			// keeps its tail): the base64 lines before its END line, and
 			// the line the cut went through.
 			id:        "private-key-tail",
-			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[A-Za-z0-9+/=]+\r?\n)*^-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
+			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
 			keywords:  []string{"private key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody.MatchString(v) },
@@ -74,7 +74,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?(?:[ \t]*:[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?(?:[ \t]*:[ \t]*|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -175,7 +175,7 @@ func keepField(g []string, v string) bool {
 	if !strongName.MatchString(name) {
 		// A bare "key" names many things (sort keys, cache keys, UUIDs);
 		// only a value that looks generated is taken for a secret.
-		return !keySegment.MatchString(name) || !randomish(v, 12) || lookAlike(v)
+		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) || idLike(v)
 	}
 	return false
 }

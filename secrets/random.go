@@ -140,6 +140,16 @@ func lookAlike(v string) bool {
 // its hash: logo-3f2a9c….png).
 var fileName = regexp.MustCompile(`(?i)\.(?:png|jpe?g|gif|svg|webp|ico|css|js|mjs|map|html?|json|ya?ml|toml|txt|md|go|py|rb|rs|java|kt|tar|gz|tgz|zip|whl|jar|so|dll|exe|pdf|image|woff2?|ttf|lock|log)$`)
 
+// hexKey: hex of an API key's length (32, 48), not a digest's.
+var hexKey = regexp.MustCompile(`^(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{48}|[0-9A-F]{48})$`)
+
+// idLike is lookAlike for a value under a bare "key" (Ocp-Apim-
+// Subscription-Key, cache key): 32 hex characters there are an API key
+// more often than an MD5.
+func idLike(v string) bool {
+	return lookAlike(v) && !hexKey.MatchString(strings.Trim(v, `"'`))
+}
+
 // encodedText reports whether v is base64 of readable text ("aGVsbG8…"):
 // an encoded message, not a key (a key decodes to bytes, not words).
 func encodedText(v string) bool {

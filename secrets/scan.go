@@ -88,7 +88,8 @@ func judgeToken(text string, i, j int, spans []span) []span {
 		after := false
 		for k, seg := range segs {
 			user := k == 0 && j < len(text) && text[j] == '@'
-			if (user || after || k > 0 && strings.HasPrefix(seg, "bot")) && randomish(strings.TrimPrefix(seg, "bot"), 20) && !lookAlike(seg) {
+			random := randomish(strings.TrimPrefix(seg, "bot"), 20) && !lookAlike(seg) || after && len(seg) >= 32 && hexRE.MatchString(seg)
+			if (user || after || k > 0 && strings.HasPrefix(seg, "bot")) && random {
 				spans = append(spans, span{pos, pos + len(seg)})
 			}
 			if k > 0 && secretSegment.MatchString(seg) {
