@@ -55,6 +55,9 @@ func (e *Env) check(opts checkOptions) error {
 	if err != nil {
 		return err
 	}
+	// What would stop a run here: claude refusing the permission mode (a
+	// warning), a gate's program missing (a problem: the run would exit 2).
+	perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
 	if opts.JSON {
 		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
@@ -65,13 +68,19 @@ func (e *Env) check(opts checkOptions) error {
 			return fmt.Errorf("write json: %w", err)
 		}
 	} else {
-		printCheck(e.Stdout, plan)
+		printCheck(e.Stdout, plan, len(problems))
 	}
-	for _, p := range e.hereProblems(ws.Config.PermissionMode, plan) {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", p)
+	if perm != "" {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", perm)
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.Stderr, "error: %s\n", p)
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}
+	}
+	if len(problems) > 0 {
+		return &shownError{hereError(problems)}
 	}
 	// What `debussy run` would refuse before its first session.
 	if ws.RepoErr != nil {
@@ -85,7 +94,9 @@ func (e *Env) check(opts checkOptions) error {
 	return nil
 }
 
-func printCheck(w io.Writer, p *plans.Plan) {
+// printCheck lists the plan's phases and findings, and sums them up with
+// the here problems (printed to stderr) a run would stop on.
+func printCheck(w io.Writer, p *plans.Plan, here int) {
 	fmt.Fprintf(w, "%s: %s\n", p.Name, plural(len(p.Phases), "phase"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ph := range p.Phases {
@@ -109,6 +120,8 @@ func printCheck(w io.Writer, p *plans.Plan) {
 		fmt.Fprintln(w, f.String())
 	}
 	switch {
+	case here > 0:
+		fmt.Fprintf(w, "%s, %s, %s a run here would stop on (error: lines)\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"), plural(here, "problem"))
 	case errs > 0:
 		fmt.Fprintf(w, "%s, %s\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"))
 	case len(p.Findings) > 0:

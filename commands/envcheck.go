@@ -4,22 +4,28 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
 )
 
 // hereProblems are what would stop a run in this environment that the plan
 // itself cannot show, each with its fix: claude refusing the permission
-// mode (root without IS_SANDBOX), a gate whose program is not on PATH.
-// check and --dry-run report them before any session; a run would end
-// with exit 2 on the first, and the phase would fail on the second.
-func (e *Env) hereProblems(cfgMode string, plan *plans.Plan) []string {
+// mode (root without IS_SANDBOX; perm, a warning), a gate whose program is
+// not on PATH (gates). check and --dry-run report them before any session;
+// a run would end with exit 2 on the first, and the phase would fail (exit
+// 2) on the second — check and --dry-run exit 2 on it too.
+func (e *Env) hereProblems(cfgMode string, plan *plans.Plan) (perm string, gates []string) {
+	return runner.PermissionProblem(cfgMode, e.Environ()), e.gateProblems(plan)
+}
+
+// gateProblems are the gates whose program is not on PATH, with the two
+// fixes that work: install it, or set the gate's gate_commands entry.
+func (e *Env) gateProblems(plan *plans.Plan) []string {
 	var out []string
-	if p := runner.PermissionProblem(cfgMode, e.Environ()); p != "" {
-		out = append(out, p)
-	}
 	path := e.Getenv("PATH")
 	if path == "" {
 		return out // nothing to look in; the run could not start a shell either
@@ -39,11 +45,21 @@ func (e *Env) hereProblems(cfgMode string, plan *plans.Plan) []string {
 					file = rel
 				}
 			}
-			out = append(out, fmt.Sprintf("%s:%d: gate %s runs `%s`, which is not on PATH: install it, or set the gate's command in gate_commands (.debussy.yaml)",
-				file, g.Line, g.Name, prog))
+			fix := fmt.Sprintf("set gate_commands: {%s: \"…\"} in .debussy.yaml to a command that works here", strconv.Quote(g.Name))
+			if g.FromConfig {
+				fix = fmt.Sprintf("change gate_commands' %s entry in .debussy.yaml", strconv.Quote(g.Name))
+			}
+			out = append(out, fmt.Sprintf("%s:%d: gate %s runs `%s`, which is not on PATH: install %s, or %s",
+				file, g.Line, g.Name, prog, prog, fix))
 		}
 	}
 	return out
+}
+
+// hereError is check's and --dry-run's exit for the problems hereProblems
+// found (printed already): exit 2, as the run would end.
+func hereError(problems []string) error {
+	return fmt.Errorf("%w: %s a run here would stop on", orchestrator.ErrSetup, plural(len(problems), "problem"))
 }
 
 // onPath reports whether name is an executable file in a directory of path.

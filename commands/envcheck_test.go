@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// check and --dry-run warn, before any session, about what would stop a
-// run here: a gate program missing from PATH, and (as root) claude's
-// refusal of bypass permissions without IS_SANDBOX=1.
+// check and --dry-run report, before any session, what would stop a run
+// here: a gate program missing from PATH (exit 2, as the run would end; the
+// summary counts it; the message names the gate and both fixes), and (as
+// root) claude's refusal of bypass permissions without IS_SANDBOX=1.
 func TestHereProblems(t *testing.T) {
 	bin := t.TempDir()
 	write(t, filepath.Join(bin, "sh"), "#!/bin/sh\n")
@@ -23,6 +24,14 @@ func TestHereProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, f, string(data)+"- lint: `no-such-linter-for-debussy check .`\n- script: `./scripts/lint.sh`\n")
+	// gate_commands for the gate's name replaces the plan's command: the
+	// fix the message gives works.
+	cfgFixed := map[string]string{"PATH": bin, "IS_SANDBOX": "1", "DEBUSSY_GATE_COMMANDS": `{"lint": "sh -c true"}`}
+	for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
+		if code, stdout, stderr := invoke(t, dir, cfgFixed, args...); code != 0 || strings.Contains(stderr, "no-such-linter") {
+			t.Errorf("%s with gate_commands set for lint: exit %d\n%s%s", args[0], code, stdout, stderr)
+		}
+	}
 	root := os.Geteuid() == 0
 	for _, tc := range []struct {
 		name string
@@ -34,13 +43,16 @@ func TestHereProblems(t *testing.T) {
 		{"acceptEdits", map[string]string{"PATH": bin, "DEBUSSY_PERMISSION_MODE": "acceptEdits"}, false},
 	} {
 		for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
-			code, _, stderr := invoke(t, dir, tc.env, args...)
-			if code != 0 {
-				t.Fatalf("%s %s: exit %d\n%s", tc.name, args[0], code, stderr)
+			code, stdout, stderr := invoke(t, dir, tc.env, args...)
+			if code != 2 {
+				t.Fatalf("%s %s: exit %d, want 2 (a run would end so)\n%s", tc.name, args[0], code, stderr)
 			}
 			if !strings.Contains(stderr, "plan/phase-2.md:") || !strings.Contains(stderr, "gate lint runs `no-such-linter-for-debussy`, which is not on PATH") ||
-				!strings.Contains(stderr, "gate_commands") {
-				t.Errorf("%s %s: no warning naming the missing gate program:\n%s", tc.name, args[0], stderr)
+				!strings.Contains(stderr, "install no-such-linter-for-debussy") || !strings.Contains(strings.ReplaceAll(stderr, `\"`, `"`), `gate_commands: {"lint": "…"}`) {
+				t.Errorf("%s %s: no problem naming the missing gate program and its fixes:\n%s", tc.name, args[0], stderr)
+			}
+			if args[0] == "check" && (strings.Contains(stdout, "\nok") || !strings.Contains(stdout, "1 problem a run here would stop on")) {
+				t.Errorf("%s check: the summary does not count the problem:\n%s", tc.name, stdout)
 			}
 			for _, quiet := range []string{"`sh`", "`test`", "lint.sh"} { // on PATH, a builtin, a script the phase may write
 				if strings.Contains(stderr, quiet) {

@@ -328,10 +328,17 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		if err != nil {
 			return err
 		}
-		for _, p := range e.hereProblems(ws.Config.PermissionMode, plan) {
-			logger.Warn("a run would fail here", "problem", p)
+		perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
+		if perm != "" {
+			logger.Warn("a run would fail here", "problem", perm)
 		}
-		return dryRun(e.Stdout, plan, ws, preview, opts.Phase)
+		for _, p := range problems {
+			logger.Error("a run would fail here", "problem", p)
+		}
+		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil || len(problems) == 0 {
+			return err
+		}
+		return &shownError{hereError(problems)} // exit 2, as the run would
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,8 +61,8 @@ func missingError(phase string, g gateResult) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set the gate's command in gate_commands (.debussy.yaml) — no agent session can fix this",
-		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.missing(), what, g.ExitCode, g.missing()))
+	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.missing(), what, g.ExitCode, g.missing(), strconv.Quote(g.Gate.Name)))
 }
 
 // setupFailure is a phase that failed on the setup, not on the agent's

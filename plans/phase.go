@@ -103,10 +103,13 @@ func (l *loader) applyPhase(ph *Phase, doc phaseDoc) {
 	l.refs[ph] = doc.deps
 
 	for _, g := range doc.gates {
+		// gate_commands for a gate's name wins over the plan's own command:
+		// it is how a user points a gate at a program installed elsewhere.
+		if cmd, ok := lookupGate(l.opts.GateCommands, g.Name); ok {
+			g.Command, g.FromConfig = cmd, true
+		}
 		if g.Command == "" {
-			if cmd, ok := lookupGate(l.opts.GateCommands, g.Name); ok {
-				g.Command, g.FromConfig = cmd, true
-			} else if cmd, ok := lookupPreset(l.presets, g); ok {
+			if cmd, ok := lookupPreset(l.presets, g); ok {
 				g.Command, g.Preset = cmd, true
 			} else {
 				g.Unchecked = true

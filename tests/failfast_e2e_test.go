@@ -168,7 +168,7 @@ func TestFailFastMissingGateProgram(t *testing.T) {
 	}}}}
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha",
 		Gates: []string{"exists: `test -f a.txt`", "lint: `no-such-linter-for-debussy check .`"}}}, "")
-	if r := h.run("check", "plan/MASTER_PLAN.md"); r.Code != 0 || !strings.Contains(r.Stderr, "`no-such-linter-for-debussy`, which is not on PATH") {
+	if r := h.run("check", "plan/MASTER_PLAN.md"); r.Code != 2 || !strings.Contains(r.Stderr, "`no-such-linter-for-debussy`, which is not on PATH") {
 		t.Errorf("check does not warn about the missing gate program: %s", r)
 	}
 	r := h.run("run", "plan/MASTER_PLAN.md")
