@@ -164,7 +164,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	var replaced []PathDisagreement
 	if o.entries == nil {
-		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred); err != nil {
+		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred, cfg.bool("core.trustCtime", true)); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}

@@ -67,6 +67,10 @@ func (r *Repo) verdictWillRun() bool {
 // verdict: the divergence git must win over.
 var plantStaging func([]*index.Entry) []*index.Entry
 
+// verdictArgs, set by a test, are added to the verdict's git add: a
+// refusal only git makes.
+var verdictArgs []string
+
 // checkedAtCommit records the commits whose tree git staged at commit time
 // (before the hooks ran): Verify takes that as its answer, since a hook
 // that formats, stages or amends afterwards changes the worktree and index
@@ -104,7 +108,7 @@ func (r *Repo) gitEnv(indexFile string) []string {
 // not installed or cannot run, and a *GitRefusedError when git add -A fails.
 //
 // deferred paths were left to git (errDeferToGit): replaced, not reported.
-func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
+func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trustCtime bool) ([]*index.Entry, []PathDisagreement, error) {
 	r.verdictRan = false
 	if plantStaging != nil {
 		mine = plantStaging(mine)
@@ -143,7 +147,7 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string) ([]*i
 			_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
 		}
 		// No hooks: post-index-change would fire for the temporary index.
-		args := []string{"-c", "core.hooksPath=" + os.DevNull, "add", "-A"}
+		args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "add", "-A"}, verdictArgs...)
 		var spec bytes.Buffer
 		if exclude != nil {
 			args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
@@ -186,7 +190,27 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string) ([]*i
 		return skipVerdict(mine, deferred)
 	}
 	r.verdictRan = true
-	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, own.has)
+	var origIdx *index.Index
+	var origValid map[string]bool
+	if orig != nil {
+		origIdx, origValid, _, _ = decodeIndex(orig)
+	}
+	origAt := map[string]*index.Entry{}
+	if origIdx != nil {
+		for _, e := range origIdx.Entries {
+			if e.Stage == 0 {
+				origAt[e.Name] = e
+			}
+		}
+	}
+	var indexSec int64
+	if fi != nil {
+		indexSec = fi.ModTime().Unix()
+	}
+	keep := func(name string, m, g *index.Entry) bool {
+		return own.has(name) || r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
+	}
+	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
 	return out, pds, err
 }
@@ -207,8 +231,8 @@ type entryKey struct {
 }
 
 // mergeVerdict takes git's entry (or its absence) for every path where it
-// differs from mine, except own paths.
-func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, own func(string) bool) ([]*index.Entry, []PathDisagreement, error) {
+// differs from mine, except where keep says mine stands.
+func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, keep func(name string, m, g *index.Entry) bool) ([]*index.Entry, []PathDisagreement, error) {
 	at := func(es []*index.Entry) map[entryKey]*index.Entry {
 		m := make(map[entryKey]*index.Entry, len(es))
 		for _, e := range es {
@@ -240,7 +264,7 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 	check := func(k entryKey) {
 		m, g := mm[k], gm[k]
 		ms, gs := side(m, m != nil && r.assumeValid[k.name]), side(g, g != nil && valid[k.name])
-		if ms == gs || own(k.name) {
+		if ms == gs || keep(k.name, m, g) {
 			return
 		}
 		replace[k] = true

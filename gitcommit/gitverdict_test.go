@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -71,25 +72,97 @@ func TestGitVerdictReplacesPlantedDivergence(t *testing.T) {
 	}
 }
 
-// A `git add -A` that fails (a new file outside a sparse-checkout
-// definition) means git would not commit: neither does debussy.
+// A `git add -A` that fails means git would not commit: neither does
+// debussy (a refusal git alone makes is simulated with a bad option).
 func TestGitVerdictRefusesWhereGitAddFails(t *testing.T) {
 	isolate(t)
 	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a/x": "1\n", "b/y": "1\n"})
+	writeFiles(t, dir, map[string]string{"a.txt": "1\n"})
 	runGit(t, dir, "add", "-A")
 	runGit(t, dir, "commit", "-q", "-m", "init")
-	runGit(t, dir, "sparse-checkout", "set", "--no-cone", "/a/")
-	writeFiles(t, dir, map[string]string{"a/x": "2\n", "c/z": "new\n"})
+	writeFiles(t, dir, map[string]string{"a.txt": "2\n"})
 	head := runGit(t, dir, "rev-parse", "HEAD")
+	verdictArgs = []string{"--no-such-option"}
+	t.Cleanup(func() { verdictArgs = nil })
 	_, err := mustOpen(t, dir).CommitAll("debussy")
-	if !errors.Is(err, ErrGitRefused) || !strings.Contains(err.Error(), "sparse-checkout") {
+	if !errors.Is(err, ErrGitRefused) || !strings.Contains(err.Error(), "no-such-option") {
 		t.Fatalf("CommitAll = %v, want git's refusal", err)
 	}
 	if now := runGit(t, dir, "rev-parse", "HEAD"); now != head {
 		t.Errorf("HEAD moved to %s", now)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "c", "z")); err != nil {
-		t.Error(err)
+}
+
+// git's stat check works in whole seconds: a same-size edit with its mtime
+// put back, within the second of the entry's ctime, is not staged by git.
+// debussy commits it, and its verdict keeps that (the documented case).
+func TestGitVerdictKeepsAnEditGitsStatCheckMisses(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	f := filepath.Join(dir, "a.txt")
+	for attempt := 0; ; attempt++ {
+		// Start early in a second, so the add and the edit share it.
+		time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+		writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
+		if err := os.Chtimes(f, past, past); err != nil {
+			t.Fatal(err)
+		}
+		runGit(t, dir, "add", "a.txt")
+		writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+		if err := os.Chtimes(f, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().Nanosecond() < 900_000_000 {
+			break
+		}
+		if attempt == 3 {
+			t.Skip("the machine is too slow to edit within one second")
+		}
+	}
+	if out := runGit(t, dir, "diff", "--name-only"); out != "" {
+		t.Fatalf("git sees the edit (%s): the case did not arise", out)
+	}
+	c, err := mustOpen(t, dir).CommitAll("debussy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, dir, "show", "HEAD:a.txt"); got != "two" {
+		t.Errorf("committed %q, want the edit", got)
+	}
+	if len(c.GitReplaced) > 0 {
+		t.Errorf("GitReplaced = %v", c.GitReplaced)
+	}
+}
+
+// A hook that changes the index or the tree after staging is no
+// disagreement: git would have committed the same, and Verify says so.
+func TestVerifyNoFalseAlarmFromHooks(t *testing.T) {
+	for _, tc := range []struct{ name, hook, script string }{
+		{"formats without re-adding", "pre-commit", "printf 'formatted\\n' > a.txt"},
+		{"creates an untracked file", "pre-commit", "echo gen > generated.txt"},
+		{"removes a path from the index", "pre-commit", "git rm -q --cached b.txt"},
+		{"amends after the commit", "post-commit", "[ -f c.txt ] && exit 0; echo more > c.txt && git add c.txt && git commit -q --amend --no-edit --no-verify"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isolate(t)
+			dir := newRepo(t)
+			writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
+			runGit(t, dir, "add", "-A")
+			runGit(t, dir, "commit", "-q", "-m", "init")
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n", "b.txt": "b\n",
+				".git/hooks/" + tc.hook: "#!/bin/sh\n" + tc.script + "\n"})
+			if err := os.Chmod(filepath.Join(dir, ".git/hooks", tc.hook), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			c, err := mustOpen(t, dir).CommitAll("debussy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Verify(context.Background(), dir, c.Hash, VerifyOptions{})
+			if err != nil || len(d.Paths) > 0 {
+				t.Errorf("Verify = %v, %v; want no disagreement", d.Paths, err)
+			}
+		})
 	}
 }
