@@ -43,6 +43,20 @@ func closest(provided string, names []string) string {
 			best, score = n, s
 		}
 	}
+	if best != "" {
+		return best
+	}
+	// A short word is far by Jaro-Winkler even one letter off ("rn" for
+	// run): one inserted, dropped or changed letter, if only one name is
+	// that close.
+	for _, n := range names {
+		if len(n) > 1 && smetrics.WagnerFischer(provided, n, 1, 1, 1) == 1 {
+			if best != "" {
+				return ""
+			}
+			best = n
+		}
+	}
 	return best
 }
 

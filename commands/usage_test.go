@@ -135,6 +135,9 @@ func TestCommandTypo(t *testing.T) {
 		"xyzzy":  `debussy: no command "xyzzy" (see debussy --help)` + "\n",
 		"chekc":  `debussy: no command "chekc"; did you mean "check"? (see debussy --help)` + "\n",
 		"stauts": `debussy: no command "stauts"; did you mean "status"? (see debussy --help)` + "\n",
+		"rn":     `debussy: no command "rn"; did you mean "run"? (see debussy --help)` + "\n",
+		"ru":     `debussy: no command "ru"; did you mean "run"? (see debussy --help)` + "\n",
+		"lgo":    `debussy: no command "lgo"; did you mean "logs"? (see debussy --help)` + "\n",
 	} {
 		code, stdout, stderr := invoke(t, dir, nil, args)
 		if code != ExitUsage || stderr != want || stdout != "" {
