@@ -119,11 +119,7 @@ func (r *orun) readGitLedger() *gitcommit.Ledger {
 func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[string]string) error {
 	ph := r.Plan.Phase(r.Only)
 	if ph == nil {
-		ids := make([]string, 0, len(order))
-		for _, p := range r.Plan.Phases {
-			ids = append(ids, p.ID)
-		}
-		return fmt.Errorf("%w: --only %s: no such phase in %s; its phases are %s", ErrSetup, r.Only, r.Plan.Path, strings.Join(ids, ", "))
+		return fmt.Errorf("%w: --only %s: no such phase in %s; its phases are %s", ErrSetup, r.Only, r.Plan.Path, phaseIDs(r.Plan))
 	}
 	if missing := unfinished(r.Plan, ph, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
 		noun := "phase"
@@ -267,4 +263,13 @@ func (r *orun) recordEnd(p *phaseRun, status state.Status, err error) {
 		p.reason = err.Error()
 	}
 	r.commit(p, event, string(status))
+}
+
+// phaseIDs lists the plan's phase ids, for an error naming one it lacks.
+func phaseIDs(p *plans.Plan) string {
+	ids := make([]string, 0, len(p.Phases))
+	for _, ph := range p.Phases {
+		ids = append(ids, ph.ID)
+	}
+	return strings.Join(ids, ", ")
 }

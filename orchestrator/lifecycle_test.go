@@ -232,6 +232,13 @@ func TestRunRefused(t *testing.T) {
 			wantText: "--phase 9: no such phase",
 		},
 		{
+			name:     "unknown --phase lists the ids",
+			phases:   []phaseSpec{{id: "1"}, {id: "2", deps: []string{"1"}}},
+			setup:    func(_ *fixture, o *Options) { o.PhaseID = "7" },
+			wantErr:  []error{ErrSetup},
+			wantText: "its phases are 1, 2",
+		},
+		{
 			name:     "--phase with unfinished dependencies",
 			phases:   []phaseSpec{{id: "1"}, {id: "2", deps: []string{"1"}}, {id: "3", deps: []string{"2"}}},
 			setup:    func(_ *fixture, o *Options) { o.PhaseID = "3" },

@@ -376,7 +376,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	if r.PhaseID != "" {
 		start := r.Plan.Phase(r.PhaseID)
 		if start == nil {
-			return nil, fmt.Errorf("%w: --phase %s: no such phase in %s", ErrSetup, r.PhaseID, r.Plan.Path)
+			return nil, fmt.Errorf("%w: --phase %s: no such phase in %s; its phases are %s", ErrSetup, r.PhaseID, r.Plan.Path, phaseIDs(r.Plan))
 		}
 		// --phase runs that phase and what follows it in run order; its
 		// dependencies (transitively) must already be complete.
