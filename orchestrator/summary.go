@@ -64,9 +64,9 @@ func writeSummary(w io.Writer, run *state.Run) {
 }
 
 // phaseError is a phase's last error as one sentence that names the
-// phase once: most errors begin with "phase ID …" already.
+// phase once: most errors begin with "phase ID …" or "phase ID: …" already.
 func phaseError(p *state.PhaseRecord) string {
-	if strings.HasPrefix(p.LastError, "phase "+p.ID+" ") {
+	if strings.HasPrefix(p.LastError, "phase "+p.ID+" ") || strings.HasPrefix(p.LastError, "phase "+p.ID+":") {
 		return p.LastError
 	}
 	return fmt.Sprintf("phase %s: %s", p.ID, p.LastError)
