@@ -120,9 +120,17 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		fs = append(fs, probeFindings(probe, cfg, opts.Timeout)...)
 	}
 
-	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err != nil {
-		add("warn", "git", "git not found: "+err.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
-	} else {
+	out, gitErr := exec.CommandContext(ctx, "git", "--version").Output()
+	switch {
+	case ws != nil && ws.RepoErr != nil:
+		add("FAIL", "git", ws.RepoErr.Error(), "fix the repository named above (git status shows the same)")
+	case ws != nil && ws.Repo == nil:
+		// A run refuses it: debussy commits the agent's work.
+		add("FAIL", "git", root+" is not a git repository",
+			"run debussy in your project's repository (cd into it), or make this one: git init && git add -A && git commit -m init")
+	case gitErr != nil:
+		add("warn", "git", "git not found: "+gitErr.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
+	default:
 		add("ok", "git", strings.TrimSpace(string(out)), "")
 	}
 

@@ -83,6 +83,9 @@ func tell(ev map[string]any, text string) view.Told {
 func toldText(ev map[string]any) string {
 	switch str(ev, "event") {
 	case "context_warning":
+		if str(ev, "by") == "context_max_tokens" {
+			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev, "tokens"), num(ev, "at"))
+		}
 		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev, "percent"), num(ev, "threshold"))
 	case "note":
 		if text := str(ev, "text"); text != "" {

@@ -42,8 +42,14 @@ func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
 	case p.state == Working && lim.at > 0 && snap.Tokens >= lim.warnAt:
 		p.state = Warned
 		p.Note(p.contextWarning(snap, lim))
-		p.record("context_warning", map[string]any{"percent": snap.Percent, "threshold": p.cfg.ContextThreshold, "tokens": snap.Tokens,
-			"at": lim.at}, LevelInfo, "context warning sent to the agent")
+		f := map[string]any{"threshold": p.cfg.ContextThreshold, "tokens": snap.Tokens, "at": lim.at}
+		if judged(snap) {
+			f["percent"] = snap.Percent // not of a window still pending
+		}
+		if lim.byCap {
+			f["by"] = "context_max_tokens"
+		}
+		p.record("context_warning", f, LevelInfo, "context warning sent to the agent")
 	}
 }
 
