@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -189,6 +190,17 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 		"type":  "error",
 		"error": map[string]any{"type": typ, "message": msg},
 	})
+}
+
+// writeUsageLimit answers as the API does when a subscription's usage
+// limit is reached: 429 with the unified rate-limit headers the CLI reads
+// (claude-cli.md, "Usage limits").
+func writeUsageLimit(w http.ResponseWriter, l *activeLimit) {
+	h := w.Header()
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", strconv.FormatInt(l.resets.Unix(), 10))
+	h.Set("anthropic-ratelimit-unified-representative-claim", l.typ)
+	writeError(w, http.StatusTooManyRequests, "rate_limit_error", "This request would exceed your account's rate limit. Please try again later.")
 }
 
 func errorType(status int) string {

@@ -77,6 +77,20 @@ type Turn struct {
 	// between two identical tool calls, so a repeated read or test run gets
 	// a different result without its input changing.
 	Files map[string]string `json:"files,omitempty"`
+	// UsageLimit answers this turn with a subscription's usage limit: the
+	// first request of the turn starts it, and every request of any session
+	// gets the API's 429 with the unified rate-limit headers until it
+	// resets; the turn is answered as scripted after that. The CLI reports
+	// it as a usage limit only on the OAuth path (CLAUDE_CODE_OAUTH_TOKEN).
+	UsageLimit *UsageLimit `json:"usage_limit,omitempty"`
+}
+
+// UsageLimit is a usage limit that resets For after it is hit.
+type UsageLimit struct {
+	// Type is the limit's name as the API's representative-claim header
+	// says it: five_hour, seven_day, seven_day_opus, ...
+	Type string   `json:"type"`
+	For  Duration `json:"for"`
 }
 
 // Usage is the token usage a turn reports, in the API's own field names.

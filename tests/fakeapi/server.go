@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,7 +75,9 @@ type Server struct {
 	texts     [][]string // per session: the texts of its last request
 	binding   []int      // per session: conversation index, bindDefault or bindNone
 	bound     []bool
-	errCounts map[[2]int]int // (session, turn) → error answers so far
+	errCounts map[[2]int]int  // (session, turn) → error answers so far
+	limitsHit map[[2]int]bool // (session, turn) → its usage limit has begun
+	limit     *activeLimit    // the latest usage limit; over once its reset has passed
 	requests  []Request
 	others    []Other
 	seq       int
@@ -111,6 +114,7 @@ func StartWith(s Script, o Options) (*Server, error) {
 		done:      make(chan struct{}),
 		bound:     make([]bool, len(s.Conversations)),
 		errCounts: map[[2]int]int{},
+		limitsHit: map[[2]int]bool{},
 	}
 	srv.srv = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -229,6 +233,13 @@ type plan struct {
 	hang   bool
 	status int
 	errMsg string
+	limit  *activeLimit // a usage limit answers this request
+}
+
+// activeLimit is a usage limit in force until resets.
+type activeLimit struct {
+	typ    string
+	resets time.Time
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +266,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 		case <-r.Context().Done():
 		}
+		return
+	}
+	if p.limit != nil {
+		writeUsageLimit(w, p.limit)
 		return
 	}
 	if p.status != 0 {
@@ -355,7 +370,16 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		}
 		p.turn.Blocks = []Block{Text("done.")}
 	}
+	now := time.Now()
+	if t := p.turn; t.UsageLimit != nil && !s.limitsHit[[2]int{sess, turn}] {
+		s.limitsHit[[2]int{sess, turn}] = true
+		// The header carries whole seconds: the limit ends on the second it names.
+		resets := now.Add(time.Duration(t.UsageLimit.For) + time.Second - 1).Truncate(time.Second)
+		s.limit = &activeLimit{typ: cmp.Or(t.UsageLimit.Type, "five_hour"), resets: resets}
+	}
 	switch t := p.turn; {
+	case s.limit != nil && now.Before(s.limit.resets):
+		p.limit, p.req.Status = s.limit, http.StatusTooManyRequests
 	case t.Hang:
 		p.hang, p.req.Status = true, 0
 	case t.Status != 0:
