@@ -14,7 +14,8 @@ import (
 const (
 	ExitOK          = 0
 	ExitFailed      = 1   // a phase failed, was blocked, ran out of restarts/retries or of its budget
-	ExitUsage       = 2   // bad usage, config or plan
+	ExitUsage       = 2   // bad usage, config or plan, or a setup claude cannot run in (login, permissions)
+	ExitTempFail    = 75  // EX_TEMPFAIL: a usage limit resets later than usage_limit_wait; work committed, rerun after the reset
 	ExitInterrupted = 130 // Ctrl-C: work committed, state saved, a rerun resumes
 )
 
@@ -34,6 +35,8 @@ func exitCode(err error) int {
 		// A limit the user set was reached: the phase did not finish
 		// within it. Work is committed; raising the budget resumes it.
 		return ExitFailed
+	case errors.Is(err, orchestrator.ErrUsageLimit):
+		return ExitTempFail
 	case errors.Is(err, orchestrator.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.Is(err, ErrUsage),

@@ -65,7 +65,9 @@ func phaseView(p orchestrator.Progress) view.Phase {
 	s := p.Snapshot
 	ph := view.Phase{ID: p.Phase, Title: p.Title, Session: p.Session, Tokens: s.Tokens, Window: s.Window,
 		Estimated: s.Estimated, ToolCalls: s.ToolCalls, Zone: p.Zone, TotalTokens: p.Tokens,
-		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended, Activity: p.Activity}
+		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended, Activity: p.Activity,
+		WaitingUntil: p.WaitingUntil}
+	ph.WindowPending = s.WindowPending
 	if b := p.Budget; b != nil {
 		ph.BudgetScope, ph.BudgetLevel, ph.BudgetPct = b.Scope, b.Level, b.UsedPct
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
@@ -119,6 +120,10 @@ type orun struct {
 	// par is the state of a --parallel run (parallel.go); nil when phases
 	// run one by one in the user's work tree.
 	par *parallel
+	// reached is set once a session of the run got an answer from the
+	// API: from then on an unreachable API is a blip to retry, before it
+	// a setup error (sessions.go).
+	reached atomic.Bool
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -453,6 +458,7 @@ func (r *orun) checkTree() error {
 	if err != nil {
 		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}
+	dirty = withoutOwnIgnore(r.Repo, dirty)
 	dirty = withoutOwnIgnore(r.Repo, dirty)
 	if len(dirty) == 0 || r.cfg.AllowDirty {
 		return nil

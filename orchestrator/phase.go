@@ -87,6 +87,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			p.progressRuns = append(p.progressRuns, prevRun.ID)
 			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
+			// A usage limit the earlier run stopped at is waited out before
+			// the first session (mayStartSession), not asked about again;
+			// a fallback model it switched to stays.
+			rec.WaitingUntil, rec.Limit, rec.Model = prev.WaitingUntil, prev.Limit, prev.Model
 			p.prevSpend = prev.Economics
 			// A handoff its last session wrote (a budget's wrap-up asks for
 			// one before the stop) is what the resume starts from; an
@@ -212,6 +216,10 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	case state.StatusCompleted:
 		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)
 	case state.StatusInterrupted:
+		if errors.Is(err, ErrUsageLimit) {
+			r.log.Warn(err.Error(), "resets", p.rec.WaitingUntil.Format(time.RFC3339))
+			break
+		}
 		r.log.Warn("phase interrupted: work committed, state saved — run the same command again to resume", "phase", p.ph.ID)
 	default:
 		r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)

@@ -27,6 +27,8 @@ type Progress struct {
 	Activity string
 	// Budget is where the phase stands in its budget; nil without one.
 	Budget *BudgetProgress
+	// WaitingUntil is set while the phase waits for a usage limit to reset.
+	WaitingUntil time.Time
 }
 
 // BudgetProgress is the fuller of the phase's and the plan's budgets.
@@ -55,6 +57,17 @@ func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, end
 	} else {
 		r.liveEconomics(p, &pr)
 	}
+	r.Progress(pr)
+}
+
+// waiting tells the live view the phase waits for a usage limit's reset
+// (the ledger's WaitingUntil), or no longer does.
+func (r *orun) waiting(p *phaseRun) {
+	if r.Progress == nil {
+		return
+	}
+	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: p.rec.Sessions, Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD,
+		Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: true, Zone: p.rec.Zone, WaitingUntil: p.rec.WaitingUntil}
 	r.Progress(pr)
 }
 

@@ -148,8 +148,9 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 	ph := p.ph
 	return runner.Spec{
 		Bin:            r.cfg.ClaudeBin,
-		Model:          r.cfg.Model,
+		Model:          r.model(p),
 		PermissionMode: r.cfg.PermissionMode,
+		AllowedTools:   r.cfg.AllowedTools,
 		ExtraArgs:      r.cfg.ExtraArgs,
 		Dir:            p.repo.Root(),
 		Prompt:         prompt,
@@ -292,10 +293,6 @@ func describeOutcome(o runner.Outcome) string {
 		fmt.Fprintf(&b, ": %v", o.Err)
 	}
 	return b.String()
-}
-
-func promptTooLong(o runner.Outcome) bool {
-	return o.Result != nil && o.Result.IsError && strings.Contains(strings.ToLower(o.Result.Text), "prompt is too long")
 }
 
 // lastLine is the last non-empty line of s.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
@@ -21,6 +22,7 @@ const (
 	stepExhausted                   // a budget ran out: extend it (the user) or end the phase
 	stepRestart                     // a fresh session from a checkpoint, counted against max_restarts
 	stepRetry                       // the session failed on its own: again from a checkpoint, after a backoff
+	stepUsageLimit                  // a usage limit: commit, wait for its reset (or end with exit 75), go on uncounted
 )
 
 // step is the decision after a session, with its reason.
@@ -33,8 +35,10 @@ type step struct {
 // is whether the agent's `debussy done` signal is on disk. Pure, and the
 // order of its cases is the precedence: Ctrl-C, then the agent's done
 // signal (it beats a stop decided on the same response), then a refusal
-// no retry can fix, a budget, a clean end, a restart, a retry.
-func afterSession(end sessionEnd, signalled bool) step {
+// no retry can fix, a usage limit, a budget, a clean end, a restart, a
+// retry. reached says whether any session of the run got an answer from
+// the API: an unreachable API is a setup error until one did.
+func afterSession(end sessionEnd, signalled, reached bool) step {
 	out := end.outcome
 	switch {
 	case end.interrupted:
@@ -43,6 +47,10 @@ func afterSession(end sessionEnd, signalled bool) step {
 		return step{kind: stepFinish}
 	case out.Refused() != nil:
 		return step{kind: stepFailFast, why: out.Refused().Error()}
+	case out.Failure.Class == failure.UsageLimit:
+		return step{kind: stepUsageLimit, why: out.Failure.Reason}
+	case out.Failure.Class == failure.Unreachable && !reached:
+		return step{kind: stepFailFast, why: out.Failure.Reason + ": " + out.Failure.Fix}
 	case end.trigger == policy.TriggerBudget:
 		return step{kind: stepExhausted}
 	}
@@ -57,7 +65,7 @@ func afterSession(end sessionEnd, signalled bool) step {
 		return step{kind: stepRestart, why: lessons(end.reason)}
 	case stopped && end.trigger != "":
 		return step{kind: stepRestart, why: end.reason}
-	case promptTooLong(out):
+	case out.Failure.Class == failure.PromptTooLong:
 		// The context filled before a trigger fired.
 		return step{kind: stepRestart, why: "the context filled up (prompt too long)"}
 	}
@@ -77,7 +85,10 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		if err != nil {
 			return r.sessionFailed(p, err)
 		}
-		s := afterSession(end, r.signalled(p))
+		if reachedAPI(end.outcome) {
+			r.reached.Store(true)
+		}
+		s := afterSession(end, r.signalled(p), r.reached.Load())
 		switch s.kind {
 		case stepFinish:
 			p.transient = 0
@@ -86,7 +97,12 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 		case stepFailFast:
-			return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, end.outcome.Refused()))
+			if refused := end.outcome.Refused(); refused != nil {
+				return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
+			}
+			return r.failFast(p, fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.why))
+		case stepUsageLimit:
+			prompt, err = r.usageLimit(ctx, p, end)
 		case stepExhausted:
 			prompt, err = r.extendOrEnd(ctx, p, end)
 		case stepRestart:
@@ -100,10 +116,23 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 	}
 }
 
+// reachedAPI reports whether a session got an answer from the API: a
+// response with usage, or a result that cost something.
+func reachedAPI(o runner.Outcome) bool {
+	r := o.Result
+	return r != nil && (r.CostUSD > 0 || r.Usage.Context() > 0 || o.Failure.Class == failure.UsageLimit)
+}
+
 // mayStartSession ends the phase before a session that must not start:
-// git disagreed with a commit under strict_git, or a strict budget is
-// spent and the user does not extend it.
+// git disagreed with a commit under strict_git, a strict budget is spent
+// and the user does not extend it, or a usage limit an earlier run met
+// has not reset yet (the session would only be refused again).
 func (r *orun) mayStartSession(ctx context.Context, p *phaseRun) error {
+	if w := p.rec.WaitingUntil; !w.IsZero() && w.After(r.now()) {
+		if err := r.waitForReset(ctx, p, p.rec.Limit, w); err != nil {
+			return err
+		}
+	}
 	if p.gitDisagrees != nil {
 		return r.endPhase(p, state.StatusFailed, fmt.Errorf("%w: %w", ErrSetup, p.gitDisagrees))
 	}

@@ -41,6 +41,9 @@ func claudeArgs(spec Spec) []string {
 	default:
 		args = append(args, "--permission-mode", spec.PermissionMode)
 	}
+	for _, t := range spec.AllowedTools {
+		args = append(args, "--allowedTools", t)
+	}
 	return append(args, spec.ExtraArgs...)
 }
 

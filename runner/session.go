@@ -42,8 +42,11 @@ type Spec struct {
 	// value becomes --permission-mode.
 	PermissionMode string
 	ExtraArgs      []string
-	Dir            string // working directory of claude
-	Prompt         string // first user message, written to stdin
+	// AllowedTools are permission rules passed as --allowedTools (one flag
+	// each, so a rule may hold a space: "Bash(npm test:*)").
+	AllowedTools []string
+	Dir          string // working directory of claude
+	Prompt       string // first user message, written to stdin
 
 	Env         []string          // base environment; nil means os.Environ(). CLAUDECODE is removed.
 	SetEnv      map[string]string // added or overriding (DEBUSSY_RUN_ID, ...)

@@ -112,6 +112,16 @@ type PhaseRecord struct {
 	Worktree string `json:"worktree,omitempty"`
 	Branch   string `json:"branch,omitempty"`
 	Merge    string `json:"merge,omitempty"`
+	// WaitingUntil is set while the phase waits for a usage limit to
+	// reset (and kept when the run ended before it: a rerun before the
+	// reset waits again instead of asking the API); Limit names the
+	// limit (five_hour, seven_day, ...). UsageLimits counts the waits.
+	WaitingUntil time.Time `json:"waiting_until,omitzero"`
+	Limit        string    `json:"limit,omitempty"`
+	UsageLimits  int       `json:"usage_limits,omitempty"`
+	// Model is the model the phase switched to (fallback_model) once a
+	// limit held for the configured one only.
+	Model string `json:"model,omitempty"`
 }
 
 // Nudge is one mid-session note about the agent's own loop: the same call

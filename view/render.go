@@ -21,6 +21,10 @@ type Phase struct {
 	// window. Estimated marks a character-based guess (no usage yet).
 	Tokens, Window int64
 	Estimated      bool
+	// WindowPending: Window is a guess (the model table's) until claude
+	// says; the view shows it as unknown ("0/?") meanwhile, as it does a
+	// window of 0.
+	WindowPending bool
 	// Threshold is context_threshold (percent; 0: unknown): the bar turns
 	// yellow where the log warns the agent (10 points below) and red
 	// where debussy asks for the handoff, whatever the zone says.
@@ -41,6 +45,8 @@ type Phase struct {
 	// or exhausted.
 	BudgetScope, BudgetLevel string
 	BudgetPct                float64
+	// WaitingUntil is set while the phase waits for a usage limit to reset.
+	WaitingUntil time.Time
 }
 
 // barWidth is the context bar's cells; ten per 10 % would crowd an 80
@@ -120,6 +126,9 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		// Without room, the title goes first; the id stays.
 		parts = append(parts, part{text: paint(color, "1", ansi.Truncate(t, 28, "…")), rank: 90, sep: " "})
 	}
+	if !p.WaitingUntil.IsZero() {
+		add(0, paint(color, "33", "waiting until "+p.WaitingUntil.Local().Format("15:04")+" (usage limit)"))
+	}
 	if p.Session > 0 {
 		s := fmt.Sprintf("session %d", p.Session)
 		if p.Ended {
@@ -127,7 +136,15 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		}
 		add(40, s)
 	}
-	if p.Window > 0 && !p.Ended {
+	switch {
+	case p.Ended:
+	case p.Window <= 0 || p.WindowPending:
+		approx := ""
+		if p.Estimated {
+			approx = "~"
+		}
+		add(0, fmt.Sprintf("%s%s/?", approx, formatTokens(p.Tokens)))
+	default:
 		pct := float64(p.Tokens) / float64(p.Window) * 100
 		filled := min(barWidth, int(pct*barWidth/100+0.5))
 		bar := paint(color, zoneColor(barZone(p.Zone, pct, p.Threshold)), strings.Repeat("█", filled)) + paint(color, "2", strings.Repeat("░", barWidth-filled))

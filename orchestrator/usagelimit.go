@@ -1,0 +1,162 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// ErrUsageLimit ends a run at a subscription's usage limit that resets
+// later than usage_limit_wait allows (exit 75, EX_TEMPFAIL): the work is
+// committed, and the same command after the reset resumes the phase.
+var ErrUsageLimit = errors.New("usage limit reached")
+
+// UsageLimitError says which limit, when it resets, and that a rerun goes on.
+type UsageLimitError struct {
+	Phase  string
+	Limit  string // five_hour, seven_day, ...
+	Resets time.Time
+	Wait   time.Duration // usage_limit_wait; 0 means waiting is off
+	Now    time.Time
+}
+
+func (e *UsageLimitError) Error() string {
+	why := fmt.Sprintf("it resets at %s, later than usage_limit_wait (%s) allows", resetClock(e.Resets, e.Now), e.Wait)
+	switch {
+	case e.Wait == 0:
+		why = fmt.Sprintf("it resets at %s and usage_limit_wait is 0", resetClock(e.Resets, e.Now))
+	case e.Resets.IsZero():
+		why = "claude did not say when it resets"
+	}
+	return fmt.Sprintf("phase %s: %s limit reached: %s; the work so far is committed — run the same command after the reset to go on",
+		e.Phase, failure.LimitName(e.Limit), why)
+}
+
+func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
+
+// afterReset is when to go on after a limit resets: 5 to 30 s after it.
+// The API's clock and ours may differ by seconds (the reset is given in
+// whole seconds), and the runs of one account — several phases, several
+// machines — should not all ask again in the same second.
+func afterReset(resets time.Time) time.Time {
+	return resets.Add(5*time.Second + rand.N(25*time.Second))
+}
+
+// resetClock is a reset time as a person reads it: "19:41 UTC (in
+// 1h52m)", with the date when it is not today.
+func resetClock(t, now time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	layout := "15:04 MST"
+	if t.Format("2006-01-02") != now.Format("2006-01-02") {
+		layout = "Mon Jan 2 15:04 MST"
+	}
+	in := t.Sub(now).Round(time.Minute)
+	switch {
+	case t.Sub(now) <= 0:
+		return t.Format(layout) + " (passed)"
+	case in < time.Minute:
+		in = t.Sub(now).Round(time.Second)
+	}
+	return fmt.Sprintf("%s (in %s)", t.Format(layout), in)
+}
+
+// usageLimit follows a session that hit a usage limit: the work is
+// committed and checkpointed; a limit on one model only goes on at once
+// with fallback_model; else the phase waits for the reset (within
+// usage_limit_wait) and resumes with the checkpoint — no restart or retry
+// is counted, since nothing the agent did caused it — or the run ends
+// with ErrUsageLimit. It returns the next session's prompt.
+func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end sessionEnd) (string, error) {
+	f := end.outcome.Failure
+	name := failure.LimitName(f.LimitType)
+	p.rec.UsageLimits++
+	p.keepFrom(end)
+	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
+	if failure.ModelSpecific(f.LimitType) && r.cfg.FallbackModel != "" && r.model(p) != r.cfg.FallbackModel {
+		from := r.model(p)
+		p.rec.Model = r.cfg.FallbackModel
+		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, r.cfg.FallbackModel),
+			"phase", p.ph.ID, "from", from, "resets", resetClock(f.Resets, r.now()))
+		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": r.cfg.FallbackModel,
+			"resets": f.Resets})
+		cp, err := r.checkpoint(p, "resume", fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, r.cfg.FallbackModel), c)
+		if err != nil {
+			return "", err
+		}
+		return p.withRejection(cp.Prompt(p.basePrompt)), nil
+	}
+	cp, err := r.checkpoint(p, "resume", fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name), c)
+	if err != nil {
+		return "", err
+	}
+	if err := r.waitForReset(ctx, p, f.LimitType, f.Resets); err != nil {
+		return "", err
+	}
+	return p.withRejection(cp.Prompt(p.basePrompt)), nil
+}
+
+// waitForReset waits until a usage limit has reset, sending nothing to the
+// API meanwhile, or ends the phase: ErrUsageLimit when the reset is
+// further away than usage_limit_wait (or unknown), ErrInterrupted on
+// Ctrl-C. The ledger names the reset while it waits and after such an
+// end, so `status` shows it and a rerun before it waits again.
+func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, resets time.Time) error {
+	now := r.now()
+	wait := time.Duration(r.cfg.UsageLimitWait)
+	p.rec.WaitingUntil, p.rec.Limit = resets, limit
+	name := failure.LimitName(limit)
+	// A reset that has passed meanwhile is waited past by the buffer
+	// alone, whatever usage_limit_wait says.
+	if resets.IsZero() || resets.Sub(now) > wait {
+		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
+		r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
+		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, resetClock(resets, now), wait), "phase", p.ph.ID)
+		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
+		return r.endPhase(p, state.StatusInterrupted, err)
+	}
+	until := afterReset(resets)
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
+	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, resetClock(resets, now)),
+		"phase", p.ph.ID)
+	r.waiting(p)
+	stopped := false
+	r.unlocked(func() {
+		t := time.NewTimer(until.Sub(now))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			stopped = true
+		case <-t.C:
+		}
+	})
+	if stopped {
+		return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+	}
+	p.rec.WaitingUntil, p.rec.Limit = time.Time{}, ""
+	if err := r.save(); err != nil {
+		return err
+	}
+	r.waiting(p)
+	r.event("usage_limit_reset", map[string]any{"phase": p.ph.ID, "limit": limit})
+	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
+	return nil
+}
+
+// model is the model the phase's sessions run: the fallback once a limit
+// held for the configured one, else the configured one.
+func (r *orun) model(p *phaseRun) string {
+	if p.rec.Model != "" {
+		return p.rec.Model
+	}
+	return r.cfg.Model
+}
