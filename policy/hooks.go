@@ -52,7 +52,17 @@ func (p *Policy) IsHandoffCall(c Call) bool { return p.isHandoffWrite(c) }
 // PreToolUse answers before a tool runs. budgetWhy is the budget's refusal
 // of the call at its current level ("" lets it run). The handoff's request
 // comes first: it refuses every tool the budget would and names the path.
+// A call debussy lets run that is one of its own commands is allowed
+// outright, so no permission mode refuses `debussy done`.
 func (p *Policy) PreToolUse(c Call, budgetWhy string) runner.HookAnswer {
+	a := p.preToolUse(c, budgetWhy)
+	if a.Deny == "" && c.Tool == "Bash" && OwnCommand(c.Command) {
+		a.Allow = "debussy's own command"
+	}
+	return a
+}
+
+func (p *Policy) preToolUse(c Call, budgetWhy string) runner.HookAnswer {
 	switch p.state {
 	case Stopping, Done:
 		return runner.HookAnswer{} // its PostToolUse ends the session cleanly

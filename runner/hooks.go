@@ -57,8 +57,13 @@ type HookCall struct {
 // HookAnswer is what debussy tells the CLI at a hook. The zero answer lets
 // the CLI carry on.
 type HookAnswer struct {
-	Note       string // PostToolUse: additionalContext — the agent reads it beside the tool result
-	Deny       string // PreToolUse: non-empty → the tool does not run; the agent gets this as the tool's error
+	Note string // PostToolUse: additionalContext — the agent reads it beside the tool result
+	Deny string // PreToolUse: non-empty → the tool does not run; the agent gets this as the tool's error
+	// Allow (PreToolUse): non-empty → the tool runs whatever the permission
+	// mode says (measured on 2.1.197 and 2.1.332: acceptEdits refuses a
+	// Bash call with "This command requires approval" unless a PreToolUse
+	// hook allows it). The reason is the CLI's record of why.
+	Allow      string
 	Block      string // Stop: the session continues with this feedback; PreCompact: non-empty → the CLI does not compact
 	StopReason string // PostToolUse: non-empty → the CLI ends cleanly after this response's tools (like RequestStop)
 }
@@ -97,9 +102,13 @@ func hookOutput(ev HookEvent, a HookAnswer) map[string]any {
 	out := map[string]any{}
 	switch ev {
 	case HookPreToolUse:
-		if a.Deny != "" {
+		switch {
+		case a.Deny != "":
 			out["hookSpecificOutput"] = map[string]any{
 				"hookEventName": string(HookPreToolUse), "permissionDecision": "deny", "permissionDecisionReason": a.Deny}
+		case a.Allow != "":
+			out["hookSpecificOutput"] = map[string]any{
+				"hookEventName": string(HookPreToolUse), "permissionDecision": "allow", "permissionDecisionReason": a.Allow}
 		}
 	case HookPostToolUse:
 		if a.Note != "" {

@@ -28,5 +28,26 @@ func permissionProblem(permissionMode string, env []string, root bool) string {
 		return ""
 	}
 	return "running as root, claude refuses permission_mode bypassPermissions (--dangerously-skip-permissions): " +
-		"set IS_SANDBOX=1 or permission_mode: acceptEdits"
+		"set IS_SANDBOX=1, or permission_mode: acceptEdits with allowed_tools: [\"Bash\"] (or the commands the plan runs)"
+}
+
+// PermissionNote says what a permission mode that asks will refuse in an
+// unattended run, or "" when nothing: with acceptEdits (or default, plan)
+// and no allowed_tools rule for Bash, claude refuses every Bash call the
+// agent makes — its tests, its builds, its git — with "This command
+// requires approval" (measured on 2.1.197 and 2.1.332). debussy's own
+// commands are allowed by its hook whatever the mode.
+func PermissionNote(permissionMode string, allowedTools []string) string {
+	switch permissionMode {
+	case "acceptEdits", "default", "plan":
+	default:
+		return ""
+	}
+	for _, t := range allowedTools {
+		if t == "Bash" || strings.HasPrefix(t, "Bash(") {
+			return ""
+		}
+	}
+	return "permission_mode " + permissionMode + " refuses every Bash call of the agent (tests, builds, git) that allowed_tools does not list: " +
+		"set allowed_tools: [\"Bash\"] (or rules such as \"Bash(npm test:*)\") in .debussy.yaml; debussy's own commands are always allowed"
 }

@@ -25,3 +25,24 @@ func TestPermissionProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestPermissionNote(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode  string
+		tools []string
+		note  bool
+	}{
+		{"acceptEdits", nil, true},
+		{"default", []string{"Edit"}, true},
+		{"acceptEdits", []string{"Bash"}, false},
+		{"acceptEdits", []string{"Read", "Bash(npm test:*)"}, false},
+		{"bypassPermissions", nil, false},
+		{"", nil, false},
+	}
+	for _, tt := range tests {
+		if got := PermissionNote(tt.mode, tt.tools); (got != "") != tt.note {
+			t.Errorf("PermissionNote(%q, %v) = %q", tt.mode, tt.tools, got)
+		}
+	}
+}
