@@ -25,14 +25,15 @@ var ErrDoctor = errors.New("doctor found problems")
 type doctorOptions struct {
 	ConfigFile string
 	Timeout    time.Duration
+	NoLogin    bool // skip the login check's session (its one API request)
 }
 
 func (e *Env) doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
-		Usage: "check that a run would work here: claude, its protocol, model, git, permissions, config",
+		Usage: "check that a run would work here: claude, its protocol, model, login, git, permissions, config",
 		Description: strings.TrimSpace(`
-Checks, without starting any API request or touching the repository:
+Checks, without touching the repository:
 
   claude      the binary debussy would run (claude_bin) and its version
   protocol    whether claude answers the control requests debussy relies on:
@@ -41,6 +42,9 @@ Checks, without starting any API request or touching the repository:
               in its own process group, and stopped after --timeout at most
   model       the model a session would use (model, else claude's default) and its
               context window and compaction point, as claude reports them
+  login       one short session, started as a run starts one, read the way a run reads
+              its ending: not logged in, a refused key, a usage limit, an unreachable
+              API (one small API request; --no-login skips it)
   permission  whether claude accepts permission_mode here: as root it refuses
               bypassPermissions (--dangerously-skip-permissions) unless IS_SANDBOX=1
   git         git's version
@@ -53,12 +57,13 @@ Start here when a run fails before its first session, or behaves unlike the docs
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: .debussy.yaml of the repository)"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "how long claude may take to answer"},
+			&cli.BoolFlag{Name: "no-login", Usage: "skip the login check (the one check that sends an API request)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr(c, "doctor takes no arguments, got %s", strings.Join(c.Args().Slice(), " "))
 			}
-			return e.doctor(c.Context, doctorOptions{ConfigFile: c.String("config"), Timeout: c.Duration("timeout")})
+			return e.doctor(c.Context, doctorOptions{ConfigFile: c.String("config"), Timeout: c.Duration("timeout"), NoLogin: c.Bool("no-login")})
 		},
 	}
 }
@@ -102,6 +107,9 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 	if permProblem != "" {
 		why, fix, _ := strings.Cut(permProblem, ": ")
 		add("FAIL", "permission", why, fix)
+	} else if note := runner.PermissionNote(cfg.PermissionMode, cfg.AllowedTools); note != "" {
+		why, fix, _ := strings.Cut(note, ": ")
+		add("warn", "permission", why, fix)
 	} else {
 		add("ok", "permission", "permission_mode "+cmp.Or(cfg.PermissionMode, "(claude's default)"), "")
 	}
@@ -118,6 +126,11 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("FAIL", "claude", err.Error(), "install Claude Code (npm install -g @anthropic-ai/claude-code) or set claude_bin / DEBUSSY_CLAUDE_BIN to its path")
 	} else {
 		fs = append(fs, probeFindings(probe, cfg, opts.Timeout)...)
+		if !opts.NoLogin && (probe.Initialize.Answered || !probe.Exited) {
+			login := spec
+			login.AllowedTools = cfg.AllowedTools
+			fs = append(fs, loginFinding(ctx, login, opts.Timeout))
+		}
 	}
 
 	out, gitErr := exec.CommandContext(ctx, "git", "--version").Output()
@@ -134,7 +147,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("ok", "git", strings.TrimSpace(string(out)), "")
 	}
 
-	order := []string{"claude", "protocol", "model", "permission", "git", "config"}
+	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config"}
 	slices.SortStableFunc(fs, func(a, b finding) int {
 		return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 	})

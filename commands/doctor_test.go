@@ -18,6 +18,14 @@ while IFS= read -r line; do
   *'"subtype":"initialize"'*) echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"commands":[]}}}';;
   *'"subtype":"get_context_usage"'*) [ "$FAKE_NO_CTX" = 1 ] || echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"categories":[{"id":"system_prompt","name":"System prompt","tokens":1965,"kind":"used"},{"id":"autocompact_buffer","name":"Autocompact buffer","tokens":33000,"kind":"buffer"},{"id":"free_space","name":"Free space","tokens":965035,"kind":"free"}],"totalTokens":1965,"maxTokens":1000000,"rawMaxTokens":1000000,"percentage":0,"autocompactSource":"model-default","model":"claude-opus-5-5","autoCompactThreshold":967000,"isAutoCompactEnabled":true}}}';;
   *'"subtype":"interrupt"'*) echo '{"type":"control_response","response":{"subtype":"success","request_id":"'"$id"'","response":{"still_queued":[]}}}';;
+  *'"type":"user"'*)
+    if [ "$FAKE_LOGIN" = none ]; then
+      echo '{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"Not logged in · Please run /login"}],"usage":{"input_tokens":0,"output_tokens":0}},"parent_tool_use_id":null,"error":"authentication_failed"}'
+      echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"terminal_reason":"api_error","num_turns":1,"result":"Not logged in · Please run /login"}'
+      exit 1
+    fi
+    echo '{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","role":"assistant","content":[{"type":"text","text":"OK"}],"usage":{"input_tokens":9000,"output_tokens":1}},"parent_tool_use_id":null}'
+    echo '{"type":"result","subtype":"success","is_error":false,"terminal_reason":"completed","num_turns":1,"result":"OK","total_cost_usd":0.01}';;
   esac
 done
 `
@@ -39,7 +47,7 @@ func TestDoctor(t *testing.T) {
 		{"a run would work", map[string]string{"IS_SANDBOX": "1"}, "", 0,
 			[]string{"ok    claude     " + bin + " (2.1.330 (Claude Code))", "initialize with hook callbacks: answered", "interrupt: answered",
 				"get_context_usage: answered", "claude-opus-5-5 (claude's default): window 1M, claude compacts at 967K",
-				"ok    git        git version", "ok: a run would work here"},
+				"ok    login      a short session got its answer", "ok    git        git version", "ok: a run would work here"},
 			[]string{"FAIL"}},
 		{"no window from claude", map[string]string{"IS_SANDBOX": "1", "FAKE_NO_CTX": "1"}, "", 0,
 			[]string{"warn  protocol   get_context_usage: no answer within 3s", "fix: the window comes from debussy's model table"},
@@ -50,14 +58,21 @@ func TestDoctor(t *testing.T) {
 			[]string{"FAIL  config", "1 problem: a run would not work here"}, nil},
 		{"claude missing", map[string]string{"IS_SANDBOX": "1", "DEBUSSY_CLAUDE_BIN": "/nonexistent/claude"}, "", 2,
 			[]string{"FAIL  claude", "fix: install Claude Code"}, nil},
+		{"not logged in", map[string]string{"IS_SANDBOX": "1", "FAKE_LOGIN": "none"}, "", 2,
+			[]string{"FAIL  login      claude is not logged in", "fix: log in as the user debussy runs as: run `claude login`",
+				"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}, nil},
 	}
 	if os.Geteuid() == 0 {
 		tests = append(tests,
-			doctorCase{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1"}, "", 2,
-				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1 or permission_mode: acceptEdits",
+			doctorCase{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1", "IS_SANDBOX": ""}, "", 2,
+				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1, or permission_mode: acceptEdits with allowed_tools",
 					"get_context_usage: answered"}, nil},
-			doctorCase{"root with acceptEdits", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\n", 0,
-				[]string{"ok    permission permission_mode acceptEdits"}, nil})
+			doctorCase{"root with acceptEdits and Bash allowed", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\nallowed_tools: [Bash]\n", 0,
+				[]string{"ok    permission permission_mode acceptEdits"}, nil},
+			// The fix the refusal suggests is named in full: acceptEdits
+			// alone refuses every Bash call the agent makes.
+			doctorCase{"root with acceptEdits alone", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\n", 0,
+				[]string{"warn  permission permission_mode acceptEdits refuses every Bash call", `fix: set allowed_tools: ["Bash"]`}, nil})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
