@@ -1,0 +1,244 @@
+package tests
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/tests/fakeapi"
+)
+
+// What ends an unattended night that is not the agent's doing: a
+// subscription's usage limit (waited out), a missing login and an API that
+// cannot be reached (stopped at once), a permission mode that refuses the
+// agent's commands (its own always allowed). Each on both CLIs.
+
+// oauth is the harness's environment logged in with a subscription's
+// token instead of an API key: the CLI reports a usage limit as one only
+// on that path (claude-cli.md, "Usage limits").
+func oauth(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "CLAUDE_CODE_OAUTH_TOKEN=test")
+}
+
+// limitScript: the phase's agent writes a.txt, then its next request meets
+// a 5-hour limit lasting limit; after the reset it writes b.txt and
+// signals done.
+func limitScript(limit time.Duration) fakeapi.Script {
+	return fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
+			{UsageLimit: &fakeapi.UsageLimit{Type: "five_hour", For: fakeapi.Duration(limit)}, Usage: fakeapi.Usage{Input: 21000, Output: 50},
+				Blocks: []fakeapi.Block{fakeapi.Text("never said: the limit answers this turn")}},
+		}},
+		// The session after the reset (its prompt is the checkpoint).
+		{Name: "p1-after", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(22000, fakeapi.Write("b.txt", "beta\n")),
+			turn(23000, done("1")),
+			turn(24000, fakeapi.Text("Done.")),
+		}},
+	}}
+}
+
+// requestsDuring counts the API requests that arrived in (from, to).
+func (h *harness) requestsDuring(from, to time.Time) int {
+	n := 0
+	for _, r := range h.API.Requests() {
+		if r.At.After(from) && r.At.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// limitHit is when the fake API first answered 429, and the last 429.
+func (h *harness) limitHit() (first, last time.Time) {
+	for _, r := range h.API.Requests() {
+		if r.Status == 429 {
+			if first.IsZero() {
+				first = r.At
+			}
+			last = r.At
+		}
+	}
+	return first, last
+}
+
+// A usage limit that resets within usage_limit_wait: the work is
+// committed, debussy says when it resets and waits without a request, then
+// goes on in the same phase from a checkpoint — no restart or retry
+// counted — and the plan finishes.
+func TestUsageLimitWaitsForTheReset(t *testing.T) {
+	const limit = 6 * time.Second
+	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"both: `test -f a.txt && test -f b.txt`"}}}, "")
+	h.Env = oauth(h.Env)
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	for _, want := range []string{"5-hour limit reached; resets", "waiting — Ctrl-C stops", "limit reset: going on"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
+		}
+	}
+	first, last := h.limitHit()
+	if first.IsZero() {
+		t.Fatal("the fake API never answered with the limit")
+	}
+	if first != last {
+		t.Errorf("%d requests met the limit, want 1 (nothing is sent while waiting)", h.requestsDuring(first.Add(-time.Millisecond), last.Add(time.Millisecond)))
+	}
+	if n := h.requestsDuring(first, first.Add(limit)); n != 0 {
+		t.Errorf("%d requests during the limit, want none", n)
+	}
+	// The work before the limit was committed before the wait.
+	log := h.git("log", "--format=%s", "--name-only")
+	if !strings.Contains(log, "5-hour limit") || !strings.Contains(log, "a.txt") {
+		t.Errorf("no commit of the work before the limit:\n%s", log)
+	}
+	st := h.status()
+	ph := st["phases"].([]any)[0].(map[string]any)
+	if ph["status"] != "completed" || ph["restarts"].(float64) != 0 || ph["attempts"].(float64) != 1 {
+		t.Errorf("phase: %v; want completed with no restart or retry counted", ph)
+	}
+	sessions := h.sessionsOf(phaseMatch("1"))
+	if len(sessions) != 2 || !strings.Contains(sessions[1], "5-hour limit") {
+		t.Errorf("want the second session to start from a checkpoint naming the limit: %q", sessions)
+	}
+	if ev := h.runFiles("events.jsonl"); !strings.Contains(ev, `"usage_limit"`) || !strings.Contains(ev, `"usage_limit_reset"`) {
+		t.Errorf("events.jsonl lacks the usage limit's events")
+	}
+}
+
+// With waiting off (usage_limit_wait 0, or a reset further away), the run
+// ends at once with exit 75, the work committed, the reset time and the
+// command that goes on; a rerun before the reset waits for it without a
+// request, and finishes the plan.
+func TestUsageLimitWithoutWaiting(t *testing.T) {
+	// Long enough that the first run ends well before the reset even on
+	// a loaded machine: the rerun must meet a limit still in force.
+	const limit = 30 * time.Second
+	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	h.Env = oauth(h.Env)
+	start := time.Now()
+	r := h.run("run", "plan/MASTER_PLAN.md", "--usage-limit-wait", "0")
+	if r.Code != 75 {
+		t.Fatalf("want exit 75: %s", r)
+	}
+	if took := time.Since(start); took > limit {
+		t.Errorf("the run took %s: it waited", took)
+	}
+	for _, want := range []string{"5-hour limit reached", "it resets at", "usage_limit_wait is 0", "debussy run plan/MASTER_PLAN.md"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
+		}
+	}
+	if files := h.git("show", "--name-only", "--format=%s", "HEAD"); !strings.Contains(files, "a.txt") {
+		t.Errorf("the work before the limit is not committed: %q", files)
+	}
+	if st := h.git("status", "--porcelain"); st != "" {
+		t.Errorf("work left uncommitted: %q", st)
+	}
+	first, _ := h.limitHit()
+
+	// The rerun, before the reset: it waits (the ledger has the reset)
+	// and sends nothing meanwhile.
+	r = h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("the rerun: want exit 0: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "waiting — Ctrl-C stops") {
+		t.Errorf("the rerun before the reset did not wait:\n%s", r.Stderr)
+	}
+	if n := h.requestsDuring(first.Add(time.Millisecond), first.Add(limit)); n != 0 {
+		t.Errorf("%d requests before the reset, want none", n)
+	}
+	if !h.exists("b.txt") || h.git("status", "--porcelain") != "" {
+		t.Errorf("the rerun did not finish the phase: %s", h.git("status", "--porcelain"))
+	}
+}
+
+// Not logged in (no API key, no subscription token): the CLI answers at
+// once without a request; debussy stops with exit 2 in seconds, says how to
+// log in, and leaves the branch untouched.
+func TestNotLoggedIn(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	var env []string
+	for _, kv := range h.Env {
+		if !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
+			env = append(env, kv)
+		}
+	}
+	h.Env = env
+	start := time.Now()
+	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "Not logged in", "claude login", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+	if took := time.Since(start); took > 45*time.Second {
+		t.Errorf("took %s to give up", took)
+	}
+	if n := len(h.API.Requests()); n != 0 {
+		t.Errorf("%d API requests, want none", n)
+	}
+	// doctor says the same, before any run.
+	if r := h.run("doctor"); r.Code != 2 || !strings.Contains(r.Stdout, "claude login") {
+		t.Errorf("doctor does not report the missing login: %s", r)
+	}
+}
+
+// An API that cannot be reached before any session got an answer is a
+// setup error: exit 2 after the CLI's own retries, naming what to check.
+func TestAPIUnreachable(t *testing.T) {
+	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	var env []string
+	for _, kv := range h.Env {
+		if !strings.HasPrefix(kv, "ANTHROPIC_BASE_URL=") {
+			env = append(env, kv)
+		}
+	}
+	// A closed port, and one retry of the CLI's own instead of ten (three
+	// minutes) to keep the test short.
+	h.Env = append(env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_MAX_RETRIES=1")
+	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not reach the API", "ANTHROPIC_BASE_URL")
+}
+
+// As root without IS_SANDBOX, permission_mode acceptEdits (the fix the
+// refusal of bypassPermissions names) runs the plan: debussy's own
+// commands are allowed whatever the mode, and allowed_tools reaches
+// claude for the agent's other commands.
+func TestAcceptEditsAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the refusal of bypassPermissions happens as root")
+	}
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+		turn(20000, fakeapi.Write("a.txt", "alpha\n")),
+		turn(21000, fakeapi.Bash("touch b.txt")),
+		turn(22000, fakeapi.Bash(`debussy progress "a and b written"`)),
+		turn(23000, done("1")),
+		turn(24000, fakeapi.Text("Done.")),
+	}}}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"both: `test -f a.txt && test -f b.txt`"}}},
+		"permission_mode: acceptEdits\nallowed_tools: [\"Bash(touch:*)\"]\n")
+	h.Env = withoutSandbox(h.Env)
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if n := len(h.sessionsOf(phaseMatch("1"))); n != 1 {
+		t.Errorf("%d sessions, want 1", n)
+	}
+	for _, req := range h.API.Requests() {
+		for _, res := range req.ToolResults {
+			if strings.Contains(res, "requires approval") {
+				t.Errorf("a tool was refused: %q", res)
+			}
+		}
+	}
+	if !strings.Contains(h.runFiles("progress.jsonl"), "a and b written") {
+		t.Error("debussy progress did not run")
+	}
+}
