@@ -20,7 +20,7 @@ func familyRules() []rule {
 			// "-p db" prompts), as is 7-Zip's and rar's.
 			id:       "cli-password-attached",
 			re:       regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
-			keywords: []string{"mysql", "mariadb", "7z", "rar"},
+			keywords: []string{" -p"},
 		},
 		{
 			id: "cli-password-flag",
@@ -40,10 +40,10 @@ func familyRules() []rule {
 				`(?:lftp)\b[^\n|;&]*?[ \t]-u[ \t]+[^\s,]+,|` +
 				`(?:net)[ \t]+user[ \t]+\S+[ \t]+` +
 				`)` + quotedOrBare),
-			keywords: []string{"sshpass", "docker", "podman", "buildah", "nerdctl", "helm", "oras", "crane", "regctl", "skopeo", "finch",
-				"mongo", "cqlsh", "hdbsql", "rabbitmq", "twine", "az", "oc", "cf", "psexec", "paexec", "winexe", "openssl", "p4", "redis", "keydb", "valkey", "ldap", "vsql", "sqlcmd", "bcp", "osql",
-				"ipmitool", "zip", "pgloader", "plink", "pscp", "psftp", "putty", "kitty", "ssh-keygen", "htpasswd", "lftp", "net"},
-			keep: keepFlagValue,
+			// The flags, not the tools, are the keywords: "oc", "az" or
+			// "net" occur in every other word.
+			keywords: []string{" -p", "\t-p", " -a ", " -w ", " -k ", " -n ", "add_user", "change_password", "authenticate_user", "htpasswd", " user ", " -u "},
+			keep:     keepFlagValue,
 		},
 		{
 			// smbclient -U user%password, --user=DOMAIN/user%password
@@ -111,7 +111,7 @@ func familyRules() []rule {
 			id:       "url-query-secret",
 			re:       regexp.MustCompile(`[?&;]([A-Za-z0-9_.-]*(?i:sig|signature|token|key|passw(?:or)?d|pwd|pass|secret|auth|session|sid|credential)[A-Za-z0-9_.-]*)=([^&#\s"'<>]+)`),
 			from:     2,
-			keywords: []string{"sig", "signature", "token", "key", "pass", "pwd", "secret", "auth", "session", "sid", "credential"},
+			keywords: []string{"?", "&"},
 			keep: func(g []string, v string) bool {
 				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
 					!strongName.MatchString(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
@@ -124,6 +124,8 @@ func familyRules() []rule {
 			re:       regexp.MustCompile(`["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
 			from:     2,
 			keywords: lowerWords(),
+			named:    true,
+			lead:     1,
 			keep:     keepField,
 		},
 		{
@@ -134,17 +136,6 @@ func familyRules() []rule {
 			from:     2,
 			keywords: lowerWords(),
 			keep:     keepField,
-		},
-		{
-			// A table of names and values (vault kv get, printenv piped
-			// through column): "password    s3cr3t".
-			id:       "table-row",
-			re:       regexp.MustCompile(`(?m)^[ \t|]*(` + nameRE + `)[ \t]{2,}\|?[ \t]*([^\s|]+)[ \t|]*$`),
-			from:     2,
-			keywords: lowerWords(),
-			keep: func(g []string, v string) bool {
-				return !strongName.MatchString(g[1]) || keepField(g, v)
-			},
 		},
 		{
 			// .netrc: machine host login user password SECRET, on one line
@@ -160,7 +151,7 @@ func familyRules() []rule {
 			id: "oracle-user-password",
 			re: regexp.MustCompile(`(?i)(?:jdbc:oracle:[a-z0-9]+:|\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl|sqlcl|conn|connect)(?:[ \t]+-\S+)*[ \t]+(?:userid=|target=)?["']?)` +
 				`[A-Za-z0-9_$#.]+/([^\s@/"']+)|\b[A-Za-z0-9_$#.]+/([^\s@/"':]+)@(?://[A-Za-z0-9.-]+|[A-Za-z0-9.-]+:\d{2,5}[/:][A-Za-z])`),
-			keywords: []string{"oracle", "sqlplus", "sqlldr", "expdp", "impdp", "exp", "imp", "rman", "dgmgrl", "sqlcl", "conn", "@"},
+			keywords: []string{"oracle", "sqlplus", "sqlldr", "expdp", "impdp", " exp ", " imp ", "userid=", "rman", "dgmgrl", "sqlcl", "conn ", "connect ", "@"},
 			keep:     keepFlagValue,
 		},
 		{
@@ -177,7 +168,7 @@ func familyRules() []rule {
 		{
 			// Mailgun's private API keys: key- and 32 characters.
 			id:       "mailgun-key",
-			re:       regexp.MustCompile(`(?:^|[\s"'=:(])(key-[0-9a-zA-Z]{32})\b`),
+			re:       regexp.MustCompile(`\b(key-[0-9a-zA-Z]{32})\b`),
 			keywords: []string{"key-"},
 			keep:     func(_ []string, v string) bool { return !randomish(v[4:], 12) },
 		},

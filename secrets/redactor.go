@@ -205,12 +205,17 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	occ := make([][]int, len(r.keywords))
+	pairs := new(bigrams)
 	var windows []span
 	for start := 0; start < len(s); {
 		end := chunkEnd(s, start)
 		chunk, lchunk := s[start:end], lower[start:end]
+		pairs.fill(lchunk)
 		for k, kw := range r.keywords {
 			occ[k] = occ[k][:0]
+			if !pairs.may(kw) {
+				continue
+			}
 			for from := 0; ; {
 				i := strings.Index(lchunk[from:], kw)
 				if i < 0 {
@@ -263,6 +268,31 @@ func (r *Redactor) String(s string) string {
 		return s + tail
 	}
 	return replace(s, spans) + tail
+}
+
+// bigrams is the set of byte pairs in a chunk: a keyword whose first or
+// last two bytes are not in it is not looked for. Most of the ~330
+// keywords are absent from any one chunk, and one pass over the chunk
+// costs less than a search for each.
+type bigrams [1 << 16 / 64]uint64
+
+func (b *bigrams) fill(s string) {
+	*b = bigrams{}
+	for i := 0; i+1 < len(s); i++ {
+		p := uint16(s[i])<<8 | uint16(s[i+1])
+		b[p>>6] |= 1 << (p & 63)
+	}
+}
+
+func (b *bigrams) has(c0, c1 byte) bool {
+	p := uint16(c0)<<8 | uint16(c1)
+	return b[p>>6]&(1<<(p&63)) != 0
+}
+
+// may reports whether kw may occur in the chunk.
+func (b *bigrams) may(kw string) bool {
+	n := len(kw)
+	return n < 2 || b.has(kw[0], kw[1]) && b.has(kw[n-2], kw[n-1])
 }
 
 // window is how far around a keyword a rule's match is looked for.

@@ -16,6 +16,7 @@ func scanRules() []rule {
 		{id: "cookie", scan: scanCookies, keywords: []string{"cookie", "-b "}},
 		{id: "csv-credentials", scan: scanCSV, keywords: []string{"password", "secret", "token", "passwd", "api key", "apikey", "api_key"}, multiline: true},
 		{id: "pgpass", scan: scanPgpass, keywords: []string{":"}},
+		{id: "table-row", scan: scanTableRows, keywords: []string{"pass", "pwd", "secret", "token", "api_key", "apikey", "private_key", "credential"}},
 	}
 }
 
@@ -208,6 +209,11 @@ func scanCSV(text string) []span {
 	for pos < len(text) {
 		end := lineEnd(text, pos)
 		line := strings.TrimRight(text[pos:end], "\r")
+		if strings.IndexByte(line, ',') < 0 {
+			cols = nil
+			pos = end + 1
+			continue
+		}
 		fields := strings.Split(line, ",")
 		switch {
 		case len(fields) < 2:
@@ -237,6 +243,29 @@ func scanCSV(text string) []span {
 			width = len(fields)
 			if len(cols) == 0 {
 				cols = nil
+			}
+		}
+		pos = end + 1
+	}
+	return spans
+}
+
+// scanTableRows redacts the value of a row "password    s3cr3t" in a
+// table of names and values (vault kv get, column -t): a line of two
+// words two or more spaces apart, the first a secret's name.
+func scanTableRows(text string) []span {
+	var spans []span
+	for pos := 0; pos < len(text); {
+		end := lineEnd(text, pos)
+		line := strings.TrimRight(text[pos:end], " \t\r|")
+		lead := len(line) - len(strings.TrimLeft(line, " \t|"))
+		if gap := strings.Index(line[lead:], "  "); gap > 0 && len(line) < 512 {
+			name := line[lead : lead+gap]
+			rest := strings.TrimLeft(line[lead+gap:], " \t|")
+			if rest != "" && !strings.ContainsAny(rest, " \t") && !strings.ContainsAny(name, " \t") &&
+				strongName.MatchString(name) && !keepField([]string{"", name}, rest) {
+				s := pos + len(line) - len(rest)
+				spans = append(spans, span{s, s + len(rest)})
 			}
 		}
 		pos = end + 1
