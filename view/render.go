@@ -22,8 +22,7 @@ type Phase struct {
 	Tokens, Window int64
 	Estimated      bool
 	// WindowPending: Window is a guess (the model table's) until claude
-	// says; the view shows it as unknown ("0/?") meanwhile, as it does a
-	// window of 0.
+	// says; the view shows it as unknown ("0/?") meanwhile.
 	WindowPending bool
 	// Threshold is context_threshold (percent; 0: unknown): the bar turns
 	// yellow where the log warns the agent (10 points below) and red
@@ -138,13 +137,13 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 	}
 	switch {
 	case p.Ended:
-	case p.Window <= 0 || p.WindowPending:
+	case p.WindowPending:
 		approx := ""
 		if p.Estimated {
 			approx = "~"
 		}
 		add(0, fmt.Sprintf("%s%s/?", approx, formatTokens(p.Tokens)))
-	default:
+	case p.Window > 0:
 		pct := float64(p.Tokens) / float64(p.Window) * 100
 		filled := min(barWidth, int(pct*barWidth/100+0.5))
 		bar := paint(color, zoneColor(barZone(p.Zone, pct, p.Threshold)), strings.Repeat("█", filled)) + paint(color, "2", strings.Repeat("░", barWidth-filled))

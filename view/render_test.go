@@ -43,6 +43,9 @@ func TestRender(t *testing.T) {
 		{name: "narrow", phases: []Phase{running}, width: 60},
 		{name: "narrow-color", phases: []Phase{running}, width: 60, color: true},
 		{name: "first-event", phases: []Phase{{ID: "1", Session: 1, Started: now.Add(-3 * time.Second)}}},
+		// claude has not said its window yet: the table's 200K is a guess.
+		{name: "window-pending", phases: []Phase{{ID: "1", Session: 1, Tokens: 0, Window: 200_000, WindowPending: true,
+			Zone: "green", Started: now.Add(-3 * time.Second)}}},
 		{name: "estimated-1m", phases: []Phase{{ID: "1", Title: "Setup", Session: 1, Tokens: 8_000, Window: 1_000_000,
 			Estimated: true, Zone: "green", ToolCalls: 1, Started: now.Add(-2 * time.Hour)}}},
 		{name: "full-red", phases: []Phase{{ID: "3", Session: 4, Tokens: 210_000, Window: 200_000, Zone: "red",
