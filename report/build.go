@@ -296,6 +296,18 @@ func (b *builder) event(ev map[string]any) {
 	case "session_retry":
 		p.Notes = append(p.Notes, fmt.Sprintf("session retried after: %s", str(ev, "why")))
 		return
+	case "usage_limit":
+		note := fmt.Sprintf("usage limit (%s) reached; resets %s", str(ev, "limit"), str(ev, "resets"))
+		if ev["waiting"] == true {
+			note += "; waited for it"
+		} else {
+			note += "; the run ended there (exit 75)"
+		}
+		p.Notes = append(p.Notes, note)
+		return
+	case "fallback_model":
+		p.Notes = append(p.Notes, fmt.Sprintf("usage limit (%s): went on with fallback_model %s instead of %s", str(ev, "limit"), str(ev, "to"), str(ev, "from")))
+		return
 	case "merge":
 		p.Notes = append(p.Notes, fmt.Sprintf("merged into your branch at %s", gitcommit.Short(str(ev, "commit"))))
 		return

@@ -278,3 +278,18 @@ func TestDoneSignalEvent(t *testing.T) {
 		t.Errorf("session 2 marks %+v", m)
 	}
 }
+
+// A usage limit and a fallback model are notes of the phase: the report
+// says the phase waited or why the run ended, and which model went on.
+func TestUsageLimitNotes(t *testing.T) {
+	in := demoInput(t)
+	in.Events = append(in.Events,
+		map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "usage_limit", "phase": "1", "limit": "five_hour", "resets": "2026-11-24T05:00:00Z", "waiting": true},
+		map[string]any{"ts": "2026-11-24T03:23:06Z", "event": "fallback_model", "phase": "1", "limit": "seven_day_opus", "from": "opus", "to": "sonnet"})
+	notes := strings.Join(Build(in).Phases[0].Notes, "\n")
+	for _, want := range []string{"usage limit (five_hour) reached; resets 2026-11-24T05:00:00Z; waited for it", "went on with fallback_model sonnet instead of opus"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
