@@ -19,9 +19,15 @@ type Report struct {
 	Started, Ended      time.Time
 	Threshold           int // context_threshold, percent
 	Phases              []*Phase
-	Spend               Spend
-	Budget              Limits // the plan's
+	// NotRun are the plan's phases this run did not start: skipped as
+	// completed already, or left pending (--only, a stop before them).
+	NotRun []NotRunPhase
+	Spend  Spend
+	Budget Limits // the plan's
 }
+
+// NotRunPhase is a phase of the plan the run did not start, with its state.
+type NotRunPhase struct{ ID, Title, Status string }
 
 // Phase is one phase of the run.
 type Phase struct {
@@ -155,6 +161,7 @@ func Build(in Input) *Report {
 		// pending by --only) has nothing to draw; one that ended before
 		// its first session (a spent budget) keeps its error.
 		if pr.Sessions == 0 && pr.LastError == "" {
+			r.NotRun = append(r.NotRun, NotRunPhase{ID: pr.ID, Title: pr.Title, Status: string(pr.Status)})
 			continue
 		}
 		p := &Phase{ID: pr.ID, Title: pr.Title, Status: string(pr.Status), Started: pr.StartedAt, Ended: pr.EndedAt,

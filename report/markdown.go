@@ -29,6 +29,9 @@ func Markdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s |\n", p.ID, mdText(p.Title), p.Status, len(p.Sessions), p.Restarts,
 			estimator.FormatTokens(p.Spend.Tokens.Processed()), money(p.Spend.Cost), took(p.Started, p.Ended))
 	}
+	for _, p := range r.NotRun {
+		fmt.Fprintf(&b, "| %s | %s | %s (not run) | 0 | 0 | – | – | – |\n", p.ID, mdText(p.Title), p.Status)
+	}
 	b.WriteString("\n")
 	Charts(&b, r)
 	for _, p := range r.Phases {
@@ -159,8 +162,12 @@ func gantt(r *Report) string {
 			tasks++
 		}
 		for _, g := range p.Gates {
-			tag := "done, "
-			if !g.Passed {
+			tag, label := "done, ", "gate "+g.Name
+			switch {
+			case g.Unchecked:
+				// No command: it was not run, neither passed nor failed.
+				tag, label = "", label+" (unchecked, not run)"
+			case !g.Passed:
 				tag = "crit, "
 			}
 			start := g.End.Add(-g.Duration).Truncate(time.Second)
@@ -168,7 +175,7 @@ func gantt(r *Report) string {
 			if !end.After(start.Add(time.Second)) {
 				end = start.Add(time.Second)
 			}
-			fmt.Fprintf(&b, "    %s :%s%s, %s\n", mermaidText("gate "+g.Name), tag, start.UTC().Format(layout), end.UTC().Format(layout))
+			fmt.Fprintf(&b, "    %s :%s%s, %s\n", mermaidText(label), tag, start.UTC().Format(layout), end.UTC().Format(layout))
 			tasks++
 		}
 	}

@@ -293,3 +293,55 @@ func TestUsageLimitNotes(t *testing.T) {
 		}
 	}
 }
+
+// The phases a run did not start (skipped as done, or pending) are listed
+// with their state in the report's table, and drawn nowhere.
+func TestReportListsPhasesNotRun(t *testing.T) {
+	in := demoInput(t)
+	p2 := *in.Run.Phases[1]
+	p2.Status, p2.Sessions, p2.Commits, p2.LastError = state.StatusPending, 0, nil, ""
+	run := *in.Run
+	run.Phases = []*state.PhaseRecord{in.Run.Phases[0], &p2, {ID: "0", Title: "Setup", Status: state.StatusSkipped}}
+	in.Run = &run
+	r := Build(in)
+	var md strings.Builder
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 2 | " + mdText(p2.Title) + " | pending (not run) |", "| 0 | Setup | skipped (not run) |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "Setup</td><td><span class=\"status skipped\">skipped</span> <span class=\"muted\">(not run)</span>") {
+		t.Errorf("the HTML table does not list the skipped phase")
+	}
+	var charts strings.Builder
+	Charts(&charts, r)
+	if strings.Contains(charts.String(), "phase 0") || strings.Contains(charts.String(), "phase 2") {
+		t.Errorf("charts draw phases that did not run:\n%s", charts.String())
+	}
+}
+
+// An unchecked gate (no command) was not run: the gantt draws it neither
+// as passed nor as a failure.
+func TestGanttUncheckedGateNotRun(t *testing.T) {
+	r := Build(demoInput(t))
+	end := r.Phases[0].Sessions[0].End
+	r.Phases[0].Gates = append(r.Phases[0].Gates, Gate{Name: "i18n", Unchecked: true, End: end, AfterSession: 1})
+	var b strings.Builder
+	Charts(&b, r)
+	var line string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "gate i18n") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "gate i18n (unchecked, not run) :2") || strings.Contains(line, "crit") || strings.Contains(line, "done") {
+		t.Errorf("the unchecked gate's gantt line: %q", line)
+	}
+}
