@@ -26,7 +26,7 @@ func genericRules() []rule {
 			re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
 			keywords:  []string{"private key"},
 			multiline: true,
-			keep:      func(_ []string, v string) bool { return !keyBody.MatchString(v) },
+			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},
 		{
 			// The end of a block whose start was cut off (a gate's output
@@ -36,7 +36,7 @@ func genericRules() []rule {
 			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
 			keywords:  []string{"private key"},
 			multiline: true,
-			keep:      func(_ []string, v string) bool { return !keyBody.MatchString(v) },
+			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},
 		{
 			// scheme://user:password@host — the password.
@@ -108,8 +108,22 @@ func genericRules() []rule {
 			id:       "sk-key",
 			re:       regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
 			keywords: []string{"sk-"},
-			// gitleaks' anthropic rules judge sk-ant- keys, fakes included.
-			keep: func(_ []string, v string) bool { return strings.HasPrefix(v, "sk-ant-") },
+		},
+		{
+			// Shorter than gitleaks' exact lengths: a token cut or typed
+			// short is still a token. Fakes (ghp_xxxx…) stay.
+			id:       "github-token",
+			re:       regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
+			keywords: []string{"gh", "github_pat_"},
+			keep:     func(_ []string, v string) bool { return fake(v) },
+		},
+		{
+			// Slack tokens: xoxb-<team digits>-…; one ending in "-" was
+			// cut before a placeholder (xoxp-…-####).
+			id:       "slack-token",
+			re:       regexp.MustCompile(`\bxox[abeoprs]-[0-9]{10,}-[A-Za-z0-9-]{8,}`),
+			keywords: []string{"xox"},
+			keep:     func(_ []string, v string) bool { return fake(v) || strings.HasSuffix(v, "-") },
 		},
 		{
 			id:       "aws-access-key-id",
@@ -137,8 +151,13 @@ var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name
 // "key" (sort_key, monkey, KEYBOARD).
 var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
-// keyBody: a private key block holds base64, not a word ("anything").
-var keyBody = regexp.MustCompile(`[A-Za-z0-9+/=]{12,}`)
+// keyBody reports whether a private key block holds base64 (capitals,
+// digits), not nothing or a word ("anything", gitleaks' false positive).
+func keyBody(v string) bool {
+	return strings.ContainsAny(armor.ReplaceAllString(v, ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=")
+}
+
+var armor = regexp.MustCompile(`-----(?:BEGIN|END) [A-Z0-9 ]*-----`)
 
 var (
 	allDigits = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)?[kKmMbB]?$`)

@@ -48,6 +48,9 @@ var redactedOnPurpose = []struct{ rule, contains, why string }{
 	{"generic-api-key", "keyVaultToStoreSecrets:", "a value under a name ending in Secrets"},
 	{"sumologic-access-token", "SUMO_ACCESS_KEY: AbCeFG123", "a value under an access key's name"},
 	{"telegram-bot-api-token", "telegram_api_token = ", "a value under the name telegram_api_token, a Telegram token or not"},
+	{"anthropic-api-key", "sk-ant-", "debussy's sk- rule takes any sk- key of 16 characters or more, a fake-looking body too"},
+	{"anthropic-admin-api-key", "sk-ant-", "debussy's sk- rule takes any sk- key of 16 characters or more, a fake-looking body too"},
+	{"aws-access-token", "AKIAIOSFODNN7EXAMPLE", "AWS's documentation key: debussy redacts what has a key id's shape"},
 	{"generic-api-key", "type=secret,id=jfrog_secret", "debussy runs generic-api-key at each of its keywords, not only at gitleaks' leftmost matches"},
 	{"generic-api-key", "chain_Anvil1_Key, chain_Anvil2_Key", "debussy runs generic-api-key at each of its keywords, not only at gitleaks' leftmost matches"},
 }

@@ -12,11 +12,11 @@ import (
 // encoded text, a fake).
 
 // fakeRE: values that say they stand in for a secret.
-var fakeRE = regexp.MustCompile(`(?i)\.\.\.|…|\[redacted\]|example|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
+var fakeRE = regexp.MustCompile(`(?i)\.\.\.|…|\[redacted\]|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
 
 // fake reports whether v stands in for a secret: eight or more of one
 // character in a row (xxxxxxxx, 00000000, ########), an ellipsis, or a word
-// that says so (EXAMPLE, your_token_here, changeme).
+// that says so (your_token_here, changeme).
 func fake(v string) bool {
 	run := 1
 	for i := 1; i < len(v); i++ {
