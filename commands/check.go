@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/runner"
 )
 
 type checkOptions struct {
@@ -55,6 +56,7 @@ func (e *Env) check(opts checkOptions) error {
 	if err != nil {
 		return err
 	}
+	e.markCompleted(ws, plan) // a phase done in a run is not "pending"
 	// What would stop a run here: claude refusing the permission mode (a
 	// warning), a gate's program missing (a problem: the run would exit 2).
 	perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
@@ -75,6 +77,9 @@ func (e *Env) check(opts checkOptions) error {
 	}
 	for _, p := range problems {
 		fmt.Fprintf(e.Stderr, "error: %s\n", p)
+	}
+	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", note)
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}

@@ -32,6 +32,17 @@ func invoke(t *testing.T, dir string, env map[string]string, args ...string) (in
 		}
 		env["DEBUSSY_CLAUDE_BIN"] = "true"
 	}
+	// As root, claude refuses bypassPermissions without IS_SANDBOX=1, and
+	// the dry run now exits 2 on it as the run would: set it unless the
+	// test asks for it unset (IS_SANDBOX "").
+	switch v, ok := env["IS_SANDBOX"]; {
+	case !ok:
+		env = maps.Clone(env)
+		env["IS_SANDBOX"] = "1"
+	case v == "":
+		env = maps.Clone(env)
+		delete(env, "IS_SANDBOX")
+	}
 	var stdout, stderr bytes.Buffer
 	e := &Env{
 		Stdout: &stdout, Stderr: &stderr, Dir: dir,
@@ -536,5 +547,22 @@ func TestStatusNotOnThisBranch(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || !slices.Equal(rec.NotOnBranch, []string{"2"}) {
 		t.Errorf("status --json: exit %d, phases_not_on_branch %q, want [2]\n%s", code, rec.NotOnBranch, out)
+	}
+}
+
+// A phase that stopped at a usage limit says until when it waits: the
+// rerun waits for that reset too.
+func TestStatusWaitingForUsageLimit(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, state.DirName))
+	resets := time.Now().Add(90 * time.Minute)
+	l := &state.Ledger{Runs: []*state.Run{{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusInterrupted, StartedAt: time.Now(),
+		Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusInterrupted, Attempts: 1, WaitingUntil: resets, Limit: "five_hour"}}}}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := invoke(t, dir, nil, "status")
+	if want := "interrupted (waiting until " + resets.Local().Format("15:04") + ": usage limit)"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, status lacks %q:\n%s", code, want, out)
 	}
 }

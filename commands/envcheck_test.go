@@ -38,7 +38,7 @@ func TestHereProblems(t *testing.T) {
 		env  map[string]string
 		root bool // the permission warning is expected (as root)
 	}{
-		{"no sandbox", map[string]string{"PATH": bin}, root},
+		{"no sandbox", map[string]string{"PATH": bin, "IS_SANDBOX": ""}, root},
 		{"IS_SANDBOX=1", map[string]string{"PATH": bin, "IS_SANDBOX": "1"}, false},
 		{"acceptEdits", map[string]string{"PATH": bin, "DEBUSSY_PERMISSION_MODE": "acceptEdits"}, false},
 	} {

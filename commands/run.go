@@ -330,15 +330,29 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		}
 		perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
 		if perm != "" {
-			logger.Warn("a run would fail here", "problem", perm)
+			logger.Error("a run would fail here", "problem", perm)
 		}
 		for _, p := range problems {
 			logger.Error("a run would fail here", "problem", p)
 		}
-		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil || len(problems) == 0 {
+		if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
+			logger.Warn("the agent's commands would be refused", "problem", note)
+		}
+		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil {
 			return err
 		}
+		if perm != "" {
+			// The run exits 2 on it before its first session: so does its
+			// dry run.
+			problems = append(problems, perm)
+		}
+		if len(problems) == 0 {
+			return nil
+		}
 		return &shownError{hereError(problems)} // exit 2, as the run would
+	}
+	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
+		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -446,6 +460,8 @@ func (r *runEndedError) next() string {
 		// The ledger could not record the end (a full disk, a read-only
 		// .debussy/): the summary does not know why, so this says it.
 		what = fmt.Sprintf("stopped: %v; fix that", r.err)
+	case errors.Is(r.err, orchestrator.ErrUsageLimit):
+		what = "stopped at a usage limit (the work so far is committed); wait for the reset named above"
 	case r.run.Status == state.StatusInterrupted:
 		what = "interrupted; the work so far is committed"
 	case r.run.Status == state.StatusBlocked:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -102,6 +103,11 @@ func (e *Env) status(asJSON bool) error {
 		}
 		if e := p.Economics; p.Status == state.StatusRunning && !stale && e != nil && e.Progress != "" {
 			status += " (" + e.Progress + ")" // what its agent is doing: exploring, planning, acting, verifying
+		}
+		if w := p.WaitingUntil; !w.IsZero() && w.After(time.Now()) {
+			// Waiting for a usage limit's reset, or stopped before it: a
+			// rerun waits for it too.
+			status += " (waiting until " + w.Local().Format("15:04") + ": usage limit)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD,
 			strings.Join(commits, ","), oneLine(p.LastError, 80))

@@ -96,9 +96,13 @@ func TestFailFastRootWithoutSandbox(t *testing.T) {
 	sandboxed := h.Env
 	h.Env = withoutSandbox(h.Env)
 
-	for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md", "--dry-run"}} {
-		if r := h.run(args...); r.Code != 0 || !strings.Contains(r.Stderr, "IS_SANDBOX=1") || !strings.Contains(r.Stderr, "permission_mode") {
-			t.Errorf("%s does not warn about the root refusal: %s", args[0], r)
+	// check warns; the dry run exits as the run would (2).
+	for _, c := range []struct {
+		args []string
+		code int
+	}{{[]string{"check", "plan/MASTER_PLAN.md"}, 0}, {[]string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2}} {
+		if r := h.run(c.args...); r.Code != c.code || !strings.Contains(r.Stderr, "IS_SANDBOX=1") || !strings.Contains(r.Stderr, "permission_mode") {
+			t.Errorf("%s: want exit %d naming the root refusal: %s", strings.Join(c.args, " "), c.code, r)
 		}
 	}
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "IS_SANDBOX=1", "permission_mode", "as root")
