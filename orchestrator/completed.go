@@ -1,0 +1,43 @@
+package orchestrator
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Completed names the phases a run of opts (without --phase, --only or
+// --restart) would skip as completed: in the plan's table, in an earlier
+// run (.debussy/), or per the commit trailers in git — what `check` and
+// `status` show rather than the table's "pending". Nothing is locked or
+// written.
+func Completed(opts Options) (map[string]bool, error) {
+	opts.PhaseID, opts.Only, opts.Restart = "", "", false
+	r := &orun{Options: opts, cfg: opts.Config, log: slog.New(slog.DiscardHandler)}
+	order, err := r.Plan.Order()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
+	}
+	r.ledger = &state.Ledger{}
+	if r.Store != nil {
+		if r.ledger, err = r.Store.Load(); err != nil {
+			return nil, fmt.Errorf("read the ledger: %w", err)
+		}
+	}
+	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
+	for _, ph := range order {
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
+	}
+	if _, err := r.selectPhases(order); err != nil {
+		return nil, err
+	}
+	done := map[string]bool{}
+	for _, rec := range r.run.Phases {
+		if rec.Status == state.StatusSkipped {
+			done[rec.ID] = true
+		}
+	}
+	return done, nil
+}
