@@ -34,6 +34,10 @@ func familyRules() []rule {
 				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
 				`(?:sqlcmd|bcp|osql|ipmitool|zip|unzip|zipcloak|pgloader)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
 				`(?:plink|pscp|psftp|putty|kitty)\b[^\n|;&]*?[ \t]-pw[ \t]+|` +
+				`(?:rdesktop)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
+				`(?:winrs)\b[^\n|;&]*?[ \t]-p(?:assword)?:|` +
+				`(?:snmpwalk|snmpget|snmpset|snmpbulkwalk|snmptrap|snmptable)\b[^\n|;&]*?[ \t]-[AX][ \t]+|` +
+				`(?:rar|winrar)\b[^\n|;&]*?[ \t]-hp|` +
 				`(?:ssh-keygen)\b[^\n|;&]*?[ \t]-[NP][ \t]+|` +
 				`(?:rabbitmqctl)[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S+[ \t]+|` +
 				`(?:htpasswd)(?:[ \t]+-[a-zA-Z]+)*?[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[a-zA-Z]+)*[ \t]+(?:[^\s-]\S*[ \t]+)?[^\s-]\S*[ \t]+|` +
@@ -42,7 +46,7 @@ func familyRules() []rule {
 				`)` + quotedOrBare),
 			// The flags, not the tools, are the keywords: "oc", "az" or
 			// "net" occur in every other word.
-			keywords: []string{" -p", "\t-p", " -a ", " -w ", " -k ", " -n ", "add_user", "change_password", "authenticate_user", "htpasswd", " user ", " -u "},
+			keywords: []string{" -p", "\t-p", " -a ", " -w ", " -k ", " -n ", " -x ", " -hp", "add_user", "change_password", "authenticate_user", "htpasswd", " user ", " -u "},
 			keep:     keepFlagValue,
 		},
 		{
@@ -92,8 +96,8 @@ func familyRules() []rule {
 		{
 			// echo SECRET | docker login --password-stdin
 			id:       "echo-to-stdin",
-			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login)`),
-			keywords: []string{"stdin", "login", "with-token"},
+			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login|sudo[ \t]+-S|chpasswd|passwd[ \t]+--stdin)`),
+			keywords: []string{"stdin", "login", "with-token", "sudo", "passwd"},
 			keep:     keepFlagValue,
 		},
 		{
@@ -160,17 +164,26 @@ func familyRules() []rule {
 			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
 			// others.
 			id: "vendor-prefix",
-			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz)[A-Za-z0-9_.+/=-]{16,})`),
+			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
 			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
-				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz"},
-			keep: func(_ []string, v string) bool { return !randomish(v[strings.IndexAny(v, "._-/")+1:], 12) },
+				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz", "atbb", "oy2", "cio", "sl."},
+			// The prefix says what it is: only a fake or a word is kept.
+			keep: func(_ []string, v string) bool {
+				return !generated(v[strings.IndexAny(v, "._-/")+1:])
+			},
+		},
+		{
+			// Firebase Cloud Messaging server keys.
+			id:       "fcm-server-key",
+			re:       regexp.MustCompile(`\b(AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,})`),
+			keywords: []string{":apa91b"},
 		},
 		{
 			// Mailgun's private API keys: key- and 32 characters.
 			id:       "mailgun-key",
 			re:       regexp.MustCompile(`\b(key-[0-9a-zA-Z]{32})\b`),
 			keywords: []string{"key-"},
-			keep:     func(_ []string, v string) bool { return !randomish(v[4:], 12) },
+			keep:     func(_ []string, v string) bool { return !generated(v[4:]) },
 		},
 		{
 			// Telegram bot tokens: the bot's id, a colon, and a hash that
@@ -209,6 +222,13 @@ func familyRules() []rule {
 			keywords: []string{"private-mac"},
 		},
 	}
+}
+
+// generated: what follows a provider's prefix is a credential unless it is
+// a fake or a word: letters with digits or with both cases.
+func generated(v string) bool {
+	mixed := strings.ToLower(v) != v && strings.ToUpper(v) != v
+	return !fake(v) && hasLetter.MatchString(v) && (hasDigit.MatchString(v) || mixed)
 }
 
 // queryStrong: query parameters that hold a secret by their name alone.

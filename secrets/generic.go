@@ -7,7 +7,7 @@ import (
 )
 
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
-const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|auth|pass|pw|pat|jwt|cookie|mnemonic`
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk`
 
 // nameRE is a variable, field or flag name containing one of secretWords.
 const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
@@ -140,7 +140,7 @@ func genericRules() []rule {
 }
 
 func lowerWords() []string {
-	return []string{"key", "token", "secret", "pass", "pwd", "credential", "auth", "pw", "pat", "jwt", "cookie", "mnemonic"}
+	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}
 }
 
 // notSecretName: names that hold a secret's size, place or label, not
@@ -149,7 +149,7 @@ var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // keyBody reports whether a private key block holds base64 (capitals,
 // digits), not nothing or a word ("anything", gitleaks' false positive).
