@@ -72,6 +72,7 @@ func (e *Env) check(opts checkOptions) error {
 	} else {
 		printCheck(e.Stdout, plan, len(problems))
 	}
+	startLine(e.Stderr)
 	if perm != "" {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", perm)
 	}

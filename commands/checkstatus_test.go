@@ -32,7 +32,7 @@ func TestCheckShowsCompletedPhases(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("check: exit %d\n%s%s", code, out, stderr)
 	}
-	row := func(id string) string { return regexp.MustCompile(`(?m)^  `+id+`  .*$`).FindString(out) }
+	row := func(id string) string { return regexp.MustCompile(`(?m)^  ` + id + `  .*$`).FindString(out) }
 	if !strings.Contains(row("1"), "completed") || !strings.Contains(row("2"), "pending") {
 		t.Errorf("check's rows: %q, %q; want phase 1 completed, phase 2 pending\n%s", row("1"), row("2"), out)
 	}

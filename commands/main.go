@@ -53,6 +53,9 @@ type Env struct {
 
 // Run executes one debussy invocation and returns its exit code.
 func (e *Env) Run(ctx context.Context, args []string) int {
+	if _, ok := e.Stderr.(*lineEnd); !ok && e.Stderr != nil {
+		e.Stderr = &lineEnd{w: e.Stderr}
+	}
 	app := e.app()
 	notFound := false
 	app.CommandNotFound = func(c *cli.Context, name string) {
@@ -87,6 +90,7 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 			// JSON-only stderr all the same.
 			newLogger(e.Stderr, config.LogJSON, config.LevelError).Error("debussy stopped", "err", err, "exit_code", exitCode(err))
 		default:
+			startLine(e.Stderr)
 			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
 		}
 	}
