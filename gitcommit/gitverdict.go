@@ -263,6 +263,10 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 	replace := map[entryKey]bool{}
 	check := func(k entryKey) {
 		m, g := mm[k], gm[k]
+		if m != nil && g != nil && m.Mode == g.Mode && m.Hash == g.Hash && m.IntentToAdd == g.IntentToAdd &&
+			m.SkipWorktree == g.SkipWorktree && r.assumeValid[k.name] == valid[k.name] {
+			return // the common case, without formatting
+		}
 		ms, gs := side(m, m != nil && r.assumeValid[k.name]), side(g, g != nil && valid[k.name])
 		if ms == gs || keep(k.name, m, g) {
 			return
