@@ -8,7 +8,9 @@
 //     default; matched by a port of git's wildmatch and dir.c rules, fuzzed
 //     against `git check-ignore`;
 //   - the repository: GIT_DIR, GIT_WORK_TREE and core.worktree, else
-//     discovery from the working directory;
+//     discovery from the working directory, refused as git refuses one
+//     owned by another user (safedir.go); GIT_OBJECT_DIRECTORY and
+//     GIT_ALTERNATE_OBJECT_DIRECTORIES (objdirs.go);
 //   - config: system, XDG, ~/.gitconfig, repository and worktree config
 //     (extensions.worktreeConfig), include.path and includeIf gitdir,
 //     gitdir/i, onbranch and hasconfig:remote.*.url (any other condition is
@@ -18,9 +20,10 @@
 //   - author and committer from GIT_* variables, author.*, committer.*,
 //     user.* and $EMAIL, with GIT_AUTHOR_DATE and GIT_COMMITTER_DATE;
 //   - the index: stat data and racy git, core.fileMode, core.symlinks,
-//     intent-to-add,
-//     unmerged entries, assume-unchanged and skip-worktree entries kept as
-//     they are, index versions 2 to 4;
+//     core.ignoreStat, intent-to-add, unmerged entries, assume-unchanged and
+//     skip-worktree entries kept as they are (a skip-worktree .gitignore or
+//     .gitattributes read from the index), a sparse checkout's definition
+//     (sparse.go), index versions 2 to 4;
 //   - nested repositories: a gitlink to the HEAD of an untracked one; a
 //     directory that holds tracked files is walked as git walks it; an
 //     empty .git directory or a non-gitdir .git file hides nothing;
@@ -35,6 +38,10 @@
 //
 // Filters, eol, hooks, signing and unfinished operations are covered in
 // CommitAll's documentation and Preflight.
+//
+// Where git is installed, git's verdict wins (gitverdict.go): each commit is
+// staged by `git add -A` too, and git's entry is committed wherever the two
+// differ, the difference reported as a bug (Commit.GitReplaced).
 //
 // go-git provides the object store and the file formats. The staging pass is
 // our own: go-git's AddWithOptions{All: true} hashes every file of every
