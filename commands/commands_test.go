@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -564,5 +565,34 @@ func TestStatusWaitingForUsageLimit(t *testing.T) {
 	code, out, _ := invoke(t, dir, nil, "status")
 	if want := "interrupted (waiting until " + resets.Local().Format("15:04") + ": usage limit)"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("exit %d, status lacks %q:\n%s", code, want, out)
+	}
+}
+
+// A phase that failed in one run and completed in the next: each run's
+// figures are what that run spent, so status --all adds up to what the
+// sessions cost, and the phase's figure across runs is labelled so.
+func TestStatusSpendPerRun(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, state.DirName))
+	t0 := time.Now().Add(-time.Hour)
+	l := &state.Ledger{Runs: []*state.Run{
+		{ID: "r1", Plan: "plan/MASTER_PLAN.md", Status: state.StatusFailed, StartedAt: t0,
+			Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusFailed, Attempts: 1, Sessions: 2, Tokens: 100_000, CostUSD: 1.25}}},
+		{ID: "r2", Plan: "plan/MASTER_PLAN.md", Status: state.StatusCompleted, StartedAt: t0.Add(30 * time.Minute),
+			Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusCompleted, Attempts: 1, Sessions: 1, Tokens: 40_000, CostUSD: 0.5,
+				PriorTokens: 100_000, PriorCostUSD: 1.25}}},
+	}}
+	if err := store.Save(l); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := invoke(t, dir, nil, "status")
+	for _, want := range []string{"40K", "$0.50", "phase 1: 140K tokens, $1.75 across its runs (this run 40K, $0.50; earlier runs 100K, $1.25)"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = invoke(t, dir, nil, "status", "--all")
+	if code != 0 || !regexp.MustCompile(`r1 .* 100K +\$1\.25 `).MatchString(out) || !regexp.MustCompile(`r2 .* 40K +\$0\.50 `).MatchString(out) {
+		t.Errorf("status --all should give each run what it spent:\n%s", out)
 	}
 }

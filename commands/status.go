@@ -134,6 +134,15 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
+	// The table's figures are this run's; a resumed phase's across its runs
+	// are labelled as such.
+	for _, p := range run.Phases {
+		if p.PriorTokens > 0 || p.PriorCostUSD > 0 {
+			fmt.Fprintf(e.Stdout, "phase %s: %s tokens, $%.2f across its runs (this run %s, $%.2f; earlier runs %s, $%.2f)\n", p.ID,
+				estimator.FormatTokens(p.PhaseTokens()), p.PhaseCostUSD(), estimator.FormatTokens(p.Tokens), p.CostUSD,
+				estimator.FormatTokens(p.PriorTokens), p.PriorCostUSD)
+		}
+	}
 	// What each phase spent against its budget, and the run against the plan's.
 	for _, p := range run.Phases {
 		if line := orchestrator.SpendLine(p.Economics); line != "" {

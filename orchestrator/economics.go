@@ -66,7 +66,11 @@ type phaseEcon struct {
 	// did not count (no economics record): in the record's totals only.
 	carriedTokens int64
 	carriedCost   float64
-	extensions    int // the user's extensions of the phase's budget in this run
+	// priorTokens and priorCost are the earlier runs' spend the Meter
+	// starts from (a resumed phase's budget counts it): not this run's.
+	priorTokens int64
+	priorCost   float64
+	extensions  int // the user's extensions of the phase's budget in this run
 }
 
 func limitsOf(l config.Limits) budget.Limits {
@@ -148,8 +152,9 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		// is raised, and a CI job retrying the run cannot spend it again.
 		pe.meter.SetTotals(budget.Totals{Tokens: prev.TokensByKind, CostUSD: prev.CostUSD,
 			ReportedCostUSD: prev.ReportedCostUSD, Turns: prev.APITurns})
-		pe.carriedTokens = max(p.rec.Tokens-prev.Tokens, 0)
-		pe.carriedCost = max(p.rec.CostUSD-prev.CostUSD, 0)
+		// The Meter starts at the earlier runs' spend; the record is this
+		// run's alone.
+		pe.priorTokens, pe.priorCost = prev.Tokens, prev.CostUSD
 	}
 	e.phases[p.ph.ID] = pe
 	i, _ := slices.BinarySearch(e.ids, p.ph.ID)
@@ -221,8 +226,8 @@ func (r *orun) recordEconomics(p *phaseRun) {
 	if pr := pe.meter.Progress(); pr != "" {
 		ec.Progress = string(pr)
 	}
-	p.rec.Tokens = pe.carriedTokens + ec.Tokens
-	p.rec.CostUSD = pe.carriedCost + ec.CostUSD
+	p.rec.Tokens = pe.carriedTokens + max(ec.Tokens-pe.priorTokens, 0)
+	p.rec.CostUSD = pe.carriedCost + max(ec.CostUSD-pe.priorCost, 0)
 
 	run := r.run.SumPhases()
 	run.WallMs = r.now().Sub(r.run.StartedAt).Milliseconds()

@@ -86,7 +86,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				p.base = prev.BaseCommit
 			}
 			p.progressRuns = append(p.progressRuns, prevRun.ID)
-			rec.Tokens, rec.CostUSD = prev.Tokens, prev.CostUSD
+			// This run's figures start at 0; the earlier runs' stay theirs
+			// (status --all would count them twice otherwise).
+			rec.PriorTokens, rec.PriorCostUSD = prev.PhaseTokens(), prev.PhaseCostUSD()
 			// A usage limit the earlier run stopped at is waited out before
 			// the first session (mayStartSession), not asked about again;
 			// a fallback model it switched to stays.
@@ -304,7 +306,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	in := checkpoint.Input{
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
-		TokensSoFar: p.rec.Tokens, CostSoFar: p.rec.CostUSD, Kind: kind,
+		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
 		Refused: r.refused(p.ph.ID),
 	}
 	for _, f := range files {

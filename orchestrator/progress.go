@@ -51,7 +51,7 @@ func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, end
 		return
 	}
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
-		Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD, Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone}
+		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone}
 	if live != nil {
 		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
 	} else {
@@ -66,7 +66,7 @@ func (r *orun) waiting(p *phaseRun) {
 	if r.Progress == nil {
 		return
 	}
-	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: p.rec.Sessions, Tokens: p.rec.Tokens, CostUSD: p.rec.CostUSD,
+	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: p.rec.Sessions, Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(),
 		Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: true, Zone: p.rec.Zone, WaitingUntil: p.rec.WaitingUntil}
 	r.Progress(pr)
 }

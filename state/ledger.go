@@ -69,15 +69,21 @@ type AfterFailure struct {
 
 // PhaseRecord is what one run did with one phase.
 type PhaseRecord struct {
-	ID        string  `json:"id"`
-	Title     string  `json:"title,omitempty"`
-	Status    Status  `json:"status"`
-	Attempts  int     `json:"attempts"`
-	Restarts  int     `json:"restarts"`
-	Sessions  int     `json:"sessions"`
-	Tokens    int64   `json:"tokens"`
-	CostUSD   float64 `json:"cost_usd"`
-	LastError string  `json:"last_error,omitempty"`
+	ID       string `json:"id"`
+	Title    string `json:"title,omitempty"`
+	Status   Status `json:"status"`
+	Attempts int    `json:"attempts"`
+	Restarts int    `json:"restarts"`
+	Sessions int    `json:"sessions"`
+	// Tokens and CostUSD are what this run spent on the phase; PriorTokens
+	// and PriorCostUSD what the earlier runs it resumed from spent, so a
+	// run's figures add up to its sessions and the phase's across runs is
+	// their sum (PhaseTokens, PhaseCostUSD).
+	Tokens       int64   `json:"tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	PriorTokens  int64   `json:"prior_tokens,omitempty"`
+	PriorCostUSD float64 `json:"prior_cost_usd,omitempty"`
+	LastError    string  `json:"last_error,omitempty"`
 	// Uncommitted is why the phase's work could not be committed at its
 	// end (a lock held too long, a full disk): the files stay in the tree
 	// for the next run to commit as the agent's, not as the user's.
@@ -123,6 +129,12 @@ type PhaseRecord struct {
 	// limit held for the configured one only.
 	Model string `json:"model,omitempty"`
 }
+
+// PhaseTokens is what the phase has processed across its runs.
+func (p *PhaseRecord) PhaseTokens() int64 { return p.PriorTokens + p.Tokens }
+
+// PhaseCostUSD is what the phase has cost across its runs.
+func (p *PhaseRecord) PhaseCostUSD() float64 { return p.PriorCostUSD + p.CostUSD }
 
 // Nudge is one mid-session note about the agent's own loop: the same call
 // repeated (doom_loop) or reading without acting (exploration).
