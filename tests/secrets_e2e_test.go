@@ -47,6 +47,20 @@ func secretShapes() (lines, values []string) {
 	add("github {S}", "ghp_"+s(alnum, 36))
 	pem := s(alnum, 64)
 	add("-----BEGIN RSA PRIVATE KEY-----\n{S}\n-----END RSA PRIVATE KEY-----", pem)
+	// Issue 26's families, beyond the shapes their rules were written from.
+	const lowdig = "abcdefghijklmnopqrstuvwxyz0123456789"
+	add("podman login quay.io -u bot -p {S}", "Pd"+s(alnum, 14))
+	add("mariadb-dump -uadmin -p{S} --all-databases", "Mx"+s(alnum, 12))
+	add("redis-cli -h cache -a {S} info", s(alnum, 24))
+	add("openssl rsa -in k.pem -passin pass:{S} -out plain.pem", "Os"+s(alnum, 12))
+	add("machine registry.example.com login ci password {S}", s(alnum, 30))
+	add("replica.internal:6432:*:replicator:{S}", "Pg"+s(alnum, 14))
+	add("Set-Cookie: __Host-sid={S}; Path=/; Secure; HttpOnly", s(alnum, 40))
+	add("Authorization: GenieKey {S}", s(lowdig, 32))
+	add("MAIL_PASS={S}", "Ml"+s(alnum, 12))
+	add("GET https://api.telegram.org/bot{S}/getMe", s("0123456789", 10)+":AA"+s(alnum, 33))
+	add("kubeadm join 10.0.0.1:6443 --token {S} --discovery-token-ca-cert-hash sha256:"+s("0123456789abcdef", 64), "k"+s(lowdig, 5)+".q"+s(lowdig, 15))
+	add("-----BEGIN ENCRYPTED PRIVATE KEY-----\n{S}\n-----END ENCRYPTED PRIVATE KEY-----", s(alnum, 64))
 	return lines, values
 }
 
@@ -110,16 +124,32 @@ func TestSecretsLeaveNoTrace(t *testing.T) {
 	if raw := h.runFiles("phase-1/session-1.jsonl"); !strings.Contains(raw, values[0]) {
 		t.Error("the raw session stream lacks the shapes: the tool never printed them")
 	}
+	// debussy logs and the report leave debussy too: each judged whole.
+	for _, args := range [][]string{{"logs", "--phase", "1", "--session", "1"}, {"logs", "--phase", "1", "--session", "3"}, {"report", "--md"}} {
+		out := h.run(args...)
+		if out.Code != 0 {
+			t.Fatalf("debussy %s: %s", strings.Join(args, " "), out)
+		}
+		leaks("debussy "+strings.Join(args, " "), out.Stdout)
+	}
+	if out := h.run("report"); out.Code != 0 {
+		t.Fatalf("debussy report: %s", out)
+	}
 	files := 0
 	err := filepath.WalkDir(filepath.Join(h.Repo, ".debussy"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(h.Repo, path)
+		// Everything under .debussy/ is its owner's only.
+		info, _ := d.Info()
+		if want := fs.FileMode(0o600); d.IsDir() && info.Mode().Perm() != 0o700 || !d.IsDir() && info.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want 0700 for a directory, 0600 for a file", rel, info.Mode().Perm())
+		}
+		if d.IsDir() {
+			return nil
+		}
 		if strings.HasPrefix(d.Name(), "session-") && strings.HasSuffix(d.Name(), ".jsonl") {
-			if info, _ := d.Info(); info.Mode().Perm() != 0o600 {
-				t.Errorf("%s has mode %v, want 0600 (a raw transcript)", rel, info.Mode().Perm())
-			}
 			return nil
 		}
 		data, err := os.ReadFile(path)
