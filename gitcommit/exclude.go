@@ -2,6 +2,7 @@ package gitcommit
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -68,6 +69,7 @@ func (r *Repo) Untracked() (Fingerprints, error) {
 	s := r.newStager(idx, cfg, false)
 	s.orig = idx.Entries
 	s.listing = Fingerprints{}
+	s.conv.deferEncoding = r.verdictWillRun() // as CommitAll will
 	err = s.addUntracked(excludes)
 	s.conv.close()
 	if err != nil {
@@ -111,7 +113,19 @@ func (s *stager) keepOut(path string, hash func() (string, bool, error)) (bool, 
 // stage it.
 func (s *stager) fileFingerprint(path string) func() (string, bool, error) {
 	return func() (string, bool, error) {
+		n := len(s.deferred)
 		e, err := s.entryFromWorktree(path, plumbing.ZeroHash)
+		if err == nil && e == nil && len(s.deferred) > n {
+			// Left to git (working-tree-encoding): the fingerprint only
+			// tells a change, so the bytes as they are will do.
+			s.deferred = s.deferred[:n]
+			b, rerr := os.ReadFile(s.abs(path))
+			if rerr != nil {
+				return "", false, nil
+			}
+			h, err := s.r.putObject(plumbing.BlobObject, b, false)
+			return "raw:" + h.String(), true, err
+		}
 		if err != nil || e == nil {
 			return "", false, err
 		}

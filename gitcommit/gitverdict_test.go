@@ -205,3 +205,26 @@ func BenchmarkVerdict20k(b *testing.B) {
 	b.ReportMetric(float64(dur[1]-dur[0])/float64(dur[0]), "verdict/commit")
 	b.ReportMetric(float64(cpu[1]-cpu[0])/float64(cpu[0]), "verdict/commit-cpu")
 }
+
+// A user's untracked file under working-tree-encoding is listed at start
+// and kept out of the commits like any other (it was refused).
+func TestUntrackedWorkingTreeEncodingIsListed(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	writeFiles(t, dir, map[string]string{"notes.u16": "n\x00\n\x00"})
+	r := mustOpen(t, dir)
+	user, err := r.Untracked()
+	if _, ok := user["notes.u16"]; err != nil || !ok {
+		t.Fatalf("Untracked = %v, %v", user, err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
+	if _, err := r.CommitAll("agent", Exclude(user, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(treeFiles(t, dir), " "); got != ".gitattributes a.txt" {
+		t.Errorf("committed %s", got)
+	}
+}
