@@ -71,6 +71,12 @@ func (p *Policy) contextReason(snap estimator.Snapshot, l contextLimit) string {
 // contextWarning is the note at the warning point.
 func (p *Policy) contextWarning(snap estimator.Snapshot, l contextLimit) string {
 	next := "Finish the current step, then record what you did and what remains with `debussy progress --phase " + p.cfg.Phase + " \"...\"`."
+	if p.cfg.MaxRestarts > 0 {
+		// The agent may end the session itself at a task boundary rather
+		// than be stopped mid-task at the threshold.
+		next = fmt.Sprintf("Finish the task at hand, then write your handoff to `%s` and run `debussy handoff --phase %s`: "+
+			"a fresh session goes on from it. Record progress with `debussy progress --phase %s \"...\"`.", p.cfg.HandoffPath, p.cfg.Phase, p.cfg.Phase)
+	}
 	if l.byCap {
 		return fmt.Sprintf("debussy: your context is at %s tokens; at %s (context_max_tokens) you will be asked for a handoff and this session will end. %s",
 			estimator.FormatTokens(snap.Tokens), estimator.FormatTokens(l.at), next)

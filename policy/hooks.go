@@ -23,6 +23,9 @@ type Call struct {
 	// Signalled: the agent's `debussy done` signal is on disk (for a done
 	// command's PostToolUse, and at the Stop hook).
 	Signalled bool
+	// HandedOff: the agent's `debussy handoff` signal for this session is
+	// on disk (for a handoff command's PostToolUse).
+	HandedOff bool
 }
 
 // CallOf is the policy's view of a hook call.
@@ -39,6 +42,9 @@ func CallOf(h *runner.HookCall) Call {
 
 // IsDoneCommand reports whether c runs `debussy done`.
 func (c Call) IsDoneCommand() bool { return c.Tool == "Bash" && isDoneCommand(c.Command) }
+
+// IsHandoffCommand reports whether c runs `debussy handoff`.
+func (c Call) IsHandoffCommand() bool { return c.Tool == "Bash" && isHandoffCommand(c.Command) }
 
 // WantsHandoffSize reports whether the handoff's size matters after the
 // next tool: a handoff is due (or was told of) and not yet written.
@@ -99,6 +105,9 @@ func (p *Policy) PostToolUse(c Call) runner.HookAnswer {
 	if c.IsDoneCommand() && c.Signalled && p.state != Done {
 		p.done()
 	}
+	if c.IsHandoffCommand() && c.HandedOff {
+		p.agentHandoff()
+	}
 	if p.WantsHandoffSize() && c.HandoffBytes > 0 {
 		p.handoff = p.cfg.HandoffPath
 		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: map[string]any{"path": p.handoff, "bytes": c.HandoffBytes},
@@ -130,6 +139,27 @@ func (p *Policy) done() {
 	}
 	p.state = Done
 	p.record("done_signal", map[string]any{"stop_pending": p.stopAfterDone}, LevelInfo, "the agent signalled `debussy done`")
+}
+
+// agentHandoff is the agent's `debussy handoff`: its handoff is written at
+// a task boundary and the session ends at this PostToolUse, to restart
+// from it. Done, or a stop already decided, holds; a handoff the threshold
+// asked for is the threshold's.
+func (p *Policy) agentHandoff() {
+	if p.state == Done || p.state == Stopping {
+		return
+	}
+	if p.handoff == "" {
+		p.handoff = p.cfg.HandoffPath
+		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: map[string]any{"path": p.handoff, "by": "agent"},
+			Level: LevelInfo, Log: "handoff written"})
+	}
+	if p.state == HandoffRequested {
+		p.stop(p.trigger, p.reason)
+		return
+	}
+	p.record("agent_handoff", map[string]any{"path": p.handoff}, LevelInfo, AgentHandoffReason+": restarting from its handoff")
+	p.stop(TriggerAgentHandoff, AgentHandoffReason)
 }
 
 // Stop answers the Stop hook: the agent ended its turn. active is the

@@ -36,7 +36,13 @@ const (
 	TriggerDoomLoop estimator.Trigger = "doom_loop"
 	TriggerBudget   estimator.Trigger = "budget"
 	TriggerAdaptive estimator.Trigger = "adaptive"
+	// TriggerAgentHandoff is the agent's own `debussy handoff`: it wrote
+	// its handoff at a task boundary rather than be stopped mid-task.
+	TriggerAgentHandoff estimator.Trigger = "agent_handoff"
 )
+
+// AgentHandoffReason is the restart's reason for TriggerAgentHandoff.
+const AgentHandoffReason = "the agent handed off at a task boundary"
 
 // Zone actions: what a red zone does.
 const (
@@ -243,8 +249,8 @@ func (p *Policy) abs(path string) string {
 }
 
 // isHandoffWrite reports whether a call writes (or reads back) the
-// handoff, or is debussy's own progress or done command: the calls the
-// handoff stage lets through.
+// handoff, or is debussy's own progress, handoff or done command: the
+// calls the handoff stage lets through.
 func (p *Policy) isHandoffWrite(c Call) bool {
 	switch c.Tool {
 	case "Write", "Edit", "MultiEdit", "Read":
@@ -253,7 +259,7 @@ func (p *Policy) isHandoffWrite(c Call) bool {
 		cmd := strings.TrimSpace(c.Command)
 		// A shell redirect into the handoff file is a handoff write too;
 		// its name suffices, as the path may be spelled with variables.
-		return strings.HasPrefix(cmd, "debussy progress") || isDoneCommand(cmd) ||
+		return strings.HasPrefix(cmd, "debussy progress") || isDoneCommand(cmd) || isHandoffCommand(cmd) ||
 			strings.Contains(cmd, filepath.Base(p.cfg.HandoffPath))
 	}
 	return false
@@ -263,4 +269,10 @@ func (p *Policy) isHandoffWrite(c Call) bool {
 func isDoneCommand(cmd string) bool {
 	cmd = strings.TrimSpace(cmd)
 	return cmd == "debussy done" || strings.HasPrefix(cmd, "debussy done ")
+}
+
+// isHandoffCommand reports whether a shell command line is `debussy handoff`.
+func isHandoffCommand(cmd string) bool {
+	cmd = strings.TrimSpace(cmd)
+	return cmd == "debussy handoff" || strings.HasPrefix(cmd, "debussy handoff ")
 }

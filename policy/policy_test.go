@@ -68,6 +68,13 @@ func doneCall() *Call {
 	return c
 }
 
+// handoffCmd is the agent's `debussy handoff`, its signal on disk or not.
+func handoffCmd(signalled bool) *Call {
+	c := bashCall("debussy handoff --phase 1", "debussy: handoff recorded")
+	c.HandedOff = signalled
+	return c
+}
+
 func yes() *bool { b := true; return &b }
 func no() *bool  { b := false; return &b }
 
@@ -224,6 +231,25 @@ func TestTransitions(t *testing.T) {
 			out: Outcome{Trigger: TriggerDoomLoop},
 		},
 		{
+			name: "working, warned → stopping: the agent's `debussy handoff` ends the session at its PostToolUse",
+			steps: []step{
+				{snap: ctx(72), state: Warned}, {post: bashCall("ls", "a"), noteIn: "run `debussy handoff --phase 1`"},
+				{pre: handoffCmd(true), deny: "-"},
+				{post: handoffCmd(true), state: Stopping, stopAt: AgentHandoffReason, noteIn: "-"},
+			},
+			out: Outcome{Trigger: TriggerAgentHandoff, Handoff: handoffPath},
+		},
+		{
+			name:  "`debussy handoff` without its signal on disk (the command failed) changes nothing",
+			steps: []step{{post: handoffCmd(false), state: Working, stopAt: "-"}},
+		},
+		{
+			name:  "max_restarts 0: the agent's handoff still ends the session (the phase then fails for restarts)",
+			cfg:   func(c *Config) { c.MaxRestarts = 0 },
+			steps: []step{{post: handoffCmd(true), state: Stopping, stopAt: AgentHandoffReason}},
+			out:   Outcome{Trigger: TriggerAgentHandoff, Handoff: handoffPath},
+		},
+		{
 			name: "the same command with changing results is progress",
 			steps: []step{
 				{post: bashCall("go test ./...", "FAIL a")}, {post: bashCall("go test ./...", "FAIL b")}, {post: bashCall("go test ./...", "FAIL c")},
@@ -271,6 +297,29 @@ func TestPrecedence(t *testing.T) {
 			name:  "done first, then a threshold: no handoff, no stop",
 			steps: []step{{post: doneCall(), state: Done}, {snap: ctx(90), state: Done}, {post: bashCall("ls", "x"), stopAt: "-"}},
 			out:   Outcome{Done: true},
+		},
+		{
+			name:  "agent handoff, then done on the same response: done",
+			steps: []step{{post: handoffCmd(true), state: Stopping}, {post: doneCall(), state: Done, stopAt: AgentHandoffReason}},
+			out:   Outcome{Done: true, Trigger: TriggerAgentHandoff},
+		},
+		{
+			name:  "done, then the agent's handoff: done, no stop",
+			steps: []step{{post: doneCall(), state: Done}, {post: handoffCmd(true), state: Done, stopAt: "-"}},
+			out:   Outcome{Done: true},
+		},
+		{
+			name: "the agent's handoff in the handoff stage: the threshold's stop, with the handoff",
+			steps: []step{
+				{snap: ctx(81), state: HandoffRequested}, {pre: handoffCmd(true), deny: "-"},
+				{post: handoffCmd(true), state: Stopping, stopAt: "context 81 %"},
+			},
+			out: Outcome{Trigger: estimator.TriggerContext, Handoff: handoffPath},
+		},
+		{
+			name:  "a budget's stop decided first holds over the agent's handoff",
+			steps: []step{{stopFr: TriggerBudget, state: Stopping}, {post: handoffCmd(true), stopAt: "budget reason"}},
+			out:   Outcome{Trigger: TriggerBudget},
 		},
 		{
 			name: "handoff + budget refusal: the handoff's request (with its path) is the refusal",
@@ -414,6 +463,7 @@ func TestIsHandoffCall(t *testing.T) {
 		{*bashCall("debussy progress --phase 1 \"x\"", ""), true},
 		{*bashCall("debussy done --phase 1", ""), true},
 		{*bashCall("debussy doneX", ""), false},
+		{*handoffCmd(true), true},
 		{*bashCall("cat > $DIR/handoff-1.md <<EOF", ""), true},
 		{*bashCall("go test ./...", ""), false},
 		{Call{Tool: "Grep"}, false},
@@ -450,7 +500,7 @@ func TestEffects(t *testing.T) {
 // Every hook call gets exactly one answer, whatever the state: a property
 // over random sequences of inputs.
 func TestEveryCallAnswered(t *testing.T) {
-	calls := []*Call{bashCall("ls", "a"), bashCall("ls", "a"), writeCall(handoffPath), writeCall("/repo/x"), doneCall(), bashCall("go test", "FAIL")}
+	calls := []*Call{bashCall("ls", "a"), bashCall("ls", "a"), writeCall(handoffPath), writeCall("/repo/x"), doneCall(), bashCall("go test", "FAIL"), handoffCmd(true)}
 	snaps := []*estimator.Snapshot{ctx(10), ctx(75), ctx(81), ctx(99), {Trigger: estimator.TriggerCompaction}, {Estimated: true, ToolCalls: 200}}
 	seed := uint64(1)
 	rnd := func(n int) int { // xorshift: a fixed sequence without math/rand's state

@@ -42,6 +42,7 @@ func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
 	case p.state == Working && lim.at > 0 && snap.Tokens >= lim.warnAt:
 		p.state = Warned
 		p.Note(p.contextWarning(snap, lim))
+		p.emit(Effect{Kind: EffHandoffDir}) // the note names the handoff's path
 		f := map[string]any{"threshold": p.cfg.ContextThreshold, "tokens": snap.Tokens, "at": lim.at}
 		if judged(snap) {
 			f["percent"] = snap.Percent // not of a window still pending
@@ -136,9 +137,10 @@ func (p *Policy) stop(trig estimator.Trigger, reason string) {
 	if p.state == Stopping || p.stopAfterDone {
 		return
 	}
-	// With restarts off, a threshold only warns; a budget's stop ends the
-	// phase all the same.
-	if p.cfg.MaxRestarts == 0 && trig != TriggerBudget {
+	// With restarts off, a threshold only warns; a budget's stop, and the
+	// agent's own handoff (it was told to end its turn), end the phase all
+	// the same.
+	if p.cfg.MaxRestarts == 0 && trig != TriggerBudget && trig != TriggerAgentHandoff {
 		if p.trigger == "" {
 			p.trigger = trig // once: the warning is not repeated
 			p.record("", nil, LevelWarn, "threshold crossed, but restarts are disabled (max_restarts 0): continuing: "+reason)
