@@ -26,10 +26,11 @@ type cliFacts struct {
 	failed    bool   // a failed request was logged
 	init      *runner.Init
 	first     *runner.ContextUsage // the first answer, kept for the run once init is seen
+	known     *runner.KnownContext // the run's answer the session started with (not asked again)
 }
 
-func newCLIFacts(phase string, session int, specModel string) *cliFacts {
-	return &cliFacts{phase: phase, session: session, specModel: specModel}
+func newCLIFacts(phase string, session int, specModel string, known *runner.KnownContext) *cliFacts {
+	return &cliFacts{phase: phase, session: session, specModel: specModel, known: known}
 }
 
 // cliAnswers are the run's get_context_usage answers, by the --model a
@@ -85,6 +86,15 @@ func (r *orun) observeCLIFacts(cf *cliFacts, ev runner.Event, snap estimator.Sna
 		cf.init = ev.Init
 		if cf.first != nil {
 			r.answers.keep(cf.specModel, cf.init, cf.first) // 2.1.197 answers before init
+		}
+		// Not asked again: the session's breakdown is the run's answer.
+		if k := cf.known; k != nil && !cf.answered && k.Matches(ev.Init.Version, ev.Init.Model) {
+			cf.answered, cf.model = true, k.Usage.Model
+			fields := contextFields(&k.Usage)
+			fields["phase"], fields["session"], fields["reused"] = cf.phase, cf.session, true
+			r.event("context_breakdown", fields)
+			r.log.Debug("claude's context at start: the run's answer for this CLI and model", "phase", cf.phase,
+				"model", k.Usage.Model, "window", estimator.FormatTokens(k.Usage.MaxTokens))
 		}
 	}
 	cu := ev.ContextUsage

@@ -65,3 +65,41 @@ func TestBreakdownSummary(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 }
+
+// The run asks once per CLI version and model: a restarted session starts
+// from the first session's answer (its breakdown recorded as reused) and
+// writes no get_context_usage request; an answer about another model than
+// init's (a fallback) is not reused.
+func TestContextAnswerReused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		ctx    string
+		reused bool
+	}{
+		{"the same CLI and model", "ctx claude-sonnet-4-5 200000 0", true},
+		{"an answer about another model", "ctx claude-sonnet-4-6 200000 33000", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, script{"1": {{tt.ctx, "write a.txt", "usage 60000"}, {tt.ctx, "write b.txt", "done", "result"}}})
+			if err := f.run(t.Context()); err != nil {
+				t.Fatalf("run: %v\n%s", err, f.log)
+			}
+			var got []map[string]any
+			for _, ev := range f.eventRecords() {
+				if ev["event"] == "context_breakdown" {
+					got = append(got, ev)
+				}
+			}
+			if len(got) != 2 || got[0]["reused"] != nil || (got[1]["reused"] == true) != tt.reused {
+				t.Fatalf("context_breakdown events %v, want 2, the second reused: %v", got, tt.reused)
+			}
+			asked := strings.Contains(f.readFile(".debussy/runs/"+f.lastRun().ID+"/phase-1/session-2.jsonl"), `"request_id":"ctx_`)
+			if asked == tt.reused {
+				t.Errorf("session 2 asked get_context_usage: %v, want %v", asked, !tt.reused)
+			}
+		})
+	}
+}

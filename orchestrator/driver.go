@@ -42,8 +42,9 @@ type driver struct {
 	pol  *policy.Policy
 	est  *estimator.Estimator
 
-	handoffPath string // absolute
-	specModel   string // the --model the session started with (cliAnswers' key)
+	handoffPath string               // absolute
+	specModel   string               // the --model the session started with (cliAnswers' key)
+	known       *runner.KnownContext // the run's answer it started with, nil when it asked
 	// deferred is the ledger's changes, decided on the reader and made
 	// by the phase's loop under the run's lock; d.mu.
 	deferred []func()

@@ -76,7 +76,7 @@ func (r *orun) follow(d *driver, sess *runner.Session) estimator.Snapshot {
 		q.close()
 	}()
 	p, n := d.p, d.n
-	cf := newCLIFacts(p.ph.ID, n, d.specModel)
+	cf := newCLIFacts(p.ph.ID, n, d.specModel, d.known)
 	lastBand := -1
 	var snap estimator.Snapshot
 	for {

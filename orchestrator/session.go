@@ -54,7 +54,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	interrupted := r.watchInterrupt(ctx, p, n, sess)
 
 	d := r.newDriver(p, n, sess)
-	d.specModel = spec.Model
+	d.specModel, d.known = spec.Model, known
 	// The estimator measures; the policy compares every threshold.
 	d.est = estimator.New(estimator.Config{
 		Window:        int64(r.cfg.ContextWindow),
