@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/debussy-dev/debussy/secrets"
@@ -140,4 +141,55 @@ func eachLine(r io.Reader, fn func(line []byte) error) error {
 			return err
 		}
 	}
+}
+
+// HandoffSignal is what `debussy handoff` records: the agent wrote its
+// handoff for Session at a task boundary and asks for a fresh session.
+type HandoffSignal struct {
+	Phase   string    `json:"phase"`
+	Session int       `json:"session"`
+	Path    string    `json:"path"` // the handoff the next session starts from
+	At      time.Time `json:"at"`
+}
+
+// handoffSignalPath is in a directory of its own: no phase id's done
+// signal can share its name.
+func (s *Store) handoffSignalPath(runID, phaseID string) string {
+	return filepath.Join(s.RunDir(runID), "signals", "handoff", safeName(phaseID)+".json")
+}
+
+// WriteHandoff records the agent's handoff for session sig.Session: text
+// (redacted) goes to the session's handoff path, then the signal, each
+// written atomically, so the orchestrator never reads half of either. It
+// returns the handoff's path.
+func (s *Store) WriteHandoff(runID string, sig HandoffSignal, text string) (string, error) {
+	if sig.Phase == "" || sig.Session < 1 {
+		return "", fmt.Errorf("write handoff: no phase or session (%q, %d)", sig.Phase, sig.Session)
+	}
+	sig.Path = s.HandoffPath(runID, sig.Phase, sig.Session)
+	if err := writeFileAtomic(sig.Path, []byte(secrets.Redact(text))); err != nil {
+		return "", fmt.Errorf("write handoff: %w", err)
+	}
+	if err := writeJSONAtomic(s.handoffSignalPath(runID, sig.Phase), sig); err != nil {
+		return "", fmt.Errorf("write handoff signal: %w", err)
+	}
+	return sig.Path, nil
+}
+
+// ReadHandoffSignal returns the phase's latest handoff signal, or nil, nil
+// when there is none.
+func (s *Store) ReadHandoffSignal(runID, phaseID string) (*HandoffSignal, error) {
+	path := s.handoffSignalPath(runID, phaseID)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read handoff signal: %w", err)
+	}
+	var sig HandoffSignal
+	if err := json.Unmarshal(data, &sig); err != nil {
+		return nil, fmt.Errorf("read handoff signal %s: %w", path, err)
+	}
+	return &sig, nil
 }

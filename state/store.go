@@ -41,6 +41,13 @@ func (s *Store) PhaseDir(runID, phaseID string) string {
 	return filepath.Join(s.RunDir(runID), "phase-"+safeName(phaseID))
 }
 
+// HandoffPath is where the agent's handoff of the phase's session n goes:
+// .debussy/runs/<run>/phase-<id>/handoff-<n>.md, the path the session's
+// policy names (orchestrator/driver.go). It creates nothing.
+func (s *Store) HandoffPath(runID, phaseID string, n int) string {
+	return filepath.Join(s.PhaseDir(runID, phaseID), fmt.Sprintf("handoff-%d.md", n))
+}
+
 func (s *Store) signalPath(runID, phaseID string) string {
 	return filepath.Join(s.RunDir(runID), "signals", safeName(phaseID)+".json")
 }
