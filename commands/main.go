@@ -192,6 +192,7 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 			e.matrixCommand(),
 			e.doneCommand(),
 			e.progressCommand(),
+			e.handoffCommand(),
 			e.initCommand(),
 			e.completionCommand(),
 			{
