@@ -121,7 +121,7 @@ func (c Checkpoint) writeHandoff(b *strings.Builder) {
 			strings.TrimSuffix(oneLine(c.NoHandoff), "."))
 		return
 	}
-	b.WriteString("The previous session wrote this when debussy asked for its handoff")
+	b.WriteString("The previous session wrote this as its handoff") // asked for, or at a task boundary (`debussy handoff`)
 	if c.HandoffPath != "" {
 		fmt.Fprintf(b, " (%s)", code(c.HandoffPath))
 	}

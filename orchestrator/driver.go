@@ -185,6 +185,9 @@ func (d *driver) answer(h *runner.HookCall) {
 		if c.IsDoneCommand() {
 			c.Signalled = d.signalled()
 		}
+		if c.IsHandoffCommand() {
+			c.HandedOff = d.handedOff()
+		}
 		h.Answer(d.pol.PostToolUse(c))
 	case runner.HookStop:
 		h.Answer(d.pol.Stop(h.StopHookActive, d.signalled()))
@@ -200,6 +203,16 @@ func (d *driver) answer(h *runner.HookCall) {
 func (d *driver) signalled() bool {
 	sig, err := d.r.Store.ReadSignal(d.r.id, d.p.ph.ID)
 	return err != nil || sig != nil
+}
+
+// handedOff reports whether `debussy handoff` left a signal for this very
+// session: an earlier session's names another handoff file.
+func (d *driver) handedOff() bool {
+	sig, err := d.r.Store.ReadHandoffSignal(d.r.id, d.p.ph.ID)
+	if err != nil {
+		d.r.log.Warn("read the agent's handoff signal", "phase", d.p.ph.ID, "err", err)
+	}
+	return sig != nil && sig.Session == d.n
 }
 
 // graceExpired is the handoff's time running out.

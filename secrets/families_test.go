@@ -200,6 +200,16 @@ func familyLookAlikes() []string {
 		"Restored cache with key: npm-cache-Linux-x64-3b5d5c3712955042212316173ccf37be800a2ed1c2fd4c3f7e0b2f6e1b8d9a0c",
 		`"sha": "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"`,
 		"passed 12 tests; the password reset flow is covered",
+		"ED25519 key fingerprint is SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s.",
+		"host key: AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+		"https://auth.example.com/authorize?response_type=code&client_id=web&state=Zk3pQ8vR2mX7nL4wT9yB6cJ1&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+		"secret_arn: arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf",
+		"auth_method: oauth",
+		`"kid": "2024-11-rsa-signing"`,
+		"sort_key: created_at; partition_key: tenant_id",
+		"token: ${{ secrets.GITHUB_TOKEN }}",
+		"GPG key ID: 3AA5C34371567BD2",
+		"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==",
 	}
 }
 

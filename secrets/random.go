@@ -132,9 +132,12 @@ var (
 // a cache key ending in one, base64 of plain text.
 func lookAlike(v string) bool {
 	v = strings.Trim(v, `"'`)
-	return uuidRE.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) ||
+	return uuidRE.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) || sshPublic.MatchString(v) ||
 		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v)
 }
+
+// sshPublic: an SSH public key's base64 (ssh-rsa, ssh-ed25519, ecdsa-…).
+var sshPublic = regexp.MustCompile(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)
 
 // fileName: a path or file name with a known extension (an asset named by
 // its hash: logo-3f2a9c….png).

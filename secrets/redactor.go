@@ -121,6 +121,9 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 			// cache key) is an id; under api_key or a token's name, not.
 			gl[i].keep = func(g []string, v string) bool {
 				name, _, _ := strings.Cut(g[0], v)
+				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
+					return true // secretsmanager:, public_key =
+				}
 				return lookAlike(v) && !strongName.MatchString(name)
 			}
 		}
@@ -328,6 +331,9 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 			ns := p
 			for ns > 0 && p-ns < 50 && isNameByte(lower[ns-1]) {
 				ns--
+			}
+			if ns >= 2 && lower[ns-1] == ':' && isNameByte(lower[ns-2]) {
+				continue // a link of a:b:c (an ARN's :secret:), not a name
 			}
 			e := p + klen
 			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'", lower[e]) >= 0); e++ {

@@ -36,7 +36,7 @@ func otherValueName(name string) bool {
 
 // notSecretValueName: names whose values are generated but public: ids,
 // digests, versions, nonces in traces (x-request-id, etag, integrity).
-var notSecretValueName = regexp.MustCompile(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|h1|sha384|blake2b|blake3)s?$`)
+var notSecretValueName = regexp.MustCompile(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
 
 // scanRandom finds random-looking tokens of 20 or more characters in a
 // position that holds a value: after NAME= or Name: (an assignment, a
