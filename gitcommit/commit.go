@@ -164,7 +164,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	var replaced []PathDisagreement
 	if o.entries == nil {
-		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred, cfg.bool("core.trustCtime", true)); err != nil {
+		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred, cfg.bool("core.trustCtime", true), r.excludesFile(cfg)); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}

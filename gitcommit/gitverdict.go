@@ -108,7 +108,10 @@ func (r *Repo) gitEnv(indexFile string) []string {
 // not installed or cannot run, and a *GitRefusedError when git add -A fails.
 //
 // deferred paths were left to git (errDeferToGit): replaced, not reported.
-func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trustCtime bool) ([]*index.Entry, []PathDisagreement, error) {
+//
+// userExcludes is the user's core.excludesFile (or the XDG default), ""
+// for none.
+func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trustCtime bool, userExcludes string) ([]*index.Entry, []PathDisagreement, error) {
 	r.verdictRan = false
 	if plantStaging != nil {
 		mine = plantStaging(mine)
@@ -136,39 +139,31 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 
 	ctx, cancel := context.WithTimeout(context.Background(), verdictTimeout)
 	defer cancel()
-	// add runs `git add -A` on a fresh copy of the index, leaving out the
-	// paths given (as `:(exclude,literal)` pathspecs).
-	add := func(exclude []string) (string, error) {
-		os.Remove(tmpIndex)
-		if orig != nil {
-			if err := os.WriteFile(tmpIndex, orig, 0o600); err != nil {
-				return "", err
-			}
-			_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
+	if orig != nil {
+		if err := os.WriteFile(tmpIndex, orig, 0o600); err != nil {
+			r.log.Warn("git's verdict skipped", "err", err)
+			return skipVerdict(mine, deferred)
 		}
-		// No hooks: post-index-change would fire for the temporary index.
-		args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "add", "-A"}, verdictArgs...)
-		var spec bytes.Buffer
-		if exclude != nil {
-			args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
-			spec.WriteString(".\x00")
-			for _, p := range exclude {
-				spec.WriteString(":(exclude,literal)" + p + "\x00")
-			}
-		}
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Dir, cmd.Env, cmd.Stdin = r.root, env, &spec
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		return stderr.String(), err
+		_ = os.Chtimes(tmpIndex, fi.ModTime(), fi.ModTime())
 	}
-	stderr, err := add(nil)
-	if err != nil && len(own.roots) > 0 && ctx.Err() == nil {
-		// What git refuses may be a path debussy leaves out by design (the
-		// user's nested repository without a commit, kept out by Exclude).
-		stderr, err = add(own.roots)
+	// The paths that are debussy's decision are ignored for git, through
+	// a copy of the user's excludes file: git would otherwise hash (and
+	// write objects for) the user's untracked files and .debussy/ at every
+	// commit, and refuse a nested repository of the user's without a
+	// commit.
+	excludes := filepath.Join(tmp, "exclude")
+	if err := os.WriteFile(excludes, own.excludesFile(userExcludes), 0o600); err != nil {
+		r.log.Warn("git's verdict skipped", "err", err)
+		return skipVerdict(mine, deferred)
 	}
+	// No hooks: post-index-change would fire for the temporary index.
+	args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = r.root, env
+	var stderrBuf bytes.Buffer
+	cmd.Stderr = &stderrBuf
+	err = cmd.Run()
+	stderr := stderrBuf.String()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() > 0 {
@@ -328,6 +323,30 @@ func (s *stager) ownPaths() ownSet {
 	}
 	slices.Sort(o.roots)
 	return o
+}
+
+// excludesFile is the user's excludes file (path, "" for none) followed
+// by a pattern for .debussy/ and one anchored, literal pattern per own path.
+func (o ownSet) excludesFile(user string) []byte {
+	var b []byte
+	if user != "" {
+		b, _ = os.ReadFile(user)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n')
+		}
+	}
+	b = append(b, stateDir+"/\n"...)
+	for _, p := range o.roots {
+		b = append(b, '/')
+		for i, c := range []byte(p) {
+			if strings.IndexByte("*?[\\", c) >= 0 || c == ' ' && i == len(p)-1 {
+				b = append(b, '\\')
+			}
+			b = append(b, c)
+		}
+		b = append(b, '\n')
+	}
+	return b
 }
 
 // emptyIndex is an index file of no entries (version 2).

@@ -228,3 +228,31 @@ func TestUntrackedWorkingTreeEncodingIsListed(t *testing.T) {
 		t.Errorf("committed %s", got)
 	}
 }
+
+// git's verdict writes no object for what debussy leaves out by design:
+// the user's untracked files and .debussy/ (a log appended to at every
+// commit would otherwise be stored again each time).
+func TestGitVerdictStoresNothingOfOwnPaths(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	writeFiles(t, dir, map[string]string{"mine[1].txt": "the user's own\n", ".debussy/runs/r/events.jsonl": "{}\n"})
+	r := mustOpen(t, dir)
+	user, err := r.Untracked()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "b\n"})
+	c, err := r.CommitAll("agent", Exclude(user, nil))
+	if err != nil || len(c.GitReplaced) > 0 {
+		t.Fatalf("CommitAll: %v %v", c.GitReplaced, err)
+	}
+	for _, f := range []string{"mine[1].txt", ".debussy/runs/r/events.jsonl"} {
+		h := runGit(t, dir, "hash-object", "--", f)
+		if _, err := gitOutput(dir, "cat-file", "-e", h); err == nil {
+			t.Errorf("%s was stored as an object", f)
+		}
+	}
+}

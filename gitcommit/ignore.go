@@ -208,12 +208,8 @@ func (l ignoreList) excluded(path string, isDir, fold bool) bool {
 // worktree and never the first.
 func (r *Repo) excludePatterns(cfg gitConfig) (ignoreList, error) {
 	var files []string
-	if f := cfg.get("core.excludesFile"); f != "" {
-		files = append(files, r.expandPath(f, r.root))
-	} else if cfg.has("core.excludesFile") {
-		// git's excludes_file is "", which access() refuses: no file.
-	} else if x := r.xdgConfigHome(); x != "" {
-		files = append(files, filepath.Join(x, "git", "ignore"))
+	if f := r.excludesFile(cfg); f != "" {
+		files = append(files, f)
 	}
 	files = append(files, filepath.Join(r.commonDir, "info", "exclude"))
 
@@ -229,6 +225,18 @@ func (r *Repo) excludePatterns(cfg gitConfig) (ignoreList, error) {
 		ps = append(ps, parseIgnoreFile(b, "")...)
 	}
 	return ps, nil
+}
+
+// excludesFile is core.excludesFile, else the XDG default; "" for none.
+func (r *Repo) excludesFile(cfg gitConfig) string {
+	if f := cfg.get("core.excludesFile"); f != "" {
+		return r.expandPath(f, r.root)
+	} else if cfg.has("core.excludesFile") {
+		return "" // git's excludes_file is "", which access() refuses: no file
+	} else if x := r.xdgConfigHome(); x != "" {
+		return filepath.Join(x, "git", "ignore")
+	}
+	return ""
 }
 
 // readDirIgnore reads dir's .gitignore. Like git (which opens it with
