@@ -148,6 +148,9 @@ func familyCorpusSeed(seed uint64) (named, heldOut []secretCase) {
 		c("docker-creds", "DOCKER_CREDS={S}", "ci:"+pw()),
 		c("nuget-key", "dotnet nuget push p.nupkg -k {S} -s https://api.nuget.org/v3/index.json", "oy2"+f.s("abcdefghijklmnopqrstuvwxyz0123456789", 43)),
 		c("fcm", "server key {S}", "AAAA"+f.s(url64, 7)+":APA91b"+f.s(url64, 134)),
+		c("md-inline-code", "- DB password: `{S}` (from vault)", pw()),
+		c("md-bold", "**API token:** {S}", tok(32)),
+		c("md-table", "| name | value |\n|---|---|\n| smtp_password | {S} |", pw()),
 		// blocks
 		c("pem-dsa", "-----BEGIN DSA PRIVATE KEY-----\n{S}-----END DSA PRIVATE KEY-----", pemBody()),
 		c("ppk-v2", "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: aes256-cbc\nPublic-Lines: 1\n"+f.s(b64, 40)+"\nPrivate-Lines: 3\n{S}Private-MAC: "+f.s(hexLow, 40), f.s(b64, 64)+"\n"+f.s(b64, 64)+"\n"+f.s(b64, 30)+"\n"),

@@ -15,7 +15,7 @@ const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
 // A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
 // The bare value may not start with '=', which keeps Go's "token := x"
 // and "key == x" out.
-const valueRE = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=][^\s"'` + "`" + `,;]*))`
+const valueRE = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=][^\s"'` + "`" + `,;]*)|` + "`([^`\n]+)`" + `)`
 
 func genericRules() []rule {
 	return []rule{
@@ -74,7 +74,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["']?(?:[ \t]*:[ \t]*|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -183,6 +183,9 @@ var keySegment = regexp.MustCompile(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.
 // name, v the value.
 func keepField(g []string, v string) bool {
 	name := g[1]
+	if len(g) > 5 && g[5] != "" && strings.ContainsAny(g[5], " \t") {
+		return true // `cmd arg`: a shell's command substitution, not markdown's code
+	}
 	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
 		placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
 		return true

@@ -336,7 +336,7 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 				continue // a link of a:b:c (an ARN's :secret:), not a name
 			}
 			e := p + klen
-			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'", lower[e]) >= 0); e++ {
+			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'*`", lower[e]) >= 0); e++ {
 			}
 			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 {
 				continue

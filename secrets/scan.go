@@ -259,6 +259,16 @@ func scanTableRows(text string) []span {
 		end := lineEnd(text, pos)
 		line := strings.TrimRight(text[pos:end], " \t\r|")
 		lead := len(line) - len(strings.TrimLeft(line, " \t|"))
+		if cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|"); strings.HasPrefix(strings.TrimSpace(line), "|") && len(cells) == 2 {
+			// A markdown table: | password | s3cr3t |
+			name, v := strings.Trim(strings.TrimSpace(cells[0]), "*`"), strings.Trim(strings.TrimSpace(cells[1]), "`")
+			if v != "" && !strings.ContainsAny(v, " \t") && strongName.MatchString(name) && !keepField([]string{"", name}, v) {
+				s := pos + strings.LastIndex(line, v)
+				spans = append(spans, span{s, s + len(v)})
+			}
+			pos = end + 1
+			continue
+		}
 		if gap := strings.Index(line[lead:], "  "); gap > 0 && len(line) < 512 {
 			name := line[lead : lead+gap]
 			rest := strings.TrimLeft(line[lead+gap:], " \t|")
