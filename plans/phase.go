@@ -373,44 +373,57 @@ func (d *document) gate(b ast.Node) Gate {
 // and blanks dropped, backslash continuations joined, chained with && so
 // the first failing line fails the gate. A block whose lines say
 // "command: X" (the Python tool's converted plans) runs what follows
-// "command:" on those lines alone; the rest are its notes.
+// "command:" on those lines alone; the rest are its notes. Such a block
+// also counts when it is not indented under the item: it then ends the
+// list and follows it.
 func (d *document) fencedCommand(b ast.Node) string {
 	for n := b.NextSibling(); n != nil; n = n.NextSibling() {
-		fc, ok := n.(*ast.FencedCodeBlock)
-		if !ok {
-			continue
+		if fc, ok := n.(*ast.FencedCodeBlock); ok {
+			return d.fenceCommand(fc, false)
 		}
-		var cmds, keyed []string
-		cont := ""
-		lines := fc.Lines()
-		for i := range lines.Len() {
-			seg := lines.At(i)
-			line := strings.TrimSpace(string(seg.Value(d.src)))
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if c, ok := strings.CutSuffix(line, "\\"); ok {
-				cont += strings.TrimSpace(c) + " "
-				continue
-			}
-			line = cont + line
-			cont = ""
-			cmds = append(cmds, line)
-			if loc := commandKw.FindStringIndex(line); loc != nil && loc[0] == 0 {
-				if c := strings.Trim(strings.TrimSpace(line[loc[1]:]), "`"); c != "" {
-					keyed = append(keyed, c)
-				}
-			}
-		}
-		if cont != "" {
-			cmds = append(cmds, strings.TrimSpace(cont))
-		}
-		if keyed != nil {
-			cmds = keyed
-		}
-		return strings.Join(cmds, " && ")
+	}
+	item := b.Parent()
+	if _, ok := item.(*ast.ListItem); !ok || item.NextSibling() != nil || item.Parent() == nil {
+		return ""
+	}
+	if fc, ok := item.Parent().NextSibling().(*ast.FencedCodeBlock); ok {
+		return d.fenceCommand(fc, true)
 	}
 	return ""
+}
+
+// fenceCommand reads a fenced block as a gate's command (see
+// fencedCommand); keyedOnly takes only its "command: X" lines.
+func (d *document) fenceCommand(fc *ast.FencedCodeBlock, keyedOnly bool) string {
+	var cmds, keyed []string
+	cont := ""
+	lines := fc.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		line := strings.TrimSpace(string(seg.Value(d.src)))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if c, ok := strings.CutSuffix(line, "\\"); ok {
+			cont += strings.TrimSpace(c) + " "
+			continue
+		}
+		line = cont + line
+		cont = ""
+		cmds = append(cmds, line)
+		if loc := commandKw.FindStringIndex(line); loc != nil && loc[0] == 0 {
+			if c := strings.Trim(strings.TrimSpace(line[loc[1]:]), "`"); c != "" {
+				keyed = append(keyed, c)
+			}
+		}
+	}
+	if cont != "" {
+		cmds = append(cmds, strings.TrimSpace(cont))
+	}
+	if keyed != nil || keyedOnly {
+		cmds = keyed
+	}
+	return strings.Join(cmds, " && ")
 }
 
 // bareCommand is the text after "command:" when it is not in backticks,

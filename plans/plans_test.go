@@ -282,6 +282,10 @@ func TestGates(t *testing.T) {
 			Gate{Name: "lint", Command: "npm run lint", Line: 4}, nil, false},
 		{"fenced command: line among notes", "## Gates", "- **types**: 0 errors\n\n  ```yaml\n  command: `npm run type-check`\n  expect: 0 errors\n  ```",
 			Gate{Name: "types", Requirement: "0 errors", Command: "npm run type-check", Line: 4}, nil, false},
+		{"fenced command: line at the margin", "## Gates", "- lint:\n```\ncommand: npm run lint\n```",
+			Gate{Name: "lint", Command: "npm run lint", Line: 4}, nil, false},
+		{"a plain block at the margin is not the gate's", "## Gates", "- coverage: no decrease\n\n```\nnpm test\n```",
+			Gate{Name: "coverage", Requirement: "no decrease", Unchecked: true, Line: 4}, []string{"warning gate-no-command p1.md:4"}, false},
 		{"comment is not a command", "## Gates", "- types: must pass  # no command: the agent checks",
 			Gate{Name: "types", Requirement: "must pass  # no command: the agent checks", Unchecked: true, Line: 4}, []string{"warning gate-no-command p1.md:4"}, false},
 	}
