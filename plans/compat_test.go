@@ -343,6 +343,18 @@ func TestCompatFencedCommandLines(t *testing.T) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// The block indented under its bullet, or at the margin after it.
+	for _, indent := range []string{"  ", ""} {
+		if n := rewriteFenced(t, names, indent); n < 40 {
+			t.Errorf("indent %q: rewrote %d gates, want the real plans' 40 or more", indent, n)
+		}
+	}
+}
+
+// rewriteFenced rewrites every gate of the named real plans as a bullet
+// and a fenced "command: X" block indented by indent, loads each plan
+// again, and checks the commands; it returns how many gates it rewrote.
+func rewriteFenced(t *testing.T, names []string, indent string) int {
 	total := 0
 	for _, name := range names {
 		src := filepath.Dir(filepath.Join(compatRoot, name))
@@ -376,7 +388,7 @@ func TestCompatFencedCommandLines(t *testing.T) {
 			lines := strings.Split(string(b), "\n")
 			for i := len(gates) - 1; i >= 0; i-- {
 				g := gates[i]
-				block := []string{"- " + strings.ReplaceAll(g.Name, "`", ""), "", "  ```", "  command: " + g.Command, "  ```"}
+				block := []string{"- " + strings.ReplaceAll(g.Name, "`", ""), "", indent + "```", indent + "command: " + g.Command, indent + "```", ""}
 				lines = append(lines[:g.Line-1], append(block, lines[g.Line:]...)...)
 				total++
 			}
@@ -397,11 +409,9 @@ func TestCompatFencedCommandLines(t *testing.T) {
 				}
 			}
 			if !reflect.DeepEqual(got, want[ph.ID]) {
-				t.Errorf("%s phase %s: commands %q, want %q", name, ph.ID, got, want[ph.ID])
+				t.Errorf("%s phase %s (indent %q): commands %q, want %q", name, ph.ID, indent, got, want[ph.ID])
 			}
 		}
 	}
-	if total < 40 {
-		t.Errorf("rewrote %d gates, want the real plans' 40 or more", total)
-	}
+	return total
 }
