@@ -89,7 +89,8 @@ func TestBudget(t *testing.T) {
 }
 
 func TestIdempotent(t *testing.T) {
-	for _, c := range secretCorpus() {
+	named, heldOut := familyCorpus()
+	for _, c := range append(append(secretCorpus(), named...), heldOut...) {
 		once := Default().String(c.text)
 		if twice := Default().String(once); twice != once {
 			t.Errorf("%s: not idempotent:\n%q\n%q", c.family, once, twice)
