@@ -90,13 +90,10 @@ func (r *Repo) gitEnv(indexFile string) []string {
 		base = os.Environ()
 	}
 	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root, "GIT_INDEX_FILE="+indexFile)
-	if r.getenv("GIT_OBJECT_DIRECTORY") != "" {
-		env = append(env, "GIT_OBJECT_DIRECTORY="+r.objectsDir)
+	if r.getenv("GIT_COMMON_DIR") != "" {
+		env = append(env, "GIT_COMMON_DIR="+r.commonDir)
 	}
-	if len(r.altObjects) > 0 {
-		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(r.altObjects, string(os.PathListSeparator)))
-	}
-	return env
+	return append(env, r.objectEnvVars()...)
 }
 
 // verdict has git stage the worktree on a copy of the index as it was

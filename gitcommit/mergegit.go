@@ -85,9 +85,9 @@ func cmpVersion(a, b [2]int) int {
 // gitMergeEnv is the environment git merges in: the process's, without
 // the variables that would point git at another repository, index or
 // object directory (or ref namespace) than the one given on its command
-// line (debussy reads objects only where it found the repository).
-func gitMergeEnv() []string {
-	return withoutVar(withoutRepoEnv(os.Environ()), "GIT_NAMESPACE")
+// line, and with the object directories debussy reads (objdirs.go).
+func (r *Repo) gitMergeEnv() []string {
+	return append(withoutVar(withoutRepoEnv(os.Environ()), "GIT_NAMESPACE"), r.objectEnvVars()...)
 }
 
 // mergeByGit merges commit theirs into ours with `git merge-tree
@@ -100,7 +100,7 @@ func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing
 		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
 		ours.String(), theirs.String())
 	cmd.Dir = r.root
-	cmd.Env = gitMergeEnv()
+	cmd.Env = r.gitMergeEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()

@@ -32,6 +32,19 @@ func (r *Repo) objectEnv(cwd string) {
 	}
 }
 
+// objectEnvVars passes the object directories on to a git debussy runs,
+// absolute.
+func (r *Repo) objectEnvVars() []string {
+	var env []string
+	if r.getenv("GIT_OBJECT_DIRECTORY") != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+r.objectsDir)
+	}
+	if len(r.altObjects) > 0 {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(r.altObjects, string(os.PathListSeparator)))
+	}
+	return env
+}
+
 // objectsFS is the git dir's filesystem with "objects/…" served from the
 // object directory, and the environment's alternates added to
 // objects/info/alternates.
