@@ -56,6 +56,8 @@ func TestMain(m *testing.M) {
 //	read PATH        a Read tool (PATH relative to the work tree)
 //	echo TEXT        a Bash tool `echo TEXT` whose output is TEXT
 //	handoff TEXT     a Write of TEXT to the handoff path debussy named
+//	agenthandoff T   `debussy handoff`: writes the handoff T and its signal
+//	                 the way the command does, for this session
 //	precompact       the CLI asks (PreCompact) before compacting
 //	ctx MODEL WINDOW BUFFER  how the session answers get_context_usage
 //	                 (default: claude-sonnet-4-5 200000 0, as 2.1.197 does);
@@ -221,6 +223,13 @@ func fakeClaude(scriptPath string) int {
 					return "", fmt.Errorf("no handoff path was named")
 				}
 				return "File created successfully", os.WriteFile(path, []byte(text), 0o644)
+			})
+		case "agenthandoff":
+			text := strings.ReplaceAll(arg, `\n`, "\n")
+			f.tool("Bash", map[string]any{"command": "debussy handoff --phase " + phase}, func() (string, error) {
+				_, err := state.New(os.Getenv(state.EnvStateDir)).WriteHandoff(os.Getenv(state.EnvRunID),
+					state.HandoffSignal{Phase: phase, Session: n, At: time.Now()}, text)
+				return "debussy: handoff recorded", err
 			})
 		case "read":
 			path := filepath.Join(f.dir, arg)

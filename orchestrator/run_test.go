@@ -359,6 +359,14 @@ func TestPhaseLoop(t *testing.T) {
 			wantEvents: []string{"restart", "failed"}, wantFiles: []string{"a.txt", "b.txt"},
 		},
 		{
+			name:    "the agent's handoff with max_restarts spent fails the phase as any restart",
+			script:  script{"1": {{"write a.txt", "agenthandoff done a"}, {"write b.txt", "agenthandoff done b"}}},
+			cfg:     func(c *config.Config) { c.MaxRestarts = 1 },
+			wantErr: ErrPhaseFailed, wantErrText: []string{"max restarts (1) exceeded: the agent handed off at a task boundary", "work committed"},
+			wantStatus: state.StatusFailed, wantSessions: 2, wantRestarts: 1, wantAttempts: 1,
+			wantEvents: []string{"restart", "failed"}, wantFiles: []string{"a.txt", "b.txt"},
+		},
+		{
 			name:    "max retries exceeded",
 			script:  script{"1": {{"result"}}},
 			wantErr: ErrPhaseFailed, wantErrText: []string{"on attempt 2:", "without `debussy done`"},

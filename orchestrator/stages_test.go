@@ -236,6 +236,23 @@ func TestStages(t *testing.T) {
 			},
 		},
 		{
+			name: "the agent's own handoff after a task: its PostToolUse stops, the next session starts from it",
+			script: script{"1": {
+				{"write a.txt", "usage 42000", "write b.txt", "agenthandoff ## Completed\\nMARKER-9a1 a.txt b.txt", "write never.txt"},
+				{"done", "result"},
+			}},
+			hooks:    [][]string{{"post Write note: debussy: your context is at 42% of the window", "run `debussy handoff --phase 1`", "post Bash stop: the agent handed off at a task boundary", "!deny"}},
+			prompt2:  []string{"MARKER-9a1", "The agent handed off at a task boundary", "(restart 1 of"},
+			exists:   []string{"a.txt", "b.txt", "!never.txt"},
+			sessions: 2,
+			events:   []string{"context_warning", "handoff_written", "agent_handoff", "stop_decided", "commit", "checkpoint"},
+			check: func(t *testing.T, p *state.PhaseRecord) {
+				if p.Restarts != 1 || len(p.Handoffs) != 1 || filepath.Base(p.Handoffs[0]) != "handoff-1.md" {
+					t.Errorf("restarts %d, handoffs %v", p.Restarts, p.Handoffs)
+				}
+			},
+		},
+		{
 			name:     "the CLI's compaction is blocked",
 			script:   script{"1": {{"precompact", "done", "result"}}},
 			hooks:    [][]string{{"compact block: debussy restarts this session"}},
