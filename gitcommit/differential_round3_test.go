@@ -290,6 +290,27 @@ var round3DiffCases = []diffCase{
 		},
 		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
 	},
+	{
+		name:  "GIT_DIR a symlink, core.worktree relative to its target",
+		setup: diffBase,
+		change: func(t *testing.T, h *diffRepo) {
+			h.Write("src/main.go", "package main // edited\n")
+			h.Write("new.txt", "n")
+			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
+			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+			links := filepath.Join(filepath.Dir(h.Dir), filepath.Base(h.Dir)+".links", "deep")
+			if err := os.MkdirAll(links, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(h.Dir+".meta", filepath.Join(links, "gd")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		commitEnv: func(h *diffRepo) map[string]string {
+			return map[string]string{"GIT_DIR": filepath.Join(filepath.Dir(h.Dir), filepath.Base(h.Dir)+".links", "deep", "gd")}
+		},
+		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+	},
 }
 
 func TestDifferentialRound3Repository(t *testing.T) {

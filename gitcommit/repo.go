@@ -191,6 +191,7 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.followGit(abs)
 	r.objectEnv(abs)
 	r.indexFile = filepath.Join(r.gitDir, "index")
 	if f := r.getenv("GIT_INDEX_FILE"); f != "" {
@@ -365,7 +366,15 @@ func (r *Repo) discoverFromEnv(dir, gd string) error {
 	}
 	switch {
 	case c.get("core.worktree") != "":
-		r.root = absFrom(gitDir, c.get("core.worktree"))
+		// git takes the real path of "<git dir>/<core.worktree>": a ".."
+		// after a symlinked GIT_DIR leaves the link's target, not its parent.
+		wt := c.get("core.worktree")
+		r.root = absFrom(gitDir, wt)
+		if !filepath.IsAbs(wt) {
+			if real, err := filepath.EvalSymlinks(gitDir + string(filepath.Separator) + wt); err == nil {
+				r.root = real
+			}
+		}
 	case c.bool("core.bare", false):
 		return fmt.Errorf("open repository: GIT_DIR=%s is a bare repository; set GIT_WORK_TREE to the directory to commit: %w", gd, ErrNotRepo)
 	default:
