@@ -173,6 +173,33 @@ func TestDifferentialRound3(t *testing.T) {
 				t.Fatal("the merge did not conflict")
 			}
 		}},
+		{name: "merge conflicting on a submodule one side replaced with a file", setup: func(t *testing.T, dir string) {
+			sub := filepath.Join(filepath.Dir(dir), "subsrc")
+			runGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", sub)
+			commit := func(msg string) string {
+				writeFiles(t, sub, map[string]string{"s.txt": msg})
+				runGit(t, sub, "add", "-A")
+				runGit(t, sub, "-c", "user.name=S", "-c", "user.email=s@x", "commit", "-q", "-m", msg)
+				return runGit(t, sub, "rev-parse", "HEAD")
+			}
+			commit("base")
+			runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+			runGit(t, dir, "commit", "-q", "-m", "submodule")
+			moved := commit("moved")
+			runGit(t, dir, "checkout", "-q", "-b", "other")
+			runGit(t, dir, "rm", "-q", "-f", "sub")
+			writeFiles(t, dir, map[string]string{"sub": "a file now\n"})
+			runGit(t, dir, "add", "sub")
+			runGit(t, dir, "commit", "-q", "-m", "file")
+			runGit(t, dir, "checkout", "-q", "main")
+			runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init")
+			runGit(t, filepath.Join(dir, "sub"), "-c", "protocol.file.allow=always", "fetch", "-q", "origin")
+			runGit(t, filepath.Join(dir, "sub"), "checkout", "-q", moved)
+			runGit(t, dir, "commit", "-q", "-am", "moved")
+			if _, err := gitOutput(dir, "merge", "-q", "other"); err == nil {
+				t.Fatal("the merge did not conflict")
+			}
+		}},
 		{name: "working-tree-encoding on an edited file is left to git", verdict: true, setup: func(t *testing.T, dir string) {
 			writeFiles(t, dir, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n"})
 			runGit(t, dir, "add", "-A")
