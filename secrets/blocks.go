@@ -11,11 +11,15 @@ import (
 // Flush redacts everything written since the last flush as one text, so a
 // private key block, a CSV export or a .netrc entry written line by line
 // is judged whole. A unit that ends inside a private block (a BEGIN line
-// without its END, a PuTTY Private-Lines: run) is held until the block
-// ends or holdLimit bytes wait. Close flushes what is held.
+// without its END, a PuTTY Private-Lines: run) is held for the next unit;
+// if that one does not go on with the block (base64 lines, its END), the
+// held unit is redacted as a block cut short, to its own end only, so a
+// tool result cut after three lines does not swallow what follows. Close
+// writes what is held.
 type BlockWriter struct {
-	w   io.Writer
-	buf bytes.Buffer
+	w    io.Writer
+	buf  bytes.Buffer
+	held []byte
 }
 
 // holdLimit bounds what an unterminated block holds back; past it the
@@ -30,6 +34,8 @@ func (b *BlockWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 var (
 	blockBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-Lines:`)
 	blockEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-MAC:`)
+	// A block's next line, behind a transcript's indent or marker.
+	blockLine = regexp.MustCompile(`^\s*(?:[^\sA-Za-z0-9+/=]{1,3}\s*)?(?:[A-Za-z0-9+/=]{16,}|=[A-Za-z0-9+/]{4})\s*$`)
 )
 
 // openBlock reports whether text ends inside a private block.
@@ -42,23 +48,52 @@ func openBlock(text []byte) bool {
 	return !blockEnd.Match(text[last:])
 }
 
+// continues reports whether unit goes on with a block left open.
+func continues(unit []byte) bool {
+	first := bytes.TrimSpace(unit)
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	return blockLine.Match(first) || blockEnd.Match(first)
+}
+
 // Flush redacts and writes what was written since the last flush, unless
 // it ends inside a private block.
 func (b *BlockWriter) Flush() error {
-	if b.buf.Len() == 0 || b.buf.Len() < holdLimit && openBlock(b.buf.Bytes()) {
+	if b.buf.Len() == 0 {
 		return nil
 	}
-	return b.Close()
+	if len(b.held) > 0 && !continues(b.buf.Bytes()) {
+		if err := b.write(b.held); err != nil {
+			return err
+		}
+		b.held = nil
+	}
+	unit := append(b.held, b.buf.Bytes()...)
+	b.buf.Reset()
+	if len(unit) < holdLimit && openBlock(unit) {
+		b.held = unit
+		return nil
+	}
+	b.held = nil
+	return b.write(unit)
 }
 
 // Close redacts and writes everything written and not yet written.
 func (b *BlockWriter) Close() error {
-	if b.buf.Len() == 0 {
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	held := b.held
+	b.held = nil
+	return b.write(held)
+}
+
+func (b *BlockWriter) write(text []byte) error {
+	if len(text) == 0 {
 		return nil
 	}
-	text := Default().String(b.buf.String())
-	b.buf.Reset()
-	_, err := io.WriteString(b.w, text)
+	_, err := io.WriteString(b.w, Default().String(string(text)))
 	return err
 }
 

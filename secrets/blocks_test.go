@@ -27,6 +27,15 @@ func TestBlockWriter(t *testing.T) {
 	if got := out.String(); strings.Contains(got, body[0][:16]) || strings.Contains(got, body[1][:16]) || !strings.Contains(got, "done") {
 		t.Errorf("block not redacted whole: %q", got)
 	}
+	// A tool result cut after its first lines: redacted to its own end,
+	// and what follows it is shown.
+	b.Write([]byte("    ⎿ -----BEGIN PRIVATE KEY-----\n    ⎿ " + body[0] + "\n    ⎿ …\n"))
+	_ = b.Flush()
+	b.Write([]byte("  next turn's text\n"))
+	_ = b.Flush()
+	if got := out.String(); strings.Contains(got, body[0][:16]) || !strings.Contains(got, "next turn's text") {
+		t.Errorf("a cut block hid what follows or leaked: %q", got)
+	}
 	b.Write([]byte("-----BEGIN PRIVATE KEY-----\n" + body[0] + "\n"))
 	if err := b.Close(); err != nil || strings.Contains(out.String(), body[0][:16]) {
 		t.Errorf("Close left a block cut short unredacted: %q", out.String())
