@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 

@@ -23,7 +23,7 @@ func TestClassify(t *testing.T) {
 			class: UsageLimit, resets: resets, limit: "five_hour"},
 		// 2.1.197 says "session limit" and terminal_reason completed.
 		{name: "usage limit 2.1.197", f: Facts{HasResult: true, IsError: true, TerminalReason: "completed", APIErrorStatus: 429,
-			Text: "You've hit your session limit · resets 6:44pm (UTC)",
+			Text:      "You've hit your session limit · resets 6:44pm (UTC)",
 			RateLimit: &RateLimit{Status: "rejected", Resets: resets, Type: "five_hour"}, Now: now},
 			class: UsageLimit, resets: resets, limit: "five_hour"},
 		{name: "usage limit from the text alone", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 429,
