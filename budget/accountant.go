@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Tokens is a token count by kind.
@@ -25,11 +25,11 @@ func (t Tokens) Add(o Tokens) Tokens {
 	return Tokens{t.Input + o.Input, t.Output + o.Output, t.CacheWrite + o.CacheWrite, t.CacheRead + o.CacheRead}
 }
 
-func fromUsage(u runner.Usage) Tokens {
+func fromUsage(u event.Usage) Tokens {
 	return Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheWrite: u.CacheCreationInputTokens, CacheRead: u.CacheReadInputTokens}
 }
 
-func fromModelUsage(u runner.ModelUsage) Tokens {
+func fromModelUsage(u event.ModelUsage) Tokens {
 	return Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheWrite: u.CacheCreationInputTokens, CacheRead: u.CacheReadInputTokens}
 }
 
@@ -155,7 +155,7 @@ func NewAccountant(prices Prices) *Accountant {
 }
 
 // Observe folds one event in.
-func (a *Accountant) Observe(ev runner.Event) {
+func (a *Accountant) Observe(ev event.Event) {
 	switch {
 	case ev.Init != nil:
 		if ev.Init.Model != "" {
@@ -168,7 +168,7 @@ func (a *Accountant) Observe(ev runner.Event) {
 	}
 }
 
-func (a *Accountant) observeAssistant(m *runner.Assistant) {
+func (a *Accountant) observeAssistant(m *event.Assistant) {
 	u := fromUsage(m.Usage)
 	// "<synthetic>" lines are the CLI's own words ("Prompt is too long"):
 	// no API call, no cost.
@@ -211,7 +211,7 @@ func maxTokens(a, b Tokens) Tokens {
 	return Tokens{max(a.Input, b.Input), max(a.Output, b.Output), max(a.CacheWrite, b.CacheWrite), max(a.CacheRead, b.CacheRead)}
 }
 
-func (a *Accountant) observeResult(r *runner.Result) {
+func (a *Accountant) observeResult(r *event.Result) {
 	switch {
 	case len(r.ModelUsage) > 0:
 		// Cumulative over the process: replaces, never adds.

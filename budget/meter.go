@@ -3,7 +3,7 @@ package budget
 import (
 	"time"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Meter is one phase's economics across its sessions: restarts and
@@ -55,7 +55,7 @@ func (m *Meter) EndSession() {
 }
 
 // Observe folds one event of the running session in.
-func (m *Meter) Observe(ev runner.Event) {
+func (m *Meter) Observe(ev event.Event) {
 	if m.cur == nil {
 		m.StartSession()
 	}

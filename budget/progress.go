@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Progress is what a session is doing, from its tool use.
@@ -32,7 +32,7 @@ func (c *Classifier) Phase() Progress { return c.phase }
 
 // Observe folds an event in and returns the phase after it. Subagents'
 // lines count: a delegated search is exploration all the same.
-func (c *Classifier) Observe(ev runner.Event) Progress {
+func (c *Classifier) Observe(ev event.Event) Progress {
 	if ev.Assistant == nil {
 		return c.phase
 	}

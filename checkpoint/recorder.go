@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Memory bounds: a phase can run for hours, the recorder keeps only what a
@@ -82,7 +82,7 @@ func NewRecorder() *Recorder {
 }
 
 // Observe records one event.
-func (r *Recorder) Observe(ev runner.Event) {
+func (r *Recorder) Observe(ev event.Event) {
 	switch {
 	case ev.Init != nil:
 		r.session = ev.Init.SessionID
@@ -97,7 +97,7 @@ func (r *Recorder) Observe(ev runner.Event) {
 	}
 }
 
-func (r *Recorder) observeAssistant(a *runner.Assistant) {
+func (r *Recorder) observeAssistant(a *event.Assistant) {
 	if !a.MainThread() {
 		return // subagents' files still count, via their tool results
 	}
@@ -126,7 +126,7 @@ func (r *Recorder) observeAssistant(a *runner.Assistant) {
 	}
 }
 
-func (r *Recorder) observeResult(tr runner.ToolResult) {
+func (r *Recorder) observeResult(tr event.ToolResult) {
 	p, ok := r.pending[tr.ToolUseID]
 	if ok {
 		delete(r.pending, tr.ToolUseID)
@@ -173,7 +173,7 @@ func (r *Recorder) touch(path string) {
 	}
 }
 
-func (r *Recorder) observeEnd(res *runner.Result) {
+func (r *Recorder) observeEnd(res *event.Result) {
 	t := total{cost: res.CostUSD}
 	for _, u := range res.ModelUsage {
 		t.tokens += u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
@@ -209,7 +209,7 @@ func (r *Recorder) Totals() (tokens int64, costUSD float64) {
 }
 
 // writtenPath is the file a writing tool targets.
-func writtenPath(tu runner.ToolUse) string {
+func writtenPath(tu event.ToolUse) string {
 	switch tu.Name {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
 		if tu.FilePath != "" {
@@ -222,7 +222,7 @@ func writtenPath(tu runner.ToolUse) string {
 
 // summarize gives the one line that identifies a call: the command, the
 // file, the pattern.
-func summarize(tu runner.ToolUse) string {
+func summarize(tu event.ToolUse) string {
 	s := tu.Command
 	if s == "" {
 		s = tu.FilePath

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Window sizes used when neither the config nor the stream says better.
@@ -33,7 +33,7 @@ type Config struct {
 	// Known is the CLI's answer to get_context_usage from an earlier
 	// session of the run: used while this session's init names the same
 	// CLI version and model (the runner does not ask again then).
-	Known *runner.KnownContext
+	Known *event.KnownContext
 	// AwaitCLI says the runner asked the CLI at the start: until it
 	// answers (or fails to), a window that only the model table assumed is
 	// pending (Snapshot.WindowPending), not judged.
@@ -137,7 +137,7 @@ func New(cfg Config) *Estimator {
 }
 
 // Observe folds one event in and returns the snapshot after it.
-func (e *Estimator) Observe(ev runner.Event) Snapshot {
+func (e *Estimator) Observe(ev event.Event) Snapshot {
 	switch {
 	case ev.Init != nil:
 		if ev.Init.Model != "" {
@@ -183,7 +183,7 @@ func (e *Estimator) Observe(ev runner.Event) Snapshot {
 	return e.Snapshot()
 }
 
-func (e *Estimator) observeAssistant(a *runner.Assistant) {
+func (e *Estimator) observeAssistant(a *event.Assistant) {
 	if !a.MainThread() {
 		e.subCalls += len(e.newTools(a.ToolUses))
 		return
@@ -227,8 +227,8 @@ func (e *Estimator) observeAssistant(a *runner.Assistant) {
 
 // newTools returns the tool_use blocks not seen before, by id: the CLI
 // repeats a response's blocks on several lines.
-func (e *Estimator) newTools(uses []runner.ToolUse) []runner.ToolUse {
-	var out []runner.ToolUse
+func (e *Estimator) newTools(uses []event.ToolUse) []event.ToolUse {
+	var out []event.ToolUse
 	for _, tu := range uses {
 		if tu.ID != "" {
 			if e.seenTool[tu.ID] {
@@ -241,7 +241,7 @@ func (e *Estimator) newTools(uses []runner.ToolUse) []runner.ToolUse {
 	return out
 }
 
-func (e *Estimator) observeSystem(s *runner.System, evSubtype string) {
+func (e *Estimator) observeSystem(s *event.System, evSubtype string) {
 	if e.trigger != TriggerNone {
 		return
 	}
@@ -264,7 +264,7 @@ func (e *Estimator) observeSystem(s *runner.System, evSubtype string) {
 	}
 }
 
-func (e *Estimator) observeResult(r *runner.Result) {
+func (e *Estimator) observeResult(r *event.Result) {
 	// total_cost_usd grows over the turns of one session: keep the latest.
 	e.costUSD = r.CostUSD
 	if w := mainContextWindow(e.model, r.ModelUsage); w > 0 {
@@ -275,7 +275,7 @@ func (e *Estimator) observeResult(r *runner.Result) {
 // mainContextWindow picks the main model's contextWindow from modelUsage:
 // the entry named like the init model (ignoring "[1m]"), else the entry
 // with the most tokens — subagent and helper models use fewer.
-func mainContextWindow(model string, mu map[string]runner.ModelUsage) int64 {
+func mainContextWindow(model string, mu map[string]event.ModelUsage) int64 {
 	if len(mu) == 0 {
 		return 0
 	}

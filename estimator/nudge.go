@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Kinds of nudge (seed economics).
@@ -52,7 +52,7 @@ type Nudger struct {
 	cfg       NudgeConfig
 	seen      map[string]bool // tool_use ids of main-thread calls
 	sub       map[string]bool // tool_use ids of subagents' calls
-	open      map[string]runner.ToolUse
+	open      map[string]event.ToolUse
 	judged    map[string]bool // ids whose result was judged (PostToolUse) or is not the agent's (Skip)
 	calls     int             // main-thread calls observed
 	results   int             // main-thread results observed
@@ -73,7 +73,7 @@ type repeat struct {
 
 // NewNudger returns a Nudger for one session.
 func NewNudger(c NudgeConfig) *Nudger {
-	return &Nudger{cfg: c, seen: map[string]bool{}, sub: map[string]bool{}, open: map[string]runner.ToolUse{},
+	return &Nudger{cfg: c, seen: map[string]bool{}, sub: map[string]bool{}, open: map[string]event.ToolUse{},
 		judged: map[string]bool{}, lastNudge: map[string]int{}}
 }
 
@@ -91,7 +91,7 @@ func (n *Nudger) Skip(id string) {
 // PostToolUseFailure instead), so its is_error tool_result in the stream
 // is where it is judged; successes are judged at PostToolUse
 // (ObserveResult), before the agent reads them.
-func (n *Nudger) Observe(ev runner.Event) []Nudge {
+func (n *Nudger) Observe(ev event.Event) []Nudge {
 	if len(ev.ToolResults) > 0 {
 		return n.failures(ev.ToolResults)
 	}
@@ -119,7 +119,7 @@ func (n *Nudger) Observe(ev runner.Event) []Nudge {
 	return out
 }
 
-func (n *Nudger) call(tu runner.ToolUse) []Nudge {
+func (n *Nudger) call(tu event.ToolUse) []Nudge {
 	n.calls++
 	switch {
 	case isEdit(tu):
@@ -135,7 +135,7 @@ func (n *Nudger) call(tu runner.ToolUse) []Nudge {
 }
 
 // failures judges the main thread's failed results not judged at a hook.
-func (n *Nudger) failures(trs []runner.ToolResult) []Nudge {
+func (n *Nudger) failures(trs []event.ToolResult) []Nudge {
 	var out []Nudge
 	for _, tr := range trs {
 		tu, ok := n.open[tr.ToolUseID]
@@ -192,7 +192,7 @@ func (n *Nudger) judge(tool, id string, input json.RawMessage, result string, fa
 	}
 	// The call's own writes come after the comparison: a repeated
 	// command that may write (a build) is not progress by itself.
-	if !failed && isEdit(runner.ToolUse{Name: tool, Input: input}) {
+	if !failed && isEdit(event.ToolUse{Name: tool, Input: input}) {
 		n.writes++
 	}
 	r.mark = n.writes
@@ -276,7 +276,7 @@ func clipArgs(s string) string {
 	return string(r[:nudgeArgsRunes-1]) + "…"
 }
 
-func isEdit(tu runner.ToolUse) bool {
+func isEdit(tu event.ToolUse) bool {
 	switch tu.Name {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
 		return true
@@ -286,7 +286,7 @@ func isEdit(tu runner.ToolUse) bool {
 	return false
 }
 
-func isRead(tu runner.ToolUse) bool {
+func isRead(tu event.ToolUse) bool {
 	switch tu.Name {
 	case "Read", "Grep", "Glob", "LS":
 		return true
@@ -296,7 +296,7 @@ func isRead(tu runner.ToolUse) bool {
 	return false
 }
 
-func bashCommand(tu runner.ToolUse) string {
+func bashCommand(tu event.ToolUse) string {
 	if tu.Command != "" {
 		return tu.Command
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Call is one tool call at a hook, with the facts the policy needs that
@@ -29,7 +29,7 @@ type Call struct {
 }
 
 // CallOf is the policy's view of a hook call.
-func CallOf(h *runner.HookCall) Call {
+func CallOf(h *event.HookCall) Call {
 	c := Call{Tool: h.ToolName, ToolUseID: h.ToolUseID, Input: h.ToolInput, Response: h.ToolResponse}
 	var in struct {
 		FilePath string `json:"file_path"`
@@ -60,7 +60,7 @@ func (p *Policy) IsHandoffCall(c Call) bool { return p.isHandoffWrite(c) }
 // comes first: it refuses every tool the budget would and names the path.
 // A call debussy lets run that is one of its own commands is allowed
 // outright, so no permission mode refuses `debussy done`.
-func (p *Policy) PreToolUse(c Call, budgetWhy string) runner.HookAnswer {
+func (p *Policy) PreToolUse(c Call, budgetWhy string) event.HookAnswer {
 	a := p.preToolUse(c, budgetWhy)
 	if a.Deny == "" && c.Tool == "Bash" && OwnCommand(c.Command) {
 		a.Allow = "debussy's own command"
@@ -68,37 +68,37 @@ func (p *Policy) PreToolUse(c Call, budgetWhy string) runner.HookAnswer {
 	return a
 }
 
-func (p *Policy) preToolUse(c Call, budgetWhy string) runner.HookAnswer {
+func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 	switch p.state {
 	case Stopping, Done:
-		return runner.HookAnswer{} // its PostToolUse ends the session cleanly
+		return event.HookAnswer{} // its PostToolUse ends the session cleanly
 	case HandoffRequested:
 		if p.isHandoffWrite(c) {
-			return runner.HookAnswer{}
+			return event.HookAnswer{}
 		}
 		p.refusedCalls++
 		if g := p.cfg.HandoffGraceCalls; g > 0 && p.refusedCalls > g {
 			// Out of calls: let this one run so that its PostToolUse ends
 			// the session cleanly.
 			p.emergency(p.trigger, fmt.Sprintf("the agent did not write its handoff within %d tool calls", g))
-			return runner.HookAnswer{}
+			return event.HookAnswer{}
 		}
 		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "handoff"}, LevelNone, "")
 		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
-		return runner.HookAnswer{Deny: p.request}
+		return event.HookAnswer{Deny: p.request}
 	}
 	if budgetWhy != "" {
 		p.record("tool_denied", map[string]any{"tool": c.Tool, "tool_use_id": c.ToolUseID, "why": "budget"}, LevelNone, "")
 		p.nudger.Skip(c.ToolUseID)
-		return runner.HookAnswer{Deny: budgetWhy}
+		return event.HookAnswer{Deny: budgetWhy}
 	}
-	return runner.HookAnswer{}
+	return event.HookAnswer{}
 }
 
 // PostToolUse answers after a tool ran: the loop check on its result, the
 // done signal, the handoff, then either the stop or the notes due. Notes
 // are not delivered with a stop: they stay for the next session.
-func (p *Policy) PostToolUse(c Call) runner.HookAnswer {
+func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 	if nd, ok := p.nudger.ObserveResult(c.Tool, c.ToolUseID, c.Input, c.Response); ok {
 		p.nudge(nd)
 	}
@@ -120,15 +120,15 @@ func (p *Policy) PostToolUse(c Call) runner.HookAnswer {
 	}
 	if p.state == Stopping || p.stopAfterDone {
 		p.record("hook_stop", map[string]any{"tool": c.Tool, "reason": p.reason}, LevelNone, "")
-		return runner.HookAnswer{StopReason: p.reason}
+		return event.HookAnswer{StopReason: p.reason}
 	}
 	if len(p.notes) == 0 {
-		return runner.HookAnswer{}
+		return event.HookAnswer{}
 	}
 	note := strings.Join(p.notes, "\n\n")
 	p.notes = nil
 	p.record("note", map[string]any{"tool": c.Tool, "chars": len(note), "text": note}, LevelNone, "")
-	return runner.HookAnswer{Note: note}
+	return event.HookAnswer{Note: note}
 }
 
 // done is the agent's `debussy done`: it beats a stop decided on the same
@@ -165,38 +165,38 @@ func (p *Policy) agentHandoff() {
 // Stop answers the Stop hook: the agent ended its turn. active is the
 // CLI's stop_hook_active (already continuing for a Stop hook: blocking
 // again would loop); c.Signalled says whether the done signal is on disk.
-func (p *Policy) Stop(active, signalled bool) runner.HookAnswer {
+func (p *Policy) Stop(active, signalled bool) event.HookAnswer {
 	if signalled && p.state != Done && p.state != Stopping {
 		p.done() // the signal beats a handoff still due
 	}
 	switch {
 	case p.state == Stopping || p.state == Done:
-		return runner.HookAnswer{}
+		return event.HookAnswer{}
 	case active:
 		if p.state == HandoffRequested && p.handoff == "" {
 			p.emergency(p.trigger, "the agent ended its turn again without writing its handoff")
 		}
-		return runner.HookAnswer{}
+		return event.HookAnswer{}
 	case p.state == HandoffRequested && p.handoff == "":
 		p.record("stop_blocked", map[string]any{"why": "handoff"}, LevelNone, "")
-		return runner.HookAnswer{Block: p.request}
+		return event.HookAnswer{Block: p.request}
 	case !p.cfg.RequireDoneSignal || p.doneAsked || signalled:
-		return runner.HookAnswer{}
+		return event.HookAnswer{}
 	}
 	p.doneAsked = true
 	id := p.cfg.Phase
 	p.record("stop_blocked", map[string]any{"why": "done_signal"}, LevelInfo, "the agent ended its turn without `debussy done`: asking it to signal")
-	return runner.HookAnswer{Block: fmt.Sprintf("debussy: you ended your turn without `debussy done`. Run `debussy done --phase %s` with "+
+	return event.HookAnswer{Block: fmt.Sprintf("debussy: you ended your turn without `debussy done`. Run `debussy done --phase %s` with "+
 		"completed, blocked or failed: `debussy done --phase %s` when every task and gate is met, "+
 		"`debussy done --phase %s --status blocked --reason \"...\"` or `--status failed --reason \"...\"` otherwise. "+
 		"If work remains, do it first.", id, id, id)}
 }
 
 // PreCompact answers the CLI's wish to compact the conversation.
-func (p *Policy) PreCompact(trigger string) runner.HookAnswer {
+func (p *Policy) PreCompact(trigger string) event.HookAnswer {
 	if p.cfg.AllowCompaction {
-		return runner.HookAnswer{}
+		return event.HookAnswer{}
 	}
 	p.record("compaction_blocked", map[string]any{"trigger": trigger}, LevelNone, "")
-	return runner.HookAnswer{Block: "debussy restarts this session from a checkpoint instead of compacting it (allow_compaction: false)"}
+	return event.HookAnswer{Block: "debussy restarts this session from a checkpoint instead of compacting it (allow_compaction: false)"}
 }

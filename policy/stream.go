@@ -5,13 +5,13 @@ import (
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/estimator"
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/event"
 )
 
 // Observe follows the stream: zones, exploration nudges and the context's
 // stages. It runs for every event before a hook on it is answered, with the
 // estimator's snapshot after that event.
-func (p *Policy) Observe(ev runner.Event, snap estimator.Snapshot) {
+func (p *Policy) Observe(ev event.Event, snap estimator.Snapshot) {
 	p.observeZone(snap)
 	for _, nd := range p.nudger.Observe(ev) {
 		p.nudge(nd)

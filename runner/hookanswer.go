@@ -18,10 +18,10 @@ import (
 func (m *machine) hookCall(h *HookCall, now time.Time) {
 	m.hooksOn = true // whatever init said, the callbacks are live
 	if m.phase >= phaseClosing {
-		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.requestID)
+		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.RequestID)
 		return
 	}
-	m.pending = append(m.pending, pendingHook{reqID: h.requestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)})
+	m.pending = append(m.pending, pendingHook{reqID: h.RequestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)})
 }
 
 // hookAnswered sends the consumer's answer, unless the runner already
@@ -139,4 +139,10 @@ func latencies(waits map[HookEvent][]time.Duration) map[HookEvent]Latency {
 		out[ev] = Latency{N: len(ds), P50: rank(0.50), P99: rank(0.99), Max: ds[len(ds)-1]}
 	}
 	return out
+}
+
+// hookAnswerer is how a hook call's answer reaches the stop machine: as an
+// input of the session, in order with everything else it handles.
+func (s *Session) hookAnswerer(reqID string) func(HookAnswer) {
+	return func(a HookAnswer) { s.push(input{kind: inHookAnswer, reqID: reqID, answer: a}) }
 }

@@ -1,23 +1,29 @@
 package runner
 
 import (
+	"github.com/debussy-dev/debussy/event"
+
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
 
-// HookEvent names a hook of the CLI that debussy registers a callback for.
-type HookEvent string
+// The hook types live in the event package (a leaf the pure packages
+// read); these names keep the runner's API.
+type (
+	HookEvent  = event.HookEvent
+	HookCall   = event.HookCall
+	HookAnswer = event.HookAnswer
+)
 
 const (
-	HookPreToolUse  HookEvent = "PreToolUse"
-	HookPostToolUse HookEvent = "PostToolUse"
-	HookStop        HookEvent = "Stop"
-	HookPreCompact  HookEvent = "PreCompact"
+	HookPreToolUse  = event.HookPreToolUse
+	HookPostToolUse = event.HookPostToolUse
+	HookStop        = event.HookStop
+	HookPreCompact  = event.HookPreCompact
 )
 
 const (
@@ -35,57 +41,6 @@ var callbackIDs = map[string]HookEvent{
 	"stop":    HookStop,
 	"compact": HookPreCompact,
 }
-
-// HookCall is the CLI asking debussy what to do at a hook. It arrives on
-// Session.Events() as an Event with Kind KindHook and Event.Hook set, in
-// order with the stream's other events, so the consumer decides with the
-// stream's exact state. The CLI waits for the answer.
-type HookCall struct {
-	Event          HookEvent
-	ToolName       string
-	ToolUseID      string          // the stream's tool_use id
-	ToolInput      json.RawMessage // as sent; over MaxInputBytes only file_path, path, the command's head, size and digest
-	ToolResponse   string          // PostToolUse: bounded text of tool_response
-	StopHookActive bool            // Stop: already continuing because of a Stop hook
-	Trigger        string          // PreCompact: "auto" or "manual"
-
-	requestID string
-	once      sync.Once
-	s         *Session // nil for a parsed line no session delivered
-}
-
-// HookAnswer is what debussy tells the CLI at a hook. The zero answer lets
-// the CLI carry on.
-type HookAnswer struct {
-	Note string // PostToolUse: additionalContext — the agent reads it beside the tool result
-	Deny string // PreToolUse: non-empty → the tool does not run; the agent gets this as the tool's error
-	// Allow (PreToolUse): non-empty → the tool runs whatever the permission
-	// mode says (measured on 2.1.197 and 2.1.332: acceptEdits refuses a
-	// Bash call with "This command requires approval" unless a PreToolUse
-	// hook allows it). The reason is the CLI's record of why.
-	Allow      string
-	Block      string // Stop: the session continues with this feedback; PreCompact: non-empty → the CLI does not compact
-	StopReason string // PostToolUse: non-empty → the CLI ends cleanly after this response's tools (like RequestStop)
-}
-
-// Answer replies to the CLI. Only the first call counts, and none after the
-// runner has answered on its own: if the consumer does not answer within
-// Spec.HookTimeout the runner sends the default answer ({}, a block for
-// PreCompact unless Spec.AllowCompact, a stop for PostToolUse once a stop
-// was requested) and logs the slow hook. It never blocks.
-func (h *HookCall) Answer(a HookAnswer) {
-	if h == nil {
-		return
-	}
-	h.once.Do(func() {
-		if h.s != nil {
-			h.s.push(input{kind: inHookAnswer, reqID: h.requestID, answer: a})
-		}
-	})
-}
-
-// RequestID is the control request id the CLI gave this call.
-func (h *HookCall) RequestID() string { return h.requestID }
 
 // initializeRequest registers the hook callbacks; the CLI answers it with a
 // control_response for initRequestID.

@@ -9,7 +9,7 @@ import (
 func hooksOK() input { return ack(initRequestID) }
 
 func hook(ev HookEvent, reqID, toolID string) input {
-	return line(Event{Kind: KindHook, Hook: &HookCall{Event: ev, ToolName: "Bash", ToolUseID: toolID, requestID: reqID}})
+	return line(Event{Kind: KindHook, Hook: &HookCall{Event: ev, ToolName: "Bash", ToolUseID: toolID, RequestID: reqID}})
 }
 
 func answerHook(reqID string, a HookAnswer) input {
@@ -219,7 +219,7 @@ func TestStopMachineHooks(t *testing.T) {
 			name: "a control request the runner does not serve is refused",
 			cfg:  hooks,
 			steps: []step{
-				at(0, line(Event{Kind: KindUnknown, Type: "control_request", Subtype: "", controlRequestID: "r9"})),
+				at(0, line(Event{Kind: KindUnknown, Type: "control_request", Subtype: "", ControlRequestID: "r9"})),
 			},
 			want: []string{
 				"0s answer r9 error: unsupported control request ",
@@ -266,25 +266,25 @@ func TestParseHookCallback(t *testing.T) {
 			name: "PostToolUse with an object tool_response",
 			line: `{"type":"control_request","request_id":"r1","request":{"subtype":"hook_callback","callback_id":"post","input":{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"ls"},"tool_response":{"stdout":"a\nb","stderr":""},"duration_ms":3}}}`,
 			want: &HookCall{Event: HookPostToolUse, ToolName: "Bash", ToolUseID: "toolu_1", ToolInput: []byte(`{"command":"ls"}`),
-				ToolResponse: `{"stdout":"a\nb","stderr":""}`, requestID: "r1"},
+				ToolResponse: `{"stdout":"a\nb","stderr":""}`, RequestID: "r1"},
 			kind: KindHook,
 		},
 		{
 			name: "a string tool_response is its text, bounded",
 			line: `{"type":"control_request","request_id":"r2","request":{"subtype":"hook_callback","callback_id":"post","input":{"hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"` + big + `"}}}`,
-			want: &HookCall{Event: HookPostToolUse, ToolName: "Read", ToolResponse: big[:MaxTextBytes], requestID: "r2"},
+			want: &HookCall{Event: HookPostToolUse, ToolName: "Read", ToolResponse: big[:MaxTextBytes], RequestID: "r2"},
 			kind: KindHook,
 		},
 		{
 			name: "Stop without hook_event_name: the callback id names it",
 			line: `{"type":"control_request","request_id":"r3","request":{"subtype":"hook_callback","callback_id":"stop","input":{"stop_hook_active":true}}}`,
-			want: &HookCall{Event: HookStop, StopHookActive: true, requestID: "r3"},
+			want: &HookCall{Event: HookStop, StopHookActive: true, RequestID: "r3"},
 			kind: KindHook,
 		},
 		{
 			name: "PreCompact",
 			line: `{"type":"control_request","request_id":"r4","request":{"subtype":"hook_callback","callback_id":"compact","input":{"hook_event_name":"PreCompact","trigger":"auto","custom_instructions":null}}}`,
-			want: &HookCall{Event: HookPreCompact, Trigger: "auto", requestID: "r4"},
+			want: &HookCall{Event: HookPreCompact, Trigger: "auto", RequestID: "r4"},
 			kind: KindHook,
 		},
 		{
@@ -299,8 +299,8 @@ func TestParseHookCallback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev.Kind != tt.kind || ev.controlRequestID == "" {
-				t.Fatalf("kind %s, request id %q", ev.Kind, ev.controlRequestID)
+			if ev.Kind != tt.kind || ev.ControlRequestID == "" {
+				t.Fatalf("kind %s, request id %q", ev.Kind, ev.ControlRequestID)
 			}
 			if tt.kind != KindHook {
 				if ev.Hook != nil {
@@ -311,7 +311,7 @@ func TestParseHookCallback(t *testing.T) {
 			h := ev.Hook
 			if h.Event != tt.want.Event || h.ToolName != tt.want.ToolName || h.ToolUseID != tt.want.ToolUseID ||
 				string(h.ToolInput) != string(tt.want.ToolInput) || h.ToolResponse != tt.want.ToolResponse ||
-				h.StopHookActive != tt.want.StopHookActive || h.Trigger != tt.want.Trigger || h.RequestID() != tt.want.requestID {
+				h.StopHookActive != tt.want.StopHookActive || h.Trigger != tt.want.Trigger || h.RequestID != tt.want.RequestID {
 				t.Errorf("got %+v\nwant %+v", h, tt.want)
 			}
 			h.Answer(HookAnswer{}) // without a session: a no-op, never a panic

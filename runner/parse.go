@@ -474,7 +474,7 @@ func (w *wireLine) build(ev *Event) {
 		ev.Kind = KindControlResponse
 		ev.Control = &ControlResponse{RequestID: r.RequestID, Subtype: r.Subtype, Error: r.Error.s}
 	case "control_request":
-		ev.controlRequestID = w.RequestID
+		ev.ControlRequestID = w.RequestID
 		if w.Request.Subtype != "hook_callback" {
 			return
 		}
@@ -492,7 +492,7 @@ func (w *wireLine) build(ev *Event) {
 			ToolResponse:   in.ToolResponse.s,
 			StopHookActive: in.StopHookActive,
 			Trigger:        in.Trigger,
-			requestID:      w.RequestID,
+			RequestID:      w.RequestID,
 		}
 	case "result":
 		ev.Kind = KindResult

@@ -264,11 +264,11 @@ func (m *machine) observe(in input, now time.Time) {
 	case KindResult:
 		m.result(ev.Result, now)
 	default:
-		if ev.controlRequestID != "" && m.phase < phaseClosing {
+		if ev.ControlRequestID != "" && m.phase < phaseClosing {
 			// A request we do not serve (no permission prompt tool is set):
 			// refuse it rather than leave the CLI waiting.
-			m.emit(action{kind: actWrite, data: controlErrorResponse(ev.controlRequestID, "unsupported control request "+ev.Subtype)})
-			m.logf(slog.LevelWarn, "claude sent a control request the runner does not serve", "subtype", ev.Subtype, "request_id", ev.controlRequestID)
+			m.emit(action{kind: actWrite, data: controlErrorResponse(ev.ControlRequestID, "unsupported control request "+ev.Subtype)})
+			m.logf(slog.LevelWarn, "claude sent a control request the runner does not serve", "subtype", ev.Subtype, "request_id", ev.ControlRequestID)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func (s *Session) readStdout() {
 			} else {
 				ev.At = in.at
 				if ev.Hook != nil {
-					ev.Hook.s = s
+					ev.Hook.Bind(s.hookAnswerer(ev.Hook.RequestID))
 				}
 				in.event = &ev
 			}
