@@ -3,6 +3,7 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/user"
 	"strconv"
 	"strings"
@@ -16,8 +17,9 @@ import (
 
 // signature resolves author and committer as `git commit` would: the
 // GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL,DATE} variables, then author.* /
-// committer.*, then user.*, then $EMAIL; a name set nowhere is the passwd
-// entry's (passwdName), as in git; each missing name or email falls back
+// committer.*, then user.*, then $EMAIL; a name or email set nowhere is
+// made up from the passwd entry and host name as git makes it up
+// (passwdName, defaultEmail); each still missing name or email falls back
 // to "debussy <debussy@localhost>" where git would refuse to commit.
 // A date git cannot parse is an error, as in git.
 func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
@@ -47,12 +49,12 @@ func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err e
 	}
 	author = object.Signature{
 		Name:  pick(r.getenv("GIT_AUTHOR_NAME"), c.get("author.name"), c.get("user.name"), passwdName(), "debussy"),
-		Email: pick(r.getenv("GIT_AUTHOR_EMAIL"), c.get("author.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
+		Email: pick(r.getenv("GIT_AUTHOR_EMAIL"), c.get("author.email"), c.get("user.email"), r.getenv("EMAIL"), defaultEmail(), "debussy@localhost"),
 		When:  when("GIT_AUTHOR_DATE"),
 	}
 	committer = object.Signature{
 		Name:  pick(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name"), passwdName(), "debussy"),
-		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), "debussy@localhost"),
+		Email: pick(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL"), defaultEmail(), "debussy@localhost"),
 		When:  when("GIT_COMMITTER_DATE"),
 	}
 	for _, s := range []*object.Signature{&author, &committer} {
@@ -74,6 +76,19 @@ var passwdName = sync.OnceValue(func() string {
 		gecos = strings.ReplaceAll(gecos, "&", strings.ToUpper(u.Username[:1])+u.Username[1:])
 	}
 	return strings.TrimSpace(gecos)
+})
+
+// defaultEmail is the address git makes up when none is set (ident.c
+// add_domainname): the login name at the host name, when that name has a
+// domain; "" where git would find none and refuse (its getaddrinfo lookup
+// of a short name is left out).
+var defaultEmail = sync.OnceValue(func() string {
+	u, err := user.Current()
+	host, herr := os.Hostname()
+	if err != nil || herr != nil || u.Username == "" || !strings.Contains(host, ".") {
+		return ""
+	}
+	return u.Username + "@" + host
 })
 
 // withoutCrud is git's strbuf_addstr_without_crud (ident.c): spaces,
