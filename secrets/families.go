@@ -125,11 +125,9 @@ func familyRules() []rule {
 			// Function arguments and PHP arrays: define('DB_PASSWORD', 'x'),
 			// setProperty("api.token", "x").
 			id:       "quoted-pair",
-			re:       regexp.MustCompile(`["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
+			re:       regexp.MustCompile(`\([ \t]*["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
 			from:     2,
-			keywords: lowerWords(),
-			named:    true,
-			lead:     1,
+			keywords: []string{"(\"", "('", "( \"", "( '"},
 			keep:     keepField,
 		},
 		{

@@ -213,6 +213,13 @@ func familyLookAlikes() []string {
 		"token: ${{ secrets.GITHUB_TOKEN }}",
 		"GPG key ID: 3AA5C34371567BD2",
 		"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==",
+		// code the agent reads: aligned struct fields, field accesses, calls
+		"Tokens   int64",
+		`PermissionBypass      = "bypassPermissions"`,
+		"return plans.Options{Root: ws.Root, StrictGates: ws.Config.StrictGates}",
+		"r, n := utf8.DecodeRuneInString(path)",
+		`key, flag = "tokens", "--budget-tokens"`,
+		`"context-max-tokens":  &cfg.ContextMaxTokens,`,
 	}
 }
 

@@ -173,7 +173,7 @@ var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
+var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).

@@ -105,7 +105,7 @@ func wordy(s string) bool {
 	return all > 0 && inWords*5 >= all*3
 }
 
-// wordLike: a fifth or more vowels, and no four consonants in a row.
+// wordLike: a sixth or more vowels (strict, string), and no four consonants in a row.
 func wordLike(w string) bool {
 	vowels, run := 0, 0
 	for i := 0; i < len(w); i++ {
@@ -116,7 +116,7 @@ func wordLike(w string) bool {
 			return false
 		}
 	}
-	return vowels*5 >= len(w) && vowels < len(w)
+	return vowels*6 >= len(w) && vowels < len(w)
 }
 
 var (

@@ -272,7 +272,7 @@ func scanTableRows(text string) []span {
 		if gap := strings.Index(line[lead:], "  "); gap > 0 && len(line) < 512 {
 			name := line[lead : lead+gap]
 			rest := strings.TrimLeft(line[lead+gap:], " \t|")
-			if rest != "" && !strings.ContainsAny(rest, " \t") && !strings.ContainsAny(name, " \t") &&
+			if rest != "" && !strings.ContainsAny(rest, " \t") && tableName.MatchString(name) &&
 				strongName.MatchString(name) && !keepField([]string{"", name}, rest) {
 				s := pos + len(line) - len(rest)
 				spans = append(spans, span{s, s + len(rest)})
@@ -282,6 +282,10 @@ func scanTableRows(text string) []span {
 	}
 	return spans
 }
+
+// tableName: a table's key (password, api_key, DB_PASS), not a Go
+// struct's field aligned with its type (Tokens   int64).
+var tableName = regexp.MustCompile(`^(?:[a-z0-9_.-]+|[A-Z0-9_.-]+)$`)
 
 // scanPgpass redacts the password of .pgpass lines:
 // host:port:database:user:password, the port a number or *.
