@@ -88,6 +88,10 @@ type VerifyOptions struct {
 // git starts from the commit's parent (see startFromParent), so a path the
 // commit added that git ignores shows, as does one it deleted that git
 // keeps. Paths under .debussy/ are debussy's and never compared.
+//
+// A commit CommitAll made in this process with git's verdict is answered
+// at once (Disagreement.AtCommit): git staged it before any hook ran, and a
+// hook that formats, stages or amends afterwards is no disagreement.
 func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disagreement, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
