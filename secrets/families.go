@@ -140,6 +140,15 @@ func familyRules() []rule {
 			keep:     keepField,
 		},
 		{
+			// <add key="ClearTextPassword" value="x" /> (NuGet.Config,
+			// app.config), <property name="db.password" value="x"/>.
+			id:       "xml-key-value",
+			re:       regexp.MustCompile(`\b(?:key|name)=["'](` + nameRE + `)["'][ \t]+value=(?:"([^"\n]*)"|'([^'\n]*)')`),
+			from:     2,
+			keywords: []string{"value="},
+			keep:     keepField,
+		},
+		{
 			// .netrc: machine host login user password SECRET, on one line
 			// or several.
 			id:       "netrc",

@@ -148,6 +148,8 @@ func familyCorpusSeed(seed uint64) (named, heldOut []secretCase) {
 		c("docker-creds", "DOCKER_CREDS={S}", "ci:"+pw()),
 		c("nuget-key", "dotnet nuget push p.nupkg -k {S} -s https://api.nuget.org/v3/index.json", "oy2"+f.s("abcdefghijklmnopqrstuvwxyz0123456789", 43)),
 		c("fcm", "server key {S}", "AAAA"+f.s(url64, 7)+":APA91b"+f.s(url64, 134)),
+		c("nuget-config", `<packageSourceCredentials><feed><add key="Username" value="ci" /><add key="ClearTextPassword" value="{S}" /></feed></packageSourceCredentials>`, pw()),
+		c("spring-property", `<property name="db.password" value="{S}"/>`, pw()),
 		c("md-inline-code", "- DB password: `{S}` (from vault)", pw()),
 		c("md-bold", "**API token:** {S}", tok(32)),
 		c("md-table", "| name | value |\n|---|---|\n| smtp_password | {S} |", pw()),
