@@ -150,6 +150,7 @@ func familyCorpusSeed(seed uint64) (named, heldOut []secretCase) {
 		c("fcm", "server key {S}", "AAAA"+f.s(url64, 7)+":APA91b"+f.s(url64, 134)),
 		c("nuget-config", `<packageSourceCredentials><feed><add key="Username" value="ci" /><add key="ClearTextPassword" value="{S}" /></feed></packageSourceCredentials>`, pw()),
 		c("spring-property", `<property name="db.password" value="{S}"/>`, pw()),
+		c("k8s-secret-zeros", "data:\n  password: {S}", "AAAAAAAAAAC7"+f.s(b64, 60)+"="),
 		c("md-inline-code", "- DB password: `{S}` (from vault)", pw()),
 		c("md-bold", "**API token:** {S}", tok(32)),
 		c("md-table", "| name | value |\n|---|---|\n| smtp_password | {S} |", pw()),

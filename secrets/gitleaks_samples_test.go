@@ -128,7 +128,14 @@ func TestGitleaksSamples(t *testing.T) {
 			skipped++
 			n := 0
 			for _, tp := range s.TPs {
-				if got := r.String(tp.Text); got != tp.Text && !slices.ContainsFunc(tp.Secrets, func(sec string) bool { return leakedFrom(tp.Text, got, sec) }) {
+				// Their secrets hold the name (password: …): judge the value.
+				value := func(sec string) string {
+					if i := strings.LastIndex(sec, ": "); i >= 0 {
+						return strings.Trim(strings.TrimSpace(sec[i+2:]), `"'|>`+"\n ")
+					}
+					return sec
+				}
+				if got := r.String(tp.Text); got != tp.Text && !slices.ContainsFunc(tp.Secrets, func(sec string) bool { return leakedFrom(tp.Text, got, value(sec)) }) {
 					n++
 				}
 			}

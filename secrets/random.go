@@ -14,14 +14,15 @@ import (
 // fakeRE: values that say they stand in for a secret.
 var fakeRE = regexp.MustCompile(`(?i)\.\.\.|…|\[redacted\]|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
 
-// fake reports whether v stands in for a secret: eight or more of one
-// character in a row (xxxxxxxx, 00000000, ########), an ellipsis, or a word
-// that says so (your_token_here, changeme).
+// fake reports whether v stands in for a secret: a quarter of it or more
+// one character in a row, eight at least (xxxxxxxx, 00000000, ########; a
+// base64 blob's AAAAAAAAAA of zero bytes is a small part of it), an
+// ellipsis, or a word that says so (your_token_here, changeme).
 func fake(v string) bool {
 	run := 1
 	for i := 1; i < len(v); i++ {
 		if v[i] == v[i-1] {
-			if run++; run >= 8 {
+			if run++; run >= 8 && run*4 >= len(v) {
 				return true
 			}
 		} else {
