@@ -231,6 +231,7 @@ func familyLookAlikes() []string {
 func TestFamilies(t *testing.T) {
 	r := Default()
 	named, heldOut := familyCorpus()
+	caughtAll := 0
 	for _, set := range []struct {
 		name  string
 		cases []secretCase
@@ -244,6 +245,7 @@ func TestFamilies(t *testing.T) {
 			}
 			caught++
 		}
+		caughtAll += caught
 		t.Logf("%s families: recall %.1f%% (%d/%d)", set.name, 100*float64(caught)/float64(len(set.cases)), caught, len(set.cases))
 	}
 	redacted := 0
@@ -254,7 +256,8 @@ func TestFamilies(t *testing.T) {
 			t.Errorf("look-alike redacted by %v:\n in: %q\nout: %q", firing(r, s), s, got)
 		}
 	}
-	t.Logf("family look-alikes: %d/%d redacted", redacted, len(looks))
+	t.Logf("family look-alikes: %d/%d redacted; precision %.1f%% (%d shapes caught, %d look-alikes redacted)",
+		redacted, len(looks), 100*float64(caughtAll)/float64(max(1, caughtAll+redacted)), caughtAll, redacted)
 }
 
 // TestFamiliesEverywhere: each family shape goes wherever debussy writes
