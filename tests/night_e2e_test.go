@@ -1,11 +1,14 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -240,5 +243,48 @@ func TestAcceptEditsAsRoot(t *testing.T) {
 	}
 	if !strings.Contains(h.runFiles("progress.jsonl"), "a and b written") {
 		t.Error("debussy progress did not run")
+	}
+}
+
+// Ctrl-C while waiting for a usage limit's reset ends the run at once with
+// exit 130, the work committed and nothing sent; the ledger keeps the reset,
+// so a rerun waits for it (TestUsageLimitWithoutWaiting).
+func TestUsageLimitWaitInterrupted(t *testing.T) {
+	claudetest.OncePerSuite(t, "Ctrl-C during debussy's own wait")
+	const limit = time.Minute
+	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	h.Env = oauth(h.Env)
+	cmd, stdout, stderr := h.command("run", "plan/MASTER_PLAN.md")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stderr.String(), "waiting — Ctrl-C stops") {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("debussy never waited:\n%s", stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait(cmd, stdout, stderr, time.Minute)
+	if r.Code != 130 {
+		t.Fatalf("want exit 130: %s", r)
+	}
+	if took := time.Since(sent); took > 10*time.Second {
+		t.Errorf("Ctrl-C during the wait took %s", took)
+	}
+	if !strings.Contains(h.git("ls-files"), "a.txt") {
+		t.Error("the work before the limit was not committed")
+	}
+	first, last := h.limitHit()
+	if first != last || h.requestsDuring(last, time.Now()) != 0 {
+		t.Errorf("requests were sent during the limit")
+	}
+	if st := h.status(); !strings.Contains(fmt.Sprint(st), "waiting_until") {
+		t.Errorf("the ledger does not keep the reset: %v", st)
 	}
 }
