@@ -75,10 +75,18 @@ func TestContextCapOnDefaultModel(t *testing.T) {
 			break
 		}
 	}
+	// The reason names the cap, and the window when claude's answer came
+	// before the 401K response: on a loaded machine it may come later
+	// (CI's 2 cores: line 13 against the first response's line 2), and
+	// the cap decides either way.
 	trig := h.events("trigger")
-	if len(trig) != 1 || trig[0]["trigger"] != "context" ||
-		!strings.Contains(fmt.Sprint(trig[0]["reason"]), "context 401K reached the cap context_max_tokens 400K (window 1M)") {
-		t.Errorf("trigger events %v, want one at the cap naming the 1M window", trig)
+	reason := ""
+	if len(trig) > 0 {
+		reason = fmt.Sprint(trig[0]["reason"])
+	}
+	if len(trig) != 1 || trig[0]["trigger"] != "context" || !strings.Contains(reason, "context 401K reached the cap context_max_tokens 400K (window ") ||
+		!(strings.Contains(reason, "(window 1M)") || strings.Contains(reason, "(window not known yet)")) {
+		t.Errorf("trigger events %v, want one at the cap naming the window or that it is pending", trig)
 	}
 	if e := h.events("emergency_stop"); len(e) > 0 {
 		t.Errorf("emergency stop: %v", e[0])
