@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/state"
@@ -61,6 +62,13 @@ func (r *orun) recordUserFiles() error {
 // asked: checkTree committed its leftovers already, and its end is not
 // known. A --parallel run's agents worked in their own worktrees, so what
 // changed here meanwhile was the user's.
+//
+// A file's mtime comes from the kernel's coarse clock, which lags the one
+// EndedAt was read from by up to a tick (4 ms at HZ 250): a file the user
+// wrote just after the run ended can carry an mtime before its end
+// (TestCommitWaitsForGitLock/held failed so under load). So the last
+// mtimeLag of the run counts as the user's: never commit the user's file;
+// the agent's session ended well before the run recorded its end.
 func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerprints {
 	left := gitcommit.Fingerprints{}
 	for _, run := range r.ledger.Runs {
@@ -78,7 +86,7 @@ func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerp
 				continue
 			}
 			fi, err := os.Lstat(filepath.Join(r.Repo.Root(), filepath.FromSlash(path)))
-			if err == nil && !fi.ModTime().Before(run.StartedAt) && !fi.ModTime().After(run.EndedAt) {
+			if err == nil && !fi.ModTime().Before(run.StartedAt) && fi.ModTime().Before(run.EndedAt.Add(-mtimeLag)) {
 				left[path] = fp
 				delete(files, path)
 			}
@@ -86,6 +94,10 @@ func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerp
 	}
 	return left
 }
+
+// mtimeLag is how far a file's mtime may lag the run's clock (see
+// leftByEarlierRuns), with room to spare.
+const mtimeLag = 50 * time.Millisecond
 
 // excludeUser is the CommitAll option that keeps the user's files out of a
 // commit whose message is m; a user file the agent changed is committed and
