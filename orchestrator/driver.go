@@ -230,8 +230,8 @@ func (d *driver) perform() {
 	for _, e := range d.pol.Effects() {
 		switch e.Kind {
 		case policy.EffStop:
-			at, reason := r.now(), str(e.Fields["reason"])
-			switch trig := estimator.Trigger(str(e.Fields["trigger"])); {
+			at, reason := r.now(), e.Stop.Reason
+			switch trig := e.Stop.Trigger; {
 			case !threshold(trig):
 				r.log.Warn("stopping the session at the next safe point", "phase", p.ph.ID, "reason", reason)
 			case len(d.sess.InFlight()) > 0:
@@ -242,7 +242,7 @@ func (d *driver) perform() {
 			d.sess.RequestStop(reason)
 			d.later(func() { p.lastTrigger = at })
 		case policy.EffZone:
-			z := str(e.Fields["zone"])
+			z := string(e.Zone)
 			d.later(func() {
 				p.rec.Zone = z
 				if k := len(p.rec.Zones); k > 0 {
@@ -251,8 +251,8 @@ func (d *driver) perform() {
 				_ = r.save() // live in `debussy status --json`; the session's end saves again
 			})
 		case policy.EffNudge:
-			nd := state.Nudge{Session: d.n, Kind: str(e.Fields["kind"]), Tool: str(e.Fields["tool"]),
-				Args: str(e.Fields["args"]), Count: num(e.Fields["count"]), Restart: e.Fields["restart"] == true, At: r.now()}
+			nd := state.Nudge{Session: d.n, Kind: e.Nudge.Kind, Tool: e.Nudge.Tool,
+				Args: e.Nudge.Args, Count: e.Nudge.Count, Restart: e.Nudge.Restart, At: r.now()}
 			d.later(func() {
 				if len(p.rec.Nudges) < maxNudges {
 					p.rec.Nudges = append(p.rec.Nudges, nd)
@@ -319,16 +319,6 @@ func (d *driver) log(e policy.Effect) {
 // (rather than a budget, a loop or a compaction).
 func threshold(trig estimator.Trigger) bool {
 	return trig == estimator.TriggerContext || trig == estimator.TriggerToolCalls || trig == policy.TriggerZone
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func num(v any) int {
-	n, _ := v.(int)
-	return n
 }
 
 // readHandoff is the handoff's content for the checkpoint, bounded.

@@ -95,9 +95,22 @@ type Config struct {
 type Effect struct {
 	Kind   EffectKind
 	Event  string
-	Fields map[string]any
+	Fields map[string]any // what events.jsonl records and the log shows; nothing acts on it
 	Level  Level
 	Log    string
+
+	// The payloads of the effects the orchestrator acts on, typed so that
+	// the compiler checks what it reads (a renamed key in Fields would
+	// only fail at run time): set for EffStop, EffZone and EffNudge.
+	Stop  *StopDecision
+	Zone  estimator.Zone
+	Nudge *estimator.Nudge
+}
+
+// StopDecision is why the policy ends the session (EffStop).
+type StopDecision struct {
+	Trigger estimator.Trigger
+	Reason  string
 }
 
 // EffectKind says what an Effect asks beyond recording and logging.
@@ -106,7 +119,7 @@ type EffectKind string
 const (
 	EffRecord         EffectKind = ""                // record and log only
 	EffStop           EffectKind = "stop"            // ask the runner to stop at the next safe point (fallback to the hook's stop)
-	EffZone           EffectKind = "zone"            // the session's zone changed (Fields["zone"])
+	EffZone           EffectKind = "zone"            // the session's zone changed (Effect.Zone)
 	EffNudge          EffectKind = "nudge"           // keep the nudge in the ledger
 	EffHandoffWritten EffectKind = "handoff_written" // keep the handoff's path in the ledger
 	EffHandoffDir     EffectKind = "handoff_dir"     // create the handoff's directory

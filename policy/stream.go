@@ -73,7 +73,7 @@ func (p *Policy) observeZone(snap estimator.Snapshot) {
 		return
 	}
 	p.zone = z
-	p.emit(Effect{Kind: EffZone, Event: "zone", Level: LevelInfo, Log: "zone", Fields: map[string]any{
+	p.emit(Effect{Kind: EffZone, Zone: z, Event: "zone", Level: LevelInfo, Log: "zone", Fields: map[string]any{
 		"zone": string(z), "tool_calls": snap.ToolCalls, "large_reads": snap.LargeReads, "delegations": snap.Delegations}})
 	counts := fmt.Sprintf("%d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations)
 	switch {
@@ -89,7 +89,9 @@ func (p *Policy) observeZone(snap estimator.Snapshot) {
 
 func (p *Policy) nudge(nd estimator.Nudge) {
 	args := checkpoint.Redact(nd.Args)
-	p.emit(Effect{Kind: EffNudge, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: map[string]any{
+	kept := nd
+	kept.Args = args
+	p.emit(Effect{Kind: EffNudge, Nudge: &kept, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: map[string]any{
 		"kind": nd.Kind, "tool": nd.Tool, "args": args, "count": nd.Count, "restart": nd.Restart}})
 	switch {
 	case nd.Restart && p.cfg.MaxRestarts > 0 && p.state != Stopping && p.state != Done:
@@ -158,7 +160,8 @@ func (p *Policy) stop(trig estimator.Trigger, reason string) {
 	} else {
 		p.state = Stopping
 	}
-	p.emit(Effect{Kind: EffStop, Event: "stop_decided", Fields: map[string]any{"trigger": string(trig), "reason": reason}})
+	p.emit(Effect{Kind: EffStop, Stop: &StopDecision{Trigger: trig, Reason: reason}, Event: "stop_decided",
+		Fields: map[string]any{"trigger": string(trig), "reason": reason}})
 }
 
 // emergency ends a session that has no handoff and no time left. It
