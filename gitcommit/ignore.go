@@ -182,23 +182,8 @@ func (ip *ignorePattern) matchPathname(path string, fold bool) bool {
 // ignored by the last pattern that matches it. It does not look at parent
 // directories: the walk never enters an excluded one.
 func (l ignoreList) excluded(path string, isDir, fold bool) bool {
-	basename := path[strings.LastIndexByte(path, '/')+1:]
-	for i := len(l) - 1; i >= 0; i-- {
-		ip := &l[i]
-		if ip.flags&patMustBeDir != 0 && !isDir {
-			continue
-		}
-		var m bool
-		if ip.flags&patNoDir != 0 {
-			m = ip.matchBasename(basename, fold)
-		} else {
-			m = ip.matchPathname(path, fold)
-		}
-		if m {
-			return ip.flags&patNegative == 0
-		}
-	}
-	return false
+	in, _ := l.decide(path, isDir, fold)
+	return in
 }
 
 // excludePatterns returns the ignore rules that do not live in the worktree,
