@@ -42,17 +42,22 @@ func (s *Store) WriteSignal(runID string, sig Signal) error {
 
 // ReadSignal returns the phase's signal, or nil, nil when there is none.
 func (s *Store) ReadSignal(runID, phaseID string) (*Signal, error) {
-	path := s.signalPath(runID, phaseID)
+	return readSignalFile[Signal](s.signalPath(runID, phaseID), "signal")
+}
+
+// readSignalFile reads a signal file written by writeJSONAtomic; nil, nil
+// when there is none. what names it in errors.
+func readSignalFile[T any](path, what string) (*T, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read signal: %w", err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
-	var sig Signal
+	var sig T
 	if err := json.Unmarshal(data, &sig); err != nil {
-		return nil, fmt.Errorf("read signal %s: %w", path, err)
+		return nil, fmt.Errorf("read %s %s: %w", what, path, err)
 	}
 	return &sig, nil
 }
@@ -179,17 +184,5 @@ func (s *Store) WriteHandoff(runID string, sig HandoffSignal, text string) (stri
 // ReadHandoffSignal returns the phase's latest handoff signal, or nil, nil
 // when there is none.
 func (s *Store) ReadHandoffSignal(runID, phaseID string) (*HandoffSignal, error) {
-	path := s.handoffSignalPath(runID, phaseID)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read handoff signal: %w", err)
-	}
-	var sig HandoffSignal
-	if err := json.Unmarshal(data, &sig); err != nil {
-		return nil, fmt.Errorf("read handoff signal %s: %w", path, err)
-	}
-	return &sig, nil
+	return readSignalFile[HandoffSignal](s.handoffSignalPath(runID, phaseID), "handoff signal")
 }
