@@ -88,6 +88,15 @@ func rules() map[string]rule {
 			return ""
 		}
 	}
+	// zeroOrTokens: 0 (off, or detected) or a token count of at least 1000.
+	zeroOrTokens := func(get func(c *Config) int) func(c *Config) string {
+		return func(c *Config) string {
+			if v := get(c); v != 0 && v < 1000 {
+				return fmt.Sprintf("%d is out of range", v)
+			}
+			return ""
+		}
+	}
 	positive := func(get func(c *Config) Duration) func(c *Config) string {
 		return func(c *Config) string {
 			if v := get(c); v <= 0 {
@@ -201,21 +210,11 @@ func rules() map[string]rule {
 		},
 		"context_window": {
 			allowed: "0 (detect from the model) or an integer >= 1000 (tokens)",
-			check: func(c *Config) string {
-				if v := c.ContextWindow; v != 0 && v < 1000 {
-					return fmt.Sprintf("%d is out of range", v)
-				}
-				return ""
-			},
+			check:   zeroOrTokens(func(c *Config) int { return c.ContextWindow }),
 		},
 		"context_max_tokens": {
 			allowed: "0 (off) or an integer >= 1000 (tokens of context at which a session hands off, whatever the window)",
-			check: func(c *Config) string {
-				if v := c.ContextMaxTokens; v != 0 && v < 1000 {
-					return fmt.Sprintf("%d is out of range", v)
-				}
-				return ""
-			},
+			check:   zeroOrTokens(func(c *Config) int { return c.ContextMaxTokens }),
 		},
 		"max_retries": {
 			allowed: "an integer >= 0",
