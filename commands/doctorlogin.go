@@ -45,7 +45,7 @@ func loginFinding(ctx context.Context, spec runner.Spec, timeout time.Duration) 
 		return finding{"ok", "login", "a short session got its answer from the API (one small request)", ""}
 	case failure.UsageLimit:
 		return finding{"warn", "login", fmt.Sprintf("logged in, but the %s limit is reached: %s", failure.LimitName(f.LimitType), f.Reason),
-			fmt.Sprintf("a run waits for the reset when it is within usage_limit_wait (default 6h), else ends with exit 75")}
+			"a run waits for the reset when it is within usage_limit_wait (default 6h), else ends with exit 75"}
 	case failure.Overloaded, failure.Other, failure.Crashed, failure.PromptTooLong:
 		return finding{"warn", "login", string(f.Class) + ": " + f.Reason, "a run retries this; run doctor again later"}
 	}

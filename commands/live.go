@@ -65,8 +65,10 @@ func phaseView(p orchestrator.Progress) view.Phase {
 	s := p.Snapshot
 	ph := view.Phase{ID: p.Phase, Title: p.Title, Session: p.Session, Tokens: s.Tokens, Window: s.Window,
 		Estimated: s.Estimated, ToolCalls: s.ToolCalls, Zone: p.Zone, TotalTokens: p.Tokens,
-		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended, Activity: p.Activity,
-		WaitingUntil: p.WaitingUntil}
+		CostUSD: p.CostUSD, Restarts: p.Restarts, Started: p.Started, Ended: p.Ended, Activity: p.Activity}
+	if !p.WaitingUntil.IsZero() {
+		ph.WaitingUntil = p.WaitingUntil.Local() // the user's clock
+	}
 	ph.WindowPending = s.WindowPending
 	if b := p.Budget; b != nil {
 		ph.BudgetScope, ph.BudgetLevel, ph.BudgetPct = b.Scope, b.Level, b.UsedPct

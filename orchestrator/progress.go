@@ -51,23 +51,13 @@ func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, end
 		return
 	}
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
-		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone}
+		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
+		WaitingUntil: p.rec.WaitingUntil}
 	if live != nil {
 		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
 	} else {
 		r.liveEconomics(p, &pr)
 	}
-	r.Progress(pr)
-}
-
-// waiting tells the live view the phase waits for a usage limit's reset
-// (the ledger's WaitingUntil), or no longer does.
-func (r *orun) waiting(p *phaseRun) {
-	if r.Progress == nil {
-		return
-	}
-	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: p.rec.Sessions, Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(),
-		Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: true, Zone: p.rec.Zone, WaitingUntil: p.rec.WaitingUntil}
 	r.Progress(pr)
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -128,7 +129,7 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
 	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, resetClock(resets, now)),
 		"phase", p.ph.ID)
-	r.waiting(p)
+	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	stopped := false
 	r.unlocked(func() {
 		t := time.NewTimer(until.Sub(now))
@@ -146,7 +147,7 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 	if err := r.save(); err != nil {
 		return err
 	}
-	r.waiting(p)
+	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	r.event("usage_limit_reset", map[string]any{"phase": p.ph.ID, "limit": limit})
 	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
 	return nil

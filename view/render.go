@@ -44,7 +44,8 @@ type Phase struct {
 	// or exhausted.
 	BudgetScope, BudgetLevel string
 	BudgetPct                float64
-	// WaitingUntil is set while the phase waits for a usage limit to reset.
+	// WaitingUntil is set while the phase waits for a usage limit to reset,
+	// in the zone it is shown in.
 	WaitingUntil time.Time
 }
 
@@ -126,7 +127,7 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		parts = append(parts, part{text: paint(color, "1", ansi.Truncate(t, 28, "…")), rank: 90, sep: " "})
 	}
 	if !p.WaitingUntil.IsZero() {
-		add(0, paint(color, "33", "waiting until "+p.WaitingUntil.Local().Format("15:04")+" (usage limit)"))
+		add(0, paint(color, "33", "waiting until "+p.WaitingUntil.Format("15:04")+" (usage limit)"))
 	}
 	if p.Session > 0 {
 		s := fmt.Sprintf("session %d", p.Session)

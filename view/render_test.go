@@ -46,6 +46,9 @@ func TestRender(t *testing.T) {
 		// claude has not said its window yet: the table's 200K is a guess.
 		{name: "window-pending", phases: []Phase{{ID: "1", Session: 1, Tokens: 0, Window: 200_000, WindowPending: true,
 			Zone: "green", Started: now.Add(-3 * time.Second)}}},
+		// A usage limit: the phase waits for its reset, no session runs.
+		{name: "waiting-usage-limit", phases: []Phase{{ID: "1", Session: 2, Ended: true, TotalTokens: 420_000, CostUSD: 1.5,
+			WaitingUntil: time.Date(2026, 11, 23, 2, 41, 0, 0, time.UTC), Started: now.Add(-time.Hour)}}},
 		{name: "estimated-1m", phases: []Phase{{ID: "1", Title: "Setup", Session: 1, Tokens: 8_000, Window: 1_000_000,
 			Estimated: true, Zone: "green", ToolCalls: 1, Started: now.Add(-2 * time.Hour)}}},
 		{name: "full-red", phases: []Phase{{ID: "3", Session: 4, Tokens: 210_000, Window: 200_000, Zone: "red",
