@@ -68,10 +68,13 @@ func (h *harness) lastError() string {
 	return p.LastError
 }
 
-func withoutSandbox(env []string) []string {
+func withoutSandbox(env []string) []string { return withoutVar(env, "IS_SANDBOX") }
+
+// withoutVar is env with every setting of name removed.
+func withoutVar(env []string, name string) []string {
 	var out []string
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, "IS_SANDBOX=") {
+		if !strings.HasPrefix(kv, name+"=") {
 			out = append(out, kv)
 		}
 	}

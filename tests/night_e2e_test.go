@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -21,23 +20,20 @@ import (
 // token instead of an API key: the CLI reports a usage limit as one only
 // on that path (claude-cli.md, "Usage limits").
 func oauth(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, "CLAUDE_CODE_OAUTH_TOKEN=test")
+	return append(withoutVar(env, "ANTHROPIC_API_KEY"), "CLAUDE_CODE_OAUTH_TOKEN=test")
 }
 
 // limitScript: the phase's agent writes a.txt, then its next request meets
 // a 5-hour limit lasting limit; after the reset it writes b.txt and
 // signals done.
-func limitScript(limit time.Duration) fakeapi.Script {
+func limitScript(limit time.Duration) fakeapi.Script { return limitScriptOf("five_hour", limit) }
+
+// limitScriptOf is limitScript with the limit's type.
+func limitScriptOf(typ string, limit time.Duration) fakeapi.Script {
 	return fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
-			{UsageLimit: &fakeapi.UsageLimit{Type: "five_hour", For: fakeapi.Duration(limit)}, Usage: fakeapi.Usage{Input: 21000, Output: 50},
+			{UsageLimit: &fakeapi.UsageLimit{Type: typ, For: fakeapi.Duration(limit)}, Usage: fakeapi.Usage{Input: 21000, Output: 50},
 				Blocks: []fakeapi.Block{fakeapi.Text("never said: the limit answers this turn")}},
 		}},
 		// The session after the reset (its prompt is the checkpoint).
@@ -172,13 +168,7 @@ func TestUsageLimitWithoutWaiting(t *testing.T) {
 // log in, and leaves the branch untouched.
 func TestNotLoggedIn(t *testing.T) {
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
-	var env []string
-	for _, kv := range h.Env {
-		if !strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") {
-			env = append(env, kv)
-		}
-	}
-	h.Env = env
+	h.Env = withoutVar(h.Env, "ANTHROPIC_API_KEY")
 	start := time.Now()
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "Not logged in", "claude login", "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 	if took := time.Since(start); took > 45*time.Second {
@@ -197,15 +187,9 @@ func TestNotLoggedIn(t *testing.T) {
 // setup error: exit 2 after the CLI's own retries, naming what to check.
 func TestAPIUnreachable(t *testing.T) {
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
-	var env []string
-	for _, kv := range h.Env {
-		if !strings.HasPrefix(kv, "ANTHROPIC_BASE_URL=") {
-			env = append(env, kv)
-		}
-	}
 	// A closed port, and one retry of the CLI's own instead of ten (three
 	// minutes) to keep the test short.
-	h.Env = append(env, "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_MAX_RETRIES=1")
+	h.Env = append(withoutVar(h.Env, "ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_MAX_RETRIES=1")
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not reach the API", "ANTHROPIC_BASE_URL")
 }
 
@@ -284,7 +268,44 @@ func TestUsageLimitWaitInterrupted(t *testing.T) {
 	if first != last || h.requestsDuring(last, time.Now()) != 0 {
 		t.Errorf("requests were sent during the limit")
 	}
-	if st := h.status(); !strings.Contains(fmt.Sprint(st), "waiting_until") {
-		t.Errorf("the ledger does not keep the reset: %v", st)
+	ph := h.status()["phases"].([]any)[0].(map[string]any)
+	if w, _ := ph["waiting_until"].(string); w == "" || ph["limit"] != "five_hour" {
+		t.Errorf("the ledger does not keep the reset for the rerun: %v", ph)
+	}
+}
+
+// A weekly limit on one model family (seven_day_opus) with fallback_model
+// set: the phase goes on at once with the fallback, recorded in the ledger
+// and events, instead of waiting days.
+func TestUsageLimitFallbackModel(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's choice of the fallback model")
+	h := newHarness(t, limitScriptOf("seven_day_opus", 10*time.Minute), []phaseSpec{{ID: "1", Title: "Alpha"}},
+		"model: claude-opus-4-8\nfallback_model: claude-sonnet-4-5\n")
+	h.Env = oauth(h.Env)
+	start := time.Now()
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	if took := time.Since(start); took > 3*time.Minute {
+		t.Errorf("took %s: it waited for the limit", took)
+	}
+	if !strings.Contains(r.Stderr, "going on with fallback_model claude-sonnet-4-5") {
+		t.Errorf("stderr does not name the fallback:\n%s", r.Stderr)
+	}
+	sessions := h.requestsOf(phaseMatch("1"))
+	if len(sessions) != 2 || sessions[0][0].Model != "claude-opus-4-8" || sessions[1][0].Model != "claude-sonnet-4-5" {
+		var models []string
+		for _, s := range sessions {
+			models = append(models, s[0].Model)
+		}
+		t.Errorf("sessions' models %v, want claude-opus-4-8 then claude-sonnet-4-5", models)
+	}
+	ph := h.status()["phases"].([]any)[0].(map[string]any)
+	if ph["model"] != "claude-sonnet-4-5" || ph["restarts"].(float64) != 0 {
+		t.Errorf("phase: %v; want the fallback model recorded and no restart counted", ph)
+	}
+	if !strings.Contains(h.runFiles("events.jsonl"), `"fallback_model"`) {
+		t.Error("events.jsonl has no fallback_model event")
 	}
 }

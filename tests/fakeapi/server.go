@@ -242,6 +242,14 @@ type activeLimit struct {
 	resets time.Time
 }
 
+// covers reports whether the limit refuses a request for model: a limit on
+// one model family (seven_day_opus) leaves the others alone, as the API
+// does, so a fallback model can go on.
+func (l *activeLimit) covers(model string) bool {
+	_, family, ok := strings.Cut(l.typ, "_day_")
+	return !ok || strings.Contains(strings.ToLower(model), family)
+}
+
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -378,7 +386,7 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 		s.limit = &activeLimit{typ: cmp.Or(t.UsageLimit.Type, "five_hour"), resets: resets}
 	}
 	switch t := p.turn; {
-	case s.limit != nil && now.Before(s.limit.resets):
+	case s.limit != nil && now.Before(s.limit.resets) && s.limit.covers(wr.Model):
 		p.limit, p.req.Status = s.limit, http.StatusTooManyRequests
 	case t.Hang:
 		p.hang, p.req.Status = true, 0
