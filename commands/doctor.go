@@ -16,6 +16,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -171,7 +172,7 @@ func probeFindings(p runner.Probe, cfg config.Config, timeout time.Duration) []f
 		fix := "run claude by hand with the same flags and fix what it says"
 		switch {
 		case strings.Contains(p.Stderr, "root/sudo"):
-			fix = "set IS_SANDBOX=1 or permission_mode: acceptEdits"
+			fix = failure.FixRoot
 		case strings.Contains(p.Stderr, "unknown option"):
 			fix = "remove the unknown flag from extra_args"
 		}

@@ -65,7 +65,7 @@ func TestDoctor(t *testing.T) {
 	if os.Geteuid() == 0 {
 		tests = append(tests,
 			doctorCase{"root without IS_SANDBOX", map[string]string{"FAKE_REFUSE": "1", "IS_SANDBOX": ""}, "", 2,
-				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1, or permission_mode: acceptEdits with allowed_tools",
+				[]string{"FAIL  permission running as root", "fix: set IS_SANDBOX=1 (only in a container or VM you trust), or permission_mode: acceptEdits with allowed_tools",
 					"get_context_usage: answered"}, nil},
 			doctorCase{"root with acceptEdits and Bash allowed", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\nallowed_tools: [Bash]\n", 0,
 				[]string{"ok    permission permission_mode acceptEdits"}, nil},

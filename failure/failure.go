@@ -130,8 +130,8 @@ const (
 		"or set ANTHROPIC_API_KEY (an API key) or CLAUDE_CODE_OAUTH_TOKEN (from `claude setup-token`) in debussy's environment"
 	FixCredits = "choose a model or window your account includes (model in .debussy.yaml or --model; " +
 		"a 200K model needs no 1M-context credits), or add usage credits to the account"
-	FixRoot = "set IS_SANDBOX=1 in debussy's environment (only in a container or VM you trust), " +
-		"or set permission_mode: acceptEdits with allowed_tools for the commands the plan runs (for example [\"Bash\"])"
+	FixRoot = "set IS_SANDBOX=1 (only in a container or VM you trust), " +
+		"or permission_mode: acceptEdits with allowed_tools: [\"Bash\"] (or the commands the plan runs)"
 	FixModel = "set model in .debussy.yaml (or --model) to a model your account can use, " +
 		"or leave it empty for claude's default"
 	FixFlag        = "remove or correct it in extra_args (.debussy.yaml or DEBUSSY_EXTRA_ARGS), or update claude"
@@ -154,7 +154,8 @@ var (
 	// "Connection refused — a firewall or proxy may be blocking it
 	// (ECONNREFUSED)"), or a name that does not resolve, a TLS failure.
 	unreachableText = regexp.MustCompile(`(?i)unable to connect|connection (?:refused|error|reset)|ECONN[A-Z]+|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|getaddrinfo|certificate|socket hang up|network is unreachable|fetch failed`)
-	authText        = regexp.MustCompile(`(?i)not logged in|please run /login|invalid api key|invalid x-api-key|authentication_error|oauth token (?:has )?expired|token (?:is )?(?:expired|revoked)|credit balance is too low|credits? required|does not have access|permission_error|billing`)
+	// Credits and balances are told apart before this (FixCredits).
+	authText = regexp.MustCompile(`(?i)not logged in|please run /login|invalid api key|invalid x-api-key|authentication_error|oauth token (?:has )?expired|token (?:is )?(?:expired|revoked)|does not have access|permission_error|billing`)
 )
 
 // Classify names the failure a session ended with; Class None when it

@@ -3,6 +3,8 @@ package runner
 import (
 	"os"
 	"strings"
+
+	"github.com/debussy-dev/debussy/failure"
 )
 
 // PermissionProblem says why claude would refuse permissionMode here, or ""
@@ -27,8 +29,7 @@ func permissionProblem(permissionMode string, env []string, root bool) string {
 	if sandbox == "1" {
 		return ""
 	}
-	return "running as root, claude refuses permission_mode bypassPermissions (--dangerously-skip-permissions): " +
-		"set IS_SANDBOX=1, or permission_mode: acceptEdits with allowed_tools: [\"Bash\"] (or the commands the plan runs)"
+	return "running as root, claude refuses permission_mode bypassPermissions (--dangerously-skip-permissions): " + failure.FixRoot
 }
 
 // PermissionNote says what a permission mode that asks will refuse in an

@@ -47,7 +47,7 @@ func TestDoctorE2E(t *testing.T) {
 	h.Env = slices.DeleteFunc(h.Env, func(kv string) bool { return strings.HasPrefix(kv, "IS_SANDBOX=") })
 	res = h.run("doctor")
 	if res.Code != 2 || !strings.Contains(res.Stdout, "FAIL  permission running as root") ||
-		!strings.Contains(res.Stdout, "fix: set IS_SANDBOX=1, or permission_mode: acceptEdits with allowed_tools") {
+		!strings.Contains(res.Stdout, "fix: set IS_SANDBOX=1 (only in a container or VM you trust), or permission_mode: acceptEdits with allowed_tools") {
 		t.Errorf("doctor as root without IS_SANDBOX:\n%s", res)
 	}
 	// The rest is still checked, with a mode claude accepts as root.
