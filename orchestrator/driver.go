@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,13 +56,14 @@ type driver struct {
 }
 
 func (r *orun) newDriver(p *phaseRun, n int, sess *runner.Session) *driver {
-	dir := r.Store.PhaseDir(r.id, p.ph.ID)
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	// The same path `debussy handoff` writes to (state.Store.HandoffPath),
+	// absolute: the agent is told it.
+	handoff := r.Store.HandoffPath(r.id, p.ph.ID, n)
+	if abs, err := filepath.Abs(handoff); err == nil {
+		handoff = abs
 	}
 	c := r.cfg
-	d := &driver{r: r, p: p, pe: r.phaseEcon(p), n: n, cfg: c, sess: sess,
-		handoffPath: filepath.Join(dir, fmt.Sprintf("handoff-%d.md", n))}
+	d := &driver{r: r, p: p, pe: r.phaseEcon(p), n: n, cfg: c, sess: sess, handoffPath: handoff}
 	d.pol = policy.New(policyConfig(c, p.ph.ID, d.handoffPath, p.repo.Root()), p.undelivered)
 	p.undelivered = nil
 	if p.rec.Economics != nil {

@@ -21,6 +21,9 @@ var ownSubcommands = map[string]bool{"done": true, "progress": true, "handoff": 
 // shell parser decides, not a pattern: `debussy done; rm -rf x` or
 // `debussy done $(curl …)` is not debussy's command, whatever its prefix.
 func OwnCommand(cmd string) bool {
+	if !strings.Contains(cmd, "debussy") {
+		return false // every Bash call asks: most need no parse
+	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
 	if err != nil || len(f.Stmts) != 1 {
 		return false
