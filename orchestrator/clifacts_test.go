@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"strings"
 	"testing"
-
-	"github.com/debussy-dev/debussy/runner"
 )
 
 // The first get_context_usage answer of each session is recorded as
@@ -54,15 +52,6 @@ func TestContextBreakdown(t *testing.T) {
 				t.Errorf("log does not say %q:\n%s", tt.logSays, f.log)
 			}
 		})
-	}
-}
-
-func TestBreakdownSummary(t *testing.T) {
-	cats := []runner.ContextCategory{{Name: "System prompt", Tokens: 1965}, {Name: "Skills", Tokens: 0},
-		{ID: "autocompact_buffer", Name: "Autocompact buffer", Kind: "buffer", Tokens: 33000},
-		{Name: "System tools", Tokens: 5473}, {ID: "free_space", Name: "Free space", Kind: "free", Tokens: 957475}}
-	if got := breakdownSummary(&runner.ContextUsage{Categories: cats}); got != "System tools 5.5K, System prompt 2K" {
-		t.Errorf("summary %q", got)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -23,8 +24,8 @@ var ErrBudgetExhausted = errors.New("budget exhausted")
 
 // Budget scopes, in messages and events.
 const (
-	scopePhase = "phase"
-	scopePlan  = "plan"
+	scopePhase = session.ScopePhase
+	scopePlan  = session.ScopePlan
 )
 
 // economics is the run's spend: one Meter per phase, fed its sessions'
@@ -50,18 +51,11 @@ type economics struct {
 
 // phaseEcon is one phase's economics in this run.
 type phaseEcon struct {
-	planNoted budget.Level // the plan budget's highest level told to this phase
-	meter     *budget.Meter
-	quarter   int             // quarters evaluated in the current window
-	written   map[string]bool // absolute paths the phase wrote: reading them is no exploration
-	action    budget.Action   // what the latest check decided, for PreToolUse
-	left      string          // what remains of the fullest budget, for refusals
-	level     budget.Level    // the latest level, phase or plan, whichever is higher
-	scope     string          // which budget that level is of
-	// exhausted describes the spend at a stop, "phase tokens 105K of 100K".
-	exhausted string
-	dim       budget.Dimension
-	session   budget.Totals // the phase's totals when the running session started
+	meter *budget.Meter
+	// b is the budget's bookkeeping across the phase's sessions: written
+	// by the running session, read here between sessions.
+	b       session.BudgetState
+	session budget.Totals // the phase's totals when the running session started
 	// carried is what an earlier run of the phase spent that its Meter
 	// did not count (no economics record): in the record's totals only.
 	carriedTokens int64
@@ -142,8 +136,9 @@ func (r *orun) phaseEcon(p *phaseRun) *phaseEcon {
 		return pe
 	}
 	pe := &phaseEcon{
-		meter:   budget.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
-		written: map[string]bool{},
+		meter: budget.NewMeter(limitsOf(r.cfg.Budget.Phase), e.mode, e.adaptive, e.prices),
+		b: session.BudgetState{Mode: e.mode, MinCompletionProbability: e.adaptive.MinCompletionProbability,
+			Written: map[string]bool{}},
 	}
 	pe.carriedTokens, pe.carriedCost = p.rec.Tokens, p.rec.CostUSD
 	if prev := p.prevSpend; prev != nil {
@@ -308,7 +303,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 		return used >= 1
 	}
 	goOn := func() bool {
-		pe.level, pe.action, pe.exhausted = budget.LevelNone, budget.Action{}, ""
+		pe.b.Reset()
 		r.recordEconomics(p)
 		return true
 	}
@@ -364,7 +359,7 @@ func extendedWhy(spent string) string {
 // exhaustedError is the run's last word when a budget ran out: which
 // budget, what was spent, and how to raise it.
 func (r *orun) exhaustedError(p *phaseRun, spent string) error {
-	r.phaseEcon(p).exhausted = spent
+	r.phaseEcon(p).b.Exhausted = spent
 	if p.rec.Economics == nil {
 		r.recordEconomics(p)
 	}

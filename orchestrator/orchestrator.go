@@ -21,6 +21,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -108,7 +109,7 @@ type orun struct {
 	now     func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
 	// for each CLI version and model (clifacts.go).
-	answers cliAnswers
+	answers session.Answers
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.
 	recovered []*state.Run

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -373,4 +374,27 @@ func redactFile(path string) {
 	}
 	// The agent's Write made it 0644; it is a record under .debussy/.
 	_ = os.Chmod(path, state.FileMode)
+}
+
+// maxHandoffBytes bounds what is read of a handoff file; the checkpoint
+// bounds it again.
+const maxHandoffBytes = 64 << 10
+
+// readHandoff is the handoff's content for the checkpoint, bounded.
+func readHandoff(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, maxHandoffBytes))
+	return string(data)
+}
+
+func relTo(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }

@@ -3,8 +3,8 @@ package orchestrator
 import (
 	"time"
 
-	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/session"
 )
 
 // Progress is a running phase's figures after one stream event, for a live
@@ -32,12 +32,7 @@ type Progress struct {
 }
 
 // BudgetProgress is the fuller of the phase's and the plan's budgets.
-type BudgetProgress struct {
-	Scope     string  // "phase" or "plan"
-	UsedPct   float64 // of its fullest dimension, in the current window
-	Dimension string  // tokens, cost or duration
-	Level     string  // none, note, firm, wrapup or exhausted
-}
+type BudgetProgress = session.BudgetProgress
 
 // progress reports a session's snapshot to Options.Progress, if set.
 func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended bool) {
@@ -46,11 +41,11 @@ func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended
 
 // progressAt is progress with the Meters' figures as they were at the
 // event (live, taken on the session's reader), or as they are now (nil).
-func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, ended bool, live *Progress) {
+func (r *orun) progressAt(p *phaseRun, n int, snap estimator.Snapshot, ended bool, live *session.Live) {
 	if r.Progress == nil {
 		return
 	}
-	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: session, Snapshot: snap,
+	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
 		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
 		WaitingUntil: p.rec.WaitingUntil}
 	if live != nil {
@@ -61,25 +56,8 @@ func (r *orun) progressAt(p *phaseRun, session int, snap estimator.Snapshot, end
 	r.Progress(pr)
 }
 
-// liveEconomics fills a live view's figures from the Meters: the phase's
-// spend with the running session's API calls, what the agent is doing, and
-// the fuller of the phase's and the plan's budgets.
+// liveEconomics fills a live view's figures from the Meters.
 func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	pe, e := r.phaseEcon(p), r.econ()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t := pe.meter.Totals()
-	pr.Tokens = pe.carriedTokens + t.Processed()
-	pr.CostUSD = pe.carriedCost + t.CostUSD
-	pr.Activity = string(pe.meter.Progress())
-	now := r.now()
-	for _, m := range r.budgets(pe, p) {
-		if m.meter.Limits().None() {
-			continue
-		}
-		used, dim := m.meter.Standing(now.Sub(m.since))
-		if pr.Budget == nil || used*100 > pr.Budget.UsedPct {
-			pr.Budget = &BudgetProgress{Scope: m.scope, UsedPct: budget.RoundPct(used * 100), Dimension: string(dim), Level: budget.LevelOf(used).String()}
-		}
-	}
+	l := phaseMeters{r: r, p: p, pe: r.phaseEcon(p)}.Live(r.now())
+	pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = l.Tokens, l.CostUSD, l.Activity, l.Budget
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/plans"
-	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -93,18 +92,18 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 			cfg.Budget.Plan.Tokens = 10_000_000
 			r := econRun(t, cfg)
 			phases := map[string]*phaseRun{"1": r.econPhase("1"), "2": r.econPhase("2")}
-			drivers := map[string]*driver{}
 			for _, o := range tt.ops {
 				p := phases[o.phase]
 				switch o.what {
 				case "start":
 					r.startEconomics(p)
-					drivers[o.phase] = &driver{r: r, p: p, pe: r.phaseEcon(p), n: 1, pol: policy.New(policy.Config{}, nil)}
 				case "end":
 					r.endEconomics(p)
 				default:
-					drivers[o.phase].observeEconomics(o.ev)
-					drivers[o.phase].apply()
+					m := phaseMeters{r: r, p: p, pe: r.phaseEcon(p)}
+					m.Observe(o.ev)
+					m.Check(r.now())
+					r.recordEconomics(p)
 				}
 			}
 			var sum int64

@@ -8,138 +8,191 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
-// sessionEnd is how one claude session ended, as the loop needs it.
-type sessionEnd struct {
-	outcome     runner.Outcome
-	trigger     estimator.Trigger // set when debussy stopped it for a restart
-	reason      string            // the trigger's human reason
-	interrupted bool              // stopped because debussy was interrupted
-	handoff     string            // the agent's handoff file, when it wrote one
-	noHandoff   string            // why a handoff that was due is missing
-	avoid       []string          // repeated calls the next session must avoid
-	done        bool              // the agent ran `debussy done` in this session
-}
-
-func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sessionEnd, error) {
+// runSession runs the phase's next session (package session owns it) and
+// keeps the ledger up to date with what it decides, on this goroutine.
+func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (session.Result, error) {
 	p.rec.Sessions++
 	n := p.rec.Sessions
 	// A rerun after a crash resumes only phases with a session on record.
 	if err := r.save(); err != nil {
-		return sessionEnd{}, err
+		return session.Result{}, err
 	}
-	r.event("session_spawned", sessionFields(p, n, map[string]any{"prompt_chars": len(prompt)}))
+	r.event("session_spawned", map[string]any{"phase": p.ph.ID, "session": n, "prompt_chars": len(prompt)})
 	if !p.lastTrigger.IsZero() {
 		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
 		p.lastTrigger = time.Time{}
 	}
-	// Ctrl-C cancels ctx: the session stops at the next safe point, and is
-	// killed if it has not ended InterruptGrace later (Spec.CancelGrace).
-	spec := r.sessionSpec(p, n, prompt)
-	// An earlier session's answer about the window is reused: the
-	// runner asks again only if init names another CLI version or model.
-	known := r.answers.known(spec.Model)
-	spec.KnownContext = known
-	sess, err := runner.Start(ctx, spec)
+	// The handoff goes beside the session's log, in the phase's directory.
+	if err := state.MkdirPrivate(r.Store.PhaseDir(r.id, p.ph.ID)); err != nil {
+		return session.Result{}, fmt.Errorf("%w: %w", ErrLedger, err)
+	}
+	cfg := r.sessionConfig(ctx, p, n, prompt)
+	r.startEconomics(p)
+	sess, err := session.Start(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return sessionEnd{}, fmt.Errorf("%w: %w", ErrSetup, err)
+			return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		return sessionEnd{}, fmt.Errorf("start claude: %w", err)
+		return session.Result{}, fmt.Errorf("start claude: %w", err)
 	}
-	interrupted := r.watchInterrupt(ctx, p, n, sess)
-
-	d := r.newDriver(p, n, sess)
-	d.specModel, d.known = spec.Model, known
-	// The estimator measures; the policy compares every threshold.
-	d.est = estimator.New(estimator.Config{
-		Window:        int64(r.cfg.ContextWindow),
-		LearnedWindow: p.window,
-		Known:         known,
-		AwaitCLI:      known == nil,
-		PromptChars:   len(prompt),
-	})
-	defer d.close()
-	r.startEconomics(p)
-	d.armEconTimer()
+	p.undelivered = nil
 	p.rec.Zone = string(estimator.ZoneGreen)
 	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
-	snap := r.follow(d, sess)
+	for {
+		// The wait lets concurrent phases run meanwhile (parallel.go).
+		r.unlocked(func() { <-sess.Ready() })
+		effects, over := sess.Take()
+		r.apply(p, n, effects)
+		if over {
+			break
+		}
+	}
+	var res session.Result
+	r.unlocked(func() { res = sess.Wait() })
+	effects, _ := sess.Take() // the interrupt's, after the stream ended
+	r.apply(p, n, effects)
 
-	o := d.pol.Outcome()
-	end := sessionEnd{trigger: o.Trigger, reason: o.Reason, handoff: o.Handoff, noHandoff: o.NoHandoff, avoid: o.Avoid, done: o.Done}
-	if end.trigger == "" {
-		end.handoff = ""
+	p.undelivered = res.Undelivered
+	p.pointsChecked = res.PointsChecked
+	if !res.StopAt.IsZero() {
+		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(res.StopAt).Milliseconds())
 	}
-	p.undelivered = o.Undelivered
-	var trigAt time.Time
-	if end.trigger != "" {
-		trigAt = p.lastTrigger
-	}
-	var out runner.Outcome
-	r.unlocked(func() { out = sess.Wait() })
-	end.outcome = out
-	end.interrupted = interrupted()
-	if !trigAt.IsZero() {
-		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(trigAt).Milliseconds())
-	}
-	if w := learnedWindow(snap); w > 0 && r.cfg.ContextWindow == 0 {
-		p.window = w
+	if res.Window > 0 && r.cfg.ContextWindow == 0 {
+		p.window = res.Window
 	}
 	// Every API call of the session, counted once: the Meter's figures
 	// (a result's usage covers only its own turn).
 	spent := r.endEconomics(p)
+	snap, out := res.Snapshot, res.Outcome
 	r.progress(p, n, snap, true)
 	if err := r.save(); err != nil {
-		return end, err
+		return res, err
 	}
-	r.event("session_ended", sessionFields(p, n, map[string]any{"outcome": string(out.Kind), "reason": out.Reason, "exit_code": out.ExitCode,
-		"context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls, "zone": string(d.zone()),
-		"policy_state": string(d.pol.State()), "trigger": string(end.trigger), "stop_reason": end.reason, "done": end.done,
-		"tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD, "api_turns": spent.Turns,
-		"hook_latency_ms": hookLatencyMs(out.HookLatency)}))
+	r.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
+		"exit_code": out.ExitCode, "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
+		"zone": string(res.Zone), "policy_state": string(res.State), "trigger": string(res.Trigger), "stop_reason": res.Reason,
+		"done": res.Done, "tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD,
+		"api_turns": spent.Turns, "hook_latency_ms": hookLatencyMs(out.HookLatency)})
 	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", describeOutcome(out),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
-	return end, nil
+	return res, nil
 }
 
-// watchInterrupt reports Ctrl-C while the session runs (the stop itself
-// is the runner's, through ctx) and kills the session at once on a second
-// one. The returned func, called after the session ended, says whether
-// the session was interrupted.
-func (r *orun) watchInterrupt(ctx context.Context, p *phaseRun, n int, sess *runner.Session) func() bool {
-	var interrupted bool
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
+// apply does what the session decided: records, logs, and the ledger's
+// changes (the run's lock held).
+func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
+	for _, e := range effects {
+		switch e := e.(type) {
+		case session.Record:
+			r.event(e.Name, e.Fields) // the event log redacts what it writes
+		case session.Log:
+			r.logAt(e.Level, e.Msg, e.Args...)
+		case session.Observed:
+			p.events.Observe(e.Event)
+			r.progressAt(p, n, e.Snap, false, e.Live)
+		case session.Tick:
+			r.progress(p, n, e.Snap, false)
+		case session.ZoneChanged:
+			p.rec.Zone = string(e.Zone)
+			if k := len(p.rec.Zones); k > 0 {
+				p.rec.Zones[k-1] = p.rec.Zone
+			}
+			_ = r.save() // live in `debussy status --json`; the session's end saves again
+		case session.Nudged:
+			if len(p.rec.Nudges) < maxNudges {
+				p.rec.Nudges = append(p.rec.Nudges, state.Nudge{Session: n, Kind: e.Nudge.Kind, Tool: e.Nudge.Tool,
+					Args: e.Nudge.Args, Count: e.Nudge.Count, Restart: e.Nudge.Restart, At: e.At})
+			}
+		case session.HandoffKept:
+			p.rec.Handoffs = append(p.rec.Handoffs, e.Path)
+		case session.Emergency:
+			p.rec.Emergencies++
+		case session.StopDecided:
+			p.lastTrigger = e.At
+		case session.SpendChanged:
+			r.recordEconomics(p)
+			_ = r.save() // live in `debussy status --json`; the session's end saves again
 		}
-		interrupted = true
-		if errors.Is(context.Cause(ctx), errFailFast) {
-			r.log.Warn("another phase failed (--fail-fast): stopping the session after the running tool", "phase", p.ph.ID)
-			r.event("interrupt", sessionFields(p, n, map[string]any{"fail_fast": true}))
-		} else {
-			r.log.Warn("interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
-			r.event("interrupt", sessionFields(p, n, nil))
-		}
-		select {
-		case <-done:
-		case <-r.Hard:
-			r.log.Warn("second interrupt: killing the session")
-			sess.Kill()
-		}
-	}()
-	return func() bool {
-		close(done)
-		<-exited
-		return interrupted
+	}
+}
+
+// maxNudges bounds the nudges a phase keeps in the ledger.
+const maxNudges = 100
+
+// logAt logs at a policy level.
+func (r *orun) logAt(level policy.Level, msg string, args ...any) {
+	switch level {
+	case policy.LevelWarn:
+		r.log.Warn(msg, args...)
+	case policy.LevelInfo:
+		r.log.Info(msg, args...)
+	case policy.LevelDebug:
+		r.log.Debug(msg, args...)
+	}
+}
+
+// sessionConfig is the phase's session n as package session needs it.
+func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt string) session.Config {
+	ph, c := p.ph, r.cfg
+	// The same path `debussy handoff` writes to (state.Store.HandoffPath),
+	// absolute: the agent is told it.
+	handoff := r.Store.HandoffPath(r.id, ph.ID, n)
+	if abs, err := filepath.Abs(handoff); err == nil {
+		handoff = abs
+	}
+	spec := r.sessionSpec(p, n, prompt)
+	// An earlier session's answer about the window is reused: the runner
+	// asks again only if init names another CLI version or model.
+	known := r.answers.Known(spec.Model)
+	spec.KnownContext = known
+	pe := r.phaseEcon(p)
+	return session.Config{
+		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
+		Policy: policyConfig(c, ph.ID, handoff, p.repo.Root()),
+		// The estimator measures; the policy compares every threshold.
+		Estimator: estimator.Config{Window: int64(c.ContextWindow), LearnedWindow: p.window, Known: known,
+			AwaitCLI: known == nil, PromptChars: len(prompt)},
+		HandoffGraceTime: time.Duration(c.HandoffGraceTime),
+		Facts: session.Facts{SignalPath: r.Store.SignalPath(r.id, ph.ID), HandoffSignalPath: r.Store.HandoffSignalPath(r.id, ph.ID),
+			HandoffPath: handoff, PhaseFile: ph.Path},
+		Meters: phaseMeters{r: r, p: p, pe: pe}, Budget: &pe.b,
+		Answers: &r.answers, Root: p.repo.Root(), PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
+		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
+	}
+}
+
+// policyConfig maps the run's configuration to a session's policy.
+func policyConfig(c config.Config, phase, handoffPath, root string) policy.Config {
+	return policy.Config{
+		Phase:             phase,
+		ContextThreshold:  c.ContextThreshold,
+		ContextMaxTokens:  int64(c.ContextMaxTokens),
+		ToolCallThreshold: c.ToolCallThreshold,
+		Zones: estimator.ZoneConfig{
+			ToolCallsYellow: c.ZoneToolCallsYellow, ToolCallsRed: c.ZoneToolCallsRed,
+			LargeReadsYellow: c.ZoneLargeReadsYellow, LargeReadsRed: c.ZoneLargeReadsRed,
+			DelegationsYellow: c.ZoneDelegationsYellow, DelegationsRed: c.ZoneDelegationsRed,
+		},
+		ZoneAction: c.ZoneAction,
+		Nudges: estimator.NudgeConfig{
+			Repeat: c.NudgeRepeat, RepeatWindow: c.NudgeRepeatWindow, RepeatRestart: c.NudgeRepeatRestart,
+			ExploreReads: c.NudgeExploreReads, Cooldown: c.NudgeCooldown,
+		},
+		Handoff:           c.Handoff,
+		HandoffPath:       handoffPath,
+		HandoffGraceCalls: c.HandoffGraceCalls,
+		MaxRestarts:       c.MaxRestarts,
+		RequireDoneSignal: c.RequireDoneSignal,
+		AllowCompaction:   c.AllowCompaction,
+		Root:              root,
 	}
 }
 
@@ -169,33 +222,6 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		CancelGrace:    r.InterruptGrace,
 		AllowCompact:   r.cfg.AllowCompaction,
 		Logger:         r.log,
-		OnMark: func(name string, at time.Time, f map[string]any) {
-			r.event(name, sessionFields(p, n, f))
-			r.logMark(ph.ID, name, f)
-		},
-	}
-}
-
-// logMark logs a step of the runner's stop timeline.
-func (r *orun) logMark(phase, name string, f map[string]any) {
-	switch name {
-	case "tool_drained":
-		if f["timed_out"] == true {
-			r.log.Warn("the running tool did not finish within stop_grace: interrupting it", "phase", phase,
-				"stop_grace", time.Duration(r.cfg.StopGrace))
-		} else {
-			r.log.Info("safe point reached: interrupting the session", "phase", phase)
-		}
-	case "sigkill":
-		if f["by"] == "cancel_grace" {
-			r.log.Warn("the running tool did not finish after the interrupt: killing the session", "phase", phase, "grace", r.InterruptGrace)
-		} else {
-			r.log.Info("stopping the session", "phase", phase, "step", name)
-		}
-	case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
-		r.log.Info("stopping the session", "phase", phase, "step", name)
-	default:
-		r.log.Debug("stop timeline", "phase", phase, "step", name)
 	}
 }
 
@@ -208,60 +234,6 @@ func hookLatencyMs(l map[runner.HookEvent]runner.Latency) map[string]any {
 		out[string(ev)] = map[string]any{"n": x.N, "p50": ms(x.P50), "p99": ms(x.P99), "max": ms(x.Max)}
 	}
 	return out
-}
-
-func sessionFields(p *phaseRun, n int, m map[string]any) map[string]any {
-	if m == nil {
-		m = map[string]any{}
-	}
-	m["phase"], m["session"] = p.ph.ID, n
-	return m
-}
-
-// logEvent reports what a person watching the run wants to see.
-func (r *orun) logEvent(phase string, n int, ev runner.Event, snap estimator.Snapshot, root string) {
-	switch ev.Kind {
-	case runner.KindInit:
-		window := estimator.FormatTokens(snap.Window)
-		if snap.WindowPending {
-			window = "asked of claude"
-		}
-		r.log.Info("session started", "phase", phase, "session", n, "model", ev.Init.Model,
-			"window", window, "claude", ev.Init.Version)
-	case runner.KindAssistant:
-		for _, tu := range ev.Assistant.ToolUses {
-			if !ev.Assistant.MainThread() {
-				continue
-			}
-			r.log.Info("tool", "phase", phase, "name", tu.Name, "input", strings.TrimPrefix(toolSummary(tu), root+"/"))
-		}
-	case runner.KindSystem:
-		s := ev.System
-		switch {
-		case s.Subtype == "api_retry":
-			r.log.Warn("API error: claude retries", "phase", phase, "api_status", s.ErrorStatus, "error", s.Error,
-				"retry_in", time.Duration(s.RetryDelayMs*float64(time.Millisecond)).Round(100*time.Millisecond),
-				"attempt", s.Attempt, "max_attempts", s.MaxRetries)
-		case s.Status == "compacting":
-			// An attempt: PreCompact may have blocked it, or it fails into
-			// "Prompt is too long" (the result says so).
-			r.log.Debug("claude started compacting its context", "phase", phase, "allowed", r.cfg.AllowCompaction)
-			r.event("compaction_attempt", map[string]any{"phase": phase, "session": n, "allowed": r.cfg.AllowCompaction})
-		case s.Subtype == "compact_boundary":
-			r.log.Warn("claude compacted its context", "phase", phase, "allowed", r.cfg.AllowCompaction, "pre_tokens", s.PreTokens)
-			r.event("compaction", map[string]any{"phase": phase, "session": n, "pre_tokens": s.PreTokens, "allowed": r.cfg.AllowCompaction})
-		}
-	}
-}
-
-func toolSummary(tu runner.ToolUse) string {
-	switch {
-	case tu.Command != "":
-		return oneLine(tu.Command)
-	case tu.FilePath != "":
-		return tu.FilePath
-	}
-	return ""
 }
 
 // describeOutcome says in words how a session ended.
@@ -302,10 +274,4 @@ func lastLine(s string) string {
 }
 
 // oneLine folds s to one line of at most 200 runes.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return s
-}
+func oneLine(s string) string { return session.OneLine(s) }

@@ -9,67 +9,23 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
-// stepKind is what the phase does after one session.
-type stepKind int
-
-const (
-	stepFinish      stepKind = iota // the attempt is over: the caller reads the done signal and runs the gates
-	stepInterrupted                 // Ctrl-C: commit, stop; a rerun resumes
-	stepFailFast                    // claude cannot run here: exit 2, no retry, no commit of its own
-	stepExhausted                   // a budget ran out: extend it (the user) or end the phase
-	stepRestart                     // a fresh session from a checkpoint, counted against max_restarts
-	stepRetry                       // the session failed on its own: again from a checkpoint, after a backoff
-	stepUsageLimit                  // a usage limit: commit, wait for its reset (or end with exit 75), go on uncounted
-)
-
-// step is the decision after a session, with its reason.
-type step struct {
-	kind stepKind
-	why  string
-}
-
-// afterSession decides what follows a session that ended as end; signalled
-// is whether the agent's `debussy done` signal is on disk. Pure, and the
-// order of its cases is the precedence: Ctrl-C, then the agent's done
-// signal (it beats a stop decided on the same response), then a refusal
-// no retry can fix, a usage limit, a budget, a clean end, a restart, a
-// retry. reached says whether any session of the run got an answer from
-// the API: an unreachable API is a setup error until one did.
-func afterSession(end sessionEnd, signalled, reached bool) step {
-	out := end.outcome
-	switch {
-	case end.interrupted:
-		return step{kind: stepInterrupted}
-	case end.done || signalled:
-		return step{kind: stepFinish}
-	case out.Refused() != nil:
-		return step{kind: stepFailFast, why: out.Refused().Error()}
-	case out.Failure.Class == failure.UsageLimit:
-		return step{kind: stepUsageLimit, why: out.Failure.Reason}
-	case out.Failure.Class == failure.Unreachable && !reached:
-		return step{kind: stepFailFast, why: out.Failure.Reason + ": " + out.Failure.Fix}
-	case end.trigger == policy.TriggerBudget:
-		return step{kind: stepExhausted}
+// ended is a session's end as the policy's decision after it needs it:
+// signalled is whether the agent's `debussy done` signal is on disk,
+// reached whether any session of the run got an answer from the API.
+func ended(res session.Result, signalled, reached bool) policy.Ended {
+	out := res.Outcome
+	e := policy.Ended{Interrupted: res.Interrupted, Done: res.Done, Signalled: signalled, Failure: out.Failure, Reached: reached,
+		Trigger: res.Trigger, Reason: res.Reason, Describe: describeOutcome(out),
+		Completed: out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns,
+		Stopped:   out.Kind == runner.OutcomeStopped}
+	if err := out.Refused(); err != nil {
+		e.Refused = err.Error()
 	}
-	// A session debussy was ending that ended its turn by itself before
-	// the stop (the agent stopped instead of writing its handoff) restarts
-	// like a stopped one.
-	stopped := out.Kind == runner.OutcomeStopped || (end.trigger != "" && out.Kind == runner.OutcomeCompleted)
-	switch {
-	case end.trigger == "" && (out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns):
-		return step{kind: stepFinish}
-	case stopped && end.trigger == policy.TriggerAdaptive:
-		return step{kind: stepRestart, why: lessons(end.reason)}
-	case stopped && end.trigger != "":
-		return step{kind: stepRestart, why: end.reason}
-	case out.Failure.Class == failure.PromptTooLong:
-		// The context filled before a trigger fired.
-		return step{kind: stepRestart, why: "the context filled up (prompt too long)"}
-	}
-	return step{kind: stepRetry, why: describeOutcome(out)}
+	return e
 }
 
 // runSessions runs sessions for one attempt until one ends normally:
@@ -85,30 +41,35 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 		if err != nil {
 			return r.sessionFailed(p, err)
 		}
-		if reachedAPI(end.outcome) {
+		if reachedAPI(end.Outcome) {
 			r.reached.Store(true)
 		}
-		s := afterSession(end, r.signalled(p), r.reached.Load())
-		switch s.kind {
-		case stepFinish:
+		// The policy decides what follows, as it decided in the session.
+		s := policy.After(ended(end, r.signalled(p), r.reached.Load()))
+		switch s.Kind {
+		case policy.StepFinish:
 			p.transient = 0
 			return nil
-		case stepInterrupted:
+		case policy.StepInterrupted:
 			r.commit(p, eventInterrupted, "interrupted")
 			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
-		case stepFailFast:
-			if refused := end.outcome.Refused(); refused != nil {
+		case policy.StepFailFast:
+			if refused := end.Outcome.Refused(); refused != nil {
 				return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
 			}
-			return r.failFast(p, fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.why))
-		case stepUsageLimit:
+			return r.failFast(p, fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
+		case policy.StepUsageLimit:
 			prompt, err = r.usageLimit(ctx, p, end)
-		case stepExhausted:
+		case policy.StepExhausted:
 			prompt, err = r.extendOrEnd(ctx, p, end)
-		case stepRestart:
-			prompt, err = r.restart(p, end, s.why)
-		case stepRetry:
-			prompt, err = r.retry(ctx, p, s.why)
+		case policy.StepRestart:
+			why := s.Why
+			if end.Trigger == policy.TriggerAdaptive {
+				why = lessons(why)
+			}
+			prompt, err = r.restart(p, end, why)
+		case policy.StepRetry:
+			prompt, err = r.retry(ctx, p, s.Why)
 		}
 		if err != nil {
 			return err
@@ -167,8 +128,8 @@ func (r *orun) failFast(p *phaseRun, err error) error {
 // extendOrEnd follows a budget's stop: the user may extend it (a new
 // session from a checkpoint, which max_restarts does not count: the user
 // chose it); else the phase ends exhausted. It returns the next prompt.
-func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end sessionEnd) (string, error) {
-	spent := r.phaseEcon(p).exhausted
+func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result) (string, error) {
+	spent := r.phaseEcon(p).b.Exhausted
 	if !r.extendBudget(ctx, p, spent) {
 		return "", r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
 	}
@@ -185,7 +146,7 @@ func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end sessionEnd) (st
 
 // restart commits, checkpoints and returns the next session's prompt, or
 // ends the phase when max_restarts is spent.
-func (r *orun) restart(p *phaseRun, end sessionEnd, why string) (string, error) {
+func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, error) {
 	if p.restarts >= r.cfg.MaxRestarts {
 		return "", r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
 			p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, why))
@@ -198,7 +159,7 @@ func (r *orun) restart(p *phaseRun, end sessionEnd, why string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if end.trigger == policy.TriggerAdaptive {
+	if end.Trigger == policy.TriggerAdaptive {
 		r.openWindow(p)
 	}
 	r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)
@@ -240,7 +201,7 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, why string) (string, erro
 
 // keepFrom keeps what the next checkpoint needs of the session that ended:
 // the handoff or why there is none, and the calls to avoid.
-func (p *phaseRun) keepFrom(end sessionEnd) {
-	p.handoff, p.noHandoff = end.handoff, end.noHandoff
-	p.avoid = append(p.avoid, end.avoid...)
+func (p *phaseRun) keepFrom(end session.Result) {
+	p.handoff, p.noHandoff = end.Handoff, end.NoHandoff
+	p.avoid = append(p.avoid, end.Avoid...)
 }

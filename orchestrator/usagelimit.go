@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/session"
 	"math/rand/v2"
 	"time"
 
@@ -74,8 +75,8 @@ func resetClock(t, now time.Time) string {
 // usage_limit_wait) and resumes with the checkpoint — no restart or retry
 // is counted, since nothing the agent did caused it — or the run ends
 // with ErrUsageLimit. It returns the next session's prompt.
-func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end sessionEnd) (string, error) {
-	f := end.outcome.Failure
+func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) (string, error) {
+	f := end.Outcome.Failure
 	name := failure.LimitName(f.LimitType)
 	p.rec.UsageLimits++
 	p.keepFrom(end)

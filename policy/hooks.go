@@ -26,6 +26,9 @@ type Call struct {
 	// HandedOff: the agent's `debussy handoff` signal for this session is
 	// on disk (for a handoff command's PostToolUse).
 	HandedOff bool
+	// PhaseFile: the call reads one of the phase's own files (its plan,
+	// the files it names or has written): a firm budget lets it run.
+	PhaseFile bool
 }
 
 // CallOf is the policy's view of a hook call.
@@ -55,12 +58,16 @@ func (p *Policy) WantsHandoffSize() bool {
 // IsHandoffCall reports whether c is one the handoff stage lets through.
 func (p *Policy) IsHandoffCall(c Call) bool { return p.isHandoffWrite(c) }
 
-// PreToolUse answers before a tool runs. budgetWhy is the budget's refusal
-// of the call at its current level ("" lets it run). The handoff's request
+// PreToolUse answers before a tool runs. budgetWhy is a budget's refusal
+// of the call decided by the caller; "" leaves it to the policy's own, from
+// the last BudgetReading. The handoff's request
 // comes first: it refuses every tool the budget would and names the path.
 // A call debussy lets run that is one of its own commands is allowed
 // outright, so no permission mode refuses `debussy done`.
 func (p *Policy) PreToolUse(c Call, budgetWhy string) event.HookAnswer {
+	if budgetWhy == "" {
+		budgetWhy = p.budgetRefusal(c)
+	}
 	a := p.preToolUse(c, budgetWhy)
 	if a.Deny == "" && c.Tool == "Bash" && OwnCommand(c.Command) {
 		a.Allow = "debussy's own command"

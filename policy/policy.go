@@ -156,6 +156,8 @@ type Policy struct {
 	// the session still ends at the next PostToolUse, as done.
 	stopAfterDone bool
 
+	budget BudgetReading // the latest: its action refuses calls
+
 	zone   estimator.Zone
 	nudger *estimator.Nudger
 	avoid  []string

@@ -151,3 +151,12 @@ func writeJSONAtomic(path string, v any) error {
 	// summaries, and copied into CI artifacts.
 	return writeFileAtomic(path, append(secrets.Default().JSON(data), '\n'))
 }
+
+// SignalPath is where `debussy done` leaves the phase's signal (a session
+// stats it to answer the agent's command).
+func (s *Store) SignalPath(runID, phaseID string) string { return s.signalPath(runID, phaseID) }
+
+// HandoffSignalPath is where `debussy handoff` leaves the phase's signal.
+func (s *Store) HandoffSignalPath(runID, phaseID string) string {
+	return s.handoffSignalPath(runID, phaseID)
+}

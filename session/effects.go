@@ -1,0 +1,190 @@
+package session
+
+import (
+	"time"
+
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/policy"
+)
+
+// Effect is one thing the session's owner must do, in the order the
+// session decided it: record, log, or bring the ledger up to date.
+type Effect interface{ effect() }
+
+// Record is one line of events.jsonl; Fields carry the phase, the session
+// and the turn already.
+type Record struct {
+	Name   string
+	Fields map[string]any
+}
+
+// Log is one line of the run's log; Args start with the phase.
+type Log struct {
+	Level policy.Level
+	Msg   string
+	Args  []any
+}
+
+// Observed is one stream event with the estimator's snapshot after it:
+// the checkpoint's recorder and the live view read it. Live is the
+// Meters' figures then (Config.Live).
+type Observed struct {
+	Event event.Event
+	Snap  estimator.Snapshot
+	Live  *Live
+}
+
+// Tick is the duration budgets checked without an event; Snap is the
+// latest snapshot, for the live view.
+type Tick struct{ Snap estimator.Snapshot }
+
+// ZoneChanged is the session's new zone.
+type ZoneChanged struct{ Zone estimator.Zone }
+
+// Nudged is an exploration or loop nudge to keep in the ledger.
+type Nudged struct {
+	Nudge estimator.Nudge
+	At    time.Time
+}
+
+// HandoffKept is a handoff the agent wrote, to keep in the ledger.
+type HandoffKept struct{ Path string }
+
+// Emergency is a stop without the handoff that was due: counted.
+type Emergency struct{}
+
+// StopDecided is the policy ending the session (the runner was asked to
+// stop at the next safe point).
+type StopDecided struct {
+	policy.StopDecision
+	At time.Time
+}
+
+// SpendChanged says the Meters' figures moved in a way the ledger shows
+// (a budget level, a quarter, what the agent is doing): record them.
+type SpendChanged struct{}
+
+func (Record) effect()       {}
+func (Log) effect()          {}
+func (Observed) effect()     {}
+func (Tick) effect()         {}
+func (ZoneChanged) effect()  {}
+func (Nudged) effect()       {}
+func (HandoffKept) effect()  {}
+func (Emergency) effect()    {}
+func (StopDecided) effect()  {}
+func (SpendChanged) effect() {}
+
+// perform turns what the policy decided into Effects, in stream order, and
+// asks the runner to stop when the policy says so (the hook's answer is
+// the clean stop; the runner's interrupt its fallback).
+func (s *Session) perform() {
+	for _, e := range s.pol.Effects() {
+		switch e.Kind {
+		case policy.EffStop:
+			at, reason := s.now(), e.Stop.Reason
+			switch {
+			case !threshold(e.Stop.Trigger):
+				s.log(policy.LevelWarn, "stopping the session at the next safe point", "reason", reason)
+			case len(s.rs.InFlight()) > 0:
+				s.log(policy.LevelWarn, "threshold crossed: stopping after the running tool", "reason", reason)
+			default:
+				s.log(policy.LevelWarn, "threshold crossed: stopping at the next safe point", "reason", reason)
+			}
+			s.rs.RequestStop(reason)
+			if s.stopAt.IsZero() {
+				s.stopAt = at
+			}
+			s.q.push(StopDecided{StopDecision: *e.Stop, At: at})
+		case policy.EffZone:
+			s.q.push(ZoneChanged{Zone: e.Zone})
+		case policy.EffNudge:
+			s.q.push(Nudged{Nudge: *e.Nudge, At: s.now()})
+		case policy.EffHandoffWritten:
+			s.q.push(HandoffKept{Path: s.cfg.Facts.HandoffPath})
+		case policy.EffNoHandoff:
+			s.q.push(Emergency{})
+		case policy.EffHandoffDir:
+			// The handoff goes to the phase's directory, which holds the
+			// session's log: it exists before the session starts.
+		}
+		if e.Event != "" {
+			s.record(e.Event, effectFields(e))
+		}
+		if e.Log != "" && e.Level != policy.LevelNone {
+			s.log(e.Level, e.Log, effectLogArgs(e)...)
+		}
+	}
+}
+
+// effectFields is what events.jsonl records of a policy effect.
+func effectFields(e policy.Effect) map[string]any {
+	m := map[string]any{}
+	for k, v := range e.Fields {
+		m[k] = v
+	}
+	return m
+}
+
+// effectLogArgs are the effect's fields the log shows, in a fixed order.
+func effectLogArgs(e policy.Effect) []any {
+	var kv []any
+	for _, k := range []string{"zone", "kind", "tool", "args", "count", "tool_calls", "large_reads", "delegations", "percent", "reason", "path", "trigger"} {
+		if v, ok := e.Fields[k]; ok {
+			kv = append(kv, k, v)
+		}
+	}
+	return kv
+}
+
+// threshold reports whether trig is one of the session's thresholds
+// (rather than a budget, a loop or a compaction).
+func threshold(trig estimator.Trigger) bool {
+	return trig == estimator.TriggerContext || trig == estimator.TriggerToolCalls || trig == policy.TriggerZone
+}
+
+// record queues a line of events.jsonl.
+func (s *Session) record(name string, f map[string]any) {
+	s.q.push(Record{Name: name, Fields: s.fields(f, true)})
+}
+
+// fields adds the phase, the session and (withTurn) the turn to f; on the
+// session's goroutine only when withTurn.
+func (s *Session) fields(f map[string]any, withTurn bool) map[string]any {
+	if f == nil {
+		f = map[string]any{}
+	}
+	f["phase"], f["session"] = s.cfg.Phase, s.cfg.Number
+	if withTurn {
+		f["turn"] = s.turn
+	}
+	return f
+}
+
+// log queues a line of the run's log, naming the phase.
+func (s *Session) log(level policy.Level, msg string, args ...any) {
+	s.q.push(Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)})
+}
+
+// markLog is how a step of the runner's stop timeline is logged.
+func (s *Session) markLog(name string, f map[string]any) Log {
+	l := func(level policy.Level, msg string, args ...any) Log {
+		return Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)}
+	}
+	switch name {
+	case "tool_drained":
+		if f["timed_out"] == true {
+			return l(policy.LevelWarn, "the running tool did not finish within stop_grace: interrupting it", "stop_grace", s.cfg.Spec.StopGrace)
+		}
+		return l(policy.LevelInfo, "safe point reached: interrupting the session")
+	case "sigkill":
+		if f["by"] == "cancel_grace" {
+			return l(policy.LevelWarn, "the running tool did not finish after the interrupt: killing the session", "grace", s.cfg.Spec.CancelGrace)
+		}
+		return l(policy.LevelInfo, "stopping the session", "step", name)
+	case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
+		return l(policy.LevelInfo, "stopping the session", "step", name)
+	}
+	return l(policy.LevelDebug, "stop timeline", "step", name)
+}

@@ -1,0 +1,126 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/debussy-dev/debussy/plans"
+)
+
+// Facts are the files on disk a session's decisions read: what the
+// agent's own commands leave (`debussy done`, `debussy handoff`), its
+// handoff, and its phase file's task list.
+type Facts struct {
+	SignalPath        string // `debussy done`'s signal of the phase
+	HandoffSignalPath string // `debussy handoff`'s signal of the phase
+	HandoffPath       string // where this session's handoff goes (absolute)
+	PhaseFile         string // the phase's file, whose checked tasks adaptive budgets count
+}
+
+// watcher reads the facts. A hook's answer reads at most the stat of a
+// signal or the handoff and a signal's few bytes, under .debussy/, which
+// the agent's command just wrote; the phase file, which an adaptive
+// quarter needs and which can be long, is re-read on its own goroutine
+// after each tool result and the quarter takes the count as of then.
+type watcher struct {
+	Facts
+	session int
+
+	mu          sync.Mutex
+	done, total int
+	poke        chan struct{}
+	stop        chan struct{}
+}
+
+func newWatcher(f Facts, session int, countTasks bool) *watcher {
+	w := &watcher{Facts: f, session: session}
+	if countTasks && f.PhaseFile != "" {
+		w.poke, w.stop = make(chan struct{}, 1), make(chan struct{})
+		w.readTasks()
+		go w.follow()
+	}
+	return w
+}
+
+// signalled reports whether `debussy done` left a signal for the phase; an
+// unreadable one counts (the phase loop reports it).
+func (w *watcher) signalled() bool {
+	_, err := os.Stat(w.SignalPath)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// handedOff reports whether `debussy handoff` left a signal for this very
+// session: an earlier session's names another handoff file.
+func (w *watcher) handedOff() bool {
+	data, err := os.ReadFile(w.HandoffSignalPath)
+	if err != nil {
+		return false
+	}
+	var sig struct {
+		Session int `json:"session"`
+	}
+	return json.Unmarshal(data, &sig) == nil && sig.Session == w.session
+}
+
+// handoffSize is the handoff's size; 0 when it is missing.
+func (w *watcher) handoffSize() int64 {
+	fi, err := os.Stat(w.HandoffPath)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// tasks is the phase's checked and total tasks as last read.
+func (w *watcher) tasks() (done, total int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done, w.total
+}
+
+// changed asks for the task list to be read again (a tool ran).
+func (w *watcher) changed() {
+	if w.poke == nil {
+		return
+	}
+	select {
+	case w.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (w *watcher) follow() {
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.poke:
+			w.readTasks()
+		}
+	}
+}
+
+func (w *watcher) readTasks() {
+	tasks, err := plans.ReadTasks(w.PhaseFile)
+	if err != nil {
+		return // the count stays as last read
+	}
+	done := 0
+	for _, t := range tasks {
+		if t.Done {
+			done++
+		}
+	}
+	w.mu.Lock()
+	w.done, w.total = done, len(tasks)
+	w.mu.Unlock()
+}
+
+func (w *watcher) close() {
+	if w.stop != nil {
+		close(w.stop)
+	}
+}
