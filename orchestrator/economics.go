@@ -34,7 +34,7 @@ const (
 // two processes.
 type economics struct {
 	// mu guards every Meter and the phases' map: the sessions' readers
-	// (budgetcheck.go) count and check without the run's lock. Held only
+	// (session.Meters, meters.go) count and check without the run's lock. Held only
 	// around Meter calls, never across I/O.
 	mu       sync.Mutex
 	mode     budget.Mode

@@ -108,7 +108,7 @@ type orun struct {
 	release func() error
 	now     func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
-	// for each CLI version and model (clifacts.go).
+	// for each CLI version and model (session.Answers).
 	answers session.Answers
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.

@@ -43,7 +43,7 @@ func (s *Store) PhaseDir(runID, phaseID string) string {
 
 // HandoffPath is where the agent's handoff of the phase's session n goes:
 // .debussy/runs/<run>/phase-<id>/handoff-<n>.md, the path the session's
-// policy names (orchestrator/driver.go). It creates nothing.
+// policy names (session.Facts). It creates nothing.
 func (s *Store) HandoffPath(runID, phaseID string, n int) string {
 	return filepath.Join(s.PhaseDir(runID, phaseID), fmt.Sprintf("handoff-%d.md", n))
 }
