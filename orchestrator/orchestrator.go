@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
@@ -281,7 +282,7 @@ func (r *orun) execute(ctx context.Context) error {
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	for _, ph := range order {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending,
-			UncheckedGates: uncheckedGates(ph)})
+			UncheckedGates: gate.Unchecked(ph)})
 	}
 	todo, err := r.selectPhases(order)
 	if err != nil {

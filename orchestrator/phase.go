@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/secrets"
@@ -147,7 +148,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
 		default:
-			var res []gateResult
+			var res []gate.Result
 			var ok bool
 			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
 			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
@@ -167,11 +168,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				hookProblem = true
 				break
 			}
-			if last := res[len(res)-1]; last.missing() != "" {
+			if last := res[len(res)-1]; last.Missing() != "" {
 				return r.endPhase(p, state.StatusFailed, missingError(ph.ID, last))
 			}
-			problem = gateEvidence(res)
-			lastProblem = gateSummary(res)
+			problem = gate.Evidence(res)
+			lastProblem = gate.Summary(res)
 		}
 		if attempt > r.cfg.MaxRetries {
 			break

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 )
@@ -46,7 +47,7 @@ func phasePrompt(plan *plans.Plan, ph *plans.Phase, root string) string {
 			}
 		}
 		// No command checks these: the agent is the only check.
-		if names := uncheckedGates(ph); len(names) > 0 {
+		if names := gate.Unchecked(ph); len(names) > 0 {
 			b.WriteString("\nThese requirements have no command debussy can run; you must meet them and check them yourself before you signal completion:\n")
 			for _, g := range ph.Gates {
 				if g.Unchecked {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/plans"
@@ -51,7 +52,7 @@ func TestPhasePromptWithoutGatesOrNotes(t *testing.T) {
 
 func TestRemediationPrompt(t *testing.T) {
 	plan, ph := testPlan()
-	problem := gateEvidence([]gateResult{
+	problem := gate.Evidence([]gate.Result{
 		{Gate: ph.Gates[0], Duration: 2 * time.Second},
 		{Gate: ph.Gates[1], ExitCode: 1, Duration: 9 * time.Second,
 			Output: "--- FAIL: TestItems (0.01s)\n    items_test.go:31: status 500, want 200\nFAIL\nFAIL\texample.com/api\t0.021s\n"},
@@ -99,7 +100,7 @@ func TestPromptsRedactSecrets(t *testing.T) {
 	tests := []struct {
 		name, prompt string
 	}{
-		{name: "gate output", prompt: remediationPrompt(ph, 1, 3, gateEvidence([]gateResult{
+		{name: "gate output", prompt: remediationPrompt(ph, 1, 3, gate.Evidence([]gate.Result{
 			{Gate: ph.Gates[1], ExitCode: 1, Output: "env: ANTHROPIC_API_KEY=" + key + "\nFAIL\n"}}), phasePrompt(plan, ph, "/home/dev/project"))},
 		{name: "the agent's reason", prompt: remediationPrompt(ph, 1, 3, "you reported: failed with token "+key, "")},
 		{name: "hook output", prompt: (&phaseRun{rejected: &gitcommit.HookError{Hook: "pre-commit", ExitCode: 1,

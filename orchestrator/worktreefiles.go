@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
@@ -96,9 +97,9 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
-	var res gateResult
+	var res gate.Result
 	r.unlocked(func() {
-		res = runGate(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
+		res = gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	})
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
@@ -110,7 +111,7 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 		"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "log": logPath})
 	var why string
 	switch {
-	case res.passed():
+	case res.Passed():
 		r.log.Info("worktree_setup done", "phase", s.ph.ID, "took", res.Duration.Round(time.Millisecond))
 		return nil
 	case ctx.Err() != nil:
