@@ -21,6 +21,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -503,7 +504,7 @@ func (r *orun) finish(err error) error {
 		r.log.Error("ledger not saved", "err", serr)
 	}
 	r.event("run_ended", map[string]any{"status": r.run.Status})
-	writeSummary(r.Out, r.run)
+	report.Summary(r.Out, r.run)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)
