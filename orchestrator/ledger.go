@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/worktree"
 )
 
 // Git as the ledger: every phase end is a commit whose trailers say how it
@@ -173,7 +174,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
 	})
 	if len(c.Unstaged) > 0 {
-		r.log.Warn("the agent staged files copied in from "+includeFile+"; they stay in the worktree, out of the commit and the index",
+		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
 			"phase", p.ph.ID, "files", strings.Join(c.Unstaged, ", "))
 	}
 	if !isRecorded(event) {
