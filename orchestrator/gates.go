@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/gate"
@@ -57,15 +56,6 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
-}
-
-func lastLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // tail is the last n bytes of s, marked as cut when longer.

@@ -152,7 +152,7 @@ func (r *orun) planRel() string {
 // carries what the phase took and, when it did not complete, why.
 func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcommit.Message {
 	m := gitcommit.Message{
-		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
+		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, p.ph.ShortTitle(), what),
 		Run:     r.id, Plan: r.planRel(), Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
 	}
 	if gitcommit.IsOutcome(string(event)) {

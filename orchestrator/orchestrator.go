@@ -282,7 +282,7 @@ func (r *orun) execute(ctx context.Context) error {
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending,
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})
 	}
 	todo, err := r.selectPhases(order)

@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -63,13 +64,13 @@ type phaseRun struct {
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
 	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
-	p.basePrompt = phasePrompt(r.Plan, ph, r.root())
+	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
 	head, err := p.repo.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
 	p.base = head
-	prompt := p.basePrompt
+	next := p.basePrompt
 
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
@@ -105,7 +106,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			if err != nil {
 				return err
 			}
-			prompt = cp.Prompt(p.basePrompt)
+			next = cp.Prompt(p.basePrompt)
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
@@ -118,7 +119,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		return err
 	}
 	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
-	r.log.Info("phase started", "phase", ph.ID, "title", shortTitle(ph))
+	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	var lastProblem string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
@@ -129,7 +130,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
 			return r.endPhase(p, state.StatusFailed, err)
 		}
-		if err := r.runSessions(ctx, p, prompt); err != nil {
+		if err := r.runSessions(ctx, p, next); err != nil {
 			return err
 		}
 		sig, err := r.Store.ReadSignal(r.id, ph.ID)
@@ -163,7 +164,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				}
 				// The user's hook refused the phase's final commit: the
 				// phase is not done, like a failing gate.
-				problem = hookEvidence(p.rejected)
+				problem = prompt.HookEvidence(p.rejected)
 				lastProblem = p.rejected.Hook + " hook rejected the commit"
 				hookProblem = true
 				break
@@ -180,9 +181,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
 			"remediation", attempt, "max_retries", r.cfg.MaxRetries)
 		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
-		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
+		next = prompt.Remediation(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
 		if !hookProblem { // else the problem already is the hook's output
-			prompt = p.withRejection(prompt)
+			next = p.withRejection(next)
 		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
@@ -305,7 +306,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 		r.log.Warn("list changed files", "err", err)
 	}
 	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: phaseFile(r.root(), p.ph),
+		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
 		Refused: r.refused(p.ph.ID),
