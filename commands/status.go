@@ -14,6 +14,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -145,11 +146,11 @@ func (e *Env) status(asJSON bool) error {
 	}
 	// What each phase spent against its budget, and the run against the plan's.
 	for _, p := range run.Phases {
-		if line := orchestrator.SpendLine(p.Economics); line != "" {
+		if line := report.SpendLine(p.Economics); line != "" {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
-	if line := orchestrator.SpendLine(run.Economics); line != "" {
+	if line := report.SpendLine(run.Economics); line != "" {
 		fmt.Fprintf(e.Stdout, "run: %s\n", line)
 	}
 	return nil

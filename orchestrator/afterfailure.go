@@ -1,14 +1,12 @@
 package orchestrator
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -34,64 +32,6 @@ func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
 	for _, s := range running {
 		s.cancel(errFailFast)
 	}
-}
-
-// afterFailureLines say, for the summary, which phases were running when
-// the first one failed and what became of each.
-func afterFailureLines(run *state.Run) []string {
-	af := run.AfterFailure
-	if af == nil {
-		return nil
-	}
-	how := "without --fail-fast they went on to their end"
-	if af.FailFast {
-		how = "--fail-fast stopped them at a safe point"
-	}
-	lines := []string{fmt.Sprintf("phase %s failed while %s %s running; %s:", af.Phase, phaseList(af.Running), isAre(len(af.Running)), how)}
-	for _, id := range af.Running {
-		if p := run.Phase(id); p != nil {
-			lines = append(lines, fmt.Sprintf("  phase %s: %s", id, afterFailureOutcome(p, af.FailFast)))
-		}
-	}
-	return lines
-}
-
-// afterFailureOutcome is what became of a phase running at the failure.
-func afterFailureOutcome(p *state.PhaseRecord, failFast bool) string {
-	at := ""
-	if n := len(p.Commits); n > 0 {
-		at = " at " + gitcommit.Short(p.Commits[n-1])
-	}
-	onBranch := ""
-	if p.Branch != "" {
-		onBranch = ", its work committed on branch " + p.Branch + at
-	}
-	switch {
-	case p.Status == state.StatusCompleted && p.Merge != "":
-		return "finished: completed, merged into your branch at " + gitcommit.Short(p.Merge)
-	case p.Status == state.StatusInterrupted && failFast:
-		return "stopped by --fail-fast" + onBranch + "; run the same command again to resume it"
-	case p.Status == state.StatusInterrupted:
-		return "interrupted" + onBranch + "; run the same command again to resume it"
-	case p.Status == state.StatusRunning:
-		return "still running when debussy stopped"
-	}
-	return "finished: " + string(p.Status) + onBranch
-}
-
-func phaseList(ids []string) string {
-	noun := "phase "
-	if len(ids) > 1 {
-		noun = "phases "
-	}
-	return noun + strings.Join(ids, ", ")
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "was"
-	}
-	return "were"
 }
 
 // removeWorktree removes a phase's worktree, and its branch too when

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/plans"
 )
 
@@ -38,7 +39,7 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 			t.Errorf("session environment keeps %s", kv)
 		}
 	}
-	res := runGate(context.Background(), wt, linked.ChildEnv(r.Env), plans.Gate{Name: "branch", Command: "git rev-parse --abbrev-ref HEAD"}, time.Minute)
+	res := gate.Run(context.Background(), wt, linked.ChildEnv(r.Env), plans.Gate{Name: "branch", Command: "git rev-parse --abbrev-ref HEAD"}, time.Minute)
 	if got := strings.TrimSpace(res.Output); res.ExitCode != 0 || got != "phase-1" {
 		t.Errorf("a gate's git in the phase worktree sees branch %q (exit %d), want phase-1", got, res.ExitCode)
 	}

@@ -28,7 +28,7 @@ func Completed(opts Options) (map[string]bool, error) {
 	}
 	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending})
 	}
 	if _, err := r.selectPhases(order); err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
-	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -318,7 +318,7 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 		}
 		return false
 	}
-	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: limitText(stateLimits(by)),
+	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: report.LimitText(stateLimits(by)),
 		N: *count + 1, Max: limit}
 	var yes bool
 	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
@@ -397,56 +397,4 @@ func raiseHint(spent string) string {
 
 func envName(key string) string {
 	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-}
-
-// SpendLine says in one line what a phase or run spent and where that
-// stands in its budget: "spent 101.2K tokens, $0.31, 17 API turns; budget
-// tokens 100K: 101 % used, exhausted (strict)". "" without a record.
-func SpendLine(e *state.Economics) string {
-	if e == nil {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "spent %s tokens, $%.2f, %d API turns", estimator.FormatTokens(e.Tokens), e.CostUSD, e.APITurns)
-	if e.WallMs > 0 {
-		fmt.Fprintf(&b, ", %s", (time.Duration(e.WallMs) * time.Millisecond).Round(time.Second))
-	}
-	if e.Limits != (state.Limits{}) {
-		fmt.Fprintf(&b, "; budget %s: %.0f %% used", limitText(e.Limits), e.UsedPct)
-		if e.Level != "" && e.Level != budget.LevelNone.String() {
-			fmt.Fprintf(&b, ", level %s", e.Level)
-		}
-		if e.Enforcement != "" {
-			fmt.Fprintf(&b, " (%s)", e.Enforcement)
-		}
-		if e.Extensions > 0 {
-			fmt.Fprintf(&b, ", extended %d×", e.Extensions)
-		}
-		if e.Exhausted {
-			b.WriteString(", exhausted")
-		}
-	}
-	if n := len(e.Quarters); n > 0 {
-		q := e.Quarters[n-1]
-		fmt.Fprintf(&b, "; %d quarter evaluations, last at %.0f %%: %d of %d tasks, probability %.2f, %s",
-			n, q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, q.Decision)
-	}
-	if len(e.UnknownModels) > 0 {
-		fmt.Fprintf(&b, "; priced as Sonnet (unknown): %s", strings.Join(e.UnknownModels, ", "))
-	}
-	return b.String()
-}
-
-func limitText(l state.Limits) string {
-	var parts []string
-	if l.Tokens > 0 {
-		parts = append(parts, "tokens "+estimator.FormatTokens(l.Tokens))
-	}
-	if l.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("cost $%.2f", l.CostUSD))
-	}
-	if l.DurationMs > 0 {
-		parts = append(parts, "time "+(time.Duration(l.DurationMs)*time.Millisecond).String())
-	}
-	return strings.Join(parts, ", ")
 }

@@ -324,25 +324,6 @@ func (f *fixture) dirty() bool {
 	return len(ch) > 0
 }
 
-// The summaries: the phase and run spend lines, the step summary's total.
-func TestSpendSummaries(t *testing.T) {
-	run := &state.Run{ID: "r1", Status: state.StatusFailed, Phases: []*state.PhaseRecord{
-		{ID: "1", Status: state.StatusCompleted, Tokens: 60_000, CostUSD: 0.25, Economics: &state.Economics{Tokens: 60_000, CostUSD: 0.25, APITurns: 4}},
-		{ID: "2", Status: state.StatusFailed, Tokens: 101_200, CostUSD: 0.5, Economics: &state.Economics{Tokens: 101_200, CostUSD: 0.5, APITurns: 9,
-			WallMs: 61_000, Limits: state.Limits{Tokens: 100_000}, Enforcement: "strict", UsedPct: 101.2, Level: "exhausted", Exhausted: true, Extensions: 1}},
-	}, Economics: &state.Economics{Tokens: 161_200, CostUSD: 0.75, APITurns: 13}}
-	var b strings.Builder
-	writeSummary(&b, run)
-	contains(t, "summary", b.String(), []string{"total                                           161.2K  $0.75", "2      failed     0         0         0         101.2K  $0.50",
-		"phase 2: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
-	step := filepath.Join(t.TempDir(), "summary.md")
-	if err := appendStepSummary(step, "P", run); err != nil {
-		t.Fatal(err)
-	}
-	contains(t, "step summary", readFile(t, step), []string{"| **total** | | | | | 161.2K | $0.75 | |",
-		"**spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
-}
-
 // A duration budget fires without events: the running tool says nothing
 // for as long as it runs, the timer stops the session (interrupting the
 // tool after stop_grace) and the phase ends exhausted.

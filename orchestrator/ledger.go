@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/worktree"
 )
 
 // Git as the ledger: every phase end is a commit whose trailers say how it
@@ -151,7 +152,7 @@ func (r *orun) planRel() string {
 // carries what the phase took and, when it did not complete, why.
 func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcommit.Message {
 	m := gitcommit.Message{
-		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, shortTitle(p.ph), what),
+		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, p.ph.ShortTitle(), what),
 		Run:     r.id, Plan: r.planRel(), Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
 	}
 	if gitcommit.IsOutcome(string(event)) {
@@ -173,7 +174,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
 	})
 	if len(c.Unstaged) > 0 {
-		r.log.Warn("the agent staged files copied in from "+includeFile+"; they stay in the worktree, out of the commit and the index",
+		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
 			"phase", p.ph.ID, "files", strings.Join(c.Unstaged, ", "))
 	}
 	if !isRecorded(event) {

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
@@ -281,8 +283,8 @@ func (r *orun) execute(ctx context.Context) error {
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending,
-			UncheckedGates: uncheckedGates(ph)})
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
+			UncheckedGates: gate.Unchecked(ph)})
 	}
 	todo, err := r.selectPhases(order)
 	if err != nil {
@@ -503,7 +505,7 @@ func (r *orun) finish(err error) error {
 		r.log.Error("ledger not saved", "err", serr)
 	}
 	r.event("run_ended", map[string]any{"status": r.run.Status})
-	writeSummary(r.Out, r.run)
+	report.Summary(r.Out, r.run)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)

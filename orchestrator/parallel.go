@@ -292,7 +292,7 @@ func samePath(a, b string) bool {
 func (r *orun) mergePhase(s *slot) error {
 	id := s.ph.ID
 	msg := gitcommit.Message{
-		Subject: fmt.Sprintf("debussy: merge phase %s %q", id, shortTitle(s.ph)),
+		Subject: fmt.Sprintf("debussy: merge phase %s %q", id, s.ph.ShortTitle()),
 		Body:    fmt.Sprintf("The phase ran in its own worktree on branch %s (--parallel).", s.branch),
 		Run:     r.id, Plan: r.planRel(), Phase: id, Event: "merge",
 	}

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -63,13 +65,13 @@ type phaseRun struct {
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
 	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
-	p.basePrompt = phasePrompt(r.Plan, ph, r.root())
+	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
 	head, err := p.repo.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
 	p.base = head
-	prompt := p.basePrompt
+	next := p.basePrompt
 
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
@@ -105,7 +107,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			if err != nil {
 				return err
 			}
-			prompt = cp.Prompt(p.basePrompt)
+			next = cp.Prompt(p.basePrompt)
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
@@ -118,7 +120,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		return err
 	}
 	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
-	r.log.Info("phase started", "phase", ph.ID, "title", shortTitle(ph))
+	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	var lastProblem string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
@@ -129,7 +131,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
 			return r.endPhase(p, state.StatusFailed, err)
 		}
-		if err := r.runSessions(ctx, p, prompt); err != nil {
+		if err := r.runSessions(ctx, p, next); err != nil {
 			return err
 		}
 		sig, err := r.Store.ReadSignal(r.id, ph.ID)
@@ -148,7 +150,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
 		default:
-			var res []gateResult
+			var res []gate.Result
 			var ok bool
 			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
 			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
@@ -163,16 +165,16 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				}
 				// The user's hook refused the phase's final commit: the
 				// phase is not done, like a failing gate.
-				problem = hookEvidence(p.rejected)
+				problem = prompt.HookEvidence(p.rejected)
 				lastProblem = p.rejected.Hook + " hook rejected the commit"
 				hookProblem = true
 				break
 			}
-			if last := res[len(res)-1]; last.missing() != "" {
+			if last := res[len(res)-1]; last.Missing() != "" {
 				return r.endPhase(p, state.StatusFailed, missingError(ph.ID, last))
 			}
-			problem = gateEvidence(res)
-			lastProblem = gateSummary(res)
+			problem = gate.Evidence(res)
+			lastProblem = gate.Summary(res)
 		}
 		if attempt > r.cfg.MaxRetries {
 			break
@@ -180,9 +182,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
 			"remediation", attempt, "max_retries", r.cfg.MaxRetries)
 		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
-		prompt = remediationPrompt(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
+		next = prompt.Remediation(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
 		if !hookProblem { // else the problem already is the hook's output
-			prompt = p.withRejection(prompt)
+			next = p.withRejection(next)
 		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
@@ -305,7 +307,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 		r.log.Warn("list changed files", "err", err)
 	}
 	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: shortTitle(p.ph), PhaseFile: phaseFile(r.root(), p.ph),
+		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
 		Refused: r.refused(p.ph.ID),

@@ -60,7 +60,7 @@ func Check(opts Options) (*Preview, error) {
 	}
 	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
 	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: shortTitle(ph), Status: state.StatusPending})
+		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending})
 	}
 	todo, err := r.selectPhases(order)
 	if err != nil {

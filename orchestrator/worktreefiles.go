@@ -4,28 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/worktree"
 )
 
 // A phase's worktree holds what git checks out. What a project needs to run
 // beyond that comes from two places, before the phase's first session:
 // .worktreeinclude (the ignored files it names are copied from the user's
-// checkout: .env, local settings) and worktree_setup (a command: npm ci).
-
-// includeFile names, in gitignore syntax, ignored files of the user's
-// checkout each phase worktree gets a copy of (the convention of Claude
-// Code, Codex, Conductor and ccmanager).
-const includeFile = ".worktreeinclude"
+// checkout by package worktree) and worktree_setup (a command: npm ci).
 
 // setupLog is worktree_setup's output, in the phase's directory.
 const setupLog = "worktree-setup.log"
@@ -36,17 +29,12 @@ func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
 	if r.par.includes != nil {
 		return *r.par.includes, nil
 	}
-	var files []gitcommit.IgnoredFile
-	b, err := os.ReadFile(filepath.Join(r.Repo.Root(), includeFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("%w: read %s: %w", ErrSetup, includeFile, err)
-	default:
-		if files, err = r.Repo.IgnoredMatching(b); err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrSetup, includeFile, err)
-		}
-		r.log.Info(includeFile+": ignored files each phase worktree gets a copy of", "count", len(files), "files", samplePaths(pathSet(files), 5))
+	files, found, err := worktree.Includes(r.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	if found {
+		r.log.Info(worktree.IncludeFile+": ignored files each phase worktree gets a copy of", "count", len(files), "files", samplePaths(pathSet(files), 5))
 	}
 	r.par.includes = &files
 	return files, nil
@@ -76,13 +64,13 @@ func (r *orun) prepareWorktree(ctx context.Context, s *slot) error {
 	var err error
 	r.unlocked(func() {
 		var n int
-		n, err = copyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
+		n, err = worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
 		if err == nil && n > 0 {
-			r.log.Info("copied ignored files into the phase's worktree ("+includeFile+")", "phase", s.ph.ID, "files", n)
+			r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("%w: phase %s: copy the files %s names into %s: %w", ErrSetup, s.ph.ID, includeFile, s.path, err)
+		return fmt.Errorf("%w: phase %s: copy the files %s names into %s: %w", ErrSetup, s.ph.ID, worktree.IncludeFile, s.path, err)
 	}
 	if r.cfg.WorktreeSetup == "" || s.reused {
 		return nil
@@ -96,9 +84,9 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
-	var res gateResult
+	var res gate.Result
 	r.unlocked(func() {
-		res = runGate(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
+		res = gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	})
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
@@ -110,7 +98,7 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 		"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "log": logPath})
 	var why string
 	switch {
-	case res.passed():
+	case res.Passed():
 		r.log.Info("worktree_setup done", "phase", s.ph.ID, "took", res.Duration.Round(time.Millisecond))
 		return nil
 	case ctx.Err() != nil:
@@ -149,111 +137,4 @@ func (r *orun) notStarted(s *slot, err error) error {
 		return serr
 	}
 	return err
-}
-
-// copyIncludes copies files (IgnoredMatching's, in the user's checkout at
-// src) into the worktree at dst with their permissions, and returns how
-// many it copied. A file already there (a resumed worktree: the agent may
-// have changed it) is kept. Through os.Root neither side is left through
-// a symlink; a symlink among the files is copied only when it is relative
-// and stays inside the repository, else skipped with a warning, as is a
-// file whose directory in the worktree is a symlink.
-func copyIncludes(log *slog.Logger, src, dst string, files []gitcommit.IgnoredFile) (int, error) {
-	if len(files) == 0 {
-		return 0, nil
-	}
-	from, err := os.OpenRoot(src)
-	if err != nil {
-		return 0, err
-	}
-	defer from.Close()
-	to, err := os.OpenRoot(dst)
-	if err != nil {
-		return 0, err
-	}
-	defer to.Close()
-	n := 0
-	for _, f := range files {
-		name := filepath.FromSlash(f.Path)
-		if why := symlinkedDir(to, name); why != "" {
-			log.Warn("not copied into the phase's worktree: "+why, "file", f.Path)
-			continue
-		}
-		if f.Mode&fs.ModeSymlink != 0 {
-			target, err := from.Readlink(name)
-			if err != nil {
-				return n, err
-			}
-			if filepath.IsAbs(target) || !filepath.IsLocal(filepath.Join(filepath.Dir(name), target)) {
-				log.Warn("not copied into the phase's worktree: a symlink pointing out of the repository", "file", f.Path, "target", target)
-				continue
-			}
-			if err := to.MkdirAll(filepath.Dir(name), 0o777); err != nil {
-				return n, err
-			}
-			switch err := to.Symlink(target, name); {
-			case errors.Is(err, fs.ErrExist):
-			case err != nil:
-				return n, err
-			default:
-				n++
-			}
-			continue
-		}
-		copied, err := copyFile(from, to, name, f.Mode.Perm())
-		if err != nil {
-			return n, fmt.Errorf("%s: %w", f.Path, err)
-		}
-		if copied {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// symlinkedDir says why name cannot be written in root when one of its
-// directories there is a symlink (a tracked one in the worktree): writing
-// through it would write somewhere else.
-func symlinkedDir(root *os.Root, name string) string {
-	for dir := filepath.Dir(name); dir != "."; dir = filepath.Dir(dir) {
-		if st, err := root.Lstat(dir); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Sprintf("its directory %s is a symlink in the worktree", filepath.ToSlash(dir))
-		}
-	}
-	return ""
-}
-
-// copyFile copies the regular file name from one root to the other with
-// permissions perm, unless it exists there already.
-func copyFile(from, to *os.Root, name string, perm fs.FileMode) (bool, error) {
-	in, err := from.Open(name)
-	if err != nil {
-		return false, err
-	}
-	defer in.Close()
-	if st, err := in.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false, err // changed since it was listed: not a file to copy
-	}
-	if err := to.MkdirAll(filepath.Dir(name), 0o777); err != nil {
-		return false, err
-	}
-	out, err := to.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Chmod(perm) // the umask narrowed it
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = to.Remove(name) // no half copy
-		return false, err
-	}
-	return true, nil
 }

@@ -217,24 +217,3 @@ func TestAfterFailureLetsOthersFinish(t *testing.T) {
 		t.Errorf("summary does not say %q:\n%s", want, f.out)
 	}
 }
-
-// The summary names the phases running at the failure and what became of
-// each, with and without --fail-fast.
-func TestAfterFailureLines(t *testing.T) {
-	run := &state.Run{Phases: []*state.PhaseRecord{
-		{ID: "1", Status: state.StatusFailed},
-		{ID: "2", Status: state.StatusCompleted, Merge: "1111111111", Commits: []string{"aaaaaaaaaa", "1111111111"}},
-		{ID: "3", Status: state.StatusInterrupted, Branch: "debussy/r/phase-3", Commits: []string{"3333333333"}},
-	}}
-	run.AfterFailure = &state.AfterFailure{Phase: "1", Running: []string{"2", "3"}}
-	want := "phase 1 failed while phases 2, 3 were running; without --fail-fast they went on to their end:\n" +
-		"  phase 2: finished: completed, merged into your branch at 1111111\n" +
-		"  phase 3: interrupted, its work committed on branch debussy/r/phase-3 at 3333333; run the same command again to resume it"
-	if got := strings.Join(afterFailureLines(run), "\n"); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
-	run.AfterFailure.FailFast = true
-	if got := strings.Join(afterFailureLines(run), "\n"); !strings.Contains(got, "phase 3: stopped by --fail-fast, its work committed on branch debussy/r/phase-3 at 3333333") {
-		t.Errorf("fail-fast: %s", got)
-	}
-}

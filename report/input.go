@@ -1,8 +1,9 @@
 // Package report draws what a run recorded — the ledger, events.jsonl, each
 // session's raw stream and the run's commits — as one self-contained HTML
 // page (inline SVG, no script, no network) or as markdown with Mermaid
-// charts for GitHub. It reads no files and runs nothing: the caller hands it
-// the recorded data as values.
+// charts for GitHub; and it words a run's end: the summary printed when a
+// run ends, its GitHub step summary, the spend line `status` shows. It reads
+// no files and runs nothing: the caller hands it the recorded data as values.
 package report
 
 import (

@@ -1,0 +1,240 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// Summary writes the table people read in their terminal or CI log when a
+// run ends: each phase's outcome, sessions, tokens, cost and commits, then
+// the phases' errors, what became of the phases running when one failed,
+// the spend against each budget and the gates nothing could check.
+func Summary(w io.Writer, run *state.Run) {
+	fmt.Fprintf(w, "\nrun %s: %s\n", run.ID, run.Status)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS")
+	for _, p := range run.Phases {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t$%.2f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, estimator.FormatTokens(p.Tokens), p.CostUSD, commitList(p.Commits))
+	}
+	tokens, cost := runTotals(run)
+	if len(run.Phases) > 1 {
+		fmt.Fprintf(tw, "total\t\t\t\t\t%s\t$%.2f\t\n", estimator.FormatTokens(tokens), cost)
+	}
+	tw.Flush()
+	for _, p := range run.Phases {
+		if p.LastError != "" && p.Status != state.StatusCompleted {
+			fmt.Fprintln(w, phaseError(p))
+		}
+	}
+	for _, line := range afterFailureLines(run) {
+		fmt.Fprintln(w, line)
+	}
+	for _, p := range run.Phases {
+		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
+			fmt.Fprintf(w, "phase %s: %s\n", p.ID, SpendLine(e))
+		}
+	}
+	if e := run.Economics; e != nil && e.Limits != (state.Limits{}) {
+		fmt.Fprintf(w, "plan: %s\n", SpendLine(e))
+	}
+	for _, p := range run.Phases {
+		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
+			fmt.Fprintf(w, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
+		}
+	}
+}
+
+// StepSummary is the run's summary in markdown for a GitHub Actions step
+// summary, planName in its heading, secrets redacted: what Summary says,
+// as a table and paragraphs.
+func StepSummary(planName string, run *state.Run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### debussy: %s — %s\n\n", planName, run.Status)
+	b.WriteString("| phase | title | outcome | sessions | restarts | tokens | cost | commits |\n|---|---|---|---|---|---|---|---|\n")
+	for _, p := range run.Phases {
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | $%.2f | %s |\n", p.ID, strings.ReplaceAll(p.Title, "|", "\\|"), p.Status,
+			p.Sessions, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD, commitList(p.Commits))
+	}
+	tokens, cost := runTotals(run)
+	fmt.Fprintf(&b, "| **total** | | | | | %s | $%.2f | |\n", estimator.FormatTokens(tokens), cost)
+	if e := run.Economics; e != nil {
+		fmt.Fprintf(&b, "\n**spend**: %s\n", SpendLine(e))
+	}
+	for _, p := range run.Phases {
+		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
+			fmt.Fprintf(&b, "\n**phase %s**: %s\n", p.ID, SpendLine(e))
+		}
+	}
+	for _, p := range run.Phases {
+		if p.LastError != "" && p.Status != state.StatusCompleted {
+			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(phaseError(p), "\n", " "))
+		}
+	}
+	if lines := afterFailureLines(run); len(lines) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "- %s\n", strings.TrimSpace(l))
+		}
+	}
+	for _, p := range run.Phases {
+		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
+			fmt.Fprintf(&b, "\n**phase %s**: UNCHECKED gates (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
+		}
+	}
+	return secrets.Redact(b.String())
+}
+
+// SpendLine says in one line what a phase or run spent and where that
+// stands in its budget: "spent 101.2K tokens, $0.31, 17 API turns; budget
+// tokens 100K: 101 % used, exhausted (strict)". "" without a record.
+func SpendLine(e *state.Economics) string {
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "spent %s tokens, $%.2f, %d API turns", estimator.FormatTokens(e.Tokens), e.CostUSD, e.APITurns)
+	if e.WallMs > 0 {
+		fmt.Fprintf(&b, ", %s", (time.Duration(e.WallMs) * time.Millisecond).Round(time.Second))
+	}
+	if e.Limits != (state.Limits{}) {
+		fmt.Fprintf(&b, "; budget %s: %.0f %% used", LimitText(e.Limits), e.UsedPct)
+		if e.Level != "" && e.Level != budget.LevelNone.String() {
+			fmt.Fprintf(&b, ", level %s", e.Level)
+		}
+		if e.Enforcement != "" {
+			fmt.Fprintf(&b, " (%s)", e.Enforcement)
+		}
+		if e.Extensions > 0 {
+			fmt.Fprintf(&b, ", extended %d×", e.Extensions)
+		}
+		if e.Exhausted {
+			b.WriteString(", exhausted")
+		}
+	}
+	if n := len(e.Quarters); n > 0 {
+		q := e.Quarters[n-1]
+		fmt.Fprintf(&b, "; %d quarter evaluations, last at %.0f %%: %d of %d tasks, probability %.2f, %s",
+			n, q.UsedPct, q.TasksDone, q.TasksTotal, q.Probability, q.Decision)
+	}
+	if len(e.UnknownModels) > 0 {
+		fmt.Fprintf(&b, "; priced as Sonnet (unknown): %s", strings.Join(e.UnknownModels, ", "))
+	}
+	return b.String()
+}
+
+// LimitText names a budget's limits: "tokens 100K, cost $2.00, time 1h0m0s";
+// "" when it sets none.
+func LimitText(l state.Limits) string {
+	var parts []string
+	if l.Tokens > 0 {
+		parts = append(parts, "tokens "+estimator.FormatTokens(l.Tokens))
+	}
+	if l.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("cost $%.2f", l.CostUSD))
+	}
+	if l.DurationMs > 0 {
+		parts = append(parts, "time "+(time.Duration(l.DurationMs)*time.Millisecond).String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// commitList names a phase's commits, short, eliding the middle of a long
+// list.
+func commitList(hashes []string) string {
+	out := make([]string, 0, len(hashes))
+	for _, h := range hashes {
+		out = append(out, gitcommit.Short(h))
+	}
+	if len(out) > 4 {
+		out = append(out[:1], fmt.Sprintf("… %d more …", len(out)-2), out[len(out)-1])
+	}
+	return strings.Join(out, " ")
+}
+
+// phaseError is a phase's last error as one sentence that names the
+// phase once: most errors begin with "phase ID …" or "phase ID: …" already.
+func phaseError(p *state.PhaseRecord) string {
+	if strings.HasPrefix(p.LastError, "phase "+p.ID+" ") || strings.HasPrefix(p.LastError, "phase "+p.ID+":") {
+		return p.LastError
+	}
+	return fmt.Sprintf("phase %s: %s", p.ID, p.LastError)
+}
+
+// runTotals sums the tokens and cost of the run's phases, as recorded
+// (a resumed phase's include what its earlier run spent).
+func runTotals(run *state.Run) (int64, float64) {
+	var tokens int64
+	var cost float64
+	for _, p := range run.Phases {
+		tokens += p.Tokens
+		cost += p.CostUSD
+	}
+	return tokens, cost
+}
+
+// afterFailureLines say, for the summary, which phases were running when
+// the first one failed and what became of each.
+func afterFailureLines(run *state.Run) []string {
+	af := run.AfterFailure
+	if af == nil {
+		return nil
+	}
+	how := "without --fail-fast they went on to their end"
+	if af.FailFast {
+		how = "--fail-fast stopped them at a safe point"
+	}
+	lines := []string{fmt.Sprintf("phase %s failed while %s %s running; %s:", af.Phase, phaseList(af.Running), isAre(len(af.Running)), how)}
+	for _, id := range af.Running {
+		if p := run.Phase(id); p != nil {
+			lines = append(lines, fmt.Sprintf("  phase %s: %s", id, afterFailureOutcome(p, af.FailFast)))
+		}
+	}
+	return lines
+}
+
+// afterFailureOutcome is what became of a phase running at the failure.
+func afterFailureOutcome(p *state.PhaseRecord, failFast bool) string {
+	at := ""
+	if n := len(p.Commits); n > 0 {
+		at = " at " + gitcommit.Short(p.Commits[n-1])
+	}
+	onBranch := ""
+	if p.Branch != "" {
+		onBranch = ", its work committed on branch " + p.Branch + at
+	}
+	switch {
+	case p.Status == state.StatusCompleted && p.Merge != "":
+		return "finished: completed, merged into your branch at " + gitcommit.Short(p.Merge)
+	case p.Status == state.StatusInterrupted && failFast:
+		return "stopped by --fail-fast" + onBranch + "; run the same command again to resume it"
+	case p.Status == state.StatusInterrupted:
+		return "interrupted" + onBranch + "; run the same command again to resume it"
+	case p.Status == state.StatusRunning:
+		return "still running when debussy stopped"
+	}
+	return "finished: " + string(p.Status) + onBranch
+}
+
+func phaseList(ids []string) string {
+	noun := "phase "
+	if len(ids) > 1 {
+		noun = "phases "
+	}
+	return noun + strings.Join(ids, ", ")
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/state"
+)
+
+// contains checks that got holds each of want, or not when it starts with "!".
+func contains(t *testing.T, what, got string, want []string) {
+	t.Helper()
+	for _, w := range want {
+		s, absent := strings.CutPrefix(w, "!")
+		if strings.Contains(got, s) == absent {
+			t.Errorf("%s: contains %q = %v, want %v\n%s", what, s, absent, !absent, got)
+		}
+	}
+}
+
+// The summaries: the phase and run spend lines, the step summary's total.
+func TestSpendSummaries(t *testing.T) {
+	run := &state.Run{ID: "r1", Status: state.StatusFailed, Phases: []*state.PhaseRecord{
+		{ID: "1", Status: state.StatusCompleted, Tokens: 60_000, CostUSD: 0.25, Economics: &state.Economics{Tokens: 60_000, CostUSD: 0.25, APITurns: 4}},
+		{ID: "2", Status: state.StatusFailed, Tokens: 101_200, CostUSD: 0.5, Economics: &state.Economics{Tokens: 101_200, CostUSD: 0.5, APITurns: 9,
+			WallMs: 61_000, Limits: state.Limits{Tokens: 100_000}, Enforcement: "strict", UsedPct: 101.2, Level: "exhausted", Exhausted: true, Extensions: 1}},
+	}, Economics: &state.Economics{Tokens: 161_200, CostUSD: 0.75, APITurns: 13}}
+	var b strings.Builder
+	Summary(&b, run)
+	contains(t, "summary", b.String(), []string{"total                                           161.2K  $0.75", "2      failed     0         0         0         101.2K  $0.50",
+		"phase 2: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
+	contains(t, "step summary", StepSummary("P", run), []string{"| **total** | | | | | 161.2K | $0.75 | |",
+		"**spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
+}
+
+func TestLimitText(t *testing.T) {
+	tests := []struct {
+		name string
+		l    state.Limits
+		want string
+	}{
+		{name: "none", want: ""},
+		{name: "tokens", l: state.Limits{Tokens: 100_000}, want: "tokens 100K"},
+		{name: "all three", l: state.Limits{Tokens: 2_500_000, CostUSD: 2, DurationMs: 90 * 60 * 1000}, want: "tokens 2.5M, cost $2.00, time 1h30m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LimitText(tt.l); got != tt.want {
+				t.Errorf("LimitText(%+v) = %q, want %q", tt.l, got, tt.want)
+			}
+		})
+	}
+	if got := SpendLine(nil); got != "" {
+		t.Errorf("SpendLine(nil) = %q, want empty", got)
+	}
+}
+
+func TestSummaryListsUncheckedGates(t *testing.T) {
+	run := &state.Run{ID: "r1", Status: state.StatusCompleted, Phases: []*state.PhaseRecord{
+		{ID: "1", Status: state.StatusCompleted, Attempts: 1, UncheckedGates: []string{"i18n", "docs"}},
+		{ID: "2", Status: state.StatusCompleted},
+		{ID: "3", Status: state.StatusSkipped, UncheckedGates: []string{"skipped-gate"}}, // never ran: nothing to say
+	}}
+	var b strings.Builder
+	Summary(&b, run)
+	if want := "phase 1: UNCHECKED (no command, not run): i18n, docs"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "skipped-gate") {
+		t.Errorf("summary lists a skipped phase's gate:\n%s", b.String())
+	}
+	md := StepSummary("P", run)
+	if want := "**phase 1**: UNCHECKED gates (no command, not run): i18n, docs"; !strings.Contains(md, want) {
+		t.Errorf("step summary lacks %q:\n%s", want, md)
+	}
+}
+
+// The step summary goes to GitHub: a secret in a phase's error does not.
+func TestStepSummaryRedacts(t *testing.T) {
+	const key = "sk-ant-api03-SECRETSECRETSECRET"
+	run := &state.Run{ID: "r1", Status: state.StatusFailed, Phases: []*state.PhaseRecord{
+		{ID: "1", Status: state.StatusFailed, LastError: "gate test exit 1: ANTHROPIC_API_KEY=" + key}}}
+	if md := StepSummary("P", run); strings.Contains(md, key) || !strings.Contains(md, "[redacted]") {
+		t.Errorf("step summary is not redacted:\n%s", md)
+	}
+}
+
+// A phase's last error names the phase once, whichever way it begins.
+func TestPhaseErrorNamesThePhaseOnce(t *testing.T) {
+	for _, tt := range []struct{ last, want string }{
+		{"phase 1: budget exhausted: phase tokens 101.1K of 100K", "phase 1: budget exhausted: phase tokens 101.1K of 100K"},
+		{"phase 1 failed: gate lint", "phase 1 failed: gate lint"},
+		{"gate lint failed", "phase 1: gate lint failed"},
+		{"phase 12: other phase's words", "phase 1: phase 12: other phase's words"},
+	} {
+		if got := phaseError(&state.PhaseRecord{ID: "1", LastError: tt.last}); got != tt.want {
+			t.Errorf("phaseError(%q) = %q, want %q", tt.last, got, tt.want)
+		}
+	}
+}
+
+// The summary names the phases running at the failure and what became of
+// each, with and without --fail-fast.
+func TestAfterFailureLines(t *testing.T) {
+	run := &state.Run{Phases: []*state.PhaseRecord{
+		{ID: "1", Status: state.StatusFailed},
+		{ID: "2", Status: state.StatusCompleted, Merge: "1111111111", Commits: []string{"aaaaaaaaaa", "1111111111"}},
+		{ID: "3", Status: state.StatusInterrupted, Branch: "debussy/r/phase-3", Commits: []string{"3333333333"}},
+	}}
+	run.AfterFailure = &state.AfterFailure{Phase: "1", Running: []string{"2", "3"}}
+	want := "phase 1 failed while phases 2, 3 were running; without --fail-fast they went on to their end:\n" +
+		"  phase 2: finished: completed, merged into your branch at 1111111\n" +
+		"  phase 3: interrupted, its work committed on branch debussy/r/phase-3 at 3333333; run the same command again to resume it"
+	if got := strings.Join(afterFailureLines(run), "\n"); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	run.AfterFailure.FailFast = true
+	if got := strings.Join(afterFailureLines(run), "\n"); !strings.Contains(got, "phase 3: stopped by --fail-fast, its work committed on branch debussy/r/phase-3 at 3333333") {
+		t.Errorf("fail-fast: %s", got)
+	}
+}
