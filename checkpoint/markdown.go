@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"strconv"
 	"strings"
 
@@ -49,7 +50,7 @@ func (c Checkpoint) Markdown() string {
 func (c Checkpoint) writeHeader(b *strings.Builder) {
 	phase := "phase " + c.PhaseID
 	if c.PhaseTitle != "" {
-		phase += ": " + oneLine(c.PhaseTitle)
+		phase += ": " + text.OneLine(c.PhaseTitle, 0)
 	}
 	var when string
 	switch c.Kind {
@@ -78,7 +79,7 @@ func (c Checkpoint) writeHeader(b *strings.Builder) {
 }
 
 func (c Checkpoint) writeWhy(b *strings.Builder) {
-	reason := strings.TrimSuffix(oneLine(c.Reason), ".")
+	reason := strings.TrimSuffix(text.OneLine(c.Reason, 0), ".")
 	switch c.Kind {
 	case KindResume:
 		b.WriteString("\n## Why we resumed\n\n")
@@ -118,7 +119,7 @@ func (c Checkpoint) writeHandoff(b *strings.Builder) {
 	b.WriteString("\n## The agent's handoff\n\n")
 	if handoff == "" {
 		fmt.Fprintf(b, "There is none: %s. What follows comes from git and the session's log only.\n",
-			strings.TrimSuffix(oneLine(c.NoHandoff), "."))
+			strings.TrimSuffix(text.OneLine(c.NoHandoff, 0), "."))
 		return
 	}
 	b.WriteString("The previous session wrote this as its handoff") // asked for, or at a task boundary (`debussy handoff`)
@@ -219,7 +220,7 @@ func (c Checkpoint) writeTasks(b *strings.Builder) {
 		if t.Done {
 			box = "[x]"
 		}
-		fmt.Fprintf(b, "- %s %s\n", box, clip(oneLine(t.Text), mdLineRunes))
+		fmt.Fprintf(b, "- %s %s\n", box, clip(text.OneLine(t.Text, 0), mdLineRunes))
 	}
 }
 
@@ -234,7 +235,7 @@ func (c Checkpoint) writeProgress(b *strings.Builder) {
 		notes = notes[len(notes)-mdProgress:]
 	}
 	for _, n := range notes {
-		fmt.Fprintf(b, "- %s\n", clip(oneLine(n), mdLineRunes))
+		fmt.Fprintf(b, "- %s\n", clip(text.OneLine(n, 0), mdLineRunes))
 	}
 }
 
@@ -373,7 +374,7 @@ func (c Checkpoint) hasInterrupted() bool {
 
 // code renders s as an inline code span that survives backticks inside.
 func code(s string) string {
-	s = oneLine(s)
+	s = text.OneLine(s, 0)
 	ticks := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		return ticks + " " + s + " " + ticks
@@ -398,11 +399,6 @@ func longestRun(s string, ch rune) int {
 		}
 	}
 	return best
-}
-
-// oneLine folds whitespace so a value cannot break the markdown structure.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func capitalize(s string) string {

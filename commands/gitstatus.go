@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
@@ -48,7 +49,7 @@ func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool) (bool, error) {
 		if len(p.Commits) > 0 {
 			commit = gitcommit.Short(p.Commits[0])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, commit, oneLine(p.LastError, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, commit, text.OneLine(p.LastError, 80))
 	}
 	return true, tw.Flush()
 }

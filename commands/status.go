@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,7 +112,7 @@ func (e *Env) status(asJSON bool) error {
 			status += " (waiting until " + w.Local().Format("15:04") + ": usage limit)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD,
-			strings.Join(commits, ","), oneLine(p.LastError, 80))
+			strings.Join(commits, ","), text.OneLine(p.LastError, 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -335,13 +336,4 @@ func budgetLine(p *state.PhaseRecord) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// oneLine shortens s to one line of at most n runes for tables.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"strings"
 
@@ -53,11 +54,11 @@ func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, s
 		case "gate":
 			after = append(after, gateText(ev))
 		case "remediation":
-			after = append(after, "another attempt: "+oneLine(str(ev, "problem"), 120))
+			after = append(after, "another attempt: "+text.OneLine(str(ev, "problem"), 120))
 		case "phase_ended":
 			what := "phase " + str(ev, "status")
 			if e := str(ev, "error"); e != "" && str(ev, "status") != string(state.StatusCompleted) {
-				what += ": " + oneLine(e, 120)
+				what += ": " + text.OneLine(e, 120)
 			}
 			after = append(after, what)
 		default:
@@ -88,13 +89,13 @@ func toldText(ev map[string]any) string {
 		}
 		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev, "percent"), num(ev, "threshold"))
 	case "note":
-		if text := str(ev, "text"); text != "" {
-			return "noted after " + str(ev, "tool") + ": " + oneLine(text, 200)
+		if note := str(ev, "text"); note != "" {
+			return "noted after " + str(ev, "tool") + ": " + text.OneLine(note, 200)
 		}
 		return fmt.Sprintf("added a note after %s (%s characters)", str(ev, "tool"), num(ev, "chars"))
 	case "nudge":
 		what := fmt.Sprintf("nudged the agent (%s): %s %s, %s times", strings.ReplaceAll(str(ev, "kind"), "_", " "),
-			str(ev, "tool"), oneLine(str(ev, "args"), 80), num(ev, "count"))
+			str(ev, "tool"), text.OneLine(str(ev, "args"), 80), num(ev, "count"))
 		if ev["restart"] == true {
 			what += "; restarting the session"
 		}
@@ -107,7 +108,7 @@ func toldText(ev map[string]any) string {
 			why = "the budget"
 		}
 		if r := str(ev, "reason"); r != "" {
-			why = oneLine(r, 160)
+			why = text.OneLine(r, 160)
 		}
 		return "refused " + str(ev, "tool") + " (" + why + "); it did not run"
 	case "hook_stop":
@@ -147,7 +148,7 @@ func endedText(ev map[string]any, stoppedWith string) string {
 		what = out
 	}
 	if reason != "" && reason != "cancelled" {
-		what += ": " + oneLine(reason, 160)
+		what += ": " + text.OneLine(reason, 160)
 	}
 	if stoppedWith != "" {
 		what += " (" + stoppedWith + ")"

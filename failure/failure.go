@@ -12,6 +12,7 @@ package failure
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"regexp"
 	"strings"
 	"time"
@@ -162,9 +163,9 @@ var (
 // did not fail. Order matters: a usage limit also carries a 429 and an
 // error text, a missing login also ends with is_error.
 func Classify(f Facts) Failure {
-	text := oneLine(f.Text)
+	line := text.OneLine(f.Text, 300)
 	if f.RateLimit.Rejected() || f.AssistantError == "rate_limit" || (f.IsError && limitText.MatchString(f.Text)) {
-		if fl, ok := usageLimit(f, text); ok {
+		if fl, ok := usageLimit(f, line); ok {
 			return fl
 		}
 	}
@@ -189,22 +190,22 @@ func Classify(f Facts) Failure {
 	case strings.Contains(lower, "prompt is too long"):
 		return Failure{Class: PromptTooLong, Reason: "the context filled up (prompt too long)"}
 	case strings.Contains(lower, "credits required") || strings.Contains(lower, "credit balance is too low") || f.AssistantError == "billing_error":
-		return Failure{Class: Auth, Fix: FixCredits, Reason: "the account may not use this model or window: " + text}
+		return Failure{Class: Auth, Fix: FixCredits, Reason: "the account may not use this model or window: " + line}
 	case f.AssistantError == "authentication_failed" || f.APIErrorStatus == 401 || f.APIErrorStatus == 403 || authText.MatchString(f.Text):
 		why := "claude is not logged in or its credentials were refused"
 		if f.APIErrorStatus != 0 {
 			why = fmt.Sprintf("the API refused claude's credentials (status %d)", f.APIErrorStatus)
 		}
-		return Failure{Class: Auth, Fix: FixLogin, Reason: why + ": " + text}
+		return Failure{Class: Auth, Fix: FixLogin, Reason: why + ": " + line}
 	case f.APIErrorStatus == 404:
-		return Failure{Class: Refused, Fix: FixModel, Reason: "the API does not know claude's model (status 404): " + text}
+		return Failure{Class: Refused, Fix: FixModel, Reason: "the API does not know claude's model (status 404): " + line}
 	case f.APIErrorStatus == 0 && (unreachableText.MatchString(f.Text) || (f.Retries > 0 && f.RetryStatus == 0 && f.AssistantError == "server_error")):
-		return Failure{Class: Unreachable, Fix: FixUnreachable, Reason: "claude could not reach the API: " + text}
+		return Failure{Class: Unreachable, Fix: FixUnreachable, Reason: "claude could not reach the API: " + line}
 	case f.APIErrorStatus == 429 || f.APIErrorStatus == 529 || f.APIErrorStatus >= 500 || strings.Contains(lower, "overloaded") ||
 		strings.Contains(lower, "temporarily limiting"):
-		return Failure{Class: Overloaded, Reason: "the API is overloaded or throttling: " + text}
+		return Failure{Class: Overloaded, Reason: "the API is overloaded or throttling: " + line}
 	}
-	return Failure{Class: Other, Reason: text}
+	return Failure{Class: Other, Reason: line}
 }
 
 // usageLimit builds a UsageLimit failure; ok is false when the facts name
@@ -307,12 +308,4 @@ func LimitName(typ string) string {
 // (seven_day_opus): another model may go on.
 func ModelSpecific(typ string) bool {
 	return strings.HasSuffix(typ, "_opus") || strings.HasSuffix(typ, "_sonnet") || strings.HasSuffix(typ, "_haiku")
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 300 {
-		return string(r[:299]) + "…"
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"os/exec"
 	"strings"
 	"sync"
@@ -143,7 +144,7 @@ func Summary(results []Result) string {
 	case g.TimedOut:
 		return fmt.Sprintf("gate %s (`%s`) timed out after %s", g.Gate.Name, g.Gate.Command, g.Duration.Round(time.Second))
 	}
-	last := oneLine(lastLines(g.Output, 1))
+	last := text.OneLine(text.LastLines(g.Output, 1), 200)
 	if last == "" {
 		last = "(no output)"
 	}
@@ -165,7 +166,7 @@ func Evidence(results []Result) string {
 	default:
 		fmt.Fprintf(&b, "Exit code: %d\n", g.ExitCode)
 	}
-	out := lastLines(g.Output, 60)
+	out := text.LastLines(g.Output, 60)
 	if strings.TrimSpace(out) == "" {
 		out = "(no output)"
 	}
@@ -174,25 +175,6 @@ func Evidence(results []Result) string {
 		fmt.Fprintf(&b, "(gate %q passed)\n", p.Gate.Name)
 	}
 	return b.String()
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// oneLine folds s to one line of at most 200 runes.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return s
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"strconv"
 	"time"
 
@@ -48,7 +49,7 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 		res := gate.Run(ctx, root, env, g, time.Duration(r.cfg.GateTimeout))
 		results = append(results, res)
 		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
-			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": tail(res.Output, 2048)})
+			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": text.Tail(res.Output, 2048)})
 		if !res.Passed() {
 			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
 			return results, false
@@ -56,12 +57,4 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
-}
-
-// tail is the last n bytes of s, marked as cut when longer.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

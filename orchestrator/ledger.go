@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -187,7 +188,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
-				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", tail(checkpoint.Redact(hookErr.Output), 500))
+				"phase", p.ph.ID, "event", event, "hook", hookErr.Hook, "output", text.Tail(checkpoint.Redact(hookErr.Output), 500))
 			err = gitcommit.ErrNothingToCommit
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"io"
 	"os"
 	"path/filepath"
@@ -276,9 +277,9 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		hookErr.Output = checkpoint.Redact(hookErr.Output)
 		p.rejected = hookErr
 		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
-			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", tail(hookErr.Output, 2000))
+			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", text.Tail(hookErr.Output, 2000))
 		r.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
-			"output": tail(hookErr.Output, 4000), "kind": event})
+			"output": text.Tail(hookErr.Output, 4000), "kind": event})
 		return head
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
 		p.uncommitted = nil

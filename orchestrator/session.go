@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"strings"
 	"time"
@@ -257,7 +258,7 @@ func describeOutcome(o runner.Outcome) string {
 			fmt.Fprintf(&b, " (exit %s)", code)
 		}
 		// The last line is where a CLI says why it stopped.
-		if s := oneLine(lastLine(o.Stderr)); s != "" {
+		if s := oneLine(text.LastLine(o.Stderr)); s != "" {
 			fmt.Fprintf(&b, ": %s", s)
 		}
 	}
@@ -267,11 +268,5 @@ func describeOutcome(o runner.Outcome) string {
 	return b.String()
 }
 
-// lastLine is the last non-empty line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n\t "), "\n")
-	return lines[len(lines)-1]
-}
-
 // oneLine folds s to one line of at most 200 runes.
-func oneLine(s string) string { return session.OneLine(s) }
+func oneLine(s string) string { return text.OneLine(s, 200) }

@@ -7,6 +7,7 @@ package prompt
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
@@ -76,7 +77,7 @@ func HookEvidence(e *gitcommit.HookError) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "debussy's commit of your work was rejected by the repository's %s hook (exit status %d). ", e.Hook, e.ExitCode)
 	b.WriteString("Your work is still in the tree, uncommitted. Fix what the hook reports; debussy commits again at the next checkpoint.\n")
-	out := lastLines(checkpoint.Redact(e.Output), 60)
+	out := text.LastLines(checkpoint.Redact(e.Output), 60)
 	if strings.TrimSpace(out) == "" {
 		out = "(no output)"
 	}
@@ -92,14 +93,4 @@ func WithRejection(e *gitcommit.HookError, base string) string {
 		return base
 	}
 	return "# The last commit was rejected\n\n" + checkpoint.Redact(HookEvidence(e)) + "\n---\n\n" + base
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	s = strings.TrimRight(s, "\n")
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"strings"
 	"sync"
 	"time"
@@ -219,20 +220,11 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 func ToolSummary(tu event.ToolUse) string {
 	switch {
 	case tu.Command != "":
-		return OneLine(tu.Command)
+		return text.OneLine(tu.Command, 200)
 	case tu.FilePath != "":
 		return tu.FilePath
 	}
 	return ""
-}
-
-// OneLine folds s to one line of at most 200 runes.
-func OneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return s
 }
 
 // warnCompactionPoint warns, once per phase (Config.PointsChecked), when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/text"
 	"io"
 	"strings"
 	"time"
@@ -149,7 +150,7 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 		indent = "    ⤷ " // a subagent's work, under the Task that started it
 	case a.Model == "<synthetic>":
 		// The CLI's own reply (an API error, an abort): no request, no turn.
-		if txt := oneLine(a.Text); a.Error != "" || txt != "" {
+		if txt := text.OneLine(a.Text, 0); a.Error != "" || txt != "" {
 			fmt.Fprintf(t.w, "! claude: %s\n", strings.TrimPrefix(strings.Join([]string{a.Error, txt}, ": "), ": "))
 		}
 		return
@@ -186,7 +187,7 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 func (t *Transcript) toolInput(tu runner.ToolUse) string {
 	switch {
 	case tu.Command != "":
-		return cut(oneLine(tu.Command), 160)
+		return cut(text.OneLine(tu.Command, 0), 160)
 	case tu.FilePath != "":
 		return t.rel(tu.FilePath)
 	case tu.Input == nil:
@@ -194,7 +195,7 @@ func (t *Transcript) toolInput(tu runner.ToolUse) string {
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, tu.Input) != nil {
-		return cut(oneLine(string(tu.Input)), 160)
+		return cut(text.OneLine(string(tu.Input), 0), 160)
 	}
 	return cut(buf.String(), 160)
 }
@@ -226,13 +227,13 @@ func (t *Transcript) system(s *runner.System) {
 	switch {
 	case s.Subtype == "api_retry":
 		fmt.Fprintf(t.w, "· API error %d, claude retries (%d/%d) in %s: %s\n", s.ErrorStatus, s.Attempt, s.MaxRetries,
-			(time.Duration(s.RetryDelayMs) * time.Millisecond).Round(100*time.Millisecond), oneLine(s.Error))
+			(time.Duration(s.RetryDelayMs) * time.Millisecond).Round(100*time.Millisecond), text.OneLine(s.Error, 0))
 	case s.Subtype == "compact_boundary":
 		fmt.Fprintf(t.w, "· context compacted (was %s)\n", formatTokens(s.PreTokens))
 	case s.Status == "compacting":
 		fmt.Fprintf(t.w, "· compacting the context\n")
 	case strings.HasPrefix(s.Subtype, "task_") && s.Description != "":
-		fmt.Fprintf(t.w, "    ⤷ %s: %s\n", strings.TrimPrefix(s.Subtype, "task_"), oneLine(s.Description))
+		fmt.Fprintf(t.w, "    ⤷ %s: %s\n", strings.TrimPrefix(s.Subtype, "task_"), text.OneLine(s.Description, 0))
 	}
 }
 
@@ -306,8 +307,6 @@ func (t *Transcript) rel(path string) string {
 	}
 	return path
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // cut keeps at most n runes of s.
 func cut(s string, n int) string {
