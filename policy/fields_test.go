@@ -1,0 +1,228 @@
+package policy
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/runner"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the code")
+
+// Every event the policy records, with its fields as events.jsonl gets
+// them (keys sorted, as the event log writes them) and, when it is
+// logged, the log's key/values with their Go types: the wants are what
+// the fields were when they were a map[string]any, so the typed Fields
+// changed no key and no value.
+func TestEffectFields(t *testing.T) {
+	read := func(i int) runner.Event {
+		return runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: fmt.Sprint("m", i),
+			ToolUses: []runner.ToolUse{{ID: fmt.Sprint("r", i), Name: "Read", Input: []byte(fmt.Sprintf(`{"file_path":"/repo/f%d.go"}`, i))}}}}
+	}
+	tests := []struct {
+		name  string
+		cfg   func(c *Config)
+		drive func(p *Policy)
+	}{
+		{
+			name: "threshold: warning, note, handoff request, refusal, the handoff written",
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, *ctx(71))
+				p.PostToolUse(*bashCall("ls", "a"))
+				p.Observe(runner.Event{}, *ctx(81))
+				p.PreToolUse(Call{Tool: "Bash", ToolUseID: "toolu_1", Command: "ls"}, "")
+				w := writeCall(handoffPath)
+				w.HandoffBytes = 120
+				p.PostToolUse(*w)
+			},
+		},
+		{
+			name: "the cap's warning on a window still pending: no percent, by the cap",
+			cfg:  func(c *Config) { c.ContextMaxTokens = 400_000 },
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, estimator.Snapshot{Tokens: 352_000, Window: 200_000, WindowPending: true, Percent: 176})
+			},
+		},
+		{
+			name: "zones with zero counts; a red zone's handoff with no usage",
+			cfg: func(c *Config) {
+				c.Zones, c.ZoneAction = estimator.ZoneConfig{ToolCallsYellow: 1, ToolCallsRed: 2}, ZoneHandoff
+			},
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, estimator.Snapshot{ToolCalls: 1})
+				p.Observe(runner.Event{}, estimator.Snapshot{ToolCalls: 2, LargeReads: 1})
+			},
+		},
+		{
+			name: "a budget's refusal; a loop's nudges and restart",
+			drive: func(p *Policy) {
+				p.PreToolUse(*bashCall("cat x", ""), "no exploring")
+				for range 5 {
+					p.PostToolUse(*bashCall("make", "same"))
+				}
+			},
+		},
+		{
+			name: "an exploration nudge",
+			drive: func(p *Policy) {
+				for i := range 10 {
+					p.Observe(read(i), estimator.Snapshot{})
+				}
+			},
+		},
+		{
+			name: "done with a stop pending; the Stop hook",
+			drive: func(p *Policy) {
+				p.Stop(false, false)
+				p.StopFor(TriggerBudget, "budget exhausted")
+				p.PostToolUse(*doneCall())
+			},
+		},
+		{
+			name: "done alone; compaction refused",
+			drive: func(p *Policy) {
+				p.PostToolUse(*doneCall())
+				p.PreCompact("auto")
+			},
+		},
+		{
+			name: "the handoff stage: the Stop hook twice",
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, *ctx(82))
+				p.Effects()
+				p.Stop(false, false)
+				p.Stop(true, false)
+			},
+		},
+		{
+			name:  "the agent's handoff",
+			drive: func(p *Policy) { p.PostToolUse(*handoffCmd(true)) },
+		},
+		{
+			name:  "an emergency",
+			drive: func(p *Policy) { p.Observe(runner.Event{}, *ctx(99)) },
+		},
+		{
+			name: "zero values are recorded: an empty tool, trigger, reason",
+			drive: func(p *Policy) {
+				p.PreToolUse(Call{}, "no exploring")
+				p.Note("a budget's note")
+				p.PostToolUse(Call{})
+				p.PreCompact("")
+				p.StopFor(TriggerAdaptive, "")
+				p.PostToolUse(Call{})
+			},
+		},
+		{
+			name: "a warning at 0 % and 0 tokens",
+			cfg:  func(c *Config) { c.ContextThreshold = 5 },
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, estimator.Snapshot{Window: 200_000})
+			},
+		},
+		{
+			name: "a threshold of 0 with the cap",
+			cfg:  func(c *Config) { c.ContextThreshold, c.ContextMaxTokens = 0, 400_000 },
+			drive: func(p *Policy) {
+				p.Observe(runner.Event{}, estimator.Snapshot{Tokens: 360_000, Window: 1_000_000, Percent: 36})
+			},
+		},
+		{
+			name:  "an empty handoff path",
+			cfg:   func(c *Config) { c.HandoffPath = "" },
+			drive: func(p *Policy) { p.PostToolUse(*handoffCmd(true)) },
+		},
+		{
+			name:  "max_restarts 0: a threshold only logs",
+			cfg:   func(c *Config) { c.MaxRestarts = 0 },
+			drive: func(p *Policy) { p.Observe(runner.Event{}, *ctx(90)) },
+		},
+	}
+	var b strings.Builder
+	for _, tt := range tests {
+		c := testConfig()
+		if tt.cfg != nil {
+			tt.cfg(&c)
+		}
+		p := New(c, nil)
+		tt.drive(p)
+		fmt.Fprintf(&b, "== %s\n", tt.name)
+		for _, e := range p.Effects() {
+			if e.Event != "" {
+				fmt.Fprintf(&b, "%s %s\n", e.Event, sortedJSON(t, e.Fields))
+			}
+			if e.Log != "" && e.Level != LevelNone {
+				fmt.Fprintf(&b, "  %s %q", e.Level, e.Log)
+				kv := logKV(e)
+				for i := 0; i+1 < len(kv); i += 2 {
+					fmt.Fprintf(&b, " %s=%v(%T)", kv[i], kv[i+1], kv[i+1])
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	golden(t, "testdata/effects.golden", b.String())
+}
+
+// sortedJSON is v's JSON with its keys sorted and its values as encoded.
+func sortedJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(m)
+	return string(out)
+}
+
+// logKV is what orchestrator's driver logs of an effect's fields.
+func logKV(e Effect) []any {
+	var kv []any
+	for _, k := range []string{"zone", "kind", "tool", "args", "count", "tool_calls", "large_reads", "delegations", "percent", "reason", "path", "trigger"} {
+		if v, ok := e.Fields[k]; ok {
+			kv = append(kv, k, v)
+		}
+	}
+	return kv
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(data)
+	if got == want {
+		return
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			t.Fatalf("%s:%d differs (go test ./policy -update rewrites it)\ngot  %s\nwant %s", path, i+1, gl, wl)
+		}
+	}
+}
