@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -148,6 +150,33 @@ func (d *driver) fields(m map[string]any) map[string]any {
 	return m
 }
 
+// fieldsMap is an effect's fields as the event log takes them, keyed by
+// their json tags: a whole number as an int64 (exact beyond a float's
+// 2^53), any other as a float64, which the log rounds (state.Clean) as it
+// did the percent when the policy handed over a map.
+func fieldsMap(f policy.Fields) (map[string]any, error) {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				m[k] = i
+			} else {
+				m[k], _ = n.Float64()
+			}
+		}
+	}
+	return m, nil
+}
+
 // see folds one stream event into the estimator, the policy and the
 // budgets and, for a hook call, answers it; on the session's reader, in
 // stream order, so every answer is decided with all the events before it.
@@ -268,7 +297,11 @@ func (d *driver) perform() {
 			}
 		}
 		if e.Event != "" {
-			r.event(e.Event, d.fields(e.Fields)) // the event log redacts what it writes
+			if m, err := fieldsMap(e.Fields); err != nil {
+				r.log.Warn("write events log", "event", e.Event, "err", err)
+			} else {
+				r.event(e.Event, d.fields(m)) // the event log redacts what it writes
+			}
 		}
 		d.log(e)
 	}
@@ -299,12 +332,7 @@ func (d *driver) log(e policy.Effect) {
 	if e.Log == "" || e.Level == policy.LevelNone {
 		return
 	}
-	kv := []any{"phase", d.p.ph.ID}
-	for _, k := range []string{"zone", "kind", "tool", "args", "count", "tool_calls", "large_reads", "delegations", "percent", "reason", "path", "trigger"} {
-		if v, ok := e.Fields[k]; ok {
-			kv = append(kv, k, v)
-		}
-	}
+	kv := append([]any{"phase", d.p.ph.ID}, e.Fields.LogAttrs()...)
 	switch e.Level {
 	case policy.LevelWarn:
 		d.r.log.Warn(e.Log, kv...)

@@ -16,8 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden files from the code"
 
 // Every event the policy records, with its fields as events.jsonl gets
 // them (keys sorted, as the event log writes them) and, when it is
-// logged, the log's key/values with their Go types: the wants are what
-// the fields were when they were a map[string]any, so the typed Fields
+// logged, the log's key/values with their Go types (LogAttrs). The
+// golden was taken when Fields was a map[string]any: the typed Fields
 // changed no key and no value.
 func TestEffectFields(t *testing.T) {
 	read := func(i int) runner.Event {
@@ -158,7 +158,7 @@ func TestEffectFields(t *testing.T) {
 			}
 			if e.Log != "" && e.Level != LevelNone {
 				fmt.Fprintf(&b, "  %s %q", e.Level, e.Log)
-				kv := logKV(e)
+				kv := e.Fields.LogAttrs()
 				for i := 0; i+1 < len(kv); i += 2 {
 					fmt.Fprintf(&b, " %s=%v(%T)", kv[i], kv[i+1], kv[i+1])
 				}
@@ -182,17 +182,6 @@ func sortedJSON(t *testing.T, v any) string {
 	}
 	out, _ := json.Marshal(m)
 	return string(out)
-}
-
-// logKV is what orchestrator's driver logs of an effect's fields.
-func logKV(e Effect) []any {
-	var kv []any
-	for _, k := range []string{"zone", "kind", "tool", "args", "count", "tool_calls", "large_reads", "delegations", "percent", "reason", "path", "trigger"} {
-		if v, ok := e.Fields[k]; ok {
-			kv = append(kv, k, v)
-		}
-	}
-	return kv
 }
 
 // golden compares got with the file at path, or rewrites it with -update.
