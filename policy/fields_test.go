@@ -2,17 +2,13 @@ package policy
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/runner"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files from the code")
 
 // Every event the policy records, with its fields as events.jsonl gets
 // them (keys sorted, as the event log writes them) and, when it is
@@ -182,36 +178,4 @@ func sortedJSON(t *testing.T, v any) string {
 	}
 	out, _ := json.Marshal(m)
 	return string(out)
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := string(data)
-	if got == want {
-		return
-	}
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := range max(len(g), len(w)) {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			t.Fatalf("%s:%d differs (go test ./policy -update rewrites it)\ngot  %s\nwant %s", path, i+1, gl, wl)
-		}
-	}
 }
