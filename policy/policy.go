@@ -6,9 +6,10 @@
 // do) come out. The orchestrator performs the effects; the runner carries
 // the answers.
 //
-// States and the transition table are in transitions.go and in
-// docs/policy.md; precedence between simultaneous conditions is tested in
-// policy_test.go.
+// The states and the transition table are data in transitions.go
+// (States, Transitions): docs/policy.md shows them as TransitionsMarkdown
+// renders them, and transitions_test.go plays every row. Precedence
+// between simultaneous conditions is tested in policy_test.go.
 package policy
 
 import (
