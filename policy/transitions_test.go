@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/runner"
 )
 
 const (
@@ -52,4 +55,224 @@ func TestTransitionsEffectsNameTheirEvents(t *testing.T) {
 			}
 		}
 	}
+}
+
+// variant is one of a row's inputs (an input "a; b" has two), played from
+// each of the row's from-states.
+type variant struct {
+	name  string
+	cfg   func(c *Config)
+	input func(p *Policy)
+	// to and events replace the row's for an outcome under other
+	// settings (the row's ToOr).
+	to     State
+	events []string
+	skip   map[State]string // from-states the variant cannot be played in, and why
+	// check, when set, checks what the row's words say beyond the state
+	// and the events.
+	check func(t *testing.T, from State, effs []Effect)
+}
+
+// rowInputs are the inputs of Transitions' rows, by the row's Name.
+func rowInputs() map[string][]variant {
+	observe := func(s estimator.Snapshot) func(p *Policy) {
+		return func(p *Policy) { p.Observe(runner.Event{}, s) }
+	}
+	post := func(c *Call) func(p *Policy) { return func(p *Policy) { p.PostToolUse(*c) } }
+	written := writeCall(handoffPath)
+	written.HandoffBytes = 120
+	bashUse := func(id string) runner.Event {
+		return runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: "m" + id,
+			ToolUses: []runner.ToolUse{{ID: id, Name: "Bash", Input: []byte(`{"command":"go test ./..."}`)}}}}
+	}
+	failed := func(id string) runner.Event {
+		return runner.Event{Kind: runner.KindToolResult, ToolResults: []runner.ToolResult{{ToolUseID: id, IsError: true, Content: "Exit code 1\nFAIL x"}}}
+	}
+	withCap := func(c *Config) { c.ContextMaxTokens = 400_000 }
+	return map[string][]variant{
+		"warning": {
+			{name: "T − 10", input: observe(*ctx(71))},
+			{name: "before C", cfg: withCap, input: observe(estimator.Snapshot{Tokens: 352_000, Window: 1_000_000, Percent: 35.2})},
+		},
+		"threshold": {
+			{name: "T", input: observe(*ctx(81))},
+			{name: "C", cfg: withCap, input: observe(estimator.Snapshot{Tokens: 401_000, Window: 1_000_000, Percent: 40.1})},
+			{name: "tool_call_threshold", cfg: func(c *Config) { c.ToolCallThreshold = 40 },
+				input: observe(estimator.Snapshot{Tokens: 30_000, Window: 200_000, Percent: 15, ToolCalls: 40})},
+			{name: "calls without usage", input: observe(estimator.Snapshot{Estimated: true, ToolCalls: FallbackToolCalls})},
+			{name: "red zone", cfg: func(c *Config) {
+				c.Zones, c.ZoneAction = estimator.ZoneConfig{ToolCallsYellow: 2, ToolCallsRed: 3}, ZoneHandoff
+			}, input: observe(estimator.Snapshot{ToolCalls: 3})},
+			{name: "handoff: false", cfg: func(c *Config) { c.Handoff = false }, input: observe(*ctx(81)),
+				to: Stopping, events: []string{"trigger", "stop_decided"}},
+		},
+		"emergency": {
+			{name: "known window", input: observe(*ctx(98.5))},
+		},
+		"compaction": {
+			{name: "compact_boundary", input: observe(estimator.Snapshot{Trigger: estimator.TriggerCompaction, Reason: "compacted"})},
+		},
+		"handoff written": {
+			{name: "written", input: post(written)},
+			{name: "debussy handoff", input: post(handoffCmd(true))},
+		},
+		"agent handoff": {
+			{name: "signal on disk", input: post(handoffCmd(true))},
+		},
+		"no handoff": {
+			{name: "grace calls", cfg: func(c *Config) { c.HandoffGraceCalls = 2 }, input: func(p *Policy) {
+				for _, cmd := range []string{"a", "b", "c"} {
+					p.PreToolUse(*bashCall(cmd, ""), "")
+				}
+			}},
+			{name: "grace time", input: func(p *Policy) { p.GraceExpired("2m0s") }},
+			{name: "turn ended twice", input: func(p *Policy) { p.Stop(false, false); p.Stop(true, false) }},
+		},
+		"doom loop": {
+			{name: "nothing written", input: func(p *Policy) {
+				for range 5 {
+					p.PostToolUse(*bashCall("make", "same"))
+				}
+			}},
+			{name: "failed, from the stream", input: func(p *Policy) {
+				for _, id := range []string{"a", "b", "c", "d", "e"} {
+					p.Observe(bashUse(id), estimator.Snapshot{})
+					p.Observe(failed(id), estimator.Snapshot{})
+				}
+			}},
+		},
+		"budget": {
+			{name: "strict budget", input: func(p *Policy) { p.StopFor(TriggerBudget, "budget exhausted") }},
+			{name: "adaptive", input: func(p *Policy) { p.StopFor(TriggerAdaptive, "adaptive restart") }},
+		},
+		"done": {
+			{name: "PostToolUse", input: post(doneCall())},
+			{name: "Stop hook", input: func(p *Policy) { p.Stop(false, true) },
+				skip: map[State]string{Stopping: "the Stop hook leaves a stop already decided as it is; the phase reads the signal after the session all the same"}},
+		},
+		"restarts off": {
+			{name: "context threshold", cfg: func(c *Config) { c.MaxRestarts = 0 }, input: observe(*ctx(90)),
+				skip: map[State]string{HandoffRequested: "without restarts no handoff is asked for"},
+				check: func(t *testing.T, from State, effs []Effect) {
+					if from != Working && from != Warned {
+						return // a stop or done came first: nothing to warn of
+					}
+					if !slices.ContainsFunc(effs, func(e Effect) bool {
+						return e.Level == LevelWarn && strings.Contains(e.Log, "restarts are disabled")
+					}) {
+						t.Errorf("no warning in the log: %+v", effs)
+					}
+				}},
+		},
+	}
+}
+
+// into brings p into state s through its inputs, as a session would.
+func into(t *testing.T, p *Policy, s State) {
+	t.Helper()
+	switch s {
+	case Warned:
+		p.Observe(runner.Event{}, *ctx(71))
+	case HandoffRequested:
+		p.Observe(runner.Event{}, *ctx(81))
+	case Stopping:
+		p.StopFor(TriggerBudget, "budget exhausted")
+	case Done:
+		p.PostToolUse(*doneCall())
+	}
+	if p.State() != s {
+		t.Fatalf("driven into %s, got %s", s, p.State())
+	}
+	p.Effects()
+}
+
+// Every row of Transitions, played on a real Policy: each of its inputs
+// from each of its from-states leads to its to-state and records its
+// events.
+func TestTransitionTable(t *testing.T) {
+	inputs := rowInputs()
+	for _, tr := range Transitions {
+		t.Run(tr.Name, func(t *testing.T) {
+			if tr.Outside != "" {
+				t.Skip("not the policy's input: " + tr.Outside)
+			}
+			vs := inputs[tr.Name]
+			if len(vs) == 0 {
+				t.Fatal("no input plays this row")
+			}
+			for _, v := range vs {
+				for _, from := range tr.FromStates() {
+					t.Run(v.name+"/from "+string(from), func(t *testing.T) {
+						if why := v.skip[from]; why != "" {
+							t.Skip(why)
+						}
+						playRow(t, tr, v, from)
+					})
+				}
+			}
+		})
+	}
+	for name := range inputs {
+		if !slices.ContainsFunc(Transitions, func(tr Transition) bool { return tr.Name == name }) {
+			t.Errorf("inputs for %q, which is no row", name)
+		}
+	}
+}
+
+func playRow(t *testing.T, tr Transition, v variant, from State) {
+	c := testConfig()
+	if v.cfg != nil {
+		v.cfg(&c)
+	}
+	p := New(c, nil)
+	into(t, p, from)
+	v.input(p)
+	effs := p.Effects()
+	var got []string
+	for _, e := range effs {
+		if e.Event != "" {
+			got = append(got, e.Event)
+		}
+	}
+	to, events := tr.To, tr.Events
+	if v.to != "" {
+		to, events = v.to, v.events
+	}
+	switch {
+	case to == "":
+		// Unchanged: the input records nothing.
+		if p.State() != from || len(got) != 0 {
+			t.Fatalf("state %s, events %v; want %s unchanged and none", p.State(), got, from)
+		}
+	case from == to:
+		// Already there (done, done again): no transition, nothing to
+		// record; the state holds.
+		if p.State() != to {
+			t.Fatalf("state %s, want %s", p.State(), to)
+		}
+	default:
+		if p.State() != to {
+			t.Fatalf("state %s, want %s (events %v)", p.State(), to, got)
+		}
+		if !subsequence(events, got) {
+			t.Fatalf("events %v, want %v among them in order", got, events)
+		}
+	}
+	if p.State() == HandoffRequested && !p.GraceDue() {
+		t.Error("the handoff's timer is not due")
+	}
+	if v.check != nil {
+		v.check(t, from, effs)
+	}
+}
+
+// subsequence reports whether want appear in got in order.
+func subsequence(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
 }
