@@ -6,9 +6,10 @@
 // do) come out. The orchestrator performs the effects; the runner carries
 // the answers.
 //
-// States and the transition table are in transitions.go and in
-// docs/policy.md; precedence between simultaneous conditions is tested in
-// policy_test.go.
+// The states and the transition table are data in transitions.go
+// (States, Transitions): docs/policy.md shows them as TransitionsMarkdown
+// renders them, and transitions_test.go plays every row. Precedence
+// between simultaneous conditions is tested in policy_test.go.
 package policy
 
 import (
@@ -95,13 +96,13 @@ type Config struct {
 type Effect struct {
 	Kind   EffectKind
 	Event  string
-	Fields map[string]any // what events.jsonl records and the log shows; nothing acts on it
+	Fields Fields // what events.jsonl records and the log shows; nothing acts on it
 	Level  Level
 	Log    string
 
-	// The payloads of the effects the orchestrator acts on, typed so that
-	// the compiler checks what it reads (a renamed key in Fields would
-	// only fail at run time): set for EffStop, EffZone and EffNudge.
+	// The payloads of the effects the orchestrator acts on, apart from
+	// Fields, whose shape is the event log's: set for EffStop, EffZone and
+	// EffNudge.
 	Stop  *StopDecision
 	Zone  estimator.Zone
 	Nudge *estimator.Nudge
@@ -231,7 +232,7 @@ func (p *Policy) StopReason() string {
 
 func (p *Policy) emit(e Effect) { p.effects = append(p.effects, e) }
 
-func (p *Policy) record(event string, fields map[string]any, level Level, log string) {
+func (p *Policy) record(event string, fields Fields, level Level, log string) {
 	p.emit(Effect{Event: event, Fields: fields, Level: level, Log: log})
 }
 

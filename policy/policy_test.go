@@ -119,7 +119,8 @@ func checkSub(t *testing.T, i int, what, got, want string) {
 	}
 }
 
-// The transition table, one row per transition (docs/policy.md).
+// Transitions in sequences, with the hook answers and the outcome they
+// lead to (TestTransitionTable plays each row of Transitions on its own).
 func TestTransitions(t *testing.T) {
 	handoff := writeCall(handoffPath)
 	handoff.HandoffBytes = 120

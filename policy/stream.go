@@ -43,12 +43,12 @@ func (p *Policy) Observe(ev event.Event, snap estimator.Snapshot) {
 		p.state = Warned
 		p.Note(p.contextWarning(snap, lim))
 		p.emit(Effect{Kind: EffHandoffDir}) // the note names the handoff's path
-		f := map[string]any{"threshold": p.cfg.ContextThreshold, "tokens": snap.Tokens, "at": lim.at}
+		f := Fields{Threshold: ref(p.cfg.ContextThreshold), Tokens: ref(snap.Tokens), At: ref(lim.at)}
 		if judged(snap) {
-			f["percent"] = snap.Percent // not of a window still pending
+			f.Percent = ref(snap.Percent) // not of a window still pending
 		}
 		if lim.byCap {
-			f["by"] = "context_max_tokens"
+			f.By = "context_max_tokens"
 		}
 		p.record("context_warning", f, LevelInfo, "context warning sent to the agent")
 	}
@@ -73,8 +73,8 @@ func (p *Policy) observeZone(snap estimator.Snapshot) {
 		return
 	}
 	p.zone = z
-	p.emit(Effect{Kind: EffZone, Zone: z, Event: "zone", Level: LevelInfo, Log: "zone", Fields: map[string]any{
-		"zone": string(z), "tool_calls": snap.ToolCalls, "large_reads": snap.LargeReads, "delegations": snap.Delegations}})
+	p.emit(Effect{Kind: EffZone, Zone: z, Event: "zone", Level: LevelInfo, Log: "zone", Fields: Fields{
+		Zone: string(z), ToolCalls: ref(snap.ToolCalls), LargeReads: ref(snap.LargeReads), Delegations: ref(snap.Delegations)}})
 	counts := fmt.Sprintf("%d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations)
 	switch {
 	case z == estimator.ZoneYellow:
@@ -91,8 +91,8 @@ func (p *Policy) nudge(nd estimator.Nudge) {
 	args := checkpoint.Redact(nd.Args)
 	kept := nd
 	kept.Args = args
-	p.emit(Effect{Kind: EffNudge, Nudge: &kept, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: map[string]any{
-		"kind": nd.Kind, "tool": nd.Tool, "args": args, "count": nd.Count, "restart": nd.Restart}})
+	p.emit(Effect{Kind: EffNudge, Nudge: &kept, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: Fields{
+		Kind: nd.Kind, Tool: ref(nd.Tool), Args: ref(args), Count: ref(nd.Count), Restart: ref(nd.Restart)}})
 	switch {
 	case nd.Restart && p.cfg.MaxRestarts > 0 && p.state != Stopping && p.state != Done:
 		p.avoid = append(p.avoid, nd.Tool+" "+args)
@@ -116,8 +116,8 @@ func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 		p.stop(trig, reason) // only warns
 		return
 	}
-	p.record("trigger", map[string]any{"trigger": string(trig), "reason": reason, "tokens": snap.Tokens,
-		"window": snap.Window, "tool_calls": snap.ToolCalls, "zone": string(p.zone)}, LevelNone, "")
+	p.record("trigger", Fields{Trigger: ref(string(trig)), Reason: ref(reason), Tokens: ref(snap.Tokens),
+		Window: ref(snap.Window), ToolCalls: ref(snap.ToolCalls), Zone: string(p.zone)}, LevelNone, "")
 	if !p.cfg.Handoff {
 		p.stop(trig, reason)
 		return
@@ -127,7 +127,7 @@ func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 		"every other tool is refused until you have. The next session starts from it, so be concrete. Use this template:\n\n%s",
 		reason, p.cfg.HandoffPath, checkpoint.HandoffTemplate())
 	p.emit(Effect{Kind: EffHandoffDir})
-	p.record("handoff_requested", map[string]any{"path": p.cfg.HandoffPath, "reason": reason},
+	p.record("handoff_requested", Fields{Path: ref(p.cfg.HandoffPath), Reason: ref(reason)},
 		LevelWarn, "threshold crossed: asking the agent for its handoff")
 }
 
@@ -145,7 +145,7 @@ func (p *Policy) stop(trig estimator.Trigger, reason string) {
 	if p.cfg.MaxRestarts == 0 && trig != TriggerBudget && trig != TriggerAgentHandoff {
 		if p.trigger == "" {
 			p.trigger = trig // once: the warning is not repeated
-			p.record("", nil, LevelWarn, "threshold crossed, but restarts are disabled (max_restarts 0): continuing: "+reason)
+			p.record("", Fields{}, LevelWarn, "threshold crossed, but restarts are disabled (max_restarts 0): continuing: "+reason)
 		}
 		return
 	}
@@ -161,7 +161,7 @@ func (p *Policy) stop(trig estimator.Trigger, reason string) {
 		p.state = Stopping
 	}
 	p.emit(Effect{Kind: EffStop, Stop: &StopDecision{Trigger: trig, Reason: reason}, Event: "stop_decided",
-		Fields: map[string]any{"trigger": string(trig), "reason": reason}})
+		Fields: Fields{Trigger: ref(string(trig)), Reason: ref(reason)}})
 }
 
 // emergency ends a session that has no handoff and no time left. It
@@ -174,7 +174,7 @@ func (p *Policy) emergency(trig estimator.Trigger, why string) {
 	if trig == "" {
 		trig = estimator.TriggerContext
 	}
-	p.record("emergency_stop", map[string]any{"reason": why}, LevelWarn, "emergency stop")
+	p.record("emergency_stop", Fields{Reason: ref(why)}, LevelWarn, "emergency stop")
 	if p.cfg.Handoff && p.handoff == "" {
 		p.noHandoff = "no handoff was written: " + why
 		p.emit(Effect{Kind: EffNoHandoff})

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
@@ -110,32 +112,43 @@ func (s *Session) perform() {
 			// session's log: it exists before the session starts.
 		}
 		if e.Event != "" {
-			s.record(e.Event, effectFields(e))
+			if m, err := fieldsMap(e.Fields); err != nil {
+				s.log(policy.LevelWarn, "write events log", "event", e.Event, "err", err)
+			} else {
+				s.record(e.Event, m)
+			}
 		}
 		if e.Log != "" && e.Level != policy.LevelNone {
-			s.log(e.Level, e.Log, effectLogArgs(e)...)
+			s.log(e.Level, e.Log, e.Fields.LogAttrs()...)
 		}
 	}
 }
 
-// effectFields is what events.jsonl records of a policy effect.
-func effectFields(e policy.Effect) map[string]any {
-	m := map[string]any{}
-	for k, v := range e.Fields {
-		m[k] = v
+// fieldsMap is an effect's fields as the event log takes them, keyed by
+// their json tags: a whole number as an int64 (exact beyond a float's
+// 2^53), any other as a float64, which the log rounds (state.Clean) as it
+// did the percent when the policy handed over a map.
+func fieldsMap(f policy.Fields) (map[string]any, error) {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
 	}
-	return m
-}
-
-// effectLogArgs are the effect's fields the log shows, in a fixed order.
-func effectLogArgs(e policy.Effect) []any {
-	var kv []any
-	for _, k := range []string{"zone", "kind", "tool", "args", "count", "tool_calls", "large_reads", "delegations", "percent", "reason", "path", "trigger"} {
-		if v, ok := e.Fields[k]; ok {
-			kv = append(kv, k, v)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				m[k] = i
+			} else {
+				m[k], _ = n.Float64()
+			}
 		}
 	}
-	return kv
+	return m, nil
 }
 
 // threshold reports whether trig is one of the session's thresholds
