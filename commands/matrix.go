@@ -98,7 +98,7 @@ func (e *Env) matrix(opts matrixOptions) error {
 		return fmt.Errorf("read git history: %w", err)
 	}
 	inGit := orchestrator.GitCompleted(plan, l, orchestrator.PlanRel(ws.Root, plan.Path))
-	ready, err := orchestrator.Ready(plan, func(id string) bool {
+	ready, err := plan.Ready(func(id string) bool {
 		_, ok := inGit[id]
 		p := plan.Phase(id)
 		return ok || (p != nil && p.Status == plans.StatusCompleted)

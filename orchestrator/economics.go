@@ -387,14 +387,10 @@ func raiseHint(spent string) string {
 	cfgKey := fmt.Sprintf("budget.%s.%s", scope, key)
 	switch {
 	case scope == scopePhase && flag != "":
-		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (or pass %s, env DEBUSSY_%s) and run again: the phase resumes from a checkpoint.",
-			cfgKey, flag, envName(cfgKey))
+		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (or pass %s, env %s) and run again: the phase resumes from a checkpoint.",
+			cfgKey, flag, config.EnvVar(cfgKey))
 	default:
-		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (env DEBUSSY_%s) and run again: the phase resumes from a checkpoint.",
-			cfgKey, envName(cfgKey))
+		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (env %s) and run again: the phase resumes from a checkpoint.",
+			cfgKey, config.EnvVar(cfgKey))
 	}
-}
-
-func envName(key string) string {
-	return strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }

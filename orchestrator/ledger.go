@@ -60,48 +60,6 @@ func GitCompleted(plan *plans.Plan, l *gitcommit.Ledger, planRel string) map[str
 	return done
 }
 
-// Ready lists, in run order, the phases that are not done and whose
-// dependencies, transitively, all are: what can run now, side by side.
-func Ready(plan *plans.Plan, done func(id string) bool) ([]*plans.Phase, error) {
-	order, err := plan.Order()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
-	}
-	var ready []*plans.Phase
-	for _, ph := range order {
-		if done(ph.ID) || len(unfinished(plan, ph, done)) > 0 {
-			continue
-		}
-		ready = append(ready, ph)
-	}
-	return ready, nil
-}
-
-// unfinished lists ph's dependencies, transitively and in plan order, that
-// are not done.
-func unfinished(plan *plans.Plan, ph *plans.Phase, done func(id string) bool) []string {
-	seen := map[string]bool{}
-	var visit func(p *plans.Phase)
-	visit = func(p *plans.Phase) {
-		for _, d := range p.DependsOn {
-			if !seen[d] {
-				seen[d] = true
-				if dp := plan.Phase(d); dp != nil {
-					visit(dp)
-				}
-			}
-		}
-	}
-	visit(ph)
-	var out []string
-	for _, p := range plan.Phases {
-		if seen[p.ID] && !done(p.ID) {
-			out = append(out, p.ID)
-		}
-	}
-	return out
-}
-
 // readGitLedger reads the outcomes in git history; an unreadable history
 // only costs the skip of phases completed elsewhere, so it is a warning.
 func (r *orun) readGitLedger() *gitcommit.Ledger {
@@ -123,7 +81,7 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	if ph == nil {
 		return fmt.Errorf("%w: --only %s: no such phase in %s; its phases are %s", ErrSetup, r.Only, r.Plan.Path, phaseIDs(r.Plan))
 	}
-	if missing := unfinished(r.Plan, ph, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
+	if missing := r.Plan.Unfinished(ph, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
 		noun := "phase"
 		if len(missing) > 1 {
 			noun = "phases"

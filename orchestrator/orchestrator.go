@@ -388,7 +388,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 		}
 		// --phase runs that phase and what follows it in run order; its
 		// dependencies (transitively) must already be complete.
-		if missing := unfinished(r.Plan, start, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
+		if missing := r.Plan.Unfinished(start, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
 			noun := "phase"
 			if len(missing) > 1 {
 				noun = "phases"

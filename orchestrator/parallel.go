@@ -128,7 +128,7 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 			if first != nil || ctx.Err() != nil || len(running) >= r.cfg.Parallel {
 				break
 			}
-			if !todo[ph.ID] || started[ph.ID] || !depsDone(ph, done) {
+			if !todo[ph.ID] || started[ph.ID] || len(r.Plan.Unfinished(ph, func(id string) bool { return done[id] })) > 0 {
 				continue
 			}
 			started[ph.ID] = true
@@ -189,17 +189,6 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		}
 	}
 	return nil
-}
-
-// depsDone reports whether every dependency of ph is done (transitively:
-// a dependency is only done once its own are).
-func depsDone(ph *plans.Phase, done map[string]bool) bool {
-	for _, d := range ph.DependsOn {
-		if !done[d] {
-			return false
-		}
-	}
-	return true
 }
 
 // openWorktree gives ph its worktree: a new branch from the user's HEAD (the

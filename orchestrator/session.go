@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
@@ -81,8 +79,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		"exit_code": out.ExitCode, "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
 		"zone": string(res.Zone), "policy_state": string(res.State), "trigger": string(res.Trigger), "stop_reason": res.Reason,
 		"done": res.Done, "tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD,
-		"api_turns": spent.Turns, "hook_latency_ms": hookLatencyMs(out.HookLatency)})
-	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", describeOutcome(out),
+		"api_turns": spent.Turns, "hook_latency_ms": out.HookLatencyMs()})
+	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", out.Describe(),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return res, nil
 }
@@ -157,7 +155,7 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 	pe := r.phaseEcon(p)
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
-		Policy: policyConfig(c, ph.ID, handoff, p.repo.Root()),
+		Policy: session.PolicyConfig(c, ph.ID, handoff, p.repo.Root()),
 		// The estimator measures; the policy compares every threshold.
 		Estimator: estimator.Config{Window: int64(c.ContextWindow), LearnedWindow: p.window, Known: known,
 			AwaitCLI: known == nil, PromptChars: len(prompt)},
@@ -167,33 +165,6 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 		Meters: phaseMeters{r: r, p: p, pe: pe}, Budget: &pe.b,
 		Answers: &r.answers, Root: p.repo.Root(), PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
 		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
-	}
-}
-
-// policyConfig maps the run's configuration to a session's policy.
-func policyConfig(c config.Config, phase, handoffPath, root string) policy.Config {
-	return policy.Config{
-		Phase:             phase,
-		ContextThreshold:  c.ContextThreshold,
-		ContextMaxTokens:  int64(c.ContextMaxTokens),
-		ToolCallThreshold: c.ToolCallThreshold,
-		Zones: estimator.ZoneConfig{
-			ToolCallsYellow: c.ZoneToolCallsYellow, ToolCallsRed: c.ZoneToolCallsRed,
-			LargeReadsYellow: c.ZoneLargeReadsYellow, LargeReadsRed: c.ZoneLargeReadsRed,
-			DelegationsYellow: c.ZoneDelegationsYellow, DelegationsRed: c.ZoneDelegationsRed,
-		},
-		ZoneAction: c.ZoneAction,
-		Nudges: estimator.NudgeConfig{
-			Repeat: c.NudgeRepeat, RepeatWindow: c.NudgeRepeatWindow, RepeatRestart: c.NudgeRepeatRestart,
-			ExploreReads: c.NudgeExploreReads, Cooldown: c.NudgeCooldown,
-		},
-		Handoff:           c.Handoff,
-		HandoffPath:       handoffPath,
-		HandoffGraceCalls: c.HandoffGraceCalls,
-		MaxRestarts:       c.MaxRestarts,
-		RequireDoneSignal: c.RequireDoneSignal,
-		AllowCompaction:   c.AllowCompaction,
-		Root:              root,
 	}
 }
 
@@ -224,48 +195,6 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		AllowCompact:   r.cfg.AllowCompaction,
 		Logger:         r.log,
 	}
-}
-
-// hookLatencyMs is the CLI's wait for debussy's hook answers, per hook,
-// in milliseconds for events.jsonl.
-func hookLatencyMs(l map[runner.HookEvent]runner.Latency) map[string]any {
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	out := map[string]any{}
-	for ev, x := range l {
-		out[string(ev)] = map[string]any{"n": x.N, "p50": ms(x.P50), "p99": ms(x.P99), "max": ms(x.Max)}
-	}
-	return out
-}
-
-// describeOutcome says in words how a session ended.
-func describeOutcome(o runner.Outcome) string {
-	var b strings.Builder
-	kind := strings.ReplaceAll(string(o.Kind), "_", " ")
-	b.WriteString(kind)
-	if o.Reason != "" && o.Reason != kind {
-		fmt.Fprintf(&b, ": %s", o.Reason)
-	}
-	if o.Result != nil && o.Result.IsError {
-		if o.Result.APIErrorStatus != 0 {
-			fmt.Fprintf(&b, " (API status %d)", o.Result.APIErrorStatus)
-		}
-		if t := oneLine(o.Result.Text); t != "" && !strings.Contains(b.String(), t) {
-			fmt.Fprintf(&b, ": %s", t)
-		}
-	}
-	if o.Kind == runner.OutcomeCrashed {
-		if code := fmt.Sprintf("code %d", o.ExitCode); !strings.Contains(b.String(), code) {
-			fmt.Fprintf(&b, " (exit %s)", code)
-		}
-		// The last line is where a CLI says why it stopped.
-		if s := oneLine(text.LastLine(o.Stderr)); s != "" {
-			fmt.Fprintf(&b, ": %s", s)
-		}
-	}
-	if o.Err != nil {
-		fmt.Fprintf(&b, ": %v", o.Err)
-	}
-	return b.String()
 }
 
 // oneLine folds s to one line of at most 200 runes.

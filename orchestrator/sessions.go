@@ -19,7 +19,7 @@ import (
 func ended(res session.Result, signalled, reached bool) policy.Ended {
 	out := res.Outcome
 	e := policy.Ended{Interrupted: res.Interrupted, Done: res.Done, Signalled: signalled, Failure: out.Failure, Reached: reached,
-		Trigger: res.Trigger, Reason: res.Reason, Describe: describeOutcome(out),
+		Trigger: res.Trigger, Reason: res.Reason, Describe: out.Describe(),
 		Completed: out.Kind == runner.OutcomeCompleted || out.Kind == runner.OutcomeMaxTurns,
 		Stopped:   out.Kind == runner.OutcomeStopped}
 	if err := out.Refused(); err != nil {

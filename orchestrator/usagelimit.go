@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/session"
-	"math/rand/v2"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -28,10 +27,10 @@ type UsageLimitError struct {
 }
 
 func (e *UsageLimitError) Error() string {
-	why := fmt.Sprintf("it resets at %s, later than usage_limit_wait (%s) allows", resetClock(e.Resets, e.Now), e.Wait)
+	why := fmt.Sprintf("it resets at %s, later than usage_limit_wait (%s) allows", failure.ResetClock(e.Resets, e.Now), e.Wait)
 	switch {
 	case e.Wait == 0:
-		why = fmt.Sprintf("it resets at %s and usage_limit_wait is 0", resetClock(e.Resets, e.Now))
+		why = fmt.Sprintf("it resets at %s and usage_limit_wait is 0", failure.ResetClock(e.Resets, e.Now))
 	case e.Resets.IsZero():
 		why = "claude did not say when it resets"
 	}
@@ -40,34 +39,6 @@ func (e *UsageLimitError) Error() string {
 }
 
 func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
-
-// afterReset is when to go on after a limit resets: 5 to 30 s after it.
-// The API's clock and ours may differ by seconds (the reset is given in
-// whole seconds), and the runs of one account — several phases, several
-// machines — should not all ask again in the same second.
-func afterReset(resets time.Time) time.Time {
-	return resets.Add(5*time.Second + rand.N(25*time.Second))
-}
-
-// resetClock is a reset time as a person reads it: "19:41 UTC (in
-// 1h52m)", with the date when it is not today.
-func resetClock(t, now time.Time) string {
-	if t.IsZero() {
-		return "an unknown time"
-	}
-	layout := "15:04 MST"
-	if t.Format("2006-01-02") != now.Format("2006-01-02") {
-		layout = "Mon Jan 2 15:04 MST"
-	}
-	in := t.Sub(now).Round(time.Minute)
-	switch {
-	case t.Sub(now) <= 0:
-		return t.Format(layout) + " (passed)"
-	case in < time.Minute:
-		in = t.Sub(now).Round(time.Second)
-	}
-	return fmt.Sprintf("%s (in %s)", t.Format(layout), in)
-}
 
 // usageLimit follows a session that hit a usage limit: the work is
 // committed and checkpointed; a limit on one model only goes on at once
@@ -85,7 +56,7 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) 
 		from := r.model(p)
 		p.rec.Model = r.cfg.FallbackModel
 		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, r.cfg.FallbackModel),
-			"phase", p.ph.ID, "from", from, "resets", resetClock(f.Resets, r.now()))
+			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
 		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": r.cfg.FallbackModel,
 			"resets": f.Resets})
 		cp, err := r.checkpoint(p, "resume", fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, r.cfg.FallbackModel), c)
@@ -119,16 +90,16 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 	if resets.IsZero() || resets.Sub(now) > wait {
 		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
 		r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
-		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, resetClock(resets, now), wait), "phase", p.ph.ID)
+		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
 		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
 		return r.endPhase(p, state.StatusInterrupted, err)
 	}
-	until := afterReset(resets)
+	until := failure.AfterReset(resets)
 	if err := r.save(); err != nil {
 		return err
 	}
 	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
-	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, resetClock(resets, now)),
+	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, failure.ResetClock(resets, now)),
 		"phase", p.ph.ID)
 	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	stopped := false

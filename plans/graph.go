@@ -1,6 +1,7 @@
 package plans
 
 import (
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -340,4 +341,46 @@ func (p *Plan) dependsOn(ph, dep *Phase) bool {
 		return false
 	}
 	return walk(ph)
+}
+
+// Ready lists, in run order, the phases that are not done and whose
+// dependencies, transitively, all are: what can run now, side by side.
+func (p *Plan) Ready(done func(id string) bool) ([]*Phase, error) {
+	order, err := p.Order()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidPlan, err)
+	}
+	var ready []*Phase
+	for _, ph := range order {
+		if done(ph.ID) || len(p.Unfinished(ph, done)) > 0 {
+			continue
+		}
+		ready = append(ready, ph)
+	}
+	return ready, nil
+}
+
+// Unfinished lists ph's dependencies, transitively and in plan order, that
+// are not done.
+func (p *Plan) Unfinished(ph *Phase, done func(id string) bool) []string {
+	seen := map[string]bool{}
+	var visit func(q *Phase)
+	visit = func(q *Phase) {
+		for _, d := range q.DependsOn {
+			if !seen[d] {
+				seen[d] = true
+				if dp := p.Phase(d); dp != nil {
+					visit(dp)
+				}
+			}
+		}
+	}
+	visit(ph)
+	var out []string
+	for _, q := range p.Phases {
+		if seen[q.ID] && !done(q.ID) {
+			out = append(out, q.ID)
+		}
+	}
+	return out
 }

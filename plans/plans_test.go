@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -610,5 +611,35 @@ func TestFindingString(t *testing.T) {
 	f := Finding{Severity: SeverityError, Code: "dependency-cycle", File: "p1.md", Line: 4, Message: "dependency cycle: 1 → 2 → 1"}
 	if got, want := f.String(), "p1.md:4: error: dependency cycle: 1 → 2 → 1 [dependency-cycle]"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// What can run now: phases not done whose dependencies, transitively, are.
+func TestReady(t *testing.T) {
+	plan := &Plan{Phases: []*Phase{{ID: "1"}, {ID: "2", DependsOn: []string{"1"}}, {ID: "3", DependsOn: []string{"2"}}, {ID: "4"}}}
+	for _, tt := range []struct {
+		done       []string
+		ready      string
+		unfinished string // of phase 3
+	}{
+		{nil, "1 4", "1 2"},
+		{[]string{"1"}, "2 4", "2"},
+		{[]string{"1", "2", "4"}, "3", ""},
+	} {
+		done := func(id string) bool { return slices.Contains(tt.done, id) }
+		ready, err := plan.Ready(done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, ph := range ready {
+			ids = append(ids, ph.ID)
+		}
+		if got := strings.Join(ids, " "); got != tt.ready {
+			t.Errorf("done %v: ready %q, want %q", tt.done, got, tt.ready)
+		}
+		if got := strings.Join(plan.Unfinished(plan.Phases[2], done), " "); got != tt.unfinished {
+			t.Errorf("done %v: phase 3 waits for %q, want %q", tt.done, got, tt.unfinished)
+		}
 	}
 }

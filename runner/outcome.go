@@ -2,9 +2,11 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/failure"
+	fold "github.com/debussy-dev/debussy/internal/text"
 )
 
 // OutcomeKind says how a session ended.
@@ -86,4 +88,46 @@ func classify(last *Result, exitDesc string) (OutcomeKind, string) {
 		reason = fmt.Sprintf("%s, terminal reason %s", reason, last.TerminalReason)
 	}
 	return OutcomeAPIError, reason
+}
+
+// HookLatencyMs is the CLI's wait for debussy's hook answers, per hook,
+// in milliseconds for events.jsonl.
+func (o Outcome) HookLatencyMs() map[string]any {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	out := map[string]any{}
+	for ev, x := range o.HookLatency {
+		out[string(ev)] = map[string]any{"n": x.N, "p50": ms(x.P50), "p99": ms(x.P99), "max": ms(x.Max)}
+	}
+	return out
+}
+
+// Describe says in words how a session ended.
+func (o Outcome) Describe() string {
+	var b strings.Builder
+	kind := strings.ReplaceAll(string(o.Kind), "_", " ")
+	b.WriteString(kind)
+	if o.Reason != "" && o.Reason != kind {
+		fmt.Fprintf(&b, ": %s", o.Reason)
+	}
+	if o.Result != nil && o.Result.IsError {
+		if o.Result.APIErrorStatus != 0 {
+			fmt.Fprintf(&b, " (API status %d)", o.Result.APIErrorStatus)
+		}
+		if t := fold.OneLine(o.Result.Text, 200); t != "" && !strings.Contains(b.String(), t) {
+			fmt.Fprintf(&b, ": %s", t)
+		}
+	}
+	if o.Kind == OutcomeCrashed {
+		if code := fmt.Sprintf("code %d", o.ExitCode); !strings.Contains(b.String(), code) {
+			fmt.Fprintf(&b, " (exit %s)", code)
+		}
+		// The last line is where a CLI says why it stopped.
+		if s := fold.OneLine(fold.LastLine(o.Stderr), 200); s != "" {
+			fmt.Fprintf(&b, ": %s", s)
+		}
+	}
+	if o.Err != nil {
+		fmt.Fprintf(&b, ": %v", o.Err)
+	}
+	return b.String()
 }
