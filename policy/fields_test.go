@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/golden"
 	"strings"
 	"testing"
 
@@ -162,7 +163,7 @@ func TestEffectFields(t *testing.T) {
 			}
 		}
 	}
-	golden(t, "testdata/effects.golden", b.String())
+	golden.Check(t, "testdata/effects.golden", []byte(b.String()))
 }
 
 // sortedJSON is v's JSON with its keys sorted and its values as encoded.

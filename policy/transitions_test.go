@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/debussy-dev/debussy/internal/golden"
 	"os"
 	"regexp"
 	"slices"
@@ -31,13 +32,13 @@ func TestTransitionsDoc(t *testing.T) {
 		t.Fatalf("%s lacks the markers %q and %q around the tables", docPath, docBegin, docEnd)
 	}
 	want := TransitionsMarkdown() + "\n" // a blank line ends the table before the marker
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(docPath, []byte(before+docBegin+want+docEnd+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	sameText(t, docPath+"'s tables", got, want)
+	golden.Same(t, docPath+"'s tables", got, want)
 }
 
 // recordedElsewhere are events Effects may name that the orchestrator

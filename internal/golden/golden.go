@@ -5,8 +5,10 @@ package golden
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,6 +33,33 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it; review the diff):\n%s", path, got)
+		t.Errorf("output differs from %s at %s (go test -update rewrites it; review the diff):\n%s", path, firstDiff(string(got), string(want)), got)
 	}
+}
+
+// Same fails t when got differs from want, naming the first line that
+// differs; what says which text it is.
+func Same(t testing.TB, what, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("%s differs at %s (go test -update rewrites it)", what, firstDiff(got, want))
+	}
+}
+
+// firstDiff is the first line where got and want differ, both shown.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d\ngot  %s\nwant %s", i+1, gl, wl)
+		}
+	}
+	return "the end"
 }
