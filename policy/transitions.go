@@ -106,13 +106,13 @@ var Transitions = []Transition{
 	},
 	{
 		Name: "budget", From: []State{Working, Warned, HandoffRequested},
-		Input: "a budget at 100 % (strict) or an adaptive quarter's restart",
+		Input: "a budget reading at 100 % (strict) or an adaptive quarter's restart (`Budget`, `Quarter`)",
 		To:    Stopping, Effects: "`budget_level` / `budget_quarter`, `stop_decided`",
 		Events: []string{"stop_decided"},
 	},
 	{
 		Name:  "done",
-		Input: "PostToolUse of `debussy done` with the signal on disk; a Stop hook with the signal on disk",
+		Input: "PostToolUse of `debussy done` with the signal on disk; a Stop hook with the signal on disk (while stopping, the stop decided holds: the phase reads the signal after the session)",
 		To:    Done, Effects: "`done_signal`",
 		Events: []string{"done_signal"},
 	},
@@ -122,7 +122,7 @@ var Transitions = []Transition{
 		Outside: "the runner's: it cancels the session's context",
 	},
 	{
-		Name: "restarts off", Input: "max_restarts 0 and a threshold",
+		Name: "restarts off", From: []State{Working, Warned}, Input: "max_restarts 0 and a threshold",
 		Effects: "one warning in the log: nothing restarts",
 	},
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/internal/golden"
 	"os"
 	"regexp"
@@ -143,8 +144,10 @@ func rowInputs() map[string][]variant {
 			}},
 		},
 		"budget": {
-			{name: "strict budget", input: func(p *Policy) { p.StopFor(TriggerBudget, "budget exhausted") }},
-			{name: "adaptive", input: func(p *Policy) { p.StopFor(TriggerAdaptive, "adaptive restart") }},
+			{name: "strict budget", input: func(p *Policy) {
+				p.Budget(BudgetReading{Scope: "phase", Action: budget.Action{Note: true, Stop: true}, Exhausted: "phase tokens 105K of 100K"})
+			}},
+			{name: "adaptive", input: func(p *Policy) { p.Quarter(budget.Quarter{Decision: budget.Restart}, 0.5) }},
 		},
 		"done": {
 			{name: "PostToolUse", input: post(doneCall())},
