@@ -1,0 +1,186 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/internal/fakeclaude"
+	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/runner"
+)
+
+// The fake claude is this test binary re-executed (internal/fakeclaude);
+// the end-to-end tests run the real CLI.
+func TestMain(m *testing.M) {
+	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
+		os.Exit(fakeclaude.Main(scenario))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeConfig is a session of the fake's "hooks" scenario: two Bash calls
+// (PreToolUse, PostToolUse each), a text answer, the Stop hook.
+func fakeConfig(t *testing.T) (Config, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "journal")
+	handoff := filepath.Join(dir, "handoff-1.md")
+	return Config{
+		Phase: "1", Number: 1,
+		Spec: runner.Spec{Bin: exe, Dir: dir, Prompt: "do the thing", LogPath: filepath.Join(dir, "session-1.jsonl"),
+			StopGrace: 10 * time.Second, KillGrace: 10 * time.Second,
+			SetEnv: map[string]string{"FAKE_CLAUDE": "hooks", "FAKE_CLAUDE_JOURNAL": journal, "GORACE": "atexit_sleep_ms=0"}},
+		Policy:           policy.Config{Phase: "1", ContextThreshold: 80, MaxRestarts: 3, Handoff: true, HandoffPath: handoff, Root: dir},
+		HandoffGraceTime: time.Minute,
+		Facts: Facts{SignalPath: filepath.Join(dir, "signal.json"), HandoffSignalPath: filepath.Join(dir, "handoff.json"),
+			HandoffPath: handoff},
+		Root: dir,
+	}, journal
+}
+
+func journalOf(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// Every hook call is answered while the owner takes none of the session's
+// effects: an answer never waits on the owner (the orchestrator waits for
+// the run's lock while another phase commits or merges).
+func TestAnswersNeverWaitOnTheOwner(t *testing.T) {
+	cfg, journal := fakeConfig(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Wait() // nothing taken before the session is over
+	if res.Outcome.Kind != runner.OutcomeCompleted || res.Trigger != "" || res.Interrupted {
+		t.Fatalf("result %+v", res)
+	}
+	j := journalOf(t, journal)
+	for _, hook := range []string{"answer PreToolUse", "answer PostToolUse", "answer Stop"} {
+		if !strings.Contains(j, hook) {
+			t.Errorf("journal lacks %q:\n%s", hook, j)
+		}
+	}
+	effects, over := s.Take()
+	if !over {
+		t.Error("Take says the session is not over after Wait")
+	}
+	var observed, tools int
+	for _, e := range effects {
+		switch e := e.(type) {
+		case Observed:
+			observed++
+		case Log:
+			if e.Msg == "tool" {
+				tools++
+			}
+			if len(e.Args) < 2 || e.Args[0] != "phase" || e.Args[1] != "1" {
+				t.Errorf("log %q does not name the phase first: %v", e.Msg, e.Args)
+			}
+		}
+	}
+	if observed == 0 || tools != 2 {
+		t.Errorf("%d events observed, %d tools logged, want some and 2", observed, tools)
+	}
+}
+
+// The agent's `debussy done` signal on disk at the Stop hook ends the
+// session as done: the watcher reads the fact, the policy decides.
+func TestDoneSignalAtTheStopHook(t *testing.T) {
+	cfg, _ := fakeConfig(t)
+	if err := os.WriteFile(cfg.Facts.SignalPath, []byte(`{"phase":"1"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy.RequireDoneSignal = true
+	s, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := s.Wait(); !res.Done || res.State != policy.Done {
+		t.Fatalf("result %+v, want done", res)
+	}
+}
+
+// meters are budgets at a fixed standing.
+type meters struct{ st Standing }
+
+func (m meters) Observe(event.Event) budget.Progress                { return "" }
+func (m meters) Check(time.Time) (Standing, bool)                   { return m.st, true }
+func (m meters) Quarter(time.Time, int, int) (budget.Quarter, bool) { return budget.Quarter{}, false }
+func (m meters) NextLevel(time.Time) (time.Duration, bool)          { return 0, false }
+func (m meters) Live(time.Time) Live                                { return Live{} }
+
+// The policy decides on the Meters' readings: at a strict budget's
+// wrap-up level every tool but the handoff's is refused with the budget's
+// reason; spent, the session stops for the budget, not for a restart, and
+// lets the running tool finish.
+func TestBudgetLevels(t *testing.T) {
+	lim := budget.Limits{Tokens: 1000}
+	status := func(l budget.Level, used float64) budget.Status {
+		st := budget.Status{Spend: budget.Spend{Tokens: int64(used * 1000)}, Used: used, Dimension: budget.DimTokens, Level: l,
+			Action: budget.Strict.Action(l)}
+		if st.Action.Stop {
+			st.Exhausted = "tokens 1.2K of 1K"
+		}
+		return st
+	}
+	tests := []struct {
+		name      string
+		st        budget.Status
+		trigger   estimator.Trigger
+		exhausted string
+		journal   string
+	}{
+		{"wrap-up", status(budget.LevelWrapUp, 0.97), "", "", "debussy (phase budget): Refused"},
+		{"spent", status(budget.LevelExhausted, 1.2), policy.TriggerBudget, "phase tokens 1.2K of 1K", "budget exhausted: phase tokens 1.2K of 1K"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, journal := fakeConfig(t)
+			cfg.Meters = meters{Standing{Phase: tt.st, PhaseLimits: lim}}
+			cfg.Budget = &BudgetState{Mode: budget.Strict, Written: map[string]bool{}}
+			s, err := Start(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := s.Wait()
+			if res.Trigger != tt.trigger || cfg.Budget.Exhausted != tt.exhausted {
+				t.Fatalf("trigger %q, exhausted %q; want %q, %q", res.Trigger, cfg.Budget.Exhausted, tt.trigger, tt.exhausted)
+			}
+			if j := journalOf(t, journal); !strings.Contains(j, tt.journal) {
+				t.Errorf("journal lacks %q:\n%s", tt.journal, j)
+			}
+			var levels int
+			effects, _ := s.Take()
+			for _, e := range effects {
+				if r, ok := e.(Record); ok && r.Name == "budget_level" {
+					levels++
+					if r.Fields["level"] != tt.st.Level.String() || r.Fields["phase"] != "1" {
+						t.Errorf("budget_level %v", r.Fields)
+					}
+				}
+			}
+			if levels != 1 {
+				t.Errorf("%d budget_level records, want 1 (a level is recorded when it changes)", levels)
+			}
+		})
+	}
+}
