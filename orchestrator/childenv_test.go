@@ -56,7 +56,7 @@ func TestAgentPathsForTheGitCheck(t *testing.T) {
 	if got := r.agentPaths(p); got == nil || len(got) != 0 {
 		t.Errorf("agentPaths with nothing written = %#v, want empty, not nil", got)
 	}
-	written := r.phaseEcon(p).b.Written
+	written := r.spendOf(p).Budget.Written
 	written[filepath.Join(f.root, "src", "a.go")] = true
 	written[filepath.Join(f.root, "README.md")] = true
 	written[filepath.Join(filepath.Dir(f.root), "outside.txt")] = true

@@ -103,7 +103,7 @@ func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, 
 func (r *orun) agentPaths(p *phaseRun) []string {
 	root := p.repo.Root()
 	paths := []string{}
-	for abs := range r.phaseEcon(p).b.Written {
+	for abs := range r.spendOf(p).Budget.Written {
 		rel, err := filepath.Rel(root, abs)
 		if err == nil && rel != "." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && rel != ".." {
 			paths = append(paths, filepath.ToSlash(rel))

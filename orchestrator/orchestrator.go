@@ -24,6 +24,7 @@ import (
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -118,8 +119,8 @@ type orun struct {
 	// userFiles are the untracked files present at the start: the
 	// user's, left out of this run's commits (userfiles.go).
 	userFiles gitcommit.Fingerprints
-	// economics is the run's spend against its budgets (economics.go).
-	economics *economics
+	// spend is the run's spend against its budgets, one account.
+	spend *spend.Account
 	// par is the state of a --parallel run (parallel.go); nil when phases
 	// run one by one in the user's work tree.
 	par *parallel
@@ -282,6 +283,7 @@ func (r *orun) execute(ctx context.Context) error {
 	}
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
+	r.spend = spend.New(r.cfg.Budget, r.run.StartedAt)
 	for _, ph := range order {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})

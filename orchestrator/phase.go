@@ -17,6 +17,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -46,6 +47,8 @@ type phaseRun struct {
 	// prevSpend is what an earlier run of this phase spent (a resume): its
 	// budget counts it.
 	prevSpend *state.Economics
+	// spend is the phase's account in this run (spendOf).
+	spend *spend.Phase
 	// From the session that just ended, for the next checkpoint: the
 	// agent's handoff file or why there is none; avoid lists the repeated
 	// calls of every doom loop in this phase.

@@ -58,6 +58,6 @@ func (r *orun) progressAt(p *phaseRun, n int, snap estimator.Snapshot, ended boo
 
 // liveEconomics fills a live view's figures from the Meters.
 func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	l := phaseMeters{r: r, p: p, pe: r.phaseEcon(p)}.Live(r.now())
+	l := r.spendOf(p).Live(r.now())
 	pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = l.Tokens, l.CostUSD, l.Activity, l.Budget
 }

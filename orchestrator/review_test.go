@@ -13,7 +13,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/plans"
-	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -24,7 +24,7 @@ func econRun(t *testing.T, cfg config.Config) *orun {
 	store := state.New(filepath.Join(t.TempDir(), state.DirName))
 	now := time.Now()
 	r := &orun{cfg: cfg, log: slog.New(slog.DiscardHandler), now: func() time.Time { return now },
-		ledger: &state.Ledger{}, run: &state.Run{ID: "r", StartedAt: now}}
+		ledger: &state.Ledger{}, run: &state.Run{ID: "r", StartedAt: now}, spend: spend.New(cfg.Budget, now)}
 	r.Store = store
 	ev, err := store.OpenEvents("r", r.now)
 	if err != nil {
@@ -39,85 +39,6 @@ func (r *orun) econPhase(id string) *phaseRun {
 	rec := &state.PhaseRecord{ID: id, StartedAt: r.now()}
 	r.run.Phases = append(r.run.Phases, rec)
 	return &phaseRun{ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
-}
-
-// With --parallel the plan's budget sees sessions of several phases at
-// once. Each session's result carries modelUsage cumulative over its own
-// process, so one Accountant fed two processes replaced one's count with
-// the other's (or counted a session twice when another phase's session
-// started or ended meanwhile): the plan budget drifted from the phases' sum
-// and a strict plan budget could stop too late or never.
-func TestPlanBudgetConcurrentSessions(t *testing.T) {
-	const model = "claude-sonnet-4-5"
-	call := func(id string, tokens int64) runner.Event {
-		return runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: id, Model: model,
-			Usage: runner.Usage{InputTokens: tokens, OutputTokens: 1}, Text: "x"}}
-	}
-	result := func(tokens int64) runner.Event {
-		return runner.Event{Kind: runner.KindResult, Result: &runner.Result{Subtype: "success",
-			ModelUsage: map[string]runner.ModelUsage{model: {InputTokens: tokens, OutputTokens: 1}}}}
-	}
-	type op struct {
-		phase string
-		what  string // start, end, or an event
-		ev    runner.Event
-	}
-	tests := []struct {
-		name string
-		ops  []op
-	}{
-		{"both results before either end", []op{
-			{"1", "start", runner.Event{}}, {"2", "start", runner.Event{}},
-			{"1", "", call("a1", 40_000)}, {"2", "", call("b1", 30_000)},
-			{"1", "", result(40_000)}, {"2", "", result(30_000)},
-			{"1", "end", runner.Event{}}, {"2", "end", runner.Event{}},
-		}},
-		{"a session starts while another has counted calls", []op{
-			{"1", "start", runner.Event{}}, {"1", "", call("a1", 40_000)},
-			{"2", "start", runner.Event{}}, {"2", "", call("b1", 30_000)},
-			{"1", "", result(40_000)}, {"1", "end", runner.Event{}},
-			{"2", "", result(30_000)}, {"2", "end", runner.Event{}},
-		}},
-		{"a session ends while another runs", []op{
-			{"1", "start", runner.Event{}}, {"2", "start", runner.Event{}},
-			{"1", "", call("a1", 40_000)}, {"2", "", call("b1", 30_000)},
-			{"2", "", result(30_000)}, {"2", "end", runner.Event{}},
-			{"1", "", call("a2", 45_000)}, {"1", "", result(85_000)}, {"1", "end", runner.Event{}},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := config.Defaults()
-			cfg.Budget.Enforcement = config.EnforceSoft
-			cfg.Budget.Plan.Tokens = 10_000_000
-			r := econRun(t, cfg)
-			phases := map[string]*phaseRun{"1": r.econPhase("1"), "2": r.econPhase("2")}
-			for _, o := range tt.ops {
-				p := phases[o.phase]
-				switch o.what {
-				case "start":
-					r.startEconomics(p)
-				case "end":
-					r.endEconomics(p)
-				default:
-					m := phaseMeters{r: r, p: p, pe: r.phaseEcon(p)}
-					m.Observe(o.ev)
-					m.Check(r.now())
-					r.recordEconomics(p)
-				}
-			}
-			var sum int64
-			for _, p := range phases {
-				sum += r.phaseEcon(p).meter.Totals().Processed()
-			}
-			if got := r.planMeter().Totals().Processed(); got != sum {
-				t.Fatalf("plan budget counted %d tokens, the phases %d", got, sum)
-			}
-			if want := 100*float64(sum)/10_000_000 + 0.05; r.run.Economics == nil || r.run.Economics.UsedPct > want || r.run.Economics.UsedPct < want-0.1 {
-				t.Fatalf("run economics %+v, want used %.1f %%", r.run.Economics, want)
-			}
-		})
-	}
 }
 
 // Under a strict budget's wrap-up (above 95 %) the agent is told to write

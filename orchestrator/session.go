@@ -34,7 +34,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		return session.Result{}, fmt.Errorf("%w: %w", ErrLedger, err)
 	}
 	cfg := r.sessionConfig(ctx, p, n, prompt)
-	r.startEconomics(p)
+	r.spendOf(p).StartSession()
 	sess, err := session.Start(ctx, cfg)
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
@@ -69,7 +69,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	}
 	// Every API call of the session, counted once: the Meter's figures
 	// (a result's usage covers only its own turn).
-	spent := r.endEconomics(p)
+	spent := r.spendOf(p).EndSession()
+	r.recordSpend(p)
 	snap, out := res.Snapshot, res.Outcome
 	r.progress(p, n, snap, true)
 	if err := r.save(); err != nil {
@@ -117,7 +118,7 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 		case session.StopDecided:
 			p.lastTrigger = e.At
 		case session.SpendChanged:
-			r.recordEconomics(p)
+			r.recordSpend(p)
 			_ = r.save() // live in `debussy status --json`; the session's end saves again
 		}
 	}
@@ -152,7 +153,7 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 	// asks again only if init names another CLI version or model.
 	known := r.answers.Known(spec.Model)
 	spec.KnownContext = known
-	pe := r.phaseEcon(p)
+	ps := r.spendOf(p)
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
 		Policy: session.PolicyConfig(c, ph.ID, handoff, p.repo.Root()),
@@ -162,7 +163,7 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 		HandoffGraceTime: time.Duration(c.HandoffGraceTime),
 		Facts: session.Facts{SignalPath: r.Store.SignalPath(r.id, ph.ID), HandoffSignalPath: r.Store.HandoffSignalPath(r.id, ph.ID),
 			HandoffPath: handoff, PhaseFile: ph.Path},
-		Meters: phaseMeters{r: r, p: p, pe: pe}, Budget: &pe.b,
+		Meters: ps, Budget: &ps.Budget,
 		Answers: &r.answers, Root: p.repo.Root(), PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
 		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
 	}

@@ -97,7 +97,7 @@ func (r *orun) mayStartSession(ctx context.Context, p *phaseRun) error {
 	if p.gitDisagrees != nil {
 		return r.endPhase(p, state.StatusFailed, fmt.Errorf("%w: %w", ErrSetup, p.gitDisagrees))
 	}
-	if spent, ok := r.budgetSpent(p); ok && !r.extendBudget(ctx, p, spent) {
+	if spent, ok := r.spendOf(p).Spent(r.now()); ok && !r.extendBudget(ctx, p, spent) {
 		return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
 	}
 	return nil
@@ -129,7 +129,7 @@ func (r *orun) failFast(p *phaseRun, err error) error {
 // session from a checkpoint, which max_restarts does not count: the user
 // chose it); else the phase ends exhausted. It returns the next prompt.
 func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result) (string, error) {
-	spent := r.phaseEcon(p).b.Exhausted
+	spent := r.spendOf(p).Budget.Exhausted
 	if !r.extendBudget(ctx, p, spent) {
 		return "", r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
 	}
