@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/failure"
@@ -142,7 +143,8 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s.pol = policy.New(cfg.Policy, cfg.Carried)
 	s.est = estimator.New(cfg.Estimator)
-	s.facts = newWatcher(cfg.Facts, cfg.Number, cfg.Meters != nil)
+	// Only an adaptive budget counts the phase's checked tasks.
+	s.facts = newWatcher(cfg.Facts, cfg.Number, cfg.Meters != nil && cfg.Budget.Mode == budget.Adaptive)
 	rs, err := start(ctx, s.cfg.Spec)
 	if err != nil {
 		s.facts.close()
@@ -296,7 +298,7 @@ func (s *Session) graceC() <-chan time.Time {
 
 // watchInterrupt reports Ctrl-C while the session runs (the stop itself is
 // the runner's, through ctx) and kills the session at once on a second
-// one.
+// one. It runs beside the loop: it reads none of the loop's fields.
 func (s *Session) watchInterrupt(ctx context.Context) {
 	go func() {
 		defer close(s.exited)
@@ -308,10 +310,10 @@ func (s *Session) watchInterrupt(ctx context.Context) {
 		s.interrupted.Store(true)
 		if s.cfg.FailFast != nil && errors.Is(context.Cause(ctx), s.cfg.FailFast) {
 			s.log(policy.LevelWarn, "another phase failed (--fail-fast): stopping the session after the running tool")
-			s.record("interrupt", map[string]any{"fail_fast": true})
+			s.q.push(Record{Name: "interrupt", Fields: s.fields(map[string]any{"fail_fast": true}, false)})
 		} else {
 			s.log(policy.LevelWarn, "interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
-			s.record("interrupt", nil)
+			s.q.push(Record{Name: "interrupt", Fields: s.fields(nil, false)})
 		}
 		select {
 		case <-s.waited:

@@ -184,3 +184,41 @@ func TestBudgetLevels(t *testing.T) {
 		})
 	}
 }
+
+// Ctrl-C stops the session at the next safe point: the Result says it was
+// interrupted, and the interrupt is recorded (from beside the loop, which
+// the race detector checks).
+func TestInterrupted(t *testing.T) {
+	cfg, _ := fakeConfig(t)
+	cfg.Spec.SetEnv["FAKE_CLAUDE"] = "tool" // a tool that runs until interrupted
+	cfg.Spec.CancelGrace, cfg.Spec.StopGrace = 10*time.Second, 100*time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for observed := false; !observed; {
+		<-s.Ready()
+		effects, _ := s.Take()
+		for _, e := range effects {
+			if o, ok := e.(Observed); ok && o.Event.Kind == event.KindAssistant {
+				observed = true
+			}
+		}
+	}
+	cancel()
+	res := s.Wait()
+	if !res.Interrupted {
+		t.Fatalf("result %+v, want interrupted", res)
+	}
+	effects, _ := s.Take()
+	var recorded bool
+	for _, e := range effects {
+		if r, ok := e.(Record); ok && r.Name == "interrupt" && r.Fields["phase"] == "1" {
+			recorded = true
+		}
+	}
+	if !recorded {
+		t.Error("no interrupt record")
+	}
+}
