@@ -1,10 +1,11 @@
 // Package policy decides everything debussy does inside one claude
 // session: the notes the agent hears (warnings, zones, nudges, budget
-// levels), the tools it refuses, the handoff it asks for, the done signal
-// it accepts and the stop it makes. It is pure: stream events, hook calls
+// levels), the tools it refuses (a budget's included), the handoff it asks
+// for, the done signal it accepts and the stop it makes — and, after the
+// session, what follows it (After). It is pure: stream events, hook calls
 // and budget readings go in; answers and Effects (what to record, log and
-// do) come out. The orchestrator performs the effects; the runner carries
-// the answers.
+// do) come out. Package session feeds it and turns the effects into its
+// own; the runner carries the answers.
 //
 // The states and the transition table are data in transitions.go
 // (States, Transitions): docs/policy.md shows them as TransitionsMarkdown
@@ -90,7 +91,7 @@ type Config struct {
 	Root string
 }
 
-// Effect is one thing the orchestrator must do for a decision: record an
+// Effect is one thing the session's owner must do for a decision: record an
 // event (Event, Fields), log it (Log at Level), and, for the kinds that
 // change more than the record, act (Kind).
 type Effect struct {
@@ -100,7 +101,7 @@ type Effect struct {
 	Level  Level
 	Log    string
 
-	// The payloads of the effects the orchestrator acts on, apart from
+	// The payloads of the effects the session acts on, apart from
 	// Fields, whose shape is the event log's: set for EffStop, EffZone and
 	// EffNudge.
 	Stop  *StopDecision

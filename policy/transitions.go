@@ -41,7 +41,7 @@ type Transition struct {
 	Effects string // what is recorded and done, in words
 	// Events are the events the policy records for the transition, in
 	// order (others may come between). Effects names no other event but
-	// the orchestrator's own.
+	// the session's own.
 	Events []string
 	// Outside, when set, says why the input never reaches the policy (To
 	// then shows "—"): no test of the policy can play it.

@@ -42,12 +42,12 @@ func TestTransitionsDoc(t *testing.T) {
 	golden.Same(t, docPath+"'s tables", got, want)
 }
 
-// recordedElsewhere are events Effects may name that the orchestrator
-// records, not the policy.
+// recordedElsewhere are events Effects may name that the session records
+// (the Meters' readings), not the policy.
 var recordedElsewhere = []string{"budget_level", "budget_quarter"}
 
 // Every event a row's Effects names is one its Events assert, or the
-// orchestrator's: the words cannot promise an event the test does not check.
+// session's: the words cannot promise an event the test does not check.
 func TestTransitionsEffectsNameTheirEvents(t *testing.T) {
 	quoted := regexp.MustCompile("`([a-z_]+)`")
 	for _, tr := range Transitions {
