@@ -2,11 +2,11 @@ package checkpoint
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"strconv"
 	"strings"
 
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/internal/text"
 )
 
 // Markdown bounds: the checkpoint heads a prompt and must stay a small part

@@ -3,12 +3,12 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"

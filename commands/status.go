@@ -3,7 +3,6 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"

@@ -2,10 +2,10 @@ package commands
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"strings"
 
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
 )

@@ -12,10 +12,11 @@ package failure
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/debussy-dev/debussy/internal/text"
 )
 
 // Class is what kind of failure ended a session.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"os/exec"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/internal/procgroup"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
 )
 

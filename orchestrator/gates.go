@@ -3,11 +3,11 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"strconv"
 	"time"
 
 	"github.com/debussy-dev/debussy/gate"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
 )
 

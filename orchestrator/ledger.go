@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/worktree"

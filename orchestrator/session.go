@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"path/filepath"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"

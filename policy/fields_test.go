@@ -3,11 +3,11 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/golden"
 	"strings"
 	"testing"
 
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/runner"
 )
 

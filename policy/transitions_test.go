@@ -1,15 +1,15 @@
 package policy
 
 import (
-	"github.com/debussy-dev/debussy/budget"
-	"github.com/debussy-dev/debussy/internal/golden"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/runner"
 )
 

@@ -7,12 +7,12 @@ package prompt
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
 )
 

@@ -3,13 +3,13 @@ package session
 import (
 	"cmp"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
 )
 

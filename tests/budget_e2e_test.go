@@ -1,11 +1,11 @@
 package tests
 
 import (
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

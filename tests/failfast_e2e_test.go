@@ -1,13 +1,13 @@
 package tests
 
 import (
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

@@ -2,12 +2,12 @@ package tests
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/base64"
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

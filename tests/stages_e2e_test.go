@@ -1,12 +1,12 @@
 package tests
 
 import (
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

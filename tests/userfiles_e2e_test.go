@@ -1,13 +1,13 @@
 package tests
 
 import (
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

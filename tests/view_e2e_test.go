@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"github.com/debussy-dev/debussy/tests/claudetest"
 	"regexp"
 	"strings"
 	"syscall"
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/debussy-dev/debussy/internal/ptytest"
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 

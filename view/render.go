@@ -6,11 +6,11 @@ package view
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/estimator"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/debussy-dev/debussy/estimator"
 )
 
 // Phase is one phase as the view shows it.

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/text"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/runner"
 )
 
