@@ -99,7 +99,7 @@ func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, 
 
 // agentPaths lists, relative to the worktree, the paths the phase's tools
 // wrote (never nil: an empty scope still holds the commit's own paths).
-// Called between sessions, when no driver adds to them.
+// Called between sessions, when no session adds to them.
 func (r *orun) agentPaths(p *phaseRun) []string {
 	root := p.repo.Root()
 	paths := []string{}
