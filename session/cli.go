@@ -175,7 +175,7 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 		if snap.WindowPending {
 			window = "asked of claude"
 		}
-		s.log(policy.LevelInfo, "session started", "model", ev.Init.Model, "window", window, "claude", ev.Init.Version)
+		s.log(policy.LevelInfo, "session started", "session", s.cfg.Number, "model", ev.Init.Model, "window", window, "claude", ev.Init.Version)
 	case event.KindAssistant:
 		for _, tu := range ev.Assistant.ToolUses {
 			if !ev.Assistant.MainThread() {
