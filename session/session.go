@@ -62,8 +62,6 @@ type Config struct {
 	// (--fail-fast), which the interrupt's record names.
 	FailFast error
 	Now      func() time.Time
-	// Start starts claude; nil is runner.Start.
-	Start func(context.Context, runner.Spec) (*runner.Session, error)
 }
 
 // Result is how a session ended: the runner's outcome with its failure
@@ -137,15 +135,11 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		known:  cfg.Spec.KnownContext, pointsChecked: cfg.PointsChecked}
 	s.cli.lastBand = -1
 	s.cfg.Spec.OnMark = s.mark
-	start := cfg.Start
-	if start == nil {
-		start = runner.Start
-	}
 	s.pol = policy.New(cfg.Policy, cfg.Carried)
 	s.est = estimator.New(cfg.Estimator)
 	// Only an adaptive budget counts the phase's checked tasks.
 	s.facts = newWatcher(cfg.Facts, cfg.Number, cfg.Meters != nil && cfg.Budget.Mode == budget.Adaptive)
-	rs, err := start(ctx, s.cfg.Spec)
+	rs, err := runner.Start(ctx, s.cfg.Spec)
 	if err != nil {
 		s.facts.close()
 		return nil, err
@@ -166,7 +160,8 @@ func (s *Session) Ready() <-chan struct{} { return s.q.ready }
 func (s *Session) Take() ([]Effect, bool) { return s.q.take() }
 
 // Wait waits for claude and its process group to be gone and returns how
-// the session ended. Call it once Take said the session is over.
+// the session ended. It needs no Take first: the session never waits on
+// its owner. Effects queued by then are still there to Take.
 func (s *Session) Wait() Result {
 	<-s.loopDone
 	out := s.rs.Wait()
