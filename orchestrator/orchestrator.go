@@ -464,7 +464,6 @@ func (r *orun) checkTree() error {
 		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}
 	dirty = withoutOwnIgnore(r.Repo, dirty)
-	dirty = withoutOwnIgnore(r.Repo, dirty)
 	if len(dirty) == 0 || r.cfg.AllowDirty {
 		return nil
 	}
