@@ -52,25 +52,25 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) 
 	p.rec.UsageLimits++
 	p.keepFrom(end)
 	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
-	if failure.ModelSpecific(f.LimitType) && r.cfg.FallbackModel != "" && r.model(p) != r.cfg.FallbackModel {
+	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
+	fallback := failure.ModelSpecific(f.LimitType) && r.cfg.FallbackModel != "" && r.model(p) != r.cfg.FallbackModel
+	if fallback {
 		from := r.model(p)
 		p.rec.Model = r.cfg.FallbackModel
 		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, r.cfg.FallbackModel),
 			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
 		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": r.cfg.FallbackModel,
 			"resets": f.Resets})
-		cp, err := r.checkpoint(p, "resume", fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, r.cfg.FallbackModel), c)
-		if err != nil {
-			return "", err
-		}
-		return p.withRejection(cp.Prompt(p.basePrompt)), nil
+		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, r.cfg.FallbackModel)
 	}
-	cp, err := r.checkpoint(p, "resume", fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name), c)
+	cp, err := r.checkpoint(p, "resume", why, c)
 	if err != nil {
 		return "", err
 	}
-	if err := r.waitForReset(ctx, p, f.LimitType, f.Resets); err != nil {
-		return "", err
+	if !fallback {
+		if err := r.waitForReset(ctx, p, f.LimitType, f.Resets); err != nil {
+			return "", err
+		}
 	}
 	return p.withRejection(cp.Prompt(p.basePrompt)), nil
 }
