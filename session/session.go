@@ -24,7 +24,6 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
-	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 )
@@ -65,7 +64,7 @@ type Config struct {
 }
 
 // Result is how a session ended: the runner's outcome with its failure
-// class, the policy's verdict, and what the next checkpoint needs.
+// class (Outcome.Failure), the policy's verdict, and what the next checkpoint needs.
 type Result struct {
 	Outcome runner.Outcome
 	// Trigger is why debussy stopped the session, "" when it did not;
@@ -87,9 +86,6 @@ type Result struct {
 	Window        int64
 	PointsChecked bool
 }
-
-// Failure is the outcome's failure class.
-func (r Result) Failure() failure.Failure { return r.Outcome.Failure }
 
 // Session is one running claude session.
 type Session struct {
@@ -172,9 +168,6 @@ func (s *Session) Wait() Result {
 	r.Interrupted = s.interrupted.Load()
 	return r
 }
-
-// PID is claude's process id, also its process group's.
-func (s *Session) PID() int { return s.rs.PID() }
 
 // loop is the session's goroutine: stream events in order, the handoff's
 // and the duration budgets' timers.
