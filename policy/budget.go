@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/debussy-dev/debussy/budget"
@@ -79,12 +80,8 @@ func (p *Policy) budgetRefusal(c Call) string {
 	if why == "" {
 		return ""
 	}
-	scope := "phase"
-	if p.budget.Scope == "plan" {
-		scope = "plan"
-	}
 	if a.WrapUpOnly || a.Stop { // "write the handoff": say where
 		why += p.HandoffHint(checkpoint.HandoffTemplate())
 	}
-	return fmt.Sprintf("debussy (%s budget): %s", scope, why)
+	return fmt.Sprintf("debussy (%s budget): %s", cmp.Or(p.budget.Scope, "phase"), why)
 }

@@ -71,7 +71,6 @@ type BudgetState struct {
 	Written                  map[string]bool // absolute paths the phase wrote: reading them is no exploration
 	Level                    budget.Level    // the latest level, phase or plan, whichever is higher
 	Scope                    string          // which budget Level is of
-	Dimension                budget.Dimension
 	// Exhausted describes the spend at a stop, "phase tokens 105K of 100K".
 	Exhausted string
 }
@@ -151,7 +150,7 @@ func (s *Session) checkBudgets() {
 	}
 	// Each change of level is an event; a phase under its notes says nothing.
 	if cur.Level != b.Level || (scope != b.Scope && cur.Level > budget.LevelNone) {
-		b.Level, b.Scope, b.Dimension = cur.Level, scope, cur.Dimension
+		b.Level, b.Scope = cur.Level, scope
 		s.perform() // what the policy decided before, first
 		s.record("budget_level", map[string]any{"scope": scope, "level": cur.Level.String(), "used_pct": budget.RoundPct(cur.Used * 100),
 			"dimension": string(cur.Dimension), "enforcement": string(b.Mode), "left": reading.Left})
