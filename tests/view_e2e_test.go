@@ -3,12 +3,8 @@ package tests
 import (
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/debussy-dev/debussy/internal/ptytest"
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
@@ -27,44 +23,7 @@ func TestLiveViewOnTerminal(t *testing.T) {
 		}},
 	}}
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"exists: `test -f a.txt`"}}}, "")
-	// A terminal, wherever the tests run: no CI, no opt-out, colours on.
-	var env []string
-	for _, kv := range h.Env {
-		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "CI", "TERM", "NO_COLOR", "DEBUSSY_NO_VIEW", "GITHUB_ACTIONS":
-		default:
-			env = append(env, kv)
-		}
-	}
-	h.Env = append(env, "TERM=xterm-256color")
-
-	master, tty := ptytest.Open(t)
-	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 160}); err != nil {
-		t.Fatalf("set terminal size: %v", err)
-	}
-	screen := make(chan string)
-	go func() {
-		// Until every writer of the terminal has closed it (EIO on Linux).
-		var all []byte
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			all = append(all, buf[:n]...)
-			if err != nil {
-				screen <- string(all)
-				return
-			}
-		}
-	}()
-	cmd, _, _ := h.command("run", "plan/MASTER_PLAN.md")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
-	// As in a shell: the terminal is debussy's controlling terminal and it
-	// runs in the foreground, where a terminal query would be answered.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	err := cmd.Run()
-	tty.Close()
-	out := <-screen
-	t.Logf("terminal:\n%q", out)
+	out, err := h.onTerminal(t, nil, "run", "plan/MASTER_PLAN.md")
 	if err != nil {
 		t.Fatalf("debussy run on a terminal: %v", err)
 	}
