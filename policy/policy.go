@@ -124,7 +124,6 @@ const (
 	EffZone           EffectKind = "zone"            // the session's zone changed (Effect.Zone)
 	EffNudge          EffectKind = "nudge"           // keep the nudge in the ledger
 	EffHandoffWritten EffectKind = "handoff_written" // keep the handoff's path in the ledger
-	EffHandoffDir     EffectKind = "handoff_dir"     // create the handoff's directory
 	EffNoHandoff      EffectKind = "no_handoff"      // an emergency stop without a handoff: counted
 )
 
@@ -252,7 +251,6 @@ func (p *Policy) HandoffHint(template string) string {
 		return fmt.Sprintf(" The handoff goes to `%s`.", p.cfg.HandoffPath)
 	}
 	p.handoffTold = true
-	p.emit(Effect{Kind: EffHandoffDir})
 	return fmt.Sprintf(" Write your handoff to `%s` (the Write tool, that exact absolute path); the session that goes on starts from it. "+
 		"Use this template:\n\n%s", p.cfg.HandoffPath, template)
 }

@@ -489,7 +489,7 @@ func TestEffects(t *testing.T) {
 	for _, e := range p.Effects() {
 		kinds = append(kinds, fmt.Sprintf("%s/%s", e.Kind, e.Event))
 	}
-	want := "zone/zone zone/zone /trigger handoff_dir/ /handoff_requested handoff_written/handoff_written stop/stop_decided /hook_stop"
+	want := "zone/zone zone/zone /trigger /handoff_requested handoff_written/handoff_written stop/stop_decided /hook_stop"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("effects %s\nwant    %s", got, want)
 	}

@@ -42,7 +42,6 @@ func (p *Policy) Observe(ev event.Event, snap estimator.Snapshot) {
 	case p.state == Working && lim.at > 0 && snap.Tokens >= lim.warnAt:
 		p.state = Warned
 		p.Note(p.contextWarning(snap, lim))
-		p.emit(Effect{Kind: EffHandoffDir}) // the note names the handoff's path
 		f := Fields{Threshold: ref(p.cfg.ContextThreshold), Tokens: ref(snap.Tokens), At: ref(lim.at)}
 		if judged(snap) {
 			f.Percent = ref(snap.Percent) // not of a window still pending
@@ -126,7 +125,6 @@ func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 	p.request = fmt.Sprintf("debussy: %s. Write your handoff NOW to `%s` (the Write tool, that exact absolute path); "+
 		"every other tool is refused until you have. The next session starts from it, so be concrete. Use this template:\n\n%s",
 		reason, p.cfg.HandoffPath, checkpoint.HandoffTemplate())
-	p.emit(Effect{Kind: EffHandoffDir})
 	p.record("handoff_requested", Fields{Path: ref(p.cfg.HandoffPath), Reason: ref(reason)},
 		LevelWarn, "threshold crossed: asking the agent for its handoff")
 }

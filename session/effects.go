@@ -107,9 +107,6 @@ func (s *Session) perform() {
 			s.q.push(HandoffKept{Path: s.cfg.Facts.HandoffPath})
 		case policy.EffNoHandoff:
 			s.q.push(Emergency{})
-		case policy.EffHandoffDir:
-			// The handoff goes to the phase's directory, which holds the
-			// session's log: it exists before the session starts.
 		}
 		if e.Event != "" {
 			if m, err := fieldsMap(e.Fields); err != nil {
