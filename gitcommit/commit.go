@@ -134,8 +134,12 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		return Commit{}, fmt.Errorf("commit: read ignore rules: %w", err)
 	}
 
+	bin := "" // the git whose verdict stages this commit too (gitverdict.go)
+	if o.entries == nil {
+		bin = r.verdictGit()
+	}
 	s := r.newStager(idx, cfg, true)
-	s.conv.deferEncoding = o.entries == nil && r.verdictWillRun()
+	s.conv.deferEncoding = bin != ""
 	s.sparse = r.sparsePatterns(cfg)
 	s.exclude = o.exclude
 	if s.never, err = r.notInHead(h, o.never); err != nil {
@@ -164,7 +168,7 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	var replaced []PathDisagreement
 	if o.entries == nil {
-		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred, cfg.bool("core.trustCtime", true), r.excludesFile(cfg)); err != nil {
+		if s.entries, replaced, err = r.verdict(bin, s, cfg); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}

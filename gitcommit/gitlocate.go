@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -20,20 +19,13 @@ import (
 // false without git, or when git finds no worktree (it then refuses what
 // debussy refuses too).
 func (r *Repo) gitLocation(dir string) (root, gitDir, commonDir string, ok bool) {
-	base := r.env
-	if base == nil {
-		if !r.osEnv {
-			return "", "", "", false
-		}
-		base = os.Environ()
-	}
-	bin, err := exec.LookPath("git")
-	if err != nil || r.noVerdict {
+	bin := r.verdictGit()
+	if bin == "" {
 		return "", "", "", false
 	}
 	// The locating variables as debussy sees them (OpenLinked hides the
 	// main worktree's).
-	env := withoutRepoEnv(base)
+	env := withoutRepoEnv(r.environ())
 	for _, k := range repoEnv {
 		if v := r.getenv(k); v != "" {
 			env = append(env, k+"="+v)

@@ -53,14 +53,23 @@ func withoutVerdict() Option { return func(r *Repo) { r.noVerdict = true } }
 // the path is left to git, not refused.
 var errDeferToGit = errors.New("left to git's verdict")
 
-// verdictWillRun says CommitAll's verdict can run (git on PATH, the
-// environment known), so what debussy cannot convert can be left to git.
-func (r *Repo) verdictWillRun() bool {
-	if r.noVerdict || r.gitEnv("x") == nil {
-		return false
+// verdictWillRun says CommitAll's verdict can run, so what debussy cannot
+// convert can be left to git.
+func (r *Repo) verdictWillRun() bool { return r.verdictGit() != "" }
+
+// verdictGit is the git that stages CommitAll's verdict (and tells Open
+// where the repository is): "" when the verdict is off, git is not on
+// PATH, or the environment is unknown (WithGetenv without WithEnv: git
+// would read other config than debussy).
+func (r *Repo) verdictGit() string {
+	if r.noVerdict || r.env == nil && !r.osEnv { // environ() is nil
+		return ""
 	}
-	_, err := exec.LookPath("git")
-	return err == nil
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	return bin
 }
 
 // plantStaging, set by a test, corrupts debussy's staging before git's
@@ -77,46 +86,52 @@ var verdictArgs []string
 // it would replay, not what git committed.
 var checkedAtCommit sync.Map // hash → []PathDisagreement replaced
 
-// gitEnv is the environment the verdict's git runs with: the one debussy
-// was opened with, the repository named explicitly as debussy resolved it,
-// and the index a temporary one. nil when that environment is unknown
-// (WithGetenv without WithEnv): git would read other config than debussy.
-func (r *Repo) gitEnv(indexFile string) []string {
-	base := r.env
-	if base == nil {
-		if !r.osEnv {
-			return nil
-		}
-		base = os.Environ()
+// environ is the environment getenv reads: WithEnv's, else the process's
+// when getenv is os.Getenv; nil when it is unknown (WithGetenv alone).
+func (r *Repo) environ() []string {
+	if r.env == nil && r.osEnv {
+		return os.Environ()
 	}
-	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root, "GIT_INDEX_FILE="+indexFile)
+	return r.env
+}
+
+// gitEnv is the environment the verdict's git runs with: the one debussy
+// was opened with and the repository named explicitly as debussy resolved
+// it (the index is the caller's to add). nil when that environment is
+// unknown (WithGetenv without WithEnv): git would read other config than
+// debussy.
+func (r *Repo) gitEnv() []string {
+	base := r.environ()
+	if base == nil {
+		return nil
+	}
+	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	if r.getenv("GIT_COMMON_DIR") != "" {
 		env = append(env, "GIT_COMMON_DIR="+r.commonDir)
 	}
 	return append(env, r.objectEnvVars()...)
 }
 
-// verdict has git stage the worktree on a copy of the index as it was
-// before debussy staged (same bytes, same mtime, so git's racy check is the
-// user's), and returns mine with every path where git's entry differs (mode,
-// blob, stage, intent-to-add, skip-worktree, assume-unchanged) replaced by
-// git's, listing them. own paths are debussy's decision (Exclude, Never,
-// .debussy/) and keep its entries. It returns mine unchanged when git is
-// not installed or cannot run, and a *GitRefusedError when git add -A fails.
+// verdict has git (bin, verdictGit's answer) stage the worktree on a copy
+// of the index as it was before debussy staged (same bytes, same mtime, so
+// git's racy check is the user's), and returns mine (s's staging) with
+// every path where git's entry differs (mode, blob, stage, intent-to-add,
+// skip-worktree, assume-unchanged) replaced by git's, listing them. The
+// paths that are debussy's decision (s.ownPaths: Exclude, Never, .debussy/)
+// keep its entries. It returns mine unchanged when git is not installed or
+// cannot run, and a *GitRefusedError when git add -A fails.
 //
-// deferred paths were left to git (errDeferToGit): replaced, not reported.
-//
-// userExcludes is the user's core.excludesFile (or the XDG default), ""
-// for none.
-func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trustCtime bool, userExcludes string) ([]*index.Entry, []PathDisagreement, error) {
+// The paths s left to git (errDeferToGit) are replaced, not reported.
+func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []PathDisagreement, error) {
 	r.verdictRan = false
+	mine, deferred := s.entries, s.deferred
 	if plantStaging != nil {
 		mine = plantStaging(mine)
 	}
-	bin, err := exec.LookPath("git")
-	if err != nil || r.noVerdict {
+	if bin == "" {
 		return skipVerdict(mine, deferred)
 	}
+	own, trustCtime := s.ownPaths(), cfg.bool("core.trustCtime", true)
 	tmp, err := os.MkdirTemp("", "debussy-verdict-")
 	if err != nil {
 		r.log.Warn("git's verdict skipped", "err", err)
@@ -124,10 +139,6 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 	}
 	defer os.RemoveAll(tmp)
 	tmpIndex := filepath.Join(tmp, "index")
-	env := r.gitEnv(tmpIndex)
-	if env == nil {
-		return skipVerdict(mine, deferred)
-	}
 	orig, err := os.ReadFile(r.indexFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("read index: %w", err)
@@ -149,14 +160,14 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 	// commit, and refuse a nested repository of the user's without a
 	// commit.
 	excludes := filepath.Join(tmp, "exclude")
-	if err := os.WriteFile(excludes, own.excludesFile(userExcludes), 0o600); err != nil {
+	if err := os.WriteFile(excludes, own.excludesFile(r.excludesFile(cfg)), 0o600); err != nil {
 		r.log.Warn("git's verdict skipped", "err", err)
 		return skipVerdict(mine, deferred)
 	}
 	// No hooks: post-index-change would fire for the temporary index.
 	args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = r.root, env
+	cmd.Dir, cmd.Env = r.root, append(r.gitEnv(), "GIT_INDEX_FILE="+tmpIndex) // known: bin is set
 	var stderrBuf bytes.Buffer
 	cmd.Stderr = &stderrBuf
 	err = cmd.Run()
@@ -361,11 +372,11 @@ func (r *Repo) WriteRepro(dir, commit string, pds []PathDisagreement) (string, e
 	if err != nil {
 		return "", ErrNoGit
 	}
-	env := r.gitEnv("")
+	env := r.gitEnv()
 	if env == nil {
-		env = os.Environ()
+		env = withoutVar(os.Environ(), "GIT_INDEX_FILE")
 	}
-	v := &verifier{ctx: context.Background(), bin: bin, root: r.root, env: withoutVar(env, "GIT_INDEX_FILE")}
+	v := &verifier{ctx: context.Background(), bin: bin, root: r.root, env: env}
 	name, err := v.writeRepro(dir, commit, pds)
 	if err != nil {
 		return "", fmt.Errorf("write reproduction: %w", err)
