@@ -1,9 +1,7 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"strings"
 	"time"
 )
@@ -33,14 +31,12 @@ func (r *Repo) gitLocation(dir string) (root, gitDir, commonDir string, ok bool)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if cmd.Run() != nil {
+	v := &verifier{ctx: ctx, bin: bin, root: dir, env: env}
+	out, err := v.git(nil, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	if err != nil {
 		return "", "", "", false
 	}
-	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	lines := strings.Split(out, "\n")
 	if len(lines) != 3 || lines[2] == "" {
 		return "", "", "", false
 	}

@@ -1,7 +1,6 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"errors"
@@ -164,14 +163,8 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 		r.log.Warn("git's verdict skipped", "err", err)
 		return skipVerdict(mine, deferred)
 	}
-	// No hooks: post-index-change would fire for the temporary index.
-	args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = r.root, append(r.gitEnv(), "GIT_INDEX_FILE="+tmpIndex) // known: bin is set
-	var stderrBuf bytes.Buffer
-	cmd.Stderr = &stderrBuf
-	err = cmd.Run()
-	stderr := stderrBuf.String()
+	v := &verifier{ctx: ctx, bin: bin, root: r.root, env: r.gitEnv(), index: tmpIndex} // gitEnv is known: bin is set
+	_, stderr, err := v.run(nil, append([]string{"-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)...)
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() > 0 {

@@ -275,6 +275,16 @@ type verifier struct {
 
 // git runs git in the worktree and returns its trimmed stdout.
 func (v *verifier) git(stdin []byte, args ...string) (string, error) {
+	stdout, stderr, err := v.run(stdin, args...)
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr))
+	}
+	return strings.TrimRight(stdout, "\n"), nil
+}
+
+// run runs git in the worktree, on the index v.index when set, and returns
+// its stdout and stderr as they are.
+func (v *verifier) run(stdin []byte, args ...string) (stdout, stderr string, err error) {
 	// No hooks: post-index-change would fire for the temporary index.
 	cmd := exec.CommandContext(v.ctx, v.bin, append([]string{"-c", "core.quotePath=false", "-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = v.root
@@ -285,12 +295,10 @@ func (v *verifier) git(stdin []byte, args ...string) (string, error) {
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // parseRawDiff reads `git diff-tree -r -z` (or diff-index) output, the
