@@ -206,9 +206,9 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 	keep := func(name string, m, g *index.Entry) bool {
 		return own.has(name) || r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
 	}
-	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
+	out, pds := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
-	return out, pds, err
+	return out, pds, nil
 }
 
 // skipVerdict keeps debussy's staging when git's verdict cannot be had,
@@ -228,7 +228,7 @@ type entryKey struct {
 
 // mergeVerdict takes git's entry (or its absence) for every path where it
 // differs from mine, except where keep says mine stands.
-func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, keep func(name string, m, g *index.Entry) bool) ([]*index.Entry, []PathDisagreement, error) {
+func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, keep func(name string, m, g *index.Entry) bool) ([]*index.Entry, []PathDisagreement) {
 	at := func(es []*index.Entry) map[entryKey]*index.Entry {
 		m := make(map[entryKey]*index.Entry, len(es))
 		for _, e := range es {
@@ -279,7 +279,7 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 		}
 	}
 	if len(pds) == 0 {
-		return mine, nil, nil
+		return mine, nil
 	}
 	out := make([]*index.Entry, 0, len(mine))
 	for _, e := range mine {
@@ -301,7 +301,7 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 	}
 	sortEntries(out)
 	slices.SortFunc(pds, func(a, b PathDisagreement) int { return strings.Compare(a.Path, b.Path) })
-	return out, pds, nil
+	return out, pds
 }
 
 // ownSet is the paths whose fate is debussy's decision, not git's: its
