@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -79,12 +78,6 @@ var plantStaging func([]*index.Entry) []*index.Entry
 // refusal only git makes.
 var verdictArgs []string
 
-// checkedAtCommit records the commits whose tree git staged at commit time
-// (before the hooks ran): Verify takes that as its answer, since a hook
-// that formats, stages or amends afterwards changes the worktree and index
-// it would replay, not what git committed.
-var checkedAtCommit sync.Map // hash → []PathDisagreement replaced
-
 // environ is the environment getenv reads: WithEnv's, else the process's
 // when getenv is os.Getenv; nil when it is unknown (WithGetenv alone).
 func (r *Repo) environ() []string {
@@ -118,11 +111,11 @@ func (r *Repo) gitEnv() []string {
 // skip-worktree, assume-unchanged) replaced by git's, listing them. The
 // paths that are debussy's decision (s.ownPaths: Exclude, Never, .debussy/)
 // keep its entries. It returns mine unchanged when git is not installed or
-// cannot run, and a *GitRefusedError when git add -A fails.
+// cannot run, and a *GitRefusedError when git add -A fails. staged says
+// git's verdict was had (Commit.StagedByGit).
 //
 // The paths s left to git (errDeferToGit) are replaced, not reported.
-func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []PathDisagreement, error) {
-	r.verdictRan = false
+func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) (entries []*index.Entry, replaced []PathDisagreement, staged bool, err error) {
 	mine, deferred := s.entries, s.deferred
 	if plantStaging != nil {
 		mine = plantStaging(mine)
@@ -140,7 +133,7 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 	tmpIndex := filepath.Join(tmp, "index")
 	orig, err := os.ReadFile(r.indexFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("read index: %w", err)
+		return nil, nil, false, fmt.Errorf("read index: %w", err)
 	}
 	fi, _ := os.Stat(r.indexFile)
 
@@ -168,7 +161,7 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() > 0 {
-			return nil, nil, &GitRefusedError{Output: stderr}
+			return nil, nil, false, &GitRefusedError{Output: stderr}
 		}
 		r.log.Warn("git's verdict skipped: git add -A did not finish", "err", err, "stderr", stderr)
 		return skipVerdict(mine, deferred)
@@ -178,14 +171,13 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 		b, err = emptyIndex, nil // nothing to stage and no index: git wrote none
 	}
 	if err != nil {
-		return mine, nil, fmt.Errorf("read git's index: %w", err)
+		return mine, nil, false, fmt.Errorf("read git's index: %w", err)
 	}
 	gidx, gvalid, ok, err := decodeIndex(b)
 	if err != nil || !ok {
 		r.log.Warn("git's verdict skipped: its index is in a format debussy does not read", "err", err)
 		return skipVerdict(mine, deferred)
 	}
-	r.verdictRan = true
 	var origIdx *index.Index
 	var origValid map[string]bool
 	if orig != nil {
@@ -208,17 +200,17 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) ([]*index.Entry, []
 	}
 	out, pds := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
-	return out, pds, nil
+	return out, pds, true, nil
 }
 
 // skipVerdict keeps debussy's staging when git's verdict cannot be had,
 // unless a path was left to git: then nothing is committed.
-func skipVerdict(mine []*index.Entry, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
+func skipVerdict(mine []*index.Entry, deferred []string) ([]*index.Entry, []PathDisagreement, bool, error) {
 	if len(deferred) > 0 {
-		return nil, nil, &UnsupportedError{Feature: "the working-tree-encoding attribute", Detail: deferred[0] + " was left to git, which could not run",
+		return nil, nil, false, &UnsupportedError{Feature: "the working-tree-encoding attribute", Detail: deferred[0] + " was left to git, which could not run",
 			WayOut: "make sure git runs (it converts such files), or commit them with git yourself"}
 	}
-	return mine, nil, nil
+	return mine, nil, false, nil
 }
 
 type entryKey struct {

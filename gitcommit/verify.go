@@ -31,9 +31,6 @@ type Disagreement struct {
 	Skipped []string
 	// Repro is the file written with the reproduction, "" if none.
 	Repro string
-	// AtCommit means git staged the tree when the commit was made and the
-	// commit holds git's verdict (Commit.GitReplaced lists what it replaced).
-	AtCommit bool
 }
 
 // PathDisagreement is one path: what the commit holds and what git would
@@ -89,19 +86,12 @@ type VerifyOptions struct {
 // commit added that git ignores shows, as does one it deleted that git
 // keeps. Paths under .debussy/ are debussy's and never compared.
 //
-// A commit CommitAll made in this process with git's verdict is answered
-// at once (Disagreement.AtCommit): git staged it before any hook ran, and a
-// hook that formats, stages or amends afterwards is no disagreement.
+// A commit CommitAll made with git's verdict (Commit.StagedByGit) needs no
+// Verify: git staged it before any hook ran.
 func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disagreement, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return Disagreement{}, ErrNoGit
-	}
-	if _, ok := checkedAtCommit.Load(commit); ok {
-		// git staged this commit's tree when it was made, before any hook
-		// formatted, staged or amended (see CommitAll): replaying it now
-		// would report the hook's changes.
-		return Disagreement{AtCommit: true}, nil
 	}
 	env := opts.Env
 	if env == nil {
