@@ -178,25 +178,30 @@ func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) (entries []*index.E
 		r.log.Warn("git's verdict skipped: its index is in a format debussy does not read", "err", err)
 		return skipVerdict(mine, deferred)
 	}
-	var origIdx *index.Index
-	var origValid map[string]bool
-	if orig != nil {
-		origIdx, origValid, _, _ = decodeIndex(orig)
-	}
-	origAt := map[string]*index.Entry{}
-	if origIdx != nil {
-		for _, e := range origIdx.Entries {
-			if e.Stage == 0 {
-				origAt[e.Name] = e
-			}
-		}
-	}
 	var indexSec int64
 	if fi != nil {
 		indexSec = fi.ModTime().Unix()
 	}
+	// The index as it was is decoded only once a path differs: on most
+	// commits none does.
+	var origAt map[string]*index.Entry
+	var origValid map[string]bool
 	keep := func(name string, m, g *index.Entry) bool {
-		return own.has(name) || r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
+		if own.has(name) {
+			return true
+		}
+		if origAt == nil {
+			origAt = map[string]*index.Entry{}
+			var origIdx *index.Index
+			if origIdx, origValid, _, _ = decodeIndex(orig); origIdx != nil { // none when there was no index
+				for _, e := range origIdx.Entries {
+					if e.Stage == 0 {
+						origAt[e.Name] = e
+					}
+				}
+			}
+		}
+		return r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
 	}
 	out, pds := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
