@@ -248,19 +248,28 @@ func TestDifferentialRound3(t *testing.T) {
 		}},
 	}
 	if os.Geteuid() == 0 {
+		foreign := func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+			if err := os.Chown(dir, 65534, 65534); err != nil {
+				t.Skip(err)
+			}
+		}
 		cases = append(cases, round3Case{name: "a repository owned by another user is refused, its hooks unrun", refused: "dubious ownership",
 			setup: func(t *testing.T, dir string) {
 				hook(t, dir)
-				writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
-				if err := os.Chown(dir, 65534, 65534); err != nil {
-					t.Skip(err)
-				}
+				foreign(t, dir)
 				t.Cleanup(func() {
 					if _, err := os.Stat(marker(dir)); err == nil {
 						t.Error("the distrusted repository's pre-commit hook ran")
 					}
 				})
-			}})
+			}},
+			round3Case{name: "a repository owned by another user, trusted by git -c safe.directory", setup: foreign,
+				env: []string{"GIT_CONFIG_PARAMETERS='safe.directory'='*'"}},
+			round3Case{name: "a repository owned by another user, trusted by GIT_CONFIG_COUNT", setup: foreign,
+				env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*"}},
+			round3Case{name: "a repository owned by another user, trust reset by a bare git -c safe.directory", setup: foreign,
+				refused: "dubious ownership", env: []string{"GIT_CONFIG_PARAMETERS='safe.directory'='*' 'safe.directory'"}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runRound3(t, tc) })
