@@ -37,10 +37,7 @@ func round3Env(t *testing.T, home string, extra []string) []string {
 func runRound3(t *testing.T, tc round3Case) {
 	t.Helper()
 	home := isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{"a.txt": "one\n"})
 	tc.setup(t, dir)
 	env := round3Env(t, home, tc.env)
 	if tc.envOf != nil {

@@ -20,10 +20,7 @@ import (
 // replaces it, the paths are reported, and Verify, replaying git, agrees.
 func TestGitVerdictReplacesPlantedDivergence(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a.txt": "one\n", ".gitignore": "*.log\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{"a.txt": "one\n", ".gitignore": "*.log\n"})
 	oldA := runGit(t, dir, "rev-parse", "HEAD:a.txt")
 	writeFiles(t, dir, map[string]string{"a.txt": "two\n", "b.txt": "new\n", "x.log": "noise\n"})
 
@@ -80,10 +77,7 @@ func TestGitVerdictReplacesPlantedDivergence(t *testing.T) {
 // debussy (a refusal git alone makes is simulated with a bad option).
 func TestGitVerdictRefusesWhereGitAddFails(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a.txt": "1\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{"a.txt": "1\n"})
 	writeFiles(t, dir, map[string]string{"a.txt": "2\n"})
 	head := runGit(t, dir, "rev-parse", "HEAD")
 	verdictArgs = []string{"--no-such-option"}
@@ -181,10 +175,7 @@ func BenchmarkVerdict20k(b *testing.B) {
 // and kept out of the commits like any other (it was refused).
 func TestUntrackedWorkingTreeEncodingIsListed(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{".gitattributes": "*.u16 working-tree-encoding=UTF-16LE\n"})
 	writeFiles(t, dir, map[string]string{"notes.u16": "n\x00\n\x00"})
 	r := mustOpen(t, dir)
 	user, err := r.Untracked()
@@ -205,10 +196,7 @@ func TestUntrackedWorkingTreeEncodingIsListed(t *testing.T) {
 // commit would otherwise be stored again each time).
 func TestGitVerdictStoresNothingOfOwnPaths(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{"a.txt": "a\n"})
 	writeFiles(t, dir, map[string]string{"mine[1].txt": "the user's own\n", ".debussy/runs/r/events.jsonl": "{}\n"})
 	r := mustOpen(t, dir)
 	user, err := r.Untracked()
