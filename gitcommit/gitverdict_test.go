@@ -137,10 +137,6 @@ func TestGitVerdictKeepsAnEditGitsStatCheckMisses(t *testing.T) {
 // edited files on a 20,000-file tree: the same edits committed with the
 // verdict and without it, alternately, on one repository.
 func BenchmarkVerdict20k(b *testing.B) {
-	home := b.TempDir()
-	b.Setenv("HOME", home)
-	b.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	dir, plain := bench20kRepo(b, withoutVerdict())
 	judged, err := Open(dir)
 	if err != nil {
