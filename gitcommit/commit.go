@@ -31,6 +31,11 @@ type Commit struct {
 	// git's and git's entry was committed instead (see CommitAll and
 	// WriteRepro).
 	GitReplaced []PathDisagreement
+	// StagedByGit says git's verdict ran: `git add -A` staged the tree too,
+	// before any hook ran, and GitReplaced is the whole difference. Asking
+	// git again later (Verify) would report what a hook formatted, staged
+	// or amended since, not what git would have committed.
+	StagedByGit bool
 }
 
 // LongPathError is a worktree path longer than the system lets a program
@@ -96,9 +101,9 @@ func shortenPath(p string, keep int) string {
 // those before any work starts. Options (Exclude) narrow what is staged.
 //
 // Where git is on PATH, git's verdict wins: git stages the worktree too
-// (`git add -A` on a temporary copy of the index as it was, hooks off), and
-// wherever its entry differs from debussy's, git's is committed and the
-// path listed in Commit.GitReplaced; when git add -A fails, nothing is
+// (`git add -A` on a temporary copy of the index as it was, hooks off;
+// Commit.StagedByGit), and wherever its entry differs from debussy's, git's
+// is committed and the path listed in Commit.GitReplaced; when git add -A fails, nothing is
 // committed (*GitRefusedError). Without git, debussy's staging stands.
 func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	var o commitOptions
@@ -134,8 +139,12 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		return Commit{}, fmt.Errorf("commit: read ignore rules: %w", err)
 	}
 
+	bin := "" // the git whose verdict stages this commit too (gitverdict.go)
+	if o.entries == nil {
+		bin = r.verdictGit()
+	}
 	s := r.newStager(idx, cfg, true)
-	s.conv.deferEncoding = o.entries == nil && r.verdictWillRun()
+	s.conv.deferEncoding = bin != ""
 	s.sparse = r.sparsePatterns(cfg)
 	s.exclude = o.exclude
 	if s.never, err = r.notInHead(h, o.never); err != nil {
@@ -163,8 +172,9 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		s.markAssumeUnchanged()
 	}
 	var replaced []PathDisagreement
+	stagedByGit := false
 	if o.entries == nil {
-		if s.entries, replaced, err = r.verdict(s.entries, s.ownPaths(), s.deferred, cfg.bool("core.trustCtime", true), r.excludesFile(cfg)); err != nil {
+		if s.entries, replaced, stagedByGit, err = r.verdict(bin, s, cfg); err != nil {
 			return Commit{}, fmt.Errorf("commit: %w", err)
 		}
 	}
@@ -322,12 +332,8 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
 		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	done := Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever,
-		GitReplaced: replaced}
-	if replaced != nil || r.verdictRan {
-		checkedAtCommit.Store(done.Hash, replaced)
-	}
-	return done, nil
+	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever,
+		GitReplaced: replaced, StagedByGit: stagedByGit}, nil
 }
 
 // AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like

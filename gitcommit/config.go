@@ -141,6 +141,16 @@ func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
 			errs = append(errs, err)
 		}
 	}
+	if err := r.readEnvConfig(c); err != nil {
+		errs = append(errs, err)
+	}
+	return c, errors.Join(errs...)
+}
+
+// readEnvConfig applies the config git takes from the environment, after
+// the files: GIT_CONFIG_COUNT/KEY_n/VALUE_n, then GIT_CONFIG_PARAMETERS
+// (git -c).
+func (r *Repo) readEnvConfig(c gitConfig) error {
 	if n, err := strconv.Atoi(r.getenv("GIT_CONFIG_COUNT")); err == nil {
 		for i := range n {
 			k := r.getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
@@ -149,20 +159,22 @@ func (r *Repo) readConfigWith(st *includeState) (gitConfig, error) {
 			}
 		}
 	}
-	if env := r.getenv("GIT_CONFIG_PARAMETERS"); env != "" {
-		keys, values, err := configParameters(env)
-		if err != nil {
-			errs = append(errs, &ConfigError{File: "GIT_CONFIG_PARAMETERS", Err: err})
-		}
-		for i, k := range keys {
-			if values[i] == nil {
-				c.set(k, "", true)
-			} else {
-				c.set(k, *values[i], false)
-			}
+	env := r.getenv("GIT_CONFIG_PARAMETERS")
+	if env == "" {
+		return nil
+	}
+	keys, values, err := configParameters(env)
+	if err != nil {
+		return &ConfigError{File: "GIT_CONFIG_PARAMETERS", Err: err}
+	}
+	for i, k := range keys {
+		if values[i] == nil {
+			c.set(k, "", true)
+		} else {
+			c.set(k, *values[i], false)
 		}
 	}
-	return c, errors.Join(errs...)
+	return nil
 }
 
 func (r *Repo) configFiles() []string {

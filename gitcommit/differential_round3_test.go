@@ -1,10 +1,7 @@
 package gitcommit
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,41 +25,20 @@ type round3Case struct {
 	verdict bool
 }
 
-func round3Env(t *testing.T, home string, extra []string) []string {
-	t.Helper()
-	env := diffEnv(home, nil)
-	return append(env, extra...)
-}
-
 func runRound3(t *testing.T, tc round3Case) {
 	t.Helper()
 	home := isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{"a.txt": "one\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{"a.txt": "one\n"})
 	tc.setup(t, dir)
-	env := round3Env(t, home, tc.env)
+	env := append(diffEnv(home, nil), tc.env...)
 	if tc.envOf != nil {
 		env = append(env, tc.envOf(dir)...)
 	}
-	twin := copyTree(t, dir)
-
-	gitIn := func(in string, args ...string) (string, error) {
-		cmd := exec.Command("git", append([]string{"-c", "core.quotePath=false"}, args...)...)
-		cmd.Dir, cmd.Env = in, env
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		err := cmd.Run()
-		if err != nil {
-			err = errors.Join(err, errors.New(stderr.String()))
-		}
-		return strings.TrimSpace(out.String()), err
-	}
-	git := func(args ...string) (string, error) { return gitIn(twin, args...) }
-	_, gitErr := git("add", "-A")
+	d := &diffRepo{Dir: dir, Side: "debussy", t: t, env: env}
+	g := &diffRepo{Dir: copyTree(t, dir), Side: "git", t: t, env: env}
+	_, gitErr := g.GitErr("add", "-A")
 	if gitErr == nil {
-		_, gitErr = git("commit", "-q", "-m", "change")
+		_, gitErr = g.GitErr("commit", "-q", "-m", "change")
 	}
 
 	opts := []Option{WithEnv(env), WithClock(func() time.Time { return diffDate })}
@@ -100,8 +76,8 @@ func runRound3(t *testing.T, tc round3Case) {
 		{"ls-files", "-s", "-v"},
 		{"cat-file", "-p", "HEAD"},
 	} {
-		mine, _ := gitIn(dir, args...)
-		theirs, _ := git(args...)
+		mine, _ := d.GitErr(args...)
+		theirs, _ := g.GitErr(args...)
 		if mine != theirs {
 			t.Errorf("%s differs:\n--- debussy\n%s\n--- git\n%s", strings.Join(args, " "), mine, theirs)
 		}
@@ -148,14 +124,7 @@ func TestDifferentialRound3(t *testing.T) {
 			writeFiles(t, dir, map[string]string{"crlf.txt": "a\r\nb\r\n"})
 		}},
 		{name: "merge conflicting on a submodule both sides moved", setup: func(t *testing.T, dir string) {
-			sub := filepath.Join(filepath.Dir(dir), "subsrc")
-			runGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", sub)
-			commit := func(msg string) string {
-				writeFiles(t, sub, map[string]string{"s.txt": msg})
-				runGit(t, sub, "add", "-A")
-				runGit(t, sub, "-c", "user.name=S", "-c", "user.email=s@x", "commit", "-q", "-m", msg)
-				return runGit(t, sub, "rev-parse", "HEAD")
-			}
+			sub, commit := subSource(t, dir)
 			base := commit("base")
 			runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
 			runGit(t, dir, "commit", "-q", "-m", "submodule")
@@ -174,14 +143,7 @@ func TestDifferentialRound3(t *testing.T) {
 			}
 		}},
 		{name: "merge conflicting on a submodule one side replaced with a file", setup: func(t *testing.T, dir string) {
-			sub := filepath.Join(filepath.Dir(dir), "subsrc")
-			runGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", sub)
-			commit := func(msg string) string {
-				writeFiles(t, sub, map[string]string{"s.txt": msg})
-				runGit(t, sub, "add", "-A")
-				runGit(t, sub, "-c", "user.name=S", "-c", "user.email=s@x", "commit", "-q", "-m", msg)
-				return runGit(t, sub, "rev-parse", "HEAD")
-			}
+			sub, commit := subSource(t, dir)
 			commit("base")
 			runGit(t, dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
 			runGit(t, dir, "commit", "-q", "-m", "submodule")
@@ -248,22 +210,45 @@ func TestDifferentialRound3(t *testing.T) {
 		}},
 	}
 	if os.Geteuid() == 0 {
+		foreign := func(t *testing.T, dir string) {
+			writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
+			if err := os.Chown(dir, 65534, 65534); err != nil {
+				t.Skip(err)
+			}
+		}
 		cases = append(cases, round3Case{name: "a repository owned by another user is refused, its hooks unrun", refused: "dubious ownership",
 			setup: func(t *testing.T, dir string) {
 				hook(t, dir)
-				writeFiles(t, dir, map[string]string{"a.txt": "two\n"})
-				if err := os.Chown(dir, 65534, 65534); err != nil {
-					t.Skip(err)
-				}
+				foreign(t, dir)
 				t.Cleanup(func() {
 					if _, err := os.Stat(marker(dir)); err == nil {
 						t.Error("the distrusted repository's pre-commit hook ran")
 					}
 				})
-			}})
+			}},
+			round3Case{name: "a repository owned by another user, trusted by git -c safe.directory", setup: foreign,
+				env: []string{"GIT_CONFIG_PARAMETERS='safe.directory'='*'"}},
+			round3Case{name: "a repository owned by another user, trusted by GIT_CONFIG_COUNT", setup: foreign,
+				env: []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*"}},
+			round3Case{name: "a repository owned by another user, trust reset by a bare git -c safe.directory", setup: foreign,
+				refused: "dubious ownership", env: []string{"GIT_CONFIG_PARAMETERS='safe.directory'='*' 'safe.directory'"}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runRound3(t, tc) })
+	}
+}
+
+// subSource creates, next to dir, a repository to add as a submodule, and
+// a commit that records msg in it and returns its hash.
+func subSource(t *testing.T, dir string) (sub string, commit func(msg string) string) {
+	t.Helper()
+	sub = filepath.Join(filepath.Dir(dir), "subsrc")
+	runGit(t, filepath.Dir(dir), "init", "-q", "-b", "main", sub)
+	return sub, func(msg string) string {
+		writeFiles(t, sub, map[string]string{"s.txt": msg})
+		runGit(t, sub, "add", "-A")
+		runGit(t, sub, "-c", "user.name=S", "-c", "user.email=s@x", "commit", "-q", "-m", msg)
+		return runGit(t, sub, "rev-parse", "HEAD")
 	}
 }
 
@@ -293,13 +278,10 @@ var round3DiffCases = []diffCase{
 		change: func(t *testing.T, h *diffRepo) {
 			h.Write("src/main.go", "package main // edited\n")
 			h.Write("new.txt", "n")
-			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
-			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+			moveGitDir(h)
 		},
-		commitEnv: func(h *diffRepo) map[string]string {
-			return map[string]string{"GIT_DIR": "../../" + filepath.Base(h.Dir) + ".meta"}
-		},
-		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+		commitEnv: relativeMetaGitDir,
+		workdir:   srcDir,
 	},
 	{
 		name:  "GIT_DIR relative with a relative core.worktree, and a hook that stages",
@@ -309,13 +291,10 @@ var round3DiffCases = []diffCase{
 			h.Write("gen.txt", "generated\n")
 			h.Write(".git/hooks/pre-commit", "#!/bin/sh\necho hooked >> gen.txt && git add gen.txt\n")
 			h.Chmod(".git/hooks/pre-commit", 0o755)
-			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
-			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+			moveGitDir(h)
 		},
-		commitEnv: func(h *diffRepo) map[string]string {
-			return map[string]string{"GIT_DIR": "../../" + filepath.Base(h.Dir) + ".meta"}
-		},
-		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+		commitEnv: relativeMetaGitDir,
+		workdir:   srcDir,
 	},
 	{
 		name:  "GIT_DIR a symlink, core.worktree relative to its target",
@@ -323,8 +302,7 @@ var round3DiffCases = []diffCase{
 		change: func(t *testing.T, h *diffRepo) {
 			h.Write("src/main.go", "package main // edited\n")
 			h.Write("new.txt", "n")
-			h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
-			h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+			moveGitDir(h)
 			links := filepath.Join(filepath.Dir(h.Dir), filepath.Base(h.Dir)+".links", "deep")
 			if err := os.MkdirAll(links, 0o755); err != nil {
 				t.Fatal(err)
@@ -336,9 +314,23 @@ var round3DiffCases = []diffCase{
 		commitEnv: func(h *diffRepo) map[string]string {
 			return map[string]string{"GIT_DIR": filepath.Join(filepath.Dir(h.Dir), filepath.Base(h.Dir)+".links", "deep", "gd")}
 		},
-		workdir: func(h *diffRepo) string { return filepath.Join(h.Dir, "src") },
+		workdir: srcDir,
 	},
 }
+
+// moveGitDir moves .git next to the worktree, as <worktree>.meta, with a
+// core.worktree relative to it.
+func moveGitDir(h *diffRepo) {
+	h.Git("config", "core.worktree", "../"+filepath.Base(h.Dir))
+	h.Rename(".git", "../"+filepath.Base(h.Dir)+".meta")
+}
+
+// relativeMetaGitDir names moveGitDir's git dir relative to srcDir.
+func relativeMetaGitDir(h *diffRepo) map[string]string {
+	return map[string]string{"GIT_DIR": "../../" + filepath.Base(h.Dir) + ".meta"}
+}
+
+func srcDir(h *diffRepo) string { return filepath.Join(h.Dir, "src") }
 
 func TestDifferentialRound3Repository(t *testing.T) {
 	runDiffCases(t, round3DiffCases)

@@ -123,8 +123,7 @@ func (s *stager) fileFingerprint(path string) func() (string, bool, error) {
 			if rerr != nil {
 				return "", false, nil
 			}
-			h, err := s.r.putObject(plumbing.BlobObject, b, false)
-			return "raw:" + h.String(), true, err
+			return "raw:" + objectHash(plumbing.BlobObject, b).String(), true, nil
 		}
 		if err != nil || e == nil {
 			return "", false, err

@@ -13,12 +13,9 @@ import (
 // fingerprints, and checks it writes nothing.
 func TestUntrackedMatchesGit(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{
+	dir := committedRepo(t, map[string]string{
 		"tracked.txt": "t\n", ".gitignore": "*.log\nbuild/\n",
 	})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
 	writeFiles(t, dir, map[string]string{
 		"notes.txt": "my notes\n", "sub/dir/secret.env": "KEY=1\n", "debug.log": "ignored\n",
 		"build/out.bin": "ignored\n", ".debussy/state.json": "{}\n", "tracked.txt": "changed\n",
@@ -72,10 +69,7 @@ func TestCommitAllExclude(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
-			dir := newRepo(t)
-			writeFiles(t, dir, map[string]string{"base.txt": "base\n"})
-			runGit(t, dir, "add", "-A")
-			runGit(t, dir, "commit", "-q", "-m", "init")
+			dir := committedRepo(t, map[string]string{"base.txt": "base\n"})
 			writeFiles(t, dir, map[string]string{"notes.txt": "mine\n", "dir/key.env": "KEY=secret\n"})
 			// A nested repository without a commit: CommitAll alone refuses
 			// it; as the user's, it is left out instead.

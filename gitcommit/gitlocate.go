@@ -1,10 +1,7 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"time"
 )
@@ -20,20 +17,13 @@ import (
 // false without git, or when git finds no worktree (it then refuses what
 // debussy refuses too).
 func (r *Repo) gitLocation(dir string) (root, gitDir, commonDir string, ok bool) {
-	base := r.env
-	if base == nil {
-		if !r.osEnv {
-			return "", "", "", false
-		}
-		base = os.Environ()
-	}
-	bin, err := exec.LookPath("git")
-	if err != nil || r.noVerdict {
+	bin := r.verdictGit()
+	if bin == "" {
 		return "", "", "", false
 	}
 	// The locating variables as debussy sees them (OpenLinked hides the
 	// main worktree's).
-	env := withoutRepoEnv(base)
+	env := withoutRepoEnv(r.environ())
 	for _, k := range repoEnv {
 		if v := r.getenv(k); v != "" {
 			env = append(env, k+"="+v)
@@ -41,14 +31,12 @@ func (r *Repo) gitLocation(dir string) (root, gitDir, commonDir string, ok bool)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
-	cmd.Dir, cmd.Env = dir, env
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if cmd.Run() != nil {
+	v := &verifier{ctx: ctx, bin: bin, root: dir, env: env}
+	out, err := v.git(nil, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	if err != nil {
 		return "", "", "", false
 	}
-	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	lines := strings.Split(out, "\n")
 	if len(lines) != 3 || lines[2] == "" {
 		return "", "", "", false
 	}

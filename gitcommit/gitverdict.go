@@ -1,7 +1,6 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -53,14 +51,23 @@ func withoutVerdict() Option { return func(r *Repo) { r.noVerdict = true } }
 // the path is left to git, not refused.
 var errDeferToGit = errors.New("left to git's verdict")
 
-// verdictWillRun says CommitAll's verdict can run (git on PATH, the
-// environment known), so what debussy cannot convert can be left to git.
-func (r *Repo) verdictWillRun() bool {
-	if r.noVerdict || r.gitEnv("x") == nil {
-		return false
+// verdictWillRun says CommitAll's verdict can run, so what debussy cannot
+// convert can be left to git.
+func (r *Repo) verdictWillRun() bool { return r.verdictGit() != "" }
+
+// verdictGit is the git that stages CommitAll's verdict (and tells Open
+// where the repository is): "" when the verdict is off, git is not on
+// PATH, or the environment is unknown (WithGetenv without WithEnv: git
+// would read other config than debussy).
+func (r *Repo) verdictGit() string {
+	if r.noVerdict || r.env == nil && !r.osEnv { // environ() is nil
+		return ""
 	}
-	_, err := exec.LookPath("git")
-	return err == nil
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	return bin
 }
 
 // plantStaging, set by a test, corrupts debussy's staging before git's
@@ -71,52 +78,52 @@ var plantStaging func([]*index.Entry) []*index.Entry
 // refusal only git makes.
 var verdictArgs []string
 
-// checkedAtCommit records the commits whose tree git staged at commit time
-// (before the hooks ran): Verify takes that as its answer, since a hook
-// that formats, stages or amends afterwards changes the worktree and index
-// it would replay, not what git committed.
-var checkedAtCommit sync.Map // hash → []PathDisagreement replaced
+// environ is the environment getenv reads: WithEnv's, else the process's
+// when getenv is os.Getenv; nil when it is unknown (WithGetenv alone).
+func (r *Repo) environ() []string {
+	if r.env == nil && r.osEnv {
+		return os.Environ()
+	}
+	return r.env
+}
 
 // gitEnv is the environment the verdict's git runs with: the one debussy
-// was opened with, the repository named explicitly as debussy resolved it,
-// and the index a temporary one. nil when that environment is unknown
-// (WithGetenv without WithEnv): git would read other config than debussy.
-func (r *Repo) gitEnv(indexFile string) []string {
-	base := r.env
+// was opened with and the repository named explicitly as debussy resolved
+// it (the index is the caller's to add). nil when that environment is
+// unknown (WithGetenv without WithEnv): git would read other config than
+// debussy.
+func (r *Repo) gitEnv() []string {
+	base := r.environ()
 	if base == nil {
-		if !r.osEnv {
-			return nil
-		}
-		base = os.Environ()
+		return nil
 	}
-	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root, "GIT_INDEX_FILE="+indexFile)
+	env := append(withoutRepoEnv(base), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	if r.getenv("GIT_COMMON_DIR") != "" {
 		env = append(env, "GIT_COMMON_DIR="+r.commonDir)
 	}
 	return append(env, r.objectEnvVars()...)
 }
 
-// verdict has git stage the worktree on a copy of the index as it was
-// before debussy staged (same bytes, same mtime, so git's racy check is the
-// user's), and returns mine with every path where git's entry differs (mode,
-// blob, stage, intent-to-add, skip-worktree, assume-unchanged) replaced by
-// git's, listing them. own paths are debussy's decision (Exclude, Never,
-// .debussy/) and keep its entries. It returns mine unchanged when git is
-// not installed or cannot run, and a *GitRefusedError when git add -A fails.
+// verdict has git (bin, verdictGit's answer) stage the worktree on a copy
+// of the index as it was before debussy staged (same bytes, same mtime, so
+// git's racy check is the user's), and returns mine (s's staging) with
+// every path where git's entry differs (mode, blob, stage, intent-to-add,
+// skip-worktree, assume-unchanged) replaced by git's, listing them. The
+// paths that are debussy's decision (s.ownPaths: Exclude, Never, .debussy/)
+// keep its entries. It returns mine unchanged when git is not installed or
+// cannot run, and a *GitRefusedError when git add -A fails. staged says
+// git's verdict was had (Commit.StagedByGit).
 //
-// deferred paths were left to git (errDeferToGit): replaced, not reported.
-//
-// userExcludes is the user's core.excludesFile (or the XDG default), ""
-// for none.
-func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trustCtime bool, userExcludes string) ([]*index.Entry, []PathDisagreement, error) {
-	r.verdictRan = false
+// The paths s left to git (errDeferToGit) are replaced, not reported.
+func (r *Repo) verdict(bin string, s *stager, cfg gitConfig) (entries []*index.Entry, replaced []PathDisagreement, staged bool, err error) {
+	mine, deferred := s.entries, s.deferred
 	if plantStaging != nil {
 		mine = plantStaging(mine)
 	}
-	bin, err := exec.LookPath("git")
-	if err != nil || r.noVerdict {
+	if bin == "" {
 		return skipVerdict(mine, deferred)
 	}
+	own, trustCtime := s.ownPaths(), cfg.bool("core.trustCtime", true)
 	tmp, err := os.MkdirTemp("", "debussy-verdict-")
 	if err != nil {
 		r.log.Warn("git's verdict skipped", "err", err)
@@ -124,13 +131,9 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 	}
 	defer os.RemoveAll(tmp)
 	tmpIndex := filepath.Join(tmp, "index")
-	env := r.gitEnv(tmpIndex)
-	if env == nil {
-		return skipVerdict(mine, deferred)
-	}
 	orig, err := os.ReadFile(r.indexFile)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("read index: %w", err)
+		return nil, nil, false, fmt.Errorf("read index: %w", err)
 	}
 	fi, _ := os.Stat(r.indexFile)
 
@@ -149,22 +152,16 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 	// commit, and refuse a nested repository of the user's without a
 	// commit.
 	excludes := filepath.Join(tmp, "exclude")
-	if err := os.WriteFile(excludes, own.excludesFile(userExcludes), 0o600); err != nil {
+	if err := os.WriteFile(excludes, own.excludesFile(r.excludesFile(cfg)), 0o600); err != nil {
 		r.log.Warn("git's verdict skipped", "err", err)
 		return skipVerdict(mine, deferred)
 	}
-	// No hooks: post-index-change would fire for the temporary index.
-	args := append([]string{"-c", "core.hooksPath=" + os.DevNull, "-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env = r.root, env
-	var stderrBuf bytes.Buffer
-	cmd.Stderr = &stderrBuf
-	err = cmd.Run()
-	stderr := stderrBuf.String()
+	v := &verifier{ctx: ctx, bin: bin, root: r.root, env: r.gitEnv(), index: tmpIndex} // gitEnv is known: bin is set
+	_, stderr, err := v.run(nil, append([]string{"-c", "core.excludesFile=" + excludes, "add", "-A"}, verdictArgs...)...)
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && ctx.Err() == nil && exit.ExitCode() > 0 {
-			return nil, nil, &GitRefusedError{Output: stderr}
+			return nil, nil, false, &GitRefusedError{Output: stderr}
 		}
 		r.log.Warn("git's verdict skipped: git add -A did not finish", "err", err, "stderr", stderr)
 		return skipVerdict(mine, deferred)
@@ -174,47 +171,51 @@ func (r *Repo) verdict(mine []*index.Entry, own ownSet, deferred []string, trust
 		b, err = emptyIndex, nil // nothing to stage and no index: git wrote none
 	}
 	if err != nil {
-		return mine, nil, fmt.Errorf("read git's index: %w", err)
+		return mine, nil, false, fmt.Errorf("read git's index: %w", err)
 	}
 	gidx, gvalid, ok, err := decodeIndex(b)
 	if err != nil || !ok {
 		r.log.Warn("git's verdict skipped: its index is in a format debussy does not read", "err", err)
 		return skipVerdict(mine, deferred)
 	}
-	r.verdictRan = true
-	var origIdx *index.Index
-	var origValid map[string]bool
-	if orig != nil {
-		origIdx, origValid, _, _ = decodeIndex(orig)
-	}
-	origAt := map[string]*index.Entry{}
-	if origIdx != nil {
-		for _, e := range origIdx.Entries {
-			if e.Stage == 0 {
-				origAt[e.Name] = e
-			}
-		}
-	}
 	var indexSec int64
 	if fi != nil {
 		indexSec = fi.ModTime().Unix()
 	}
+	// The index as it was is decoded only once a path differs: on most
+	// commits none does.
+	var origAt map[string]*index.Entry
+	var origValid map[string]bool
 	keep := func(name string, m, g *index.Entry) bool {
-		return own.has(name) || r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
+		if own.has(name) {
+			return true
+		}
+		if origAt == nil {
+			origAt = map[string]*index.Entry{}
+			var origIdx *index.Index
+			if origIdx, origValid, _, _ = decodeIndex(orig); origIdx != nil { // none when there was no index
+				for _, e := range origIdx.Entries {
+					if e.Stage == 0 {
+						origAt[e.Name] = e
+					}
+				}
+			}
+		}
+		return r.gitMissesEdit(name, m, g, origAt[name], origValid[name], indexSec, trustCtime)
 	}
-	out, pds, err := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
+	out, pds := r.mergeVerdict(mine, gidx.Entries, gvalid, keep)
 	pds = slices.DeleteFunc(pds, func(pd PathDisagreement) bool { return slices.Contains(deferred, pd.Path) })
-	return out, pds, err
+	return out, pds, true, nil
 }
 
 // skipVerdict keeps debussy's staging when git's verdict cannot be had,
 // unless a path was left to git: then nothing is committed.
-func skipVerdict(mine []*index.Entry, deferred []string) ([]*index.Entry, []PathDisagreement, error) {
+func skipVerdict(mine []*index.Entry, deferred []string) ([]*index.Entry, []PathDisagreement, bool, error) {
 	if len(deferred) > 0 {
-		return nil, nil, &UnsupportedError{Feature: "the working-tree-encoding attribute", Detail: deferred[0] + " was left to git, which could not run",
+		return nil, nil, false, &UnsupportedError{Feature: "the working-tree-encoding attribute", Detail: deferred[0] + " was left to git, which could not run",
 			WayOut: "make sure git runs (it converts such files), or commit them with git yourself"}
 	}
-	return mine, nil, nil
+	return mine, nil, false, nil
 }
 
 type entryKey struct {
@@ -224,7 +225,7 @@ type entryKey struct {
 
 // mergeVerdict takes git's entry (or its absence) for every path where it
 // differs from mine, except where keep says mine stands.
-func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, keep func(name string, m, g *index.Entry) bool) ([]*index.Entry, []PathDisagreement, error) {
+func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, keep func(name string, m, g *index.Entry) bool) ([]*index.Entry, []PathDisagreement) {
 	at := func(es []*index.Entry) map[entryKey]*index.Entry {
 		m := make(map[entryKey]*index.Entry, len(es))
 		for _, e := range es {
@@ -275,7 +276,7 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 		}
 	}
 	if len(pds) == 0 {
-		return mine, nil, nil
+		return mine, nil
 	}
 	out := make([]*index.Entry, 0, len(mine))
 	for _, e := range mine {
@@ -297,7 +298,7 @@ func (r *Repo) mergeVerdict(mine, theirs []*index.Entry, valid map[string]bool, 
 	}
 	sortEntries(out)
 	slices.SortFunc(pds, func(a, b PathDisagreement) int { return strings.Compare(a.Path, b.Path) })
-	return out, pds, nil
+	return out, pds
 }
 
 // ownSet is the paths whose fate is debussy's decision, not git's: its
@@ -361,11 +362,11 @@ func (r *Repo) WriteRepro(dir, commit string, pds []PathDisagreement) (string, e
 	if err != nil {
 		return "", ErrNoGit
 	}
-	env := r.gitEnv("")
+	env := r.gitEnv()
 	if env == nil {
-		env = os.Environ()
+		env = withoutVar(os.Environ(), "GIT_INDEX_FILE")
 	}
-	v := &verifier{ctx: context.Background(), bin: bin, root: r.root, env: withoutVar(env, "GIT_INDEX_FILE")}
+	v := &verifier{ctx: context.Background(), bin: bin, root: r.root, env: env}
 	name, err := v.writeRepro(dir, commit, pds)
 	if err != nil {
 		return "", fmt.Errorf("write reproduction: %w", err)

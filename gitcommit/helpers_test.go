@@ -65,6 +65,16 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
+// committedRepo is newRepo with files committed by git ("init").
+func committedRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := newRepo(t)
+	writeFiles(t, dir, files)
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "init")
+	return dir
+}
+
 // writeFiles writes name → content under dir, creating directories.
 func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()

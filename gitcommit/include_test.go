@@ -26,13 +26,10 @@ func TestIgnoredMatchingMatchesGit(t *testing.T) {
 		{"tracked and unignored never", "*.txt\n*.json\n"},
 		{"comments and blanks", "# nothing\n\n"},
 	}
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{
+	dir := committedRepo(t, map[string]string{
 		".gitignore":          ".env*\n*.local\nsecrets/\nnode_modules/\n/config/*.json\n!config/tracked.json\ncache/\n",
 		"config/tracked.json": "{}\n", "readme.txt": "tracked\n", "sub/.gitignore": "*.db\n",
 	})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
 	writeFiles(t, dir, map[string]string{
 		".env": "A=1\n", ".env.test": "B=2\n", "sub/.env": "C=3\n", "app.local": "x\n", "keep.local": "x\n",
 		"secrets/a.key": "k\n", "secrets/deep/b.key": "k\n", "node_modules/pkg/.env": "D=4\n",
@@ -75,10 +72,7 @@ func TestIgnoredMatchingMatchesGit(t *testing.T) {
 // once no ignore rule covers it, and even after its content changed.
 func TestCommitAllNever(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{".gitignore": ".env\n", "a.txt": "a\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{".gitignore": ".env\n", "a.txt": "a\n"})
 	writeFiles(t, dir, map[string]string{".env": "TOKEN=1\n", ".gitignore": "", "b.txt": "b\n"})
 	writeFiles(t, dir, map[string]string{".env": "TOKEN=2\n"})
 	c, err := mustOpen(t, dir).CommitAll("work", Never([]string{".env"}))
@@ -95,10 +89,7 @@ func TestCommitAllNever(t *testing.T) {
 // HEAD already tracks is committed as usual.
 func TestCommitAllNeverStaged(t *testing.T) {
 	isolate(t)
-	dir := newRepo(t)
-	writeFiles(t, dir, map[string]string{".gitignore": ".env\nconf/\n", "a.txt": "a\n", "kept.cfg": "v1\n"})
-	runGit(t, dir, "add", "-A")
-	runGit(t, dir, "commit", "-q", "-m", "init")
+	dir := committedRepo(t, map[string]string{".gitignore": ".env\nconf/\n", "a.txt": "a\n", "kept.cfg": "v1\n"})
 	writeFiles(t, dir, map[string]string{".env": "TOKEN=1\n", "conf/local.yaml": "k: v\n", "kept.cfg": "v2\n", "b.txt": "b\n"})
 	runGit(t, dir, "add", "-f", ".env", "conf/local.yaml")
 	c, err := mustOpen(t, dir).CommitAll("work", Never([]string{".env", "conf/local.yaml", "kept.cfg"}))

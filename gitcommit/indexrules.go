@@ -1,7 +1,7 @@
 package gitcommit
 
 import (
-	"io"
+	"math"
 	"path"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,18 +38,12 @@ func (r *Repo) ruleFileFromIndex(rel string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	obj, err := r.store.EncodedObject(plumbing.BlobObject, h)
+	b, _, err := r.readBlob(h, math.MaxInt64)
 	if err != nil {
 		r.log.Warn("read skip-worktree rules from the index", "file", rel, "err", err)
 		return nil, false
 	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, false
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	return b, err == nil
+	return b, true
 }
 
 // markAssumeUnchanged is core.ignoreStat: git's add_to_index marks every

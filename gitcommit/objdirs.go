@@ -95,24 +95,26 @@ func (f *objectsFS) Create(p string) (billy.File, error) {
 }
 
 func (f *objectsFS) Open(p string) (billy.File, error) {
-	if len(f.alt) > 0 && filepath.ToSlash(filepath.Clean(p)) == "objects/info/alternates" {
-		return f.alternates()
+	if f.isAlternates(p) {
+		m, err := f.alternatesFS()
+		if err != nil {
+			return nil, err
+		}
+		return m.Open("alternates")
 	}
 	fs, p := f.route(p)
 	file, err := fs.Open(p)
 	return f.named(fs, file, err)
 }
 
-// alternates is the object directory's alternates file plus the
-// environment's directories.
-func (f *objectsFS) alternates() (billy.File, error) {
-	m, err := f.alternatesFS()
-	if err != nil {
-		return nil, err
-	}
-	return m.Open("alternates")
+// isAlternates says p is objects/info/alternates and the environment adds
+// to it: Open and Stat serve alternatesFS's file instead.
+func (f *objectsFS) isAlternates(p string) bool {
+	return len(f.alt) > 0 && filepath.ToSlash(filepath.Clean(p)) == "objects/info/alternates"
 }
 
+// alternatesFS holds "alternates": the object directory's alternates file
+// plus the environment's directories.
 func (f *objectsFS) alternatesFS() (billy.Filesystem, error) {
 	var b []byte
 	if file, err := f.objects.Open("info/alternates"); err == nil {
@@ -145,7 +147,7 @@ func (f *objectsFS) OpenFile(p string, flag int, perm os.FileMode) (billy.File, 
 }
 
 func (f *objectsFS) Stat(p string) (os.FileInfo, error) {
-	if len(f.alt) > 0 && filepath.ToSlash(filepath.Clean(p)) == "objects/info/alternates" {
+	if f.isAlternates(p) {
 		m, err := f.alternatesFS()
 		if err != nil {
 			return nil, err

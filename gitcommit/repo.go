@@ -111,11 +111,9 @@ type Repo struct {
 	getenv func(string) string
 	// env is the environment getenv reads, for git's verdict (WithEnv);
 	// osEnv says getenv is os.Getenv's, so os.Environ() is it.
-	env   []string
-	osEnv bool
-	// verdictRan says git staged the last CommitAll's tree; guarded by mu.
-	verdictRan bool
-	noVerdict  bool // withoutVerdict
+	env       []string
+	osEnv     bool
+	noVerdict bool // withoutVerdict
 	// objectsDir is where objects are written (GIT_OBJECT_DIRECTORY, else
 	// the common dir's objects/); altObjects are
 	// GIT_ALTERNATE_OBJECT_DIRECTORIES (objdirs.go).

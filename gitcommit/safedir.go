@@ -91,7 +91,8 @@ func (r *Repo) ownedByUser(path string) (bool, int) {
 // safeDirectory reads safe.directory from the protected config (system,
 // global, command line; never the repository's own) as git's
 // safe_directory_cb does: "" resets, "*" trusts all, "<dir>/*" a prefix,
-// anything else one directory.
+// anything else one directory. A bare key ("git -c safe.directory")
+// resets, as "" does.
 func (r *Repo) safeDirectory(path string) bool {
 	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}, all: map[string][]string{}}
 	for _, f := range r.configFiles() {
@@ -99,21 +100,7 @@ func (r *Repo) safeDirectory(path string) bool {
 			_ = r.readConfigFile(c, f, 0)
 		}
 	}
-	if n, err := strconv.Atoi(r.getenv("GIT_CONFIG_COUNT")); err == nil {
-		for i := range n {
-			if k := r.getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i)); k != "" {
-				c.set(canonicalKey(k), r.getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), false)
-			}
-		}
-	}
-	if env := r.getenv("GIT_CONFIG_PARAMETERS"); env != "" {
-		keys, values, _ := configParameters(env)
-		for i, k := range keys {
-			if values[i] != nil {
-				c.set(k, *values[i], false)
-			}
-		}
-	}
+	_ = r.readEnvConfig(c) // a bogus GIT_CONFIG_PARAMETERS is readConfig's to report
 	safe := false
 	for _, v := range c.all["safe.directory"] {
 		switch {

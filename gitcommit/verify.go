@@ -31,9 +31,6 @@ type Disagreement struct {
 	Skipped []string
 	// Repro is the file written with the reproduction, "" if none.
 	Repro string
-	// AtCommit means git staged the tree when the commit was made and the
-	// commit holds git's verdict (Commit.GitReplaced lists what it replaced).
-	AtCommit bool
 }
 
 // PathDisagreement is one path: what the commit holds and what git would
@@ -89,19 +86,12 @@ type VerifyOptions struct {
 // commit added that git ignores shows, as does one it deleted that git
 // keeps. Paths under .debussy/ are debussy's and never compared.
 //
-// A commit CommitAll made in this process with git's verdict is answered
-// at once (Disagreement.AtCommit): git staged it before any hook ran, and a
-// hook that formats, stages or amends afterwards is no disagreement.
+// A commit CommitAll made with git's verdict (Commit.StagedByGit) needs no
+// Verify: git staged it before any hook ran.
 func Verify(ctx context.Context, root, commit string, opts VerifyOptions) (Disagreement, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return Disagreement{}, ErrNoGit
-	}
-	if _, ok := checkedAtCommit.Load(commit); ok {
-		// git staged this commit's tree when it was made, before any hook
-		// formatted, staged or amended (see CommitAll): replaying it now
-		// would report the hook's changes.
-		return Disagreement{AtCommit: true}, nil
 	}
 	env := opts.Env
 	if env == nil {
@@ -275,6 +265,16 @@ type verifier struct {
 
 // git runs git in the worktree and returns its trimmed stdout.
 func (v *verifier) git(stdin []byte, args ...string) (string, error) {
+	stdout, stderr, err := v.run(stdin, args...)
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr))
+	}
+	return strings.TrimRight(stdout, "\n"), nil
+}
+
+// run runs git in the worktree, on the index v.index when set, and returns
+// its stdout and stderr as they are.
+func (v *verifier) run(stdin []byte, args ...string) (stdout, stderr string, err error) {
 	// No hooks: post-index-change would fire for the temporary index.
 	cmd := exec.CommandContext(v.ctx, v.bin, append([]string{"-c", "core.quotePath=false", "-c", "core.hooksPath=" + os.DevNull}, args...)...)
 	cmd.Dir = v.root
@@ -285,12 +285,10 @@ func (v *verifier) git(stdin []byte, args ...string) (string, error) {
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimRight(stdout.String(), "\n"), nil
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // parseRawDiff reads `git diff-tree -r -z` (or diff-index) output, the

@@ -22,8 +22,8 @@ var ErrGitDisagrees = errors.New("git disagrees with debussy's commit")
 // verifyCommit reports where git's verdict replaced debussy's staging in
 // the commit just made (Commit.GitReplaced: the commit holds git's), and
 // otherwise asks real git, when it is installed, whether the commit holds
-// what `git add -A` would have staged (gitcommit.Verify; answered at once
-// for a commit git staged at commit time).
+// what `git add -A` would have staged (gitcommit.Verify; not asked again
+// for a commit git staged at commit time, Commit.StagedByGit).
 // It runs between sessions, never while one waits, and without the run's
 // lock. A disagreement is an event, a loud warning naming the paths and a
 // reproduction under the run's directory; with strict_git the phase ends
@@ -50,6 +50,14 @@ func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, 
 		r.log.Error("debussy's staging differed from git add -A: git's was committed; please report it with the reproduction",
 			"phase", p.ph.ID, "commit", gitcommit.Short(hash), "paths", strings.Join(paths, "; "), "reproduction", repro)
 		r.event("git_replaced", map[string]any{"phase": p.ph.ID, "commit": hash, "paths": paths, "reproduction": repro})
+	}
+	if c.StagedByGit {
+		// git staged the tree when the commit was made, before any hook
+		// ran: replaying it now would report what a hook formatted, staged
+		// or amended since.
+		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": int64(0), "skipped": []string(nil),
+			"whole_tree": true, "at_commit": true})
+		return
 	}
 	var exclude []string
 	for path := range r.userFiles {
@@ -81,7 +89,7 @@ func (r *orun) verifyCommit(p *phaseRun, c gitcommit.Commit, event commitEvent, 
 		return
 	case len(d.Paths) == 0:
 		r.event("git_check", map[string]any{"phase": p.ph.ID, "commit": hash, "ms": took.Milliseconds(), "skipped": d.Skipped,
-			"whole_tree": opts.Paths == nil || d.AtCommit, "at_commit": d.AtCommit})
+			"whole_tree": opts.Paths == nil, "at_commit": false})
 		return
 	}
 	var paths []string
