@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,9 +57,7 @@ DEBUSSY_PHASE_ID, the phase being run.`,
 			}
 			path := act.Store.HandoffPath(act.RunID, phase, n)
 			if f := strings.TrimSpace(c.String("file")); f != "" {
-				if path, err = e.absPath(f); err != nil {
-					return err
-				}
+				path = e.abs(f)
 			}
 			text, err := readAgentHandoff(path)
 			if err != nil {
@@ -74,18 +71,6 @@ DEBUSSY_PHASE_ID, the phase being run.`,
 			return nil
 		},
 	}
-}
-
-// absPath is path below the working directory unless absolute.
-func (e *Env) absPath(path string) (string, error) {
-	if filepath.IsAbs(path) {
-		return path, nil
-	}
-	dir, err := e.workDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, path), nil
 }
 
 // readAgentHandoff is the handoff's text, bounded; a missing or blank
