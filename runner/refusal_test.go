@@ -59,6 +59,9 @@ func TestRefusal(t *testing.T) {
 			if got.Kind != OutcomeRefused || !errors.Is(err, ErrStartRefused) {
 				t.Fatalf("not refused: %+v (err %v)", got, err)
 			}
+			if !got.Failure.Class.Setup() {
+				t.Errorf("refused with failure class %q: consumers read the class", got.Failure.Class)
+			}
 			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(got.Fix, tt.fix) {
 				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, got.Fix, tt.reason, tt.fix)
 			}
