@@ -3,11 +3,13 @@
 // come from the session's stream (runner builds Facts), the answer is a
 // Failure whose Class has exactly one Action.
 //
-// The facts that decide are is_error, terminal_reason, api_error_status,
-// the last rate_limit_event, the synthetic assistant reply's "error" and
-// the CLI's own text — never the result's subtype (a usage limit, a
+// The facts that decide are is_error, api_error_status, the last
+// rate_limit_event, the synthetic assistant reply's "error", the CLI's
+// retries and its own text — never the result's subtype (a usage limit, a
 // missing login and "Prompt is too long" all arrive as subtype "success"
-// with is_error true) nor the exit code alone (1 for all of them).
+// with is_error true), its terminal_reason (2.1.197 ends a usage limit
+// "completed", 2.1.332 "api_error") nor the exit code alone (1 for all of
+// them).
 package failure
 
 import (
@@ -96,7 +98,6 @@ func (r *RateLimit) Rejected() bool { return r != nil && r.Status == "rejected" 
 type Facts struct {
 	HasResult      bool   // a result line arrived
 	IsError        bool   // the last result's is_error
-	TerminalReason string // the last result's terminal_reason
 	APIErrorStatus int    // the last result's api_error_status (0: none)
 	Text           string // the last result's text
 	// AssistantError is the "error" of the last synthetic assistant reply
@@ -104,10 +105,9 @@ type Facts struct {
 	// billing_error, ...).
 	AssistantError string
 	RateLimit      *RateLimit // the latest rate_limit_event; nil if none came
-	// RetryStatus and RetryError are the last system/api_retry line's: a
-	// status of 0 with error "unknown" is a connection that never opened.
+	// RetryStatus is the last system/api_retry line's: 0 is a connection
+	// that never opened (its error is "unknown").
 	RetryStatus int
-	RetryError  string
 	Retries     int    // api_retry lines seen
 	Stderr      string // the tail of claude's stderr
 	// Now is when the session ended: a reset time given only as a clock

@@ -52,7 +52,7 @@ func (m *machine) noteFacts(ev *Event) {
 	case KindSystem:
 		if s := ev.System; s.Subtype == "api_retry" {
 			m.facts.Retries++
-			m.facts.RetryStatus, m.facts.RetryError = s.ErrorStatus, s.Error
+			m.facts.RetryStatus = s.ErrorStatus
 		}
 	}
 }
@@ -62,7 +62,7 @@ func (m *machine) finalFacts() failure.Facts {
 	f := m.facts
 	f.Now = m.lastLine
 	if r := m.lastResult; r != nil {
-		f.HasResult, f.IsError, f.TerminalReason, f.APIErrorStatus, f.Text = true, r.IsError, r.TerminalReason, r.APIErrorStatus, r.Text
+		f.HasResult, f.IsError, f.APIErrorStatus, f.Text = true, r.IsError, r.APIErrorStatus, r.Text
 	}
 	return f
 }

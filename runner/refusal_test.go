@@ -76,7 +76,7 @@ func TestRefusal(t *testing.T) {
 // the stop machine would have gathered them.
 func withFacts(o Outcome) Outcome {
 	if r := o.Result; r != nil {
-		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text, TerminalReason: r.TerminalReason}
+		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text}
 	}
 	return o
 }
