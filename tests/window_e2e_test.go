@@ -145,29 +145,7 @@ func TestFailingTestLoopRestarts(t *testing.T) {
 			turn(int64(21_000+2_000*i), fakeapi.Bash(failing)))
 	}
 	h, r := replayPhase(t, fakeapi.Conversation{Turns: append(turns, finishing...)}, "")
-	if r.Code != 0 {
-		t.Fatalf("want exit 0: %s", r)
-	}
-	sessions := h.requestsOf(phaseMatch("1"))
-	if len(sessions) != 2 {
-		t.Fatalf("want 2 sessions (a restart for the loop), got %d", len(sessions))
-	}
 	// Responses 0..9 are five edits and five failures; the sixth edit's
 	// PostToolUse (response 10) ends the session: 11 requests.
-	if n := len(sessions[0]); n != 11 {
-		t.Errorf("the looping session made %d requests, want 11: stopped at the tool after the fifth failure", n)
-	}
-	first := sessions[1][0].FirstUser
-	if i := strings.Index(first, "## Avoid"); i < 0 || !strings.Contains(first[i:], "FAIL: TestParse") {
-		t.Errorf("the next session's prompt lacks the failing call under Avoid:\n%s", first)
-	}
-	restarts := 0
-	for _, nd := range h.events("nudge") {
-		if nd["restart"] == true {
-			restarts++
-		}
-	}
-	if restarts != 1 {
-		t.Errorf("%d loop restarts in events.jsonl, want 1", restarts)
-	}
+	loopRestarted(t, h, r, 11, "FAIL: TestParse")
 }
