@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,23 +192,23 @@ func TestAPIUnreachable(t *testing.T) {
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not reach the API", "ANTHROPIC_BASE_URL")
 }
 
-// As root without IS_SANDBOX, permission_mode acceptEdits (the fix the
-// refusal of bypassPermissions names) runs the plan: debussy's own
-// commands are allowed whatever the mode, and allowed_tools reaches
-// claude for the agent's other commands.
+// permission_mode acceptEdits, the fix the root refusal of
+// bypassPermissions names, runs the plan — as root without IS_SANDBOX too:
+// debussy's own commands are allowed whatever the mode, and allowed_tools
+// reaches claude for the agent's other commands. The command is git's:
+// acceptEdits lets touch, echo and ls through by itself but asks for git
+// ("This command requires approval"), as root or not (measured on 2.1.197
+// and 2.1.332), so the test runs as any user.
 func TestAcceptEditsAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the refusal of bypassPermissions happens as root")
-	}
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Write("a.txt", "alpha\n")),
-		turn(21000, fakeapi.Bash("touch b.txt")),
+		turn(21000, fakeapi.Bash("git --version > b.txt")),
 		turn(22000, fakeapi.Bash(`debussy progress "a and b written"`)),
 		turn(23000, done("1")),
 		turn(24000, fakeapi.Text("Done.")),
 	}}}}
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"both: `test -f a.txt && test -f b.txt`"}}},
-		"permission_mode: acceptEdits\nallowed_tools: [\"Bash(touch:*)\"]\n")
+		"permission_mode: acceptEdits\nallowed_tools: [\"Bash(git:*)\"]\n")
 	h.Env = withoutSandbox(h.Env)
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
