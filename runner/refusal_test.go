@@ -62,10 +62,11 @@ func TestRefusal(t *testing.T) {
 			if !got.Failure.Class.Setup() {
 				t.Errorf("refused with failure class %q: consumers read the class", got.Failure.Class)
 			}
-			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(got.Fix, tt.fix) {
-				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, got.Fix, tt.reason, tt.fix)
+			fix := got.Failure.Fix
+			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(fix, tt.fix) {
+				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, fix, tt.reason, tt.fix)
 			}
-			if !strings.Contains(err.Error(), got.Fix) || strings.Count(got.Fix, ". ") > 0 {
+			if !strings.Contains(err.Error(), fix) || strings.Count(fix, ". ") > 0 {
 				t.Errorf("error %q: want the fix in one sentence", err)
 			}
 		})
