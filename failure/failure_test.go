@@ -56,6 +56,11 @@ func TestClassify(t *testing.T) {
 			Text: "API Error: Unable to connect to API (ConnectionRefused)", Retries: 10}, class: Unreachable},
 		{name: "unreachable 2.1.332", f: Facts{HasResult: true, IsError: true, AssistantError: "server_error",
 			Text: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", Retries: 10}, class: Unreachable},
+		// Measured: both CLIs when the connection drops mid-session.
+		{name: "connection dropped 2.1.197", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Unable to connect to API (ECONNRESET)", Retries: 1}, class: Unreachable},
+		{name: "connection dropped 2.1.332", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.", Retries: 1}, class: Unreachable},
 		{name: "overloaded", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 529, Text: "API Error: Repeated 529 Overloaded errors"}, class: Overloaded},
 		{name: "prompt too long", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 400, Text: "Prompt is too long"}, class: PromptTooLong},
 		{name: "crash", f: Facts{Stderr: "Segmentation fault"}, class: Crashed},

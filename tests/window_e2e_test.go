@@ -3,9 +3,6 @@ package tests
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -23,24 +20,16 @@ import (
 // 400 ms), 2.1.197 before its first request, which waits for it.
 func slowCountTokens(t *testing.T, h *harness, d time.Duration) {
 	t.Helper()
-	target, err := url.Parse(h.API.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.FlushInterval = -1 // stream the SSE replies as they come
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.proxyAPI(func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
 			select {
 			case <-time.After(d):
 			case <-r.Context().Done():
-				return
+				return true
 			}
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	h.Env = append(h.Env, "ANTHROPIC_BASE_URL="+srv.URL) // the last value of a key wins
+		return false
+	})
 }
 
 // The CLI's default model (1M on both CLIs; npm's latest names it
