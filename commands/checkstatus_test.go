@@ -3,7 +3,6 @@ package commands
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,13 +19,8 @@ func TestCheckShowsCompletedPhases(t *testing.T) {
 	write(t, filepath.Join(dir, "greet.sh"), "greet() { echo \"Hello, $1\"; }\n")
 	msg := gitcommit.Message{Subject: `debussy: phase 1 "Greeting library" — completed`, Run: "20261125-0000-test",
 		Plan: "plan/MASTER_PLAN.md", Phase: "1", Event: "completed", Session: 1, Sessions: 1}
-	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", msg.String()}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", msg.String())
 	env := map[string]string{"PATH": os.Getenv("PATH"), "IS_SANDBOX": "1"}
 	code, out, stderr := invoke(t, dir, env, "check", "plan/MASTER_PLAN.md")
 	if code != 0 {

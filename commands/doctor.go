@@ -169,12 +169,11 @@ func probeFindings(p runner.Probe, cfg config.Config, timeout time.Duration) []f
 		if line := firstLine(p.Stderr); line != "" {
 			msg += ": " + line
 		}
+		// A refusal a run would meet reads as the run reads it (root and
+		// bypassPermissions, an unknown option).
 		fix := "run claude by hand with the same flags and fix what it says"
-		switch {
-		case strings.Contains(p.Stderr, "root/sudo"):
-			fix = failure.FixRoot
-		case strings.Contains(p.Stderr, "unknown option"):
-			fix = "remove the unknown flag from extra_args"
+		if f := failure.Classify(failure.Facts{Stderr: p.Stderr}); f.Class.Setup() {
+			fix = f.Fix
 		}
 		add("FAIL", "protocol", msg, fix)
 		return fs

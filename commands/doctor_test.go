@@ -11,6 +11,7 @@ import (
 // taken from runner/testdata/contextusage), using only shell builtins.
 const fakeClaudeScript = `#!/bin/sh
 case "$*" in *--version*) echo "2.1.330 (Claude Code)"; exit 0;; esac
+case "$*" in *--bogus-flag*) echo "error: unknown option '--bogus-flag'" >&2; exit 1;; esac
 case "$*" in *--dangerously-skip-permissions*) [ "$FAKE_REFUSE" = 1 ] && { echo "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons" >&2; exit 1; };; esac
 while IFS= read -r line; do
   id=${line#*\"request_id\":\"}; id=${id%%\"*}
@@ -58,6 +59,9 @@ func TestDoctor(t *testing.T) {
 			[]string{"FAIL  config", "1 problem: a run would not work here"}, nil},
 		{"claude missing", map[string]string{"IS_SANDBOX": "1", "DEBUSSY_CLAUDE_BIN": "/nonexistent/claude"}, "", 2,
 			[]string{"FAIL  claude", "fix: install Claude Code"}, nil},
+		{"an option claude does not know", map[string]string{"IS_SANDBOX": "1"}, "extra_args: [\"--bogus-flag\"]\n", 2,
+			[]string{"FAIL  protocol   claude exited with code 1 before answering: error: unknown option '--bogus-flag'",
+				"fix: remove or correct it in extra_args"}, nil},
 		{"not logged in", map[string]string{"IS_SANDBOX": "1", "FAKE_LOGIN": "none"}, "", 2,
 			[]string{"FAIL  login      claude is not logged in", "fix: log in as the user debussy runs as: run `claude login`",
 				"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}, nil},

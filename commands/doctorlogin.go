@@ -33,10 +33,8 @@ func loginFinding(ctx context.Context, spec runner.Spec, timeout time.Duration) 
 		}
 	}
 	out := sess.Wait()
+	// Every refused outcome carries its class (runner's classified).
 	f := out.Failure
-	if out.Kind == runner.OutcomeRefused && f.Class == failure.None {
-		f = failure.Failure{Class: failure.Refused, Reason: out.Reason, Fix: out.Fix}
-	}
 	switch f.Class {
 	case failure.None:
 		if out.Kind == runner.OutcomeIdleTimeout || out.Kind == runner.OutcomeSessionTimeout {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -46,19 +45,19 @@ DEBUSSY_PHASE_ID, the phase being run.`,
 			if err != nil {
 				return err
 			}
-			act, err := e.activeRun(phase)
+			act, rec, err := e.activeRun(phase)
 			if err != nil {
 				return err
 			}
-			n, err := sessionOf(act, phase)
-			if err != nil {
-				return err
+			// The ledger counts a session before it starts: Sessions is
+			// the one running now.
+			n := rec.Sessions
+			if n == 0 {
+				return fmt.Errorf("%w: phase %s of run %s has no session yet", state.ErrNoActiveRun, phase, act.RunID)
 			}
 			path := act.Store.HandoffPath(act.RunID, phase, n)
 			if f := strings.TrimSpace(c.String("file")); f != "" {
-				if path, err = e.absPath(f); err != nil {
-					return err
-				}
+				path = e.abs(f)
 			}
 			text, err := readAgentHandoff(path)
 			if err != nil {
@@ -72,31 +71,6 @@ DEBUSSY_PHASE_ID, the phase being run.`,
 			return nil
 		},
 	}
-}
-
-// sessionOf is the phase's current session number: the ledger counts a
-// session before it starts.
-func sessionOf(act *state.Active, phase string) (int, error) {
-	l, err := act.Store.Load()
-	if err != nil {
-		return 0, err
-	}
-	if rec := l.Run(act.RunID).Phase(phase); rec != nil && rec.Sessions > 0 {
-		return rec.Sessions, nil
-	}
-	return 0, fmt.Errorf("%w: phase %s of run %s has no session yet", state.ErrNoActiveRun, phase, act.RunID)
-}
-
-// absPath is path below the working directory unless absolute.
-func (e *Env) absPath(path string) (string, error) {
-	if filepath.IsAbs(path) {
-		return path, nil
-	}
-	dir, err := e.workDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, path), nil
 }
 
 // readAgentHandoff is the handoff's text, bounded; a missing or blank

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,13 +22,8 @@ func TestInitThenRunWithTrackedGitignore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := gitRepo(t)
 			write(t, filepath.Join(dir, ".gitignore"), "node_modules/\n")
-			for _, args := range [][]string{{"add", ".gitignore"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "ignore"}} {
-				cmd := exec.Command("git", args...)
-				cmd.Dir = dir
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("git %v: %v %s", args, err, out)
-				}
-			}
+			gitIn(t, dir, "add", ".gitignore")
+			gitIn(t, dir, "commit", "-q", "-m", "ignore")
 			if code, stdout, stderr := invoke(t, dir, nil, "init"); code != 0 || !strings.Contains(stdout, "added .debussy/") {
 				t.Fatalf("init: exit %d\n%s%s", code, stdout, stderr)
 			}

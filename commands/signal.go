@@ -45,7 +45,7 @@ to DEBUSSY_PHASE_ID, the phase being run.`,
 			if err != nil {
 				return err
 			}
-			act, err := e.activeRun(phase)
+			act, _, err := e.activeRun(phase)
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ notes open the next session's checkpoint.
 			if err != nil {
 				return err
 			}
-			act, err := e.activeRun(phase)
+			act, _, err := e.activeRun(phase)
 			if err != nil {
 				return err
 			}
@@ -106,31 +106,32 @@ func (e *Env) phaseOf(c *cli.Context, example string) (string, error) {
 	return "", usageErr(c, "missing --phase (%s not set: not inside a debussy run): %s", state.EnvPhaseID, example)
 }
 
-// activeRun finds the run the agent belongs to and checks the phase is one
-// of its phases.
-func (e *Env) activeRun(phase string) (*state.Active, error) {
+// activeRun finds the run the agent belongs to and the phase's record in
+// it; a phase the run lacks is a usage error.
+func (e *Env) activeRun(phase string) (*state.Active, *state.PhaseRecord, error) {
 	dir, err := e.workDir()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	act, err := state.FindActive(e.Getenv, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l, err := act.Store.Load()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	run := l.Run(act.RunID)
 	if run == nil {
-		return nil, fmt.Errorf("%w: run %s is not in %s", state.ErrNoActiveRun, act.RunID, act.Store.Dir)
+		return nil, nil, fmt.Errorf("%w: run %s is not in %s", state.ErrNoActiveRun, act.RunID, act.Store.Dir)
 	}
-	if run.Phase(phase) == nil {
+	rec := run.Phase(phase)
+	if rec == nil {
 		ids := make([]string, 0, len(run.Phases))
 		for _, p := range run.Phases {
 			ids = append(ids, p.ID)
 		}
-		return nil, fmt.Errorf("%w: no phase %q in run %s (phases: %s)", ErrUsage, phase, run.ID, strings.Join(ids, ", "))
+		return nil, nil, fmt.Errorf("%w: no phase %q in run %s (phases: %s)", ErrUsage, phase, run.ID, strings.Join(ids, ", "))
 	}
-	return act, nil
+	return act, rec, nil
 }

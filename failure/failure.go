@@ -1,13 +1,15 @@
 // Package failure is the one classification of how a claude session
-// failed, and what debussy does about each class. It is pure: the facts
-// come from the session's stream (runner builds Facts), the answer is a
-// Failure whose Class has exactly one Action.
+// failed. It is pure: the facts come from the session's stream (runner
+// builds Facts), the answer is a Failure whose Class the runner (a setup
+// class ends the run) and policy.After (every other class) act on.
 //
-// The facts that decide are is_error, terminal_reason, api_error_status,
-// the last rate_limit_event, the synthetic assistant reply's "error" and
-// the CLI's own text — never the result's subtype (a usage limit, a
+// The facts that decide are is_error, api_error_status, the last
+// rate_limit_event, the synthetic assistant reply's "error", the CLI's
+// retries and its own text — never the result's subtype (a usage limit, a
 // missing login and "Prompt is too long" all arrive as subtype "success"
-// with is_error true) nor the exit code alone (1 for all of them).
+// with is_error true), its terminal_reason (2.1.197 ends a usage limit
+// "completed", 2.1.332 "api_error") nor the exit code alone (1 for all of
+// them).
 package failure
 
 import (
@@ -49,38 +51,10 @@ const (
 	Other Class = "other"
 )
 
-// Action is what debussy does after a session failed so.
-type Action string
-
-const (
-	ActNone    Action = ""        // go on as the session's ending says
-	ActWait    Action = "wait"    // commit, wait until the reset (bounded by usage_limit_wait), resume the phase
-	ActStop    Action = "stop"    // a setup error: exit 2 at once, no retry, nothing committed
-	ActBounded Action = "bounded" // retry only if the API was reached before in this run; else a setup error
-	ActRestart Action = "restart" // a fresh session from a checkpoint, like a context restart
-	ActRetry   Action = "retry"   // a fresh session from a checkpoint after a backoff, counted against max_retries
-)
-
-// Action is the class's one action.
-func (c Class) Action() Action {
-	switch c {
-	case UsageLimit:
-		return ActWait
-	case Auth, Refused:
-		return ActStop
-	case Unreachable:
-		return ActBounded
-	case PromptTooLong:
-		return ActRestart
-	case Overloaded, Crashed, Other:
-		return ActRetry
-	}
-	return ActNone
-}
-
 // Setup reports whether the class is one the user must fix before any
-// session can run (exit 2).
-func (c Class) Setup() bool { return c.Action() == ActStop }
+// session can run: the runner makes it OutcomeRefused and the run ends at
+// once with exit 2. What follows every other class is policy.After's.
+func (c Class) Setup() bool { return c == Auth || c == Refused }
 
 // RateLimit is the latest rate_limit_event of a session.
 type RateLimit struct {
@@ -96,7 +70,6 @@ func (r *RateLimit) Rejected() bool { return r != nil && r.Status == "rejected" 
 type Facts struct {
 	HasResult      bool   // a result line arrived
 	IsError        bool   // the last result's is_error
-	TerminalReason string // the last result's terminal_reason
 	APIErrorStatus int    // the last result's api_error_status (0: none)
 	Text           string // the last result's text
 	// AssistantError is the "error" of the last synthetic assistant reply
@@ -104,10 +77,9 @@ type Facts struct {
 	// billing_error, ...).
 	AssistantError string
 	RateLimit      *RateLimit // the latest rate_limit_event; nil if none came
-	// RetryStatus and RetryError are the last system/api_retry line's: a
-	// status of 0 with error "unknown" is a connection that never opened.
+	// RetryStatus is the last system/api_retry line's: 0 is a connection
+	// that never opened (its error is "unknown").
 	RetryStatus int
-	RetryError  string
 	Retries     int    // api_retry lines seen
 	Stderr      string // the tail of claude's stderr
 	// Now is when the session ended: a reset time given only as a clock

@@ -17,12 +17,12 @@ func TestClassify(t *testing.T) {
 	}{
 		{name: "success", f: Facts{HasResult: true}, class: None},
 		// Measured on 2.1.332 (OAuth, fake API answering 429 with the unified headers).
-		{name: "usage limit 2.1.332", f: Facts{HasResult: true, IsError: true, TerminalReason: "api_error", APIErrorStatus: 429,
+		{name: "usage limit 2.1.332", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 429,
 			Text: "You've hit your 5-hour limit · resets 7:41pm (UTC)", AssistantError: "rate_limit",
 			RateLimit: &RateLimit{Status: "rejected", Resets: resets, Type: "five_hour"}, Now: now},
 			class: UsageLimit, resets: resets, limit: "five_hour"},
 		// 2.1.197 says "session limit" and terminal_reason completed.
-		{name: "usage limit 2.1.197", f: Facts{HasResult: true, IsError: true, TerminalReason: "completed", APIErrorStatus: 429,
+		{name: "usage limit 2.1.197", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 429,
 			Text:      "You've hit your session limit · resets 6:44pm (UTC)",
 			RateLimit: &RateLimit{Status: "rejected", Resets: resets, Type: "five_hour"}, Now: now},
 			class: UsageLimit, resets: resets, limit: "five_hour"},
@@ -39,7 +39,7 @@ func TestClassify(t *testing.T) {
 		{name: "plain 429 with an API key", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 429,
 			Text: "API Error: Request rejected (429) · Number of request tokens has exceeded your rate limit"}, class: Overloaded},
 		// Measured on both CLIs with no key and no login: no request is made.
-		{name: "not logged in", f: Facts{HasResult: true, IsError: true, TerminalReason: "api_error", AssistantError: "authentication_failed",
+		{name: "not logged in", f: Facts{HasResult: true, IsError: true, AssistantError: "authentication_failed",
 			Text: "Not logged in · Please run /login"}, class: Auth},
 		{name: "401 after the CLI's retries", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 401,
 			Text: "API Error: 401 {\"type\":\"error\",\"error\":{\"type\":\"authentication_error\"}}"}, class: Auth},
@@ -52,10 +52,15 @@ func TestClassify(t *testing.T) {
 		{name: "root", f: Facts{Stderr: "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}, class: Refused},
 		{name: "unknown option", f: Facts{Stderr: "error: unknown option '--bogus'"}, class: Refused},
 		// Measured: 2.1.197 and 2.1.332 against a closed port.
-		{name: "unreachable 2.1.197", f: Facts{HasResult: true, IsError: true, TerminalReason: "completed", AssistantError: "server_error",
-			Text: "API Error: Unable to connect to API (ConnectionRefused)", Retries: 10, RetryError: "unknown"}, class: Unreachable},
-		{name: "unreachable 2.1.332", f: Facts{HasResult: true, IsError: true, TerminalReason: "api_error", AssistantError: "server_error",
-			Text: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", Retries: 10, RetryError: "unknown"}, class: Unreachable},
+		{name: "unreachable 2.1.197", f: Facts{HasResult: true, IsError: true, AssistantError: "server_error",
+			Text: "API Error: Unable to connect to API (ConnectionRefused)", Retries: 10}, class: Unreachable},
+		{name: "unreachable 2.1.332", f: Facts{HasResult: true, IsError: true, AssistantError: "server_error",
+			Text: "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)", Retries: 10}, class: Unreachable},
+		// Measured: both CLIs when the connection drops mid-session.
+		{name: "connection dropped 2.1.197", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Unable to connect to API (ECONNRESET)", Retries: 1}, class: Unreachable},
+		{name: "connection dropped 2.1.332", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.", Retries: 1}, class: Unreachable},
 		{name: "overloaded", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 529, Text: "API Error: Repeated 529 Overloaded errors"}, class: Overloaded},
 		{name: "prompt too long", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 400, Text: "Prompt is too long"}, class: PromptTooLong},
 		{name: "crash", f: Facts{Stderr: "Segmentation fault"}, class: Crashed},
@@ -80,12 +85,14 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestActions(t *testing.T) {
-	want := map[Class]Action{None: ActNone, UsageLimit: ActWait, Auth: ActStop, Refused: ActStop, Unreachable: ActBounded,
-		Overloaded: ActRetry, PromptTooLong: ActRestart, Crashed: ActRetry, Other: ActRetry}
-	for c, a := range want {
-		if got := c.Action(); got != a {
-			t.Errorf("%q.Action() = %q, want %q", c, got, a)
+// Only what the user must fix ends a run at once; an unreachable API may
+// be a blip (policy.After asks whether the run reached it before).
+func TestSetup(t *testing.T) {
+	want := map[Class]bool{None: false, UsageLimit: false, Auth: true, Refused: true, Unreachable: false,
+		Overloaded: false, PromptTooLong: false, Crashed: false, Other: false}
+	for c, setup := range want {
+		if got := c.Setup(); got != setup {
+			t.Errorf("%q.Setup() = %v, want %v", c, got, setup)
 		}
 	}
 }

@@ -1,14 +1,14 @@
 package runner
 
 import (
-	"github.com/debussy-dev/debussy/event"
-
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/debussy-dev/debussy/event"
 )
 
 // The hook types live in the event package (a leaf the pure packages

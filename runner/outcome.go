@@ -24,7 +24,7 @@ const (
 	OutcomeKilled         OutcomeKind = "killed"          // Kill
 	// OutcomeRefused: claude or the API refused what no retry changes (root
 	// and bypass permissions, an unknown option, credentials, the model);
-	// Outcome.Fix says what to change, Outcome.Refused is the error.
+	// Outcome.Failure.Fix says what to change, Outcome.Refused is the error.
 	OutcomeRefused OutcomeKind = "refused"
 )
 
@@ -32,7 +32,6 @@ const (
 type Outcome struct {
 	Kind   OutcomeKind
 	Reason string  // human-readable detail; the stop reason for stopped
-	Fix    string  // for refused: what the user must change, one sentence
 	Result *Result // the last result line, may be nil
 	// ExitCode of claude; -1 when it was ended by a signal.
 	ExitCode int

@@ -36,7 +36,7 @@ func (o Outcome) Refused() error {
 	if o.Kind != OutcomeRefused {
 		return nil
 	}
-	return &RefusedError{Reason: o.Reason, Fix: o.Fix, Class: o.Failure.Class}
+	return &RefusedError{Reason: o.Reason, Fix: o.Failure.Fix, Class: o.Failure.Class}
 }
 
 // noteFacts keeps what a line says about a failure: the latest
@@ -52,7 +52,7 @@ func (m *machine) noteFacts(ev *Event) {
 	case KindSystem:
 		if s := ev.System; s.Subtype == "api_retry" {
 			m.facts.Retries++
-			m.facts.RetryStatus, m.facts.RetryError = s.ErrorStatus, s.Error
+			m.facts.RetryStatus = s.ErrorStatus
 		}
 	}
 }
@@ -62,7 +62,7 @@ func (m *machine) finalFacts() failure.Facts {
 	f := m.facts
 	f.Now = m.lastLine
 	if r := m.lastResult; r != nil {
-		f.HasResult, f.IsError, f.TerminalReason, f.APIErrorStatus, f.Text = true, r.IsError, r.TerminalReason, r.APIErrorStatus, r.Text
+		f.HasResult, f.IsError, f.APIErrorStatus, f.Text = true, r.IsError, r.APIErrorStatus, r.Text
 	}
 	return f
 }
@@ -77,7 +77,6 @@ func classified(o Outcome) Outcome {
 		return o
 	case OutcomeRefused: // the runner ended it on repeated 401/403 retries (authRetry)
 		o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
-		o.Fix = failure.FixLogin
 		return o
 	case OutcomeKilled, OutcomeIdleTimeout, OutcomeSessionTimeout:
 		if o.Result != nil {
@@ -86,7 +85,7 @@ func classified(o Outcome) Outcome {
 	}
 	o.Failure = failure.Classify(o.facts)
 	if o.Failure.Class.Setup() {
-		o.Kind, o.Reason, o.Fix = OutcomeRefused, o.Failure.Reason, o.Failure.Fix
+		o.Kind, o.Reason = OutcomeRefused, o.Failure.Reason
 	}
 	return o
 }

@@ -59,10 +59,14 @@ func TestRefusal(t *testing.T) {
 			if got.Kind != OutcomeRefused || !errors.Is(err, ErrStartRefused) {
 				t.Fatalf("not refused: %+v (err %v)", got, err)
 			}
-			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(got.Fix, tt.fix) {
-				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, got.Fix, tt.reason, tt.fix)
+			if !got.Failure.Class.Setup() {
+				t.Errorf("refused with failure class %q: consumers read the class", got.Failure.Class)
 			}
-			if !strings.Contains(err.Error(), got.Fix) || strings.Count(got.Fix, ". ") > 0 {
+			fix := got.Failure.Fix
+			if !strings.Contains(got.Reason, tt.reason) || !strings.Contains(fix, tt.fix) {
+				t.Errorf("reason %q fix %q, want them to contain %q and %q", got.Reason, fix, tt.reason, tt.fix)
+			}
+			if !strings.Contains(err.Error(), fix) || strings.Count(fix, ". ") > 0 {
 				t.Errorf("error %q: want the fix in one sentence", err)
 			}
 		})
@@ -73,7 +77,7 @@ func TestRefusal(t *testing.T) {
 // the stop machine would have gathered them.
 func withFacts(o Outcome) Outcome {
 	if r := o.Result; r != nil {
-		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text, TerminalReason: r.TerminalReason}
+		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text}
 	}
 	return o
 }

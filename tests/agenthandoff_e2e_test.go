@@ -12,21 +12,15 @@ import (
 // after that call (no further request), the work is committed, and the
 // next session starts from the handoff, counted as a restart.
 func TestAgentHandoff(t *testing.T) {
-	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
-		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Write("feature.txt", "the feature\n")),
-			// Past the warning point (70 % of 200K): the note comes with
-			// this call's result.
-			turn(145000, writeHandoff("## Completed\nHANDOFF-MARKER-7d2 feature.txt written")),
-			turn(146000, fakeapi.Bash("debussy handoff --phase 1")),
-			turn(147000, fakeapi.Text("never asked")),
-		}},
-		{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
-			turn(20000, done("1")), turn(21000, fakeapi.Text("ok")),
-		}},
-	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Agent handoff"}}, "model: claude-sonnet-4-5\n")
-	r := h.run("run", "plan/MASTER_PLAN.md")
+	// The session after the handoff is replayPhase's fresh one: done.
+	h, r := replayPhase(t, fakeapi.Conversation{Turns: []fakeapi.Turn{
+		turn(20000, fakeapi.Write("feature.txt", "the feature\n")),
+		// Past the warning point (70 % of 200K): the note comes with
+		// this call's result.
+		turn(145000, writeHandoff("## Completed\nHANDOFF-MARKER-7d2 feature.txt written")),
+		turn(146000, fakeapi.Bash("debussy handoff --phase 1")),
+		turn(147000, fakeapi.Text("never asked")),
+	}}, shapeModel)
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
 	}

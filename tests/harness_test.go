@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -228,6 +232,27 @@ func processesIn(dir string) []string {
 		out = append(out, pid+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 	return out
+}
+
+// proxyAPI puts a proxy before the fake API for the rest of the test:
+// intercept sees every request first and returns true when it has dealt
+// with it (answered, delayed to a cancel, dropped); the others go on to
+// the fake API, its SSE replies streamed as they come.
+func (h *harness) proxyAPI(intercept func(w http.ResponseWriter, r *http.Request) bool) {
+	h.t.Helper()
+	target, err := url.Parse(h.API.URL())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !intercept(w, r) {
+			rp.ServeHTTP(w, r)
+		}
+	}))
+	h.t.Cleanup(srv.Close)
+	h.Env = append(h.Env, "ANTHROPIC_BASE_URL="+srv.URL) // the last value of a key wins
 }
 
 // Script helpers.

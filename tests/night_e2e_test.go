@@ -1,8 +1,13 @@
 package tests
 
 import (
-	"os"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,8 +18,9 @@ import (
 
 // What ends an unattended night that is not the agent's doing: a
 // subscription's usage limit (waited out), a missing login and an API that
-// cannot be reached (stopped at once), a permission mode that refuses the
-// agent's commands (its own always allowed). Each on both CLIs.
+// cannot be reached (stopped at once; retried when it answered before), a
+// permission mode that refuses the agent's commands (its own always
+// allowed). Each on both CLIs.
 
 // oauth is the harness's environment logged in with a subscription's
 // token instead of an API key: the CLI reports a usage limit as one only
@@ -193,23 +199,113 @@ func TestAPIUnreachable(t *testing.T) {
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not reach the API", "ANTHROPIC_BASE_URL")
 }
 
-// As root without IS_SANDBOX, permission_mode acceptEdits (the fix the
-// refusal of bypassPermissions names) runs the plan: debussy's own
-// commands are allowed whatever the mode, and allowed_tools reaches
-// claude for the agent's other commands.
-func TestAcceptEditsAsRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the refusal of bypassPermissions happens as root")
+// cutSessionOff puts a proxy before the fake API that drops the
+// connection of every request of the run's first session after its first
+// one, as a network that goes away mid-session does; the sessions after it
+// pass.
+func cutSessionOff(t *testing.T, h *harness) {
+	t.Helper()
+	var mu sync.Mutex
+	first := "" // the first session's first message
+	h.proxyAPI(func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, "/v1/messages") {
+			return false
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		// The session is its first message's text (the CLI moves its
+		// cache_control marks from request to request), its turn the
+		// responses so far.
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &req)
+		session, answered := "", 0
+		for i, m := range req.Messages {
+			switch {
+			case i == 0:
+				for _, b := range m.Content {
+					session += b.Text
+				}
+			case m.Role == "assistant":
+				answered++
+			}
+		}
+		mu.Lock()
+		if first == "" {
+			first = session
+		}
+		drop := answered > 0 && session == first
+		mu.Unlock()
+		hj, ok := w.(http.Hijacker)
+		if !drop || !ok {
+			return false
+		}
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+		return true
+	})
+}
+
+// An API that goes away after it answered (a network lost mid-run) is no
+// setup error: the run reached it, so the session is retried from a
+// checkpoint after a backoff, the work kept, and the plan finishes.
+func TestAPIUnreachableAfterAnswersRetries(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
+			turn(21000, fakeapi.Text("never answered: the connection drops")),
+		}},
+		{Name: "p1-retry", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(22000, done("1")),
+			turn(23000, fakeapi.Text("Done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, "retry_backoff: 1s\n")
+	cutSessionOff(t, h)
+	h.Env = append(h.Env, "CLAUDE_CODE_MAX_RETRIES=1") // one retry of the CLI's own, not ten
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
 	}
+	// Both CLIs end the cut session with "… (ECONNRESET)", which failure
+	// classifies as unreachable (TestClassify); before any answer that
+	// would be exit 2 (TestAPIUnreachable).
+	retries := h.events("session_retry")
+	if len(retries) != 1 || !strings.Contains(fmt.Sprint(retries[0]["why"]), "ECONNRESET") {
+		t.Errorf("session_retry events %v, want one for the dropped connection", retries)
+	}
+	if n := len(h.sessionsOf(phaseMatch("1"))); n != 2 {
+		t.Errorf("%d sessions, want 2 (the retry)", n)
+	}
+	if !strings.Contains(h.git("ls-files"), "a.txt") {
+		t.Error("the work before the connection dropped was not committed")
+	}
+}
+
+// permission_mode acceptEdits, the fix the root refusal of
+// bypassPermissions names, runs the plan — as root without IS_SANDBOX too:
+// debussy's own commands are allowed whatever the mode, and allowed_tools
+// reaches claude for the agent's other commands. The command is git's:
+// acceptEdits lets touch, echo and ls through by itself but asks for git
+// ("This command requires approval"), as root or not (measured on 2.1.197
+// and 2.1.332), so the test runs as any user.
+func TestAcceptEditsAsRoot(t *testing.T) {
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Write("a.txt", "alpha\n")),
-		turn(21000, fakeapi.Bash("touch b.txt")),
+		turn(21000, fakeapi.Bash("git --version > b.txt")),
 		turn(22000, fakeapi.Bash(`debussy progress "a and b written"`)),
 		turn(23000, done("1")),
 		turn(24000, fakeapi.Text("Done.")),
 	}}}}
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"both: `test -f a.txt && test -f b.txt`"}}},
-		"permission_mode: acceptEdits\nallowed_tools: [\"Bash(touch:*)\"]\n")
+		"permission_mode: acceptEdits\nallowed_tools: [\"Bash(git:*)\"]\n")
 	h.Env = withoutSandbox(h.Env)
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {

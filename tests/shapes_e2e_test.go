@@ -138,6 +138,37 @@ func oneSession(t *testing.T, h *harness, r result, conv fakeapi.Conversation) {
 	}
 }
 
+// loopRestarted checks a phase whose loop restarts its session once:
+// exit 0, two sessions, the looping one ending after requests requests,
+// call under "## Avoid" in the next session's checkpoint, one loop restart
+// in events.jsonl.
+func loopRestarted(t *testing.T, h *harness, r result, requests int, call string) {
+	t.Helper()
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	sessions := h.requestsOf(phaseMatch("1"))
+	if len(sessions) != 2 {
+		t.Fatalf("want 2 sessions (a restart for the loop), got %d", len(sessions))
+	}
+	if n := len(sessions[0]); n != requests {
+		t.Errorf("the looping session made %d requests, want %d", n, requests)
+	}
+	first := sessions[1][0].FirstUser
+	if i := strings.Index(first, "## Avoid"); i < 0 || !strings.Contains(first[i:], call) {
+		t.Errorf("the next session's prompt lacks the call under Avoid:\n%s", first)
+	}
+	restarts := 0
+	for _, nd := range h.events("nudge") {
+		if nd["restart"] == true {
+			restarts++
+		}
+	}
+	if restarts != 1 {
+		t.Errorf("%d loop restarts in events.jsonl, want 1", restarts)
+	}
+}
+
 // percentAt describes the context of scripted turn i against the window.
 func percentAt(c fakeapi.Conversation, i int) string {
 	if i < 0 || i >= len(c.Turns) {
@@ -205,30 +236,8 @@ func TestShapesLoopRestartsWithAvoid(t *testing.T) {
 				turns = append(turns, turn(int64(20000+1000*i), same))
 			}
 			h, r := replayPhase(t, fakeapi.Conversation{Turns: append(turns, finishing...)}, "")
-			if r.Code != 0 {
-				t.Fatalf("want exit 0: %s", r)
-			}
-			sessions := h.requestsOf(phaseMatch("1"))
-			if len(sessions) != 2 {
-				t.Fatalf("want 2 sessions (a restart for the loop), got %d", len(sessions))
-			}
 			// Requests 1..5 follow calls 1..5; the fifth call ends the session.
-			if n := len(sessions[0]); n != 5 {
-				t.Errorf("the looping session made %d requests, want 5: stopped at the fifth identical call", n)
-			}
-			first := sessions[1][0].FirstUser
-			if i := strings.Index(first, "## Avoid"); i < 0 || !strings.Contains(first[i:], tt.cmd) {
-				t.Errorf("the next session's prompt lacks the call under Avoid:\n%s", first)
-			}
-			restarts := 0
-			for _, nd := range h.events("nudge") {
-				if nd["restart"] == true {
-					restarts++
-				}
-			}
-			if restarts != 1 {
-				t.Errorf("%d loop restarts in events.jsonl, want 1", restarts)
-			}
+			loopRestarted(t, h, r, 5, tt.cmd)
 		})
 	}
 }

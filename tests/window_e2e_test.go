@@ -3,9 +3,6 @@ package tests
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -23,24 +20,16 @@ import (
 // 400 ms), 2.1.197 before its first request, which waits for it.
 func slowCountTokens(t *testing.T, h *harness, d time.Duration) {
 	t.Helper()
-	target, err := url.Parse(h.API.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.FlushInterval = -1 // stream the SSE replies as they come
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.proxyAPI(func(w http.ResponseWriter, r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
 			select {
 			case <-time.After(d):
 			case <-r.Context().Done():
-				return
+				return true
 			}
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	h.Env = append(h.Env, "ANTHROPIC_BASE_URL="+srv.URL) // the last value of a key wins
+		return false
+	})
 }
 
 // The CLI's default model (1M on both CLIs; npm's latest names it
@@ -145,29 +134,7 @@ func TestFailingTestLoopRestarts(t *testing.T) {
 			turn(int64(21_000+2_000*i), fakeapi.Bash(failing)))
 	}
 	h, r := replayPhase(t, fakeapi.Conversation{Turns: append(turns, finishing...)}, "")
-	if r.Code != 0 {
-		t.Fatalf("want exit 0: %s", r)
-	}
-	sessions := h.requestsOf(phaseMatch("1"))
-	if len(sessions) != 2 {
-		t.Fatalf("want 2 sessions (a restart for the loop), got %d", len(sessions))
-	}
 	// Responses 0..9 are five edits and five failures; the sixth edit's
 	// PostToolUse (response 10) ends the session: 11 requests.
-	if n := len(sessions[0]); n != 11 {
-		t.Errorf("the looping session made %d requests, want 11: stopped at the tool after the fifth failure", n)
-	}
-	first := sessions[1][0].FirstUser
-	if i := strings.Index(first, "## Avoid"); i < 0 || !strings.Contains(first[i:], "FAIL: TestParse") {
-		t.Errorf("the next session's prompt lacks the failing call under Avoid:\n%s", first)
-	}
-	restarts := 0
-	for _, nd := range h.events("nudge") {
-		if nd["restart"] == true {
-			restarts++
-		}
-	}
-	if restarts != 1 {
-		t.Errorf("%d loop restarts in events.jsonl, want 1", restarts)
-	}
+	loopRestarted(t, h, r, 11, "FAIL: TestParse")
 }

@@ -187,7 +187,7 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 func (t *Transcript) toolInput(tu runner.ToolUse) string {
 	switch {
 	case tu.Command != "":
-		return cut(text.OneLine(tu.Command, 0), 160)
+		return text.OneLine(tu.Command, 160)
 	case tu.FilePath != "":
 		return t.rel(tu.FilePath)
 	case tu.Input == nil:
@@ -195,7 +195,7 @@ func (t *Transcript) toolInput(tu runner.ToolUse) string {
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, tu.Input) != nil {
-		return cut(text.OneLine(string(tu.Input), 0), 160)
+		return text.OneLine(string(tu.Input), 160)
 	}
 	return cut(buf.String(), 160)
 }

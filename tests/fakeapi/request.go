@@ -10,37 +10,33 @@ import (
 // Reading what the CLI sent: the user's text, tool results and hook context, whichever CLI version put them where.
 
 // userText flattens a user message: its text blocks with the leading
-// <system-reminder> blocks stripped, its tool_result contents, and the
-// PostToolUse hook context found in either.
-func userText(raw json.RawMessage) (text string, toolResults, hookCtx []string) {
+// <system-reminder> blocks stripped, and its tool_result contents; the
+// PostToolUse hook context in either is cut out (Request.HookContext has
+// it, from what the request added).
+func userText(raw json.RawMessage) (text string, toolResults []string) {
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
-		rest, ctx := cutHookContext(str)
-		return stripReminders(unwrapStopFeedback(rest)), nil, ctx
+		return stripReminders(unwrapStopFeedback(cutHookContext(str))), nil
 	}
 	var blocks []wireBlock
 	if json.Unmarshal(raw, &blocks) != nil {
-		return "", nil, nil
+		return "", nil
 	}
 	var parts []string
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			rest, ctx := cutHookContext(b.Text)
-			hookCtx = append(hookCtx, ctx...)
-			if t := stripReminders(unwrapStopFeedback(rest)); t != "" {
+			if t := stripReminders(unwrapStopFeedback(cutHookContext(b.Text))); t != "" {
 				parts = append(parts, t)
 			}
 		case "tool_result":
-			rest, ctx := cutHookContext(flatten(b.Content))
-			hookCtx = append(hookCtx, ctx...)
 			// 2.1.330 appends its other reminders there too ("<total_tokens>
 			// … tokens left"): the tool's own output is what is left.
-			rest = reminderRE.ReplaceAllString(rest, "")
+			rest := reminderRE.ReplaceAllString(cutHookContext(flatten(b.Content)), "")
 			toolResults = append(toolResults, strings.TrimRight(rest, "\n"))
 		}
 	}
-	return strings.Join(parts, "\n"), toolResults, hookCtx
+	return strings.Join(parts, "\n"), toolResults
 }
 
 // hookContextRE is the reminder the CLI wraps a PostToolUse
@@ -61,16 +57,9 @@ func unwrapStopFeedback(s string) string {
 	return stopFeedbackRE.ReplaceAllString(s, "$1")
 }
 
-// cutHookContext returns s without its hook-context reminders, and their texts.
-func cutHookContext(s string) (string, []string) {
-	var ctx []string
-	for _, m := range hookContextRE.FindAllStringSubmatch(s, -1) {
-		ctx = append(ctx, m[1])
-	}
-	if ctx == nil {
-		return s, nil
-	}
-	return hookContextRE.ReplaceAllString(s, ""), ctx
+// cutHookContext returns s without its hook-context reminders.
+func cutHookContext(s string) string {
+	return hookContextRE.ReplaceAllString(s, "")
 }
 
 func flatten(raw json.RawMessage) string {

@@ -313,14 +313,14 @@ func (s *Server) decide(wr *wireRequest, body []byte) plan {
 			turn++
 		case "user":
 			if !firstSeen {
-				first, _, _ = userText(m.Content)
+				first, _ = userText(m.Content)
 				firstSeen = true
 			}
 			lastUser = i
 		}
 	}
 	if lastUser >= 0 {
-		last, results, _ = userText(wr.Messages[lastUser].Content)
+		last, results = userText(wr.Messages[lastUser].Content)
 	}
 
 	s.mu.Lock()
