@@ -74,9 +74,9 @@ func TestDoctor(t *testing.T) {
 			doctorCase{"root with acceptEdits and Bash allowed", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\nallowed_tools: [Bash]\n", 0,
 				[]string{"ok    permission permission_mode acceptEdits"}, nil},
 			// The fix the refusal suggests is named in full: acceptEdits
-			// alone refuses every Bash call the agent makes.
+			// alone refuses the Bash calls the agent's work needs.
 			doctorCase{"root with acceptEdits alone", map[string]string{"FAKE_REFUSE": "1"}, "permission_mode: acceptEdits\n", 0,
-				[]string{"warn  permission permission_mode acceptEdits refuses every Bash call", `fix: set allowed_tools: ["Bash"]`}, nil})
+				[]string{"warn  permission permission_mode acceptEdits refuses the agent's Bash calls", `fix: set allowed_tools: ["Bash"]`}, nil})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 
 // ownSubcommands are the debussy commands the agent is told to run: they
 // only write debussy's own state, so no permission mode may refuse them
-// (acceptEdits refuses every Bash call it was not told to allow, and a
-// phase whose `debussy done` is refused looks like an agent that never
-// finished).
+// (acceptEdits lets through only the few Bash commands it judges harmless,
+// such as ls, and refuses `debussy done` with the rest; a phase whose
+// `debussy done` is refused looks like an agent that never finished).
 var ownSubcommands = map[string]bool{"done": true, "progress": true, "handoff": true}
 
 // OwnCommand reports whether a Bash command line is exactly one of

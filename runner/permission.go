@@ -34,9 +34,10 @@ func permissionProblem(permissionMode string, env []string, root bool) string {
 
 // PermissionNote says what a permission mode that asks will refuse in an
 // unattended run, or "" when nothing: with acceptEdits (or default, plan)
-// and no allowed_tools rule for Bash, claude refuses every Bash call the
-// agent makes — its tests, its builds, its git — with "This command
-// requires approval" (measured on 2.1.197 and 2.1.332). debussy's own
+// and no allowed_tools rule for Bash, claude refuses the Bash calls the
+// agent's work needs — its tests, its builds, its git — with "This command
+// requires approval"; only commands it judges harmless pass (ls, echo,
+// touch: measured on 2.1.197 and 2.1.332, as root and not). debussy's own
 // commands are allowed by its hook whatever the mode.
 func PermissionNote(permissionMode string, allowedTools []string) string {
 	switch permissionMode {
@@ -49,6 +50,6 @@ func PermissionNote(permissionMode string, allowedTools []string) string {
 			return ""
 		}
 	}
-	return "permission_mode " + permissionMode + " refuses every Bash call of the agent (tests, builds, git) that allowed_tools does not list: " +
+	return "permission_mode " + permissionMode + " refuses the agent's Bash calls (tests, builds, git; only harmless ones such as ls pass) that allowed_tools does not list: " +
 		"set allowed_tools: [\"Bash\"] (or rules such as \"Bash(npm test:*)\") in .debussy.yaml; debussy's own commands are always allowed"
 }
