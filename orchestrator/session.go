@@ -77,7 +77,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 		return res, err
 	}
 	r.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
-		"exit_code": out.ExitCode, "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
+		"exit_code": out.ExitCode, "failure": string(out.Failure.Class), "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
 		"zone": string(res.Zone), "policy_state": string(res.State), "trigger": string(res.Trigger), "stop_reason": res.Reason,
 		"done": res.Done, "tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD,
 		"api_turns": spent.Turns, "hook_latency_ms": out.HookLatencyMs()})

@@ -69,7 +69,7 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			}
 			prompt, err = r.restart(p, end, why)
 		case policy.StepRetry:
-			prompt, err = r.retry(ctx, p, s.Why)
+			prompt, err = r.retry(ctx, p, s.Why, end.Outcome.Failure.Class)
 		}
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, err
 
 // retry follows a session that failed on its own (an API error, a crash,
 // a hang): from a checkpoint, after a backoff, at most maxTransient times.
-func (r *orun) retry(ctx context.Context, p *phaseRun, why string) (string, error) {
+func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure.Class) (string, error) {
 	p.transient++
 	if p.transient > maxTransient {
 		return "", r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
@@ -177,7 +177,8 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, why string) (string, erro
 	wait := r.Backoff(p.transient)
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
 		"retry", p.transient, "max_retries", maxTransient)
-	r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "wait_ms": wait.Milliseconds(), "retry": p.transient})
+	r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
+		"retry": p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
 	c := r.commit(p, eventRetry, "checkpoint before retry: "+oneLine(why))

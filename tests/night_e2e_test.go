@@ -278,8 +278,11 @@ func TestAPIUnreachableAfterAnswersRetries(t *testing.T) {
 	// classifies as unreachable (TestClassify); before any answer that
 	// would be exit 2 (TestAPIUnreachable).
 	retries := h.events("session_retry")
-	if len(retries) != 1 || !strings.Contains(fmt.Sprint(retries[0]["why"]), "ECONNRESET") {
-		t.Errorf("session_retry events %v, want one for the dropped connection", retries)
+	if len(retries) != 1 || !strings.Contains(fmt.Sprint(retries[0]["why"]), "ECONNRESET") || retries[0]["failure"] != "unreachable" {
+		t.Errorf("session_retry events %v, want one for the dropped connection, classed unreachable", retries)
+	}
+	if ended := h.events("session_ended"); len(ended) != 2 || ended[0]["failure"] != "unreachable" || ended[1]["failure"] != "" {
+		t.Errorf("session_ended events %v, want the cut session's class unreachable, the retry's none", ended)
 	}
 	if n := len(h.sessionsOf(phaseMatch("1"))); n != 2 {
 		t.Errorf("%d sessions, want 2 (the retry)", n)
