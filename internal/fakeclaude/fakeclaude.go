@@ -147,19 +147,25 @@ func (f *fake) awaitUser() (string, bool) {
 func (f *fake) pollInterrupt() (string, bool) {
 	select {
 	case msg, ok := <-f.in:
-		if !ok {
-			return "", false
-		}
-		switch msg.kind {
-		case "interrupt":
-			return msg.reqID, true
-		case "eof":
-			f.logf("recv eof")
-			f.eof = true
-		case "user":
-			f.logf("recv user-mid-turn %s", msg.text)
+		if ok {
+			return f.midTurn(msg)
 		}
 	default:
+	}
+	return "", false
+}
+
+// midTurn takes a message that arrived during a turn: an interrupt's
+// request id; the end of stdin or a user message is only noted.
+func (f *fake) midTurn(msg stdinMsg) (string, bool) {
+	switch msg.kind {
+	case "interrupt":
+		return msg.reqID, true
+	case "eof":
+		f.logf("recv eof")
+		f.eof = true
+	case "user":
+		f.logf("recv user-mid-turn %s", msg.text)
 	}
 	return "", false
 }
@@ -189,15 +195,9 @@ func (f *fake) runTool(id string, d time.Duration) (string, bool) {
 				f.in = nil // stdin gone: keep running the tool
 				continue
 			}
-			switch msg.kind {
-			case "interrupt":
-				f.logf("recv interrupt %s during-tool %s", msg.reqID, id)
-				return msg.reqID, true
-			case "eof":
-				f.logf("recv eof")
-				f.eof = true
-			case "user":
-				f.logf("recv user-mid-turn %s", msg.text)
+			if reqID, ok := f.midTurn(msg); ok {
+				f.logf("recv interrupt %s during-tool %s", reqID, id)
+				return reqID, true
 			}
 		}
 	}
