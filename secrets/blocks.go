@@ -32,8 +32,8 @@ func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: w} }
 func (b *BlockWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 
 var (
-	blockBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-Lines:`)
-	blockEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-MAC:`)
+	blockBegin = regexp.MustCompile(pemBegin + `|(?i)Private-Lines:`)
+	blockEnd   = regexp.MustCompile(pemEnd + `|(?i)Private-MAC:`)
 	// A block's next line, behind a transcript's indent or marker.
 	blockLine = regexp.MustCompile(`^\s*(?:[^\sA-Za-z0-9+/=]{1,3}\s*)?(?:[A-Za-z0-9+/=]{16,}|=[A-Za-z0-9+/]{4})\s*$`)
 )
