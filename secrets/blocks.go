@@ -26,8 +26,11 @@ type BlockWriter struct {
 // text is redacted as it is (a block cut short is redacted to its end).
 const holdLimit = 256 << 10
 
-// NewBlockWriter returns a BlockWriter writing to w.
-func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: w} }
+// NewBlockWriter returns a BlockWriter writing to w. Over a Writer
+// (debussy's terminal) it writes to the writer beneath and does what the
+// Writer would have done to each unit (see write): a unit is not redacted
+// a second time.
+func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: beneath(w)} }
 
 func (b *BlockWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 
@@ -89,11 +92,17 @@ func (b *BlockWriter) Close() error {
 	return b.write(held)
 }
 
+// write redacts text as one text and, when it then reads as a JSON log
+// line, as JSON too, which is what a Writer would have added.
 func (b *BlockWriter) write(text []byte) error {
 	if len(text) == 0 {
 		return nil
 	}
-	_, err := io.WriteString(b.w, Default().String(string(text)))
+	red := []byte(Default().String(string(text)))
+	if jsonLine(red) {
+		red = Default().JSON(red)
+	}
+	_, err := b.w.Write(red)
 	return err
 }
 

@@ -2,6 +2,8 @@ package secrets
 
 import (
 	"bytes"
+	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,26 @@ func TestValue(t *testing.T) {
 	}
 	if p.Title != "deploy" || p.Extra["n"] != 3 || p.hidden != "API_KEY=abc123def456ghi" {
 		t.Errorf("Value changed what it should not: %+v", p)
+	}
+}
+
+// Over a Writer (debussy's terminal), a BlockWriter writes beneath it: the
+// unit it has redacted whole is not redacted again, and a JSON unit comes
+// out as the Writer would write it.
+func TestBlockWriterOverWriter(t *testing.T) {
+	var out bytes.Buffer
+	b := NewBlockWriter(Writer(&out))
+	if b.w != io.Writer(&out) {
+		t.Fatalf("BlockWriter writes to %T, not to the buffer beneath the Writer", b.w)
+	}
+	if f := NewBlockWriter(Writer(os.Stdout)); f.w != io.Writer(os.Stdout) {
+		t.Errorf("BlockWriter writes to %T, not to the file beneath the Writer", f.w)
+	}
+	unit := "  {\n    \"password\": \"9724248055565213:Aso1r3cmt530vtt_unu_2qxmm9mk3bsjudy\"\n  }\n"
+	var want bytes.Buffer
+	_, _ = Writer(&want).Write([]byte(Default().String(unit)))
+	b.Write([]byte(unit))
+	if err := b.Close(); err != nil || out.String() != want.String() {
+		t.Errorf("JSON unit:\n got %q, %v\nwant %q", out.String(), err, want.String())
 	}
 }

@@ -121,7 +121,7 @@ type redactingWriter struct{ w io.Writer }
 
 func (rw redactingWriter) Write(p []byte) (int, error) {
 	var red []byte
-	if t := bytes.TrimSpace(p); len(t) > 0 && t[0] == '{' {
+	if jsonLine(p) {
 		red = Default().JSON(p) // a JSON log line stays JSON
 	} else {
 		red = []byte(Default().String(string(p)))
@@ -133,6 +133,23 @@ func (rw redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// jsonLine reports whether Writer takes p for a JSON log line.
+func jsonLine(p []byte) bool {
+	t := bytes.TrimSpace(p)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// beneath is the writer a Writer redacts for, or w itself.
+func beneath(w io.Writer) io.Writer {
+	switch rw := w.(type) {
+	case redactingWriter:
+		return rw.w
+	case fileWriter:
+		return rw.w
+	}
+	return w
 }
 
 type fileWriter struct {
