@@ -126,12 +126,9 @@ func (r *Redactor) walk(v reflect.Value, seen map[uintptr]bool) {
 		if v.IsNil() {
 			return
 		}
-		e := v.Elem()
-		if e.Kind() == reflect.String && v.CanSet() {
-			v.Set(reflect.ValueOf(r.String(e.String())).Convert(e.Type()))
-			return
+		if c := r.redacted(v.Elem(), seen); v.CanSet() {
+			v.Set(c)
 		}
-		r.walk(e, seen)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
@@ -144,25 +141,21 @@ func (r *Redactor) walk(v reflect.Value, seen map[uintptr]bool) {
 		}
 	case reflect.Map:
 		for _, k := range v.MapKeys() {
-			e := v.MapIndex(k)
-			switch e.Kind() {
-			case reflect.String:
-				v.SetMapIndex(k, reflect.ValueOf(r.String(e.String())).Convert(e.Type()))
-			case reflect.Pointer, reflect.Map, reflect.Slice:
-				r.walk(e, seen)
-			case reflect.Interface:
-				if s, ok := e.Interface().(string); ok {
-					v.SetMapIndex(k, reflect.ValueOf(r.String(s)))
-				} else if !e.IsNil() {
-					r.walk(e.Elem(), seen)
-				}
-			default:
-				// A struct held by value in a map cannot be set in place.
-			}
+			v.SetMapIndex(k, r.redacted(v.MapIndex(k), seen))
 		}
 	case reflect.String:
 		if v.CanSet() {
 			v.SetString(r.String(v.String()))
 		}
 	}
+}
+
+// redacted is a redacted copy of v, a value that cannot be set in place
+// (a map's, an interface's): whatever it holds, a string, a struct or a
+// pointer, is walked like any other value.
+func (r *Redactor) redacted(v reflect.Value, seen map[uintptr]bool) reflect.Value {
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	r.walk(c, seen)
+	return c
 }

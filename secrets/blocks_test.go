@@ -53,14 +53,18 @@ func TestValue(t *testing.T) {
 		Notes  map[string]string
 		Extra  map[string]any
 		Last   *gate
+		ByName map[string]gate // structs held by value, in a map
+		Any    any             // and in an interface
 		hidden string
 	}
 	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----"
 	p := &phase{Title: "deploy", Gates: []gate{{Output: "mysql -uroot -pS3cretPass!99 app"}},
 		Notes: map[string]string{"n": "SMTP_PASS=Xy7-pQ2rT9"}, Extra: map[string]any{"k": key, "n": 3},
-		Last: &gate{Output: "Cookie: sessionid=" + strings.Repeat("a1b2c3", 6)}, hidden: "API_KEY=abc123def456ghi"}
+		Last:   &gate{Output: "Cookie: sessionid=" + strings.Repeat("a1b2c3", 6)},
+		ByName: map[string]gate{"lint": {Output: "SMTP_PASS=Xy7-pQ2rT9"}}, Any: gate{Output: "SMTP_PASS=Xy7-pQ2rT9"},
+		hidden: "API_KEY=abc123def456ghi"}
 	Default().Value(p)
-	for _, s := range []string{p.Gates[0].Output, p.Notes["n"], p.Extra["k"].(string), p.Last.Output} {
+	for _, s := range []string{p.Gates[0].Output, p.Notes["n"], p.Extra["k"].(string), p.Last.Output, p.ByName["lint"].Output, p.Any.(gate).Output} {
 		if !strings.Contains(s, Redacted) {
 			t.Errorf("not redacted: %q", s)
 		}
