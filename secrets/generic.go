@@ -216,12 +216,14 @@ var bootstrapToken = regexp.MustCompile(`^` + bootstrapTokenRE + `$`)
 // bootstrapTokenRE is kubeadm's token id.secret (the kubeadm-token rule).
 const bootstrapTokenRE = `[a-z0-9]{6}\.[a-z0-9]{16}`
 
-// placeholder: values that stand in for a secret rather than being one.
+// placeholder: values that stand in for a secret rather than being one:
+// placeholderRE's, and fake's (an ellipsis, [redacted], your_…, a run of
+// one character), which placeholderRE does not spell again.
 var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
-	`\[redacted\]|\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
+	`\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
 	`(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|` +
 	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|file|env|stdin|prompt|` +
-	`your[_-].*|my[_-].*|example.*|redacted|hidden|masked|\.\.\.|…` +
+	`my[_-].*|example.*|redacted|hidden|masked` +
 	`)$`)
 
 func placeholder(v string) bool {
