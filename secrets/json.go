@@ -40,11 +40,13 @@ func (r *Redactor) JSON(b []byte) []byte {
 		if len(s) >= 8 { // shorter, only a name makes it a secret
 			red = r.String(s)
 		}
-		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && red == s && secretKey(key) {
+		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && secretKey(key) {
 			// The value with its key, as the text rules see it:
-			// "password": "hunter2".
+			// "password": "hunter2". A value redacted in part already (a
+			// password with a token in it) goes whole if its name says
+			// so, as it does in text.
 			pair := `"` + key + `": ` + string(lit)
-			if r.String(pair) != pair {
+			if got := r.String(pair); red == s && got != pair || got == `"`+key+`": "`+Redacted+`"` {
 				red = Redacted
 			}
 		}
