@@ -368,18 +368,15 @@ func errString(err error) string {
 }
 
 // redactFile rewrites a file the agent left under .debussy/ (its handoff)
-// with its secrets redacted: debussy keeps it as a record, and nothing
-// debussy keeps may hold a secret.
+// with its secrets redacted, and private (the agent's Write made it
+// 0644): debussy keeps it as a record, and nothing debussy keeps may hold
+// a secret.
 func redactFile(path string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return
 	}
-	if red := secrets.Redact(string(data)); red != string(data) {
-		_ = os.WriteFile(path, []byte(red), state.FileMode)
-	}
-	// The agent's Write made it 0644; it is a record under .debussy/.
-	_ = os.Chmod(path, state.FileMode)
+	_ = state.WriteFile(path, []byte(secrets.Redact(string(data))))
 }
 
 // maxHandoffBytes bounds what is read of a handoff file; the checkpoint

@@ -345,3 +345,26 @@ func TestGanttUncheckedGateNotRun(t *testing.T) {
 		t.Errorf("the unchecked gate's gantt line: %q", line)
 	}
 }
+
+// Whoever renders a report gets it redacted: Build judges each text whole,
+// before HTML or markdown escaping could hide a shape.
+func TestBuildRedacts(t *testing.T) {
+	const key = "sk-ant-api03-SECRETSECRETSECRET"
+	in := demoInput(t)
+	p := *in.Run.Phases[0]
+	p.LastError = "gate test exit 1: ANTHROPIC_API_KEY=" + key
+	run := *in.Run
+	run.Phases = append([]*state.PhaseRecord{&p}, in.Run.Phases[1:]...)
+	in.Run = &run
+	r := Build(in)
+	var page, md bytes.Buffer
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Phases[0].Error, key) || strings.Contains(page.String(), key) || strings.Contains(md.String(), key) {
+		t.Errorf("the key survives in the report: %q", r.Phases[0].Error)
+	}
+}

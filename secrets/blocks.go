@@ -26,14 +26,17 @@ type BlockWriter struct {
 // text is redacted as it is (a block cut short is redacted to its end).
 const holdLimit = 256 << 10
 
-// NewBlockWriter returns a BlockWriter writing to w.
-func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: w} }
+// NewBlockWriter returns a BlockWriter writing to w. Over a Writer
+// (debussy's terminal) it writes to the writer beneath and does what the
+// Writer would have done to each unit (see write): a unit is not redacted
+// a second time.
+func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: beneath(w)} }
 
 func (b *BlockWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 
 var (
-	blockBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-Lines:`)
-	blockEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?i)Private-MAC:`)
+	blockBegin = regexp.MustCompile(pemBegin + `|(?i)Private-Lines:`)
+	blockEnd   = regexp.MustCompile(pemEnd + `|(?i)Private-MAC:`)
 	// A block's next line, behind a transcript's indent or marker.
 	blockLine = regexp.MustCompile(`^\s*(?:[^\sA-Za-z0-9+/=]{1,3}\s*)?(?:[A-Za-z0-9+/=]{16,}|=[A-Za-z0-9+/]{4})\s*$`)
 )
@@ -89,11 +92,17 @@ func (b *BlockWriter) Close() error {
 	return b.write(held)
 }
 
+// write redacts text as one text and, when it then reads as a JSON log
+// line, as JSON too, which is what a Writer would have added.
 func (b *BlockWriter) write(text []byte) error {
 	if len(text) == 0 {
 		return nil
 	}
-	_, err := io.WriteString(b.w, Default().String(string(text)))
+	red := []byte(Default().String(string(text)))
+	if jsonLine(red) {
+		red = Default().JSON(red)
+	}
+	_, err := b.w.Write(red)
 	return err
 }
 
@@ -117,12 +126,9 @@ func (r *Redactor) walk(v reflect.Value, seen map[uintptr]bool) {
 		if v.IsNil() {
 			return
 		}
-		e := v.Elem()
-		if e.Kind() == reflect.String && v.CanSet() {
-			v.Set(reflect.ValueOf(r.String(e.String())).Convert(e.Type()))
-			return
+		if c := r.redacted(v.Elem(), seen); v.CanSet() {
+			v.Set(c)
 		}
-		r.walk(e, seen)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			if v.Type().Field(i).IsExported() {
@@ -135,25 +141,21 @@ func (r *Redactor) walk(v reflect.Value, seen map[uintptr]bool) {
 		}
 	case reflect.Map:
 		for _, k := range v.MapKeys() {
-			e := v.MapIndex(k)
-			switch e.Kind() {
-			case reflect.String:
-				v.SetMapIndex(k, reflect.ValueOf(r.String(e.String())).Convert(e.Type()))
-			case reflect.Pointer, reflect.Map, reflect.Slice:
-				r.walk(e, seen)
-			case reflect.Interface:
-				if s, ok := e.Interface().(string); ok {
-					v.SetMapIndex(k, reflect.ValueOf(r.String(s)))
-				} else if !e.IsNil() {
-					r.walk(e.Elem(), seen)
-				}
-			default:
-				// A struct held by value in a map cannot be set in place.
-			}
+			v.SetMapIndex(k, r.redacted(v.MapIndex(k), seen))
 		}
 	case reflect.String:
 		if v.CanSet() {
 			v.SetString(r.String(v.String()))
 		}
 	}
+}
+
+// redacted is a redacted copy of v, a value that cannot be set in place
+// (a map's, an interface's): whatever it holds, a string, a struct or a
+// pointer, is walked like any other value.
+func (r *Redactor) redacted(v reflect.Value, seen map[uintptr]bool) reflect.Value {
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	r.walk(c, seen)
+	return c
 }

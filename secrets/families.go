@@ -203,7 +203,7 @@ func familyRules() []rule {
 			// kubeadm bootstrap tokens (abcdef.0123456789abcdef), near
 			// their name: "--token", "kubeadm", a TOKEN column.
 			id:       "kubeadm-token",
-			re:       regexp.MustCompile(`\b([a-z0-9]{6}\.[a-z0-9]{16})\b`),
+			re:       regexp.MustCompile(`\b(` + bootstrapTokenRE + `)\b`),
 			keywords: []string{"token", "kubeadm", "bootstrap"},
 			keep:     func(_ []string, v string) bool { return !hasDigit.MatchString(v) || fake(v) },
 		},

@@ -12,6 +12,13 @@ const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|
 // nameRE is a variable, field or flag name containing one of secretWords.
 const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
 
+// The armor lines of a private key block (PEM, OpenSSH, PGP's KEY BLOCK):
+// the private-key rules and BlockWriter find blocks by them.
+const (
+	pemBegin = `-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
+	pemEnd   = `-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
+)
+
 // A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
 // The bare value may not start with '=', which keeps Go's "token := x"
 // and "key == x" out.
@@ -23,7 +30,7 @@ func genericRules() []rule {
 			// A private key block; one cut short (clipped output) is
 			// redacted to the end.
 			id:        "private-key",
-			re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`),
+			re:        regexp.MustCompile(`(?s)` + pemBegin + `.*?(?:` + pemEnd + `|\z)`),
 			keywords:  []string{"private key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
@@ -33,7 +40,7 @@ func genericRules() []rule {
 			// keeps its tail): the base64 lines before its END line, and
 			// the line the cut went through.
 			id:        "private-key-tail",
-			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`),
+			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*` + pemEnd),
 			keywords:  []string{"private key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
@@ -204,14 +211,19 @@ func keepField(g []string, v string) bool {
 
 // bootstrapToken is kubeadm's abcdef.0123456789abcdef, which codeLike
 // would take for a field access.
-var bootstrapToken = regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`)
+var bootstrapToken = regexp.MustCompile(`^` + bootstrapTokenRE + `$`)
 
-// placeholder: values that stand in for a secret rather than being one.
+// bootstrapTokenRE is kubeadm's token id.secret (the kubeadm-token rule).
+const bootstrapTokenRE = `[a-z0-9]{6}\.[a-z0-9]{16}`
+
+// placeholder: values that stand in for a secret rather than being one:
+// placeholderRE's, and fake's (an ellipsis, [redacted], your_…, a run of
+// one character), which placeholderRE does not spell again.
 var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
-	`\[redacted\]|\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
+	`\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
 	`(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|` +
 	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|file|env|stdin|prompt|` +
-	`your[_-].*|my[_-].*|example.*|redacted|hidden|masked|\.\.\.|…` +
+	`my[_-].*|example.*|redacted|hidden|masked` +
 	`)$`)
 
 func placeholder(v string) bool {

@@ -39,6 +39,7 @@ var redactedOnPurpose = []struct{ rule, contains, why string }{
 	{"etsy-access-token", "SetSysctl =", "a long random value in an assignment"},
 	{"okta-access-token", "rookTable =", "a long random value in an assignment"},
 	{"sumologic-access-token", "sumOfExposures =", "a long random value in an assignment"},
+	{"stripe-access-token", "nonMatchingToken :=", "a long random value (task_test_ and 30 random characters) under a token's name"},
 	{"azure-ad-client-secret", "CloudFront-Signature:", "a signed URL's signature grants access, as a SAS sig= does"},
 	{"flyio-access-token", "signature\":", "a signature grants access"},
 	{"flyio-access-token", "authenticity_token", "a CSRF token is a credential while its session lasts"},

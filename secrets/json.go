@@ -40,11 +40,13 @@ func (r *Redactor) JSON(b []byte) []byte {
 		if len(s) >= 8 { // shorter, only a name makes it a secret
 			red = r.String(s)
 		}
-		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && red == s && secretKey(key) {
+		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && secretKey(key) {
 			// The value with its key, as the text rules see it:
-			// "password": "hunter2".
+			// "password": "hunter2". A value redacted in part already (a
+			// password with a token in it) goes whole if its name says
+			// so, as it does in text.
 			pair := `"` + key + `": ` + string(lit)
-			if r.String(pair) != pair {
+			if got := r.String(pair); red == s && got != pair || got == `"`+key+`": "`+Redacted+`"` {
 				red = Redacted
 			}
 		}
@@ -121,7 +123,7 @@ type redactingWriter struct{ w io.Writer }
 
 func (rw redactingWriter) Write(p []byte) (int, error) {
 	var red []byte
-	if t := bytes.TrimSpace(p); len(t) > 0 && t[0] == '{' {
+	if jsonLine(p) {
 		red = Default().JSON(p) // a JSON log line stays JSON
 	} else {
 		red = []byte(Default().String(string(p)))
@@ -133,6 +135,23 @@ func (rw redactingWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// jsonLine reports whether Writer takes p for a JSON log line.
+func jsonLine(p []byte) bool {
+	t := bytes.TrimSpace(p)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// beneath is the writer a Writer redacts for, or w itself.
+func beneath(w io.Writer) io.Writer {
+	switch rw := w.(type) {
+	case redactingWriter:
+		return rw.w
+	case fileWriter:
+		return rw.w
+	}
+	return w
 }
 
 type fileWriter struct {

@@ -17,6 +17,8 @@ func TestJSON(t *testing.T) {
 		{"pem with escaped newlines", `{"out":"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----\nok"}`, `{"out":"[redacted]\nok"}`},
 		{"json lines", "{\"a\":\"postgres://u:s3cretpw@db/x\"}\n{\"b\":1}\n", "{\"a\":\"postgres://u:[redacted]@db/x\"}\n{\"b\":1}\n"},
 		{"key itself kept", `{"api_key":""}`, `{"api_key":""}`},
+		{"value under a secret key, a token in it", `{"password":"hunter2x and sk-ant-api03-abcdefghijklmnopqrst"}`, `{"password":"[redacted]"}`},
+		{"value under another key, a token in it", `{"api_version":"v2 sk-ant-api03-abcdefghijklmnopqrst"}`, `{"api_version":"v2 [redacted]"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

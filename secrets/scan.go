@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -215,24 +216,16 @@ func scanCSV(text string) []span {
 			continue
 		}
 		fields := strings.Split(line, ",")
-		switch {
-		case len(fields) < 2:
-			cols = nil
-		case cols != nil && len(fields) == width:
+		if cols != nil && len(fields) == width {
 			off := pos
 			for k, f := range fields {
-				for _, c := range cols {
-					if c == k {
-						v := strings.Trim(strings.TrimSpace(f), `"`)
-						if v != "" && !placeholder(v) {
-							vs := off + strings.Index(f, v)
-							spans = append(spans, span{vs, vs + len(v)})
-						}
-					}
+				if v := strings.Trim(strings.TrimSpace(f), `"`); slices.Contains(cols, k) && v != "" && !placeholder(v) {
+					vs := off + strings.Index(f, v)
+					spans = append(spans, span{vs, vs + len(v)})
 				}
 				off += len(f) + 1
 			}
-		default:
+		} else {
 			cols = nil
 			for k, f := range fields {
 				if csvSecretColumn.MatchString(f) && !notSecretName.MatchString(strings.TrimSpace(strings.Trim(strings.TrimSpace(f), `"`))) &&
@@ -241,9 +234,6 @@ func scanCSV(text string) []span {
 				}
 			}
 			width = len(fields)
-			if len(cols) == 0 {
-				cols = nil
-			}
 		}
 		pos = end + 1
 	}
