@@ -92,5 +92,5 @@ func WithRejection(e *gitcommit.HookError, base string) string {
 	if e == nil {
 		return base
 	}
-	return "# The last commit was rejected\n\n" + checkpoint.Redact(HookEvidence(e)) + "\n---\n\n" + base
+	return "# The last commit was rejected\n\n" + HookEvidence(e) + "\n---\n\n" + base // HookEvidence redacts the hook's output
 }
