@@ -299,6 +299,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	r.verifyCommit(p, c, event, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
+	r.pushed(p)
 	return c.Hash
 }
 
