@@ -21,6 +21,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -142,6 +143,9 @@ type orun struct {
 	ctx context.Context
 	// unpushed are the phases whose last push failed (remote.go).
 	unpushed map[string]*phaseRun
+	// hold is the account's usage limit git records, read at the start
+	// (remote.go); nil when none is in force.
+	hold *remote.Hold
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -309,6 +313,7 @@ func (r *orun) execute(ctx context.Context) error {
 			return err
 		}
 	}
+	r.readHold(ctx)
 	todo, err := r.selectPhases(order)
 	if err != nil {
 		return err

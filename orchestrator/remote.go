@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
@@ -71,7 +73,9 @@ func (r *orun) syncRemote(ctx context.Context) error {
 	if err := rem.Check(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	if err := rem.Fetch(ctx, "debussy/"+r.planID()+"/"); err != nil {
+	// Every plan's branches: a usage limit any of them records is the
+	// account's (readHold).
+	if err := rem.Fetch(ctx, "debussy/"); err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, r.interrupted(ctx, err))
 	}
 	orig, err := r.Repo.Head()
@@ -372,4 +376,44 @@ func (r *orun) finalPush(err error) error {
 		}
 	}
 	return err
+}
+
+// readHold reads the usage limit in force that git records (remote.Hold):
+// from HEAD, and with --base/--push from the remote's debussy branches
+// syncRemote fetched. An unreadable record costs only the hold: a warning.
+func (r *orun) readHold(ctx context.Context) {
+	if r.Repo == nil {
+		return
+	}
+	rem := remote.Remote{Dir: r.Repo.Root()}
+	var revs []string
+	if r.usesRemote() {
+		rem.Name = r.remoteName()
+		revs = append(revs, remote.DebussyRefs(rem.Name))
+	}
+	h, ok, err := rem.Hold(ctx, r.now(), revs...)
+	if errors.Is(err, exec.ErrNotFound) {
+		return // no git installed: the records are read with it
+	}
+	if err != nil {
+		r.log.Warn("read the usage limits recorded in git; going on without them", "err", r.interrupted(ctx, err))
+		return
+	}
+	if ok {
+		r.hold = &h
+	}
+}
+
+// applyHold makes the phase wait for the account's usage limit that git
+// records before its first session (mayStartSession waits, or ends the run
+// with exit 75 beyond usage_limit_wait).
+func (r *orun) applyHold(p *phaseRun) {
+	h := r.hold
+	if h == nil || !h.Resets.After(r.now()) || !h.Resets.After(p.rec.WaitingUntil) {
+		return
+	}
+	p.rec.WaitingUntil, p.rec.Limit = h.Resets, h.Limit
+	r.log.Warn(fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
+		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
+	r.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
 }

@@ -294,3 +294,32 @@ func TestPushFailureKeepsCommit(t *testing.T) {
 		t.Errorf("no push failure logged:\n%s", f.log)
 	}
 }
+
+// A usage limit another job recorded on the remote holds this job back:
+// beyond usage_limit_wait it ends with the usage limit's error before any
+// session, naming the reset.
+func TestAccountHoldFromRemote(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {{"write a.txt", "done", "result"}}, "2": {{"write b.txt", "done", "result"}}},
+		phaseSpec{id: "1"}, phaseSpec{id: "2"})
+	origin := f.withOrigin()
+	other := filepath.Join(t.TempDir(), "other")
+	gitT(t, t.TempDir(), "clone", "--quiet", "--branch", "main", origin, other)
+	resets := time.Now().Add(7 * time.Hour).UTC().Truncate(time.Second)
+	gitT(t, other, "commit", "--quiet", "--allow-empty", "-m", "debussy: phase 2 — checkpoint at the 5-hour limit\n\n"+
+		"Debussy-Plan: plan/MASTER_PLAN.md\nDebussy-Phase: 2\nDebussy-Event: retry\nDebussy-Session: 1\n"+
+		"Debussy-Usage-Limit: five_hour; resets="+resets.Format(time.RFC3339))
+	gitT(t, other, "push", "--quiet", "origin", "HEAD:refs/heads/"+testBranch("2"))
+
+	err := Run(context.Background(), f.job("1", "", "origin"))
+	var ule *UsageLimitError
+	if !errors.As(err, &ule) || !ule.Resets.Equal(resets) || ule.Limit != "five_hour" {
+		t.Fatalf("run under another job's limit: %v\n%s", err, f.log)
+	}
+	if _, err := os.Stat(promptPath(f.script, "1", 1)); err == nil {
+		t.Error("a session started before the reset")
+	}
+	if !strings.Contains(f.log.String(), "met by phase 2") {
+		t.Errorf("the hold is not explained:\n%s", f.log)
+	}
+}

@@ -31,6 +31,7 @@ func (c commit) trailer(key string) string {
 // grep (case-insensitive), with their trailers.
 func (r Remote) log(ctx context.Context, grep string, revs ...string) ([]commit, error) {
 	args := append([]string{"log", "--topo-order", "-i", "--grep=^" + grep, "--format=%x1e%H%x1f%ct%x1f%B"}, revs...)
+	args = append(args, "--")
 	out, err := r.git(ctx, args...)
 	if err != nil {
 		return nil, err
