@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
@@ -96,5 +97,57 @@ func TestCIJobsMergeDepsAndPush(t *testing.T) {
 	}
 	if st := job2.git("status", "--porcelain"); st != "" {
 		t.Errorf("job 2's tree not clean: %q", st)
+	}
+}
+
+// A usage limit is the account's: the job that meets it records the reset
+// in its pushed commit and exits 75; the next job, on another machine,
+// sends no request to the API before that reset, then does its phase.
+func TestCIJobsHoldAtAUsageLimit(t *testing.T) {
+	const limit = 30 * time.Second
+	script := limitScript(limit)
+	script.Conversations = append(script.Conversations, fakeapi.Conversation{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
+		turn(20000, fakeapi.Write("c.txt", "gamma\n")),
+		turn(21000, done("2")),
+		turn(22000, fakeapi.Text("Phase 2 done.")),
+	}})
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}, {ID: "2", Title: "Beta"}}, "")
+	h.Env = oauth(h.Env)
+	origin := h.withOrigin()
+	job1, job2 := h.cloneOf(origin), h.cloneOf(origin)
+
+	r := job1.run("run", "plan/MASTER_PLAN.md", "--only", "1", "--push", "origin", "--usage-limit-wait", "0")
+	if r.Code != 75 {
+		t.Fatalf("job 1: want exit 75: %s", r)
+	}
+	first, _ := h.limitHit()
+	if first.IsZero() {
+		t.Fatal("the fake API never answered with the limit")
+	}
+	tip := originTip(origin, e2ePlanBranch("1"))
+	rec := claudetest.Git(t, origin, "log", "-1", "--format=%(trailers:key=Debussy-Usage-Limit,valueonly)", tip)
+	if !strings.HasPrefix(rec, "five_hour; resets=") {
+		t.Fatalf("phase 1's pushed commit records no usage limit: %q", rec)
+	}
+
+	start := time.Now()
+	r = job2.run("run", "plan/MASTER_PLAN.md", "--only", "2", "--push", "origin")
+	if r.Code != 0 {
+		t.Fatalf("job 2: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "met by phase 1") || !strings.Contains(r.Stderr, "waiting — Ctrl-C stops") {
+		t.Errorf("job 2 did not say it waits for the account's limit:\n%s", r.Stderr)
+	}
+	if n := h.requestsDuring(start, first.Add(limit)); n != 0 {
+		t.Errorf("job 2 sent %d requests before the reset, want none", n)
+	}
+	if first, last := h.limitHit(); first != last {
+		t.Errorf("more than one request met the limit")
+	}
+	if n := len(h.sessionsOf(phaseMatch("2"))); n != 1 {
+		t.Errorf("phase 2 ran %d sessions, want 1 after the reset", n)
+	}
+	if tip := originTip(origin, e2ePlanBranch("2")); tip == "" || tip != job2.git("rev-parse", "HEAD") {
+		t.Errorf("phase 2's branch on origin at %q, want job 2's HEAD", tip)
 	}
 }
