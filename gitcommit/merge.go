@@ -38,7 +38,8 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-// Merge merges branch into the checked-out branch with a merge commit of
+// Merge merges branch (a branch name, or a full ref name such as
+// refs/remotes/origin/x) into the checked-out branch with a merge commit of
 // two parents (msg, hooks and signing as CommitAll), and updates the work
 // tree and the index to it. The merged tree is git's: with git (2.38 or
 // later) installed, `git merge-tree` computes it (see mergegit.go), and a
@@ -93,7 +94,11 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if h.hash.IsZero() {
 		return fail(errors.New("the current branch has no commit"))
 	}
-	ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch))
+	name := plumbing.NewBranchReferenceName(branch)
+	if strings.HasPrefix(branch, "refs/") { // a remote-tracking branch (--base deps)
+		name = plumbing.ReferenceName(branch)
+	}
+	ref, err := r.store.Reference(name)
 	if err != nil {
 		return fail(fmt.Errorf("read branch: %w", err))
 	}
