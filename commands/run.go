@@ -83,6 +83,7 @@ Examples:
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
+			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
@@ -175,6 +176,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.Bool("quiet") {
 			cfg.LogLevel = config.LevelWarn
+		}
+		if c.IsSet("notify") {
+			cfg.Notify = append(cfg.Notify, config.Notify{Kind: config.NotifyWebhook, URL: c.String("notify")})
 		}
 	}
 }

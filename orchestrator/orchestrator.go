@@ -20,6 +20,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
@@ -93,7 +94,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer r.close()
 	err = r.execute(ctx)
-	if ferr := r.finish(err); ferr != nil && err == nil {
+	ferr := r.finish(err)
+	r.flushNotify() // before close: a failed delivery is an event
+	if ferr != nil && err == nil {
 		return ferr
 	}
 	return err
@@ -128,6 +131,8 @@ type orun struct {
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
 	reached atomic.Bool
+	// notifier sends the run's notifications (notify.go); nil sends none.
+	notifier *notify.Dispatcher
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -178,6 +183,7 @@ func newRun(opts Options) (*orun, error) {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	r.startNotify()
 	return r, nil
 }
 
@@ -507,6 +513,7 @@ func (r *orun) finish(err error) error {
 	}
 	r.event("run_ended", map[string]any{"status": r.run.Status})
 	report.Summary(r.Out, r.run)
+	r.announceEnd(err)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)

@@ -146,7 +146,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		hookProblem := false
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
-			return r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+			rec.Question = secrets.Redact(oneLine(sig.Reason))
+			err := r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+			r.announceBlocked(p, rec.Question)
+			return err
 		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
