@@ -32,6 +32,7 @@ type runOptions struct {
 	DryRun     bool
 	Restart    bool
 	FailFast   bool // --fail-fast: a failed phase stops the other running ones
+	Answer     string // --answer: the blocked phase's answer (answer.go)
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -83,6 +84,7 @@ Examples:
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
+			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -107,6 +109,7 @@ Examples:
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
 				FailFast:   c.Bool("fail-fast"),
+				Answer:     strings.TrimSpace(c.String("answer")),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -357,6 +360,11 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
+	}
+	if opts.Answer != "" {
+		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
+			return err
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -77,6 +77,15 @@ func (e *Env) status(asJSON bool) error {
 			run.Status = state.StatusInterrupted
 		}
 		out := statusJSON{Run: run, NotOnBranch: gone}
+		for _, p := range run.Phases {
+			if p.Status == state.StatusBlocked {
+				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
+				if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
+					b.Answer = a.Text
+				}
+				out.Blocked = append(out.Blocked, b)
+			}
+		}
 		if later != nil {
 			out.LaterRun = later.ID
 		}
@@ -122,6 +131,9 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
 	}
+	for _, line := range blockedLines(store, run) {
+		fmt.Fprintln(e.Stdout, line)
+	}
 	// --parallel: where each phase works, and how it reached the user's branch.
 	for _, p := range run.Phases {
 		switch {
@@ -164,6 +176,16 @@ type statusJSON struct {
 	LaterRun string `json:"later_run_without_sessions,omitempty"`
 	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
 	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+	// Blocked are the blocked phases' questions and how to answer them.
+	Blocked []blockedJSON `json:"blocked,omitempty"`
+}
+
+// blockedJSON is one blocked phase in `status --json`.
+type blockedJSON struct {
+	Phase    string `json:"phase"`
+	Question string `json:"question,omitempty"`
+	Command  string `json:"answer_command"`
+	Answer   string `json:"answer,omitempty"` // recorded, not yet used by a run
 }
 
 // notOnBranch lists the run's phases whose last commit (or merge) is not

@@ -7,6 +7,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/notify"
+	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -162,4 +163,29 @@ func derefInt(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// answered puts the person's answer (debussy answer) to the question the
+// blocked phase asked in prev first in the resumed prompt next, as a new
+// attempt of the same phase. Without an answer the phase resumes as any
+// interrupted one, with a warning naming the command.
+func (r *orun) answered(p *phaseRun, prevRun *state.Run, prev *state.PhaseRecord, next string) string {
+	a, err := r.Store.ReadAnswer(prevRun.ID, p.ph.ID)
+	if err != nil {
+		r.log.Warn("read the answer to the blocked phase", "phase", p.ph.ID, "err", err)
+	}
+	if a == nil {
+		r.log.Warn("the phase was blocked and nobody answered: resuming it without an answer", "phase", p.ph.ID,
+			"question", prev.Question, "answer_with", AnswerCommand(p.ph.ID))
+		return next
+	}
+	q := a.Question
+	if q == "" {
+		q = prev.Question
+	}
+	p.rec.Answered = a.Text
+	p.priorAttempts = prev.Attempts
+	r.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
+	r.log.Info("resuming the blocked phase with the person's answer", "phase", p.ph.ID, "attempt", prev.Attempts+1)
+	return prompt.Answered(p.ph.ID, q, a.Text, next)
 }

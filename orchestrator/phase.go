@@ -65,6 +65,9 @@ type phaseRun struct {
 	// (ledger.go); reason is why it did not complete, for that commit.
 	recorded bool
 	reason   string
+	// priorAttempts are the attempts of the blocked run this one resumes
+	// with the person's answer: the answer starts the next attempt.
+	priorAttempts int
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
@@ -112,6 +115,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				return err
 			}
 			next = cp.Prompt(p.basePrompt)
+			if prev.Status == state.StatusBlocked {
+				next = r.answered(p, prevRun, prev, next)
+			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
@@ -128,7 +134,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 
 	var lastProblem string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
-		rec.Attempts = attempt
+		rec.Attempts = p.priorAttempts + attempt
 		p.restarts = 0
 		// A signal that cannot be cleared or read ends the phase as failed
 		// in the ledger too, not left "running".
