@@ -31,7 +31,7 @@ type runOptions struct {
 	Only       string // --only: exactly this phase (a CI matrix job)
 	DryRun     bool
 	Restart    bool
-	FailFast   bool // --fail-fast: a failed phase stops the other running ones
+	FailFast   bool   // --fail-fast: a failed phase stops the other running ones
 	Answer     string // --answer: the blocked phase's answer (answer.go)
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
