@@ -370,6 +370,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
 	}
+	tracer := e.startTracer(ctx, logger)
 	started := time.Now()
 	live := e.startView(logger)
 	if live != nil {
@@ -395,8 +396,12 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		ExitCode:    exitCode, // the ledger records the code this process exits with
 		Progress:    live.progress(),
 		Extend:      e.extender(live),
+		Tracer:      tracer,
 	})
 	live.close()
+	if terr := tracer.Shutdown(traceFlushWait); terr != nil {
+		logger.Warn("traces not all exported", "err", terr)
+	}
 	if path := e.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		e.stepSummaryCharts(path, store, ws, started, logger)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/telemetry"
 )
 
 // Errors that decide exit codes (mapped in commands).
@@ -79,6 +80,8 @@ type Options struct {
 	// budget; nil never extends. It may block (a person answering) and is
 	// called without the run's lock, from one phase at a time or several.
 	Extend func(context.Context, ExtendRequest) bool
+	// Tracer exports the run's spans (telemetry.go); nil exports none.
+	Tracer *telemetry.Tracer
 }
 
 // maxTransient is how many times a session that failed on its own (API
@@ -93,8 +96,10 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer r.close()
+	ctx = r.startTrace(ctx)
 	err = r.execute(ctx)
 	ferr := r.finish(err)
+	r.endTrace()
 	r.flushNotify() // before close: a failed delivery is an event
 	if ferr != nil && err == nil {
 		return ferr
@@ -133,6 +138,8 @@ type orun struct {
 	reached atomic.Bool
 	// notifier sends the run's notifications (notify.go); nil sends none.
 	notifier *notify.Dispatcher
+	// runSpan is the run's root span (telemetry.go).
+	runSpan telemetry.Span
 }
 
 func newRun(opts Options) (*orun, error) {

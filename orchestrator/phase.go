@@ -19,6 +19,7 @@ import (
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/telemetry"
 )
 
 // phaseRun is the state of one phase across its attempts and sessions.
@@ -65,6 +66,11 @@ type phaseRun struct {
 	// (ledger.go); reason is why it did not complete, for that commit.
 	recorded bool
 	reason   string
+	// trace is the context of the phase's span; sessionTrace that of its
+	// current session's (telemetry.go).
+	trace, sessionTrace    context.Context
+	phaseSpan, sessionSpan telemetry.Span
+	contextPeak            int64 // the current session's highest context
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
@@ -72,6 +78,8 @@ type phaseRun struct {
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
 	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	ctx = r.startPhaseTrace(ctx, p)
+	defer r.endPhaseTrace(p)
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
 	head, err := p.repo.Head()
 	if err != nil {
@@ -277,7 +285,9 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	if !r.cfg.AutoCommit {
 		return head
 	}
+	span := r.startCommitTrace(p, event)
 	c, err := r.commitAll(p, event, r.commitMessage(p, event, what))
+	defer func() { endCommitTrace(span, c, err) }()
 	p.rejected = nil
 	var hookErr *gitcommit.HookError
 	switch {
