@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/debussy-dev/debussy/failure"
@@ -61,7 +62,7 @@ func (r *orun) notifySummary() *notify.Summary {
 		c.LastError = ""
 		run.Phases = append(run.Phases, &c)
 		s.Phases = append(s.Phases, notify.PhaseState{ID: p.ID, Title: p.Title, Status: string(p.Status), Sessions: p.Sessions,
-			Restarts: p.Restarts, Attempts: p.Attempts, Tokens: p.Tokens, CostUSD: p.CostUSD, Commits: p.Commits})
+			Restarts: p.Restarts, Attempts: p.Attempts, Tokens: p.Tokens, CostUSD: p.CostUSD, Commits: slices.Clone(p.Commits)})
 		s.Tokens += p.Tokens
 		s.CostUSD += p.CostUSD
 	}

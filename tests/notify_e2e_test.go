@@ -228,3 +228,32 @@ func TestNotifyUsageLimitExit75(t *testing.T) {
 		t.Errorf("usage_limit event: %v", ev)
 	}
 }
+
+// run --answer answers the single blocked phase and resumes it at once.
+func TestRunAnswerResumes(t *testing.T) {
+	const answer = "use the sandbox key from 1password"
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "blocks", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash(`debussy done --phase 1 --status blocked --reason "which key?"`)),
+			turn(11000, fakeapi.Text("Blocked.")),
+		}},
+		{Name: "answered", Match: answer, Turns: []fakeapi.Turn{
+			turn(10000, done("1")),
+			turn(11000, fakeapi.Text("Done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Keys"}}, "")
+	if r := h.run("run", "plan/MASTER_PLAN.md"); r.Code != 1 {
+		t.Fatalf("want exit 1 (blocked): %s", r)
+	}
+	r := h.run("run", "plan/MASTER_PLAN.md", "--answer", answer)
+	if r.Code != 0 {
+		t.Fatalf("run --answer: want exit 0: %s", r)
+	}
+	if s := h.sessionsOf(answer); len(s) != 1 || !strings.Contains(s[0], "which key?") {
+		t.Errorf("want one session whose first prompt holds the question and the answer: %q", s)
+	}
+	if r := h.run("run", "plan/MASTER_PLAN.md", "--answer", "again"); r.Code != 2 || !strings.Contains(r.Stderr, "no phase is blocked") {
+		t.Errorf("run --answer with nothing blocked: want exit 2: %s", r)
+	}
+}
