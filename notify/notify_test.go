@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,7 +89,8 @@ func TestSenders(t *testing.T) {
 			if r.body != "phase 2 is blocked" {
 				t.Errorf("ntfy body = %q", r.body)
 			}
-			if got := r.header.Get("Title"); got != "debussy: plan — phase 2 blocked" {
+			title, err := new(mime.WordDecoder).DecodeHeader(r.header.Get("Title"))
+			if got := title; err != nil || got != "debussy: plan — phase 2 blocked" {
 				t.Errorf("Title = %q", got)
 			}
 			if got := r.header.Get("Priority"); got != "high" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"os/exec"
@@ -92,7 +93,9 @@ type ntfy struct{ url string }
 
 func (n *ntfy) send(ctx context.Context, ev Event) error {
 	h := http.Header{}
-	h.Set("Title", headerSafe(Title(ev)))
+	// Non-ASCII (the title's dash, a plan's name) goes RFC 2047-encoded,
+	// which ntfy decodes; ASCII is left as is.
+	h.Set("Title", mime.BEncoding.Encode("UTF-8", headerSafe(Title(ev))))
 	h.Set("Priority", priority(ev))
 	h.Set("Tags", tags(ev))
 	return post(ctx, n.url, "text/plain; charset=utf-8", []byte(ev.Message), h)
