@@ -91,7 +91,7 @@ type PhaseState struct {
 func (ev Event) redacted() Event {
 	one := func(s string) string { return secrets.Redact(text.OneLine(s, 500)) }
 	ev.Title, ev.Question, ev.Reason = one(ev.Title), one(ev.Question), one(ev.Reason)
-	ev.Answer, ev.Message = secrets.Redact(ev.Answer), secrets.Redact(ev.Message)
+	ev.Answer, ev.Message, ev.Plan = secrets.Redact(ev.Answer), secrets.Redact(ev.Message), secrets.Redact(ev.Plan)
 	if ev.Summary != nil {
 		s := *ev.Summary
 		s.Markdown = secrets.Redact(s.Markdown)

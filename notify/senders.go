@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/internal/procgroup"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // permanentError is a refusal a retry cannot change (a 4xx answer, a
@@ -73,11 +74,21 @@ func post(ctx context.Context, url, contentType string, body []byte, header http
 type webhook struct{ url string }
 
 func (w *webhook) send(ctx context.Context, ev Event) error {
-	body, err := json.Marshal(ev)
+	body, err := encode(ev)
 	if err != nil {
-		return &permanentError{fmt.Errorf("encode event: %w", err)}
+		return err
 	}
 	return post(ctx, w.url, "application/json", body, nil)
+}
+
+// encode is the event's JSON, redacted once more as a whole: every field
+// is already, this keeps a field added later from slipping through.
+func encode(ev Event) ([]byte, error) {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, &permanentError{fmt.Errorf("encode event: %w", err)}
+	}
+	return secrets.Default().JSON(body), nil
 }
 
 // slack POSTs an incoming webhook's {"text": …}.
@@ -162,9 +173,9 @@ func Title(ev Event) string {
 type command struct{ argv []string }
 
 func (c *command) send(ctx context.Context, ev Event) error {
-	body, err := json.Marshal(ev)
+	body, err := encode(ev)
 	if err != nil {
-		return &permanentError{fmt.Errorf("encode event: %w", err)}
+		return err
 	}
 	path, err := exec.LookPath(c.argv[0])
 	if err != nil {
