@@ -34,6 +34,7 @@ type runOptions struct {
 	FailFast   bool   // --fail-fast: a failed phase stops the other running ones
 	Base       string // --base deps: merge the --only phase's dependencies' branches first ("" or HEAD: no merge)
 	Push       string // --push REMOTE: push the phase's branch after every commit
+	Answer     string // --answer: the blocked phase's answer (answer.go)
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -111,6 +112,8 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
+			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
+			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
@@ -150,6 +153,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 				FailFast:   c.Bool("fail-fast"),
 				Base:       base,
 				Push:       c.String("push"),
+				Answer:     strings.TrimSpace(c.String("answer")),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -219,6 +223,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.Bool("quiet") {
 			cfg.LogLevel = config.LevelWarn
+		}
+		if c.IsSet("notify") {
+			cfg.Notify = append(cfg.Notify, config.Notify{Kind: config.NotifyWebhook, URL: c.String("notify")})
 		}
 	}
 }
@@ -399,10 +406,16 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
+	if opts.Answer != "" {
+		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
+			return err
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
 	}
+	tracer := e.startTracer(ctx, logger)
 	started := time.Now()
 	live := e.startView(logger)
 	if live != nil {
@@ -430,8 +443,12 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		ExitCode:    exitCode, // the ledger records the code this process exits with
 		Progress:    live.progress(),
 		Extend:      e.extender(live),
+		Tracer:      tracer,
 	})
 	live.close()
+	if terr := tracer.Shutdown(traceFlushWait); terr != nil {
+		logger.Warn("traces not all exported", "err", terr)
+	}
 	if path := e.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		e.stepSummaryCharts(path, store, ws, started, logger)
 	}

@@ -99,6 +99,15 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			run.Status = state.StatusInterrupted
 		}
 		out := statusJSON{Run: run, NotOnBranch: gone, AccountHold: hold}
+		for _, p := range run.Phases {
+			if p.Status == state.StatusBlocked {
+				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
+				if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
+					b.Answer = a.Text
+				}
+				out.Blocked = append(out.Blocked, b)
+			}
+		}
 		if later != nil {
 			out.LaterRun = later.ID
 		}
@@ -143,6 +152,9 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
 			fmt.Fprintf(e.Stdout, "phase %s: UNCHECKED (no command, not run): %s\n", p.ID, strings.Join(p.UncheckedGates, ", "))
 		}
+	}
+	for _, line := range blockedLines(store, run) {
+		fmt.Fprintln(e.Stdout, line)
 	}
 	// --parallel: where each phase works, and how it reached the user's branch.
 	for _, p := range run.Phases {
@@ -190,6 +202,16 @@ type statusJSON struct {
 	// AccountHold is the account's usage limit in force that git records
 	// (a job's Debussy-Usage-Limit trailer): no session starts before it.
 	AccountHold *remote.Hold `json:"account_hold,omitempty"`
+	// Blocked are the blocked phases' questions and how to answer them.
+	Blocked []blockedJSON `json:"blocked,omitempty"`
+}
+
+// blockedJSON is one blocked phase in `status --json`.
+type blockedJSON struct {
+	Phase    string `json:"phase"`
+	Question string `json:"question,omitempty"`
+	Command  string `json:"answer_command"`
+	Answer   string `json:"answer,omitempty"` // recorded, not yet used by a run
 }
 
 // notOnBranch lists the run's phases whose last commit (or merge) is not

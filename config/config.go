@@ -65,6 +65,7 @@ type Config struct {
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
 	RedactAllow           []string          `yaml:"redact_allow" json:"redact_allow"`
+	Notify                []Notify          `yaml:"notify" json:"notify"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
@@ -80,6 +81,31 @@ type Budget struct {
 	MinCompletionProbability float64               `yaml:"min_completion_probability" json:"min_completion_probability"`
 	MaxExtensions            int                   `yaml:"max_extensions" json:"max_extensions"`
 	Prices                   map[string]ModelPrice `yaml:"prices" json:"prices"`
+}
+
+// Notify is one receiver of the run's notifications (package notify): a
+// list entry of `notify:`.
+type Notify struct {
+	Kind    string   `yaml:"kind" json:"kind"`       // webhook, ntfy, slack or command
+	URL     string   `yaml:"url" json:"url"`         // webhook, ntfy (the topic's URL), slack (the incoming webhook)
+	Command []string `yaml:"command" json:"command"` // command: the program and its arguments
+	// Events limits the entry to these events; empty is every event.
+	Events []string `yaml:"events" json:"events"`
+	// Timeout bounds one event's delivery, retries included; 0 is 5 s.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Notification kinds (notify.kind).
+const (
+	NotifyWebhook = "webhook"
+	NotifyNtfy    = "ntfy"
+	NotifySlack   = "slack"
+	NotifyCommand = "command"
+)
+
+// NotifyEvents are the events a notify entry may list.
+func NotifyEvents() []string {
+	return []string{"completed", "failed", "blocked", "usage_limit", "budget_exhausted", "interrupted"}
 }
 
 // Limits is one budget; 0 is no limit.
@@ -186,6 +212,7 @@ func Defaults() Config {
 		ExtraArgs:            []string{},
 		AllowedTools:         []string{},
 		RedactAllow:          []string{},
+		Notify:               []Notify{},
 		LogFormat:            LogText,
 		LogLevel:             LevelInfo,
 	}
@@ -253,6 +280,9 @@ func (c Config) YAML() string {
 	}
 	if out.RedactAllow == nil {
 		out.RedactAllow = []string{}
+	}
+	if out.Notify == nil {
+		out.Notify = []Notify{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

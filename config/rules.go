@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/debussy-dev/debussy/secrets"
 )
@@ -414,6 +416,19 @@ func rules() map[string]rule {
 				return strings.Join(bad, ", ")
 			},
 		},
+		"notify": {
+			allowed: `a list of {kind: webhook|ntfy|slack, url: http(s)://…} or {kind: command, command: [program, args…]}, each with optional events: [` +
+				strings.Join(NotifyEvents(), ", ") + `] and timeout: a Go duration (default 5s, at most 10s)`,
+			check: func(c *Config) string {
+				var bad []string
+				for i, n := range c.Notify {
+					if p := n.problem(); p != "" {
+						bad = append(bad, fmt.Sprintf("entry %d: %s", i+1, p))
+					}
+				}
+				return strings.Join(bad, "; ")
+			},
+		},
 		"log_format": {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
@@ -457,4 +472,42 @@ func (c Config) validate(origins map[string]origin) []error {
 		})
 	}
 	return errs
+}
+
+// problem says what is wrong with one notify entry, "" when nothing is.
+func (n Notify) problem() string {
+	var bad []string
+	switch n.Kind {
+	case NotifyWebhook, NotifyNtfy, NotifySlack:
+		u, err := url.Parse(n.URL)
+		switch {
+		case n.URL == "":
+			bad = append(bad, fmt.Sprintf("kind %s needs a url", n.Kind))
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			bad = append(bad, fmt.Sprintf("url %q is not an http(s) URL", secrets.Redact(n.URL)))
+		}
+		if len(n.Command) > 0 {
+			bad = append(bad, fmt.Sprintf("kind %s takes no command", n.Kind))
+		}
+	case NotifyCommand:
+		if len(n.Command) == 0 || n.Command[0] == "" {
+			bad = append(bad, "kind command needs command: [program, args…]")
+		}
+		if n.URL != "" {
+			bad = append(bad, "kind command takes no url")
+		}
+	case "":
+		bad = append(bad, "no kind")
+	default:
+		bad = append(bad, fmt.Sprintf("kind %q is not webhook, ntfy, slack or command", n.Kind))
+	}
+	for _, e := range n.Events {
+		if !slices.Contains(NotifyEvents(), e) {
+			bad = append(bad, fmt.Sprintf("event %q is not one of %s", e, strings.Join(NotifyEvents(), ", ")))
+		}
+	}
+	if n.Timeout < 0 || time.Duration(n.Timeout) > 10*time.Second {
+		bad = append(bad, fmt.Sprintf("timeout %s is not between 0 and 10s", n.Timeout))
+	}
+	return strings.Join(bad, ", ")
 }

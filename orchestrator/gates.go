@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
@@ -46,7 +48,9 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 			continue
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
-		res := gate.Run(ctx, root, env, g, time.Duration(r.cfg.GateTimeout))
+		gctx, span := r.Tracer.Start(ctx, "debussy.gate", attribute.String("debussy.phase", ph.ID), attribute.String("debussy.gate", g.Name))
+		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
+		endGateTrace(span, res)
 		results = append(results, res)
 		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
 			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": text.Tail(res.Output, 2048)})

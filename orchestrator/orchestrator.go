@@ -20,6 +20,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
@@ -27,6 +28,7 @@ import (
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/telemetry"
 )
 
 // Errors that decide exit codes (mapped in commands).
@@ -81,6 +83,8 @@ type Options struct {
 	// budget; nil never extends. It may block (a person answering) and is
 	// called without the run's lock, from one phase at a time or several.
 	Extend func(context.Context, ExtendRequest) bool
+	// Tracer exports the run's spans (telemetry.go); nil exports none.
+	Tracer *telemetry.Tracer
 }
 
 // maxTransient is how many times a session that failed on its own (API
@@ -95,10 +99,14 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer r.close()
+	ctx = r.startTrace(ctx)
 	r.ctx = ctx
 	err = r.execute(ctx)
 	err = r.finalPush(err)
-	if ferr := r.finish(err); ferr != nil && err == nil {
+	ferr := r.finish(err)
+	r.endTrace()
+	r.flushNotify() // before close: a failed delivery is an event
+	if ferr != nil && err == nil {
 		return ferr
 	}
 	return err
@@ -144,6 +152,10 @@ type orun struct {
 	// preview is set for Check (--dry-run): nothing is fetched, so --base
 	// deps's dependencies are not required to be done yet.
 	preview bool
+	// notifier sends the run's notifications (notify.go); nil sends none.
+	notifier *notify.Dispatcher
+	// runSpan is the run's root span (telemetry.go).
+	runSpan telemetry.Span
 }
 
 func newRun(opts Options) (*orun, error) {
@@ -194,6 +206,7 @@ func newRun(opts Options) (*orun, error) {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	r.startNotify()
 	return r, nil
 }
 
@@ -535,6 +548,7 @@ func (r *orun) finish(err error) error {
 	}
 	r.event("run_ended", map[string]any{"status": r.run.Status})
 	report.Summary(r.Out, r.run)
+	r.announceEnd(err)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)

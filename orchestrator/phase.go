@@ -19,6 +19,7 @@ import (
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/telemetry"
 )
 
 // phaseRun is the state of one phase across its attempts and sessions.
@@ -68,10 +69,20 @@ type phaseRun struct {
 	// usageLimit is the Debussy-Usage-Limit trailer of the commit made at a
 	// usage limit (usagelimit.go); "" otherwise.
 	usageLimit string
+	// trace is the context of the phase's span; sessionTrace that of its
+	// current session's (telemetry.go).
+	trace, sessionTrace    context.Context
+	phaseSpan, sessionSpan telemetry.Span
+	contextPeak            int64 // the current session's highest context
+	// priorAttempts are the attempts of the blocked run this one resumes
+	// with the person's answer: the answer starts the next attempt.
+	priorAttempts int
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
 	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	ctx = r.startPhaseTrace(ctx, p)
+	defer r.endPhaseTrace(p)
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
 	head, err := p.repo.Head()
 	if err != nil {
@@ -115,6 +126,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				return err
 			}
 			next = cp.Prompt(p.basePrompt)
+			if prev.Status == state.StatusBlocked {
+				next = r.answered(p, prevRun, prev, next)
+			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
@@ -132,7 +146,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 
 	var lastProblem string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
-		rec.Attempts = attempt
+		rec.Attempts = p.priorAttempts + attempt
 		p.restarts = 0
 		// A signal that cannot be cleared or read ends the phase as failed
 		// in the ledger too, not left "running".
@@ -150,7 +164,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		hookProblem := false
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
-			return r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+			rec.Question = secrets.Redact(oneLine(sig.Reason))
+			err := r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+			r.announceBlocked(p, rec.Question)
+			return err
 		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
@@ -272,7 +289,9 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	if !r.cfg.AutoCommit {
 		return head
 	}
+	span := r.startCommitTrace(p, event)
 	c, err := r.commitAll(p, event, r.commitMessage(p, event, what))
+	defer func() { endCommitTrace(span, c, err) }()
 	p.rejected = nil
 	var hookErr *gitcommit.HookError
 	switch {

@@ -20,6 +20,10 @@ import (
 func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (session.Result, error) {
 	p.rec.Sessions++
 	n := p.rec.Sessions
+	var res session.Result
+	var startErr error
+	p.sessionTrace = r.startSessionTrace(ctx, p, n)
+	defer func() { r.endSessionTrace(p, res, startErr) }()
 	// A rerun after a crash resumes only phases with a session on record.
 	if err := r.save(); err != nil {
 		return session.Result{}, err
@@ -36,6 +40,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	cfg := r.sessionConfig(ctx, p, n, prompt)
 	r.spendOf(p).StartSession()
 	sess, err := session.Start(ctx, cfg)
+	startErr = err
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
 			return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -54,7 +59,6 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 			break
 		}
 	}
-	var res session.Result
 	r.unlocked(func() { res = sess.Wait() })
 	effects, _ := sess.Take() // the interrupt's, after the stream ended
 	r.apply(p, n, effects)
@@ -96,6 +100,7 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 		case session.Log:
 			r.logAt(e.Level, e.Msg, e.Args...)
 		case session.Observed:
+			p.contextPeak = max(p.contextPeak, e.Snap.Tokens)
 			p.events.Observe(e.Event)
 			r.progressAt(p, n, e.Snap, false, e.Live)
 		case session.Tick:
@@ -181,11 +186,11 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		Dir:            p.repo.Root(),
 		Prompt:         prompt,
 		Env:            p.repo.ChildEnv(r.Env), // no GIT_DIR sending the agent's git elsewhere
-		SetEnv: map[string]string{
+		SetEnv: r.withTraceEnv(p, n, map[string]string{
 			state.EnvRunID:    r.id,
 			state.EnvPhaseID:  ph.ID,
 			state.EnvStateDir: r.Store.Dir,
-		},
+		}),
 		PathPrepend:    r.SelfDir,
 		ShellEnvFile:   filepath.Join(r.Store.PhaseDir(r.id, ph.ID), "agent-env.sh"),
 		LogPath:        filepath.Join(r.Store.PhaseDir(r.id, ph.ID), fmt.Sprintf("session-%d.jsonl", n)),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
@@ -99,13 +100,17 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 		r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
 		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
 		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
-		return r.endPhase(p, state.StatusInterrupted, err)
+		eerr := r.endPhase(p, state.StatusInterrupted, err)
+		code := r.ExitCode(eerr)
+		r.announceUsageLimit(p, limit, notify.Event{Resets: resets, ExitCode: &code})
+		return eerr
 	}
 	until := failure.AfterReset(resets)
 	if err := r.save(); err != nil {
 		return err
 	}
 	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
+	r.announceUsageLimit(p, limit, notify.Event{Resets: resets, Waiting: true, Until: until})
 	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, failure.ResetClock(resets, now)),
 		"phase", p.ph.ID)
 	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end

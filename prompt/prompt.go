@@ -94,3 +94,17 @@ func WithRejection(e *gitcommit.HookError, base string) string {
 	}
 	return "# The last commit was rejected\n\n" + HookEvidence(e) + "\n---\n\n" + base // HookEvidence redacts the hook's output
 }
+
+// Answered puts a person's answer to the question a blocked phase asked
+// before base (the resumed session's prompt): the agent blocked the phase
+// with question, and a person answered it. Both are redacted.
+func Answered(phaseID, question, answer, base string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Your question was answered\n\nAn earlier session blocked phase %s, asking:\n\n", phaseID)
+	fmt.Fprintf(&b, "> %s\n\n", strings.ReplaceAll(strings.TrimSpace(checkpoint.Redact(question)), "\n", "\n> "))
+	b.WriteString("A person answered:\n\n")
+	fmt.Fprintf(&b, "> %s\n\n", strings.ReplaceAll(strings.TrimSpace(checkpoint.Redact(answer)), "\n", "\n> "))
+	fmt.Fprintf(&b, "Go on with the phase using this answer. If it still cannot be done, block it again with `debussy done --phase %s --status blocked --reason \"<why>\"`.\n\n---\n\n", phaseID)
+	b.WriteString(base)
+	return b.String()
+}

@@ -84,6 +84,12 @@ type PhaseRecord struct {
 	PriorTokens  int64   `json:"prior_tokens,omitempty"`
 	PriorCostUSD float64 `json:"prior_cost_usd,omitempty"`
 	LastError    string  `json:"last_error,omitempty"`
+	// Question is why the agent blocked the phase (its `debussy done
+	// --status blocked --reason`), redacted: what `debussy answer` answers.
+	Question string `json:"question,omitempty"`
+	// Answered is the person's answer (redacted) this run resumed the
+	// blocked phase with.
+	Answered string `json:"answered,omitempty"`
 	// Uncommitted is why the phase's work could not be committed at its
 	// end (a lock held too long, a full disk): the files stay in the tree
 	// for the next run to commit as the agent's, not as the user's.

@@ -1,0 +1,86 @@
+package commands
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/state"
+)
+
+// ledgerWith saves a ledger of one run whose phases have these statuses.
+func ledgerWith(t *testing.T, dir string, statuses map[string]state.Status) *state.Store {
+	t.Helper()
+	store := state.New(filepath.Join(dir, ".debussy"))
+	run := &state.Run{ID: "20261127-0100-abcd", Plan: filepath.Join(dir, "plan", "MASTER_PLAN.md"), Status: state.StatusBlocked,
+		StartedAt: time.Now().Add(-time.Hour)}
+	for _, id := range []string{"1", "2", "3"} {
+		if s, ok := statuses[id]; ok {
+			run.Phases = append(run.Phases, &state.PhaseRecord{ID: id, Status: s, Sessions: 1, Attempts: 1, Question: "needs key " + id})
+		}
+	}
+	if err := store.Save(&state.Ledger{Runs: []*state.Run{run}}); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+func TestAnswer(t *testing.T) {
+	tests := []struct {
+		name     string
+		statuses map[string]state.Status
+		args     []string
+		wantCode int
+		wantOut  string // in stdout+stderr
+		answered string // the phase whose answer is recorded
+	}{
+		{"the named blocked phase", map[string]state.Status{"1": state.StatusCompleted, "2": state.StatusBlocked},
+			[]string{"--phase", "2", "use", "vault"}, 0, "answer recorded for phase 2", "2"},
+		{"the only blocked phase", map[string]state.Status{"1": state.StatusBlocked}, []string{"use vault"}, 0, "phase 1", "1"},
+		{"a phase that is not blocked", map[string]state.Status{"1": state.StatusCompleted, "2": state.StatusBlocked},
+			[]string{"--phase", "1", "x"}, 2, "phase 1 is not blocked", ""},
+		{"a phase that never ran", map[string]state.Status{"1": state.StatusBlocked}, []string{"--phase", "9", "x"}, 2, "phase 9 has not run", ""},
+		{"two blocked, none named", map[string]state.Status{"1": state.StatusBlocked, "2": state.StatusBlocked}, []string{"x"}, 2, "phases 1, 2 are blocked", ""},
+		{"nothing blocked", map[string]state.Status{"1": state.StatusFailed}, []string{"x"}, 2, "no phase is blocked", ""},
+		{"no text", map[string]state.Status{"1": state.StatusBlocked}, []string{"--phase", "1"}, 2, "missing TEXT", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := gitRepo(t)
+			store := ledgerWith(t, dir, tt.statuses)
+			code, out, stderr := invoke(t, dir, nil, append([]string{"answer"}, tt.args...)...)
+			if code != tt.wantCode || !strings.Contains(out+stderr, tt.wantOut) {
+				t.Fatalf("exit %d, want %d with %q\n%s%s", code, tt.wantCode, tt.wantOut, out, stderr)
+			}
+			if tt.answered == "" {
+				return
+			}
+			a, err := store.ReadAnswer("20261127-0100-abcd", tt.answered)
+			if err != nil || a == nil || a.Text != "use vault" || a.Question != "needs key "+tt.answered {
+				t.Errorf("answer recorded: %+v (%v)", a, err)
+			}
+			// status shows it answered.
+			_, st, _ := invoke(t, dir, nil, "status")
+			if !strings.Contains(st, "answered: use vault") {
+				t.Errorf("status does not show the answer:\n%s", st)
+			}
+		})
+	}
+}
+
+// status names a blocked phase's question and the command that answers it.
+func TestStatusBlocked(t *testing.T) {
+	dir := gitRepo(t)
+	ledgerWith(t, dir, map[string]state.Status{"1": state.StatusBlocked})
+	_, out, _ := invoke(t, dir, nil, "status")
+	for _, want := range []string{"phase 1 is blocked: needs key 1", `answer with: debussy answer --phase 1 "…"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	_, js, _ := invoke(t, dir, nil, "status", "--json")
+	if !strings.Contains(js, `"answer_command": "debussy answer --phase 1 \"…\""`) {
+		t.Errorf("status --json lacks the answer command:\n%s", js)
+	}
+}
