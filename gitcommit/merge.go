@@ -51,7 +51,8 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // file where the merge would write, returns a *ConflictError and changes
 // nothing but unreferenced objects. Tracked files must be unchanged (as
 // after a commit); untracked files are left alone. A branch already merged
-// returns ErrNothingToCommit.
+// returns ErrNothingToCommit. branch may be a full ref name
+// (refs/remotes/origin/x) as well.
 func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 	m, err := r.prepareMerge(branch)
 	if err != nil {
@@ -65,6 +66,16 @@ func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 		return Commit{}, fmt.Errorf("merge %s: %w", branch, err)
 	}
 	return c, nil
+}
+
+// mergeRef is the ref Merge reads: a full ref name as given
+// (refs/remotes/origin/x: collect merges what it fetched), else a local
+// branch.
+func mergeRef(branch string) plumbing.ReferenceName {
+	if strings.HasPrefix(branch, "refs/") {
+		return plumbing.ReferenceName(branch)
+	}
+	return plumbing.NewBranchReferenceName(branch)
 }
 
 // pendingMerge is a merge written to the work tree but not committed.
@@ -93,7 +104,7 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if h.hash.IsZero() {
 		return fail(errors.New("the current branch has no commit"))
 	}
-	ref, err := r.store.Reference(plumbing.NewBranchReferenceName(branch))
+	ref, err := r.store.Reference(mergeRef(branch))
 	if err != nil {
 		return fail(fmt.Errorf("read branch: %w", err))
 	}

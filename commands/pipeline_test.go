@@ -1,0 +1,271 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/debussy-dev/debussy/internal/golden"
+)
+
+// diamondDeps is the plan of the pipeline tests: a diamond (1 → 2, 3 → 4)
+// and an independent phase 5.
+var diamondDeps = map[string][]string{"1": nil, "2": {"1"}, "3": {"1"}, "4": {"2", "3"}, "5": nil}
+
+// diamondRepo makes a repository holding the diamond plan under plan/,
+// with fixed commit dates so that its hashes (and the goldens naming them)
+// are the same on every run.
+func diamondRepo(t *testing.T) string {
+	t.Helper()
+	t.Setenv("GIT_AUTHOR_DATE", "2026-11-27T12:00:00Z")
+	t.Setenv("GIT_COMMITTER_DATE", "2026-11-27T12:00:00Z")
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePlan(t, dir, diamondDeps)
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "plan")
+	return dir
+}
+
+// writePlan writes plan/MASTER_PLAN.md and a phase file per phase of deps
+// (ids 1…n), each phase's task writing phase-<id>.txt.
+func writePlan(t *testing.T, dir string, deps map[string][]string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "plan"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	master := "# Diamond\n\n## Phases\n\n| Phase | Title | Status |\n|---|---|---|\n"
+	for i := 1; i <= len(deps); i++ {
+		id := fmt.Sprint(i)
+		master += fmt.Sprintf("| %s | [Step %s](phase-%s.md) | Pending |\n", id, id, id)
+		dep := "N/A"
+		if len(deps[id]) > 0 {
+			var links []string
+			for _, d := range deps[id] {
+				links = append(links, fmt.Sprintf("[Phase %s](phase-%s.md)", d, d))
+			}
+			dep = strings.Join(links, ", ")
+		}
+		write(t, filepath.Join(dir, "plan", "phase-"+id+".md"), fmt.Sprintf(
+			"# Phase %s: Step %s\n\n**Depends On:** %s\n\n## Tasks\n- [ ] write phase-%s.txt\n\n## Gates\n- ok: `true`\n", id, id, dep, id))
+	}
+	write(t, filepath.Join(dir, "plan", "MASTER_PLAN.md"), master)
+}
+
+func TestPipelineGolden(t *testing.T) {
+	k8sFlags := []string{"--repo", "https://git.example.com/team/app.git", "--ref", "main"}
+	for _, state := range []struct {
+		name  string
+		ended []string // completed in git
+	}{
+		{"fresh", nil},
+		{"phase-1-completed", []string{"1"}},
+	} {
+		for _, format := range []string{"github", "gitlab", "k8s"} {
+			t.Run(state.name+"/"+format, func(t *testing.T) {
+				dir := diamondRepo(t)
+				for _, id := range state.ended {
+					outcomeCommit(t, dir, id, "completed")
+				}
+				args := []string{"pipeline", "plan/MASTER_PLAN.md", "--format", format}
+				if format == "k8s" {
+					args = append(args, k8sFlags...)
+				}
+				code, stdout, stderr := invoke(t, dir, nil, args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				ext := map[string]string{"github": ".json", "gitlab": ".yml", "k8s": ".yaml"}[format]
+				golden.Check(t, filepath.Join("testdata", "pipeline-"+state.name+"-"+format+ext+".golden"), []byte(stdout))
+				if format == "k8s" {
+					decodeJobs(t, stdout)
+				}
+			})
+		}
+	}
+}
+
+// decodeJobs decodes every document of a k8s pipeline as a batch/v1 Job,
+// strictly: a field the Kubernetes API does not know is an error, as the
+// API server's strict field validation makes it.
+func decodeJobs(t *testing.T, out string) []batchv1.Job {
+	t.Helper()
+	var jobs []batchv1.Job
+	rd := yaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
+	for {
+		doc, err := rd.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		var job batchv1.Job
+		if err := sigsyaml.UnmarshalStrict(doc, &job); err != nil {
+			t.Fatalf("decode a Job strictly: %v\n%s", err, doc)
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(doc, []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(l), []byte("#")) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+func TestPipelineK8sJobs(t *testing.T) {
+	dir := diamondRepo(t)
+	outcomeCommit(t, dir, "1", "completed")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s",
+		"--repo", "/srv/origin.git", "--ref", "main", "--namespace", "ci", "--secret", "claude", "--image", "example/debussy:1",
+		"--deadline", "2h", "--ttl", "1h", "--cpu", "500m", "--memory", "1Gi")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	jobs := decodeJobs(t, stdout)
+	var phases []string
+	for _, j := range jobs {
+		phases = append(phases, j.Labels["debussy.dev/phase"])
+		s := j.Spec
+		if s.BackoffLimit == nil || *s.BackoffLimit != 0 || s.ActiveDeadlineSeconds == nil || *s.ActiveDeadlineSeconds != 7200 ||
+			s.TTLSecondsAfterFinished == nil || *s.TTLSecondsAfterFinished != 3600 || j.Namespace != "ci" {
+			t.Errorf("job %s spec %+v", j.Name, s)
+		}
+		pod := s.Template.Spec
+		c := pod.Containers[0]
+		if pod.RestartPolicy != "Never" || len(pod.Volumes) != 1 || pod.Volumes[0].EmptyDir == nil ||
+			c.Image != "example/debussy:1" || c.VolumeMounts[0].MountPath != c.WorkingDir {
+			t.Errorf("job %s pod %+v", j.Name, pod)
+		}
+		if c.Resources.Requests.Cpu().String() != "500m" || c.Resources.Limits.Memory().String() != "1Gi" {
+			t.Errorf("job %s resources %+v", j.Name, c.Resources)
+		}
+		secrets := 0
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "claude" &&
+				*e.ValueFrom.SecretKeyRef.Optional && e.Name == e.ValueFrom.SecretKeyRef.Key {
+				secrets++
+			}
+		}
+		if secrets != 3 {
+			t.Errorf("job %s: %d env vars from the Secret, want 3 (CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_API_KEY, DEBUSSY_PUSH_TOKEN)", j.Name, secrets)
+		}
+	}
+	if got := strings.Join(phases, " "); got != "2 3 5" {
+		t.Errorf("Jobs for phases %q, want the ready ones, 2 3 5", got)
+	}
+}
+
+func TestPipelineUsage(t *testing.T) {
+	dir := diamondRepo(t)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		output string
+	}{
+		{"no format", []string{"pipeline", "plan/MASTER_PLAN.md"}, 2, "pipeline needs --format github, gitlab or k8s"},
+		{"unknown format", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "jenkins"}, 2, "--format jenkins: the formats are github, gitlab and k8s"},
+		{"k8s without a remote", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "k8s"}, 2, "name the clone URL with --repo"},
+		{"missing plan", []string{"pipeline", "nope.md", "--format", "github"}, 2, "nope.md"},
+		{"help", []string{"pipeline", "--help"}, 0, "--base deps --push origin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := invoke(t, dir, nil, tt.args...)
+			if code != tt.code || !strings.Contains(stdout+stderr, tt.output) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", code, tt.code, tt.output, stdout, stderr)
+			}
+		})
+	}
+}
+
+// -o writes the file a CI artifact is made of.
+func TestPipelineOutputFile(t *testing.T) {
+	dir := diamondRepo(t)
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "-o", "child.yml")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "child.yml"))
+	if err != nil || !bytes.Contains(b, []byte("phase-4:")) {
+		t.Fatalf("child.yml: %v\n%s", err, b)
+	}
+}
+
+// The generated child pipeline passes GitLab's schema as gitlab-ci-local
+// checks it, and its jobs and needs are what the plan says.
+func TestPipelineGitLabSchema(t *testing.T) {
+	bin := lookTool(t, "gitlab-ci-local")
+	dir := diamondRepo(t)
+	outcomeCommit(t, dir, "1", "completed")
+	code, _, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "-o", "child.yml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cmd := exec.Command(bin, "--file", "child.yml", "--list-json", "--json-schema-validation")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gitlab-ci-local: %v\n%s", err, out)
+	}
+	var jobs []struct {
+		Name, Stage, When string
+		Needs             []struct{ Job string }
+	}
+	if err := json.Unmarshal(out[bytes.IndexByte(out, '['):], &jobs); err != nil {
+		t.Fatalf("gitlab-ci-local --list-json: %v\n%s", err, out)
+	}
+	var got []string
+	for _, j := range jobs {
+		line := j.Name + " " + j.Stage + " " + j.When
+		for _, n := range j.Needs {
+			line += " " + n.Job
+		}
+		got = append(got, line)
+	}
+	want := []string{"phase-2 phases on_success", "phase-3 phases on_success", "phase-4 phases on_success phase-2 phase-3",
+		"phase-5 phases on_success", "collect collect always"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("jobs per gitlab-ci-local:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// lookTool finds a tool a test needs; without it the test is skipped,
+// except in CI, where a missing tool fails it (.ci/run installs it).
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed (.ci/run installs it): %v", name, err)
+		}
+		t.Skipf("%s is not installed: %v", name, err)
+	}
+	return bin
+}
