@@ -269,3 +269,29 @@ func lookTool(t *testing.T, name string) string {
 	}
 	return bin
 }
+
+// examples/gitlab-ci.yml, the parent pipeline people copy, passes GitLab's
+// schema, and the command it generates the child with is one pipeline takes.
+func TestGitLabExampleSchema(t *testing.T) {
+	bin := lookTool(t, "gitlab-ci-local")
+	dir := diamondRepo(t)
+	example, err := os.ReadFile(filepath.Join("..", "examples", "gitlab-ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, ".gitlab-ci.yml"), string(example))
+	cmd := exec.Command(bin, "--list-json", "--json-schema-validation")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil || !bytes.Contains(out, []byte(`"name": "debussy:run"`)) {
+		t.Fatalf("gitlab-ci-local: %v\n%s", err, out)
+	}
+	const generate = `debussy pipeline "$PLAN" --format gitlab --image "$DEBUSSY_IMAGE" -o child.yml`
+	if !bytes.Contains(example, []byte(generate)) {
+		t.Fatalf("the example no longer generates the child with %s", generate)
+	}
+	args := []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "-o", "child.yml"}
+	if code, _, stderr := invoke(t, dir, nil, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
