@@ -13,6 +13,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 // ErrNotCompleted means a phase failed or was blocked: collect merged the
@@ -88,11 +89,12 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	if opts.Remote == "" {
 		return res, fmt.Errorf("%w: name the remote to collect from (--from origin)", ErrSetup)
 	}
-	if _, err := g.run(ctx, "remote", "get-url", "--", opts.Remote); err != nil {
-		if ctx.Err() != nil {
-			return res, err
+	rem := remote.Remote{Dir: opts.Repo.Root(), Name: opts.Remote}
+	if err := rem.Check(ctx); err != nil {
+		if errors.Is(err, remote.ErrNoRemote) {
+			return res, fmt.Errorf("%w: no remote named %q here (git remote -v lists them; git remote add %s URL adds one)", ErrSetup, opts.Remote, opts.Remote)
 		}
-		return res, fmt.Errorf("%w: no remote named %q here (git remote -v lists them; git remote add %s URL adds one)", ErrSetup, opts.Remote, opts.Remote)
+		return res, err
 	}
 	order, err := opts.Plan.Order()
 	if err != nil {
@@ -103,13 +105,10 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	}
 
 	planID := plans.ID(opts.PlanRel)
-	prefix := "debussy/" + planID + "/"
-	tracking := "refs/remotes/" + opts.Remote + "/"
 	// Only this plan's branches, pruned: a branch deleted on the remote
 	// must not be merged from a stale copy.
-	if _, err := g.run(ctx, "fetch", "--no-tags", "--prune", "--", opts.Remote,
-		"+refs/heads/"+prefix+"*:"+tracking+prefix+"*"); err != nil {
-		return res, fmt.Errorf("fetch the phase branches from %s: %w", opts.Remote, err)
+	if err := rem.Fetch(ctx, "debussy/"+planID+"/"); err != nil {
+		return res, err
 	}
 
 	here, err := opts.Repo.ReadLedger()
@@ -121,7 +120,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	for _, ph := range order {
 		p := Phase{ID: ph.ID, Title: ph.ShortTitle()}
 		branch := plans.PhaseBranch(planID, ph.ID)
-		ref := tracking + branch
+		ref := rem.Tracking(branch)
 		tip, err := opts.Repo.RefHash(ref)
 		if err != nil {
 			return res, err
@@ -168,7 +167,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			gitcommit.ErrConflict, res.Conflict.Branch, res.Target, strings.Join(res.Conflict.Files, ", "), res.Target, res.Conflict.Branch)
 	}
 	if opts.Push {
-		if err := push(ctx, g, opts, res.Target); err != nil {
+		if err := push(ctx, rem, opts, res.Target); err != nil {
 			return res, err
 		}
 		res.Pushed = true
@@ -250,26 +249,25 @@ func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
 // push pushes the target to the remote's branch of the same name. A push
 // rejected because the remote moved on is fetched, merged and tried again;
 // never forced.
-func push(ctx context.Context, g *git, opts Options, target string) error {
+func push(ctx context.Context, rem remote.Remote, opts Options, target string) error {
 	attempts := opts.PushAttempts
 	if attempts <= 0 {
 		attempts = 5
 	}
-	tracking := "refs/remotes/" + opts.Remote + "/" + target
 	for attempt := 1; ; attempt++ {
-		_, err := g.run(ctx, "push", "--quiet", "--", opts.Remote, "HEAD:refs/heads/"+target)
+		err := rem.Push(ctx, target)
 		if err == nil {
 			return nil
 		}
-		if !rejected(err) || attempt >= attempts {
-			return fmt.Errorf("push %s to %s: %w", target, opts.Remote, err)
+		if !errors.Is(err, remote.ErrRejected) || attempt >= attempts {
+			return err
 		}
-		if _, err := g.run(ctx, "fetch", "--no-tags", "--", opts.Remote, "+refs/heads/"+target+":"+tracking); err != nil {
+		if _, err := rem.FetchBranch(ctx, target); err != nil {
 			return fmt.Errorf("push %s to %s: rejected, and fetching it: %w", target, opts.Remote, err)
 		}
 		msg := gitcommit.Message{Subject: fmt.Sprintf("debussy: merge %s/%s", opts.Remote, target),
 			Body: "Another push reached the branch first (debussy collect --push).", Plan: opts.PlanRel, Event: "merge"}
-		if _, err := opts.Repo.Merge(tracking, msg.String()); err != nil && !errors.Is(err, gitcommit.ErrNothingToCommit) {
+		if _, err := opts.Repo.Merge(rem.Tracking(target), msg.String()); err != nil && !errors.Is(err, gitcommit.ErrNothingToCommit) {
 			return fmt.Errorf("push %s to %s: rejected, and merging what is there: %w; nothing was pushed", target, opts.Remote, err)
 		}
 	}

@@ -3,7 +3,6 @@ package collect
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,9 +11,8 @@ import (
 	"time"
 )
 
-// git runs the git binary in one repository for what go-git does not do
-// the way users' remotes need: fetch and push through their credential
-// helpers, ssh config and URL rewrites, and switching branches.
+// git runs the git binary in one repository to name and switch the branch
+// collect merges into (the network is remote's).
 type git struct {
 	bin  string
 	root string
@@ -63,20 +61,4 @@ func (g *git) run(ctx context.Context, args ...string) (string, error) {
 		return "", &gitError{args: args, stderr: stderr.String(), err: err}
 	}
 	return strings.TrimSpace(stdout.String()), nil
-}
-
-// rejected reports whether a push failed because the remote branch moved
-// on (another pusher came first): a fetch and a merge fix that, nothing
-// else does.
-func rejected(err error) bool {
-	var ge *gitError
-	if !errors.As(err, &ge) {
-		return false
-	}
-	for _, s := range []string{"[rejected]", "non-fast-forward", "fetch first", "[remote rejected]"} {
-		if strings.Contains(ge.stderr, s) {
-			return !strings.Contains(ge.stderr, "protected branch") && !strings.Contains(ge.stderr, "pre-receive hook declined")
-		}
-	}
-	return false
 }

@@ -134,6 +134,12 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		}
 	}
 
+	if e.Getenv != nil {
+		if f, ok := ciLoginFinding(e.Getenv); ok {
+			fs = append(fs, f)
+		}
+	}
+
 	out, gitErr := exec.CommandContext(ctx, "git", "--version").Output()
 	switch {
 	case ws != nil && ws.RepoErr != nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -21,7 +22,7 @@ import (
 
 // gitStatus prints what git history says about the newest plan debussy
 // committed for, shaped like a run; false when history has nothing.
-func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool) (bool, error) {
+func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool, hold *remote.Hold) (bool, error) {
 	if repo == nil {
 		return false, nil
 	}
@@ -38,8 +39,9 @@ func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool) (bool, error) {
 		enc.SetIndent("", "  ")
 		return true, enc.Encode(struct {
 			*state.Run
-			Source string `json:"source"`
-		}{run, "git"})
+			Source      string       `json:"source"`
+			AccountHold *remote.Hold `json:"account_hold,omitempty"`
+		}{run, "git", hold})
 	}
 	fmt.Fprintf(e.Stdout, "no run recorded in .debussy/; per git history (commits reachable from HEAD):\nplan %s\n", run.Plan)
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)

@@ -1,9 +1,11 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +17,7 @@ import (
 type matrixOptions struct {
 	PlanPath   string
 	ConfigFile string
+	Remote     string // --remote: where usage-limit records are fetched from ("" when it has none)
 }
 
 func (e *Env) matrixCommand() *cli.Command {
@@ -56,16 +59,29 @@ A workflow (full version: examples/github-actions-matrix.yml):
         - run: debussy run docs/plans/MASTER_PLAN.md --only ${{ matrix.phase }}
         - run: git push origin "HEAD:refs/heads/debussy/phase-${{ matrix.phase }}"
 
+A usage limit is the account's: when a phase's commit on the remote's debussy branches
+(fetched from --remote, default origin) or in HEAD records one that has not reset
+(Debussy-Usage-Limit: <kind>; resets=<RFC3339>), the matrix is printed as usual, stderr
+says when the account resets, and every entry carries it as "not_before" (RFC 3339), e.g.
+  {"include":[{"phase":"2","title":"Endpoints","not_before":"2026-11-27T19:00:00Z"}]}
+so a workflow can read ${{ matrix.not_before }}; debussy run itself starts no session
+before then (it waits within usage_limit_wait, else exits 75).
+
 Exit codes: 0 printed (even an empty matrix), 2 bad usage, config or plan.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
+			&cli.StringFlag{Name: "remote", DefaultText: "origin", Usage: "fetch the usage limits other jobs recorded from `REMOTE`'s debussy/* branches (\"\": read only what is here)"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
 			if err != nil {
 				return err
 			}
-			return e.matrix(matrixOptions{PlanPath: plan, ConfigFile: c.String("config")})
+			opts := matrixOptions{PlanPath: plan, ConfigFile: c.String("config"), Remote: c.String("remote")}
+			if !c.IsSet("remote") {
+				opts.Remote = "origin" // when the repository has it
+			}
+			return e.matrix(c.Context, opts)
 		},
 	}
 }
@@ -75,9 +91,12 @@ Exit codes: 0 printed (even an empty matrix), 2 bad usage, config or plan.`,
 type matrixEntry struct {
 	Phase string `json:"phase"`
 	Title string `json:"title"`
+	// NotBefore is when the account's usage limit resets, if one recorded
+	// in git is in force (RFC 3339).
+	NotBefore string `json:"not_before,omitempty"`
 }
 
-func (e *Env) matrix(opts matrixOptions) error {
+func (e *Env) matrix(ctx context.Context, opts matrixOptions) error {
 	ps, err := e.planState(opts.ConfigFile, opts.PlanPath)
 	if err != nil {
 		return err
@@ -86,17 +105,25 @@ func (e *Env) matrix(opts matrixOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeMatrix(e.Stdout, ready)
+	notBefore := ""
+	if len(ready) > 0 {
+		if h, ok := e.holdAt(ctx, ps.ws.Root, opts.Remote); ok {
+			notBefore = h.Resets.UTC().Format(time.RFC3339)
+			fmt.Fprintf(e.Stderr, "debussy: %s\n", holdLine(h, time.Now()))
+		}
+	}
+	return writeMatrix(e.Stdout, ready, notBefore)
 }
 
 // writeMatrix writes the phases as one line of GitHub Actions matrix JSON
-// (one line: $GITHUB_OUTPUT takes name=value lines).
-func writeMatrix(w io.Writer, ready []*plans.Phase) error {
+// (one line: $GITHUB_OUTPUT takes name=value lines), each entry with
+// notBefore when a usage limit holds.
+func writeMatrix(w io.Writer, ready []*plans.Phase, notBefore string) error {
 	out := struct {
 		Include []matrixEntry `json:"include"`
 	}{Include: []matrixEntry{}}
 	for _, ph := range ready {
-		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: ph.Title})
+		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: ph.Title, NotBefore: notBefore})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 // dagRepo makes a repository with a plan of four phases: 2 and 3 depend
@@ -197,5 +199,45 @@ func TestStatusFromGit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".debussy")); err == nil {
 		t.Error("status created .debussy/")
+	}
+}
+
+// A usage limit another job recorded on the remote: matrix prints the
+// matrix as usual with not_before on each entry and says when the account
+// resets; status shows the hold.
+func TestMatrixAndStatusShowTheAccountHold(t *testing.T) {
+	dir := dagRepo(t)
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitIn(t, dir, "init", "-q", "--bare", origin)
+	gitIn(t, dir, "remote", "add", "origin", origin)
+	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
+	other := filepath.Join(t.TempDir(), "other")
+	gitIn(t, dir, "clone", "-q", origin, other)
+	resets := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	m := gitcommit.Message{Subject: "debussy: phase 1 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
+		Phase: "1", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", resets)}
+	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", m.String())
+	gitIn(t, other, "push", "-q", "origin", "HEAD:refs/heads/debussy/plan-master-plan/phase-1")
+
+	code, stdout, stderr := invoke(t, dir, nil, "matrix", "plan/MASTER_PLAN.md", "--remote", "")
+	if want := `{"include":[{"phase":"1","title":"Step 1"}]}` + "\n"; code != 0 || stdout != want {
+		t.Errorf("matrix without the remote: exit %d %q; stderr %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = invoke(t, dir, nil, "matrix", "plan/MASTER_PLAN.md")
+	at := resets.Format(time.RFC3339)
+	if want := `{"include":[{"phase":"1","title":"Step 1","not_before":"` + at + `"}]}` + "\n"; code != 0 || stdout != want {
+		t.Errorf("matrix: exit %d %q, want %q; stderr %s", code, stdout, want, stderr)
+	}
+	if !strings.Contains(stderr, "5-hour usage limit, met by phase 1") || !strings.Contains(stderr, at) {
+		t.Errorf("matrix's stderr does not say when the account resets: %s", stderr)
+	}
+	// status reads what was fetched, offline.
+	code, stdout, _ = invoke(t, dir, nil, "status")
+	if code != 0 || !strings.Contains(stdout, "account: the account's 5-hour usage limit") {
+		t.Errorf("status: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = invoke(t, dir, nil, "status", "--json")
+	if code != 0 || !strings.Contains(stdout, `"account_hold"`) || !strings.Contains(stdout, at) {
+		t.Errorf("status --json: exit %d\n%s", code, stdout)
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 type pipelineOptions struct {
@@ -134,12 +136,10 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 	if err != nil {
 		return err
 	}
-	hold, err := e.accountHold(ctx, ps, opts.Remote)
-	if err != nil {
-		return err
-	}
-	if hold != nil {
-		fmt.Fprintf(e.Stderr, "debussy: %s\n", hold.note())
+	var hold *remote.Hold
+	if h, ok := e.holdAt(ctx, ps.ws.Root, opts.Remote); ok {
+		hold = &h
+		fmt.Fprintf(e.Stderr, "debussy: %s\n", holdLine(h, time.Now()))
 	}
 	var buf bytes.Buffer
 	switch opts.Format {
@@ -148,7 +148,11 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		if err != nil {
 			return err
 		}
-		err = writeMatrix(&buf, ready)
+		notBefore := ""
+		if hold != nil {
+			notBefore = hold.Resets.UTC().Format(time.RFC3339)
+		}
+		err = writeMatrix(&buf, ready, notBefore)
 		if err != nil {
 			return err
 		}
@@ -201,35 +205,18 @@ func gitOut(ctx context.Context, root string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// accountHold is a usage limit recorded for the account, in force until
-// its reset. TODO(dist): read it from the remote's debussy branches (the
-// Debussy-Usage-Limit trailer) once the dist branch's reader lands; until
-// then no hold is known here and `debussy run` itself waits one out.
-func (e *Env) accountHold(ctx context.Context, ps *planState, remote string) (*hold, error) {
-	return nil, nil
-}
-
-// hold is an account-wide usage limit: nothing starts before Until.
-type hold struct {
-	Window string    // five_hour, seven_day, …
-	Until  time.Time // the reset, plus jitter
-	Phase  string    // the phase that met it
-}
-
-func (h *hold) note() string {
-	s := fmt.Sprintf("the account's usage limit holds until %s", h.Until.UTC().Format(time.RFC3339))
-	if h.Window != "" {
-		s += " (" + h.Window + ")"
-	}
+// holdNote is a hold in a generated file's header.
+func holdNote(h *remote.Hold) string {
+	s := fmt.Sprintf("the account's %s usage limit resets at %s", failure.LimitName(h.Limit), h.Resets.UTC().Format(time.RFC3339))
 	if h.Phase != "" {
-		s += ", met by phase " + h.Phase
+		s += " (met by phase " + h.Phase + ")"
 	}
 	return s + ": nothing starts before then"
 }
 
 // header is the comment the YAML formats begin with: what made it, from
 // which commit, what was left out.
-func header(ps *planState, format string, h *hold) string {
+func header(ps *planState, format string, h *remote.Hold) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# debussy pipeline %s --format %s, at %s.\n", ps.rel, format, gitcommit.Short(ps.head))
 	var done []string
@@ -242,7 +229,7 @@ func header(ps *planState, format string, h *hold) string {
 		fmt.Fprintf(&b, "# Completed per git, left out: %s.\n", strings.Join(done, ", "))
 	}
 	if h != nil {
-		fmt.Fprintf(&b, "# Hold: %s.\n", h.note())
+		fmt.Fprintf(&b, "# Hold: %s.\n", holdNote(h))
 	}
 	return b.String()
 }
@@ -277,7 +264,7 @@ var gitlabBeforeScript = []string{
 
 func jobName(id string) string { return "phase-" + id }
 
-func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipelineOptions, h *hold) error {
+func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipelineOptions, h *remote.Hold) error {
 	in := map[string]bool{}
 	for _, ph := range remaining {
 		in[ph.ID] = true
@@ -299,7 +286,7 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 			}
 		}
 		if h != nil && len(job.Needs) == 0 {
-			job.When, job.StartIn = "delayed", startIn(h.Until)
+			job.When, job.StartIn = "delayed", startIn(h.Resets)
 		}
 		doc = append(doc, yaml.MapItem{Key: jobName(ph.ID), Value: job})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 // The batch/v1 Job debussy writes: only the fields it sets, named as the
@@ -98,7 +99,7 @@ git clone --quiet "$@" --branch "$DEBUSSY_REF" -- "$DEBUSSY_REPO" .
 exec debussy run "$DEBUSSY_PLAN" --only "$DEBUSSY_PHASE" --base deps --push origin
 `
 
-func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOptions, h *hold) error {
+func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOptions, h *remote.Hold) error {
 	image := opts.Image
 	if image == "" {
 		image = defaultImage
@@ -114,8 +115,8 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 	deadline := int64(opts.Deadline.Seconds())
 	notBefore := ""
 	if h != nil {
-		notBefore = strconv.FormatInt(h.Until.Unix(), 10)
-		if wait := int64(time.Until(h.Until).Seconds()); wait > 0 {
+		notBefore = strconv.FormatInt(h.Resets.Unix(), 10)
+		if wait := int64(time.Until(h.Resets).Seconds()); wait > 0 {
 			deadline += wait // the wait is not the phase's time
 		}
 	}

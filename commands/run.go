@@ -31,7 +31,9 @@ type runOptions struct {
 	Only       string // --only: exactly this phase (a CI matrix job)
 	DryRun     bool
 	Restart    bool
-	FailFast   bool // --fail-fast: a failed phase stops the other running ones
+	FailFast   bool   // --fail-fast: a failed phase stops the other running ones
+	Base       string // --base deps: merge the --only phase's dependencies' branches first ("" or HEAD: no merge)
+	Push       string // --push REMOTE: push the phase's branch after every commit
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -53,11 +55,35 @@ Examples:
   debussy run docs/plans/MASTER_PLAN.md
   debussy run MASTER_PLAN.md --context-threshold 90 --max-restarts 5
   debussy run MASTER_PLAN.md --phase 3 --dry-run
-  debussy run MASTER_PLAN.md --only 2      # one job of a CI matrix (see debussy matrix --help)`,
+  debussy run MASTER_PLAN.md --only 2      # one job of a CI matrix (see debussy matrix --help)
+  debussy run MASTER_PLAN.md --only 2 --base deps --push origin   # one job of any CI engine
+
+A phase as a CI job (--base deps, --push REMOTE): each phase's result lives on the branch
+  debussy/<plan-id>/phase-<ID>
+where <plan-id> is the plan's path from the repository root without its extension,
+lowercased, other characters as '-' (docs/plans/MASTER_PLAN.md → docs-plans-master-plan).
+--push REMOTE pushes HEAD to that branch after every commit debussy makes for the phase
+(restart, usage limit, interrupt, outcome); a push rejected because another push moved the
+branch on is fetched, merged and pushed again, never forced. At the start it fetches the
+plan's branches: the phase's own branch, if it holds work HEAD lacks, is merged (a rerun
+goes on where the last job stopped; a completed phase is skipped), and commits of the
+phase HEAD has and the remote lacks (a job killed between commit and push) are pushed
+first. A push that still fails at the end fails the run (exit 1); the commits stay in
+the local branch and the same command pushes them first.
+--base deps (with --only) fetches the branches of the phase's direct dependencies from
+the --push remote (else origin) and merges them into HEAD before the first session, as
+--parallel merges. A dependency whose branch is missing, or whose latest outcome there
+is not completed, is exit 2; a conflict is exit 1 naming the files, with HEAD as it was
+and nothing pushed. --base HEAD (the default) merges nothing.
+A usage limit met by any job is recorded in its pushed commit (Debussy-Usage-Limit:
+<kind>; resets=<RFC3339>); run reads the newest one reachable from HEAD and the remote's
+debussy branches and starts no session before that reset (see --usage-limit-wait).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: .debussy.yaml at the repository root)"},
 			&cli.StringFlag{Name: "phase", Usage: "start at phase `ID` (its unfinished dependencies are an error)"},
 			&cli.StringFlag{Name: "only", Usage: "run exactly phase `ID`, e.g. one job of a `debussy matrix` (its unfinished dependencies are an error)"},
+			&cli.StringFlag{Name: "base", DefaultText: "HEAD", Usage: "`BASE` the --only phase starts from: deps merges its dependencies' branches debussy/<plan-id>/phase-<ID> from the remote first; HEAD merges nothing"},
+			&cli.StringFlag{Name: "push", Usage: "push the phase's branch debussy/<plan-id>/phase-<ID> to `REMOTE` after every commit (never forced)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the phases in run order, their gates and the resolved config; start nothing"},
 			&cli.BoolFlag{Name: "restart", Usage: "ignore earlier runs: run every phase not completed in the plan's table"},
 			&cli.IntFlag{Name: "context-threshold", DefaultText: "80", Usage: "restart when context reaches `PERCENT` of the window (100 disables)"},
@@ -98,6 +124,20 @@ Examples:
 			if c.Bool("verbose") && c.Bool("quiet") {
 				return usageErr(c, "--verbose and --quiet contradict each other")
 			}
+			base := c.String("base")
+			switch base {
+			case "", "HEAD":
+				base = ""
+			case orchestrator.BaseDeps:
+				if !c.IsSet("only") {
+					return usageErr(c, "--base deps needs --only ID: it merges that phase's dependencies")
+				}
+			default:
+				return usageErr(c, "--base %q: want deps or HEAD", base)
+			}
+			if c.IsSet("push") && strings.TrimSpace(c.String("push")) == "" {
+				return usageErr(c, "--push needs a REMOTE, e.g. --push origin")
+			}
 			opts := runOptions{
 				PlanPath:   plan,
 				ConfigFile: c.String("config"),
@@ -106,6 +146,8 @@ Examples:
 				DryRun:     c.Bool("dry-run"),
 				Restart:    c.Bool("restart"),
 				FailFast:   c.Bool("fail-fast"),
+				Base:       base,
+				Push:       c.String("push"),
 				set:        flagSetter(c),
 			}
 			return e.run(c.Context, opts)
@@ -376,6 +418,8 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Only:        opts.Only,
 		Restart:     opts.Restart,
 		FailFast:    opts.FailFast,
+		Base:        opts.Base,
+		Push:        opts.Push,
 		Hard:        e.Hard,
 		Env:         e.Environ(),
 		StepSummary: e.Getenv("GITHUB_STEP_SUMMARY"),
@@ -481,6 +525,16 @@ func (e *Env) runEnded(err error, store *state.Store, started time.Time, opts ru
 	resume := "debussy run " + shellQuote(opts.PlanPath)
 	if opts.ConfigFile != "" {
 		resume += " --config " + shellQuote(opts.ConfigFile)
+	}
+	if opts.Only != "" && (opts.Base != "" || opts.Push != "") {
+		// A CI job's phase: the same job again.
+		resume += " --only " + shellQuote(opts.Only)
+		if opts.Base != "" {
+			resume += " --base " + opts.Base
+		}
+		if opts.Push != "" {
+			resume += " --push " + shellQuote(opts.Push)
+		}
 	}
 	l, lerr := store.Load()
 	var run *state.Run

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -34,15 +36,28 @@ func (e *Env) statusCommand() *cli.Command {
 			if c.Bool("all") {
 				return e.statusAll(c.Bool("json"))
 			}
-			return e.status(c.Bool("json"))
+			return e.status(c.Context, c.Bool("json"))
 		},
 	}
 }
 
-func (e *Env) status(asJSON bool) error {
+func (e *Env) status(ctx context.Context, asJSON bool) error {
 	repo, root, err := e.findRepo()
 	if err != nil {
 		return err
+	}
+	// The account's usage limit other jobs recorded (read offline: HEAD
+	// and the debussy branches fetched before).
+	var hold *remote.Hold
+	if repo != nil {
+		if h, ok := e.accountHold(ctx, root, ""); ok {
+			hold = &h
+		}
+	}
+	printHold := func() {
+		if hold != nil && !asJSON {
+			fmt.Fprintln(e.Stdout, "account: "+holdLine(*hold, time.Now()))
+		}
 	}
 	store := state.New(filepath.Join(root, ".debussy"))
 	l, err := store.Load()
@@ -54,14 +69,21 @@ func (e *Env) status(asJSON bool) error {
 		return err
 	}
 	if run == nil {
-		if shown, err := e.gitStatus(repo, asJSON); shown || err != nil {
+		if shown, err := e.gitStatus(repo, asJSON, hold); shown || err != nil {
+			if err == nil {
+				printHold()
+			}
 			return err
 		}
 		if asJSON {
+			if hold != nil {
+				return json.NewEncoder(e.Stdout).Encode(map[string]any{"account_hold": hold})
+			}
 			fmt.Fprintln(e.Stdout, "{}") // a valid object for jq, like a run's
 			return nil
 		}
 		fmt.Fprintf(e.Stdout, "no runs yet in %s (start one with: debussy run MASTER_PLAN.md)\n", store.Dir)
+		printHold()
 		return nil
 	}
 	// A run recorded as running whose lock is free was killed; say what the
@@ -76,7 +98,7 @@ func (e *Env) status(asJSON bool) error {
 		if stale {
 			run.Status = state.StatusInterrupted
 		}
-		out := statusJSON{Run: run, NotOnBranch: gone}
+		out := statusJSON{Run: run, NotOnBranch: gone, AccountHold: hold}
 		if later != nil {
 			out.LaterRun = later.ID
 		}
@@ -154,6 +176,7 @@ func (e *Env) status(asJSON bool) error {
 	if line := report.SpendLine(run.Economics); line != "" {
 		fmt.Fprintf(e.Stdout, "run: %s\n", line)
 	}
+	printHold()
 	return nil
 }
 
@@ -164,6 +187,9 @@ type statusJSON struct {
 	LaterRun string `json:"later_run_without_sessions,omitempty"`
 	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
 	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+	// AccountHold is the account's usage limit in force that git records
+	// (a job's Debussy-Usage-Limit trailer): no session starts before it.
+	AccountHold *remote.Hold `json:"account_hold,omitempty"`
 }
 
 // notOnBranch lists the run's phases whose last commit (or merge) is not

@@ -38,7 +38,8 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-// Merge merges branch into the checked-out branch with a merge commit of
+// Merge merges branch (a branch name, or a full ref name such as
+// refs/remotes/origin/x) into the checked-out branch with a merge commit of
 // two parents (msg, hooks and signing as CommitAll), and updates the work
 // tree and the index to it. The merged tree is git's: with git (2.38 or
 // later) installed, `git merge-tree` computes it (see mergegit.go), and a
@@ -51,8 +52,7 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // file where the merge would write, returns a *ConflictError and changes
 // nothing but unreferenced objects. Tracked files must be unchanged (as
 // after a commit); untracked files are left alone. A branch already merged
-// returns ErrNothingToCommit. branch may be a full ref name
-// (refs/remotes/origin/x) as well.
+// returns ErrNothingToCommit.
 func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 	m, err := r.prepareMerge(branch)
 	if err != nil {
@@ -66,16 +66,6 @@ func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 		return Commit{}, fmt.Errorf("merge %s: %w", branch, err)
 	}
 	return c, nil
-}
-
-// mergeRef is the ref Merge reads: a full ref name as given
-// (refs/remotes/origin/x: collect merges what it fetched), else a local
-// branch.
-func mergeRef(branch string) plumbing.ReferenceName {
-	if strings.HasPrefix(branch, "refs/") {
-		return plumbing.ReferenceName(branch)
-	}
-	return plumbing.NewBranchReferenceName(branch)
 }
 
 // pendingMerge is a merge written to the work tree but not committed.
@@ -104,7 +94,11 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if h.hash.IsZero() {
 		return fail(errors.New("the current branch has no commit"))
 	}
-	ref, err := r.store.Reference(mergeRef(branch))
+	name := plumbing.NewBranchReferenceName(branch)
+	if strings.HasPrefix(branch, "refs/") { // a remote-tracking branch (--base deps)
+		name = plumbing.ReferenceName(branch)
+	}
+	ref, err := r.store.Reference(name)
 	if err != nil {
 		return fail(fmt.Errorf("read branch: %w", err))
 	}

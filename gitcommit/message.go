@@ -23,6 +23,10 @@ type Message struct {
 	// Reason (Debussy-Reason) says why a phase failed or was blocked: one
 	// line, cut to MaxReason runes. The caller redacts secrets first.
 	Reason string
+	// UsageLimit (Debussy-Usage-Limit) records a usage limit the session
+	// met, "<kind>; resets=<RFC3339>": the account's, read by every job
+	// that sees the commit (remote.LimitTrailer).
+	UsageLimit string
 }
 
 // MaxReason bounds the Debussy-Reason trailer, in runes: a ledger entry,
@@ -80,6 +84,9 @@ func (m Message) String() string {
 		}
 		if r := reasonLine(m.Reason); r != "" {
 			ts = append(ts, trailer{"Debussy-Reason", r})
+		}
+		if l := oneLine(m.UsageLimit); l != "" {
+			ts = append(ts, trailer{"Debussy-Usage-Limit", l})
 		}
 		b.WriteString("\n")
 		for _, t := range ts {

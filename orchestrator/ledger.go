@@ -94,6 +94,12 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	for _, p := range order {
 		delete(todo, p.ID)
 	}
+	if why, ok := done[ph.ID]; ok && r.usesRemote() {
+		// A CI job run again (--base/--push): the phase's branch says it
+		// is done, so there is nothing to redo (--restart redoes it).
+		r.log.Info("nothing to do: the phase is already completed", "phase", ph.ID, "why", why)
+		return nil
+	}
 	todo[ph.ID] = true
 	delete(done, ph.ID)
 	return nil
@@ -118,6 +124,7 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 		m.Sessions, m.Restarts = p.rec.Sessions, p.rec.Restarts
 		m.Reason = checkpoint.Redact(p.reason)
 	}
+	m.UsageLimit = p.usageLimit
 	return m
 }
 
@@ -136,7 +143,9 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
 			"phase", p.ph.ID, "files", strings.Join(c.Unstaged, ", "))
 	}
-	if !isRecorded(event) {
+	// A usage limit is recorded in git even without work: other jobs read
+	// it there (remote.Hold).
+	if !isRecorded(event) && msg.UsageLimit == "" {
 		return c, err
 	}
 	var hookErr *gitcommit.HookError
@@ -152,7 +161,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 	}
 	// A hook refusing the agent's work leaves the phase going (see commit);
 	// anything else ends the attempt to record it.
-	if !errors.As(err, &hookErr) {
+	if isRecorded(event) && !errors.As(err, &hookErr) {
 		p.recorded = true
 	}
 	return c, err

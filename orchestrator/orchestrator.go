@@ -21,6 +21,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -44,17 +45,24 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config      config.Config
-	Plan        *plans.Plan
-	Repo        *gitcommit.Repo
-	Store       *state.Store
-	Logger      *slog.Logger
-	Out         io.Writer // the final summary table
-	SelfDir     string    // debussy's own directory, put first on the agent's PATH
-	PhaseID     string    // --phase: start here
-	Only        string    // --only: run exactly this phase (ledger.go)
-	Restart     bool      // --restart: ignore the ledger
-	FailFast    bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
+	Config   config.Config
+	Plan     *plans.Plan
+	Repo     *gitcommit.Repo
+	Store    *state.Store
+	Logger   *slog.Logger
+	Out      io.Writer // the final summary table
+	SelfDir  string    // debussy's own directory, put first on the agent's PATH
+	PhaseID  string    // --phase: start here
+	Only     string    // --only: run exactly this phase (ledger.go)
+	Restart  bool      // --restart: ignore the ledger
+	FailFast bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
+	// Base is --base: BaseDeps merges the --only phase's dependencies'
+	// result branches from the remote before its first session; "" merges
+	// nothing (remote.go).
+	Base string
+	// Push is --push REMOTE: the phase's branch is pushed there after every
+	// commit debussy makes for it (remote.go); "" pushes nothing.
+	Push        string
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set
@@ -92,7 +100,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer r.close()
+	r.ctx = ctx
 	err = r.execute(ctx)
+	err = r.finalPush(err)
 	if ferr := r.finish(err); ferr != nil && err == nil {
 		return ferr
 	}
@@ -128,10 +138,18 @@ type orun struct {
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
 	reached atomic.Bool
+	// ctx is the run's context, for the pushes that follow commits (a
+	// commit takes no context; remote.go).
+	ctx context.Context
+	// unpushed are the phases whose last push failed (remote.go).
+	unpushed map[string]*phaseRun
+	// hold is the account's usage limit git records, read at the start
+	// (remote.go); nil when none is in force.
+	hold *remote.Hold
 }
 
 func newRun(opts Options) (*orun, error) {
-	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now}
+	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now, ctx: context.Background(), unpushed: map[string]*phaseRun{}}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -288,6 +306,14 @@ func (r *orun) execute(ctx context.Context) error {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})
 	}
+	if r.usesRemote() {
+		// Before the phases are chosen: the merged branches bring the
+		// dependencies' completions into HEAD's ledger.
+		if err := r.syncRemote(ctx); err != nil {
+			return err
+		}
+	}
+	r.readHold(ctx)
 	todo, err := r.selectPhases(order)
 	if err != nil {
 		return err
@@ -309,7 +335,11 @@ func (r *orun) execute(ctx context.Context) error {
 		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
-	if r.cfg.Parallel > 1 {
+	if r.cfg.Parallel > 1 && r.usesRemote() {
+		// --base deps and --push work on one phase's branch in your work
+		// tree: a CI job runs one phase.
+		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
+	} else if r.cfg.Parallel > 1 {
 		return r.executeParallel(ctx, order, todo)
 	}
 	for _, ph := range order {

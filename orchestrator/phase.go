@@ -65,6 +65,9 @@ type phaseRun struct {
 	// (ledger.go); reason is why it did not complete, for that commit.
 	recorded bool
 	reason   string
+	// usageLimit is the Debussy-Usage-Limit trailer of the commit made at a
+	// usage limit (usagelimit.go); "" otherwise.
+	usageLimit string
 }
 
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
@@ -116,6 +119,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 	}
 	p.progressRuns = append(p.progressRuns, r.id)
+	r.applyHold(p)
 
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
@@ -299,6 +303,7 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	r.verifyCommit(p, c, event, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
+	r.pushed(p)
 	return c.Hash
 }
 

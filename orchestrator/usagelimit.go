@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -51,9 +52,15 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) 
 	name := failure.LimitName(f.LimitType)
 	p.rec.UsageLimits++
 	p.keepFrom(end)
-	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
-	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
 	fallback := failure.ModelSpecific(f.LimitType) && r.cfg.FallbackModel != "" && r.model(p) != r.cfg.FallbackModel
+	if !fallback && !f.Resets.IsZero() {
+		// The limit is the account's: its commit (pushed with --push)
+		// holds back every job that reads it until the reset.
+		p.usageLimit = remote.LimitTrailer(f.LimitType, f.Resets)
+	}
+	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
+	p.usageLimit = ""
+	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
 	if fallback {
 		from := r.model(p)
 		p.rec.Model = r.cfg.FallbackModel

@@ -1,0 +1,35 @@
+package commands
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ciLoginFinding warns, in CI, about a login that is a copied
+// ~/.claude/.credentials.json rather than CLAUDE_CODE_OAUTH_TOKEN or
+// ANTHROPIC_API_KEY: an OAuth refresh rotates the refresh token, so when
+// many workers share one copied file the first refresh logs the others out
+// (and a subprocess cannot refresh at all). ok is false outside CI, with a
+// token in the environment, or without such a file.
+func ciLoginFinding(getenv func(string) string) (f finding, ok bool) {
+	ci := strings.EqualFold(getenv("CI"), "true") || getenv("CI") == "1" || getenv("GITHUB_ACTIONS") != "" || getenv("GITLAB_CI") != ""
+	if !ci || getenv("CLAUDE_CODE_OAUTH_TOKEN") != "" || getenv("ANTHROPIC_API_KEY") != "" {
+		return finding{}, false
+	}
+	dir := getenv("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return finding{}, false
+		}
+		dir = filepath.Join(home, ".claude")
+	}
+	creds := filepath.Join(dir, ".credentials.json")
+	if _, err := os.Stat(creds); err != nil {
+		return finding{}, false
+	}
+	return finding{"warn", "login",
+		"CI logs in with a copied " + creds + ", not CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY: a refresh rotates its token, so workers sharing the file log each other out mid-run (and claude -p cannot refresh it)",
+		"run `claude setup-token` once and give every job its output as the secret CLAUDE_CODE_OAUTH_TOKEN (or set ANTHROPIC_API_KEY)"}, true
+}
