@@ -12,12 +12,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/golden"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 // diamondDeps is the plan of the pipeline tests: a diamond (1 → 2, 3 → 4)
@@ -293,5 +296,48 @@ func TestGitLabExampleSchema(t *testing.T) {
 	args := []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "-o", "child.yml"}
 	if code, _, stderr := invoke(t, dir, nil, args...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// A usage limit recorded on the remote's debussy branches holds every
+// engine's start: GitLab's root jobs are delayed past the reset, the
+// Kubernetes Jobs wait for it in their command, and stderr says until when.
+func TestPipelineAccountHold(t *testing.T) {
+	dir := diamondRepo(t)
+	t.Setenv("GIT_AUTHOR_DATE", "")
+	t.Setenv("GIT_COMMITTER_DATE", "")
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitIn(t, dir, "init", "-q", "--bare", origin)
+	gitIn(t, dir, "remote", "add", "origin", origin)
+	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
+	other := filepath.Join(t.TempDir(), "other")
+	gitIn(t, dir, "clone", "-q", origin, other)
+	resets := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	m := gitcommit.Message{Subject: "debussy: phase 1 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
+		Phase: "1", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", resets)}
+	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", m.String())
+	gitIn(t, other, "push", "-q", "origin", "HEAD:refs/heads/debussy/plan-master-plan/phase-1")
+
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab")
+	if code != 0 || !strings.Contains(stderr, "5-hour usage limit") || !strings.Contains(stdout, "# Hold: the account's 5-hour usage limit resets at "+resets.Format(time.RFC3339)) {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// phase-1 and phase-5 start the pipeline: both wait; the others need them.
+	if n := strings.Count(stdout, "when: delayed\n  start_in: 18"); n != 2 {
+		t.Errorf("%d delayed jobs, want 2 (start_in about 180 minutes):\n%s", n, stdout)
+	}
+	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, j := range decodeJobs(t, stdout) {
+		c := j.Spec.Template.Spec.Containers[0]
+		found := false
+		for _, e := range c.Env {
+			found = found || (e.Name == "DEBUSSY_NOT_BEFORE" && e.Value == fmt.Sprint(resets.Unix()))
+		}
+		if !found || *j.Spec.ActiveDeadlineSeconds < 6*3600+3*3600-60 {
+			t.Errorf("Job %s does not wait for the reset within its deadline: %+v", j.Name, c.Env)
+		}
 	}
 }
