@@ -56,8 +56,18 @@ A workflow (full version: examples/github-actions-matrix.yml):
       steps:
         - uses: actions/checkout@v4
           with: { fetch-depth: 0 }
-        - run: debussy run docs/plans/MASTER_PLAN.md --only ${{ matrix.phase }}
-        - run: git push origin "HEAD:refs/heads/debussy/phase-${{ matrix.phase }}"
+        - run: debussy run docs/plans/MASTER_PLAN.md --only ${{ matrix.phase }} --base deps --push origin
+    collect:
+      needs: [plan, phase]
+      if: always() && needs.plan.outputs.matrix != '{"include":[]}'
+      runs-on: ubuntu-latest
+      steps:
+        - uses: actions/checkout@v4
+          with: { fetch-depth: 0 }
+        - run: debussy collect docs/plans/MASTER_PLAN.md --from origin --push
+
+debussy pipeline --format github prints the same; --format gitlab and k8s write what
+GitLab and Kubernetes run.
 
 A usage limit is the account's: when a phase's commit on the remote's debussy branches
 (fetched from --remote, default origin) or in HEAD records one that has not reset
