@@ -65,11 +65,13 @@ lowercased, other characters as '-' (docs/plans/MASTER_PLAN.md → docs-plans-ma
 --push REMOTE pushes HEAD to that branch after every commit debussy makes for the phase
 (restart, usage limit, interrupt, outcome); a push rejected because another push moved the
 branch on is fetched, merged and pushed again, never forced. At the start it fetches the
-plan's branches: the phase's own branch, if it holds work HEAD lacks, is merged (a rerun
+remote's debussy/* branches: the phase's own branch, if it holds work HEAD lacks, is merged (a rerun
 goes on where the last job stopped; a completed phase is skipped), and commits of the
 phase HEAD has and the remote lacks (a job killed between commit and push) are pushed
 first. A push that still fails at the end fails the run (exit 1); the commits stay in
-the local branch and the same command pushes them first.
+the local branch and the same command pushes them first. After Ctrl-C the interrupt's
+commit is still pushed, for at most 15 s (a second Ctrl-C cuts it). With --push or
+--base, phases run one by one in your work tree (--parallel does not apply).
 --base deps (with --only) fetches the branches of the phase's direct dependencies from
 the --push remote (else origin) and merges them into HEAD before the first session, as
 --parallel merges. A dependency whose branch is missing, or whose latest outcome there
@@ -82,7 +84,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: .debussy.yaml at the repository root)"},
 			&cli.StringFlag{Name: "phase", Usage: "start at phase `ID` (its unfinished dependencies are an error)"},
 			&cli.StringFlag{Name: "only", Usage: "run exactly phase `ID`, e.g. one job of a `debussy matrix` (its unfinished dependencies are an error)"},
-			&cli.StringFlag{Name: "base", DefaultText: "HEAD", Usage: "`BASE` the --only phase starts from: deps merges its dependencies' branches debussy/<plan-id>/phase-<ID> from the remote first; HEAD merges nothing"},
+			&cli.StringFlag{Name: "base", DefaultText: "HEAD", Usage: "what the --only phase starts from, `BASE`: deps merges its dependencies' branches debussy/<plan-id>/phase-<ID> from the remote first; HEAD merges nothing"},
 			&cli.StringFlag{Name: "push", Usage: "push the phase's branch debussy/<plan-id>/phase-<ID> to `REMOTE` after every commit (never forced)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the phases in run order, their gates and the resolved config; start nothing"},
 			&cli.BoolFlag{Name: "restart", Usage: "ignore earlier runs: run every phase not completed in the plan's table"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -48,7 +49,10 @@ func (r *orun) remoteName() string {
 }
 
 func (r *orun) remoteAt(dir string) remote.Remote {
-	return remote.Remote{Dir: dir, Name: r.remoteName()}
+	// Marked with the run id, as its claude sessions are: a git push left
+	// running by a debussy killed mid-push is killed by the next run
+	// (markStaleRuns), which pushes again.
+	return remote.Remote{Dir: dir, Name: r.remoteName(), Env: append(os.Environ(), state.EnvRunID+"="+r.id)}
 }
 
 // planID names the plan on the remote (plans.ID).

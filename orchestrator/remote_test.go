@@ -323,3 +323,34 @@ func TestAccountHoldFromRemote(t *testing.T) {
 		t.Errorf("the hold is not explained:\n%s", f.log)
 	}
 }
+
+// Ctrl-C: the interrupt's commit is still pushed (within pushGrace), so a
+// job cancelled in CI leaves its work on the remote.
+func TestPushAfterInterrupt(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{"1": {{"write a.txt", "marktool started", "block"}}}, phaseSpec{id: "1"})
+	origin := f.withOrigin()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, f.job("1", "", "origin")) }()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(f.script + ".mark-started"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never started\n%s", f.log)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v\n%s", err, f.log)
+	}
+	tip := remoteTip(t, origin, testBranch("1"))
+	if tip == "" || tip != head(t, f.root) {
+		t.Fatalf("origin's branch at %q, want HEAD %s\n%s", tip, head(t, f.root), f.log)
+	}
+	if ev := gitT(t, origin, "log", "-1", "--format=%(trailers:key=Debussy-Event,valueonly)", tip); ev != "interrupted" {
+		t.Errorf("pushed event %q, want interrupted", ev)
+	}
+}

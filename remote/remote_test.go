@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/debussy-dev/debussy/gitcommit"
 )
 
 func gitT(t *testing.T, dir string, args ...string) string {
@@ -135,5 +137,23 @@ func TestPushRejected(t *testing.T) {
 	cancel()
 	if err := r.Push(cctx, "debussy/p/phase-3"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("push after cancel: %v", err)
+	}
+}
+
+// The trailer debussy writes in a commit message reads back as written.
+func TestLimitTrailerInMessage(t *testing.T) {
+	t.Parallel()
+	resets := time.Date(2026, 11, 27, 19, 0, 0, 0, time.UTC)
+	m := gitcommit.Message{Subject: "debussy: phase 2 — checkpoint at the 5-hour limit", Run: "r", Plan: "plan.md", Phase: "2",
+		Event: "retry", Session: 1, UsageLimit: LimitTrailer("five_hour", resets)}
+	var got string
+	for _, tr := range gitcommit.ParseTrailers(m.String()) {
+		if tr.Key == LimitKey {
+			got = tr.Value
+		}
+	}
+	limit, at, ok := ParseLimitTrailer(got)
+	if !ok || limit != "five_hour" || !at.Equal(resets) {
+		t.Fatalf("read back %q from\n%s", got, m.String())
 	}
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -150,4 +151,65 @@ func TestCIJobsHoldAtAUsageLimit(t *testing.T) {
 	if tip := originTip(origin, e2ePlanBranch("2")); tip == "" || tip != job2.git("rev-parse", "HEAD") {
 		t.Errorf("phase 2's branch on origin at %q, want job 2's HEAD", tip)
 	}
+}
+
+// A job killed after its commit, while the push hangs: nothing is lost —
+// the same command on that machine pushes the commit first and starts no
+// session for the completed phase.
+func TestCIJobKilledBetweenCommitAndPush(t *testing.T) {
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
+			turn(21000, done("1")),
+			turn(22000, fakeapi.Text("Phase 1 done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	origin := h.withOrigin()
+	job := h.cloneOf(origin)
+	mark := filepath.Join(t.TempDir(), "pushing")
+	hook := filepath.Join(origin, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ntouch "+mark+"\nsleep 120\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, stderr := job.command("run", "plan/MASTER_PLAN.md", "--only", "1", "--push", "origin")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the push never started\n%s", stderr)
+		}
+	}
+	committed := job.git("rev-parse", "HEAD")
+	if ev := job.git("log", "-1", "--format=%(trailers:key=Debussy-Event,valueonly)"); ev != "completed" {
+		t.Fatalf("HEAD's event %q while pushing, want the completed commit", ev)
+	}
+	_ = cmd.Process.Kill() // SIGKILL: no chance to push or clean up
+	_ = cmd.Wait()
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	if tip := originTip(origin, e2ePlanBranch("1")); tip != "" {
+		t.Fatalf("the hung push landed: %s", tip)
+	}
+
+	r := job.run("run", "plan/MASTER_PLAN.md", "--only", "1", "--push", "origin")
+	if r.Code != 0 {
+		t.Fatalf("rerun: %s", r)
+	}
+	if !strings.Contains(r.Stderr, "pushing first") {
+		t.Errorf("the rerun did not say it pushes first:\n%s", r.Stderr)
+	}
+	if tip := originTip(origin, e2ePlanBranch("1")); tip != committed {
+		t.Errorf("origin's branch at %q, want the killed job's commit %s", tip, committed)
+	}
+	if n := len(h.sessionsOf(phaseMatch("1"))); n != 1 {
+		t.Errorf("phase 1 ran %d sessions, want 1 (the rerun starts none)", n)
+	}
+	job.noOrphans()
 }
