@@ -216,7 +216,8 @@ func merge(opts Options, target string, ph *plans.Phase, p Phase, ref string) (P
 }
 
 // checkoutTarget returns the branch to merge into: into, checked out (made
-// at HEAD when it does not exist), else the checked-out branch.
+// at HEAD when it does not exist, moved up to HEAD when HEAD descends from
+// it), else the checked-out branch.
 func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
 	if into == "" {
 		b, err := g.run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
@@ -240,7 +241,14 @@ func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
 		}
 		return into, nil
 	}
-	if _, err := g.run(ctx, "switch", "--quiet", into); err != nil {
+	// A branch HEAD descends from (a CI runner's stale copy) moves up to
+	// HEAD: nothing of it is lost, and the merges start from what the job
+	// checked out. Any other is checked out as it is.
+	switchArgs := []string{"switch", "--quiet", into}
+	if _, err := g.run(ctx, "merge-base", "--is-ancestor", "refs/heads/"+into, "HEAD"); err == nil {
+		switchArgs = []string{"switch", "--quiet", "--force-create", into}
+	}
+	if _, err := g.run(ctx, switchArgs...); err != nil {
 		return "", fmt.Errorf("check out %s: %w", into, err)
 	}
 	return into, nil

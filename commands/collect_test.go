@@ -217,3 +217,24 @@ func TestCollectUsage(t *testing.T) {
 		})
 	}
 }
+
+// --into a branch HEAD descends from (a CI runner's stale local copy) moves
+// it up to HEAD first: the result holds what the job checked out.
+func TestCollectIntoStaleBranch(t *testing.T) {
+	r := newCollectRepos(t)
+	r.phase("1", "completed", "one.txt", "1\n")
+	gitIn(t, r.dir, "checkout", "-q", "-b", "stale")
+	write(t, filepath.Join(r.dir, "newer.txt"), "n\n")
+	gitIn(t, r.dir, "add", "-A")
+	gitIn(t, r.dir, "commit", "-q", "-m", "newer")
+	gitIn(t, r.dir, "checkout", "-q", "--detach")
+	gitIn(t, r.dir, "branch", "-q", "-f", "stale", "HEAD~1")
+	if code, out := r.collect("--into", "stale"); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, f := range []string{"one.txt", "newer.txt"} {
+		if _, err := os.Stat(filepath.Join(r.dir, f)); err != nil {
+			t.Errorf("%s missing after collect --into stale: %v", f, err)
+		}
+	}
+}

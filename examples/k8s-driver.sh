@@ -39,6 +39,16 @@ while :; do
 		debussy collect "$plan" --from origin
 		exit 0
 	fi
+	# Jobs are named after the phase and the commit they start from: a rerun
+	# at the same commit finds the Jobs of the try before. A failed one is
+	# replaced; a running one is waited for; a succeeded one is collected
+	# (its phase's branch holds the work).
+	kubectl get -f "$jobs" --ignore-not-found --no-headers \
+		-o custom-columns=NS:.metadata.namespace,NAME:.metadata.name,FAILED:.status.failed |
+		awk '$3 != "<none>" { print $1, $2 }' |
+		while read -r ns name; do
+			kubectl delete job --namespace "$ns" "$name" --wait
+		done
 	kubectl apply -f "$jobs"
 	# A Job is finished once it records a success or a failure
 	# (backoffLimit 0: debussy retries inside the pod, never Kubernetes).

@@ -313,3 +313,35 @@ func kubelet(t *testing.T, job batchv1.Job, base []string, bin string, secret ma
 	t.Logf("Job %s:\n%s", job.Name, out.String())
 	return err
 }
+
+// GitLab checks a job's commit out detached: a phase job pushes its branch
+// from there, and collect --into makes the target branch at HEAD and
+// pushes it.
+func TestPipelineDetachedCheckout(t *testing.T) {
+	claudetest.OncePerSuite(t, "run --push and collect --into on a detached HEAD")
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Write("one.txt", "one\n")),
+			turn(21000, done("1")),
+			turn(22000, fakeapi.Text("Phase 1 done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Base", Gates: []string{"one: `test -f one.txt`"}}}, "")
+	origin := h.withOrigin()
+	job, collector := h.cloneOf(origin), h.cloneOf(origin)
+	job.git("checkout", "-q", "--detach")
+	if r := job.run("run", "plan/MASTER_PLAN.md", "--only", "1", "--base", "deps", "--push", "origin"); r.Code != 0 {
+		t.Fatalf("the phase job: %s", r)
+	}
+	if tip := originTip(origin, e2ePlanBranch("1")); tip == "" || tip != job.git("rev-parse", "HEAD") {
+		t.Fatalf("phase 1's branch on origin at %q, want the job's HEAD", tip)
+	}
+	collector.git("checkout", "-q", "--detach")
+	r := collector.run("collect", "plan/MASTER_PLAN.md", "--from", "origin", "--into", "main", "--push")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "1  Base  merged") {
+		t.Fatalf("collect: %s", r)
+	}
+	if files := claudetest.Git(t, origin, "ls-tree", "--name-only", "main"); !strings.Contains(files, "one.txt") {
+		t.Errorf("origin's main holds %q", files)
+	}
+}
