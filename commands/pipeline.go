@@ -83,7 +83,8 @@ completed ones:
                   phase; the token comes from the Secret --secret (keys
                   CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, and DEBUSSY_PUSH_TOKEN for
                   an https remote that needs one). A driver applies them, waits, collects
-                  and asks again until nothing is ready (examples/k8s-driver.sh).
+                  and asks again until nothing is ready (examples/k8s-driver.sh); with
+                  nothing ready, nothing is written.
 
 When a usage limit is recorded for the account (an account hold), nothing starts before
 it resets: GitLab's jobs are delayed (when: delayed), Kubernetes' Jobs wait in their
@@ -181,6 +182,9 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		}
 		if err := writeK8s(&buf, ps, ready, opts, hold); err != nil {
 			return err
+		}
+		if len(ready) == 0 {
+			fmt.Fprintln(e.Stderr, "debussy: no phase is ready: every phase is completed, or waits on one that is not (no Job written)")
 		}
 	}
 	if opts.Output == "" {

@@ -341,3 +341,24 @@ func TestPipelineAccountHold(t *testing.T) {
 		}
 	}
 }
+
+// With every phase completed, k8s writes nothing (every document it writes
+// is a Job) and GitLab only the collect job; stderr says why.
+func TestPipelineNothingLeft(t *testing.T) {
+	dir := diamondRepo(t)
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		outcomeCommit(t, dir, id, "completed")
+	}
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--repo", "/srv/origin.git", "--ref", "main")
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "no phase is ready") {
+		t.Errorf("k8s: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab")
+	if code != 0 || strings.Contains(stdout, "phase-") || !strings.Contains(stdout, "\ncollect:\n") {
+		t.Errorf("gitlab: exit %d, stderr %s\n%s", code, stderr, stdout)
+	}
+	code, stdout, _ = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "github")
+	if code != 0 || stdout != `{"include":[]}`+"\n" {
+		t.Errorf("github: exit %d, %q", code, stdout)
+	}
+}

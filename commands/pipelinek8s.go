@@ -95,7 +95,10 @@ fi
 if [ -n "${DEBUSSY_PUSH_TOKEN:-}" ]; then
   set -- -c 'credential.helper=!f() { echo "username=${DEBUSSY_PUSH_USER:-x-access-token}"; echo "password=$DEBUSSY_PUSH_TOKEN"; }; f'
 fi
-git clone --quiet "$@" --branch "$DEBUSSY_REF" -- "$DEBUSSY_REPO" .
+# An emptyDir holds nothing yet; one an init container filled is used as is.
+if [ ! -e .git ]; then
+  git clone --quiet "$@" --branch "$DEBUSSY_REF" -- "$DEBUSSY_REPO" .
+fi
 exec debussy run "$DEBUSSY_PLAN" --only "$DEBUSSY_PHASE" --base deps --push origin
 `
 
@@ -106,12 +109,14 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 	}
 	planID := plans.ID(ps.rel)
 	base := gitcommit.Short(ps.head)
+	// Nothing ready is no output at all (the note goes to stderr): every
+	// document written is a Job, for kubectl and for strict decoders alike.
+	if len(ready) == 0 {
+		return nil
+	}
 	var b strings.Builder
 	b.WriteString(header(ps, formatK8s, h))
 	fmt.Fprintf(&b, "# %d Job(s) for the phases ready now; apply them, wait, collect, ask again\n# (examples/k8s-driver.sh).\n", len(ready))
-	if len(ready) == 0 {
-		b.WriteString("# Nothing is ready: every phase is completed, or waits on one that is not.\n")
-	}
 	deadline := int64(opts.Deadline.Seconds())
 	notBefore := ""
 	if h != nil {
@@ -120,7 +125,7 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 			deadline += wait // the wait is not the phase's time
 		}
 	}
-	for _, ph := range ready {
+	for i, ph := range ready {
 		labels := map[string]string{
 			"app.kubernetes.io/managed-by": "debussy",
 			"debussy.dev/plan":             labelValue(planID),
@@ -171,7 +176,9 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 		if err != nil {
 			return fmt.Errorf("encode the Job of phase %s: %w", ph.ID, err)
 		}
-		b.WriteString("---\n")
+		if i > 0 {
+			b.WriteString("---\n")
+		}
 		b.Write(out)
 	}
 	_, err := io.WriteString(w, b.String())
