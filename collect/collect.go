@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
@@ -142,6 +144,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 		switch {
 		case !ok:
 			p.State = Unfinished
+			p.Reason = limitNote(opts.Repo, tip)
 		case o.Event == "completed" && stopped:
 			p.State = NotMerged
 		case o.Event == "completed":
@@ -155,6 +158,11 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			}
 		default:
 			p.State, p.Reason = State(o.Event), o.Reason
+			if p.State == Interrupted {
+				if n := limitNote(opts.Repo, tip); n != "" {
+					p.Reason = n
+				}
+			}
 			if p.State == Failed || p.State == Blocked {
 				notCompleted = append(notCompleted, ph.ID)
 			}
@@ -186,6 +194,20 @@ type notCompletedError struct{ msg string }
 
 func (e *notCompletedError) Error() string { return e.msg }
 func (e *notCompletedError) Unwrap() error { return ErrNotCompleted }
+
+// limitNote says which usage limit stopped a phase whose branch ends at
+// tip, from its Debussy-Usage-Limit trailer; "" when none did.
+func limitNote(repo *gitcommit.Repo, tip string) string {
+	c, err := repo.ReadCommit(tip)
+	if err != nil {
+		return ""
+	}
+	limit, resets, ok := remote.ParseLimitTrailer(c.Trailer(remote.LimitKey))
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("stopped at the account's %s usage limit, which resets at %s", failure.LimitName(limit), resets.UTC().Format(time.RFC3339))
+}
 
 // merge merges a completed phase's fetched branch into the target: State
 // Merged, AlreadyMerged or Conflict, or an error when the merge could not

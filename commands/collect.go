@@ -108,9 +108,9 @@ func (e *Env) printCollect(rel string, opts collectOptions, res collect.Result) 
 		switch p.State {
 		case collect.Merged:
 			what = append(what, fmt.Sprintf("%s/%s as %s", opts.From, p.Branch, gitcommit.Short(p.Commit)))
-		case collect.AlreadyMerged, collect.NotMerged, collect.Unfinished:
+		case collect.AlreadyMerged, collect.NotMerged:
 			what = append(what, opts.From+"/"+p.Branch)
-		case collect.Failed, collect.Blocked, collect.Conflict, collect.Interrupted:
+		case collect.Failed, collect.Blocked, collect.Conflict, collect.Interrupted, collect.Unfinished:
 			if p.Reason != "" {
 				what = append(what, p.Reason)
 			}

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 // collectRepos is a diamond plan pushed to a bare origin, the user's clone
@@ -236,5 +240,21 @@ func TestCollectIntoStaleBranch(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(r.dir, f)); err != nil {
 			t.Errorf("%s missing after collect --into stale: %v", f, err)
 		}
+	}
+}
+
+// A phase stopped at a usage limit (exit 75) has no outcome yet: collect
+// says which limit stopped it and when it resets, and does not fail.
+func TestCollectUsageLimit(t *testing.T) {
+	r := newCollectRepos(t)
+	r.phase("1", "completed", "one.txt", "1\n")
+	gitIn(t, r.worker, "checkout", "-q", "-B", phaseRef("5"), "origin/main")
+	m := gitcommit.Message{Subject: "debussy: phase 5 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
+		Phase: "5", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", time.Date(2026, 11, 27, 19, 0, 0, 0, time.UTC))}
+	gitIn(t, r.worker, "commit", "-q", "--allow-empty", "-m", m.String())
+	gitIn(t, r.worker, "push", "-q", "origin", "HEAD:refs/heads/"+phaseRef("5"))
+	code, out := r.collect()
+	if code != 0 || !strings.Contains(out, "5  Step 5  unfinished  stopped at the account's 5-hour usage limit, which resets at 2026-11-27T19:00:00Z; branch origin/"+phaseRef("5")+" kept") {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
