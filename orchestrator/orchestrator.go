@@ -45,24 +45,19 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config   config.Config
-	Plan     *plans.Plan
-	Repo     *gitcommit.Repo
-	Store    *state.Store
-	Logger   *slog.Logger
-	Out      io.Writer // the final summary table
-	SelfDir  string    // debussy's own directory, put first on the agent's PATH
-	PhaseID  string    // --phase: start here
-	Only     string    // --only: run exactly this phase (ledger.go)
-	Restart  bool      // --restart: ignore the ledger
-	FailFast bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
-	// Base is --base: BaseDeps merges the --only phase's dependencies'
-	// result branches from the remote before its first session; "" merges
-	// nothing (remote.go).
-	Base string
-	// Push is --push REMOTE: the phase's branch is pushed there after every
-	// commit debussy makes for it (remote.go); "" pushes nothing.
-	Push        string
+	Config      config.Config
+	Plan        *plans.Plan
+	Repo        *gitcommit.Repo
+	Store       *state.Store
+	Logger      *slog.Logger
+	Out         io.Writer // the final summary table
+	SelfDir     string    // debussy's own directory, put first on the agent's PATH
+	PhaseID     string    // --phase: start here
+	Only        string    // --only: run exactly this phase (ledger.go)
+	Restart     bool      // --restart: ignore the ledger
+	FailFast    bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
+	Base        string    // --base: BaseDeps merges the --only phase's dependencies' branches from the remote first; "" nothing (remote.go)
+	Push        string    // --push REMOTE: push the phase's branch after every commit debussy makes for it; "" pushes nothing (remote.go)
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set

@@ -232,6 +232,10 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 		}
 		if !ok || o.Event != string(state.StatusCompleted) {
 			how := "no outcome of it is recorded there (a run still going, or killed)"
+			if h, held, _ := rem.Hold(ctx, r.now(), ref); held && h.Phase == dep {
+				how = fmt.Sprintf("it stopped at the %s usage limit, which resets %s; rerun it after that",
+					failure.LimitName(h.Limit), failure.ResetClock(h.Resets, r.now()))
+			}
 			if ok {
 				how = fmt.Sprintf("its latest outcome there is %s at %s", o.Event, gitcommit.Short(o.Commit))
 				if o.Reason != "" {

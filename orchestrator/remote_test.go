@@ -354,3 +354,22 @@ func TestPushAfterInterrupt(t *testing.T) {
 		t.Errorf("pushed event %q, want interrupted", ev)
 	}
 }
+
+// A dependency stopped at a usage limit is named as such: its job reruns
+// after the reset.
+func TestBaseDepsHeldDependency(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, script{}, phaseSpec{id: "1"}, phaseSpec{id: "2", deps: []string{"1"}})
+	origin := f.withOrigin()
+	other := filepath.Join(t.TempDir(), "other")
+	gitT(t, t.TempDir(), "clone", "--quiet", "--branch", "main", origin, other)
+	resets := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	gitT(t, other, "commit", "--quiet", "--allow-empty", "-m", "debussy: phase 1 — checkpoint at the 5-hour limit\n\n"+
+		"Debussy-Plan: plan/MASTER_PLAN.md\nDebussy-Phase: 1\nDebussy-Event: retry\nDebussy-Session: 1\n"+
+		"Debussy-Usage-Limit: five_hour; resets="+resets.Format(time.RFC3339))
+	gitT(t, other, "push", "--quiet", "origin", "HEAD:refs/heads/"+testBranch("1"))
+	err := Run(context.Background(), f.job("2", BaseDeps, "origin"))
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "5-hour usage limit") {
+		t.Fatalf("held dependency: %v", err)
+	}
+}
