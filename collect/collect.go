@@ -117,7 +117,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("read the history of %s: %w", res.Target, err)
 	}
-	stopped := false
+	stopped, conflictWhy := false, ""
 	var notCompleted []string
 	for _, ph := range order {
 		p := Phase{ID: ph.ID, Title: ph.ShortTitle()}
@@ -141,7 +141,13 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			return res, err
 		}
 		o, ok := l.Latest(opts.PlanRel, ph.ID)
+		mine, done := here.Latest(opts.PlanRel, ph.ID)
+		done = (done && mine.Event == "completed") || ph.Status == plans.StatusCompleted
 		switch {
+		case done && (!ok || o.Event != "completed"):
+			// Completed in the target (a rerun elsewhere, merged): a branch
+			// left from an earlier try does not undo that.
+			p.State = Completed
 		case !ok:
 			p.State = Unfinished
 			p.Reason = limitNote(opts.Repo, tip)
@@ -155,6 +161,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			if p.State == Conflict {
 				stopped = true
 				res.Conflict = &gitcommit.ConflictError{Branch: opts.Remote + "/" + branch, Files: p.Files}
+				conflictWhy = p.Reason
 			}
 		default:
 			p.State, p.Reason = State(o.Event), o.Reason
@@ -171,8 +178,8 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	}
 
 	if res.Conflict != nil {
-		return res, fmt.Errorf("%w: %s and %s both changed %s; %s is as the merges before it left it, nothing was pushed, the phase branches are kept (merge %s with git yourself, then run collect again)",
-			gitcommit.ErrConflict, res.Conflict.Branch, res.Target, strings.Join(res.Conflict.Files, ", "), res.Target, res.Conflict.Branch)
+		return res, fmt.Errorf("%w: merging %s into %s: %s; %s is as the merges before it left it, nothing was pushed, the phase branches are kept (merge %s with git yourself, then run collect again)",
+			gitcommit.ErrConflict, res.Conflict.Branch, res.Target, conflictWhy, res.Target, res.Conflict.Branch)
 	}
 	if opts.Push {
 		if err := push(ctx, rem, opts, res.Target); err != nil {

@@ -140,7 +140,7 @@ func TestCollectConflict(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
-	for _, want := range []string{"5  Step 5  conflict  both sides changed shared.txt", "origin/" + phaseRef("5") + " and main both changed shared.txt",
+	for _, want := range []string{"5  Step 5  conflict  both sides changed shared.txt", "merging origin/" + phaseRef("5") + " into main: both sides changed shared.txt",
 		"nothing was pushed", "2  Step 2  merged"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -255,6 +255,18 @@ func TestCollectUsageLimit(t *testing.T) {
 	gitIn(t, r.worker, "push", "-q", "origin", "HEAD:refs/heads/"+phaseRef("5"))
 	code, out := r.collect()
 	if code != 0 || !strings.Contains(out, "5  Step 5  unfinished  stopped at the account's 5-hour usage limit, which resets at 2026-11-27T19:00:00Z; branch origin/"+phaseRef("5")+" kept") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// A phase completed in the target (rerun and merged) is completed, whatever
+// a branch left from an earlier, failed try says.
+func TestCollectCompletedHereBeatsAFailedBranch(t *testing.T) {
+	r := newCollectRepos(t)
+	r.phase("5", "failed", "five.txt", "5\n")
+	outcomeCommit(t, r.dir, "5", "completed")
+	code, out := r.collect()
+	if code != 0 || !strings.Contains(out, "5  Step 5  completed") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
