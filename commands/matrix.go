@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 type matrixOptions struct {
@@ -133,7 +134,7 @@ func writeMatrix(w io.Writer, ready []*plans.Phase, notBefore string) error {
 		Include []matrixEntry `json:"include"`
 	}{Include: []matrixEntry{}}
 	for _, ph := range ready {
-		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: ph.Title, NotBefore: notBefore})
+		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: secrets.Redact(ph.Title), NotBefore: notBefore})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

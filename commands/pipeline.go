@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 type pipelineOptions struct {
@@ -80,11 +82,12 @@ completed ones:
                   write_repository) as a CI variable; the job token may not push.
 --format k8s      one batch/v1 Job per phase ready now (backoffLimit 0: debussy retries
                   itself), each cloning --repo at --ref into an emptyDir and running the
-                  phase; the token comes from the Secret --secret (keys
-                  CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY, and DEBUSSY_PUSH_TOKEN for
-                  an https remote that needs one). A driver applies them, waits, collects
-                  and asks again until nothing is ready (examples/k8s-driver.sh); with
-                  nothing ready, nothing is written.
+                  phase; it reads CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY (and
+                  DEBUSSY_PUSH_TOKEN, for an https remote that needs one) from a
+                  Kubernetes Secret, by default the one called debussy (--secret).
+                  A driver applies them, waits, collects and asks again until nothing
+                  is ready (examples/k8s-driver.sh); with nothing ready, nothing is
+                  written.
 
 When a usage limit is recorded for the account (an account hold), nothing starts before
 it resets: GitLab's jobs are delayed (when: delayed), Kubernetes' Jobs wait in their
@@ -92,7 +95,7 @@ command, and the note says until when.
 
 Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or plan.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Usage: "what to write: `github`, gitlab or k8s"},
+			&cli.StringFlag{Name: "format", Usage: "what to write: github, gitlab or k8s (`FORMAT`)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.StringFlag{Name: "remote", Value: "origin", Usage: "the `REMOTE` phases push to and collect fetches from"},
 			&cli.StringFlag{Name: "image", Usage: "container `IMAGE` with git, debussy and claude (k8s default " + defaultImage + "; gitlab: none, the runner's)"},
@@ -175,6 +178,10 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 				return fmt.Errorf("%w: the Jobs clone the remote %q, which is not here (%v): name the clone URL with --repo", orchestrator.ErrSetup, opts.Remote, err)
 			}
 		}
+		if clean, had := withoutCredentials(opts.RepoURL); had {
+			fmt.Fprintln(e.Stderr, "debussy: the clone URL carries credentials; the Jobs get it without them (put a token that may push in the Secret as DEBUSSY_PUSH_TOKEN)")
+			opts.RepoURL = clean
+		}
 		if opts.Ref == "" {
 			if opts.Ref, err = gitOut(ctx, ps.ws.Root, "symbolic-ref", "--quiet", "--short", "HEAD"); err != nil {
 				return fmt.Errorf("%w: HEAD is detached: name the branch the Jobs clone with --ref", orchestrator.ErrSetup)
@@ -188,7 +195,14 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		}
 	}
 	if opts.Output == "" {
-		_, err = e.Stdout.Write(buf.Bytes())
+		// Not through the redactor: the scripts name tokens by their
+		// variables (password=$DEBUSSY_PUSH_TOKEN), which it would take for
+		// secrets; what came from the user was redacted as it was put in.
+		out := e.RawStdout
+		if out == nil {
+			out = e.Stdout
+		}
+		_, err = out.Write(buf.Bytes())
 		return err
 	}
 	// Not private: a CI artifact other jobs read.
@@ -196,6 +210,17 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		return fmt.Errorf("write %s: %w", opts.Output, err)
 	}
 	return nil
+}
+
+// withoutCredentials strips the user and password from an http(s) URL,
+// saying whether there were any: a generated Job leaves the machine.
+func withoutCredentials(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return raw, false
+	}
+	u.User = nil
+	return u.String(), true
 }
 
 // gitOut runs git in root and returns its trimmed output.
@@ -222,7 +247,7 @@ func holdNote(h *remote.Hold) string {
 // which commit, what was left out.
 func header(ps *planState, format string, h *remote.Hold) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# debussy pipeline %s --format %s, at %s.\n", ps.rel, format, gitcommit.Short(ps.head))
+	fmt.Fprintf(&b, "# debussy pipeline %s --format %s, at %s.\n", secrets.Redact(ps.rel), format, gitcommit.Short(ps.head))
 	var done []string
 	for _, ph := range ps.plan.Phases {
 		if ps.completed(ph.ID) {
@@ -276,7 +301,7 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 	doc := yaml.MapSlice{
 		{Key: "variables", Value: yaml.MapSlice{
 			{Key: "GIT_DEPTH", Value: "0"}, // the ledger is the history
-			{Key: "DEBUSSY_PLAN", Value: ps.rel},
+			{Key: "DEBUSSY_PLAN", Value: secrets.Redact(ps.rel)},
 		}},
 		{Key: "stages", Value: []string{"phases", "collect"}},
 		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript}},

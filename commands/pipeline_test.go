@@ -3,6 +3,7 @@ package commands
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/golden"
 	"github.com/debussy-dev/debussy/remote"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // diamondDeps is the plan of the pipeline tests: a diamond (1 → 2, 3 → 4)
@@ -360,5 +362,35 @@ func TestPipelineNothingLeft(t *testing.T) {
 	code, stdout, _ = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "github")
 	if code != 0 || stdout != `{"include":[]}`+"\n" {
 		t.Errorf("github: exit %d, %q", code, stdout)
+	}
+}
+
+// On the terminal's stdout, which redacts, the generated files come out
+// whole: their scripts name tokens by variable (password=$DEBUSSY_PUSH_TOKEN),
+// which the redactor would take for secrets. A clone URL's credentials are
+// left out of the Jobs.
+func TestPipelineNotRedactedButNoCredentials(t *testing.T) {
+	dir := diamondRepo(t)
+	for _, format := range []string{"gitlab", "k8s"} {
+		var raw, stderr bytes.Buffer
+		e := &Env{Stdout: secrets.Writer(&raw), RawStdout: &raw, Stderr: &stderr, Dir: dir,
+			Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Hard: make(chan struct{})}
+		code := e.Run(context.Background(), []string{"debussy", "pipeline", "plan/MASTER_PLAN.md", "--format", format,
+			"--repo", "https://ci:glpat-abcdefghij0123456789@git.example.com/team/app.git", "--ref", "main"})
+		out := raw.String()
+		if code != 0 || strings.Contains(out, "[redacted]") || strings.Contains(out, "glpat-") {
+			t.Errorf("%s: exit %d, stderr %s\n%s", format, code, stderr.String(), out)
+		}
+		golden := filepath.Join("testdata", "pipeline-fresh-"+format+map[string]string{"gitlab": ".yml", "k8s": ".yaml"}[format]+".golden")
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if format == "gitlab" && out != string(want) {
+			t.Errorf("gitlab: stdout differs from %s:\n%s", golden, out)
+		}
+		if format == "k8s" && (!strings.Contains(out, "value: https://git.example.com/team/app.git\n") || !strings.Contains(stderr.String(), "carries credentials")) {
+			t.Errorf("k8s: the clone URL kept its credentials, or nothing said so: %s\n%s", stderr.String(), out)
+		}
 	}
 }

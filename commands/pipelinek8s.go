@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // The batch/v1 Job debussy writes: only the fields it sets, named as the
@@ -133,9 +134,9 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 			"debussy.dev/base":             base,
 		}
 		env := []k8sEnv{
-			{Name: "DEBUSSY_REPO", Value: opts.RepoURL},
+			{Name: "DEBUSSY_REPO", Value: secrets.Redact(opts.RepoURL)},
 			{Name: "DEBUSSY_REF", Value: opts.Ref},
-			{Name: "DEBUSSY_PLAN", Value: ps.rel},
+			{Name: "DEBUSSY_PLAN", Value: secrets.Redact(ps.rel)},
 			{Name: "DEBUSSY_PHASE", Value: ph.ID},
 		}
 		if notBefore != "" {
@@ -150,7 +151,7 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 		job := k8sJob{
 			APIVersion: "batch/v1", Kind: "Job",
 			Metadata: k8sMeta{Name: k8sJobName(planID, ph.ID, base), Namespace: opts.Namespace, Labels: labels,
-				Annotations: map[string]string{"debussy.dev/title": ph.Title}},
+				Annotations: map[string]string{"debussy.dev/title": secrets.Redact(ph.Title)}},
 			Spec: k8sJobSpec{
 				BackoffLimit: 0, ActiveDeadlineSeconds: deadline, TTLSecondsAfterFinished: int64(opts.TTL.Seconds()),
 				Template: k8sTemplate{
