@@ -188,6 +188,9 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 		fmt.Fprintf(w, "%s now (yours: debussy's commits leave them out unless the agent changes them): %s\n",
 			plural(n, "untracked file"), strings.Join(names, ", "))
 	}
+	for _, line := range preview.Remote {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintln(w, "dry run: nothing started")
 	return nil
 }

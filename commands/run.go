@@ -368,6 +368,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if opts.DryRun {
 		preview, err := orchestrator.Check(orchestrator.Options{
 			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Only: opts.Only, Restart: opts.Restart,
+			Base: opts.Base, Push: opts.Push,
 		})
 		if err != nil {
 			return err

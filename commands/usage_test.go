@@ -58,6 +58,8 @@ func TestWhatANewUserTypes(t *testing.T) {
 		{name: "--phase without its value", args: []string{"done", "--phase"}, code: 2, stderr: "--phase needs a value"},
 		{name: "--base deps needs --only", args: []string{"run", "plan/MASTER_PLAN.md", "--base", "deps"}, code: 2,
 			stderr: "--base deps needs --only ID"},
+		{name: "--dry-run of a CI job says what it would merge and push", args: []string{"run", "plan/MASTER_PLAN.md", "--only", "2", "--base", "deps", "--push", "origin", "--dry-run"}, code: 0,
+			stdout: "--base deps: merge phase 1's branch debussy/plan-master-plan/phase-1 from origin (it must end completed there)\n--push: push HEAD to debussy/plan-master-plan/phase-2 on origin after every commit (never forced)\ndry run: nothing started"},
 		{name: "--base takes deps or HEAD", args: []string{"run", "plan/MASTER_PLAN.md", "--only", "1", "--base", "main"}, code: 2,
 			stderr: `--base "main": want deps or HEAD`},
 		{name: "done inside a run takes the run's phase", env: inRun, args: []string{"done"}, code: 0,

@@ -81,7 +81,8 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	if ph == nil {
 		return fmt.Errorf("%w: --only %s: no such phase in %s; its phases are %s", ErrSetup, r.Only, r.Plan.Path, phaseIDs(r.Plan))
 	}
-	if missing := r.Plan.Unfinished(ph, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
+	// A dry run of --base deps fetches nothing: the run merges them first.
+	if missing := r.Plan.Unfinished(ph, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 && !(r.preview && r.Base == BaseDeps) {
 		noun := "phase"
 		if len(missing) > 1 {
 			noun = "phases"

@@ -141,6 +141,9 @@ type orun struct {
 	// hold is the account's usage limit git records, read at the start
 	// (remote.go); nil when none is in force.
 	hold *remote.Hold
+	// preview is set for Check (--dry-run): nothing is fetched, so --base
+	// deps's dependencies are not required to be done yet.
+	preview bool
 }
 
 func newRun(opts Options) (*orun, error) {

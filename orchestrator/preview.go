@@ -23,6 +23,8 @@ type Preview struct {
 	// UserFiles are the untracked files present now, sorted: Run would
 	// leave them out of its commits unless the agent changes them.
 	UserFiles []string
+	// Remote says what --base deps and --push would fetch, merge and push.
+	Remote []string
 }
 
 // Check decides what Run would do with opts without locking, writing or
@@ -32,7 +34,7 @@ type Preview struct {
 // tracked files. --dry-run is built on it so it cannot promise a run that
 // would not start.
 func Check(opts Options) (*Preview, error) {
-	r := &orun{Options: opts, cfg: opts.Config, log: slog.New(slog.DiscardHandler), now: opts.Now}
+	r := &orun{Options: opts, cfg: opts.Config, log: slog.New(slog.DiscardHandler), now: opts.Now, preview: true}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -66,7 +68,7 @@ func Check(opts Options) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}}
+	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}, Remote: r.remotePlan()}
 	for _, rec := range r.run.Phases {
 		if rec.Status == state.StatusSkipped {
 			p.Skipped[rec.ID] = true

@@ -425,3 +425,25 @@ func (r *orun) applyHold(p *phaseRun) {
 		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
 	r.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
 }
+
+// remotePlan says, for --dry-run, what --base deps and --push would do.
+func (r *orun) remotePlan() []string {
+	var out []string
+	if r.Base == BaseDeps && r.Only != "" {
+		if ph := r.Plan.Phase(r.Only); ph != nil {
+			for _, dep := range ph.DependsOn {
+				out = append(out, fmt.Sprintf("--base deps: merge phase %s's branch %s from %s (it must end completed there)",
+					dep, plans.PhaseBranch(r.planID(), dep), r.remoteName()))
+			}
+		}
+	}
+	if r.Push != "" {
+		phase := r.Only
+		if phase == "" {
+			phase = "<ID>"
+		}
+		out = append(out, fmt.Sprintf("--push: push HEAD to %s on %s after every commit (never forced)",
+			plans.PhaseBranch(r.planID(), phase), r.Push))
+	}
+	return out
+}
