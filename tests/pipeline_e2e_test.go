@@ -1,24 +1,14 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	batchv1 "k8s.io/api/batch/v1"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
@@ -175,145 +165,6 @@ func regexpPass(out []byte, job string) bool {
 	return false
 }
 
-// The diamond plan through the Kubernetes Jobs debussy writes, run by a
-// stand-in kubelet: each wave's Jobs are decoded strictly as batch/v1 Jobs,
-// and each Job's container command runs as the pod would — in an empty
-// directory (its emptyDir, where the command clones the origin), with the
-// Job's environment and the Secret's keys — the Jobs of a wave side by
-// side; between waves the driver collects, as examples/k8s-driver.sh does.
-func TestPipelineK8sRunsThePlan(t *testing.T) {
-	claudetest.OncePerSuite(t, "the Kubernetes Jobs' commands")
-	want := sequentialTree(t)
-
-	h := newHarness(t, diamondScript(), diamondPhases, "")
-	origin := h.withOrigin()
-	driver := h.cloneOf(origin)
-	bin := binDir(t)
-	// The Secret the Jobs read: the harness's key for the fake API.
-	secret := map[string]string{}
-	for _, kv := range h.Env {
-		if k, v, ok := strings.Cut(kv, "="); ok && (k == "ANTHROPIC_API_KEY" || k == "CLAUDE_CODE_OAUTH_TOKEN") {
-			secret[k] = v
-		}
-	}
-
-	var waves []string
-	for wave := 1; wave <= 5; wave++ {
-		claudetest.Git(t, driver.Repo, "pull", "-q", "--no-rebase", "origin", "main")
-		r := driver.run("pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--repo", origin, "--ref", "main")
-		if r.Code != 0 {
-			t.Fatalf("wave %d: pipeline: %s", wave, r)
-		}
-		jobs := strictJobs(t, r.Stdout)
-		if len(jobs) == 0 {
-			break
-		}
-		var ids []string
-		for _, j := range jobs {
-			ids = append(ids, j.Labels["debussy.dev/phase"])
-		}
-		waves = append(waves, strings.Join(ids, " "))
-		var wg sync.WaitGroup
-		for _, j := range jobs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := kubelet(t, j, h.Env, bin, secret); err != nil {
-					t.Errorf("wave %d: Job %s: %v", wave, j.Name, err)
-				}
-			}()
-		}
-		wg.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
-		if r := driver.run("collect", "plan/MASTER_PLAN.md", "--from", "origin", "--push"); r.Code != 0 {
-			t.Fatalf("wave %d: collect: %s", wave, r)
-		}
-	}
-	if got, wantWaves := strings.Join(waves, " | "), "1 5 | 2 3 | 4"; got != wantWaves {
-		t.Errorf("waves %q, want %q", got, wantWaves)
-	}
-	checkCollected(t, origin, want)
-}
-
-// strictJobs decodes a k8s pipeline's documents as batch/v1 Jobs; a field
-// the Kubernetes API does not know fails the test.
-func strictJobs(t *testing.T, out string) []batchv1.Job {
-	t.Helper()
-	var jobs []batchv1.Job
-	rd := k8syaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
-	for {
-		doc, err := rd.Read()
-		if errors.Is(err, io.EOF) {
-			return jobs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var obj map[string]any
-		if err := sigsyaml.Unmarshal(doc, &obj); err != nil || len(obj) == 0 {
-			continue // comments only
-		}
-		var job batchv1.Job
-		if err := sigsyaml.UnmarshalStrict(doc, &job); err != nil {
-			t.Fatalf("a Job that does not decode strictly: %v\n%s", err, doc)
-		}
-		jobs = append(jobs, job)
-	}
-}
-
-// kubelet runs a Job's one container as a pod would: its command in a
-// fresh directory (the emptyDir volume mounted at workingDir), with the
-// container's env (secretKeyRef read from secret; an optional key that is
-// missing is left out) over the test's environment, and debussy and the
-// claude CLI on PATH as the image has them.
-func kubelet(t *testing.T, job batchv1.Job, base []string, bin string, secret map[string]string) error {
-	pod := job.Spec.Template.Spec
-	if len(pod.Containers) != 1 || pod.RestartPolicy != "Never" || job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 0 {
-		return fmt.Errorf("not one container run once: %+v", job.Spec)
-	}
-	c := pod.Containers[0]
-	mounted := false
-	for _, m := range c.VolumeMounts {
-		for _, v := range pod.Volumes {
-			mounted = mounted || (m.Name == v.Name && v.EmptyDir != nil && m.MountPath == c.WorkingDir)
-		}
-	}
-	if !mounted {
-		return fmt.Errorf("the working directory %s is not an emptyDir", c.WorkingDir)
-	}
-	env := append(slices.Clone(base), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom == nil:
-			env = append(env, e.Name+"="+e.Value)
-		case e.ValueFrom.SecretKeyRef != nil:
-			ref := e.ValueFrom.SecretKeyRef
-			v, ok := secret[ref.Key]
-			if !ok && (ref.Optional == nil || !*ref.Optional) {
-				return fmt.Errorf("secret key %s missing and not optional", ref.Key)
-			}
-			if ok {
-				env = append(env, e.Name+"="+v)
-			}
-		default:
-			return fmt.Errorf("env %s: a source the stand-in does not know", e.Name)
-		}
-	}
-	deadline := time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), min(deadline, 6*time.Minute))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Command[0], append(c.Command[1:], c.Args...)...)
-	cmd.Dir = t.TempDir() // the emptyDir
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	t.Logf("Job %s:\n%s", job.Name, out.String())
-	return err
-}
-
 // GitLab checks a job's commit out detached: a phase job pushes its branch
 // from there, and collect --into makes the target branch at HEAD and
 // pushes it.
@@ -344,4 +195,57 @@ func TestPipelineDetachedCheckout(t *testing.T) {
 	if files := claudetest.Git(t, origin, "ls-tree", "--name-only", "main"); !strings.Contains(files, "one.txt") {
 		t.Errorf("origin's main holds %q", files)
 	}
+}
+
+// examples/k8s-driver.sh as written, with kubectl a stand-in (fakekube:
+// the Jobs decoded strictly, each Job's command run as its pod would, in
+// an emptyDir): wave after wave until nothing is ready, origin's main ends
+// with the tree a sequential run makes.
+func TestPipelineK8sDriverRunsThePlan(t *testing.T) {
+	claudetest.OncePerSuite(t, "the Kubernetes driver loop and its Jobs")
+	want := sequentialTree(t)
+
+	h := newHarness(t, diamondScript(), diamondPhases, "")
+	origin := h.withOrigin()
+	driver := h.cloneOf(origin)
+	bin := binDir(t)
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl"), "./fakekube")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build fakekube: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	script, err := filepath.Abs(filepath.Join("..", "examples", "k8s-driver.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script, "plan/MASTER_PLAN.md", "--cpu", "250m")
+	cmd.Dir = driver.Repo
+	cmd.Env = append(slices.Clone(h.Env), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKEKUBE_STATE="+state, "DEBUSSY_POLL_SECONDS=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("k8s-driver.sh:\n%s", out)
+	if err != nil {
+		for _, f := range must(filepath.Glob(filepath.Join(state, "*.log"))) {
+			b, _ := os.ReadFile(f)
+			t.Logf("%s:\n%s", filepath.Base(f), b)
+		}
+		t.Fatalf("k8s-driver.sh: %v", err)
+	}
+	applied, _ := os.ReadFile(filepath.Join(state, "applied.log"))
+	if got := strings.TrimSpace(string(applied)); got != "1 5\n2 3\n4" {
+		t.Errorf("waves of Jobs started:\n%s\nwant 1 5, 2 3, 4", got)
+	}
+	if !strings.Contains(string(out), "nothing is ready") {
+		t.Errorf("the driver did not end with nothing ready")
+	}
+	checkCollected(t, origin, want)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
