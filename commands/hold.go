@@ -28,6 +28,15 @@ func (e *Env) accountHold(ctx context.Context, root, remoteName string) (remote.
 	return h, ok
 }
 
+// holdAt is accountHold from remoteName when the repository has that
+// remote, else from what is here.
+func (e *Env) holdAt(ctx context.Context, root, remoteName string) (remote.Hold, bool) {
+	if remoteName != "" && !hasRemote(ctx, root, remoteName) {
+		remoteName = ""
+	}
+	return e.accountHold(ctx, root, remoteName)
+}
+
 // holdLine says, in plain words, what a hold means for the next session.
 func holdLine(h remote.Hold, now time.Time) string {
 	by := ""

@@ -29,11 +29,16 @@ func Main(args []string) int {
 		Stdin: os.Stdin,
 		// Everything debussy prints passes the redactor (config's
 		// redact_allow installs its allow list once loaded).
-		Stdout:  secrets.Writer(os.Stdout),
-		Stderr:  secrets.Writer(os.Stderr),
-		Getenv:  os.Getenv,
-		Environ: os.Environ,
-		Hard:    hard,
+		Stdout: secrets.Writer(os.Stdout),
+		Stderr: secrets.Writer(os.Stderr),
+		// For generated CI files (pipeline), whose shell reads tokens from
+		// the environment: the redactor takes `password=$TOKEN` for a
+		// secret and would break them. What they hold from the user is
+		// redacted piece by piece instead.
+		RawStdout: os.Stdout,
+		Getenv:    os.Getenv,
+		Environ:   os.Environ,
+		Hard:      hard,
 	}
 	return env.Run(ctx, args)
 }
@@ -42,6 +47,7 @@ func Main(args []string) int {
 type Env struct {
 	Stdin          io.Reader // read only to answer a question on a terminal (extend.go)
 	Stdout, Stderr io.Writer
+	RawStdout      io.Writer // unredacted stdout (pipeline); nil: Stdout
 	Getenv         func(string) string
 	Environ        func() []string
 	Hard           <-chan struct{} // closed on a second Ctrl-C
@@ -190,6 +196,8 @@ or plan, 130 interrupted (work committed; run again to resume).`),
 			e.logsCommand(),
 			e.reportCommand(),
 			e.matrixCommand(),
+			e.pipelineCommand(),
+			e.collectCommand(),
 			e.doneCommand(),
 			e.answerCommand(),
 			e.progressCommand(),

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 type matrixOptions struct {
@@ -54,8 +57,18 @@ A workflow (full version: examples/github-actions-matrix.yml):
       steps:
         - uses: actions/checkout@v4
           with: { fetch-depth: 0 }
-        - run: debussy run docs/plans/MASTER_PLAN.md --only ${{ matrix.phase }}
-        - run: git push origin "HEAD:refs/heads/debussy/phase-${{ matrix.phase }}"
+        - run: debussy run docs/plans/MASTER_PLAN.md --only ${{ matrix.phase }} --base deps --push origin
+    collect:
+      needs: [plan, phase]
+      if: always() && needs.plan.outputs.matrix != '{"include":[]}'
+      runs-on: ubuntu-latest
+      steps:
+        - uses: actions/checkout@v4
+          with: { fetch-depth: 0 }
+        - run: debussy collect docs/plans/MASTER_PLAN.md --from origin --push
+
+debussy pipeline --format github prints the same; --format gitlab and k8s write what
+GitLab and Kubernetes run.
 
 A usage limit is the account's: when a phase's commit on the remote's debussy branches
 (fetched from --remote, default origin) or in HEAD records one that has not reset
@@ -95,58 +108,104 @@ type matrixEntry struct {
 }
 
 func (e *Env) matrix(ctx context.Context, opts matrixOptions) error {
-	ws, err := e.loadWorkspace(opts.ConfigFile, nil)
+	ps, err := e.planState(opts.ConfigFile, opts.PlanPath)
 	if err != nil {
 		return err
+	}
+	ready, err := ps.ready()
+	if err != nil {
+		return err
+	}
+	notBefore := ""
+	if len(ready) > 0 {
+		if h, ok := e.holdAt(ctx, ps.ws.Root, opts.Remote); ok {
+			notBefore = h.Resets.UTC().Format(time.RFC3339)
+			fmt.Fprintf(e.Stderr, "debussy: %s\n", holdLine(h, time.Now()))
+		}
+	}
+	return writeMatrix(e.Stdout, ready, notBefore)
+}
+
+// writeMatrix writes the phases as one line of GitHub Actions matrix JSON
+// (one line: $GITHUB_OUTPUT takes name=value lines), each entry with
+// notBefore when a usage limit holds.
+func writeMatrix(w io.Writer, ready []*plans.Phase, notBefore string) error {
+	out := struct {
+		Include []matrixEntry `json:"include"`
+	}{Include: []matrixEntry{}}
+	for _, ph := range ready {
+		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: secrets.Redact(ph.Title), NotBefore: notBefore})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode matrix: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// planState is a plan and what git's ledger (the commits reachable from
+// HEAD) says of its phases: what matrix and pipeline read.
+type planState struct {
+	ws   *workspace
+	plan *plans.Plan
+	rel  string                       // the plan's Debussy-Plan path
+	head string                       // HEAD's commit
+	git  map[string]gitcommit.Outcome // phases completed per git
+}
+
+func (e *Env) planState(configFile, planPath string) (*planState, error) {
+	ws, err := e.loadWorkspace(configFile, nil)
+	if err != nil {
+		return nil, err
 	}
 	if ws.Repo == nil {
-		return fmt.Errorf("%w: %s is not inside a git repository; the matrix is read from git history", orchestrator.ErrSetup, ws.Root)
+		return nil, fmt.Errorf("%w: %s is not inside a git repository; the phases' state is read from git history", orchestrator.ErrSetup, ws.Root)
 	}
-	plan, err := e.loadPlan(ws, opts.PlanPath)
+	plan, err := e.loadPlan(ws, planPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := plan.Err(); err != nil {
 		for _, f := range plan.Errors() {
 			fmt.Fprintln(e.Stderr, f.String())
 		}
-		return &shownError{err}
+		return nil, &shownError{err}
 	}
 	l, err := ws.Repo.ReadLedger()
 	if err != nil {
-		return fmt.Errorf("read git history: %w", err)
+		return nil, fmt.Errorf("read git history: %w", err)
 	}
-	inGit := orchestrator.GitCompleted(plan, l, orchestrator.PlanRel(ws.Root, plan.Path))
-	ready, err := plan.Ready(func(id string) bool {
-		_, ok := inGit[id]
-		p := plan.Phase(id)
-		return ok || (p != nil && p.Status == plans.StatusCompleted)
-	})
+	head, err := ws.Repo.Head()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("read HEAD: %w", err)
 	}
-	out := struct {
-		Include []matrixEntry `json:"include"`
-	}{Include: []matrixEntry{}}
-	notBefore := ""
-	if len(ready) > 0 {
-		name := opts.Remote
-		if name != "" && !hasRemote(ctx, ws.Root, name) {
-			name = ""
-		}
-		if h, ok := e.accountHold(ctx, ws.Root, name); ok {
-			notBefore = h.Resets.UTC().Format(time.RFC3339)
-			fmt.Fprintf(e.Stderr, "debussy: %s\n", holdLine(h, time.Now()))
-		}
-	}
-	for _, ph := range ready {
-		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: ph.Title, NotBefore: notBefore})
-	}
-	// One line: $GITHUB_OUTPUT takes name=value lines.
-	b, err := json.Marshal(out)
+	rel := orchestrator.PlanRel(ws.Root, plan.Path)
+	return &planState{ws: ws, plan: plan, rel: rel, head: head, git: orchestrator.GitCompleted(plan, l, rel)}, nil
+}
+
+// completed reports whether a phase is done: in git, or marked so in the
+// plan's table.
+func (s *planState) completed(id string) bool {
+	_, ok := s.git[id]
+	p := s.plan.Phase(id)
+	return ok || (p != nil && p.Status == plans.StatusCompleted)
+}
+
+// ready lists, in run order, the phases that can start now.
+func (s *planState) ready() ([]*plans.Phase, error) { return s.plan.Ready(s.completed) }
+
+// remaining lists, in run order, the phases not completed yet.
+func (s *planState) remaining() ([]*plans.Phase, error) {
+	order, err := s.plan.Order()
 	if err != nil {
-		return fmt.Errorf("encode matrix: %w", err)
+		return nil, fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
-	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
-	return err
+	var out []*plans.Phase
+	for _, ph := range order {
+		if !s.completed(ph.ID) {
+			out = append(out, ph)
+		}
+	}
+	return out, nil
 }

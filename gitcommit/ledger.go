@@ -63,6 +63,61 @@ func (r *Repo) ReadLedger() (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
+	return r.readLedger(head)
+}
+
+// LedgerAt is ReadLedger from the commit ref names (a full ref name such as
+// refs/remotes/origin/debussy/plan/phase-2) instead of HEAD: what a branch
+// that is not checked out says about phases. A ref that does not exist has
+// an empty ledger.
+func (r *Repo) LedgerAt(ref string) (*Ledger, error) {
+	end, err := r.begin()
+	if err != nil {
+		return nil, fmt.Errorf("read ledger of %s: %w", ref, err)
+	}
+	defer end()
+	h, err := r.refHash(ref)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger of %s: %w", ref, err)
+	}
+	return r.readLedger(h)
+}
+
+// RefHash returns the commit a full ref name points to, "" when there is
+// no such ref.
+func (r *Repo) RefHash(ref string) (string, error) {
+	end, err := r.begin()
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", ref, err)
+	}
+	defer end()
+	h, err := r.refHash(ref)
+	if err != nil || h.IsZero() {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// refHash resolves a full ref name (symbolic refs followed); zero when it
+// does not exist.
+func (r *Repo) refHash(ref string) (plumbing.Hash, error) {
+	got, err := r.store.Reference(plumbing.ReferenceName(ref))
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", ref, err)
+	}
+	if got.Type() == plumbing.SymbolicReference {
+		if got, err = r.repo.Reference(got.Name(), true); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("read %s: %w", ref, err)
+		}
+	}
+	return got.Hash(), nil
+}
+
+// readLedger reads the outcomes reachable from head (zero: none).
+func (r *Repo) readLedger(head plumbing.Hash) (*Ledger, error) {
 	l := &Ledger{}
 	if head.IsZero() {
 		return l, nil

@@ -21,7 +21,9 @@ import (
 // as GitHub would run them — each job in a fresh clone of an "origin"
 // repository, its run: scripts verbatim through bash -eo pipefail with the
 // ${{ }} expressions filled in, the if: conditions honoured — wave after
-// wave, until the plan job's matrix is empty. debussy and the real claude
+// wave, until the plan job's matrix is empty: phase jobs merge their
+// dependencies' branches and push their own (--base deps --push), and the
+// collect job merges them (debussy collect). debussy and the real claude
 // CLI (against the fake API) stand in for the install step's go install and
 // npm install; gh only records the dispatch.
 func TestWorkflowMatrixRunsThePlan(t *testing.T) {
@@ -77,11 +79,11 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 				t.Errorf("wave %d: phase %s's step summary lacks the table or the charts:\n%s", wave, entry["phase"], job.summary)
 			}
 		}
-		if !w.runs("merge") {
-			t.Fatalf("wave %d: merge job skipped", wave)
+		if !w.runs("collect") {
+			t.Fatalf("wave %d: collect job skipped", wave)
 		}
-		if job := w.job("merge", nil); job.failed {
-			t.Fatalf("wave %d: the merge job failed", wave)
+		if job := w.job("collect", nil); job.failed {
+			t.Fatalf("wave %d: the collect job failed", wave)
 		}
 	}
 	want := []string{`{"include":[{"phase":"1","title":"Base"}]}`,
@@ -90,8 +92,8 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 		t.Fatalf("waves %q, want %q", waves, want)
 	}
 
-	// origin's branch has every phase completed (per git), both parallel
-	// phases' files, and no phase branch left over.
+	// origin's branch has every phase completed (per git) and both parallel
+	// phases' files; each phase's branch is kept, ending completed.
 	out := claudetest.Git(t, w.origin, "log", "main", "--format=%(trailers:key=Debussy-Phase,valueonly,separator=)=%(trailers:key=Debussy-Event,valueonly,separator=)")
 	for _, id := range []string{"1", "2", "3"} {
 		if !strings.Contains(out, id+"=completed") {
@@ -101,8 +103,11 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 	if files := claudetest.Git(t, w.origin, "ls-tree", "--name-only", "main"); !strings.Contains(files, "left.txt") || !strings.Contains(files, "right.txt") {
 		t.Errorf("origin's main holds %q", files)
 	}
-	if refs := claudetest.Git(t, w.origin, "for-each-ref", "--format=%(refname)", "refs/heads/debussy/"); refs != "" {
-		t.Errorf("phase branches left on origin: %s", refs)
+	for _, id := range []string{"1", "2", "3"} {
+		tip := originTip(w.origin, e2ePlanBranch(id))
+		if ev := claudetest.Git(t, w.origin, "log", "-1", "--format=%(trailers:key=Debussy-Event,valueonly)", tip); tip == "" || ev != "completed" {
+			t.Errorf("phase %s's branch on origin at %q ends with event %q", id, tip, ev)
+		}
 	}
 	calls := w.calls()
 	dispatch := `gh workflow run debussy matrix --ref main -f plan=plan/MASTER_PLAN.md`
