@@ -372,6 +372,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Logger:      logger,
 		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),
+		Self:        self,
 		PhaseID:     opts.Phase,
 		Only:        opts.Only,
 		Restart:     opts.Restart,

@@ -44,17 +44,21 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config      config.Config
-	Plan        *plans.Plan
-	Repo        *gitcommit.Repo
-	Store       *state.Store
-	Logger      *slog.Logger
-	Out         io.Writer // the final summary table
-	SelfDir     string    // debussy's own directory, put first on the agent's PATH
-	PhaseID     string    // --phase: start here
-	Only        string    // --only: run exactly this phase (ledger.go)
-	Restart     bool      // --restart: ignore the ledger
-	FailFast    bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
+	Config  config.Config
+	Plan    *plans.Plan
+	Repo    *gitcommit.Repo
+	Store   *state.Store
+	Logger  *slog.Logger
+	Out     io.Writer // the final summary table
+	SelfDir string    // debussy's own directory, put first on the agent's PATH
+	// Self is debussy's own executable: only a command running that very
+	// file gets debussy's allowance under any permission mode; "" gives
+	// none.
+	Self        string
+	PhaseID     string // --phase: start here
+	Only        string // --only: run exactly this phase (ledger.go)
+	Restart     bool   // --restart: ignore the ledger
+	FailFast    bool   // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set
