@@ -17,6 +17,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -130,6 +131,9 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		if !opts.NoLogin && (probe.Initialize.Answered || !probe.Exited) {
 			login := spec
 			login.AllowedTools = cfg.AllowedTools
+			// As a run's first session: an API that cannot be connected
+			// to fails in seconds, not after the CLI's minutes of retries.
+			login.FirstContact = true
 			fs = append(fs, loginFinding(ctx, login, opts.Timeout))
 		}
 	}
@@ -142,6 +146,10 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		// A run refuses it: debussy commits the agent's work.
 		add("FAIL", "git", root+" is not a git repository",
 			"run debussy in your project's repository (cd into it), or make this one: git init && git add -A && git commit -m init")
+	case ws != nil && noCommit(ws.Repo):
+		// A run refuses it too: every file would be the user's.
+		add("FAIL", "git", root+" has no commit yet: a run refuses it (debussy commits the agent's work on top of yours)",
+			"commit what belongs in the project first: git add -A && git commit -m \"initial commit\"")
 	case gitErr != nil:
 		add("warn", "git", "git not found: "+gitErr.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
 	default:
@@ -243,6 +251,11 @@ func printFindings(w io.Writer, fs []finding) int {
 	}
 	switch problems {
 	case 0:
+		if !slices.ContainsFunc(fs, func(f finding) bool { return f.name == "login" && f.level == "ok" }) {
+			// Without an answer from the API nothing says a run would.
+			fmt.Fprintln(w, "no problem found, but the API has not answered here: a run may still fail on credentials or the network")
+			break
+		}
 		fmt.Fprintln(w, "ok: a run would work here")
 	default:
 		fmt.Fprintf(w, "%s: a run would not work here; fix each FAIL above\n", plural(problems, "problem"))
@@ -275,6 +288,12 @@ func describeSource(s config.Source) string {
 		text += "; from the environment: " + strings.Join(s.Env, ", ")
 	}
 	return text
+}
+
+// noCommit reports whether repo has no commit yet (an unborn branch).
+func noCommit(repo *gitcommit.Repo) bool {
+	head, err := repo.Head()
+	return err == nil && head == ""
 }
 
 func firstLine(s string) string {

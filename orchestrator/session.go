@@ -196,6 +196,7 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		StopGrace:      time.Duration(r.cfg.StopGrace),
 		CancelGrace:    r.InterruptGrace,
 		AllowCompact:   r.cfg.AllowCompaction,
+		FirstContact:   !r.reached.Load(),
 		Logger:         r.log,
 	}
 }

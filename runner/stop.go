@@ -114,6 +114,9 @@ type stopConfig struct {
 	hooks                       bool // the initialize request registering hook callbacks was sent
 	hookTimeout                 time.Duration
 	allowCompact                bool
+	// unreachable, when set (Spec.FirstContact), names where claude
+	// connects: connection retries before any answer end the session.
+	unreachable string
 }
 
 // pendingHook is a hook call the consumer has not answered yet.
@@ -235,6 +238,7 @@ func (m *machine) observe(in input, now time.Time) {
 		return
 	}
 	m.refuseOnAuth(ev, now)
+	m.giveUpUnreachable(ev, now)
 	m.noteFacts(ev)
 	switch ev.Kind {
 	case KindAssistant:
