@@ -172,6 +172,10 @@ func probeFindings(p runner.Probe, cfg config.Config, timeout time.Duration) []f
 	var fs []finding
 	add := func(level, name, text, fix string) { fs = append(fs, finding{level, name, text, fix}) }
 	add("ok", "claude", fmt.Sprintf("%s (%s)", p.Path, cmp.Or(p.Version, "version unknown")), "")
+	if note := runner.CLIVersionNote(p.Version); note != "" {
+		add("warn", "claude", note, fmt.Sprintf("debussy supports Claude Code %s to %s: npm install -g @anthropic-ai/claude-code@%s",
+			runner.OldestCLI, runner.NewestTestedCLI, runner.NewestTestedCLI))
+	}
 	if p.Exited && !p.Initialize.Answered && !p.ContextUsage.Answered {
 		msg := fmt.Sprintf("claude exited with code %d before answering", p.ExitCode)
 		if line := firstLine(p.Stderr); line != "" {

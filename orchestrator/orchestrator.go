@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -182,10 +183,31 @@ func newRun(opts Options) (*orun, error) {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	// An earlier run's answers about the window (a day at most): a
+	// session of the same CLI version and model asks nothing.
+	for _, a := range r.Store.ContextAnswers(r.now()) {
+		r.answers.Seed(a.SpecModel, a.Known, a.At)
+	}
 	return r, nil
 }
 
+// keepAnswers saves the run's answers about the window for the next runs.
+func (r *orun) keepAnswers() {
+	var list []state.ContextAnswer
+	r.answers.Each(func(m string, k event.KnownContext, at time.Time) {
+		list = append(list, state.ContextAnswer{SpecModel: m, Known: k, At: at})
+	})
+	if len(list) == 0 {
+		return
+	}
+	slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
+	if err := r.Store.SaveContextAnswers(list); err != nil {
+		r.log.Debug("keep claude's answers about the window", "err", err)
+	}
+}
+
 func (r *orun) close() {
+	r.keepAnswers()
 	if r.events != nil {
 		r.events.Close()
 	}

@@ -27,6 +27,31 @@ import (
 type Answers struct {
 	mu     sync.Mutex
 	bySpec map[string]*event.KnownContext
+	at     map[string]time.Time // when each answer was given
+}
+
+// Seed starts the run with answers an earlier run kept (at is when each
+// was given); a session's own answer replaces one.
+func (c *Answers) Seed(specModel string, k event.KnownContext, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	c.bySpec[specModel], c.at[specModel] = &k, at
+}
+
+// Each calls fn for every answer, with when it was given.
+func (c *Answers) Each(fn func(specModel string, k event.KnownContext, at time.Time)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for m, k := range c.bySpec {
+		fn(m, *k, c.at[m])
+	}
+}
+
+func (c *Answers) init() {
+	if c.bySpec == nil {
+		c.bySpec, c.at = map[string]*event.KnownContext{}, map[string]time.Time{}
+	}
 }
 
 // Known is the answer a session started with specModel may reuse, or nil.
@@ -45,10 +70,9 @@ func (c *Answers) keep(specModel string, init *event.Init, cu *event.ContextUsag
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.bySpec == nil {
-		c.bySpec = map[string]*event.KnownContext{}
-	}
+	c.init()
 	c.bySpec[specModel] = &event.KnownContext{Version: init.Version, Model: init.Model, Usage: *cu}
+	c.at[specModel] = time.Now()
 }
 
 // baseModel compares a model across the CLI's spellings
