@@ -112,3 +112,39 @@ func TestOwnCommandIsDebussyItself(t *testing.T) {
 		t.Errorf("%d sessions, want 1", n)
 	}
 }
+
+// The CLI's answer about its window is kept across runs (a day at most)
+// for its version and model: the next run's session asks nothing.
+func TestContextAnswerKeptAcrossRuns(t *testing.T) {
+	conv := func(name string) fakeapi.Conversation {
+		return fakeapi.Conversation{Name: name, Match: phaseMatch("1"), Turns: []fakeapi.Turn{turn(20000, done("1")), turn(21000, fakeapi.Text("Done."))}}
+	}
+	h := newHarness(t, fakeapi.Script{Conversations: []fakeapi.Conversation{conv("run1"), conv("run2")}}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	for i, args := range [][]string{{"run", "plan/MASTER_PLAN.md"}, {"run", "--restart", "plan/MASTER_PLAN.md"}} {
+		if r := h.run(args...); r.Code != 0 {
+			t.Fatalf("run %d: want exit 0: %s", i+1, r)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(h.Repo, ".debussy", "runs", "*", "phase-1", "session-1.jsonl"))
+	if len(logs) != 2 {
+		t.Fatalf("%d session logs, want 2", len(logs))
+	}
+	asked := 0
+	for _, l := range logs { // run ids sort by time
+		data, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), `"request_id":"ctx_`) {
+			asked++
+		} else if asked == 0 {
+			t.Errorf("the first run did not ask claude about its window: %s", l)
+		}
+	}
+	if asked != 1 {
+		t.Errorf("%d runs asked claude about its window, want the first only", asked)
+	}
+	if !h.exists(".debussy/context-answers.json") {
+		t.Error("no kept answers")
+	}
+}
