@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -113,10 +112,8 @@ func (e *Env) matrix(opts matrixOptions) error {
 		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: ph.Title})
 	}
 	// One line: $GITHUB_OUTPUT takes name=value lines.
-	b, err := json.Marshal(out)
-	if err != nil {
+	if err := writeJSON(e.Stdout, out, true); err != nil {
 		return fmt.Errorf("encode matrix: %w", err)
 	}
-	_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
-	return err
+	return nil
 }

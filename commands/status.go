@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -80,8 +79,7 @@ func (e *Env) status(asJSON bool) error {
 		if later != nil {
 			out.LaterRun = later.ID
 		}
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		return enc.Encode(out)
 	}
 	shown := string(run.Status) // a display string, not a Status
@@ -251,8 +249,7 @@ func (e *Env) statusAll(asJSON bool) error {
 	}
 	runs := l.NewestFirst()
 	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		if runs == nil {
 			runs = []*state.Run{} // [] for jq, not null
 		}
