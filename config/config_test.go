@@ -776,3 +776,15 @@ func TestInitFile(t *testing.T) {
 		}
 	}
 }
+
+// A misspelt DEBUSSY_* variable gets the config file's "did you mean",
+// not silence; debussy's own variables for the agent pass unnoticed.
+func TestMisspeltEnvNoted(t *testing.T) {
+	_, src, err := Load(t.TempDir(), "", []string{"DEBUSSY_CONTEXT_TRESHOLD=90", "DEBUSSY_RUN_ID=r1", "DEBUSSY_PHASE_ID=2", "DEBUSSY_TEST_CLAUDE=/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Notes) != 1 || !strings.Contains(src.Notes[0], "DEBUSSY_CONTEXT_TRESHOLD") || !strings.Contains(src.Notes[0], "did you mean DEBUSSY_CONTEXT_THRESHOLD?") {
+		t.Errorf("notes %q", src.Notes)
+	}
+}
