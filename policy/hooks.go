@@ -84,12 +84,14 @@ func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 			p.emergency(p.trigger, fmt.Sprintf("the agent did not write its handoff within %d tool calls", g))
 			return event.HookAnswer{}
 		}
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelNone, "")
+		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelInfo,
+			"tool refused: the handoff comes first")
 		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
 		return event.HookAnswer{Deny: p.request}
 	}
 	if budgetWhy != "" {
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelNone, "")
+		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelInfo,
+			"tool refused: "+budgetWhy)
 		p.nudger.Skip(c.ToolUseID)
 		return event.HookAnswer{Deny: budgetWhy}
 	}

@@ -117,6 +117,9 @@ type Effect struct {
 type StopDecision struct {
 	Trigger estimator.Trigger
 	Reason  string
+	// Emergency: no handoff and no time left (the grace ran out, the
+	// context is about full), whatever the trigger that asked first.
+	Emergency bool
 }
 
 // EffectKind says what an Effect asks beyond recording and logging.

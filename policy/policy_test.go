@@ -585,3 +585,21 @@ func TestEveryCallAnswered(t *testing.T) {
 		}
 	}
 }
+
+// An emergency stop says it is one: the session logs it as such, not as
+// "threshold crossed".
+func TestEmergencyStopIsMarked(t *testing.T) {
+	p := New(testConfig(), nil)
+	p.Observe(runner.Event{}, *ctx(85))
+	p.Effects()
+	p.GraceExpired("2m0s")
+	var stop *StopDecision
+	for _, e := range p.Effects() {
+		if e.Kind == EffStop {
+			stop = e.Stop
+		}
+	}
+	if stop == nil || !stop.Emergency || !strings.Contains(stop.Reason, "did not write its handoff") {
+		t.Errorf("stop %+v, want an emergency", stop)
+	}
+}

@@ -207,6 +207,15 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 			}
 			s.log(policy.LevelInfo, "tool", "name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"))
 		}
+	case event.KindToolResult:
+		for _, tr := range ev.ToolResults {
+			// claude's permission mode refusing a call: the log says so
+			// (the agent only sees an error and may look stuck).
+			if tr.IsError && tr.ParentToolUseID == "" && permissionRefusal(tr.Content) {
+				s.log(policy.LevelWarn, "claude refused a tool call (permission_mode; allowed_tools lists what it lets run)",
+					"result", text.OneLine(tr.Content, 160))
+			}
+		}
 	case event.KindSystem:
 		sys := ev.System
 		switch {
@@ -281,4 +290,12 @@ func (s *Session) warnCompactionPoint(snap estimator.Snapshot) {
 		s.log(policy.LevelWarn, "context_threshold lies above claude's own compaction point; debussy blocks that compaction (allow_compaction: false)",
 			"context_threshold", pc.ContextThreshold, "window", window, "compacts_at", estimator.FormatTokens(compact))
 	}
+}
+
+// permissionRefusal reports whether a tool result is claude refusing the
+// call for permission (measured: "This command requires approval" on
+// 2.1.197 and 2.1.332 under acceptEdits; "…requested permissions to use
+// …, but you haven't granted it yet" for other tools).
+func permissionRefusal(content string) bool {
+	return strings.Contains(content, "requires approval") || strings.Contains(content, "haven't granted it yet")
 }

@@ -88,6 +88,8 @@ func (s *Session) perform() {
 			at, reason := s.now(), e.Stop.Reason
 			switch {
 			case s.over:
+			case e.Stop.Emergency:
+				s.log(policy.LevelWarn, "emergency stop: stopping the session at the next safe point", "reason", reason)
 			case !threshold(e.Stop.Trigger):
 				s.log(policy.LevelWarn, "stopping the session at the next safe point", "reason", reason)
 			case len(s.rs.InFlight()) > 0:
