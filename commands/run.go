@@ -354,6 +354,12 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
+	if ws.Config.AutoCommit {
+		if who := ws.Repo.MadeUpIdentity(); who != "" {
+			logger.Warn("git has no identity here: debussy commits as "+who,
+				"fix", `git config user.name "Your Name" && git config user.email you@example.com (add --global for every repository)`)
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
