@@ -75,7 +75,9 @@ func (e *Env) status(asJSON bool) error {
 		if stale {
 			run.Status = state.StatusInterrupted
 		}
-		out := statusJSON{Run: run, NotOnBranch: gone}
+		tot := report.TotalsOf(run)
+		out := statusJSON{Run: run, NotOnBranch: gone, Tokens: tot.RunTokens, CostUSD: tot.RunCostUSD,
+			PlanTokens: tot.PlanTokens, PlanCostUSD: tot.PlanCostUSD}
 		if later != nil {
 			out.LaterRun = later.ID
 		}
@@ -134,6 +136,11 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
+	// One figure per meaning, labelled, as the run's summary and the
+	// report say them: this run's, and the plan's across runs.
+	for _, line := range report.TotalsOf(run).Lines() {
+		fmt.Fprintln(e.Stdout, line)
+	}
 	// The table's figures are this run's; a resumed phase's across its runs
 	// are labelled as such.
 	for _, p := range run.Phases {
@@ -149,8 +156,10 @@ func (e *Env) status(asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
-	if line := report.SpendLine(run.Economics); line != "" {
-		fmt.Fprintf(e.Stdout, "run: %s\n", line)
+	// The phases' spend across runs against the plan's budget: never
+	// labelled "run", which is this run's alone.
+	if ec := run.Economics; ec != nil && ec.Limits != (state.Limits{}) {
+		fmt.Fprintf(e.Stdout, "plan budget: %s\n", report.SpendLine(ec))
 	}
 	return nil
 }
@@ -162,6 +171,12 @@ type statusJSON struct {
 	LaterRun string `json:"later_run_without_sessions,omitempty"`
 	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
 	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+	// Tokens and CostUSD are this run's (the summary's "this run");
+	// PlanTokens and PlanCostUSD every phase's across its runs.
+	Tokens      int64   `json:"tokens"`
+	CostUSD     float64 `json:"cost_usd"`
+	PlanTokens  int64   `json:"plan_tokens"`
+	PlanCostUSD float64 `json:"plan_cost_usd"`
 }
 
 // notOnBranch lists the run's phases whose last commit (or merge) is not
