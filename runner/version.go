@@ -15,7 +15,7 @@ const (
 	// OldestCLI is the oldest version whose PostToolUse hook answer
 	// continue:false ends the session after the tool (2.1.100 runs the
 	// next request instead, so a handoff's stop comes late).
-	OldestCLI       = "2.1.124"
+	OldestCLI       = "2.1.112"
 	NewestTestedCLI = "2.1.332"
 )
 

@@ -20,7 +20,7 @@ set -euo pipefail
 pinned=2.1.197
 # The oldest version debussy supports: the core e2e tests pass on it in CI
 # (scripts/test.sh). Keep in step with commands' minCLIVersion and the README.
-oldest=2.1.124
+oldest=2.1.112
 pkg=@anthropic-ai/claude-code
 case ${1:-pinned} in
 pinned)
