@@ -13,7 +13,7 @@ import (
 // scripts/install-claude.sh and the README ("Claude Code versions").
 const (
 	// OldestCLI is the oldest version whose PostToolUse hook answer
-	// continue:false ends the session after the tool (2.1.100 runs the
+	// continue:false ends the session after the tool (2.1.105 and 2.1.100 run the
 	// next request instead, so a handoff's stop comes late).
 	OldestCLI       = "2.1.112"
 	NewestTestedCLI = "2.1.332"
