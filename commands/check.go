@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -61,16 +60,21 @@ func (e *Env) check(opts checkOptions) error {
 	// warning), a gate's program missing (a problem: the run would exit 2).
 	perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
 	if opts.JSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		if plan.Findings == nil {
 			plan.Findings = []plans.Finding{}
 		}
-		if err := enc.Encode(plan); err != nil {
+		// The problems a run here would stop on (exit 2) are the JSON's
+		// too, not only stderr's.
+		out := struct {
+			*plans.Plan
+			Problems []string `json:"problems"`
+		}{plan, append([]string{}, problems...)}
+		if err := enc.Encode(out); err != nil {
 			return fmt.Errorf("write json: %w", err)
 		}
 	} else {
-		printCheck(e.Stdout, plan, len(problems))
+		printCheck(e.Stdout, plan, problems)
 	}
 	startLine(e.Stderr)
 	if perm != "" {
@@ -102,7 +106,8 @@ func (e *Env) check(opts checkOptions) error {
 
 // printCheck lists the plan's phases and findings, and sums them up with
 // the here problems (printed to stderr) a run would stop on.
-func printCheck(w io.Writer, p *plans.Plan, here int) {
+func printCheck(w io.Writer, p *plans.Plan, problems []string) {
+	here := len(problems)
 	fmt.Fprintf(w, "%s: %s\n", p.Name, plural(len(p.Phases), "phase"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, ph := range p.Phases {
@@ -125,9 +130,12 @@ func printCheck(w io.Writer, p *plans.Plan, here int) {
 		}
 		fmt.Fprintln(w, f.String())
 	}
+	for _, pr := range problems {
+		fmt.Fprintf(w, "problem: %s\n", pr)
+	}
 	switch {
 	case here > 0:
-		fmt.Fprintf(w, "%s, %s, %s a run here would stop on (error: lines)\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"), plural(here, "problem"))
+		fmt.Fprintf(w, "%s, %s, %s a run here would stop on (above)\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"), plural(here, "problem"))
 	case errs > 0:
 		fmt.Fprintf(w, "%s, %s\n", plural(errs, "error"), plural(len(p.Findings)-errs, "warning"))
 	case len(p.Findings) > 0:

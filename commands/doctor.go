@@ -17,6 +17,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -130,6 +131,9 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		if !opts.NoLogin && (probe.Initialize.Answered || !probe.Exited) {
 			login := spec
 			login.AllowedTools = cfg.AllowedTools
+			// As a run's first session: an API that cannot be connected
+			// to fails in seconds, not after the CLI's minutes of retries.
+			login.FirstContact = true
 			fs = append(fs, loginFinding(ctx, login, opts.Timeout))
 		}
 	}
@@ -148,6 +152,10 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		// A run refuses it: debussy commits the agent's work.
 		add("FAIL", "git", root+" is not a git repository",
 			"run debussy in your project's repository (cd into it), or make this one: git init && git add -A && git commit -m init")
+	case ws != nil && noCommit(ws.Repo):
+		// A run refuses it too: every file would be the user's.
+		add("FAIL", "git", root+" has no commit yet: a run refuses it (debussy commits the agent's work on top of yours)",
+			"commit what belongs in the project first: git add -A && git commit -m \"initial commit\"")
 	case gitErr != nil:
 		add("warn", "git", "git not found: "+gitErr.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
 	default:
@@ -170,6 +178,10 @@ func probeFindings(p runner.Probe, cfg config.Config, timeout time.Duration) []f
 	var fs []finding
 	add := func(level, name, text, fix string) { fs = append(fs, finding{level, name, text, fix}) }
 	add("ok", "claude", fmt.Sprintf("%s (%s)", p.Path, cmp.Or(p.Version, "version unknown")), "")
+	if note := runner.CLIVersionNote(p.Version); note != "" {
+		add("warn", "claude", note, fmt.Sprintf("debussy supports Claude Code %s to %s: npm install -g @anthropic-ai/claude-code@%s",
+			runner.OldestCLI, runner.NewestTestedCLI, runner.NewestTestedCLI))
+	}
 	if p.Exited && !p.Initialize.Answered && !p.ContextUsage.Answered {
 		msg := fmt.Sprintf("claude exited with code %d before answering", p.ExitCode)
 		if line := firstLine(p.Stderr); line != "" {
@@ -249,6 +261,11 @@ func printFindings(w io.Writer, fs []finding) int {
 	}
 	switch problems {
 	case 0:
+		if !slices.ContainsFunc(fs, func(f finding) bool { return f.name == "login" && f.level == "ok" }) {
+			// Without an answer from the API nothing says a run would.
+			fmt.Fprintln(w, "no problem found, but the API has not answered here: a run may still fail on credentials or the network")
+			break
+		}
 		fmt.Fprintln(w, "ok: a run would work here")
 	default:
 		fmt.Fprintf(w, "%s: a run would not work here; fix each FAIL above\n", plural(problems, "problem"))
@@ -281,6 +298,12 @@ func describeSource(s config.Source) string {
 		text += "; from the environment: " + strings.Join(s.Env, ", ")
 	}
 	return text
+}
+
+// noCommit reports whether repo has no commit yet (an unborn branch).
+func noCommit(repo *gitcommit.Repo) bool {
+	head, err := repo.Head()
+	return err == nil && head == ""
 }
 
 func firstLine(s string) string {

@@ -32,6 +32,15 @@ func TestHereProblems(t *testing.T) {
 			t.Errorf("%s with gate_commands set for lint: exit %d\n%s%s", args[0], code, stdout, stderr)
 		}
 	}
+	// check --json carries the problem, and exits 2 as the text form does;
+	// `&&` stays as typed.
+	write(t, f, string(data)+"- lint: `no-such-linter-for-debussy check . && true`\n")
+	code, stdout, _ := invoke(t, dir, map[string]string{"PATH": bin, "IS_SANDBOX": "1"}, "check", "--json", "plan/MASTER_PLAN.md")
+	if code != 2 || !strings.Contains(stdout, `"problems": [`) || !strings.Contains(stdout, "no-such-linter-for-debussy`, which is not on PATH") ||
+		!strings.Contains(stdout, "check . && true") || strings.Contains(stdout, `\u0026`) {
+		t.Errorf("check --json: exit %d, want 2 with the problem in the JSON and && unescaped:\n%s", code, stdout)
+	}
+	write(t, f, string(data)+"- lint: `no-such-linter-for-debussy check .`\n- script: `./scripts/lint.sh`\n")
 	root := os.Geteuid() == 0
 	for _, tc := range []struct {
 		name string
@@ -51,8 +60,9 @@ func TestHereProblems(t *testing.T) {
 				!strings.Contains(stderr, "install no-such-linter-for-debussy") || !strings.Contains(strings.ReplaceAll(stderr, `\"`, `"`), `gate_commands: {"lint": "…"}`) {
 				t.Errorf("%s %s: no problem naming the missing gate program and its fixes:\n%s", tc.name, args[0], stderr)
 			}
-			if args[0] == "check" && (strings.Contains(stdout, "\nok") || !strings.Contains(stdout, "1 problem a run here would stop on")) {
-				t.Errorf("%s check: the summary does not count the problem:\n%s", tc.name, stdout)
+			if args[0] == "check" && (strings.Contains(stdout, "\nok") || !strings.Contains(stdout, "1 problem a run here would stop on") ||
+				!strings.Contains(stdout, "problem: plan/phase-2.md:")) {
+				t.Errorf("%s check: the summary does not name and count the problem:\n%s", tc.name, stdout)
 			}
 			for _, quiet := range []string{"`sh`", "`test`", "lint.sh"} { // on PATH, a builtin, a script the phase may write
 				if strings.Contains(stderr, quiet) {

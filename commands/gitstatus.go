@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -35,8 +34,7 @@ func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool, hold *remote.Hold) (b
 	}
 	run := runFromGit(repo.Root(), l)
 	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		return true, enc.Encode(struct {
 			*state.Run
 			Source      string       `json:"source"`

@@ -81,7 +81,8 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 		}
 	}
 	if run == nil {
-		return notThereErr("no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", store.Dir)
+		fmt.Fprintln(e.Stdout, (&noRunsYet{store.Dir}).Error()) // exit 0, as status and report
+		return nil
 	}
 	rec, err := logsPhase(run, opts.Phase)
 	if err != nil {

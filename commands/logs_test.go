@@ -110,7 +110,6 @@ func writeSession(t *testing.T, store *state.Store, run, phase string, n int, da
 
 func TestLogs(t *testing.T) {
 	dir, _ := logsRun(t, state.StatusCompleted)
-	empty := gitRepo(t)
 	cases := []struct {
 		name   string
 		dir    string
@@ -132,8 +131,6 @@ func TestLogs(t *testing.T) {
 		{name: "session from 1", args: []string{"logs", "--session", "0"}, code: 2,
 			stderr: "--session 0: sessions count from 1 (see debussy logs --help)"},
 		{name: "unknown run", args: []string{"logs", "--run", "r9"}, code: 2, stderr: `no run "r9" in`},
-		{name: "no runs yet", dir: empty, args: []string{"logs"}, code: 2,
-			stderr: "no runs yet in " + filepath.Join(empty, ".debussy") + " (start one with: debussy run MASTER_PLAN.md)"},
 		{name: "arguments", args: []string{"logs", "1"}, code: 2, stderr: "unexpected arguments: 1"},
 	}
 	for _, tc := range cases {
@@ -154,6 +151,19 @@ func TestLogs(t *testing.T) {
 				t.Errorf("want one line on stderr containing %q, got stdout %q, stderr %q", tc.stderr, out, stderr)
 			}
 		})
+	}
+}
+
+// With no runs yet, status, logs and report say so the same way and agree
+// on exit 0: an answer, not a failure.
+func TestNoRunsYetAgree(t *testing.T) {
+	empty := gitRepo(t)
+	want := "no runs yet in " + filepath.Join(empty, ".debussy") + " (start one with: debussy run MASTER_PLAN.md)"
+	for _, cmd := range []string{"status", "logs", "report"} {
+		code, out, stderr := invoke(t, empty, nil, cmd)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 saying %q", cmd, code, out, stderr, want)
+		}
 	}
 }
 

@@ -178,8 +178,10 @@ yellow, red) rates a session's tool calls, large reads and delegations; a nudge 
 about the agent's own loop; a gate is a command that must pass; a quarter is an adaptive
 budget's check of tasks done against budget used.
 
-Exit codes: 0 all phases completed, 1 a phase failed or was blocked, 2 bad usage, config
-or plan, 130 interrupted (work committed; run again to resume).`),
+Exit codes: 0 all phases completed, 1 a phase failed or was blocked, 2 bad usage, config,
+plan or setup (login, permissions, an unreachable API, a missing claude), 75 a usage
+limit outlasts usage_limit_wait (work committed; run again after the reset), 130
+interrupted (work committed; run again to resume).`),
 		Version:              version(),
 		Writer:               e.Stdout,
 		ErrWriter:            e.Stderr,

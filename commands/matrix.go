@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -136,12 +135,10 @@ func writeMatrix(w io.Writer, ready []*plans.Phase, notBefore string) error {
 	for _, ph := range ready {
 		out.Include = append(out.Include, matrixEntry{Phase: ph.ID, Title: secrets.Redact(ph.Title), NotBefore: notBefore})
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
+	if err := writeJSON(w, out, true); err != nil {
 		return fmt.Errorf("encode matrix: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	return nil
 }
 
 // planState is a plan and what git's ledger (the commits reachable from

@@ -21,7 +21,12 @@ type readmeBlock struct {
 // block may hold ``` blocks.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
+	return readmeBlocksOf(t, "../README.md")
+}
+
+func readmeBlocksOf(t *testing.T, path string) []readmeBlock {
+	t.Helper()
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +59,7 @@ func TestReadmeExamples(t *testing.T) {
 		switch {
 		case b.lang == "markdown":
 			md = append(md, b)
-		case b.lang == "sh" && strings.Contains(b.text, "debussy init"):
+		case b.lang == "sh" && strings.Contains(b.text, "debussy init") && !strings.Contains(b.text, "<<'EOF'"):
 			quick = append(quick, b)
 		}
 	}
@@ -153,5 +158,58 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	if ran < 4 {
 		t.Errorf("ran %d quick-start commands, want init, check, run --dry-run and status", ran)
+	}
+}
+
+// StarterPlan splits the README's starter plan block into its shell part
+// (what writes and commits the plan) and its debussy commands.
+func StarterPlan(t *testing.T, readme string) (shell string, commands [][]string) {
+	t.Helper()
+	var block string
+	for _, b := range readmeBlocksOf(t, readme) {
+		if b.lang == "sh" && strings.Contains(b.text, "cat > plan/MASTER_PLAN.md <<'EOF'") {
+			block = b.text
+		}
+	}
+	if block == "" {
+		t.Fatal("README has no starter plan block")
+	}
+	var sh strings.Builder
+	for _, line := range strings.Split(block, "\n") {
+		if rest, ok := strings.CutPrefix(line, "debussy "); ok {
+			rest, _, _ = strings.Cut(rest, "#")
+			commands = append(commands, strings.Fields(rest))
+			continue
+		}
+		sh.WriteString(line + "\n")
+	}
+	return sh.String(), commands
+}
+
+// The quick start's starter plan pastes and runs: its shell part writes
+// and commits a plan that check passes, and its debussy commands (the run
+// as a dry run here; the end-to-end test runs it for real) succeed.
+func TestReadmeStarterPlan(t *testing.T) {
+	shell, cmds := StarterPlan(t, "../README.md")
+	dir := gitRepo(t)
+	cmd := exec.Command("sh", "-e", "-c", shell)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the starter plan's shell part: %v\n%s", err, out)
+	}
+	if code, out, stderr := invoke(t, dir, nil, "check", "plan/MASTER_PLAN.md"); code != 0 || strings.Contains(out, "UNCHECKED") {
+		t.Errorf("check on the starter plan: exit %d\n%s%s", code, out, stderr)
+	}
+	if len(cmds) != 2 || cmds[0][0] != "init" || cmds[1][0] != "run" {
+		t.Fatalf("the starter plan's commands: %v, want init then run", cmds)
+	}
+	for _, args := range cmds {
+		if args[0] == "run" {
+			args = append(args, "--dry-run")
+		}
+		if code, out, stderr := invoke(t, dir, nil, args...); code != 0 {
+			t.Errorf("debussy %v: exit %d\n%s%s", args, code, out, stderr)
+		}
 	}
 }

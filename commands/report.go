@@ -61,6 +61,10 @@ Examples:
 
 func (e *Env) report(_ context.Context, opts reportOptions) error {
 	repo, root, store, run, err := e.findRun(opts.Run, reportRun)
+	if none := (*noRunsYet)(nil); errors.As(err, &none) {
+		fmt.Fprintln(e.Stdout, none.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -110,7 +114,8 @@ func (e *Env) findRun(id string, pick func(*state.Ledger) *state.Run) (*gitcommi
 		}
 	}
 	if run == nil {
-		return nil, "", nil, nil, fmt.Errorf("%w: no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", ErrUsage, store.Dir)
+		// Not an error: status, logs and report all answer exit 0.
+		return nil, "", nil, nil, &noRunsYet{store.Dir}
 	}
 	return repo, root, store, run, nil
 }
@@ -218,4 +223,12 @@ func planTitle(path string) string {
 		}
 	}
 	return filepath.Base(path)
+}
+
+// noRunsYet is a store without runs: status, logs and report say so and
+// exit 0 alike (an answer, not a failure).
+type noRunsYet struct{ dir string }
+
+func (n *noRunsYet) Error() string {
+	return fmt.Sprintf("no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", n.dir)
 }

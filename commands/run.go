@@ -411,6 +411,12 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 			return err
 		}
 	}
+	if ws.Config.AutoCommit {
+		if who := ws.Repo.MadeUpIdentity(); who != "" {
+			logger.Warn("git has no identity here: debussy commits as "+who,
+				"fix", `git config user.name "Your Name" && git config user.email you@example.com (add --global for every repository)`)
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find debussy's own path: %w", err)
@@ -430,6 +436,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Logger:      logger,
 		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
 		SelfDir:     filepath.Dir(self),
+		Self:        self,
 		PhaseID:     opts.Phase,
 		Only:        opts.Only,
 		Restart:     opts.Restart,

@@ -45,11 +45,13 @@ to DEBUSSY_PHASE_ID, the phase being run.`,
 			if err != nil {
 				return err
 			}
-			act, _, err := e.activeRun(phase)
+			act, rec, err := e.activeRun(phase)
 			if err != nil {
 				return err
 			}
-			sig := state.Signal{Phase: phase, Status: state.Status(status), Reason: c.String("reason"), At: time.Now()}
+			// The ledger counts a session before it starts: Sessions is
+			// the one running now.
+			sig := state.Signal{Phase: phase, Status: state.Status(status), Reason: c.String("reason"), Session: rec.Sessions, At: time.Now()}
 			if err := act.Store.WriteSignal(act.RunID, sig); err != nil {
 				return err
 			}

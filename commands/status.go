@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -77,7 +76,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		}
 		if asJSON {
 			if hold != nil {
-				return json.NewEncoder(e.Stdout).Encode(map[string]any{"account_hold": hold})
+				return writeJSON(e.Stdout, map[string]any{"account_hold": hold}, false)
 			}
 			fmt.Fprintln(e.Stdout, "{}") // a valid object for jq, like a run's
 			return nil
@@ -98,7 +97,9 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		if stale {
 			run.Status = state.StatusInterrupted
 		}
-		out := statusJSON{Run: run, NotOnBranch: gone, AccountHold: hold}
+		tot := report.TotalsOf(run)
+		out := statusJSON{Run: run, NotOnBranch: gone, AccountHold: hold, Tokens: tot.RunTokens, CostUSD: tot.RunCostUSD,
+			PlanTokens: tot.PlanTokens, PlanCostUSD: tot.PlanCostUSD}
 		for _, p := range run.Phases {
 			if p.Status == state.StatusBlocked {
 				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
@@ -111,8 +112,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		if later != nil {
 			out.LaterRun = later.ID
 		}
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		return enc.Encode(out)
 	}
 	shown := string(run.Status) // a display string, not a Status
@@ -170,6 +170,11 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
+	// One figure per meaning, labelled, as the run's summary and the
+	// report say them: this run's, and the plan's across runs.
+	for _, line := range report.TotalsOf(run).Lines() {
+		fmt.Fprintln(e.Stdout, line)
+	}
 	// The table's figures are this run's; a resumed phase's across its runs
 	// are labelled as such.
 	for _, p := range run.Phases {
@@ -185,8 +190,10 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
 		}
 	}
-	if line := report.SpendLine(run.Economics); line != "" {
-		fmt.Fprintf(e.Stdout, "run: %s\n", line)
+	// The phases' spend across runs against the plan's budget: never
+	// labelled "run", which is this run's alone.
+	if ec := run.Economics; ec != nil && ec.Limits != (state.Limits{}) {
+		fmt.Fprintf(e.Stdout, "plan budget: %s\n", report.SpendLine(ec))
 	}
 	printHold()
 	return nil
@@ -199,6 +206,12 @@ type statusJSON struct {
 	LaterRun string `json:"later_run_without_sessions,omitempty"`
 	// NotOnBranch are the phases whose last commit HEAD no longer reaches.
 	NotOnBranch []string `json:"phases_not_on_branch,omitempty"`
+	// Tokens and CostUSD are this run's (the summary's "this run");
+	// PlanTokens and PlanCostUSD every phase's across its runs.
+	Tokens      int64   `json:"tokens"`
+	CostUSD     float64 `json:"cost_usd"`
+	PlanTokens  int64   `json:"plan_tokens"`
+	PlanCostUSD float64 `json:"plan_cost_usd"`
 	// AccountHold is the account's usage limit in force that git records
 	// (a job's Debussy-Usage-Limit trailer): no session starts before it.
 	AccountHold *remote.Hold `json:"account_hold,omitempty"`
@@ -299,8 +312,7 @@ func (e *Env) statusAll(asJSON bool) error {
 	}
 	runs := l.NewestFirst()
 	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
-		enc.SetIndent("", "  ")
+		enc := jsonEncoder(e.Stdout)
 		if runs == nil {
 			runs = []*state.Run{} // [] for jq, not null
 		}

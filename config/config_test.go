@@ -727,7 +727,9 @@ func TestBudgetKeys(t *testing.T) {
 	}
 }
 
-// The file `debussy init` writes loads to the defaults, names every key,
+// The file `debussy init` writes loads to the defaults, names every key
+// (permission_mode set, with its meaning: what claude may do unasked is
+// never a hidden default),
 // and each commented line is the key's default; a key appended at its end
 // (the first thing people do) never collides with one already set.
 func TestInitFile(t *testing.T) {
@@ -747,7 +749,7 @@ func TestInitFile(t *testing.T) {
 	}
 	for _, key := range Keys() {
 		top, _, _ := strings.Cut(key, ".")
-		if !strings.Contains(doc, "\n# "+top+":") {
+		if !strings.Contains(doc, "\n# "+top+":") && !strings.Contains(doc, "\n"+top+":") {
 			t.Errorf("the init file does not name %s", top)
 		}
 	}
@@ -774,5 +776,17 @@ func TestInitFile(t *testing.T) {
 		if cfg := load("appended "+tt.appended, doc+tt.appended); !tt.check(cfg) {
 			t.Errorf("appending %q did not take effect", tt.appended)
 		}
+	}
+}
+
+// A misspelt DEBUSSY_* variable gets the config file's "did you mean",
+// not silence; debussy's own variables for the agent pass unnoticed.
+func TestMisspeltEnvNoted(t *testing.T) {
+	_, src, err := Load(t.TempDir(), "", []string{"DEBUSSY_CONTEXT_TRESHOLD=90", "DEBUSSY_RUN_ID=r1", "DEBUSSY_PHASE_ID=2", "DEBUSSY_TEST_CLAUDE=/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Notes) != 1 || !strings.Contains(src.Notes[0], "DEBUSSY_CONTEXT_TRESHOLD") || !strings.Contains(src.Notes[0], "did you mean DEBUSSY_CONTEXT_THRESHOLD?") {
+		t.Errorf("notes %q", src.Notes)
 	}
 }

@@ -289,6 +289,7 @@ func applyEnv(env []string, cfg *Config, origins map[string]origin, src *Source)
 	}
 	rs := rules()
 	var errs []error
+	src.Notes = append(src.Notes, misspeltEnv(vals)...)
 	for _, key := range Keys() {
 		name := EnvVar(key)
 		v := vals[name]
@@ -370,6 +371,30 @@ func sortProblems(errs []error) {
 		rb, fb, lb, cb := rank(b)
 		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(fa, fb), cmp.Compare(la, lb), cmp.Compare(ca, cb))
 	})
+}
+
+// misspeltEnv notes the DEBUSSY_* variables that set nothing but are a
+// near miss of one that does (DEBUSSY_CONTEXT_TRESHOLD): silently ignored,
+// the user would believe the setting applies. Variables that are no
+// near miss (debussy's own for the agent, tests', other tools') pass.
+func misspeltEnv(vals map[string]string) []string {
+	known := map[string]bool{}
+	var names []string
+	for _, key := range Keys() {
+		known[EnvVar(key)] = true
+		names = append(names, EnvVar(key))
+	}
+	var notes []string
+	for name, v := range vals {
+		if v == "" || known[name] {
+			continue
+		}
+		if s := suggest(name, names); s != "" {
+			notes = append(notes, fmt.Sprintf("ignoring %s: not a debussy setting%s", name, s))
+		}
+	}
+	slices.Sort(notes)
+	return notes
 }
 
 // suggest returns " (did you mean x?)" for a near miss.

@@ -31,6 +31,14 @@ const (
 	// first user message) and again when the model changes.
 	// Event.ContextUsage is set.
 	KindContextUsage Kind = "context_usage"
+	// KindControlCancel is the CLI withdrawing a control request it sent
+	// earlier (2.1.306+: control_cancel_request), such as a hook callback
+	// whose wait ended; ControlRequestID names it.
+	KindControlCancel Kind = "control_cancel"
+	// KindSubagentResult is a result line that is not the session's own (a
+	// subagent's: parent_tool_use_id set, or another session id): never
+	// the end of the session's turn. Event.Result is set.
+	KindSubagentResult Kind = "subagent_result"
 )
 
 // Event is one parsed stdout line. Exactly one of the pointer fields matching
@@ -173,7 +181,9 @@ type Result struct {
 	DurationMs     int64
 	CostUSD        float64
 	SessionID      string
-	Text           string // "result" text, bounded
-	Usage          Usage  // SUM over the run
-	ModelUsage     map[string]ModelUsage
+	// ParentToolUseID is set on a subagent's result (KindSubagentResult).
+	ParentToolUseID string
+	Text            string // "result" text, bounded
+	Usage           Usage  // SUM over the run
+	ModelUsage      map[string]ModelUsage
 }

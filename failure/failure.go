@@ -80,8 +80,11 @@ type Facts struct {
 	// RetryStatus is the last system/api_retry line's: 0 is a connection
 	// that never opened (its error is "unknown").
 	RetryStatus int
-	Retries     int    // api_retry lines seen
-	Stderr      string // the tail of claude's stderr
+	Retries     int // api_retry lines seen
+	// GaveUpUnreachable is why the runner ended a first contact whose
+	// connection never opened; "" when it did not.
+	GaveUpUnreachable string
+	Stderr            string // the tail of claude's stderr
 	// Now is when the session ended: a reset time given only as a clock
 	// time in the text is the next one after it.
 	Now time.Time
@@ -137,6 +140,9 @@ var (
 // error text, a missing login also ends with is_error.
 func Classify(f Facts) Failure {
 	line := text.OneLine(f.Text, 300)
+	if f.GaveUpUnreachable != "" {
+		return Failure{Class: Unreachable, Fix: FixUnreachable, Reason: f.GaveUpUnreachable}
+	}
 	if f.RateLimit.Rejected() || f.AssistantError == "rate_limit" || (f.IsError && limitText.MatchString(f.Text)) {
 		if fl, ok := usageLimit(f, line); ok {
 			return fl

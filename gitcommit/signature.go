@@ -156,3 +156,27 @@ func parseZone(z string) (*time.Location, bool) {
 	}
 	return time.FixedZone("", off), true
 }
+
+// MadeUpIdentity says, when neither the environment nor git's config names
+// the committer (user.name and user.email, or GIT_COMMITTER_*/EMAIL),
+// whom debussy's commits will be by — made up from the passwd entry and
+// host name as git would, or debussy's fallback — so the user hears it
+// once instead of finding "root <debussy@localhost>" in the history. ""
+// when git has an identity.
+func (r *Repo) MadeUpIdentity() string {
+	c := r.loadConfig()
+	set := func(vals ...string) bool {
+		for _, v := range vals {
+			if strings.TrimSpace(v) != "" {
+				return true
+			}
+		}
+		return false
+	}
+	if set(r.getenv("GIT_COMMITTER_NAME"), c.get("committer.name"), c.get("user.name")) &&
+		set(r.getenv("GIT_COMMITTER_EMAIL"), c.get("committer.email"), c.get("user.email"), r.getenv("EMAIL")) {
+		return ""
+	}
+	_, who, _ := r.signature(c)
+	return fmt.Sprintf("%s <%s>", who.Name, who.Email)
+}

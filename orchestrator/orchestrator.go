@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/notify"
@@ -47,19 +48,23 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config      config.Config
-	Plan        *plans.Plan
-	Repo        *gitcommit.Repo
-	Store       *state.Store
-	Logger      *slog.Logger
-	Out         io.Writer // the final summary table
-	SelfDir     string    // debussy's own directory, put first on the agent's PATH
-	PhaseID     string    // --phase: start here
-	Only        string    // --only: run exactly this phase (ledger.go)
-	Restart     bool      // --restart: ignore the ledger
-	FailFast    bool      // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
-	Base        string    // --base: BaseDeps merges the --only phase's dependencies' branches from the remote first; "" nothing (remote.go)
-	Push        string    // --push REMOTE: push the phase's branch after every commit debussy makes for it; "" pushes nothing (remote.go)
+	Config  config.Config
+	Plan    *plans.Plan
+	Repo    *gitcommit.Repo
+	Store   *state.Store
+	Logger  *slog.Logger
+	Out     io.Writer // the final summary table
+	SelfDir string    // debussy's own directory, put first on the agent's PATH
+	// Self is debussy's own executable: only a command running that very
+	// file gets debussy's allowance under any permission mode; "" gives
+	// none.
+	Self        string
+	PhaseID     string // --phase: start here
+	Only        string // --only: run exactly this phase (ledger.go)
+	Restart     bool   // --restart: ignore the ledger
+	FailFast    bool   // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
+	Base        string // --base: BaseDeps merges the --only phase's dependencies' branches from the remote first; "" nothing (remote.go)
+	Push        string // --push REMOTE: push the phase's branch after every commit debussy makes for it; "" pushes nothing (remote.go)
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set
@@ -207,10 +212,31 @@ func newRun(opts Options) (*orun, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	r.startNotify()
+	// An earlier run's answers about the window (a day at most): a
+	// session of the same CLI version and model asks nothing.
+	for _, a := range r.Store.ContextAnswers(r.now()) {
+		r.answers.Seed(a.SpecModel, a.Known, a.At)
+	}
 	return r, nil
 }
 
+// keepAnswers saves the run's answers about the window for the next runs.
+func (r *orun) keepAnswers() {
+	var list []state.ContextAnswer
+	r.answers.Each(func(m string, k event.KnownContext, at time.Time) {
+		list = append(list, state.ContextAnswer{SpecModel: m, Known: k, At: at})
+	})
+	if len(list) == 0 {
+		return
+	}
+	slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
+	if err := r.Store.SaveContextAnswers(list); err != nil {
+		r.log.Debug("keep claude's answers about the window", "err", err)
+	}
+}
+
 func (r *orun) close() {
+	r.keepAnswers()
 	if r.events != nil {
 		r.events.Close()
 	}

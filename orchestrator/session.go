@@ -159,9 +159,11 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 	known := r.answers.Known(spec.Model)
 	spec.KnownContext = known
 	ps := r.spendOf(p)
+	pol := session.PolicyConfig(c, ph.ID, handoff, p.repo.Root())
+	pol.IsSelf = runner.SelfProgram(spec, r.Self)
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
-		Policy: session.PolicyConfig(c, ph.ID, handoff, p.repo.Root()),
+		Policy: pol,
 		// The estimator measures; the policy compares every threshold.
 		Estimator: estimator.Config{Window: int64(c.ContextWindow), LearnedWindow: p.window, Known: known,
 			AwaitCLI: known == nil, PromptChars: len(prompt)},
@@ -199,6 +201,7 @@ func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
 		StopGrace:      time.Duration(r.cfg.StopGrace),
 		CancelGrace:    r.InterruptGrace,
 		AllowCompact:   r.cfg.AllowCompaction,
+		FirstContact:   !r.reached.Load(),
 		Logger:         r.log,
 	}
 }

@@ -2,7 +2,9 @@ package plans
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +64,32 @@ func TestGateProgram(t *testing.T) {
 		if got := (Gate{Command: tt.cmd}).Program(); got != tt.want {
 			t.Errorf("Program(%q) = %q, want %q", tt.cmd, got, tt.want)
 		}
+	}
+}
+
+// The gofmt preset fails naming the files to format, not with "exit 1"
+// and no output; a formatted tree passes.
+func TestGofmtPresetNamesFiles(t *testing.T) {
+	if _, err := exec.LookPath("gofmt"); err != nil {
+		t.Skip("gofmt not installed")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ugly.go"), []byte("package x\nfunc  F( ) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gate := func() ([]byte, error) {
+		cmd := exec.Command("sh", "-c", Presets(dir)["gofmt"])
+		cmd.Dir = dir
+		return cmd.CombinedOutput()
+	}
+	out, err := gate()
+	if err == nil || !strings.Contains(string(out), "ugly.go") {
+		t.Errorf("gofmt preset on an unformatted file: err %v, output %q; want a failure naming ugly.go", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ugly.go"), []byte("package x\n\nfunc F() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := gate(); err != nil {
+		t.Errorf("gofmt preset on a formatted tree: %v %s", err, out)
 	}
 }

@@ -20,11 +20,11 @@ type Call struct {
 	// HandoffBytes is the handoff file's size after the tool (PostToolUse,
 	// asked for by WantsHandoffSize); 0 when missing or empty.
 	HandoffBytes int64
-	// Signalled: the agent's `debussy done` signal is on disk (for a done
-	// command's PostToolUse, and at the Stop hook).
+	// Signalled: the agent's `debussy done` signal for this session is on
+	// disk (PostToolUse, whatever the tool).
 	Signalled bool
 	// HandedOff: the agent's `debussy handoff` signal for this session is
-	// on disk (for a handoff command's PostToolUse).
+	// on disk (PostToolUse, whatever the tool).
 	HandedOff bool
 	// PhaseFile: the call reads one of the phase's own files (its plan,
 	// the files it names or has written): a firm budget lets it run.
@@ -42,12 +42,6 @@ func CallOf(h *event.HookCall) Call {
 	c.FilePath, c.Command = in.FilePath, in.Command
 	return c
 }
-
-// IsDoneCommand reports whether c runs `debussy done`.
-func (c Call) IsDoneCommand() bool { return c.Tool == "Bash" && isDoneCommand(c.Command) }
-
-// IsHandoffCommand reports whether c runs `debussy handoff`.
-func (c Call) IsHandoffCommand() bool { return c.Tool == "Bash" && isHandoffCommand(c.Command) }
 
 // WantsHandoffSize reports whether the handoff's size matters after the
 // next tool: a handoff is due (or was told of) and not yet written.
@@ -69,7 +63,7 @@ func (p *Policy) PreToolUse(c Call, budgetWhy string) event.HookAnswer {
 		budgetWhy = p.budgetRefusal(c)
 	}
 	a := p.preToolUse(c, budgetWhy)
-	if a.Deny == "" && c.Tool == "Bash" && OwnCommand(c.Command) {
+	if a.Deny == "" && c.Tool == "Bash" && OwnCommand(c.Command, p.cfg.IsSelf) {
 		a.Allow = "debussy's own command"
 	}
 	return a
@@ -90,12 +84,14 @@ func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 			p.emergency(p.trigger, fmt.Sprintf("the agent did not write its handoff within %d tool calls", g))
 			return event.HookAnswer{}
 		}
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelNone, "")
+		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelInfo,
+			"tool refused: the handoff comes first")
 		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
 		return event.HookAnswer{Deny: p.request}
 	}
 	if budgetWhy != "" {
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelNone, "")
+		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelInfo,
+			"tool refused: "+budgetWhy)
 		p.nudger.Skip(c.ToolUseID)
 		return event.HookAnswer{Deny: budgetWhy}
 	}
@@ -109,12 +105,7 @@ func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 	if nd, ok := p.nudger.ObserveResult(c.Tool, c.ToolUseID, c.Input, c.Response); ok {
 		p.nudge(nd)
 	}
-	if c.IsDoneCommand() && c.Signalled && p.state != Done {
-		p.done()
-	}
-	if c.IsHandoffCommand() && c.HandedOff {
-		p.agentHandoff()
-	}
+	p.Signals(c.Signalled, c.HandedOff)
 	if p.WantsHandoffSize() && c.HandoffBytes > 0 {
 		p.handoff = p.cfg.HandoffPath
 		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: Fields{Path: ref(p.handoff), Bytes: ref(c.HandoffBytes)},
@@ -136,6 +127,20 @@ func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 	p.notes = nil
 	p.record("note", Fields{Tool: ref(c.Tool), Chars: ref(len(note)), Text: ref(note)}, LevelNone, "")
 	return event.HookAnswer{Note: note}
+}
+
+// Signals takes what the agent's own commands left for this session on
+// disk (read after every tool, at the Stop hook and when the stream is
+// over): facts, whatever command line wrote them — chained, in a script,
+// `bash -c`, env-prefixed, an absolute path. The done signal beats a
+// handoff.
+func (p *Policy) Signals(done, handedOff bool) {
+	if done && p.state != Done {
+		p.done()
+	}
+	if handedOff {
+		p.agentHandoff()
+	}
 }
 
 // done is the agent's `debussy done`: it beats a stop decided on the same

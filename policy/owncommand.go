@@ -17,11 +17,13 @@ var ownSubcommands = map[string]bool{"done": true, "progress": true, "handoff": 
 // OwnCommand reports whether a Bash command line is exactly one of
 // debussy's own commands (`debussy done --phase 2`, `/path/to/debussy
 // progress "…"`): a single simple command, every word a literal (quoted
-// or not), no redirection, pipe, list, substitution or assignment. A
-// shell parser decides, not a pattern: `debussy done; rm -rf x` or
-// `debussy done $(curl …)` is not debussy's command, whatever its prefix.
-func OwnCommand(cmd string) bool {
-	if !strings.Contains(cmd, "debussy") {
+// or not), no redirection, pipe, list, substitution or assignment, whose
+// program isSelf says is debussy's own executable. A shell parser decides,
+// not a pattern: `debussy done; rm -rf x` or `debussy done $(curl …)` is
+// not debussy's command, whatever its prefix; and the file decides, not
+// its name: `./tools/debussy done` runs whatever that file is.
+func OwnCommand(cmd string, isSelf func(program string) bool) bool {
+	if isSelf == nil || !strings.Contains(cmd, "debussy") {
 		return false // every Bash call asks: most need no parse
 	}
 	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
@@ -44,7 +46,66 @@ func OwnCommand(cmd string) bool {
 		}
 		words = append(words, lit)
 	}
-	return filepath.Base(words[0]) == "debussy" && ownSubcommands[words[1]]
+	return filepath.Base(words[0]) == "debussy" && ownSubcommands[words[1]] && isSelf(words[0])
+}
+
+// RunsOwn reports whether a command line runs `debussy sub` anywhere in
+// it: alone, chained (`mkdir -p notes && debussy handoff …`), in a
+// pipeline or subshell, env-prefixed, by a path, or inside `bash -c '…'`.
+// It only lets a call through the handoff stage (the call writes the
+// handoff or signals); whether the agent signalled is read from the
+// signal on disk, never from this.
+func RunsOwn(cmd, sub string) bool {
+	if !strings.Contains(cmd, "debussy") || !strings.Contains(cmd, sub) {
+		return false
+	}
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return strings.Contains(cmd, "debussy "+sub)
+	}
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		words := make([]string, 0, len(call.Args))
+		for _, w := range call.Args {
+			lit, _ := literal(w) // an expansion leaves "": no match
+			words = append(words, lit)
+		}
+		for i := 0; i+1 < len(words); i++ {
+			switch {
+			case filepath.Base(words[i]) == "debussy" && words[i+1] == sub:
+				found = true
+			case words[i] == "-c" && isShell(words[0]) && RunsOwn(words[i+1], sub):
+				found = true
+			}
+			if i == 0 && !isWrapper(words[0]) {
+				break // only a wrapper (env, bash -c, nohup…) runs another program
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// isShell reports whether a program is a shell that takes -c.
+func isShell(prog string) bool {
+	switch filepath.Base(prog) {
+	case "sh", "bash", "zsh", "dash":
+		return true
+	}
+	return false
+}
+
+// isWrapper reports whether a program runs the command in its arguments.
+func isWrapper(prog string) bool {
+	switch filepath.Base(prog) {
+	case "env", "nohup", "time", "timeout", "nice", "exec", "command", "xargs":
+		return true
+	}
+	return isShell(prog)
 }
 
 // literal is a word's value when it holds no expansion: plain text,

@@ -89,6 +89,10 @@ type Config struct {
 	AllowCompaction   bool
 	// Root is the work tree: relative paths in tool inputs are below it.
 	Root string
+	// IsSelf reports whether a command's program (its first word, as
+	// typed) runs debussy's own executable; nil: nothing does, and no
+	// command gets debussy's allowance.
+	IsSelf func(program string) bool
 }
 
 // Effect is one thing the session's owner must do for a decision: record an
@@ -113,6 +117,9 @@ type Effect struct {
 type StopDecision struct {
 	Trigger estimator.Trigger
 	Reason  string
+	// Emergency: no handoff and no time left (the grace ran out, the
+	// context is about full), whatever the trigger that asked first.
+	Emergency bool
 }
 
 // EffectKind says what an Effect asks beyond recording and logging.
@@ -274,20 +281,8 @@ func (p *Policy) isHandoffWrite(c Call) bool {
 		cmd := strings.TrimSpace(c.Command)
 		// A shell redirect into the handoff file is a handoff write too;
 		// its name suffices, as the path may be spelled with variables.
-		return strings.HasPrefix(cmd, "debussy progress") || isDoneCommand(cmd) || isHandoffCommand(cmd) ||
+		return RunsOwn(cmd, "progress") || RunsOwn(cmd, "done") || RunsOwn(cmd, "handoff") ||
 			strings.Contains(cmd, filepath.Base(p.cfg.HandoffPath))
 	}
 	return false
-}
-
-// isDoneCommand reports whether a shell command line is `debussy done`.
-func isDoneCommand(cmd string) bool {
-	cmd = strings.TrimSpace(cmd)
-	return cmd == "debussy done" || strings.HasPrefix(cmd, "debussy done ")
-}
-
-// isHandoffCommand reports whether a shell command line is `debussy handoff`.
-func isHandoffCommand(cmd string) bool {
-	cmd = strings.TrimSpace(cmd)
-	return cmd == "debussy handoff" || strings.HasPrefix(cmd, "debussy handoff ")
 }

@@ -39,6 +39,7 @@ type step struct {
 	note   string              // a note from a budget level
 	stopFr estimator.Trigger   // StopFor with this trigger
 	grace  bool                // GraceExpired
+	ended  *[2]bool            // Signals(done, handedOff) as the stream ends
 
 	// wants, checked after the step
 	state  State
@@ -67,6 +68,9 @@ func doneCall() *Call {
 	c.Signalled = true
 	return c
 }
+
+// chainedHandoff is how agents write and signal a handoff in one line.
+const chainedHandoff = "mkdir -p notes && printf '## Done\\nall\\n' > notes/handoff.md && debussy handoff --phase 1 --file notes/handoff.md"
 
 // handoffCmd is the agent's `debussy handoff`, its signal on disk or not.
 func handoffCmd(signalled bool) *Call {
@@ -97,6 +101,8 @@ func run(t *testing.T, p *Policy, steps []step) {
 			p.StopFor(s.stopFr, string(s.stopFr)+" reason")
 		case s.grace:
 			p.GraceExpired("2m0s")
+		case s.ended != nil:
+			p.Signals(s.ended[0], s.ended[1])
 		}
 		if s.state != "" && p.State() != s.state {
 			t.Fatalf("step %d: state %s, want %s", i, p.State(), s.state)
@@ -243,6 +249,38 @@ func TestTransitions(t *testing.T) {
 		{
 			name:  "`debussy handoff` without its signal on disk (the command failed) changes nothing",
 			steps: []step{{post: handoffCmd(false), state: Working, stopAt: "-"}},
+		},
+		{
+			name: "signals are facts: a chained `debussy handoff` with its signal on disk ends the session",
+			steps: []step{{post: func() *Call {
+				c := bashCall(chainedHandoff, "debussy: handoff recorded")
+				c.HandedOff = true
+				return c
+			}(), state: Stopping, stopAt: AgentHandoffReason}},
+			out: Outcome{Trigger: TriggerAgentHandoff, Handoff: handoffPath},
+		},
+		{
+			name: "signals are facts: the done signal seen after any tool (`X=1 debussy done`, a script) is done",
+			steps: []step{{post: func() *Call {
+				c := bashCall("X=1 debussy done --phase 1", "marked")
+				c.Signalled = true
+				return c
+			}(), state: Done}},
+			out: Outcome{Done: true},
+		},
+		{
+			name:  "a handoff left for the session and seen only as the stream ends restarts from it",
+			steps: []step{{post: bashCall("ls", "a"), state: Working}, {ended: &[2]bool{false, true}, state: Stopping}},
+			out:   Outcome{Trigger: TriggerAgentHandoff, Handoff: handoffPath},
+		},
+		{
+			name:  "the done signal seen as the stream ends beats the handoff",
+			steps: []step{{ended: &[2]bool{true, true}, state: Done}},
+			out:   Outcome{Done: true},
+		},
+		{
+			name:  "the handoff stage lets a chained `debussy handoff` through",
+			steps: []step{{snap: ctx(81), state: HandoffRequested}, {pre: bashCall(chainedHandoff, ""), deny: "-"}},
 		},
 		{
 			name:  "max_restarts 0: the agent's handoff still ends the session (the phase then fails for restarts)",
@@ -545,5 +583,23 @@ func TestEveryCallAnswered(t *testing.T) {
 			}
 			p.Effects()
 		}
+	}
+}
+
+// An emergency stop says it is one: the session logs it as such, not as
+// "threshold crossed".
+func TestEmergencyStopIsMarked(t *testing.T) {
+	p := New(testConfig(), nil)
+	p.Observe(runner.Event{}, *ctx(85))
+	p.Effects()
+	p.GraceExpired("2m0s")
+	var stop *StopDecision
+	for _, e := range p.Effects() {
+		if e.Kind == EffStop {
+			stop = e.Stop
+		}
+	}
+	if stop == nil || !stop.Emergency || !strings.Contains(stop.Reason, "did not write its handoff") {
+		t.Errorf("stop %+v, want an emergency", stop)
 	}
 }

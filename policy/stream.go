@@ -182,6 +182,9 @@ func (p *Policy) emergency(trig estimator.Trigger, why string) {
 		return
 	}
 	p.stop(trig, why)
+	if n := len(p.effects); n > 0 && p.effects[n-1].Kind == EffStop {
+		p.effects[n-1].Stop.Emergency = true // logged as what it is, not as a threshold
+	}
 }
 
 // GraceExpired is the handoff's time running out.

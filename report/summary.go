@@ -25,11 +25,10 @@ func Summary(w io.Writer, run *state.Run) {
 	for _, p := range run.Phases {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t$%.2f\t%s\n", p.ID, p.Status, p.Sessions, p.Restarts, p.Attempts, estimator.FormatTokens(p.Tokens), p.CostUSD, commitList(p.Commits))
 	}
-	tokens, cost := runTotals(run)
-	if len(run.Phases) > 1 {
-		fmt.Fprintf(tw, "total\t\t\t\t\t%s\t$%.2f\t\n", estimator.FormatTokens(tokens), cost)
-	}
 	tw.Flush()
+	for _, line := range TotalsOf(run).Lines() {
+		fmt.Fprintln(w, line)
+	}
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintln(w, phaseError(p))
@@ -44,7 +43,7 @@ func Summary(w io.Writer, run *state.Run) {
 		}
 	}
 	if e := run.Economics; e != nil && e.Limits != (state.Limits{}) {
-		fmt.Fprintf(w, "plan: %s\n", SpendLine(e))
+		fmt.Fprintf(w, "plan budget: %s\n", SpendLine(e))
 	}
 	for _, p := range run.Phases {
 		if len(p.UncheckedGates) > 0 && p.Attempts > 0 { // phases that ran
@@ -67,7 +66,7 @@ func StepSummary(planName string, run *state.Run) string {
 	tokens, cost := runTotals(run)
 	fmt.Fprintf(&b, "| **total** | | | | | %s | $%.2f | |\n", estimator.FormatTokens(tokens), cost)
 	if e := run.Economics; e != nil {
-		fmt.Fprintf(&b, "\n**spend**: %s\n", SpendLine(e))
+		fmt.Fprintf(&b, "\n**plan spend**: %s\n", SpendLine(e)) // every phase across its runs
 	}
 	for _, p := range run.Phases {
 		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
@@ -169,16 +168,43 @@ func phaseError(p *state.PhaseRecord) string {
 	return fmt.Sprintf("phase %s: %s", p.ID, p.LastError)
 }
 
-// runTotals sums the tokens and cost of the run's phases, as recorded
-// (a resumed phase's include what its earlier run spent).
+// runTotals sums the tokens and cost of the run's phases in this run
+// (a phase's Tokens; its earlier runs' are its PriorTokens).
 func runTotals(run *state.Run) (int64, float64) {
-	var tokens int64
-	var cost float64
+	t := TotalsOf(run)
+	return t.RunTokens, t.RunCostUSD
+}
+
+// Totals are the run's spends, one figure per meaning, which every view
+// (the run's summary, status, status --json, the report) shows alike:
+// this run's, and the plan's — every phase across all its runs.
+type Totals struct {
+	RunTokens   int64
+	RunCostUSD  float64
+	PlanTokens  int64
+	PlanCostUSD float64
+}
+
+// TotalsOf sums run's phases.
+func TotalsOf(run *state.Run) Totals {
+	var t Totals
 	for _, p := range run.Phases {
-		tokens += p.Tokens
-		cost += p.CostUSD
+		t.RunTokens += p.Tokens
+		t.RunCostUSD += p.CostUSD
+		t.PlanTokens += p.PhaseTokens()
+		t.PlanCostUSD += p.PhaseCostUSD()
 	}
-	return tokens, cost
+	return t
+}
+
+// Lines says the totals, each labelled: "this run: …", and "plan, across
+// its runs: …" when earlier runs spent something too.
+func (t Totals) Lines() []string {
+	lines := []string{fmt.Sprintf("this run: %s tokens, $%.2f", estimator.FormatTokens(t.RunTokens), t.RunCostUSD)}
+	if t.PlanTokens != t.RunTokens || t.PlanCostUSD != t.RunCostUSD {
+		lines = append(lines, fmt.Sprintf("plan, across its runs: %s tokens, $%.2f", estimator.FormatTokens(t.PlanTokens), t.PlanCostUSD))
+	}
+	return lines
 }
 
 // afterFailureLines say, for the summary, which phases were running when

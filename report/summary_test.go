@@ -27,10 +27,17 @@ func TestSpendSummaries(t *testing.T) {
 	}, Economics: &state.Economics{Tokens: 161_200, CostUSD: 0.75, APITurns: 13}}
 	var b strings.Builder
 	Summary(&b, run)
-	contains(t, "summary", b.String(), []string{"total                                           161.2K  $0.75", "2      failed     0         0         0         101.2K  $0.50",
+	contains(t, "summary", b.String(), []string{"this run: 161.2K tokens, $0.75", "!plan, across its runs", "2      failed     0         0         0         101.2K  $0.50",
 		"phase 2: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
 	contains(t, "step summary", StepSummary("P", run), []string{"| **total** | | | | | 161.2K | $0.75 | |",
-		"**spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
+		"**plan spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
+
+	// Resumed: phase 2 spent 40K in an earlier run. "this run" counts this
+	// run's alone; the plan's line, every run's.
+	run.Phases[1].PriorTokens, run.Phases[1].PriorCostUSD = 40_000, 0.2
+	b.Reset()
+	Summary(&b, run)
+	contains(t, "resumed summary", b.String(), []string{"this run: 161.2K tokens, $0.75", "plan, across its runs: 201.2K tokens, $0.95"})
 }
 
 func TestLimitText(t *testing.T) {

@@ -32,4 +32,6 @@ const (
 	KindHook            = event.KindHook
 	KindRateLimit       = event.KindRateLimit
 	KindContextUsage    = event.KindContextUsage
+	KindControlCancel   = event.KindControlCancel
+	KindSubagentResult  = event.KindSubagentResult
 )

@@ -42,6 +42,20 @@ func (m *machine) hookAnswered(reqID string, a HookAnswer, now time.Time) {
 	m.answer(p, a, now)
 }
 
+// hookCancelled drops a hook call the CLI withdrew (control_cancel_request,
+// 2.1.306+): it waits for no answer any more, so none is written, and the
+// call counts in no latency. The consumer's answer, when it comes, finds
+// no call and is ignored.
+func (m *machine) hookCancelled(reqID string, now time.Time) {
+	k := slices.IndexFunc(m.pending, func(p pendingHook) bool { return p.reqID == reqID })
+	if k < 0 {
+		return // answered already, or not a hook call
+	}
+	p := m.pending[k]
+	m.pending = slices.Delete(m.pending, k, k+1)
+	m.mark("hook_cancelled", now, map[string]any{"hook": string(p.event), "request_id": reqID, "tool": p.tool})
+}
+
 // defaultAnswer is the runner's own answer to a hook.
 func (m *machine) defaultAnswer(ev HookEvent) HookAnswer {
 	switch {

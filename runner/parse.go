@@ -494,8 +494,13 @@ func (w *wireLine) build(ev *Event) {
 			Trigger:        in.Trigger,
 			RequestID:      w.RequestID,
 		}
+	case "control_cancel_request":
+		ev.Kind, ev.ControlRequestID = KindControlCancel, w.RequestID
 	case "result":
 		ev.Kind = KindResult
+		if w.ParentToolUseID != "" {
+			ev.Kind = KindSubagentResult
+		}
 		var mu map[string]ModelUsage
 		for name, u := range w.ModelUsage {
 			if u.ok {
@@ -506,17 +511,18 @@ func (w *wireLine) build(ev *Event) {
 			}
 		}
 		ev.Result = &Result{
-			Subtype:        ev.Subtype,
-			IsError:        w.IsError,
-			TerminalReason: w.TerminalReason,
-			APIErrorStatus: int(w.APIErrorStatus),
-			NumTurns:       int(w.NumTurns),
-			DurationMs:     int64(w.DurationMs),
-			CostUSD:        float64(w.TotalCostUSD),
-			SessionID:      w.SessionID,
-			Text:           w.Result.s,
-			Usage:          w.Usage.value(),
-			ModelUsage:     mu,
+			Subtype:         ev.Subtype,
+			IsError:         w.IsError,
+			TerminalReason:  w.TerminalReason,
+			APIErrorStatus:  int(w.APIErrorStatus),
+			NumTurns:        int(w.NumTurns),
+			DurationMs:      int64(w.DurationMs),
+			CostUSD:         float64(w.TotalCostUSD),
+			SessionID:       w.SessionID,
+			ParentToolUseID: w.ParentToolUseID,
+			Text:            w.Result.s,
+			Usage:           w.Usage.value(),
+			ModelUsage:      mu,
 		}
 	}
 }

@@ -3,6 +3,8 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,4 +119,71 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)
 	}
+}
+
+// unreachableRetries is the CLI's retry after which a connection that
+// never opened ends a first contact: about 4 s in (its backoff is 0.6,
+// 1.2, 2.4 s), past a one-off blip; the CLI's own ten take minutes.
+const unreachableRetries = 3
+
+// giveUpUnreachable ends the session when the CLI keeps retrying a
+// connection that never opened (api_retry with no HTTP status, measured
+// on 2.1.197 and 2.1.332 for a refused port, an unresolvable host and a
+// TLS failure) before any answer in a run that never had one
+// (Spec.FirstContact). No tool runs while the CLI waits to retry.
+func (m *machine) giveUpUnreachable(ev *Event, now time.Time) {
+	if m.cfg.unreachable == "" || ev.Kind != KindSystem || m.ending() || !m.lastAssistantAt.IsZero() {
+		return
+	}
+	s := ev.System
+	if s == nil || s.Subtype != "api_retry" || s.ErrorStatus != 0 || s.Attempt < unreachableRetries {
+		return
+	}
+	why := fmt.Sprintf("claude could not connect to the API at %s (%d attempts, no answer yet in this run)", m.cfg.unreachable, s.Attempt)
+	m.facts.GaveUpUnreachable = why
+	m.cause, m.reason = OutcomeAPIError, why
+	m.mark("stop_requested", now, map[string]any{"kind": "unreachable", "reason": why, "in_flight": len(m.inflight)})
+	m.failSend(ErrSessionClosed)
+	if m.phase < phaseInterrupting {
+		m.interrupt(now)
+	}
+}
+
+// unreachableWhere names where claude connects, for the message of a
+// first contact that cannot connect: ANTHROPIC_BASE_URL's value (its
+// host and port; no credentials in it are repeated) and the proxy
+// variables set, by name. "" when the Spec does not ask (FirstContact).
+func unreachableWhere(spec Spec) string {
+	if !spec.FirstContact {
+		return ""
+	}
+	where := "the default endpoint (ANTHROPIC_BASE_URL not set)"
+	var proxies []string
+	for _, kv := range childEnv(spec) {
+		k, v, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(k) {
+		case "ANTHROPIC_BASE_URL":
+			if v != "" {
+				where = "ANTHROPIC_BASE_URL=" + redactURL(v)
+			}
+		case "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY":
+			if v != "" && !slices.Contains(proxies, k) {
+				proxies = append(proxies, k)
+			}
+		}
+	}
+	if len(proxies) > 0 {
+		where += " through the proxy in " + strings.Join(proxies, ", ")
+	}
+	return where
+}
+
+// redactURL is a URL without its user info.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
 }

@@ -175,3 +175,60 @@ func TestFixtureFailures(t *testing.T) {
 		})
 	}
 }
+
+// A first contact whose connection never opens (api_retry without an HTTP
+// status, what a refused port, an unknown host and a TLS failure give) is
+// interrupted at the third retry, seconds in, and classed unreachable:
+// the CLI's own ten retries take minutes.
+func TestStopMachineGivesUpUnreachable(t *testing.T) {
+	retry := func(attempt int) input {
+		return line(Event{Kind: KindSystem, System: &System{Subtype: "api_retry", Attempt: attempt, MaxRetries: 10, Error: "unknown"}})
+	}
+	trace, out, _ := run(t, stopConfig{hooks: true, unreachable: "ANTHROPIC_BASE_URL=http://127.0.0.1:9"}, []step{
+		at(0, ack(initRequestID)),
+		at(time.Second, retry(1)),
+		at(time.Second, retry(2)),
+		at(time.Second, retry(3)),
+		at(time.Second, ack("req_1"), result("error_during_execution", true)),
+		at(0, exitAndGone(exitCode(0))...),
+	})
+	if len(trace) == 0 || trace[0] != "3s stop_requested unreachable" {
+		t.Errorf("trace:\n%s", strings.Join(trace, "\n"))
+	}
+	if out == nil {
+		t.Fatal("no outcome")
+	}
+	o := classified(*out)
+	if o.Failure.Class != failure.Unreachable || !strings.Contains(o.Failure.Reason, "ANTHROPIC_BASE_URL=http://127.0.0.1:9") {
+		t.Errorf("failure %+v, want unreachable naming ANTHROPIC_BASE_URL", o.Failure)
+	}
+}
+
+// Without FirstContact (some session of the run got an answer) the CLI's
+// retries run their course: a network blip is retried, not a setup error.
+func TestStopMachineKeepsRetryingAfterAnAnswer(t *testing.T) {
+	retry := func(attempt int) input {
+		return line(Event{Kind: KindSystem, System: &System{Subtype: "api_retry", Attempt: attempt, MaxRetries: 10, Error: "unknown"}})
+	}
+	trace, _, _ := run(t, stopConfig{hooks: true}, []step{
+		at(0, ack(initRequestID)),
+		at(time.Second, retry(1)), at(time.Second, retry(2)), at(time.Second, retry(3)), at(time.Second, retry(4)),
+	})
+	for _, l := range trace {
+		if strings.Contains(l, "stop_requested") {
+			t.Errorf("stopped: %s", l)
+		}
+	}
+}
+
+func TestUnreachableWhere(t *testing.T) {
+	spec := Spec{FirstContact: true, Env: []string{"ANTHROPIC_BASE_URL=https://user:secret@proxy.example:8443/x", "HTTPS_PROXY=http://u:p@p:3128"}}
+	got := unreachableWhere(spec)
+	if strings.Contains(got, "secret") || strings.Contains(got, "u:p") || !strings.Contains(got, "https://proxy.example:8443/x") ||
+		!strings.Contains(got, "HTTPS_PROXY") {
+		t.Errorf("unreachableWhere = %q", got)
+	}
+	if unreachableWhere(Spec{}) != "" {
+		t.Error("asked without FirstContact")
+	}
+}

@@ -84,6 +84,12 @@ type Spec struct {
 	// runner does not ask again unless init names another CLI version or
 	// model (see KnownContext).
 	KnownContext *KnownContext
+	// FirstContact: no session of the run has had an answer from the API
+	// yet. A connection that cannot open (refused, a name that does not
+	// resolve, TLS) then ends the session after the CLI's third retry,
+	// seconds in, as a setup failure (failure.Unreachable), instead of
+	// after its tenth, minutes in.
+	FirstContact bool
 	// DisableHooks registers no hook callbacks: no KindHook events, and
 	// stops take the interrupt path. It exists to measure the hooks' cost.
 	DisableHooks bool
@@ -258,6 +264,7 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 			hooks:          !spec.DisableHooks,
 			hookTimeout:    spec.HookTimeout,
 			allowCompact:   spec.AllowCompact,
+			unreachable:    unreachableWhere(spec),
 		}),
 	}
 	s.log.Debug("claude started", "args", cmd.Args[1:], "dir", spec.Dir, "log", spec.LogPath)

@@ -114,6 +114,9 @@ type stopConfig struct {
 	hooks                       bool // the initialize request registering hook callbacks was sent
 	hookTimeout                 time.Duration
 	allowCompact                bool
+	// unreachable, when set (Spec.FirstContact), names where claude
+	// connects: connection retries before any answer end the session.
+	unreachable string
 }
 
 // pendingHook is a hook call the consumer has not answered yet.
@@ -156,6 +159,7 @@ type machine struct {
 
 	hooksOn      bool // the CLI accepted the hook callbacks: a stop answers a PostToolUse
 	pending      []pendingHook
+	sessionID    string // the session's own, from its first init
 	hookStopSent bool
 	hookWaits    map[HookEvent][]time.Duration // from the call to its answer
 
@@ -235,6 +239,7 @@ func (m *machine) observe(in input, now time.Time) {
 		return
 	}
 	m.refuseOnAuth(ev, now)
+	m.giveUpUnreachable(ev, now)
 	m.noteFacts(ev)
 	switch ev.Kind {
 	case KindAssistant:
@@ -261,8 +266,20 @@ func (m *machine) observe(in input, now time.Time) {
 			m.mark("interrupt_acked", now, map[string]any{
 				"request_id": ev.Control.RequestID, "subtype": ev.Control.Subtype, "error": ev.Control.Error})
 		}
+	case KindInit:
+		if m.sessionID == "" {
+			m.sessionID = ev.Init.SessionID
+		}
 	case KindResult:
+		if r := ev.Result; m.sessionID != "" && r.SessionID != "" && r.SessionID != m.sessionID {
+			// Another session's (a subagent's): not the end of this turn.
+			m.logf(slog.LevelDebug, "a result of another session: not this session's end", "session_id", r.SessionID)
+			return
+		}
 		m.result(ev.Result, now)
+	case KindSubagentResult:
+	case KindControlCancel:
+		m.hookCancelled(ev.ControlRequestID, now)
 	default:
 		if ev.ControlRequestID != "" && m.phase < phaseClosing {
 			// A request we do not serve (no permission prompt tool is set):

@@ -7,12 +7,20 @@
 #                                      ${DEBUSSY_CLAUDE_CACHE:-$HOME/.cache/debussy/claude-code}
 #   scripts/install-claude.sh latest   npm's current `latest` (what users install),
 #                                      into ${DEBUSSY_CLAUDE_LATEST_CACHE:-$HOME/.cache/debussy/claude-code-latest}
+#   scripts/install-claude.sh oldest   the oldest version debussy supports (README,
+#                                      "Claude Code versions"), into
+#                                      ${DEBUSSY_CLAUDE_OLDEST_CACHE:-$HOME/.cache/debussy/claude-code-oldest}
+#   scripts/install-claude.sh 2.1.150  that exact version, into
+#                                      $HOME/.cache/debussy/claude-code-2.1.150 (to measure one)
 #
 # Idempotent: does nothing when that version is already there (for `latest`,
 # one `npm view` asks which version that is today).
 set -euo pipefail
 
 pinned=2.1.197
+# The oldest version debussy supports: the core e2e tests pass on it in CI
+# (scripts/test.sh). Keep in step with commands' minCLIVersion and the README.
+oldest=2.1.112
 pkg=@anthropic-ai/claude-code
 case ${1:-pinned} in
 pinned)
@@ -23,8 +31,16 @@ latest)
 	version=
 	dir=${DEBUSSY_CLAUDE_LATEST_CACHE:-$HOME/.cache/debussy/claude-code-latest}
 	;;
+oldest)
+	version=$oldest
+	dir=${DEBUSSY_CLAUDE_OLDEST_CACHE:-$HOME/.cache/debussy/claude-code-oldest}
+	;;
+[0-9]*.[0-9]*.[0-9]*)
+	version=$1
+	dir=$HOME/.cache/debussy/claude-code-$1
+	;;
 *)
-	echo "usage: install-claude.sh [pinned|latest]" >&2
+	echo "usage: install-claude.sh [pinned|latest|oldest|X.Y.Z]" >&2
 	exit 2
 	;;
 esac

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# make test: every package with -race on the pinned claude CLI, and the
-# end-to-end package again on npm's `latest` CLI (make test-latest). Four
+# make test: every package with -race on the pinned claude CLI, the
+# end-to-end package again on npm's `latest` CLI (make test-latest), and its
+# core (restart, handoff, done, stop, usage limit) on the oldest CLI debussy
+# supports (runner.OldestCLI), after the other packages. Four
 # go test runs side by side: the end-to-end package on the pinned CLI in two
 # halves and on the latest CLI (each spends most of its time in the CLI's
 # start-up, about 3 s of CPU per session, about one core busy), and the
@@ -15,6 +17,9 @@ go=${GO:-go}
 
 pinned=${DEBUSSY_TEST_CLAUDE:-$(bash scripts/install-claude.sh | tail -n1)} || exit 1
 latest=${DEBUSSY_TEST_CLAUDE_LATEST:-$(bash scripts/install-claude.sh latest | tail -n1)} || exit 1
+oldest=${DEBUSSY_TEST_CLAUDE_OLDEST:-$(bash scripts/install-claude.sh oldest | tail -n1)} || exit 1
+# The end-to-end core the oldest supported CLI must pass: a few minutes.
+core='^(TestRunTwoPhasesComplete|TestRunRestartsBeforeContextFills|TestStagesHandoff|TestAgentHandoff|TestSignalsAsFacts|TestRunInterruptAndResume|TestUsageLimitWithoutWaiting)$'
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/debussy-test.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
@@ -45,6 +50,9 @@ second=$!
 mapfile -t rest < <($go list ./... | grep -vx 'github.com/debussy-dev/debussy/tests')
 DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 1 -timeout 20m "${rest[@]}"
 rest_rc=$?
+DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
+	$go test -race -count=1 -timeout 10m -run "$core" ./tests/ >"$logs/oldest" 2>&1
+oldest_rc=$?
 
 wait "${pids[0]}"
 first_rc=$?
@@ -56,8 +64,10 @@ echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/n
 cat "$logs/pinned0" "$logs/pinned1"
 echo "--- the end-to-end tests on npm's latest CLI ($("$latest" --version 2>/dev/null | head -n1))"
 cat "$logs/latest"
+echo "--- the end-to-end core on the oldest supported CLI ($("$oldest" --version 2>/dev/null | head -n1))"
+cat "$logs/oldest"
 
-if ((rest_rc != 0 || first_rc != 0 || second_rc != 0)); then
-	echo "make test: failed (other packages: exit $rest_rc; e2e on the pinned CLI: exit $first_rc; on the latest CLI: exit $second_rc)" >&2
+if ((rest_rc != 0 || first_rc != 0 || second_rc != 0 || oldest_rc != 0)); then
+	echo "make test: failed (other packages: exit $rest_rc; e2e on the pinned CLI: exit $first_rc; on the latest CLI: exit $second_rc; core on the oldest CLI: exit $oldest_rc)" >&2
 	exit 1
 fi

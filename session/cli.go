@@ -27,6 +27,31 @@ import (
 type Answers struct {
 	mu     sync.Mutex
 	bySpec map[string]*event.KnownContext
+	at     map[string]time.Time // when each answer was given
+}
+
+// Seed starts the run with answers an earlier run kept (at is when each
+// was given); a session's own answer replaces one.
+func (c *Answers) Seed(specModel string, k event.KnownContext, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.init()
+	c.bySpec[specModel], c.at[specModel] = &k, at
+}
+
+// Each calls fn for every answer, with when it was given.
+func (c *Answers) Each(fn func(specModel string, k event.KnownContext, at time.Time)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for m, k := range c.bySpec {
+		fn(m, *k, c.at[m])
+	}
+}
+
+func (c *Answers) init() {
+	if c.bySpec == nil {
+		c.bySpec, c.at = map[string]*event.KnownContext{}, map[string]time.Time{}
+	}
 }
 
 // Known is the answer a session started with specModel may reuse, or nil.
@@ -45,10 +70,9 @@ func (c *Answers) keep(specModel string, init *event.Init, cu *event.ContextUsag
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.bySpec == nil {
-		c.bySpec = map[string]*event.KnownContext{}
-	}
+	c.init()
 	c.bySpec[specModel] = &event.KnownContext{Version: init.Version, Model: init.Model, Usage: *cu}
+	c.at[specModel] = time.Now()
 }
 
 // baseModel compares a model across the CLI's spellings
@@ -183,6 +207,15 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 			}
 			s.log(policy.LevelInfo, "tool", "name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"))
 		}
+	case event.KindToolResult:
+		for _, tr := range ev.ToolResults {
+			// claude's permission mode refusing a call: the log says so
+			// (the agent only sees an error and may look stuck).
+			if tr.IsError && tr.ParentToolUseID == "" && permissionRefusal(tr.Content) {
+				s.log(policy.LevelWarn, "claude refused a tool call (permission_mode; allowed_tools lists what it lets run)",
+					"result", text.OneLine(tr.Content, 160))
+			}
+		}
 	case event.KindSystem:
 		sys := ev.System
 		switch {
@@ -257,4 +290,12 @@ func (s *Session) warnCompactionPoint(snap estimator.Snapshot) {
 		s.log(policy.LevelWarn, "context_threshold lies above claude's own compaction point; debussy blocks that compaction (allow_compaction: false)",
 			"context_threshold", pc.ContextThreshold, "window", window, "compacts_at", estimator.FormatTokens(compact))
 	}
+}
+
+// permissionRefusal reports whether a tool result is claude refusing the
+// call for permission (measured: "This command requires approval" on
+// 2.1.197 and 2.1.332 under acceptEdits; "…requested permissions to use
+// …, but you haven't granted it yet" for other tools).
+func permissionRefusal(content string) bool {
+	return strings.Contains(content, "requires approval") || strings.Contains(content, "haven't granted it yet")
 }

@@ -87,6 +87,9 @@ func (s *Session) perform() {
 		case policy.EffStop:
 			at, reason := s.now(), e.Stop.Reason
 			switch {
+			case s.over:
+			case e.Stop.Emergency:
+				s.log(policy.LevelWarn, "emergency stop: stopping the session at the next safe point", "reason", reason)
 			case !threshold(e.Stop.Trigger):
 				s.log(policy.LevelWarn, "stopping the session at the next safe point", "reason", reason)
 			case len(s.rs.InFlight()) > 0:
@@ -94,8 +97,10 @@ func (s *Session) perform() {
 			default:
 				s.log(policy.LevelWarn, "threshold crossed: stopping at the next safe point", "reason", reason)
 			}
-			s.rs.RequestStop(reason)
-			if s.stopAt.IsZero() {
+			if !s.over {
+				s.rs.RequestStop(reason)
+			}
+			if s.stopAt.IsZero() && !s.over {
 				s.stopAt = at
 			}
 			s.q.push(StopDecided{StopDecision: *e.Stop, At: at})

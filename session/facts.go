@@ -28,11 +28,13 @@ type Facts struct {
 type watcher struct {
 	Facts
 	session int
+	// done and handoff are read on the session's goroutine only.
+	done, handoff signalFile
 
-	mu          sync.Mutex
-	done, total int
-	poke        chan struct{}
-	stop        chan struct{}
+	mu             sync.Mutex
+	checked, total int
+	poke           chan struct{}
+	stop           chan struct{}
 }
 
 func newWatcher(f Facts, session int, countTasks bool) *watcher {
@@ -45,24 +47,51 @@ func newWatcher(f Facts, session int, countTasks bool) *watcher {
 	return w
 }
 
-// signalled reports whether `debussy done` left a signal for the phase; an
-// unreadable one counts (the phase loop reports it).
-func (w *watcher) signalled() bool {
-	_, err := os.Stat(w.SignalPath)
-	return !errors.Is(err, fs.ErrNotExist)
-}
+// signalled reports whether `debussy done` left a signal for this
+// session (or one naming no session); an unreadable one counts (the phase
+// loop reports it).
+func (w *watcher) signalled() bool { return w.done.mine(w.SignalPath, w.session, true) }
 
 // handedOff reports whether `debussy handoff` left a signal for this very
 // session: an earlier session's names another handoff file.
-func (w *watcher) handedOff() bool {
-	data, err := os.ReadFile(w.HandoffSignalPath)
-	if err != nil {
+func (w *watcher) handedOff() bool { return w.handoff.mine(w.HandoffSignalPath, w.session, false) }
+
+// signalFile is what was last read of one signal file. The signals are
+// facts whatever command line wrote them (chained, in a script, `bash
+// -c`, an absolute path), so they are looked at after every tool: a stat,
+// and a read of the few bytes only when the file changed since the last
+// look.
+type signalFile struct {
+	seen os.FileInfo // nil: not read, or gone
+	ours bool
+}
+
+// mine reports whether the signal at path belongs to session. lenient
+// (the done signal, which the phase loop clears before each attempt and
+// reports when broken): a file that cannot be read or parsed counts, and
+// so does one that names no session.
+func (f *signalFile) mine(path string, session int, lenient bool) bool {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.seen = nil
 		return false
+	case err != nil:
+		return lenient
+	case f.seen != nil && os.SameFile(f.seen, fi) && fi.ModTime().Equal(f.seen.ModTime()) && fi.Size() == f.seen.Size():
+		return f.ours // signals are replaced by a rename: a new one is a new file
 	}
+	data, err := os.ReadFile(path)
 	var sig struct {
 		Session int `json:"session"`
 	}
-	return json.Unmarshal(data, &sig) == nil && sig.Session == w.session
+	if err != nil || json.Unmarshal(data, &sig) != nil {
+		f.seen = nil
+		return lenient
+	}
+	f.seen = fi
+	f.ours = sig.Session == session || (sig.Session == 0 && lenient)
+	return f.ours
 }
 
 // handoffSize is the handoff's size; 0 when it is missing.
@@ -78,7 +107,7 @@ func (w *watcher) handoffSize() int64 {
 func (w *watcher) tasks() (done, total int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.done, w.total
+	return w.checked, w.total
 }
 
 // changed asks for the task list to be read again (a tool ran).
@@ -115,7 +144,7 @@ func (w *watcher) readTasks() {
 		}
 	}
 	w.mu.Lock()
-	w.done, w.total = done, len(tasks)
+	w.checked, w.total = done, len(tasks)
 	w.mu.Unlock()
 }
 

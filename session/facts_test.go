@@ -19,11 +19,29 @@ func TestWatcherReadsStateSignals(t *testing.T) {
 	if w.signalled() || w.handedOff() || w.handoffSize() != 0 {
 		t.Fatal("facts before any command")
 	}
-	if err := store.WriteSignal("r1", state.Signal{Phase: "2", Status: state.StatusCompleted}); err != nil {
+	if err := store.WriteSignal("r1", state.Signal{Phase: "2", Status: state.StatusCompleted, Session: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if w.signalled() {
+		t.Error("another session's done signal taken for this one's")
+	}
+	if err := store.WriteSignal("r1", state.Signal{Phase: "2", Status: state.StatusCompleted, Session: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if !w.signalled() {
 		t.Error("`debussy done`'s signal not seen")
+	}
+	if err := store.ClearSignal("r1", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if w.signalled() {
+		t.Error("a cleared signal still seen")
+	}
+	if err := store.WriteSignal("r1", state.Signal{Phase: "2", Status: state.StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.signalled() {
+		t.Error("a done signal naming no session not seen")
 	}
 	if _, err := store.WriteHandoff("r1", state.HandoffSignal{Phase: "2", Session: 2}, "an earlier session's"); err != nil {
 		t.Fatal(err)

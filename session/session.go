@@ -107,6 +107,7 @@ type Session struct {
 	grace         *time.Timer
 	econTimer     *time.Timer
 	stopAt        time.Time
+	over          bool // the stream ended: a stop decided now has nothing to stop
 
 	interrupted atomic.Bool
 	loopDone    chan struct{}
@@ -206,6 +207,11 @@ func (s *Session) finish() {
 	if s.econTimer != nil {
 		s.econTimer.Stop()
 	}
+	// The stream is over: the signals once more, for a command no hook
+	// saw to its end (a handoff left for this session restarts from it,
+	// never "ended without `debussy done`").
+	s.over = true
+	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
 	s.facts.close()
 	s.perform()
 	o := s.pol.Outcome()
@@ -257,14 +263,11 @@ func (s *Session) answer(h *event.HookCall) {
 		if s.pol.WantsHandoffSize() {
 			c.HandoffBytes = s.facts.handoffSize()
 		}
-		if c.IsDoneCommand() {
-			c.Signalled = s.facts.signalled()
-		}
-		if c.IsHandoffCommand() {
-			c.HandedOff = s.facts.handedOff()
-		}
+		// After every tool, whatever it was: a stat of each signal.
+		c.Signalled, c.HandedOff = s.facts.signalled(), s.facts.handedOff()
 		h.Answer(s.pol.PostToolUse(c))
 	case event.HookStop:
+		s.pol.Signals(false, s.facts.handedOff())
 		h.Answer(s.pol.Stop(h.StopHookActive, s.facts.signalled()))
 	case event.HookPreCompact:
 		h.Answer(s.pol.PreCompact(h.Trigger))

@@ -17,10 +17,14 @@ import (
 
 // Signal is what `debussy done` records for a phase.
 type Signal struct {
-	Phase  string    `json:"phase"`
-	Status Status    `json:"status"` // completed, blocked or failed
-	Reason string    `json:"reason,omitempty"`
-	At     time.Time `json:"at"`
+	Phase  string `json:"phase"`
+	Status Status `json:"status"` // completed, blocked or failed
+	Reason string `json:"reason,omitempty"`
+	// Session is the phase's session that ran the command (the ledger's
+	// count as it ran), so a session never takes another's signal for
+	// its own; 0 when unknown.
+	Session int       `json:"session,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // WriteSignal records the agent's verdict for sig.Phase atomically, so the

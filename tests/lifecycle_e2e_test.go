@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -284,4 +285,42 @@ func startLongTool(t *testing.T) (*harness, *exec.Cmd, *syncBuffer, *syncBuffer)
 	}
 	waitFor(t, func() bool { return h.exists("started.txt") }, time.Minute)
 	return h, cmd, stdout, stderr
+}
+
+// One total per meaning after an interrupted and resumed run: the rerun's
+// summary, `status` and `status --json` (whose top-level cost_usd is this
+// run's) say the same "this run" and "plan, across its runs" figures.
+func TestTotalsAfterResume(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's own totals")
+	h, cmd, stdout, stderr := startLongTool(t)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait(cmd, stdout, stderr, time.Minute); r.Code != 130 {
+		t.Fatalf("want exit 130: %s", r)
+	}
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("rerun: want exit 0: %s", r)
+	}
+	totals := func(text string) []string {
+		var out []string
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "this run: ") || strings.HasPrefix(line, "plan, across its runs: ") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	summary := totals(r.Stdout)
+	st := h.run("status")
+	if len(summary) != 2 || strings.Join(summary, "\n") != strings.Join(totals(st.Stdout), "\n") {
+		t.Errorf("the summary's totals %q differ from status's %q (want this run and the plan's, once each)", summary, totals(st.Stdout))
+	}
+	js := h.status()
+	cost, _ := js["cost_usd"].(float64)
+	planCost, _ := js["plan_cost_usd"].(float64)
+	if len(summary) == 2 && (!strings.HasSuffix(summary[0], fmt.Sprintf("$%.2f", cost)) || !strings.HasSuffix(summary[1], fmt.Sprintf("$%.2f", planCost))) {
+		t.Errorf("status --json cost_usd %.4f / plan_cost_usd %.4f differ from the summary's %q", cost, planCost, summary)
+	}
 }

@@ -190,13 +190,25 @@ func TestNotLoggedIn(t *testing.T) {
 }
 
 // An API that cannot be reached before any session got an answer is a
-// setup error: exit 2 after the CLI's own retries, naming what to check.
+// setup error: exit 2 in seconds (not after the CLI's minutes of retries),
+// naming what to check; doctor fails on it as fast.
 func TestAPIUnreachable(t *testing.T) {
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
-	// A closed port, and one retry of the CLI's own instead of ten (three
-	// minutes) to keep the test short.
-	h.Env = append(withoutVar(h.Env, "ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "CLAUDE_CODE_MAX_RETRIES=1")
-	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not reach the API", "ANTHROPIC_BASE_URL")
+	// A closed port: the connection is refused.
+	h.Env = append(withoutVar(h.Env, "ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
+	start := time.Now()
+	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not connect to the API", "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("run took %s to give up, want < 30 s", took)
+	}
+	start = time.Now()
+	r := h.run("doctor")
+	if r.Code != 2 || !strings.Contains(r.Stdout, "could not connect to the API") || strings.Contains(r.Stdout, "a run would work here") {
+		t.Errorf("doctor does not fail on the unreachable API: %s", r)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("doctor took %s to give up, want < 30 s", took)
+	}
 }
 
 // cutSessionOff puts a proxy before the fake API that drops the
