@@ -7,7 +7,13 @@ import (
 )
 
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
-const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk`
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk|` + foreignRoots
+
+// foreignRoots are the word for password (and secret key) in other
+// languages: Passwort/Kennwort, contraseña/clave, mot de passe, senha,
+// parola d'ordine, wachtwoord, пароль, 密码/口令/密钥, パスワード, 비밀번호,
+// hasło, şifre, lösenord, salasana, heslo, jelszó.
+const foreignRoots = `passwort|kennwort|contrase(?:ñ|n)a|clave|mot[ _-]de[ _-]passe|senha|parola[ _-]d'ordine|wachtwoord|пароль|密码|密碼|口令|密钥|パスワード|暗証番号|비밀번호|has(?:ł|l)o|(?:ş|s)ifre|l(?:ö|o)senord|adgangskode|passord|salasana|heslo|jelsz(?:ó|o)|κωδικός|סיסמה|كلمة[ _]المرور|mật[ _]khẩu|kata[ _]sandi`
 
 // nameRE is a variable, field or flag name containing one of secretWords.
 const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
@@ -56,7 +62,7 @@ func genericRules() []rule {
 			// Authorization: <any scheme> <credentials> (Basic, Bearer, Bot,
 			// SSWS, GenieKey, Negotiate, …), Proxy-Authorization: …
 			id:       "authorization-header",
-			re:       regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \t]+)?([^\s"']{6,}[^"'\r\n]*)`),
+			re:       regexp.MustCompile("(?i)\\bauthorization[\"'`]?[ \\t]*[:=][ \\t]*[\"'`]?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \\t]+)?([^\\s\"'`]{6,}[^\"'`\\r\\n]*)"),
 			from:     2,
 			keywords: []string{"authorization"},
 			keep:     func(_ []string, v string) bool { return placeholder(strings.TrimSpace(v)) },
@@ -87,6 +93,7 @@ func genericRules() []rule {
 			named:    true,
 			lead:     1,
 			keep:     keepField,
+			at:       namedAt,
 		},
 		{
 			// --password x, --api-token "x", -auth x
@@ -97,6 +104,7 @@ func genericRules() []rule {
 			keep: func(g []string, v string) bool {
 				return strings.HasPrefix(v, "-") || keepField(g, v)
 			},
+			at: namedAt,
 		},
 		{
 			// curl -u user:password, --user=user:password
@@ -147,16 +155,21 @@ func genericRules() []rule {
 }
 
 func lowerWords() []string {
-	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}
+	return append([]string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}, foreignKeywords...)
 }
+
+// foreignKeywords find foreignRoots' names (lower case, as asciiLower
+// leaves non-ASCII bytes).
+var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola", "wachtwoord", "пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "密钥",
+	"パスワード", "暗証番号", "비밀번호", "hasło", "haslo", "şifre", "sifre", "lösenord", "losenord", "adgangskode", "passord", "salasana", "heslo", "jelszó", "jelszo", "κωδικός", "סיסמה", "كلمة", "mật", "sandi"}
 
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author`)
+var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = regexp.MustCompile(`(?i)` + foreignRoots + `|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // keyBody reports whether a private key block holds base64 (capitals,
 // digits), not nothing or a word ("anything", gitleaks' false positive).
@@ -180,7 +193,7 @@ var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
+var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|authori[sz]|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).

@@ -52,6 +52,10 @@ type rule struct {
 	multiline bool
 	// scan, when set, finds the rule's secrets instead of re (see scan.go).
 	scan func(text string) []span
+	// at, when set, says whether the match's value stands where no
+	// secret does (code, prose, a file position); whole is the text
+	// around it, m's indexes start at base in whole.
+	at func(whole string, m []int, base, s, e int) bool
 	// named rules match a name holding a keyword, given a value; they
 	// run anchored (see findNamed) from lead bytes before the name.
 	named    bool
@@ -117,10 +121,14 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 	for i := range gl {
 		if gl[i].id == "gitleaks:generic-api-key" {
 			gl[i].named = true
+			gl[i].at = func(whole string, m []int, base, s, e int) bool { return publicBefore(whole, base+m[0]) }
 			// A UUID or a digest under a bare "key" (Idempotency-Key,
 			// cache key) is an id; under api_key or a token's name, not.
 			gl[i].keep = func(g []string, v string) bool {
 				name, _, _ := strings.Cut(g[0], v)
+				if strings.HasSuffix(name, "h1:") || strings.Contains(strings.ToLower(name), "public") {
+					return true // a go.sum hash, a public key
+				}
 				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
 					return true // secretsmanager:, public_key =
 				}
@@ -347,7 +355,7 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 				// <token>\n    value\n</token>: the value is on the next line.
 				we = lineEnd(lower, we+1)
 			}
-			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans)
+			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans, chunk, ws)
 		}
 	}
 	return spans
@@ -431,13 +439,13 @@ func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span 
 		return spans
 	}
 	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
-		spans = r.match(ru, m, text, offset, spans)
+		spans = r.match(ru, m, text, offset, spans, text, 0)
 	}
 	return spans
 }
 
 // match appends the span of the secret in match m of text, if it is one.
-func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span) []span {
+func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span, whole string, base int) []span {
 	if m != nil {
 		start, end := m[0], m[1]
 		if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.whole {
@@ -455,7 +463,11 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 			}
 			start, end = m[2*g], m[2*g+1]
 		}
+		end = start + len(trimUnbalanced(text[start:end]))
 		if start == end {
+			return spans
+		}
+		if ru.at != nil && ru.at(whole, m, base, base+start, base+end) {
 			return spans
 		}
 		secret, match := text[start:end], text[m[0]:m[1]]
@@ -511,6 +523,30 @@ func lineAround(text string, start, end int) string {
 		return text[ls:]
 	}
 	return text[ls : end+le]
+}
+
+// trimUnbalanced drops the closing brackets a bare value took from the
+// code around it: OpenAI(api_key=x) keeps its parenthesis.
+func trimUnbalanced(v string) string {
+	for len(v) > 0 {
+		c := v[len(v)-1]
+		var open byte
+		switch c {
+		case ')':
+			open = '('
+		case ']':
+			open = '['
+		case '}':
+			open = '{'
+		default:
+			return v
+		}
+		if strings.Count(v, string(open)) >= strings.Count(v, string(c)) {
+			return v
+		}
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // replace puts [redacted] over the union of spans.
