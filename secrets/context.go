@@ -75,7 +75,7 @@ func codeOrProse(whole string, name string, ns, ne, s, e int) bool {
 	if identRE.MatchString(v) && !hasDigitOutsideType(v) {
 		// A variable or type: in code it is followed by a separator or an
 		// operator; at the end of a line it is code when its line is.
-		if rest == "" || strings.IndexByte(codeFollow, rest[0]) >= 0 || strings.ContainsAny(v, "<>[]().:&*!") || v == strings.ToLower(v) && strings.Contains(v, "_") || camelCase(v) {
+		if rest != "" && strings.IndexByte(codeFollow, rest[0]) >= 0 || strings.ContainsAny(v, "<>[]().:&*!") || v == strings.ToLower(v) && strings.Contains(v, "_") || camelCase(v) {
 			return true
 		}
 	}
@@ -94,7 +94,7 @@ func codeOrProse(whole string, name string, ns, ne, s, e int) bool {
 // passwordName: a password's name (not a token's, a key's or auth).
 var passwordName = regexp.MustCompile(`(?i)passw|pwd|passphrase|^pass$|pass[_.-]|[_.-]pass$|` + foreignRoots)
 
-var typeWidth = regexp.MustCompile(`(?:[uif]|int|Int|uint|Uint|float|Float|sha|Sha|SHA)\d+`)
+var typeWidth = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?:[uif](?:8|16|32|64|128)|u?int(?:8|16|32|64)|float(?:32|64))(?:$|[^A-Za-z0-9])|(?i)u?int(?:8|16|32|64)array|float(?:32|64)array|sha(?:1|256|512)`)
 
 func hasDigitOutsideType(v string) bool {
 	// Vec<u8>, int64, Uint8Array, sha256: digits of a type's width.

@@ -87,7 +87,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -165,11 +165,11 @@ var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola
 
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author`)
+var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)` + foreignRoots + `|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = regexp.MustCompile(`(?i)` + foreignRoots + `|^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // keyBody reports whether a private key block holds base64 (capitals,
 // digits), not nothing or a word ("anything", gitleaks' false positive).
@@ -193,7 +193,7 @@ var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|authori[sz]|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
+var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|unauthori[sz]|authori[sz]ed|authori[sz]e$|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).
@@ -241,5 +241,9 @@ var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
 
 func placeholder(v string) bool {
 	v = strings.Trim(v, `"'`)
-	return placeholderRE.MatchString(v) || fake(v)
+	return placeholderRE.MatchString(v) || fake(v) || secretReference.MatchString(v)
 }
+
+// secretReference: where a secret is kept, not the secret: a 1Password,
+// Vault, SOPS or cloud secret manager reference, a template, a YAML tag.
+var secretReference = regexp.MustCompile(`^(?:op|vault|ref\+[a-z0-9]+|awssm|awsssm|gcpsm|azkv|keyvault|secretsmanager|ssm|k8s|doppler|infisical|bw|lpass|bitwarden|onepassword)://|^arn:aws[a-z-]*:|^projects/[^/]+/secrets/|^ENC\[|^\$\{|^\{\{|^!`)

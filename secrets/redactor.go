@@ -136,7 +136,7 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 			}
 		}
 	}
-	own := append(append(genericRules(), familyRules()...), scanRules()...)
+	own := append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...)
 	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
@@ -344,9 +344,9 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 				continue // a link of a:b:c (an ARN's :secret:), not a name
 			}
 			e := p + klen
-			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'*`", lower[e]) >= 0); e++ {
+			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || lower[e] >= 0x80 && !strings.HasPrefix(lower[e:], "：") || strings.IndexByte(" \t\"'*`", lower[e]) >= 0); e++ {
 			}
-			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 {
+			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 && !strings.HasPrefix(lower[e:], "：") {
 				continue
 			}
 			ws := max(0, ns-ru.lead)

@@ -1,0 +1,305 @@
+package secrets
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Positions: a value is a secret by where it stands, whatever its shape.
+// genericRules' secret-field covers NAME=value and NAME: value; these
+// cover the rest of the grammar:
+//
+//	position                          example
+//	name/value pair                   {name: DB_PASSWORD, value: x} (Kubernetes env, ECS, Postman, SSM, HAR, CloudFormation)
+//	table column or row               | user | password |, NAME  SECRET, ||  Value |  x || after a secret's Name row
+//	printed by a command              $ gh auth token⏎x, vault read -field=password …⏎x
+//	label line, value on the next     Password:⏎  x, Your new API key:⏎⏎  x
+//	prose                             the password is x, reset the password to x
+//	SQL                               IDENTIFIED BY 'x', WITH PASSWORD 'x', SET PASSWORD … = 'x'
+//	positional argument               AUTH x, login("u", "x"), vault login x, echo 'u:x' | chpasswd
+//	escaped JSON                      \"password\": \"x\"
+//
+// A name is a secret's when it holds one of secretWords' roots (in any
+// of the languages foreignRoots lists) and is not one of the names that
+// hold something else (secretName).
+
+func positionRules() []rule {
+	words := lowerWords()
+	return []rule{
+		{id: "name-value-pair", scan: scanPairs, keywords: []string{"value"}, multiline: true},
+		{id: "table-column", scan: scanTableColumns, keywords: append([]string{"value"}, words...), multiline: true},
+		{id: "printed-secret", scan: scanPrinted, keywords: printedKeywords, multiline: true},
+		{id: "label-next-line", scan: scanLabelLines, keywords: words, multiline: true},
+		{
+			id:       "prose",
+			re:       regexp.MustCompile(`(?i)\b(?:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`),
+			keywords: words,
+			keep:     keepProse,
+			at:       func(whole string, m []int, base, s, e int) bool { return publicBefore(whole, base+m[0]) },
+		},
+		{
+			id:       "prose-with",
+			re:       regexp.MustCompile(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:` + proseName + `)[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`),
+			keywords: words,
+			keep:     keepProse,
+		},
+		{
+			id:       "sql-password",
+			re:       regexp.MustCompile(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
+			keywords: []string{"identified", "password"},
+			keep:     func(_ []string, v string) bool { return placeholder(v) },
+		},
+		{
+			// Redis' AUTH [user] password, at a line's start or a prompt.
+			id:       "redis-auth",
+			re:       regexp.MustCompile(`(?m)(?:^|> ?|\bredis-cli\b[^\n]*[ \t])[ \t]*AUTH[ \t]+(?:[^\s]+[ \t]+)?([^\s]+)[ \t]*$`),
+			keywords: []string{"auth "},
+			keep:     keepFlagValue,
+		},
+		{
+			// A call that takes a credential: its last string argument
+			// after the first (login("u", "x"), SetBasicAuth("u", "x")).
+			id:       "credential-call",
+			re:       regexp.MustCompile(`(?i)\b(?:log_?in|login_user|login_as|sign_?in|authenticate|auth|connect|basic_?auth|setbasicauth|httpbasicauth|digestauth|set_?password|change_?password|with_?credentials|credentials)[ \t]*\([ \t]*(?:[^,()\n]+,[ \t]*)+(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[,)]`),
+			keywords: []string{"login", "log_in", "signin", "sign_in", "authenticate", "auth", "connect", "password", "credentials"},
+			keep:     func(g []string, v string) bool { return strings.ContainsAny(v, " \t") || keepFlagValue(g, v) },
+		},
+		{
+			id:       "vault-login",
+			re:       regexp.MustCompile(`\bvault[ \t]+login[ \t]+(?:-[^\s]+[ \t]+)*([^\s=-][^\s=]{7,})(?:[ \t]|$)`),
+			keywords: []string{"vault"},
+			keep:     keepFlagValue,
+		},
+		{
+			id:       "chpasswd",
+			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)?["']?[^:\s"']+:([^\s"']+)["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd`),
+			keywords: []string{"chpasswd"},
+			keep:     keepFlagValue,
+		},
+		{
+			// \"password\": \"x\" — JSON in a JSON string, as text.
+			id:       "escaped-field",
+			re:       regexp.MustCompile(`\\+"(` + nameRE + `)\\+"[ \t]*:[ \t]*\\+"((?:[^"\\\n]|\\[^"\\])*)\\+"`),
+			from:     2,
+			keywords: []string{`\"`},
+			keep:     keepField,
+		},
+	}
+}
+
+// proseName: the names prose gives a secret.
+const proseName = `passwords?|passwd|passphrase|pass[ -]?code|pin|(?:api|access|auth|bearer|bot|personal[ \t]+access|refresh|session)?[ \t]*(?:token|key)|secret|client[ \t]+secret|credentials?|` + foreignRoots
+
+// proseWords: what follows "the password is" in prose, not a password.
+var proseWords = regexp.MustCompile(`(?i)^(?:the|a|an|not|no|now|still|set|stored|kept|in|at|on|being|too|required|invalid|expired|wrong|incorrect|missing|empty|correct|valid|used|needed|read|written|saved|changed|reset|rotated|revoked|generated|encrypted|hashed|hidden|masked|redacted|shown|printed|given|provided|supplied|configured|defined|passed|sent|available|ready|different|same|only|also|case|from|to|for|of|with|by|and|or|but|if|when|this|that|it|its|your|my|our|their|his|her|what|which|where|there|here|unknown|none|null|nil|true|false|ok|done|correct|right|secure|strong|weak|short|long|too|very|just|always|never|each|every|one|two|three|[a-z]+(?:ed|ing|ly|able|ible|ous|ive|al|ful|less|ment|ness|tion|sion)|\d{1,3})[.,;:!?)]*$`)
+
+// keepProse keeps a prose match whose name is code (apiKey, getToken) or
+// whose value is a word.
+func keepProse(g []string, v string) bool {
+	head := g[0][:strings.LastIndex(g[0], v)]
+	for i := 1; i < len(head); i++ {
+		if head[i-1] >= 'a' && head[i-1] <= 'z' && head[i] >= 'A' && head[i] <= 'Z' || head[i] == '_' || head[i] == '.' {
+			return true
+		}
+	}
+	return !proseValue(v)
+}
+
+// proseValue reports whether v, after "the password is", is a value.
+func proseValue(v string) bool {
+	v = strings.TrimRight(v, ".,;:!?)")
+	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
+		return false
+	}
+	// A plain word is prose ("the token is valid"); a value has a digit,
+	// a symbol or mixed case, or is long.
+	return !wordRun(v) || len(v) >= 16
+}
+
+// secretName: a name whose value is a secret (DB_PASSWORD, api-token,
+// Client secret, contraseña), not a name of something else
+// (password_file, secretName, token_ttl).
+func secretName(name string) bool {
+	n := strings.Trim(strings.TrimSpace(name), "\"'`*:/")
+	if n == "" || len(n) > 64 {
+		return false
+	}
+	if i := strings.LastIndexAny(n, "/"); i >= 0 {
+		n = n[i+1:] // /prod/db/password
+	}
+	words := strings.ReplaceAll(n, " ", "_")
+	return strongName.MatchString(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
+}
+
+// pairRE: a name field, up to three other fields, a value field: the
+// name/value pairs of Kubernetes env, ECS task definitions, Postman
+// environments, SSM parameters, HAR headers, CloudFormation parameters.
+var pairRE = regexp.MustCompile(`(?i)["']?(?:name|key|parametername|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^"'\s,{}\[\]]+)["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?` +
+	`(?:["']?(?:type|enabled|description|version|arn|datatype|tier)["']?[ \t]*[:=][ \t]*["']?[^"'\n,{}]*["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?){0,3}` +
+	`["']?(?:value|parametervalue|secretstring|secret_string)["']?[ \t]*[:=][ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s,{}"'\[\]][^\s,{}"']*))`)
+
+func scanPairs(text string) []span {
+	var spans []span
+	for _, m := range pairRE.FindAllStringSubmatchIndex(text, -1) {
+		if n := text[m[2]:m[3]]; !secretName(n) && !strings.EqualFold(n, "authorization") && !strings.EqualFold(n, "proxy-authorization") {
+			continue
+		}
+		for g := 2; g <= 4; g++ {
+			if s, e := m[2*g], m[2*g+1]; s >= 0 && e > s {
+				if v := text[s:e]; !placeholder(v) && !strings.HasPrefix(v, "${") && !strings.HasPrefix(v, "{{") {
+					spans = append(spans, span{s, e})
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// cells splits a table row: | a | b | or a  b (two spaces or more). ok
+// is false for a line that is not a row.
+func cells(line string) (cs []span, ok bool) {
+	t := strings.TrimRight(line, " \t\r")
+	if strings.HasPrefix(strings.TrimLeft(t, " \t"), "|") {
+		for i := 0; i < len(t); {
+			for i < len(t) && (t[i] == '|' || t[i] == ' ' || t[i] == '\t') {
+				i++
+			}
+			j := i
+			for j < len(t) && t[j] != '|' {
+				j++
+			}
+			e := j
+			for e > i && (t[e-1] == ' ' || t[e-1] == '\t') {
+				e--
+			}
+			if e > i {
+				cs = append(cs, span{i, e})
+			}
+			i = j
+		}
+		return cs, len(cs) > 0
+	}
+	for i := 0; i < len(t); {
+		for i < len(t) && (t[i] == ' ' || t[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(t) && !(t[j] == '\t' || t[j] == ' ' && j+1 < len(t) && t[j+1] == ' ') {
+			j++
+		}
+		if j > i {
+			cs = append(cs, span{i, j})
+		}
+		i = j
+	}
+	return cs, len(cs) >= 2
+}
+
+var (
+	ruleLine    = regexp.MustCompile(`^[ \t|+:=-]*$`)
+	valueHeader = regexp.MustCompile(`(?i)^(?:value|secret|secretstring|secret value|password|key value)$`)
+	nameHeader  = regexp.MustCompile(`(?i)^(?:name|key|parameter|parametername|parameter name)$`)
+	// tableHeader: a header cell: a few words.
+	tableHeader = regexp.MustCompile(`^[\p{L} _'-]{1,40}$`)
+)
+
+// scanTableColumns redacts the cells of a table's column headed by a
+// secret's name (| user | password |, NAME  TOKEN), and the Value row of
+// a two-column table whose Name row names a secret or whose Type is
+// SecureString (aws ssm get-parameter --output table).
+func scanTableColumns(text string) []span {
+	var spans []span
+	var cols []int // secret columns of the current table
+	width := 0
+	secretRow := false
+	for pos := 0; pos < len(text); {
+		end := lineEnd(text, pos)
+		line := text[pos:end]
+		if ruleLine.MatchString(line) && strings.TrimSpace(line) != "" {
+			pos = end + 1
+			continue
+		}
+		cs, ok := cells(line)
+		if !ok {
+			cols, secretRow, width = nil, false, 0
+			pos = end + 1
+			continue
+		}
+		get := func(i int) string { return line[cs[i].start:cs[i].end] }
+		if len(cs) == 2 {
+			k, v := get(0), get(1)
+			switch {
+			case nameHeader.MatchString(k) && secretName(v) || strings.EqualFold(k, "type") && strings.EqualFold(v, "SecureString"):
+				secretRow = true
+			case secretRow && valueHeader.MatchString(k) && !placeholder(v):
+				spans = append(spans, span{pos + cs[1].start, pos + cs[1].end})
+			}
+		}
+		if cols != nil && len(cs) == width {
+			for _, c := range cols {
+				if v := get(c); !placeholder(v) && !strings.ContainsAny(v, " \t") {
+					spans = append(spans, span{pos + cs[c].start, pos + cs[c].end})
+				}
+			}
+		} else if len(cs) >= 2 {
+			cols, width = nil, len(cs)
+			header := true
+			for i := range cs {
+				if !tableHeader.MatchString(get(i)) || camelCase(get(i)) {
+					header = false
+				}
+			}
+			for i := range cs {
+				if header && secretName(get(i)) && len(strings.Fields(get(i))) <= 3 {
+					cols = append(cols, i)
+				}
+			}
+		}
+		pos = end + 1
+	}
+	return spans
+}
+
+// printedRE: a command that prints a secret, alone, on its next line.
+var printedRE = regexp.MustCompile(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t]+configure[ \t]+get[ \t]+\S*(?:secret|token|password|key)\b|\bvault[ \t]+(?:kv[ \t]+)?(?:read|get)\b[^\n]*-field[= ]|` +
+	`\bkubectl[ \t]+get[ \t]+secrets?\b[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)|\bop[ \t]+(?:read|item[ \t]+get[^\n]*--fields?)\b|` +
+	`\bgcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b|\baz[ \t]+account[ \t]+get-access-token\b|` +
+	`\bsecurity[ \t]+find-(?:generic|internet)-password\b[^\n]*[ \t]-w\b|\b(?:go)?pass[ \t]+show\b|\baws[ \t]+ecr[ \t]+get-login-password\b|` +
+	`\baws[ \t]+codeartifact[ \t]+get-authorization-token\b|\bkubectl[ \t]+create[ \t]+token\b|\bopenssl[ \t]+rand\b|\bpwgen\b|\bheroku[ \t]+auth:token\b|` +
+	`\bdoctl[ \t]+auth[ \t]+token\b|\bnpm[ \t]+token[ \t]+create\b|\bprintenv[ \t]+\S*(?:token|secret|passw|key)\S*|\becho[ \t]+"?\$\{?\w*(?:token|secret|passw|pwd|key)\w*\}?"?[ \t]*$|` +
+	`\bcat[ \t]+\S*(?:token|secret|passw|credential|\.key\b)\S*[ \t]*$)[^\n]*\n(?:[ \t]*\n)?[ \t]*([^\s]{6,})[ \t]*(?:\n|$)`)
+
+var printedKeywords = []string{"gh", "aws", "vault", "kubectl", "op ", "gcloud", "az ", "security", "pass ", "openssl", "pwgen", "heroku", "doctl", "npm", "printenv", "echo", "cat "}
+
+func scanPrinted(text string) []span {
+	var spans []span
+	for _, m := range printedRE.FindAllStringSubmatchIndex(text, -1) {
+		v := text[m[2]:m[3]]
+		if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ">") || placeholder(v) || wordRun(v) {
+			continue // the next prompt, a comment, a placeholder, a word
+		}
+		spans = append(spans, span{m[2], m[3]})
+	}
+	return spans
+}
+
+// labelRE: a line that is a label naming a secret (Password:, Your new
+// API key:, Client secret), then the value alone on a line (after one
+// blank line at most).
+var labelRE = regexp.MustCompile(`(?m)^[ \t#>*-]*([\p{L}0-9 _.'-]{2,48}?)[ \t]*[:：]?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*([^\s]{6,})[ \t]*$`)
+
+func scanLabelLines(text string) []span {
+	var spans []span
+	for _, m := range labelRE.FindAllStringSubmatchIndex(text, -1) {
+		label, v := text[m[2]:m[3]], text[m[4]:m[5]]
+		words := strings.Fields(label)
+		if len(words) == 0 || len(words) > 5 || !secretName(words[len(words)-1]) && !secretName(label) {
+			continue
+		}
+		if placeholder(v) || wordRun(v) || ruleLine.MatchString(v) || strings.HasPrefix(v, "$") || strings.ContainsAny(v[:1], "<[({#") || codeLike.MatchString(v) {
+			continue
+		}
+		spans = append(spans, span{m[4], m[5]})
+	}
+	return spans
+}
