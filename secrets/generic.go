@@ -7,7 +7,7 @@ import (
 )
 
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
-const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk|` + foreignRoots
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk`
 
 // foreignRoots are the word for password (and secret key) in other
 // languages: Passwort/Kennwort, contraseña/clave, mot de passe, senha,
@@ -87,11 +87,22 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
 			lead:     1,
+			keep:     keepField,
+			at:       namedAt,
+		},
+		{
+			// Passwort: x, contraseña=x, 密码：x — secret-field for the
+			// names of other languages (a rule of its own: Unicode case
+			// folding in secret-field's regexp would slow every "key").
+			id:       "foreign-field",
+			re:       regexp.MustCompile(`(?i)(?:^|[^\p{L}0-9_.-])([\p{L}0-9_.-]*?(?:` + foreignRoots + `)[\p{L}0-9_.-]*)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*|[ \t]*=[ \t]*)` + valueRE),
+			from:     2,
+			keywords: foreignKeywords,
 			keep:     keepField,
 			at:       namedAt,
 		},
@@ -155,7 +166,7 @@ func genericRules() []rule {
 }
 
 func lowerWords() []string {
-	return append([]string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}, foreignKeywords...)
+	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}
 }
 
 // foreignKeywords find foreignRoots' names (lower case, as asciiLower

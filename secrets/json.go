@@ -83,7 +83,7 @@ func stringEnd(b []byte, i int) int {
 // secretKey: a key whose value the text rules may take for a secret.
 func secretKey(key string) bool {
 	k := asciiLower(key)
-	for _, w := range append(lowerWords(), "api", "access") {
+	for _, w := range append(append(lowerWords(), foreignKeywords...), "api", "access") {
 		if strings.Contains(k, w) {
 			return true
 		}

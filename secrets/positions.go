@@ -26,23 +26,11 @@ import (
 func positionRules() []rule {
 	words := lowerWords()
 	return []rule{
-		{id: "name-value-pair", scan: scanPairs, keywords: []string{"value"}, multiline: true},
+		{id: "name-value-pair", scanL: scanPairs, keywords: pairKeywords, multiline: true},
 		{id: "table-column", scan: scanTableColumns, keywords: append([]string{"value"}, words...), multiline: true},
-		{id: "printed-secret", scan: scanPrinted, keywords: printedKeywords, multiline: true},
-		{id: "label-next-line", scan: scanLabelLines, keywords: words, multiline: true},
-		{
-			id:       "prose",
-			re:       regexp.MustCompile(`(?i)\b(?:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`),
-			keywords: words,
-			keep:     keepProse,
-			at:       func(whole string, m []int, base, s, e int) bool { return publicBefore(whole, base+m[0]) },
-		},
-		{
-			id:       "prose-with",
-			re:       regexp.MustCompile(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:` + proseName + `)[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`),
-			keywords: words,
-			keep:     keepProse,
-		},
+		{id: "printed-secret", scanL: scanPrinted, keywords: printedKeywords, multiline: true},
+		{id: "label-next-line", scanL: scanLabelLines, keywords: words, multiline: true},
+		{id: "prose", scanL: scanProse, keywords: append(proseRoots, foreignKeywords...), multiline: true},
 		{
 			id:       "sql-password",
 			re:       regexp.MustCompile(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
@@ -61,7 +49,7 @@ func positionRules() []rule {
 			// after the first (login("u", "x"), SetBasicAuth("u", "x")).
 			id:       "credential-call",
 			re:       regexp.MustCompile(`(?i)\b(?:log_?in|login_user|login_as|sign_?in|authenticate|auth|connect|basic_?auth|setbasicauth|httpbasicauth|digestauth|set_?password|change_?password|with_?credentials|credentials)[ \t]*\([ \t]*(?:[^,()\n]+,[ \t]*)+(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[,)]`),
-			keywords: []string{"login", "log_in", "signin", "sign_in", "authenticate", "auth", "connect", "password", "credentials"},
+			keywords: []string{"login(", "log_in(", "signin(", "sign_in(", "authenticate(", "auth(", "connect(", "password(", "credentials(", "login (", "auth ("},
 			keep:     func(g []string, v string) bool { return strings.ContainsAny(v, " \t") || keepFlagValue(g, v) },
 		},
 		{
@@ -87,27 +75,132 @@ func positionRules() []rule {
 	}
 }
 
+// windowsAt are the spans of text around each occurrence of one of kws
+// in lower (text lower-cased), from lines before lines above to after
+// lines below, merged: the multi-line scanners run their regexps there
+// only, not over the whole text.
+func windowsAt(text, lower string, kws []string, before, after int) []span {
+	var ws []span
+	for _, kw := range kws {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], kw)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			s := strings.LastIndexByte(text[:p], '\n') + 1
+			for n := 0; n < before && s > 0; n++ {
+				s = strings.LastIndexByte(text[:s-1], '\n') + 1
+			}
+			e := lineEnd(text, p)
+			for n := 0; n < after && e < len(text); n++ {
+				e = lineEnd(text, e+1)
+			}
+			ws = append(ws, span{max(0, s), min(len(text), e)})
+			from = p + len(kw)
+		}
+	}
+	return merge(ws)
+}
+
+// scanWindows runs re over the windows around kws and returns its
+// matches' indexes in text.
+func scanWindows(re *regexp.Regexp, text, lower string, kws []string, before, after int) [][]int {
+	var out [][]int
+	for _, w := range windowsAt(text, lower, kws, before, after) {
+		for _, m := range re.FindAllStringSubmatchIndex(text[w.start:w.end], -1) {
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += w.start
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// proseRoots start the names prose gives a secret.
+var proseRoots = []string{"password", "passwd", "passphrase", "passcode", "pin", "token", "key", "secret", "credential"}
+
+var (
+	// proseAfter: after a root, what makes the next word its value:
+	// "password is x", "token for the bot is x", "password reset to x".
+	proseAfter = regexp.MustCompile(`^(?i:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`)
+	// proseVerb: before a root, a verb that makes the word after it its
+	// value: "log in with password x", "use the token x".
+	proseVerb    = regexp.MustCompile(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:[a-z]+[ \t]+)?$`)
+	proseNameVal = regexp.MustCompile(`^(?i:` + proseName + `)[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`)
+)
+
+// scanProse finds "the password is x" and "with password x": at each
+// root of a secret's name that starts a word.
+func scanProse(text, lower string) []span {
+	var spans []span
+	for _, root := range append(proseRoots, foreignKeywords...) {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], root)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			from = p + len(root)
+			// The name may start before the root (api token, client
+			// secret): the regexps take words before it as part of it.
+			ns := p
+			for ns > 0 && isLetter(lower[ns-1]) {
+				ns--
+			}
+			if ns != p {
+				continue // inside a word (monkey, apiKey)
+			}
+			// A name in prose is a word: a space follows it (or an s and
+			// a space), not _LIMIT, s: or (.
+			a := p + len(root)
+			if a < len(lower) && lower[a] == 's' {
+				a++
+			}
+			if a >= len(lower) || lower[a] != ' ' && lower[a] != '\t' || publicBefore(text, ns) {
+				continue
+			}
+			end := min(len(text), p+160)
+			var m []int
+			if m = proseAfter.FindStringSubmatchIndex(text[ns:end]); m == nil {
+				if !proseVerb.MatchString(lower[max(0, ns-40):ns]) {
+					continue
+				}
+				if m = proseNameVal.FindStringSubmatchIndex(text[ns:end]); m == nil {
+					continue
+				}
+			}
+			if v := text[ns+m[2] : ns+m[3]]; proseValue(v) && !codeBefore(text[ns:ns+m[2]]) {
+				v = strings.TrimRight(v, ".,;:!?)]}")
+				spans = append(spans, span{ns + m[2], ns + m[2] + len(v)})
+			}
+		}
+	}
+	return spans
+}
+
+// codeBefore: the name in a prose match is code (apiKey, get_token).
+func codeBefore(head string) bool {
+	for i := 1; i < len(head); i++ {
+		if head[i-1] >= 'a' && head[i-1] <= 'z' && head[i] >= 'A' && head[i] <= 'Z' || head[i] == '_' || head[i] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
 // proseName: the names prose gives a secret.
 const proseName = `passwords?|passwd|passphrase|pass[ -]?code|pin|(?:api|access|auth|bearer|bot|personal[ \t]+access|refresh|session)?[ \t]*(?:token|key)|secret|client[ \t]+secret|credentials?|` + foreignRoots
 
 // proseWords: what follows "the password is" in prose, not a password.
 var proseWords = regexp.MustCompile(`(?i)^(?:the|a|an|not|no|now|still|set|stored|kept|in|at|on|being|too|required|invalid|expired|wrong|incorrect|missing|empty|correct|valid|used|needed|read|written|saved|changed|reset|rotated|revoked|generated|encrypted|hashed|hidden|masked|redacted|shown|printed|given|provided|supplied|configured|defined|passed|sent|available|ready|different|same|only|also|case|from|to|for|of|with|by|and|or|but|if|when|this|that|it|its|your|my|our|their|his|her|what|which|where|there|here|unknown|none|null|nil|true|false|ok|done|correct|right|secure|strong|weak|short|long|too|very|just|always|never|each|every|one|two|three|[a-z]+(?:ed|ing|ly|able|ible|ous|ive|al|ful|less|ment|ness|tion|sion)|\d{1,3})[.,;:!?)]*$`)
 
-// keepProse keeps a prose match whose name is code (apiKey, getToken) or
-// whose value is a word.
-func keepProse(g []string, v string) bool {
-	head := g[0][:strings.LastIndex(g[0], v)]
-	for i := 1; i < len(head); i++ {
-		if head[i-1] >= 'a' && head[i-1] <= 'z' && head[i] >= 'A' && head[i] <= 'Z' || head[i] == '_' || head[i] == '.' {
-			return true
-		}
-	}
-	return !proseValue(v)
-}
-
 // proseValue reports whether v, after "the password is", is a value.
 func proseValue(v string) bool {
-	v = strings.TrimRight(v, ".,;:!?)")
+	v = strings.TrimRight(v, ".,;:!?)]}")
 	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
 		return false
 	}
@@ -131,6 +224,9 @@ func secretName(name string) bool {
 	return strongName.MatchString(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
 }
 
+// pairKeywords: a value field (value:, "Value":, ParameterValue=).
+var pairKeywords = []string{"value:", "value\":", "value':", "value =", "value=", "value\" :", "secretstring\":"}
+
 // pairRE: a name field, up to three other fields, a value field: the
 // name/value pairs of Kubernetes env, ECS task definitions, Postman
 // environments, SSM parameters, HAR headers, CloudFormation parameters.
@@ -138,9 +234,9 @@ var pairRE = regexp.MustCompile(`(?i)["']?(?:name|key|parametername|parameterkey
 	`(?:["']?(?:type|enabled|description|version|arn|datatype|tier)["']?[ \t]*[:=][ \t]*["']?[^"'\n,{}]*["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?){0,3}` +
 	`["']?(?:value|parametervalue|secretstring|secret_string)["']?[ \t]*[:=][ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s,{}"'\[\]][^\s,{}"']*))`)
 
-func scanPairs(text string) []span {
+func scanPairs(text, lower string) []span {
 	var spans []span
-	for _, m := range pairRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range scanWindows(pairRE, text, lower, pairKeywords, 6, 1) {
 		if n := text[m[2]:m[3]]; !secretName(n) && !strings.EqualFold(n, "authorization") && !strings.EqualFold(n, "proxy-authorization") {
 			continue
 		}
@@ -269,11 +365,13 @@ var printedRE = regexp.MustCompile(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t
 	`\bdoctl[ \t]+auth[ \t]+token\b|\bnpm[ \t]+token[ \t]+create\b|\bprintenv[ \t]+\S*(?:token|secret|passw|key)\S*|\becho[ \t]+"?\$\{?\w*(?:token|secret|passw|pwd|key)\w*\}?"?[ \t]*$|` +
 	`\bcat[ \t]+\S*(?:token|secret|passw|credential|\.key\b)\S*[ \t]*$)[^\n]*\n(?:[ \t]*\n)?[ \t]*([^\s]{6,})[ \t]*(?:\n|$)`)
 
-var printedKeywords = []string{"gh", "aws", "vault", "kubectl", "op ", "gcloud", "az ", "security", "pass ", "openssl", "pwgen", "heroku", "doctl", "npm", "printenv", "echo", "cat "}
+var printedKeywords = []string{"auth token", "configure get", "-field", "base64", "op read", "op item", "print-access-token", "print-identity-token", "get-access-token",
+	"find-generic-password", "find-internet-password", "pass show", "get-login-password", "get-authorization-token", "create token", "openssl rand", "pwgen",
+	"auth:token", "token create", "printenv", "echo $", "echo \"$", "cat "}
 
-func scanPrinted(text string) []span {
+func scanPrinted(text, lower string) []span {
 	var spans []span
-	for _, m := range printedRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range scanWindows(printedRE, text, lower, printedKeywords, 0, 2) {
 		v := text[m[2]:m[3]]
 		if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ">") || placeholder(v) || wordRun(v) {
 			continue // the next prompt, a comment, a placeholder, a word
@@ -288,9 +386,36 @@ func scanPrinted(text string) []span {
 // blank line at most).
 var labelRE = regexp.MustCompile(`(?m)^[ \t#>*-]*([\p{L}0-9 _.'-]{2,48}?)[ \t]*[:：]?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*([^\s]{6,})[ \t]*$`)
 
-func scanLabelLines(text string) []span {
+// labelKeywords are the lines of text, lower-cased, that may be labels:
+// short, a secret's root in them, nothing after it but a colon.
+func labelKeywords(lower string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, root := range append(lowerWords(), foreignKeywords...) {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], root)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			from = p + len(root)
+			ls, le := strings.LastIndexByte(lower[:p], '\n')+1, lineEnd(lower, p)
+			tail := strings.TrimRight(lower[p+len(root):le], " \t\r:：")
+			if le-ls > 60 || len(tail) > 12 || strings.ContainsAny(tail, "=,;(){}[]\"'") || le >= len(lower) {
+				continue
+			}
+			if l := lower[ls:le]; !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+func scanLabelLines(text, lower string) []span {
 	var spans []span
-	for _, m := range labelRE.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range scanWindows(labelRE, text, lower, labelKeywords(lower), 0, 2) {
 		label, v := text[m[2]:m[3]], text[m[4]:m[5]]
 		words := strings.Fields(label)
 		if len(words) == 0 || len(words) > 5 || !secretName(words[len(words)-1]) && !secretName(label) {

@@ -52,6 +52,9 @@ type rule struct {
 	multiline bool
 	// scan, when set, finds the rule's secrets instead of re (see scan.go).
 	scan func(text string) []span
+	// scanL is scan for multi-line scanners given the text lower-cased
+	// too (String lowers it once for all).
+	scanL func(text, lower string) []span
 	// at, when set, says whether the match's value stands where no
 	// secret does (code, prose, a file position); whole is the text
 	// around it, m's indexes start at base in whole.
@@ -211,8 +214,12 @@ func (r *Redactor) String(s string) string {
 	var spans []span
 	lower := asciiLower(s)
 	for i := range r.rules {
-		if r.rules[i].multiline && r.rules[i].hit(lower) {
-			spans = r.find(&r.rules[i], s, 0, spans)
+		if ru := &r.rules[i]; ru.multiline && ru.hit(lower) {
+			if ru.scanL != nil {
+				spans = r.scanned(ru, ru.scanL(s, lower), s, 0, spans)
+				continue
+			}
+			spans = r.find(ru, s, 0, spans)
 		}
 	}
 	occ := make([][]int, len(r.keywords))
@@ -430,16 +437,24 @@ func (ru *rule) hit(lower string) bool {
 // find appends the spans of ru's secrets in text, which starts at offset
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
+	if ru.scanL != nil {
+		return r.scanned(ru, ru.scanL(text, asciiLower(text)), text, offset, spans)
+	}
 	if ru.scan != nil {
-		for _, sp := range ru.scan(text) {
-			if secret := text[sp.start:sp.end]; !r.allowed(ru, secret, secret, lineAround(text, sp.start, sp.end)) {
-				spans = append(spans, span{offset + sp.start, offset + sp.end})
-			}
-		}
-		return spans
+		return r.scanned(ru, ru.scan(text), text, offset, spans)
 	}
 	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
 		spans = r.match(ru, m, text, offset, spans, text, 0)
+	}
+	return spans
+}
+
+// scanned appends the spans a scanner found that are not allowed.
+func (r *Redactor) scanned(ru *rule, found []span, text string, offset int, spans []span) []span {
+	for _, sp := range found {
+		if secret := text[sp.start:sp.end]; !r.allowed(ru, secret, secret, lineAround(text, sp.start, sp.end)) {
+			spans = append(spans, span{offset + sp.start, offset + sp.end})
+		}
 	}
 	return spans
 }
