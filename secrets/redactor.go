@@ -202,7 +202,11 @@ func Redact(s string) string { return Default().String(s) }
 type span struct{ start, end int }
 
 // String returns s with every secret replaced by [redacted].
-func (r *Redactor) String(s string) string {
+func (r *Redactor) String(s string) string { return r.redact(s, 0) }
+
+// redact is String; depth counts the encodings (base64, URL-encoding)
+// the text was found in.
+func (r *Redactor) redact(s string, depth int) string {
 	if s == "" {
 		return s
 	}
@@ -281,6 +285,9 @@ func (r *Redactor) String(s string) string {
 			}
 		}
 		start = end
+	}
+	if depth < 2 {
+		spans = r.encoded(s, depth, spans)
 	}
 	if len(spans) == 0 {
 		return s + tail
@@ -478,7 +485,7 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 			}
 			start, end = m[2*g], m[2*g+1]
 		}
-		end = start + len(trimUnbalanced(text[start:end]))
+		end = start + len(trimUnbalanced(cutEscape(text[start:end])))
 		if start == end {
 			return spans
 		}
@@ -538,6 +545,17 @@ func lineAround(text string, start, end int) string {
 		return text[ls:]
 	}
 	return text[ls : end+le]
+}
+
+// cutEscape cuts a bare value at an escape (\n, \t, \"): in a JSON or
+// shell string, the value ends where the escaped line or quote begins.
+func cutEscape(v string) string {
+	for i := 1; i+1 < len(v); i++ {
+		if v[i] == '\\' && strings.IndexByte(`nrt"`, v[i+1]) >= 0 {
+			return v[:i]
+		}
+	}
+	return v
 }
 
 // trimUnbalanced drops the closing brackets a bare value took from the
