@@ -485,6 +485,9 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 			}
 			start, end = m[2*g], m[2*g+1]
 		}
+		if raw := text[start:end]; strings.HasPrefix(raw, "{") && placeholder(raw) {
+			return spans // {base64(user:pass\n)}: a placeholder whole
+		}
 		end = start + len(trimUnbalanced(cutEscape(text[start:end])))
 		if start == end {
 			return spans
