@@ -84,6 +84,10 @@ type PhaseRecord struct {
 	PriorTokens  int64   `json:"prior_tokens,omitempty"`
 	PriorCostUSD float64 `json:"prior_cost_usd,omitempty"`
 	LastError    string  `json:"last_error,omitempty"`
+	// Reason is what may leave the machine about LastError (the commit
+	// trailer, GitHub's step summary): structured words or the agent's
+	// own redacted line, never a command or tool output.
+	Reason string `json:"reason,omitempty"`
 	// Uncommitted is why the phase's work could not be committed at its
 	// end (a lock held too long, a full disk): the files stay in the tree
 	// for the next run to commit as the agent's, not as the user's.
