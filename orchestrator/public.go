@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/debussy-dev/debussy/gate"
-	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // What leaves the machine (commit messages and their trailers, which
