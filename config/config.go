@@ -65,6 +65,7 @@ type Config struct {
 	StrictGates           bool              `yaml:"strict_gates" json:"strict_gates"`
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
 	RedactAllow           []string          `yaml:"redact_allow" json:"redact_allow"`
+	RedactDeny            []string          `yaml:"redact_deny" json:"redact_deny"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
@@ -186,6 +187,7 @@ func Defaults() Config {
 		ExtraArgs:            []string{},
 		AllowedTools:         []string{},
 		RedactAllow:          []string{},
+		RedactDeny:           []string{},
 		LogFormat:            LogText,
 		LogLevel:             LevelInfo,
 	}
@@ -253,6 +255,9 @@ func (c Config) YAML() string {
 	}
 	if out.RedactAllow == nil {
 		out.RedactAllow = []string{}
+	}
+	if out.RedactDeny == nil {
+		out.RedactDeny = []string{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

@@ -37,7 +37,7 @@ func (r *Redactor) JSON(b []byte) []byte {
 		next := skipSpace(b, j+1)
 		isKey := next < len(b) && b[next] == ':'
 		red := s
-		if len(s) >= 8 { // shorter, only a name makes it a secret
+		if len(s) >= 8 || len(r.denyLits)+len(r.denyREs) > 0 { // shorter, only a name or redact_deny makes it a secret
 			red = r.String(s)
 		}
 		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && secretKey(key) {

@@ -12,6 +12,7 @@
 package secrets
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -73,18 +74,38 @@ type Redactor struct {
 	global    allowlist
 	allowLits map[string]bool
 	allowREs  []*regexp.Regexp
+	// denyLits and denyREs are redact_deny's: always redacted, wherever
+	// they occur, whatever the rules and redact_allow say.
+	denyLits []string
+	denyREs  []*regexp.Regexp
 }
 
 // New compiles the rules once, with allow: entries that are not secrets
 // (false positives) — a literal, or a regular expression written between
 // slashes (/^test-[a-z]+$/). A candidate is kept when it equals a literal
 // or a regular expression matches it.
-func New(allow []string) (*Redactor, error) {
+func New(allow []string) (*Redactor, error) { return NewWithDeny(allow, nil) }
+
+// NewWithDeny is New with deny: entries always redacted (redact_deny),
+// written as allow's are — a literal, or a regular expression between
+// slashes, whose every match is redacted.
+func NewWithDeny(allow, deny []string) (*Redactor, error) {
 	base, err := compiled()
 	if err != nil {
 		return nil, err
 	}
 	r := &Redactor{rules: base.rules, keywords: base.keywords, global: base.global, allowLits: map[string]bool{}}
+	for _, d := range deny {
+		re, isRE, err := ParseDeny(d)
+		if err != nil {
+			return nil, err
+		}
+		if isRE {
+			r.denyREs = append(r.denyREs, re)
+		} else {
+			r.denyLits = append(r.denyLits, d)
+		}
+	}
 	for _, a := range allow {
 		re, isRE, err := ParseAllow(a)
 		if err != nil {
@@ -112,6 +133,44 @@ func ParseAllow(a string) (re *regexp.Regexp, isRE bool, err error) {
 		return re, true, nil
 	}
 	return nil, false, nil
+}
+
+// ParseDeny reads one redact_deny entry: a literal, or /regexp/ (one
+// that matches the empty string would redact between every byte).
+func ParseDeny(d string) (re *regexp.Regexp, isRE bool, err error) {
+	if d == "" {
+		return nil, false, fmt.Errorf("deny entry is empty")
+	}
+	re, isRE, err = ParseAllow(d)
+	if err != nil {
+		return nil, false, fmt.Errorf("deny entry %q: %w", d, errors.Unwrap(err))
+	}
+	if isRE && re.MatchString("") {
+		return nil, false, fmt.Errorf("deny entry %q matches the empty string", d)
+	}
+	return re, isRE, nil
+}
+
+// denied appends the spans of redact_deny's entries in s.
+func (r *Redactor) denied(s string, spans []span) []span {
+	for _, lit := range r.denyLits {
+		for from := 0; ; {
+			i := strings.Index(s[from:], lit)
+			if i < 0 {
+				break
+			}
+			spans = append(spans, span{from + i, from + i + len(lit)})
+			from += i + len(lit)
+		}
+	}
+	for _, re := range r.denyREs {
+		for _, m := range re.FindAllStringIndex(s, -1) {
+			if m[1] > m[0] {
+				spans = append(spans, span{m[0], m[1]})
+			}
+		}
+	}
+	return spans
 }
 
 // compiled holds the rules every Redactor shares: compiling ~230 regexps
@@ -289,6 +348,7 @@ func (r *Redactor) redact(s string, depth int) string {
 	if depth < 2 {
 		spans = r.encoded(s, depth, spans)
 	}
+	spans = r.denied(s, spans)
 	if len(spans) == 0 {
 		return s + tail
 	}
