@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/secrets"
@@ -97,4 +98,12 @@ func gatePublic(res []gate.Result) string {
 		return fmt.Sprintf("gate %d %q cannot run (exit %d)", len(res), name, g.ExitCode)
 	}
 	return fmt.Sprintf("gate %d %q failed (exit %d)", len(res), name, g.ExitCode)
+}
+
+// classWord names a session failure's class where it is published.
+func classWord(c failure.Class) string {
+	if c == failure.None {
+		return "session failed"
+	}
+	return string(c)
 }

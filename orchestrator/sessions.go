@@ -172,7 +172,7 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure
 	p.transient++
 	if p.transient > maxTransient {
 		return "", r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
-			p.ph.ID, ErrPhaseFailed, maxTransient+1, why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, maxTransient+1, class)))
+			p.ph.ID, ErrPhaseFailed, maxTransient+1, why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, maxTransient+1, classWord(class))))
 	}
 	wait := r.Backoff(p.transient)
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
@@ -182,7 +182,7 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
 	// The subject is pushed: the failure's class, not its text.
-	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint before retry (%s)", class))
+	c := r.commit(p, eventRetry, "checkpoint before retry ("+classWord(class)+")")
 	cp, err := r.checkpoint(p, "retry", why, c)
 	if err != nil {
 		return "", err
