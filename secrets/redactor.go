@@ -548,7 +548,10 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 		if raw := text[start:end]; strings.HasPrefix(raw, "{") && placeholder(raw) {
 			return spans // {base64(user:pass\n)}: a placeholder whole
 		}
-		end = start + len(trimUnbalanced(cutEscape(text[start:end])))
+		if v := text[start:end]; start == 0 || text[start-1] != '"' && text[start-1] != '\'' {
+			// A bare value, not a quoted one whose escapes are its own.
+			end = start + len(trimUnbalanced(cutEscape(v)))
+		}
 		if start == end {
 			return spans
 		}
