@@ -82,7 +82,7 @@ func codeOrProse(whole string, name string, ns, ne, s, e int) bool {
 	// Prose: a word followed by more words (auth: rotate the token,
 	// project auth: Compilation failure). A password's name at a line's
 	// start still takes a passphrase.
-	if w := strings.TrimRight(v, ":.,;"); (wordRun(v) || identRE.MatchString(w) && wordy(w) && !hasDigit.MatchString(w)) && rest != "" && isLetter(rest[0]) {
+	if w := strings.TrimRight(v, ":.,;"); (wordRun(v) || identRE.MatchString(w) && wordy(w) && !hasDigit.MatchString(w)) && rest != "" && (isLetter(rest[0]) || wordRun(v) && rest[0] >= '0' && rest[0] <= '9') {
 		lead := strings.TrimLeft(whole[ls:ns], " \t-*>#\"'")
 		if lead != "" || !passwordName.MatchString(name) {
 			return true

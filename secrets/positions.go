@@ -307,7 +307,7 @@ func scanTableColumns(text string) []span {
 	var spans []span
 	var cols []int // secret columns of the current table
 	width := 0
-	secretRow := false
+	secretRow, inTable := false, false
 	for pos := 0; pos < len(text); {
 		end := lineEnd(text, pos)
 		line := text[pos:end]
@@ -317,10 +317,12 @@ func scanTableColumns(text string) []span {
 		}
 		cs, ok := cells(line)
 		if !ok {
-			cols, secretRow, width = nil, false, 0
+			cols, secretRow, width, inTable = nil, false, 0, false
 			pos = end + 1
 			continue
 		}
+		first := !inTable // a header is a table's first row
+		inTable = true
 		get := func(i int) string { return line[cs[i].start:cs[i].end] }
 		if len(cs) == 2 {
 			k, v := get(0), get(1)
@@ -337,7 +339,7 @@ func scanTableColumns(text string) []span {
 					spans = append(spans, span{pos + cs[c].start, pos + cs[c].end})
 				}
 			}
-		} else if len(cs) >= 2 {
+		} else if len(cs) >= 2 && first {
 			cols, width = nil, len(cs)
 			header := true
 			for i := range cs {
