@@ -54,7 +54,7 @@ func positionRules() []rule {
 		},
 		{
 			id:       "vault-login",
-			re:       regexp.MustCompile(`\bvault[ \t]+login[ \t]+(?:-[^\s]+[ \t]+)*([^\s=-][^\s=]{7,})(?:[ \t]|$)`),
+			re:       regexp.MustCompile(`\bvault[ \t]+login[ \t]+(?:-[^\s]+[ \t]+)*([^\s=-][^\s=]{7,})(?:\s|$)`),
 			keywords: []string{"vault"},
 			keep:     keepFlagValue,
 		},

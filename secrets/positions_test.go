@@ -1,7 +1,9 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"math/rand/v2"
 	"net/url"
 	"strings"
@@ -164,6 +166,51 @@ func TestPositions(t *testing.T) {
 		t.Logf("seed %d: %d cases, recall %.1f%% (%d/%d)", seed, len(cases), 100*recall, caught, len(cases))
 		if len(cases) < 150 || recall < 0.85 {
 			t.Errorf("seed %d: recall %.1f%% of %d cases, want ≥ 85%% of ≥ 150", seed, 100*recall, len(cases))
+		}
+	}
+}
+
+// TestPositionsEverywhere: the position corpus goes wherever debussy
+// writes it — a JSON event's string, a checkpoint's fenced handoff,
+// debussy logs' indented lines, a report's field.
+func TestPositionsEverywhere(t *testing.T) {
+	cases := positionCorpus(7)
+	places := map[string]func(string) string{
+		"events.jsonl": func(s string) string {
+			doc, _ := json.Marshal(map[string]any{"event": "gate", "output": s})
+			var back map[string]string
+			_ = json.Unmarshal(Default().JSON(doc), &back)
+			return back["output"]
+		},
+		"checkpoint.md": func(s string) string { return Default().String("## Handoff\n\n```\n" + s + "\n```\n") },
+		"debussy logs": func(s string) string {
+			var out bytes.Buffer
+			b := NewBlockWriter(&out)
+			for _, l := range strings.Split(s, "\n") {
+				b.Write([]byte("  " + l + "\n"))
+			}
+			_ = b.Close()
+			return out.String()
+		},
+		"report": func(s string) string {
+			v := &struct{ Output []string }{[]string{s}}
+			Default().Value(v)
+			return v.Output[0]
+		},
+	}
+	for place, redact := range places {
+		caught := 0
+		for _, c := range cases {
+			if got := redact(c.text); leaked(got, c.secret) {
+				t.Logf("%s: %s leaks:\n in: %q\nout: %q", place, c.family, c.text, got)
+				continue
+			}
+			caught++
+		}
+		recall := float64(caught) / float64(len(cases))
+		t.Logf("%s: recall %.1f%% (%d/%d)", place, 100*recall, caught, len(cases))
+		if recall < 0.85 {
+			t.Errorf("%s: recall %.1f%%, want ≥ 85%%", place, 100*recall)
 		}
 	}
 }
