@@ -27,7 +27,7 @@ var (
 	// id-token: write, token: expired), not a value.
 	statusWord = regexp.MustCompile(`(?i)^(?:yes|no|on|off|ok|set|unset|write|read|none|required|missing|invalid|expired|hidden|masked|present|absent|valid|wrong|incorrect|failed|denied|ignored|provided|supplied|configured|enabled|disabled|rotated|revoked|sensitive|redacted|omitted|n/a|na|unknown|default|inherit|auto|empty)[).,;:]*$`)
 	// filePos: a position in a file (auth.py:112, 27:24, :9).
-	filePos = regexp.MustCompile(`^(?:[\w./-]+\.[A-Za-z]{1,5})?:?\d+(?::\d+)*:?\)?$`)
+	filePos = regexp.MustCompile(`^(?:[\w./-]+\.[A-Za-z]{1,5}:\d+(?::\d+)*|\d+(?::\d+)+|:\d+(?::\d+)*)[:)]?$`)
 	// fileExt: a name that is a file's (token.go, secret.rs), so the colon
 	// after it opens a position.
 	fileExt = regexp.MustCompile(`(?i)\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|rb|java|kt|kts|scala|c|cc|cpp|h|hpp|cs|php|swift|m|ex|exs|erl|hs|ml|lua|pl|sh|bash|zsh|ps1|sql|yaml|yml|json|toml|ini|cfg|conf|tf|hcl|md|txt|html|vue|svelte|dart|zig|nim|jl|r)$`)

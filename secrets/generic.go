@@ -218,7 +218,7 @@ func keepField(g []string, v string) bool {
 		return true // `cmd arg`: a shell's command substitution, not markdown's code
 	}
 	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
-		placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
+		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
 	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
@@ -232,6 +232,18 @@ func keepField(g []string, v string) bool {
 	}
 	return false
 }
+
+// digitSecret: digits that are a secret under their name — a PIN, or six
+// or more under a password's or secret's name (not a count: max_tokens
+// and token_ttl are notSecretName's).
+func digitSecret(name, v string) bool {
+	if !strongName.MatchString(name) || strings.ContainsAny(v, ".kKmMbB") {
+		return false
+	}
+	return len(v) >= 6 || len(v) >= 4 && pinName.MatchString(name)
+}
+
+var pinName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:pin|passcode|otp)(?:$|[_.-])`)
 
 // bootstrapToken is kubeadm's abcdef.0123456789abcdef, which codeLike
 // would take for a field access.

@@ -32,6 +32,15 @@ func positionRules() []rule {
 		{id: "label-next-line", scanL: scanLabelLines, keywords: words, multiline: true},
 		{id: "prose", scanL: scanProse, keywords: append(proseRoots, foreignKeywords...), multiline: true},
 		{
+			// API key: x, Access token = x — a name of two words.
+			id:       "spaced-name",
+			re:       regexp.MustCompile(`(?i)\b((?:api|access|secret|private|license|signing|encryption|master|auth|bearer|personal[ \t]+access|refresh|session|client|app|bot|deploy)[ \t]+(?:key|token|secret))[ \t]*(?:[:=]|->|→)[ \t]*` + valueRE),
+			from:     2,
+			keywords: []string{" key", " token", " secret"},
+			keep:     func(g []string, v string) bool { return len(v) < 4 || keepFlagValue(g, v) || codeLike.MatchString(v) },
+			at:       namedAt,
+		},
+		{
 			id:       "sql-password",
 			re:       regexp.MustCompile(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
 			keywords: []string{"identified", "password"},
@@ -121,12 +130,13 @@ func scanWindows(re *regexp.Regexp, text, lower string, kws []string, before, af
 }
 
 // proseRoots start the names prose gives a secret.
-var proseRoots = []string{"password", "passwd", "passphrase", "passcode", "pin", "token", "key", "secret", "credential"}
+var proseRoots = []string{"password", "passwd", "passphrase", "passcode", "pin", "token", "key", "secret", "credential", "passwort", "mot de passe"}
 
 var (
 	// proseAfter: after a root, what makes the next word its value:
 	// "password is x", "token for the bot is x", "password reset to x".
-	proseAfter = regexp.MustCompile(`^(?i:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`)
+	proseAfter = regexp.MustCompile(`^(?i:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to|ist|lautet|war|est|était|es|era|é|è|jest|je|är|er|будет|—|->|→|=>)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)|` +
+		`^(?:` + foreignRoots + `)[ \t]*(?:是|为|為|は|는|은|：)[ \t]*[*"'` + "`" + `「]{0,2}([^\s"'` + "`" + `*」。，]+)`)
 	// proseVerb: before a root, a verb that makes the word after it its
 	// value: "log in with password x", "use the token x".
 	proseVerb    = regexp.MustCompile(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:[a-z]+[ \t]+)?$`)
@@ -157,10 +167,10 @@ func scanProse(text, lower string) []span {
 			// A name in prose is a word: a space follows it (or an s and
 			// a space), not _LIMIT, s: or (.
 			a := p + len(root)
-			if a < len(lower) && lower[a] == 's' {
-				a++
+			for a < len(lower) && (isLetter(lower[a]) || lower[a] >= 0x80) && root[0] < 0x80 {
+				a++ // the rest of the word: contraseña, passwords
 			}
-			if a >= len(lower) || lower[a] != ' ' && lower[a] != '\t' || publicBefore(text, ns) {
+			if root[0] < 0x80 && (a >= len(lower) || lower[a] != ' ' && lower[a] != '\t') || publicBefore(text, ns) {
 				continue
 			}
 			end := min(len(text), p+160)
@@ -173,9 +183,16 @@ func scanProse(text, lower string) []span {
 					continue
 				}
 			}
-			if v := text[ns+m[2] : ns+m[3]]; proseValue(v) && !codeBefore(text[ns:ns+m[2]]) {
+			g := 2
+			if len(m) > 4 && m[2] < 0 {
+				g = 4
+			}
+			if m[g] < 0 {
+				continue
+			}
+			if v := text[ns+m[g] : ns+m[g+1]]; proseValue(v) && !codeBefore(text[ns:ns+m[g]]) {
 				v = strings.TrimRight(v, ".,;:!?)]}")
-				spans = append(spans, span{ns + m[2], ns + m[2] + len(v)})
+				spans = append(spans, span{ns + m[g], ns + m[g] + len(v)})
 			}
 		}
 	}
