@@ -120,7 +120,7 @@ func familyRules() []rule {
 			keywords: []string{"?", "&"},
 			keep: func(g []string, v string) bool {
 				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
-					!strongName.MatchString(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
+					!strong(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
 			},
 		},
 		{

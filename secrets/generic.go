@@ -180,7 +180,34 @@ var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)` + foreignRoots + `|^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = regexp.MustCompile(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+
+// foreignName: a name holding a root of foreignRoots. Its regexp folds
+// Unicode case, slow: it runs only on a name with a non-ASCII byte or an
+// ASCII root of another language in it.
+var foreignName = regexp.MustCompile(`(?i)` + foreignRoots)
+
+var foreignASCII = []string{"passwort", "kennwort", "contrasen", "clave", "senha", "parola", "wachtwoord", "haslo", "sifre", "losenord", "adgangskode", "passord", "salasana", "heslo", "jelszo", "sandi"}
+
+// strong reports whether name announces a secret by itself (strongName,
+// or a password's name in another language).
+func strong(name string) bool {
+	if strongName.MatchString(name) {
+		return true
+	}
+	l := asciiLower(name)
+	for i := 0; i < len(l); i++ {
+		if l[i] >= 0x80 {
+			return foreignName.MatchString(name)
+		}
+	}
+	for _, w := range foreignASCII {
+		if strings.Contains(l, w) {
+			return foreignName.MatchString(name)
+		}
+	}
+	return false
+}
 
 // keyBody reports whether a private key block holds base64 (capitals,
 // digits), not nothing or a word ("anything", gitleaks' false positive).
@@ -225,7 +252,7 @@ func keepField(g []string, v string) bool {
 		// A cookie header's pairs are the cookie scanner's to judge.
 		return true
 	}
-	if !strongName.MatchString(name) {
+	if !strong(name) {
 		// A bare "key" names many things (sort keys, cache keys, UUIDs);
 		// only a value that looks generated is taken for a secret.
 		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) || idLike(v)
@@ -237,7 +264,7 @@ func keepField(g []string, v string) bool {
 // or more under a password's or secret's name (not a count: max_tokens
 // and token_ttl are notSecretName's).
 func digitSecret(name, v string) bool {
-	if !strongName.MatchString(name) || strings.ContainsAny(v, ".kKmMbB") {
+	if !strong(name) || strings.ContainsAny(v, ".kKmMbB") {
 		return false
 	}
 	return len(v) >= 6 || len(v) >= 4 && pinName.MatchString(name)

@@ -31,15 +31,7 @@ func positionRules() []rule {
 		{id: "printed-secret", scanL: scanPrinted, keywords: printedKeywords, multiline: true},
 		{id: "label-next-line", scanL: scanLabelLines, keywords: words, multiline: true},
 		{id: "prose", scanL: scanProse, keywords: append(proseRoots, foreignKeywords...), multiline: true},
-		{
-			// API key: x, Access token = x — a name of two words.
-			id:       "spaced-name",
-			re:       regexp.MustCompile(`(?i)\b((?:api|access|secret|private|license|signing|encryption|master|auth|bearer|personal[ \t]+access|refresh|session|client|app|bot|deploy)[ \t]+(?:key|token|secret))[ \t]*(?:[:=]|->|→)[ \t]*` + valueRE),
-			from:     2,
-			keywords: []string{" key", " token", " secret"},
-			keep:     func(g []string, v string) bool { return len(v) < 4 || keepFlagValue(g, v) || codeLike.MatchString(v) },
-			at:       namedAt,
-		},
+		{id: "spaced-name", scanL: scanSpacedNames, keywords: []string{" key", " token", " secret"}},
 		{
 			id:       "sql-password",
 			re:       regexp.MustCompile(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
@@ -127,6 +119,58 @@ func scanWindows(re *regexp.Regexp, text, lower string, kws []string, before, af
 		}
 	}
 	return out
+}
+
+// spacedFirst: the first word of a two-word secret's name (API key,
+// Access token, Client secret).
+var spacedFirst = map[string]bool{"api": true, "access": true, "secret": true, "private": true, "license": true, "signing": true, "encryption": true,
+	"master": true, "auth": true, "bearer": true, "refresh": true, "session": true, "client": true, "app": true, "bot": true, "deploy": true}
+
+// spacedValue: the separator and value after a two-word name.
+var spacedValue = regexp.MustCompile(`^[ \t]*(?::|=|->|→)[ \t]*` + valueRE)
+
+// scanSpacedNames finds "API key: x", "Access token = x": at each " key",
+// " token", " secret", a first word from spacedFirst before it and a
+// separator after it.
+func scanSpacedNames(text, lower string) []span {
+	var spans []span
+	for _, kw := range []string{" key", " token", " secret"} {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], kw)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			from = p + len(kw)
+			ws := p
+			for ws > 0 && isLetter(lower[ws-1]) {
+				ws--
+			}
+			if !spacedFirst[lower[ws:p]] || ws > 0 && isNameByte(lower[ws-1]) {
+				continue
+			}
+			e := p + len(kw)
+			if e < len(lower) && isNameByte(lower[e]) {
+				continue // api tokens, secret_key
+			}
+			m := spacedValue.FindStringSubmatchIndex(text[e:min(len(text), e+512)])
+			if m == nil {
+				continue
+			}
+			for g := 1; 2*g < len(m); g++ {
+				s, t := m[2*g], m[2*g+1]
+				if s < 0 || t <= s {
+					continue
+				}
+				v := text[e+s : e+t]
+				if len(v) >= 4 && !keepFlagValue(nil, v) && !codeLike.MatchString(v) && !codeOrProse(text, text[ws:e], ws, e, e+s, e+t) {
+					spans = append(spans, span{e + s, e + t})
+				}
+				break
+			}
+		}
+	}
+	return spans
 }
 
 // proseRoots start the names prose gives a secret.
@@ -238,7 +282,7 @@ func secretName(name string) bool {
 		n = n[i+1:] // /prod/db/password
 	}
 	words := strings.ReplaceAll(n, " ", "_")
-	return strongName.MatchString(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
+	return strong(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
 }
 
 // pairKeywords: a value field (value:, "Value":, ParameterValue=).
@@ -400,50 +444,64 @@ func scanPrinted(text, lower string) []span {
 	return spans
 }
 
-// labelRE: a line that is a label naming a secret (Password:, Your new
-// API key:, Client secret), then the value alone on a line (after one
-// blank line at most).
-var labelRE = regexp.MustCompile(`(?m)^[ \t#>*-]*([\p{L}0-9 _.'-]{2,48}?)[ \t]*[:：]?[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*([^\s]{6,})[ \t]*$`)
-
-// labelKeywords are the lines of text, lower-cased, that may be labels:
-// short, a secret's root in them, nothing after it but a colon.
-func labelKeywords(lower string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, root := range append(lowerWords(), foreignKeywords...) {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], root)
-			if i < 0 {
-				break
-			}
-			p := from + i
-			from = p + len(root)
-			ls, le := strings.LastIndexByte(lower[:p], '\n')+1, lineEnd(lower, p)
-			tail := strings.TrimRight(lower[p+len(root):le], " \t\r:：")
-			if le-ls > 60 || len(tail) > 12 || strings.ContainsAny(tail, "=,;(){}[]\"'") || le >= len(lower) {
-				continue
-			}
-			if l := lower[ls:le]; !seen[l] {
-				seen[l] = true
-				out = append(out, l)
-			}
+// mayName reports whether lower (lower-cased) holds a root of a secret's
+// name: a cheap look before secretName's regexps.
+func mayName(lower string) bool {
+	for _, w := range lowerWords() {
+		if strings.Contains(lower, w) {
+			return true
 		}
 	}
-	return out
+	for _, w := range foreignKeywords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return strings.Contains(lower, "passe")
 }
 
+// scanLabelLines finds a label line naming a secret (Password:, Your new
+// API key:, Client secret) with the value alone on the next line (after
+// one blank line at most).
 func scanLabelLines(text, lower string) []span {
 	var spans []span
-	for _, m := range scanWindows(labelRE, text, lower, labelKeywords(lower), 0, 2) {
-		label, v := text[m[2]:m[3]], text[m[4]:m[5]]
+	for pos := 0; pos < len(text); {
+		end := lineEnd(text, pos)
+		line := strings.TrimSpace(text[pos:end])
+		next := end + 1
+		if len(line) < 2 || len(line) > 60 || next >= len(text) {
+			pos = next
+			continue
+		}
+		// The value: the next line, or the one after a blank line.
+		vs := next
+		ve := lineEnd(text, vs)
+		if strings.TrimSpace(text[vs:ve]) == "" && ve+1 < len(text) {
+			vs = ve + 1
+			ve = lineEnd(text, vs)
+		}
+		v := strings.TrimSpace(text[vs:ve])
+		if len(v) < 6 || strings.ContainsAny(v, " \t") {
+			pos = next
+			continue
+		}
+		if strings.HasSuffix(v, ":") || strings.ContainsAny(v[:1], "<[({#$") || !mayName(lower[pos:end]) {
+			pos = next
+			continue
+		}
+		label := strings.TrimRight(strings.TrimLeft(line, "#>*- \t"), ":： \t")
 		words := strings.Fields(label)
-		if len(words) == 0 || len(words) > 5 || !secretName(words[len(words)-1]) && !secretName(label) {
+		if len(words) == 0 || len(words) > 5 || !secretName(words[len(words)-1]) && !secretName(label) || strings.ContainsAny(label, "=,;(){}[]\"'`:：/|") {
+			pos = next
 			continue
 		}
-		if placeholder(v) || wordRun(v) || ruleLine.MatchString(v) || strings.HasPrefix(v, "$") || strings.ContainsAny(v[:1], "<[({#") || codeLike.MatchString(v) {
+		if strings.HasSuffix(v, ":") || placeholder(v) || wordRun(v) || ruleLine.MatchString(v) || strings.HasPrefix(v, "$") || strings.ContainsAny(v[:1], "<[({#") || codeLike.MatchString(v) {
+			pos = next
 			continue
 		}
-		spans = append(spans, span{m[4], m[5]})
+		s := vs + strings.Index(text[vs:ve], v)
+		spans = append(spans, span{s, s + len(v)})
+		pos = next
 	}
 	return spans
 }

@@ -194,7 +194,7 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
 					return true // secretsmanager:, public_key =
 				}
-				return lookAlike(v) && !strongName.MatchString(name)
+				return lookAlike(v) && !strong(name)
 			}
 		}
 	}
@@ -555,14 +555,16 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 		if start == end {
 			return spans
 		}
-		if ru.at != nil && ru.at(whole, m, base, base+start, base+end) {
-			return spans
-		}
 		secret, match := text[start:end], text[m[0]:m[1]]
 		if ru.entropy > 0 && shannonEntropy(secret) <= ru.entropy {
 			return spans
 		}
 		if ru.keep != nil && ru.keep(submatches(text, m), secret) {
+			return spans
+		}
+		// Where it stands, after what it is: most values are kept by
+		// keep, and at reads the text around them.
+		if ru.at != nil && ru.at(whole, m, base, base+start, base+end) {
 			return spans
 		}
 		if r.allowed(ru, secret, match, lineAround(text, m[0], m[1])) {

@@ -273,7 +273,7 @@ func scanTableRows(text string) []span {
 		if cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|"); strings.HasPrefix(strings.TrimSpace(line), "|") && len(cells) == 2 {
 			// A markdown table: | password | s3cr3t |
 			name, v := strings.Trim(strings.TrimSpace(cells[0]), "*`"), strings.Trim(strings.TrimSpace(cells[1]), "`")
-			if v != "" && !strings.ContainsAny(v, " \t") && strongName.MatchString(name) && !keepField([]string{"", name}, v) {
+			if v != "" && !strings.ContainsAny(v, " \t") && strong(name) && !keepField([]string{"", name}, v) {
 				s := pos + strings.LastIndex(line, v)
 				spans = append(spans, span{s, s + len(v)})
 			}
@@ -284,7 +284,7 @@ func scanTableRows(text string) []span {
 			name := line[lead : lead+gap]
 			rest := strings.TrimLeft(line[lead+gap:], " \t|")
 			if rest != "" && !strings.ContainsAny(rest, " \t") && tableName.MatchString(name) &&
-				strongName.MatchString(name) && !keepField([]string{"", name}, rest) {
+				strong(name) && !keepField([]string{"", name}, rest) {
 				s := pos + len(line) - len(rest)
 				spans = append(spans, span{s, s + len(rest)})
 			}
