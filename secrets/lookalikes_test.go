@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,16 @@ func TestLookAlikeFiles(t *testing.T) {
 		}
 		in := string(b)
 		lines += strings.Count(in, "\n")
+		// A JSON line (a stream event, an API response) as debussy's
+		// events hold it: value by value.
+		for i, l := range strings.Split(in, "\n") {
+			if json.Valid([]byte(l)) && strings.HasPrefix(l, "{") {
+				if got := string(r.JSON([]byte(l))); got != l {
+					changed++
+					t.Errorf("%s:%d changed as JSON:\n in: %s\nout: %s", filepath.Base(f), i+1, l, got)
+				}
+			}
+		}
 		got := r.String(in)
 		if got == in {
 			continue
