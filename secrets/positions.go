@@ -262,7 +262,7 @@ var proseWords = regexp.MustCompile(`(?i)^(?:the|a|an|not|no|now|still|set|store
 // proseValue reports whether v, after "the password is", is a value.
 func proseValue(v string) bool {
 	v = strings.TrimRight(v, ".,;:!?)]}")
-	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
+	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
 		return false
 	}
 	// A plain word is prose ("the token is valid"); a value has a digit,

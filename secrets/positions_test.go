@@ -124,6 +124,8 @@ func positionCorpus(seed uint64) []secretCase {
 		// encoded and escaped
 		{"json-in-json", `{"event": "tool", "input": "{\"command\": \"login\", \"password\": \"{S}\"}"}`},
 		{"escaped-newlines", `"content": "db:\n  host: x\n  password: {S}\n"`},
+		{"yaml-folded", "db:\n  password: >-\n    {S}\n  user: app"},
+		{"yaml-literal", "stringData:\n  api_token: |\n    {S}"},
 	}
 	var out []secretCase
 	for _, t := range templates {

@@ -425,7 +425,7 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 			}
 			ws := max(0, ns-ru.lead)
 			we := lineEnd(lower, e)
-			if strings.TrimSpace(lower[e+1:we]) == "" && we < len(lower) {
+			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest)) && we < len(lower) {
 				// <token>\n    value\n</token>: the value is on the next line.
 				we = lineEnd(lower, we+1)
 			}
@@ -433,6 +433,12 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 		}
 	}
 	return spans
+}
+
+// yamlBlock: a YAML block scalar's indicator (|, >-, |+): its value is
+// on the next lines.
+func yamlBlock(s string) bool {
+	return len(s) <= 2 && (s[0] == '|' || s[0] == '>') && (len(s) == 1 || s[1] == '+' || s[1] == '-')
 }
 
 // lineEnd is the index of the first line end in s from i, or len(s).
