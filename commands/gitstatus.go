@@ -96,7 +96,7 @@ func fromOutcome(rec *state.PhaseRecord, o gitcommit.Outcome) {
 	rec.Status = state.Status(o.Event)
 	rec.Sessions, rec.Restarts = o.Sessions, o.Restarts
 	rec.Commits = []string{o.Commit}
-	rec.LastError = o.Reason
+	rec.LastError, rec.Reason = o.Reason, o.Reason
 	rec.EndedAt = o.When
 }
 

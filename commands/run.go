@@ -296,9 +296,9 @@ func (e *Env) loadWorkspace(configFile string, set func(*config.Config)) (*works
 		return nil, flagNamesErrors(err)
 	}
 	// One redactor for everything this process writes, prints or sends.
-	red, err := secrets.New(cfg.RedactAllow)
+	red, err := secrets.NewWithDeny(cfg.RedactAllow, cfg.RedactDeny)
 	if err != nil {
-		return nil, fmt.Errorf("load redact_allow: %w: %w", config.ErrInvalid, err)
+		return nil, fmt.Errorf("load redact_allow and redact_deny: %w: %w", config.ErrInvalid, err)
 	}
 	secrets.SetDefault(red)
 	ws.Config, ws.Source = cfg, src

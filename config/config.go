@@ -66,6 +66,7 @@ type Config struct {
 	ExtraArgs             []string          `yaml:"extra_args" json:"extra_args"`
 	RedactAllow           []string          `yaml:"redact_allow" json:"redact_allow"`
 	Notify                []Notify          `yaml:"notify" json:"notify"`
+	RedactDeny            []string          `yaml:"redact_deny" json:"redact_deny"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
 }
@@ -213,6 +214,7 @@ func Defaults() Config {
 		AllowedTools:         []string{},
 		RedactAllow:          []string{},
 		Notify:               []Notify{},
+		RedactDeny:           []string{},
 		LogFormat:            LogText,
 		LogLevel:             LevelInfo,
 	}
@@ -283,6 +285,9 @@ func (c Config) YAML() string {
 	}
 	if out.Notify == nil {
 		out.Notify = []Notify{}
+	}
+	if out.RedactDeny == nil {
+		out.RedactDeny = []string{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

@@ -346,6 +346,13 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "redact_deny entries",
+			file: "model: x\nredact_deny:\n  - corp-internal-42\n  - \"/a*/\"\n",
+			want: []string{
+				`FILE:3:3: redact_deny: deny entry "/a*/" matches the empty string; allowed: a list of values always redacted`,
+			},
+		},
+		{
 			name: "syntax error",
 			file: "model: x\n  context_threshold: 70\n",
 			// The key indented under a value is what to fix, not the value.

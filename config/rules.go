@@ -429,6 +429,18 @@ func rules() map[string]rule {
 				return strings.Join(bad, "; ")
 			},
 		},
+		"redact_deny": {
+			allowed: `a list of values always redacted: literals, or regular expressions between slashes, e.g. ["corp-internal-42", "/\\bACME-[0-9]{6}\\b/"]`,
+			check: func(c *Config) string {
+				var bad []string
+				for _, d := range c.RedactDeny {
+					if _, _, err := secrets.ParseDeny(d); err != nil {
+						bad = append(bad, err.Error())
+					}
+				}
+				return strings.Join(bad, ", ")
+			},
+		},
 		"log_format": {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),

@@ -230,7 +230,7 @@ func (r *orun) recordEnd(p *phaseRun, status state.Status, err error) {
 		return
 	}
 	if err != nil {
-		p.reason = err.Error()
+		p.reason = publicReason(err) // the trailer is pushed: structured words only
 	}
 	r.commit(p, event, string(status))
 }

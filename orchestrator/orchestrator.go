@@ -303,7 +303,7 @@ func (r *orun) markStaleRuns() {
 			if o, ok := ended(run, p.ID); ok {
 				// Killed after the phase's end was committed, before it
 				// was saved: git has how it ended.
-				p.Status, p.LastError = state.Status(o.Event), o.Reason
+				p.Status, p.LastError, p.Reason = state.Status(o.Event), o.Reason, o.Reason
 				if !slices.Contains(p.Commits, o.Commit) {
 					p.Commits = append(p.Commits, o.Commit)
 				}
@@ -311,6 +311,7 @@ func (r *orun) markStaleRuns() {
 			}
 			p.Status = state.StatusInterrupted
 			p.LastError = "debussy stopped without saving (killed or crashed)"
+			p.Reason = p.LastError
 		}
 		r.recovered = append(r.recovered, run)
 		r.log.Warn("an earlier run died without saving; resuming where it stopped", "run", run.ID, "pid", run.PID)

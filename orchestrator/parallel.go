@@ -316,6 +316,7 @@ func (r *orun) mergePhase(s *slot) error {
 	}
 	s.rec.Status = state.StatusFailed
 	s.rec.LastError = err.Error()
+	s.rec.Reason = publicReason(err)
 	r.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
 	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
 	if serr := r.save(); serr != nil {

@@ -144,7 +144,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
 	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
-	var lastProblem string
+	// lastProblem is for the agent and the local record; lastPublic is
+	// what the commit trailer and step summary may say (public.go).
+	var lastProblem, lastPublic string
 	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
 		rec.Attempts = p.priorAttempts + attempt
 		p.restarts = 0
@@ -165,15 +167,18 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		switch {
 		case sig != nil && sig.Status == state.StatusBlocked:
 			rec.Question = secrets.Redact(oneLine(sig.Reason))
-			err := r.endPhase(p, state.StatusBlocked, fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason))
+			err := r.endPhase(p, state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
+				fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))))
 			r.announceBlocked(p, rec.Question)
 			return err
 		case sig != nil && sig.Status == state.StatusFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
+			lastPublic = "the agent reported failure: " + agentReason(sig.Reason)
 		case sig == nil && r.cfg.RequireDoneSignal:
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
+			lastPublic = lastProblem
 		default:
 			var res []gate.Result
 			var ok bool
@@ -192,14 +197,16 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				// phase is not done, like a failing gate.
 				problem = prompt.HookEvidence(p.rejected)
 				lastProblem = p.rejected.Hook + " hook rejected the commit"
+				lastPublic = text.OneLine(p.rejected.Hook, 40) + " hook rejected the commit"
 				hookProblem = true
 				break
 			}
 			if last := res[len(res)-1]; last.Missing() != "" {
-				return r.endPhase(p, state.StatusFailed, missingError(ph.ID, last))
+				return r.endPhase(p, state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
 			}
 			problem = gate.Evidence(res)
 			lastProblem = gate.Summary(res)
+			lastPublic = gatePublic(res)
 		}
 		if attempt > r.cfg.MaxRetries {
 			break
@@ -213,7 +220,8 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	return r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem))
+	return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
+		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
 }
 
 // endPhase records the phase's outcome, in git too (a commit with the
@@ -234,6 +242,7 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	p.rec.EndedAt = r.now()
 	if err != nil {
 		p.rec.LastError = err.Error()
+		p.rec.Reason = publicReason(err)
 	}
 	if serr := r.save(); serr != nil {
 		if err != nil {

@@ -148,8 +148,8 @@ func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result)
 // ends the phase when max_restarts is spent.
 func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, error) {
 	if p.restarts >= r.cfg.MaxRestarts {
-		return "", r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
-			p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, why))
+		return "", r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
+			p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, r.cfg.MaxRestarts)))
 	}
 	c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
 	p.keepFrom(end)
@@ -171,8 +171,8 @@ func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, err
 func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure.Class) (string, error) {
 	p.transient++
 	if p.transient > maxTransient {
-		return "", r.endPhase(p, state.StatusFailed, fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
-			p.ph.ID, ErrPhaseFailed, maxTransient+1, why))
+		return "", r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
+			p.ph.ID, ErrPhaseFailed, maxTransient+1, why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, maxTransient+1, classWord(class))))
 	}
 	wait := r.Backoff(p.transient)
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
@@ -181,7 +181,8 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure
 		"retry": p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
-	c := r.commit(p, eventRetry, "checkpoint before retry: "+oneLine(why))
+	// The subject is pushed: the failure's class, not its text.
+	c := r.commit(p, eventRetry, "checkpoint before retry ("+classWord(class)+")")
 	cp, err := r.checkpoint(p, "retry", why, c)
 	if err != nil {
 		return "", err

@@ -122,6 +122,7 @@ func (r *orun) notStarted(s *slot, err error) error {
 		s.rec.Status = state.StatusInterrupted
 	}
 	s.rec.LastError = err.Error()
+	s.rec.Reason = publicReason(err)
 	s.rec.EndedAt = r.now()
 	if !s.reused {
 		// Nothing of the agent's is in it: a rerun starts afresh.

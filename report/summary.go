@@ -74,8 +74,11 @@ func StepSummary(planName string, run *state.Run) string {
 		}
 	}
 	for _, p := range run.Phases {
+		// GitHub shows the summary to whoever sees the run: why a phase
+		// ended in structured words (Reason), never LastError's command
+		// or tool output.
 		if p.LastError != "" && p.Status != state.StatusCompleted {
-			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(phaseError(p), "\n", " "))
+			fmt.Fprintf(&b, "\n%s\n", strings.ReplaceAll(publicReason(p), "\n", " "))
 		}
 	}
 	if lines := afterFailureLines(run); len(lines) > 0 {
@@ -166,6 +169,20 @@ func phaseError(p *state.PhaseRecord) string {
 		return p.LastError
 	}
 	return fmt.Sprintf("phase %s: %s", p.ID, p.LastError)
+}
+
+// publicReason is what the step summary says of why p ended: its
+// Reason, or for a record written before Reason existed, nothing more
+// than its status.
+func publicReason(p *state.PhaseRecord) string {
+	r := p.Reason
+	if r == "" {
+		r = string(p.Status) + " (see debussy logs)"
+	}
+	if strings.HasPrefix(r, "phase "+p.ID+" ") || strings.HasPrefix(r, "phase "+p.ID+":") {
+		return r
+	}
+	return fmt.Sprintf("phase %s: %s", p.ID, r)
 }
 
 // runTotals sums the tokens and cost of the run's phases in this run

@@ -82,13 +82,26 @@ func TestSummaryListsUncheckedGates(t *testing.T) {
 	}
 }
 
-// The step summary goes to GitHub: a secret in a phase's error does not.
+// The step summary goes to GitHub: a phase's error text (a gate's
+// command and output, whatever secret it holds, of a shape no rule knows)
+// does not; its structured reason does, redacted.
 func TestStepSummaryRedacts(t *testing.T) {
 	const key = "sk-ant-api03-SECRETSECRETSECRET"
+	const unknown = "qz7Lm2pX9vRt"
 	run := &state.Run{ID: "r1", Status: state.StatusFailed, Phases: []*state.PhaseRecord{
-		{ID: "1", Status: state.StatusFailed, LastError: "gate test exit 1: ANTHROPIC_API_KEY=" + key}}}
-	if md := StepSummary("P", run); strings.Contains(md, key) || !strings.Contains(md, "[redacted]") {
-		t.Errorf("step summary is not redacted:\n%s", md)
+		{ID: "1", Status: state.StatusFailed, LastError: "gate test (`./check " + unknown + "`) exit 1: ANTHROPIC_API_KEY=" + key,
+			Reason: `phase 1 failed on attempt 2: gate 1 "test" failed (exit 1)`},
+		{ID: "2", Status: state.StatusBlocked, LastError: "old record, no reason: " + unknown}}}
+	md := StepSummary("P", run)
+	for _, leak := range []string{key, unknown, "./check"} {
+		if strings.Contains(md, leak) {
+			t.Errorf("step summary holds %q:\n%s", leak, md)
+		}
+	}
+	for _, want := range []string{`phase 1 failed on attempt 2: gate 1 "test" failed (exit 1)`, "phase 2: blocked (see debussy logs)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("step summary lacks %q:\n%s", want, md)
+		}
 	}
 }
 

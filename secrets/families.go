@@ -42,11 +42,13 @@ func familyRules() []rule {
 				`(?:rabbitmqctl)[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S+[ \t]+|` +
 				`(?:htpasswd)(?:[ \t]+-[a-zA-Z]+)*?[ \t]+-[a-zA-Z]*b[a-zA-Z]*(?:[ \t]+-[a-zA-Z]+)*[ \t]+(?:[^\s-]\S*[ \t]+)?[^\s-]\S*[ \t]+|` +
 				`(?:lftp)\b[^\n|;&]*?[ \t]-u[ \t]+[^\s,]+,|` +
-				`(?:net)[ \t]+user[ \t]+\S+[ \t]+` +
+				`(?:net)[ \t]+user[ \t]+\S+[ \t]+|` +
+				`(?:security)[ \t]+add-(?:generic|internet)-password\b[^\n|;&]*?[ \t]-w[ \t]+|` +
+				`(?:mysqladmin)\b[^\n|;&]*?[ \t]password[ \t]+` +
 				`)` + quotedOrBare),
 			// The flags, not the tools, are the keywords: "oc", "az" or
 			// "net" occur in every other word.
-			keywords: []string{" -p", "\t-p", " -a ", " -w ", " -k ", " -n ", " -x ", " -hp", "add_user", "change_password", "authenticate_user", "htpasswd", " user ", " -u "},
+			keywords: []string{" -p", "\t-p", " -a ", " -w ", " -k ", " -n ", " -x ", " -hp", "add_user", "change_password", "authenticate_user", "htpasswd", " user ", " -u ", "mysqladmin"},
 			keep:     keepFlagValue,
 		},
 		{
@@ -104,7 +106,7 @@ func familyRules() []rule {
 			// aws configure set aws_secret_access_key X, setx API_TOKEN X,
 			// git config github.token X: a secret's name, a space, its value.
 			id:       "set-name-value",
-			re:       regexp.MustCompile(`(?i)\b(?:configure[ \t]+set|config(?:[ \t]+--?[a-z-]+)*(?:[ \t]+set)?|setx|set-item|secret[ \t]+set)[ \t]+(` + nameRE + `)[ \t]+` + quotedOrBare),
+			re:       regexp.MustCompile(`(?i)\b(?:configure[ \t]+set|config(?:[ \t]+--?[a-z-]+)*(?:[ \t]+set)?|setx|set-item|secret[ \t]+set)[ \t]+(?:\S*?:)?(` + nameRE + `)[ \t]+(?:--?(?:body|value|b)(?:[ \t]+|=))?` + quotedOrBare),
 			from:     2,
 			keywords: []string{"set", "config"},
 			keep:     keepField,
@@ -118,7 +120,7 @@ func familyRules() []rule {
 			keywords: []string{"?", "&"},
 			keep: func(g []string, v string) bool {
 				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
-					!strongName.MatchString(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
+					!strong(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
 			},
 		},
 		{

@@ -9,6 +9,12 @@ import (
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
 const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk`
 
+// foreignRoots are the word for password (and secret key) in other
+// languages: Passwort/Kennwort, contraseña/clave, mot de passe, senha,
+// parola d'ordine, wachtwoord, пароль, 密码/口令/密钥, パスワード, 비밀번호,
+// hasło, şifre, lösenord, salasana, heslo, jelszó.
+const foreignRoots = `passwort|kennwort|contrase(?:ñ|n)a|clave|mot[ _-]de[ _-]passe|senha|parola[ _-]d'ordine|wachtwoord|пароль|密码|密碼|口令|密钥|パスワード|暗証番号|비밀번호|has(?:ł|l)o|(?:ş|s)ifre|l(?:ö|o)senord|adgangskode|passord|salasana|heslo|jelsz(?:ó|o)|κωδικός|סיסמה|كلمة[ _]المرور|mật[ _]khẩu|kata[ _]sandi`
+
 // nameRE is a variable, field or flag name containing one of secretWords.
 const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
 
@@ -56,7 +62,7 @@ func genericRules() []rule {
 			// Authorization: <any scheme> <credentials> (Basic, Bearer, Bot,
 			// SSWS, GenieKey, Negotiate, …), Proxy-Authorization: …
 			id:       "authorization-header",
-			re:       regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \t]+)?([^\s"']{6,}[^"'\r\n]*)`),
+			re:       regexp.MustCompile("(?i)\\bauthorization[\"'`]?[ \\t]*[:=][ \\t]*[\"'`]?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \\t]+)?([^\\s\"'`]{6,}[^\"'`\\r\\n]*)"),
 			from:     2,
 			keywords: []string{"authorization"},
 			keep:     func(_ []string, v string) bool { return placeholder(strings.TrimSpace(v)) },
@@ -81,12 +87,24 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
 			lead:     1,
 			keep:     keepField,
+			at:       namedAt,
+		},
+		{
+			// Passwort: x, contraseña=x, 密码：x — secret-field for the
+			// names of other languages (a rule of its own: Unicode case
+			// folding in secret-field's regexp would slow every "key").
+			id:       "foreign-field",
+			re:       regexp.MustCompile(`(?i)(?:^|[^\p{L}0-9_.-])([\p{L}0-9_.-]*?(?:` + foreignRoots + `)[\p{L}0-9_.-]*)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*|[ \t]*=[ \t]*)` + valueRE),
+			from:     2,
+			keywords: foreignKeywords,
+			keep:     keepField,
+			at:       namedAt,
 		},
 		{
 			// --password x, --api-token "x", -auth x
@@ -97,6 +115,7 @@ func genericRules() []rule {
 			keep: func(g []string, v string) bool {
 				return strings.HasPrefix(v, "-") || keepField(g, v)
 			},
+			at: namedAt,
 		},
 		{
 			// curl -u user:password, --user=user:password
@@ -150,13 +169,45 @@ func lowerWords() []string {
 	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}
 }
 
+// foreignKeywords find foreignRoots' names (lower case, as asciiLower
+// leaves non-ASCII bytes).
+var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola", "wachtwoord", "пароль", "Пароль", "ПАРОЛЬ", "密码", "密碼", "口令", "密钥",
+	"パスワード", "暗証番号", "비밀번호", "hasło", "haslo", "şifre", "sifre", "lösenord", "losenord", "adgangskode", "passord", "salasana", "heslo", "jelszó", "jelszo", "κωδικός", "סיסמה", "كلمة", "mật", "sandi"}
+
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author`)
+var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = regexp.MustCompile(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+
+// foreignName: a name holding a root of foreignRoots. Its regexp folds
+// Unicode case, slow: it runs only on a name with a non-ASCII byte or an
+// ASCII root of another language in it.
+var foreignName = regexp.MustCompile(`(?i)` + foreignRoots)
+
+var foreignASCII = []string{"passwort", "kennwort", "contrasen", "clave", "senha", "parola", "wachtwoord", "haslo", "sifre", "losenord", "adgangskode", "passord", "salasana", "heslo", "jelszo", "sandi"}
+
+// strong reports whether name announces a secret by itself (strongName,
+// or a password's name in another language).
+func strong(name string) bool {
+	if strongName.MatchString(name) {
+		return true
+	}
+	l := asciiLower(name)
+	for i := 0; i < len(l); i++ {
+		if l[i] >= 0x80 {
+			return foreignName.MatchString(name)
+		}
+	}
+	for _, w := range foreignASCII {
+		if strings.Contains(l, w) {
+			return foreignName.MatchString(name)
+		}
+	}
+	return false
+}
 
 // keyBody reports whether a private key block holds base64 (capitals,
 // digits), not nothing or a word ("anything", gitleaks' false positive).
@@ -180,7 +231,7 @@ var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net)\.|authentication|authenticity|authority|authored`)
+var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|unauthori[sz]|authori[sz]ed|authori[sz]e$|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).
@@ -194,20 +245,32 @@ func keepField(g []string, v string) bool {
 		return true // `cmd arg`: a shell's command substitution, not markdown's code
 	}
 	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
-		placeholder(v) || allDigits.MatchString(v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
+		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
 	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
 		// A cookie header's pairs are the cookie scanner's to judge.
 		return true
 	}
-	if !strongName.MatchString(name) {
+	if !strong(name) {
 		// A bare "key" names many things (sort keys, cache keys, UUIDs);
 		// only a value that looks generated is taken for a secret.
 		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) || idLike(v)
 	}
 	return false
 }
+
+// digitSecret: digits that are a secret under their name — a PIN, or six
+// or more under a password's or secret's name (not a count: max_tokens
+// and token_ttl are notSecretName's).
+func digitSecret(name, v string) bool {
+	if !strong(name) || strings.ContainsAny(v, ".kKmMbB") {
+		return false
+	}
+	return len(v) >= 6 || len(v) >= 4 && pinName.MatchString(name)
+}
+
+var pinName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:pin|passcode|otp)(?:$|[_.-])`)
 
 // bootstrapToken is kubeadm's abcdef.0123456789abcdef, which codeLike
 // would take for a field access.
@@ -228,5 +291,9 @@ var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
 
 func placeholder(v string) bool {
 	v = strings.Trim(v, `"'`)
-	return placeholderRE.MatchString(v) || fake(v)
+	return placeholderRE.MatchString(v) || fake(v) || secretReference.MatchString(v)
 }
+
+// secretReference: where a secret is kept, not the secret: a 1Password,
+// Vault, SOPS or cloud secret manager reference, a template, a YAML tag.
+var secretReference = regexp.MustCompile(`^(?:op|vault|ref\+[a-z0-9]+|awssm|awsssm|gcpsm|azkv|keyvault|secretsmanager|ssm|k8s|doppler|infisical|bw|lpass|bitwarden|onepassword)://|^arn:aws[a-z-]*:|^projects/[^/]+/secrets/|^ENC\[|^\$\{|^\{\{|^!`)

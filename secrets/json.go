@@ -37,7 +37,7 @@ func (r *Redactor) JSON(b []byte) []byte {
 		next := skipSpace(b, j+1)
 		isKey := next < len(b) && b[next] == ':'
 		red := s
-		if len(s) >= 8 { // shorter, only a name makes it a secret
+		if len(s) >= 8 || len(r.denyLits)+len(r.denyREs) > 0 { // shorter, only a name or redact_deny makes it a secret
 			red = r.String(s)
 		}
 		if !isKey && keyEnd >= 0 && len(bytes.TrimSpace(b[keyEnd:i])) == 0 && secretKey(key) {
@@ -83,7 +83,7 @@ func stringEnd(b []byte, i int) int {
 // secretKey: a key whose value the text rules may take for a secret.
 func secretKey(key string) bool {
 	k := asciiLower(key)
-	for _, w := range append(lowerWords(), "api", "access") {
+	for _, w := range append(append(lowerWords(), foreignKeywords...), "api", "access") {
 		if strings.Contains(k, w) {
 			return true
 		}

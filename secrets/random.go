@@ -133,9 +133,17 @@ var (
 // a cache key ending in one, base64 of plain text.
 func lookAlike(v string) bool {
 	v = strings.Trim(v, `"'`)
-	return uuidRE.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) || sshPublic.MatchString(v) ||
+	return uuidRE.MatchString(v) || publicID.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) || sshPublic.MatchString(v) ||
 		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v)
 }
+
+// publicID: public generated ids: EVM addresses and hashes (0x…), IPFS
+// content ids (Qm…, bafy…), Stripe object ids (ch_, cus_, pi_ — not
+// sk_/rk_, which are keys), bech32 addresses and public keys (age1…,
+// npub1…, bc1…), ULIDs.
+var publicID = regexp.MustCompile(`^0x[0-9a-fA-F]{8,}$|^Qm[1-9A-HJ-NP-Za-km-z]{44}$|^b[a-z2-7]{58,}$|` +
+	`^(?:ch|cus|pi|pm|sub|in|txn|py|re|src|card|ba|evt|prod|price|seti|si|ii|acct|cs|po|tr|ic|il|dp|du|fee|plan|txi|cbtxn|iv|or|pr|qt|cn|req|msg|msgbatch|toolu|srvtoolu)_[0-9A-Za-z]{8,}$|` +
+	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$`)
 
 // sshPublic: an SSH public key's base64 (ssh-rsa, ssh-ed25519, ecdsa-…).
 var sshPublic = regexp.MustCompile(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)

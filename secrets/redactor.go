@@ -12,6 +12,7 @@
 package secrets
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -52,6 +53,13 @@ type rule struct {
 	multiline bool
 	// scan, when set, finds the rule's secrets instead of re (see scan.go).
 	scan func(text string) []span
+	// scanL is scan for multi-line scanners given the text lower-cased
+	// too (String lowers it once for all).
+	scanL func(text, lower string) []span
+	// at, when set, says whether the match's value stands where no
+	// secret does (code, prose, a file position); whole is the text
+	// around it, m's indexes start at base in whole.
+	at func(whole string, m []int, base, s, e int) bool
 	// named rules match a name holding a keyword, given a value; they
 	// run anchored (see findNamed) from lead bytes before the name.
 	named    bool
@@ -66,18 +74,38 @@ type Redactor struct {
 	global    allowlist
 	allowLits map[string]bool
 	allowREs  []*regexp.Regexp
+	// denyLits and denyREs are redact_deny's: always redacted, wherever
+	// they occur, whatever the rules and redact_allow say.
+	denyLits []string
+	denyREs  []*regexp.Regexp
 }
 
 // New compiles the rules once, with allow: entries that are not secrets
 // (false positives) — a literal, or a regular expression written between
 // slashes (/^test-[a-z]+$/). A candidate is kept when it equals a literal
 // or a regular expression matches it.
-func New(allow []string) (*Redactor, error) {
+func New(allow []string) (*Redactor, error) { return NewWithDeny(allow, nil) }
+
+// NewWithDeny is New with deny: entries always redacted (redact_deny),
+// written as allow's are — a literal, or a regular expression between
+// slashes, whose every match is redacted.
+func NewWithDeny(allow, deny []string) (*Redactor, error) {
 	base, err := compiled()
 	if err != nil {
 		return nil, err
 	}
 	r := &Redactor{rules: base.rules, keywords: base.keywords, global: base.global, allowLits: map[string]bool{}}
+	for _, d := range deny {
+		re, isRE, err := ParseDeny(d)
+		if err != nil {
+			return nil, err
+		}
+		if isRE {
+			r.denyREs = append(r.denyREs, re)
+		} else {
+			r.denyLits = append(r.denyLits, d)
+		}
+	}
 	for _, a := range allow {
 		re, isRE, err := ParseAllow(a)
 		if err != nil {
@@ -107,6 +135,44 @@ func ParseAllow(a string) (re *regexp.Regexp, isRE bool, err error) {
 	return nil, false, nil
 }
 
+// ParseDeny reads one redact_deny entry: a literal, or /regexp/ (one
+// that matches the empty string would redact between every byte).
+func ParseDeny(d string) (re *regexp.Regexp, isRE bool, err error) {
+	if d == "" {
+		return nil, false, fmt.Errorf("deny entry is empty")
+	}
+	re, isRE, err = ParseAllow(d)
+	if err != nil {
+		return nil, false, fmt.Errorf("deny entry %q: %w", d, errors.Unwrap(err))
+	}
+	if isRE && re.MatchString("") {
+		return nil, false, fmt.Errorf("deny entry %q matches the empty string", d)
+	}
+	return re, isRE, nil
+}
+
+// denied appends the spans of redact_deny's entries in s.
+func (r *Redactor) denied(s string, spans []span) []span {
+	for _, lit := range r.denyLits {
+		for from := 0; ; {
+			i := strings.Index(s[from:], lit)
+			if i < 0 {
+				break
+			}
+			spans = append(spans, span{from + i, from + i + len(lit)})
+			from += i + len(lit)
+		}
+	}
+	for _, re := range r.denyREs {
+		for _, m := range re.FindAllStringIndex(s, -1) {
+			if m[1] > m[0] {
+				spans = append(spans, span{m[0], m[1]})
+			}
+		}
+	}
+	return spans
+}
+
 // compiled holds the rules every Redactor shares: compiling ~230 regexps
 // takes milliseconds, done once per process.
 var compiled = sync.OnceValues(func() (*Redactor, error) {
@@ -117,18 +183,22 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 	for i := range gl {
 		if gl[i].id == "gitleaks:generic-api-key" {
 			gl[i].named = true
+			gl[i].at = func(whole string, m []int, base, s, e int) bool { return publicBefore(whole, base+m[0]) }
 			// A UUID or a digest under a bare "key" (Idempotency-Key,
 			// cache key) is an id; under api_key or a token's name, not.
 			gl[i].keep = func(g []string, v string) bool {
 				name, _, _ := strings.Cut(g[0], v)
+				if strings.HasSuffix(name, "h1:") || strings.Contains(strings.ToLower(name), "public") {
+					return true // a go.sum hash, a public key
+				}
 				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
 					return true // secretsmanager:, public_key =
 				}
-				return lookAlike(v) && !strongName.MatchString(name)
+				return lookAlike(v) && !strong(name)
 			}
 		}
 	}
-	own := append(append(genericRules(), familyRules()...), scanRules()...)
+	own := append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...)
 	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
@@ -191,7 +261,11 @@ func Redact(s string) string { return Default().String(s) }
 type span struct{ start, end int }
 
 // String returns s with every secret replaced by [redacted].
-func (r *Redactor) String(s string) string {
+func (r *Redactor) String(s string) string { return r.redact(s, 0) }
+
+// redact is String; depth counts the encodings (base64, URL-encoding)
+// the text was found in.
+func (r *Redactor) redact(s string, depth int) string {
 	if s == "" {
 		return s
 	}
@@ -203,8 +277,12 @@ func (r *Redactor) String(s string) string {
 	var spans []span
 	lower := asciiLower(s)
 	for i := range r.rules {
-		if r.rules[i].multiline && r.rules[i].hit(lower) {
-			spans = r.find(&r.rules[i], s, 0, spans)
+		if ru := &r.rules[i]; ru.multiline && ru.hit(lower) {
+			if ru.scanL != nil {
+				spans = r.scanned(ru, ru.scanL(s, lower), s, 0, spans)
+				continue
+			}
+			spans = r.find(ru, s, 0, spans)
 		}
 	}
 	occ := make([][]int, len(r.keywords))
@@ -267,6 +345,10 @@ func (r *Redactor) String(s string) string {
 		}
 		start = end
 	}
+	if depth < 2 {
+		spans = r.encoded(s, depth, spans)
+	}
+	spans = r.denied(s, spans)
 	if len(spans) == 0 {
 		return s + tail
 	}
@@ -336,21 +418,27 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 				continue // a link of a:b:c (an ARN's :secret:), not a name
 			}
 			e := p + klen
-			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || strings.IndexByte(" \t\"'*`", lower[e]) >= 0); e++ {
+			for limit := e + 24; e < len(lower) && e < limit && (isNameByte(lower[e]) || lower[e] >= 0x80 && !strings.HasPrefix(lower[e:], "：") || strings.IndexByte(" \t\"'*`", lower[e]) >= 0); e++ {
 			}
-			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 {
+			if e >= len(lower) || strings.IndexByte("=>:|?,", lower[e]) < 0 && !strings.HasPrefix(lower[e:], "：") {
 				continue
 			}
 			ws := max(0, ns-ru.lead)
 			we := lineEnd(lower, e)
-			if strings.TrimSpace(lower[e+1:we]) == "" && we < len(lower) {
+			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest)) && we < len(lower) {
 				// <token>\n    value\n</token>: the value is on the next line.
 				we = lineEnd(lower, we+1)
 			}
-			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans)
+			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans, chunk, ws)
 		}
 	}
 	return spans
+}
+
+// yamlBlock: a YAML block scalar's indicator (|, >-, |+): its value is
+// on the next lines.
+func yamlBlock(s string) bool {
+	return len(s) <= 2 && (s[0] == '|' || s[0] == '>') && (len(s) == 1 || s[1] == '+' || s[1] == '-')
 }
 
 // lineEnd is the index of the first line end in s from i, or len(s).
@@ -422,22 +510,30 @@ func (ru *rule) hit(lower string) bool {
 // find appends the spans of ru's secrets in text, which starts at offset
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
+	if ru.scanL != nil {
+		return r.scanned(ru, ru.scanL(text, asciiLower(text)), text, offset, spans)
+	}
 	if ru.scan != nil {
-		for _, sp := range ru.scan(text) {
-			if secret := text[sp.start:sp.end]; !r.allowed(ru, secret, secret, lineAround(text, sp.start, sp.end)) {
-				spans = append(spans, span{offset + sp.start, offset + sp.end})
-			}
-		}
-		return spans
+		return r.scanned(ru, ru.scan(text), text, offset, spans)
 	}
 	for _, m := range ru.re.FindAllStringSubmatchIndex(text, -1) {
-		spans = r.match(ru, m, text, offset, spans)
+		spans = r.match(ru, m, text, offset, spans, text, 0)
+	}
+	return spans
+}
+
+// scanned appends the spans a scanner found that are not allowed.
+func (r *Redactor) scanned(ru *rule, found []span, text string, offset int, spans []span) []span {
+	for _, sp := range found {
+		if secret := text[sp.start:sp.end]; !r.allowed(ru, secret, secret, lineAround(text, sp.start, sp.end)) {
+			spans = append(spans, span{offset + sp.start, offset + sp.end})
+		}
 	}
 	return spans
 }
 
 // match appends the span of the secret in match m of text, if it is one.
-func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span) []span {
+func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span, whole string, base int) []span {
 	if m != nil {
 		start, end := m[0], m[1]
 		if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.whole {
@@ -455,6 +551,13 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 			}
 			start, end = m[2*g], m[2*g+1]
 		}
+		if raw := text[start:end]; strings.HasPrefix(raw, "{") && placeholder(raw) {
+			return spans // {base64(user:pass\n)}: a placeholder whole
+		}
+		if v := text[start:end]; start == 0 || text[start-1] != '"' && text[start-1] != '\'' {
+			// A bare value, not a quoted one whose escapes are its own.
+			end = start + len(trimUnbalanced(cutEscape(v)))
+		}
 		if start == end {
 			return spans
 		}
@@ -463,6 +566,11 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 			return spans
 		}
 		if ru.keep != nil && ru.keep(submatches(text, m), secret) {
+			return spans
+		}
+		// Where it stands, after what it is: most values are kept by
+		// keep, and at reads the text around them.
+		if ru.at != nil && ru.at(whole, m, base, base+start, base+end) {
 			return spans
 		}
 		if r.allowed(ru, secret, match, lineAround(text, m[0], m[1])) {
@@ -511,6 +619,41 @@ func lineAround(text string, start, end int) string {
 		return text[ls:]
 	}
 	return text[ls : end+le]
+}
+
+// cutEscape cuts a bare value at an escape (\n, \t, \"): in a JSON or
+// shell string, the value ends where the escaped line or quote begins.
+func cutEscape(v string) string {
+	for i := 1; i+1 < len(v); i++ {
+		if v[i] == '\\' && strings.IndexByte(`nrt"`, v[i+1]) >= 0 {
+			return v[:i]
+		}
+	}
+	return v
+}
+
+// trimUnbalanced drops the closing brackets a bare value took from the
+// code around it: OpenAI(api_key=x) keeps its parenthesis.
+func trimUnbalanced(v string) string {
+	for len(v) > 0 {
+		c := v[len(v)-1]
+		var open byte
+		switch c {
+		case ')':
+			open = '('
+		case ']':
+			open = '['
+		case '}':
+			open = '{'
+		default:
+			return v
+		}
+		if strings.Count(v, string(open)) >= strings.Count(v, string(c)) {
+			return v
+		}
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // replace puts [redacted] over the union of spans.

@@ -99,3 +99,25 @@ func TestIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// redact_deny: a literal or a /regexp/ is redacted wherever it occurs,
+// even where no rule would and where redact_allow keeps it.
+func TestDeny(t *testing.T) {
+	r, err := NewWithDeny([]string{"keepme-123"}, []string{"corp-internal-42", "/\\bACME-[0-9]{6}\\b/", "keepme-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "build corp-internal-42 for ACME-123456 (ACME-12 stays), keepme-123; twice: corp-internal-42"
+	want := "build [redacted] for [redacted] (ACME-12 stays), [redacted]; twice: [redacted]"
+	if got := r.String(in); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := string(r.JSON([]byte(`{"note":"corp-internal-42"}`))); got != `{"note":"[redacted]"}` {
+		t.Errorf("JSON: %s", got)
+	}
+	for _, bad := range []string{"", "/[/", "/a*/"} {
+		if _, err := NewWithDeny(nil, []string{bad}); err == nil {
+			t.Errorf("deny entry %q accepted", bad)
+		}
+	}
+}

@@ -39,6 +39,11 @@ func otherValueName(name string) bool {
 // digests, versions, nonces in traces (x-request-id, etag, integrity).
 var notSecretValueName = regexp.MustCompile(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
 
+// publicValueName: names whose random-looking values are public: a
+// WireGuard peer, a recipient, an address, a signature of Claude's
+// thinking, a JWK's modulus and coordinates, a charge, a numbered id.
+var publicValueName = regexp.MustCompile(`(?i)^(?:peer|recipient|recipients|address|addr|from|to|owner|contract|sender|signer|cid|charge|subscription|customer|invoice|payment_intent|balance_transaction|transaction|txn|tx|block|blockhash|signature|data|n|e|x|y|modulus|exponent|nodekey|machinekey|discokey)$|(?:^|[_.-])id(?:[_.-]?\d+)$`)
+
 // scanRandom finds random-looking tokens of 20 or more characters in a
 // position that holds a value: after NAME= or Name: (an assignment, a
 // header, a query parameter), after a --flag, in a URL's user or path. A
@@ -141,7 +146,8 @@ func valuePosition(text string, i int) bool {
 			k--
 		}
 		name := text[k:e]
-		return name != "" && !otherValueName(name) && !strings.HasPrefix(strings.ToLower(name), "http")
+		return name != "" && !otherValueName(name) && !publicValueName.MatchString(name) && !allDigits.MatchString(name) &&
+			!strings.HasPrefix(strings.ToLower(name), "http") && !publicBefore(text, k)
 	case k < i && isNameByte(c):
 		// --flag value: the word before is a flag.
 		e := k
@@ -198,7 +204,7 @@ func cookieSecret(name, v string) bool {
 
 // csvSecretColumn: a CSV header naming a secret (an IAM credentials
 // export's "Secret access key", a "password" column).
-var csvSecretColumn = regexp.MustCompile(`(?i)^\s*"?[\w .-]*(?:password|passwd|pwd|secret|token|api[ _-]?key|private[ _-]?key)[\w .-]*"?\s*$`)
+var csvSecretColumn = regexp.MustCompile(`(?i)^\s*"?(?:[\w.-]+ ){0,2}[\w.-]*(?:password|passwd|pwd|secret|token|api[ _-]?key|private[ _-]?key)[\w.-]*(?: [\w.-]+){0,2}"?\s*$`)
 
 // scanCSV redacts the secret columns of CSV rows under a header that
 // names them, up to the first line with another number of fields.
@@ -227,6 +233,10 @@ func scanCSV(text string) []span {
 			}
 		} else {
 			cols = nil
+			if !csvHeader(fields) {
+				pos = end + 1
+				continue
+			}
 			for k, f := range fields {
 				if csvSecretColumn.MatchString(f) && !notSecretName.MatchString(strings.TrimSpace(strings.Trim(strings.TrimSpace(f), `"`))) &&
 					!strings.HasSuffix(strings.ToLower(strings.TrimSpace(strings.Trim(f, `" `))), " id") {
@@ -238,6 +248,17 @@ func scanCSV(text string) []span {
 		pos = end + 1
 	}
 	return spans
+}
+
+// csvHeader: every field a column's name: a few words, no code.
+func csvHeader(fields []string) bool {
+	for _, f := range fields {
+		f = strings.Trim(strings.TrimSpace(f), `"`)
+		if len(f) > 40 || len(strings.Fields(f)) > 4 || strings.ContainsAny(f, "()[]{}=<>'\"%$") {
+			return false
+		}
+	}
+	return true
 }
 
 // scanTableRows redacts the value of a row "password    s3cr3t" in a
@@ -252,7 +273,7 @@ func scanTableRows(text string) []span {
 		if cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|"); strings.HasPrefix(strings.TrimSpace(line), "|") && len(cells) == 2 {
 			// A markdown table: | password | s3cr3t |
 			name, v := strings.Trim(strings.TrimSpace(cells[0]), "*`"), strings.Trim(strings.TrimSpace(cells[1]), "`")
-			if v != "" && !strings.ContainsAny(v, " \t") && strongName.MatchString(name) && !keepField([]string{"", name}, v) {
+			if v != "" && !strings.ContainsAny(v, " \t") && strong(name) && !keepField([]string{"", name}, v) {
 				s := pos + strings.LastIndex(line, v)
 				spans = append(spans, span{s, s + len(v)})
 			}
@@ -263,7 +284,7 @@ func scanTableRows(text string) []span {
 			name := line[lead : lead+gap]
 			rest := strings.TrimLeft(line[lead+gap:], " \t|")
 			if rest != "" && !strings.ContainsAny(rest, " \t") && tableName.MatchString(name) &&
-				strongName.MatchString(name) && !keepField([]string{"", name}, rest) {
+				strong(name) && !keepField([]string{"", name}, rest) {
 				s := pos + len(line) - len(rest)
 				spans = append(spans, span{s, s + len(rest)})
 			}

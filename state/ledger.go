@@ -90,6 +90,10 @@ type PhaseRecord struct {
 	// Answered is the person's answer (redacted) this run resumed the
 	// blocked phase with.
 	Answered string `json:"answered,omitempty"`
+	// Reason is what may leave the machine about LastError (the commit
+	// trailer, GitHub's step summary): structured words or the agent's
+	// own redacted line, never a command or tool output.
+	Reason string `json:"reason,omitempty"`
 	// Uncommitted is why the phase's work could not be committed at its
 	// end (a lock held too long, a full disk): the files stay in the tree
 	// for the next run to commit as the agent's, not as the user's.

@@ -167,3 +167,79 @@ func TestSecretsLeaveNoTrace(t *testing.T) {
 		t.Errorf("only %d files under .debussy/ checked", files)
 	}
 }
+
+// What leaves the machine — every commit message and trailer (pushed) and
+// GitHub's step summary — carries no free text from tool I/O: values of
+// shapes no rule knows, under neutral names, printed by a tool, said by
+// the agent and printed by a failing gate, reach none of them. The phase's
+// end says which gate failed and how, in structured words.
+func TestNothingFreeLeavesTheMachine(t *testing.T) {
+	claudetest.OncePerSuite(t, "what leaves the machine")
+	r := rand.New(rand.NewPCG(34, 4))
+	s := func(n int) string {
+		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alnum[r.IntN(len(alnum))]
+		}
+		return string(b)
+	}
+	tool, said, gated := []string{s(14), s(22)}, []string{s(12), s(18)}, []string{s(16), s(26)}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(out, []byte("ticket "+tool[0]+"\nbuild_ref="+tool[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gateOut := filepath.Join(dir, "gate.txt")
+	if err := os.WriteFile(gateOut, []byte("FAIL: mismatch near "+gated[0]+"\nlast value: "+gated[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("cat "+out)),
+			turn(21000, fakeapi.Bash("debussy done --phase 1")),
+			turn(22000, fakeapi.Text("Done; the ticket was "+said[0]+" and the reference "+said[1]+".")),
+		}},
+		{Name: "s2", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Bash("debussy done --phase 1")), turn(21000, fakeapi.Text("Tried again with "+said[0]+".")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Leaky", Gates: []string{"ok: `true`", "check: `cat " + gateOut + "; exit 1`"}}},
+		"model: claude-sonnet-4-5\nmax_retries: 1\n")
+	summary := filepath.Join(dir, "summary.md")
+	h.Env = append(h.Env, "GITHUB_STEP_SUMMARY="+summary)
+	res := h.run("run", "plan/MASTER_PLAN.md")
+	if res.Code != 1 {
+		t.Fatalf("want exit 1 (the gate fails): %s", res)
+	}
+	// They did flow: the raw stream has the tool's, the agent was told the gate's.
+	if raw := h.runFiles("phase-1/session-1.jsonl"); !strings.Contains(raw, tool[0]) {
+		t.Error("the raw session stream lacks the tool's output: nothing was planted")
+	}
+	if sessions := h.requestsOf(phaseMatch("1")); len(sessions) != 2 || !strings.Contains(sessions[1][0].FirstUser, "mismatch near") {
+		t.Errorf("want the gate's output in the remediation prompt (%d sessions)", len(sessions))
+	}
+	messages := h.git("log", "--all", "--format=%B%x00")
+	md, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatalf("no step summary: %v", err)
+	}
+	for where, text := range map[string]string{"a commit message": messages, "the step summary": string(md)} {
+		for _, v := range append(append(append([]string{}, tool...), said...), gated...) {
+			if strings.Contains(text, v) {
+				t.Errorf("%s carries %q:\n%s", where, v, text)
+			}
+		}
+		for _, v := range []string{gateOut, "mismatch near", "cat "} {
+			if strings.Contains(text, v) {
+				t.Errorf("%s carries the gate's command or output (%q):\n%s", where, v, text)
+			}
+		}
+	}
+	if want := `Debussy-Reason: phase 1 failed on attempt 2: gate 2 "check" failed (exit 1)`; !strings.Contains(messages, want) {
+		t.Errorf("commit messages lack %q:\n%s", want, messages)
+	}
+	if want := `gate 2 "check" failed (exit 1)`; !strings.Contains(string(md), want) {
+		t.Errorf("step summary lacks %q:\n%s", want, md)
+	}
+}

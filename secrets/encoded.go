@@ -1,0 +1,119 @@
+package secrets
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// Encoded forms: a secret inside base64 (one run, or wrapped at 64 or 76
+// columns) or URL-encoding is found by decoding the span, redacting what
+// it decodes to, and, if that changed, replacing the whole encoded span.
+// Escaped JSON (\"password\": \"x\") is the escaped-field rule's, and
+// \n-escaped blocks are read as they stand (a bare value ends at \n).
+
+// encoded appends the spans of s whose decoded text holds a secret.
+func (r *Redactor) encoded(s string, depth int, spans []span) []span {
+	if strings.IndexByte(s, '%') >= 0 {
+		for _, sp := range urlEncodedRuns(s) {
+			if d, err := url.QueryUnescape(s[sp.start:sp.end]); err == nil && d != s[sp.start:sp.end] && r.redact(d, depth+1) != d {
+				spans = append(spans, sp)
+			}
+		}
+	}
+	for _, sp := range base64Runs(s) {
+		d, ok := decodeRun(s[sp.start:sp.end])
+		if ok && readable(d) && r.redact(string(d), depth+1) != string(d) {
+			spans = append(spans, sp)
+		}
+	}
+	return spans
+}
+
+func urlByte(c byte) bool {
+	return charClass(c) != 0 || strings.IndexByte("%._~+-*!'()", c) >= 0
+}
+
+// urlEncodedRuns are the runs of URL-safe bytes with two escapes or more
+// (%3D, %22), the form that hides NAME=value and JSON.
+func urlEncodedRuns(s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		if !urlByte(s[i]) {
+			i++
+			continue
+		}
+		j, esc := i, 0
+		for j < len(s) && urlByte(s[j]) {
+			if s[j] == '%' && j+2 < len(s) && isHex(s[j+1]) && isHex(s[j+2]) {
+				esc++
+			}
+			j++
+		}
+		if esc >= 2 {
+			out = append(out, span{i, j})
+		}
+		i = j
+	}
+	return out
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func b64Byte(c byte) bool { return charClass(c) != 0 || c == '+' || c == '/' || c == '-' || c == '_' }
+
+// base64Runs are runs of 24 base64 bytes or more, with their padding; a
+// run that fills its line and goes on on the next (base64 wrapped at 64
+// or 76 columns) is one run with the lines after it.
+func base64Runs(s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		if !b64Byte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for {
+			for j < len(s) && b64Byte(s[j]) {
+				j++
+			}
+			for j < len(s) && s[j] == '=' {
+				j++
+			}
+			// Wrapped: a full line (64 or 76 wide) followed by more.
+			ls := strings.LastIndexByte(s[:j], '\n') + 1
+			if w := j - ls; (w == 64 || w == 76) && j+1 < len(s) && s[j] == '\n' && b64Byte(s[j+1]) {
+				j++
+				continue
+			}
+			break
+		}
+		if j-i >= 24 {
+			out = append(out, span{i, j})
+		}
+		i = j
+	}
+	return out
+}
+
+func decodeRun(v string) ([]byte, bool) {
+	v = strings.ReplaceAll(v, "\n", "")
+	if len(v)%4 == 1 {
+		return nil, false
+	}
+	return decode64(v)
+}
+
+// readable: decoded bytes that are text (a config, a JSON document, a
+// NAME=value line), not a key's or a digest's bytes.
+func readable(d []byte) bool {
+	if len(d) < 12 || !utf8.Valid(d) {
+		return false
+	}
+	for _, c := range d {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return strings.ContainsAny(string(d), " \n=:\"")
+}
