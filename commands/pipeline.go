@@ -80,6 +80,9 @@ completed ones:
                   history (GIT_DEPTH "0": the ledger is the history) and a token that may
                   push: set DEBUSSY_PUSH_TOKEN (a project access token with
                   write_repository) as a CI variable; the job token may not push.
+                  Each job works in a private clone of its checkout, in a fresh
+                  temporary directory (before_script), so jobs that share one
+                  checkout never share a working tree.
 --format k8s      one batch/v1 Job per phase ready now (backoffLimit 0: debussy retries
                   itself), each cloning --repo at --ref into an emptyDir and running the
                   phase; it reads CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY (and
