@@ -80,6 +80,9 @@ completed ones:
                   history (GIT_DEPTH "0": the ledger is the history) and a token that may
                   push: set DEBUSSY_PUSH_TOKEN (a project access token with
                   write_repository) as a CI variable; the job token may not push.
+                  Each job works in a private clone of its checkout, in a fresh
+                  temporary directory (before_script), so jobs that share one
+                  checkout never share a working tree.
 --format k8s      one batch/v1 Job per phase ready now (backoffLimit 0: debussy retries
                   itself), each cloning --repo at --ref into an emptyDir and running the
                   phase; it reads CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY (and
@@ -283,12 +286,32 @@ type gitlabDefault struct {
 	BeforeScript []string `yaml:"before_script"`
 }
 
-// gitlabBeforeScript gives every job a git identity and, when the CI
-// variable holds a token, a remote it may push to: the job token may not.
-var gitlabBeforeScript = []string{
-	`git config user.name >/dev/null || git config user.name "${GITLAB_USER_NAME:-debussy}"`,
-	`git config user.email >/dev/null || git config user.email "${GITLAB_USER_EMAIL:-debussy@localhost}"`,
-	`if [ -n "${` + pushTokenVar + `:-}" ]; then git remote set-url origin "${CI_SERVER_PROTOCOL}://oauth2:${` + pushTokenVar + `}@${CI_SERVER_URL#*://}/${CI_PROJECT_PATH}.git"; fi`,
+// gitlabBeforeScript makes every job's working tree its own: a private
+// clone of the job's checkout at the pipeline's commit, in a fresh
+// temporary directory. Jobs that share one checkout (a shell runner's
+// shared builds dir, gitlab-ci-local without --shell-isolation) would
+// otherwise share one working tree and .debussy/, and two phases collide
+// on its lock and on git's checkout. The clone is local (no download) and
+// holds exactly the checkout's history, so GIT_DEPTH still decides it;
+// unlike a worktree it shares no refs, so concurrent fetches take no ref
+// locks from each other. GitLab runs before_script and script in one
+// shell: the cd holds. Then the clone's remote is the checkout's (with a
+// token that may push when the CI variable holds one: the job token may
+// not), and it gets a git identity.
+func gitlabBeforeScript(remoteName string) []string {
+	lines := []string{
+		`cd "$(mktemp -d)" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
+		`git remote set-url origin "$(git -C "$CI_PROJECT_DIR" remote get-url origin)"`,
+	}
+	if remoteName != "origin" {
+		r := shellQuote(remoteName)
+		lines = append(lines, fmt.Sprintf(`git remote add %s "$(git -C "$CI_PROJECT_DIR" remote get-url %s)"`, r, r))
+	}
+	return append(lines,
+		`git config user.name >/dev/null || git config user.name "${GITLAB_USER_NAME:-debussy}"`,
+		`git config user.email >/dev/null || git config user.email "${GITLAB_USER_EMAIL:-debussy@localhost}"`,
+		`if [ -n "${`+pushTokenVar+`:-}" ]; then git remote set-url origin "${CI_SERVER_PROTOCOL}://oauth2:${`+pushTokenVar+`}@${CI_SERVER_URL#*://}/${CI_PROJECT_PATH}.git"; fi`,
+	)
 }
 
 func jobName(id string) string { return "phase-" + id }
@@ -304,7 +327,7 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 			{Key: "DEBUSSY_PLAN", Value: secrets.Redact(ps.rel)},
 		}},
 		{Key: "stages", Value: []string{"phases", "collect"}},
-		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript}},
+		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript(opts.Remote)}},
 	}
 	for _, ph := range remaining {
 		job := gitlabJob{Stage: "phases", Needs: []string{},
@@ -331,7 +354,9 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 	n := len(remaining)
 	note := fmt.Sprintf("# A GitLab child pipeline: %d phase job(s), then collect into the pipeline's branch.\n", n)
 	note += "# Trigger it from a parent (examples/gitlab-ci.yml). Jobs need GIT_DEPTH \"0\" and\n" +
-		"# " + pushTokenVar + " (a project access token that may push) as a CI variable.\n"
+		"# " + pushTokenVar + " (a project access token that may push) as a CI variable. Each job\n" +
+		"# works in a private clone of its checkout (before_script), so jobs that share a\n" +
+		"# checkout do not share a working tree.\n"
 	_, err = fmt.Fprintf(w, "%s%s%s", header(ps, formatGitLab, h), note, b)
 	return err
 }

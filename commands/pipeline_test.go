@@ -222,6 +222,61 @@ func TestPipelineOutputFile(t *testing.T) {
 	}
 }
 
+// The child pipeline's before_script, run in bash as GitLab's shell runs
+// it: the job ends up in a fresh clone of its checkout at CI_COMMIT_SHA
+// (not wherever the shared checkout's HEAD has moved), with the
+// checkout's remotes (the token's URL for origin) and a git identity,
+// and the shared checkout's config is not written.
+func TestPipelineGitLabBeforeScriptClones(t *testing.T) {
+	dir := diamondRepo(t)
+	gitIn(t, dir, "remote", "add", "origin", "/srv/git/app.git")
+	gitIn(t, dir, "remote", "add", "upstream", "/srv/git/upstream.git")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--remote", "upstream")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var child struct {
+		Default struct {
+			BeforeScript []string `json:"before_script"`
+		} `json:"default"`
+	}
+	if err := sigsyaml.Unmarshal([]byte(stdout), &child); err != nil {
+		t.Fatal(err)
+	}
+	sha := gitIn(t, dir, "rev-parse", "HEAD")
+	// Another job of a shared checkout moved on meanwhile.
+	gitIn(t, dir, "commit", "-q", "--allow-empty", "-m", "later")
+	gitIn(t, dir, "checkout", "-q", "--detach")
+	config, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	script := "set -eo pipefail\n" + strings.Join(child.Default.BeforeScript, "\n") +
+		"\npwd; git rev-parse HEAD; git remote get-url origin; git remote get-url upstream; git config user.name; git status --porcelain\n"
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI_PROJECT_DIR="+dir, "CI_COMMIT_SHA="+sha,
+		"DEBUSSY_PUSH_TOKEN=glpat-x", "CI_SERVER_PROTOCOL=https", "CI_SERVER_URL=https://gitlab.example.com",
+		"CI_PROJECT_PATH=team/app", "GITLAB_USER_NAME=Job", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("before_script: %v\n%s", err, out)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != 5 || filepath.Dir(got[0]) != tmp || got[1] != sha ||
+		got[2] != "https://oauth2:glpat-x@gitlab.example.com/team/app.git" || got[3] != "/srv/git/upstream.git" || got[4] != "Job" {
+		t.Errorf("before_script left the job in:\n%s\nwant a directory in %s at %s, origin with the token, upstream /srv/git/upstream.git, user Job, a clean tree", out, tmp, sha)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); !bytes.Equal(after, config) {
+		t.Errorf("the shared checkout's config changed:\n%s", after)
+	}
+}
+
 // The generated child pipeline passes GitLab's schema as gitlab-ci-local
 // checks it, and its jobs and needs are what the plan says.
 func TestPipelineGitLabSchema(t *testing.T) {

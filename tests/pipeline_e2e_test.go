@@ -110,15 +110,31 @@ func checkCollected(t *testing.T, origin, want string) {
 
 // The diamond plan through the GitLab child pipeline debussy writes, run
 // by gitlab-ci-local (GitLab's schema, needs:, stages, when: always) with
-// the shell executor, each job in its own copy of the repository, against
-// a bare origin: the collect job leaves origin's main with the files a
-// sequential run makes.
+// the shell executor against a bare origin, twice: each job in its own copy
+// of the repository (--shell-isolation), and every job in the one project
+// directory with no bound on concurrency, as a shell runner with a shared
+// builds dir runs them (phases 1 and 5 at once). Either way each job works
+// in its own clone, and the collect job leaves origin's main with the files
+// a sequential run makes.
 func TestPipelineGitLabRunsThePlan(t *testing.T) {
 	claudetest.OncePerSuite(t, "the GitLab child pipeline's jobs")
 	glcl := needTool(t, "gitlab-ci-local")
 	needTool(t, "rsync")
 	want := sequentialTree(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"shell-isolation", []string{"--shell-isolation", "--concurrency", "2"}},
+		{"shared-checkout", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runGitLabChild(t, glcl, want, tc.args...) })
+	}
+}
 
+// runGitLabChild writes the child pipeline in a clone of a fresh origin,
+// runs it with gitlab-ci-local and its args, and checks what it collected.
+func runGitLabChild(t *testing.T, glcl, want string, args ...string) {
 	h := newHarness(t, diamondScript(), diamondPhases, "")
 	origin := h.withOrigin()
 	driver := h.cloneOf(origin)
@@ -130,15 +146,18 @@ func TestPipelineGitLabRunsThePlan(t *testing.T) {
 	if err := os.WriteFile(exclude, []byte("child.yml\n.gitlab-ci-local/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	head := driver.git("rev-parse", "HEAD")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, glcl, "--file", "child.yml", "--shell-isolation", "--concurrency", "2",
-		"--json-schema-validation", "--no-color", "--max-job-name-padding", "0")
+	cmd := exec.CommandContext(ctx, glcl, append([]string{"--file", "child.yml",
+		"--json-schema-validation", "--no-color", "--max-job-name-padding", "0"}, args...)...)
 	cmd.Dir = driver.Repo
-	cmd.Env = append(slices.Clone(h.Env), "PATH="+binDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// The jobs' clones go to TMPDIR: the test's, removed with it.
+	cmd.Env = append(slices.Clone(h.Env), "PATH="+binDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"TMPDIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
-	t.Logf("gitlab-ci-local:\n%s", out)
+	t.Logf("gitlab-ci-local %s:\n%s", strings.Join(args, " "), out)
 	if err != nil {
 		t.Fatalf("gitlab-ci-local: %v", err)
 	}
@@ -152,6 +171,16 @@ func TestPipelineGitLabRunsThePlan(t *testing.T) {
 		if n := len(h.sessionsOf(phaseMatch(p.ID))); n != 1 {
 			t.Errorf("phase %s ran %d sessions, want 1", p.ID, n)
 		}
+	}
+	// The project directory is the jobs' source, never their working tree.
+	if got := driver.git("rev-parse", "HEAD"); got != head {
+		t.Errorf("the project directory moved from %s to %s", head, got)
+	}
+	if st := driver.git("status", "--porcelain"); st != "" {
+		t.Errorf("the project directory's tree changed:\n%s", st)
+	}
+	if br := driver.git("branch", "--list", "debussy/*"); br != "" {
+		t.Errorf("a phase ran in the project directory: its branches\n%s", br)
 	}
 }
 
