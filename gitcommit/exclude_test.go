@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func TestUntrackedMatchesGit(t *testing.T) {
 	}
 	objects := runGit(t, dir, "count-objects")
 
-	got, err := mustOpen(t, dir).Untracked()
+	got, err := mustOpen(t, dir).Untracked(context.Background())
 	if err != nil {
 		t.Fatalf("Untracked: %v", err)
 	}
@@ -76,7 +77,7 @@ func TestCommitAllExclude(t *testing.T) {
 			runGit(t, dir, "init", "-q", filepath.Join(dir, "scratch"))
 
 			r := mustOpen(t, dir)
-			user, err := r.Untracked()
+			user, err := r.Untracked(context.Background())
 			if err != nil {
 				t.Fatalf("Untracked: %v", err)
 			}
@@ -101,7 +102,7 @@ func TestCommitAllExclude(t *testing.T) {
 				noted = changed
 				return msg + "\nincludes " + strings.Join(changed, ", ") + "\n"
 			}
-			c, err := r.CommitAll("work", Exclude(user, note))
+			c, err := r.CommitAll(context.Background(), "work", Exclude(user, note))
 			if tt.wantNothing {
 				if err != ErrNothingToCommit {
 					t.Fatalf("CommitAll = %+v, %v; want ErrNothingToCommit", c, err)

@@ -2,6 +2,7 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func mustOpen(t *testing.T, dir string, opts ...Option) *Repo {
 
 func mustCommitAll(t *testing.T, dir, msg string) Commit {
 	t.Helper()
-	c, err := mustOpen(t, dir).CommitAll(msg)
+	c, err := mustOpen(t, dir).CommitAll(context.Background(), msg)
 	if err != nil {
 		t.Fatalf("CommitAll: %v", err)
 	}
@@ -129,7 +130,7 @@ func commitBothWays(t *testing.T, dir string) Commit {
 	runGit(t, twin, "commit", "-q", "--no-verify", "-m", "git")
 
 	r := mustOpen(t, dir)
-	c, err := r.CommitAll("debussy")
+	c, err := r.CommitAll(context.Background(), "debussy")
 	if err != nil {
 		t.Fatalf("CommitAll: %v", err)
 	}
@@ -201,3 +202,6 @@ func treeFiles(t *testing.T, dir string) []string {
 	}
 	return strings.Split(out, "\n")
 }
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,7 +76,7 @@ func TestCommitAllowEmpty(t *testing.T) {
 				must(t, os.Chmod(filepath.Join(dir, ".git/hooks/pre-commit"), 0o755))
 			}
 			before := runGit(t, dir, "rev-parse", "HEAD")
-			c, err := mustOpen(t, dir).CommitAll(Message{Subject: "s", Phase: "1", Event: "completed"}.String(), tt.opts...)
+			c, err := mustOpen(t, dir).CommitAll(context.Background(), Message{Subject: "s", Phase: "1", Event: "completed"}.String(), tt.opts...)
 			if tt.wantErr != nil {
 				if !tt.wantErr(err) {
 					t.Fatalf("err = %v", err)

@@ -1,9 +1,11 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -52,14 +54,17 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // nothing but unreferenced objects. Tracked files must be unchanged (as
 // after a commit); untracked files are left alone. A branch already merged
 // returns ErrNothingToCommit.
-func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
-	m, err := r.prepareMerge(branch)
+func (r *Repo) Merge(ctx context.Context, branch, msg string, opts ...CommitOption) (Commit, error) {
+	m, err := r.prepareMerge(ctx, branch)
 	if err != nil {
 		return Commit{}, err
 	}
-	c, err := r.CommitAll(msg, append(opts, withEntries(m.entries))...)
+	if m.index != "" {
+		defer os.Remove(m.index)
+	}
+	c, err := r.CommitAll(ctx, msg, append(opts, indexAsIs(m.index))...)
 	if err != nil {
-		if uerr := r.undoMerge(m); uerr != nil {
+		if uerr := r.undoMerge(context.WithoutCancel(ctx), m); uerr != nil {
 			return Commit{}, fmt.Errorf("merge %s: %w (and restoring the work tree: %w)", branch, err, uerr)
 		}
 		return Commit{}, fmt.Errorf("merge %s: %w", branch, err)
@@ -69,13 +74,17 @@ func (r *Repo) Merge(branch, msg string, opts ...CommitOption) (Commit, error) {
 
 // pendingMerge is a merge written to the work tree but not committed.
 type pendingMerge struct {
-	ours, merged map[string]treeFile
-	entries      []*index.Entry // the merged index
+	ours, merged         map[string]treeFile
+	oursTree, mergedTree plumbing.Hash
+	// index is the merged index git checked the merge out into, beside
+	// the repository's, which stays HEAD's until the merge is committed;
+	// "" when debussy checked it out (go-git mode).
+	index string
 }
 
 // prepareMerge computes the merge, refuses conflicts, and writes the merged
 // files and MERGE_HEAD; CommitAll then makes the merge commit.
-func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
+func (r *Repo) prepareMerge(ctx context.Context, branch string) (*pendingMerge, error) {
 	end, err := r.begin()
 	if err != nil {
 		return nil, fmt.Errorf("merge %s: %w", branch, err)
@@ -120,7 +129,7 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 	if err != nil {
 		return fail(err)
 	}
-	merged, conflicts, err := r.mergeCommits(oursC, theirsC, baseTree, ours)
+	merged, mergedTree, conflicts, err := r.mergeCommits(ctx, oursC, theirsC, baseTree, ours)
 	if err != nil {
 		return fail(err)
 	}
@@ -130,7 +139,7 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 
 	// The work tree must hold HEAD's tracked files: the merge commit is
 	// exactly the merged tree, and nothing of the user's may be lost.
-	dirty, err := r.dirtyTracked()
+	dirty, err := r.dirtyTracked(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -148,17 +157,23 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 		return fail(err)
 	}
 	probe.release()
-	idx, err := r.readIndex()
-	if err != nil {
-		return fail(err)
-	}
 	if err := os.WriteFile(filepath.Join(r.gitDir, "MERGE_HEAD"), []byte(theirsC.Hash.String()+"\n"), 0o666); err != nil {
 		return fail(err)
 	}
-	m := &pendingMerge{ours: ours, merged: merged}
-	if m.entries, err = r.checkoutIndex(idx, ours, merged); err != nil {
+	m := &pendingMerge{ours: ours, merged: merged, oursTree: oursC.TreeHash, mergedTree: mergedTree}
+	if r.gitBin != "" && !mergedTree.IsZero() {
+		m.index = filepath.Join(r.gitDir, "debussy-merge-index")
+		b, err := os.ReadFile(r.indexFile)
+		if err == nil {
+			err = os.WriteFile(m.index, b, 0o666)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if err = r.checkoutTrees(ctx, m, m.ours, m.merged, m.oursTree, m.mergedTree); err != nil {
 		err = fmt.Errorf("update the work tree: %w", err)
-		if _, uerr := r.checkoutIndex(idx, merged, ours); uerr != nil {
+		if uerr := r.checkoutTrees(context.WithoutCancel(ctx), m, m.merged, m.ours, m.mergedTree, m.oursTree); uerr != nil {
 			err = fmt.Errorf("%w (and restoring it: %w)", err, uerr)
 		}
 		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
@@ -171,80 +186,104 @@ func (r *Repo) prepareMerge(branch string) (*pendingMerge, error) {
 // mergegit.go), else by debussy's own merge of the flattened trees against
 // baseTree (zero: none). It returns the merged files, or the conflicting
 // paths, sorted.
-func (r *Repo) mergeCommits(oursC, theirsC *object.Commit, baseTree plumbing.Hash, ours map[string]treeFile) (map[string]treeFile, []string, error) {
-	if bin := mergeEngine(); bin != "" {
-		tree, conflicts, err := r.mergeByGit(bin, oursC.Hash, theirsC.Hash)
+func (r *Repo) mergeCommits(ctx context.Context, oursC, theirsC *object.Commit, baseTree plumbing.Hash, ours map[string]treeFile) (map[string]treeFile, plumbing.Hash, []string, error) {
+	if bin := mergeEngine(); bin != "" && r.gitBin != "" {
+		tree, conflicts, err := r.mergeByGit(ctx, bin, oursC.Hash, theirsC.Hash)
 		if err != nil || len(conflicts) > 0 {
-			return nil, conflicts, err
+			return nil, plumbing.ZeroHash, conflicts, err
 		}
 		merged, err := r.flatten(tree)
-		return merged, nil, err
+		return merged, tree, nil, err
 	}
 	base, err := r.flatten(baseTree)
 	if err != nil {
-		return nil, nil, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
 	theirs, err := r.flatten(theirsC.TreeHash)
 	if err != nil {
-		return nil, nil, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
-	lineMerge, err := r.lineMerger(base, ours, theirs)
+	lineMerge, err := r.lineMerger(ctx, base, ours, theirs)
 	if err != nil {
-		return nil, nil, err
+		return nil, plumbing.ZeroHash, nil, err
 	}
-	return mergeFiles(base, ours, theirs, lineMerge)
+	merged, conflicts, err := mergeFiles(base, ours, theirs, lineMerge)
+	return merged, plumbing.ZeroHash, conflicts, err
 }
 
-// checkoutIndex is checkout in the work tree with idx as the old index,
-// returning the whole new index: entries debussy never commits stay as
-// they were.
-func (r *Repo) checkoutIndex(idx *index.Index, from, to map[string]treeFile) ([]*index.Entry, error) {
+// checkoutTrees turns the work tree and the index from one tree into the
+// other: `git read-tree -m -u` where git is installed (its checkout runs
+// filters and eol conversion), else debussy's checkout of the blobs as they
+// are. Entries under .debussy/ stay as they were.
+func (r *Repo) checkoutTrees(ctx context.Context, m *pendingMerge, from, to map[string]treeFile, fromTree, toTree plumbing.Hash) error {
+	if m.index != "" {
+		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + m.index}}, "read-tree", "-m", "-u", fromTree.String(), toTree.String())
+		return err
+	}
+	return r.checkoutFiles(from, to, false)
+}
+
+// checkoutFiles is checkoutTrees by debussy; filesOnly restores the files
+// even when the index is locked (undoing a merge whose commit was refused:
+// the index still holds HEAD's entries).
+func (r *Repo) checkoutFiles(from, to map[string]treeFile, filesOnly bool) error {
+	lock, err := r.acquireLock(r.indexFile)
+	if err != nil && !filesOnly {
+		return err
+	}
+	if err == nil {
+		defer lock.release()
+	}
+	idx, err := readIndexFile(r.indexFile)
+	if err != nil {
+		return err
+	}
 	old := make(map[string]*index.Entry, len(idx.Entries))
 	for _, e := range idx.Entries {
 		old[e.Name] = e
 	}
 	entries, err := r.checkout(r.root, from, to, old)
-	if err != nil {
-		return nil, err
+	if err != nil || lock == nil {
+		return err
 	}
 	for _, e := range idx.Entries {
-		if isStateDirPath(e.Name) {
+		if isStatePath(e.Name) {
 			entries = append(entries, e)
 		}
 	}
 	sortEntries(entries)
-	return entries, nil
+	idx.Entries = entries
+	idx.Cache = nil
+	if err := writeIndexFile(lock.lockPath(), idx); err != nil {
+		return err
+	}
+	return lock.commitFile()
 }
 
 // undoMerge puts the work tree and the index back to HEAD's files after
 // the merge commit was refused (a hook, or a git process that took the
-// index lock since prepareMerge). Without the lock the files are restored
-// all the same: the commit never wrote the index, which holds HEAD's
-// entries still, and merged files left in the work tree would be
-// untracked files in the user's way.
-func (r *Repo) undoMerge(m *pendingMerge) error {
+// index lock since prepareMerge).
+func (r *Repo) undoMerge(ctx context.Context, m *pendingMerge) error {
 	end, err := r.begin()
 	if err != nil {
 		return err
 	}
 	defer end()
 	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
-	lock, lockErr := r.acquireLock(r.indexFile)
-	if lockErr == nil {
-		defer lock.release()
+	if err := r.checkoutTrees(ctx, m, m.merged, m.ours, m.mergedTree, m.oursTree); err != nil || m.index == "" {
+		return err
 	}
-	idx, err := r.readIndex()
+	// The refused commit may have made the merged index the repository's:
+	// HEAD's, as the merge's own index now holds it, goes back.
+	b, err := os.ReadFile(m.index)
 	if err != nil {
 		return err
 	}
-	entries, err := r.checkoutIndex(idx, m.merged, m.ours)
-	if err != nil || lockErr != nil {
-		return err
-	}
-	b, err := r.encodeIndex(idx, entries, lock.created)
+	lock, err := r.acquireLock(r.indexFile)
 	if err != nil {
-		return err
+		return nil // held: the commit never got to write the index
 	}
+	defer lock.release()
 	return lock.commit(b)
 }
 
@@ -323,48 +362,34 @@ func mergeFiles(base, ours, theirs map[string]treeFile, lineMerge textMerger) (m
 // lineMerger returns the line merge for this merge's paths, or nil when
 // there must be none: git would read merge attributes or renormalize, and
 // debussy does not follow either.
-func (r *Repo) lineMerger(base, ours, theirs map[string]treeFile) (textMerger, error) {
-	cfg, err := r.readConfig()
+func (r *Repo) lineMerger(ctx context.Context, base, ours, theirs map[string]treeFile) (textMerger, error) {
+	cfg, err := r.readConfig(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if cfg.bool("merge.renormalize", false) {
 		return nil, nil
 	}
-	// git takes attributes from the work tree, which the merge is about to
-	// change; when a .gitattributes differs between the trees, it is not
-	// clear which version git would read.
-	for p, f := range base {
-		if path.Base(p) == ".gitattributes" && (ours[p] != f || theirs[p] != f) {
-			return nil, nil
+	// Attributes (merge=union, -merge, binary, drivers) change how git
+	// merges; without git debussy does not read them, so where any could
+	// apply a path both sides changed is a conflict.
+	if _, err := os.Stat(filepath.Join(r.commonDir, "info", "attributes")); err == nil {
+		return nil, nil
+	}
+	for _, side := range []map[string]treeFile{base, ours, theirs} {
+		for p := range side {
+			if path.Base(p) == ".gitattributes" {
+				return nil, nil
+			}
 		}
 	}
-	for p := range ours {
-		if _, ok := base[p]; !ok && path.Base(p) == ".gitattributes" {
-			return nil, nil
-		}
-	}
-	for p := range theirs {
-		if _, ok := base[p]; !ok && path.Base(p) == ".gitattributes" {
-			return nil, nil
-		}
-	}
-	attrs := r.newAttrs(cfg)
 	return func(p string, b, o, t treeFile) (treeFile, bool, error) {
 		regular := func(f treeFile) bool { return f.mode == filemode.Regular || f.mode == filemode.Executable }
 		if !regular(b) || !regular(o) || !regular(t) {
 			return treeFile{}, false, nil // symlinks and submodules stay whole
 		}
-		// A merge attribute (binary, -merge, union, a driver) changes how
-		// git merges the file: leave the file whole then.
-		av, err := attrs.lookup(p)
-		if err != nil {
-			return treeFile{}, false, err
-		}
-		if v, ok := av["merge"]; ok && v.kind != attrUnspecified {
-			return treeFile{}, false, nil
-		}
 		var content [3][]byte
+		var err error
 		for i, f := range []treeFile{b, o, t} {
 			var small bool
 			if content[i], small, err = r.readBlob(f.hash, maxMergeText); err != nil || !small {
@@ -418,7 +443,7 @@ func (r *Repo) untrackedInWay(ours, merged map[string]treeFile) []string {
 		if _, ok := ours[p]; ok {
 			continue
 		}
-		if st, err := lstat(filepath.Join(r.root, filepath.FromSlash(p))); err != nil || st.kind != kindMissing {
+		if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p))); !errors.Is(err, fs.ErrNotExist) {
 			out = append(out, p)
 			continue
 		}
@@ -427,8 +452,8 @@ func (r *Repo) untrackedInWay(ours, merged map[string]treeFile) []string {
 			if _, ok := ours[dir]; ok {
 				continue // a tracked file the merge deletes
 			}
-			st, err := lstat(filepath.Join(r.root, filepath.FromSlash(dir)))
-			if err != nil || (st.kind != kindMissing && st.kind != kindDir) {
+			fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(dir)))
+			if err == nil && !fi.IsDir() || err != nil && !errors.Is(err, fs.ErrNotExist) {
 				out = append(out, dir)
 			}
 		}

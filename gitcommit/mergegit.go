@@ -2,9 +2,9 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -87,7 +87,7 @@ func cmpVersion(a, b [2]int) int {
 // object directory (or ref namespace) than the one given on its command
 // line, and with the object directories debussy reads (objdirs.go).
 func (r *Repo) gitMergeEnv() []string {
-	return append(withoutVar(withoutRepoEnv(os.Environ()), "GIT_NAMESPACE"), r.objectEnvVars()...)
+	return append(withoutVar(withoutRepoEnv(r.environ()), "GIT_NAMESPACE"), r.objectEnvVars()...)
 }
 
 // mergeByGit merges commit theirs into ours with `git merge-tree
@@ -95,8 +95,8 @@ func (r *Repo) gitMergeEnv() []string {
 // merge. git reads attributes from the work tree, which holds ours (as for
 // `git merge`). Histories without a common commit merge against the empty
 // tree, as debussy's own merge does.
-func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
-	cmd := exec.Command(bin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
+func (r *Repo) mergeByGit(ctx context.Context, bin string, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
+	cmd := command(ctx, bin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
 		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
 		ours.String(), theirs.String())
 	cmd.Dir = r.root
@@ -104,6 +104,9 @@ func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w", context.Cause(ctx))
+	}
 	var ee *exec.ExitError
 	clean := err == nil
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -233,7 +234,7 @@ func nonEmpty(files map[string]string) map[string]string {
 func mergedTree(t *testing.T, dir string, r *Repo, branch string) string {
 	t.Helper()
 	before := runGit(t, dir, "rev-parse", "HEAD")
-	_, err := r.Merge(branch, "merge")
+	_, err := r.Merge(context.Background(), branch, "merge")
 	var ce *ConflictError
 	switch {
 	case errors.As(err, &ce):
@@ -367,7 +368,7 @@ func TestMergeCorpusAgainstGit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		merged, conflicts, err := r.mergeCommits(oursC, theirsC, bases[0].TreeHash, ours)
+		merged, _, conflicts, err := r.mergeCommits(context.Background(), oursC, theirsC, bases[0].TreeHash, ours)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +14,70 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-// The commit's author and committer, from config and the environment, cleaned and dated as git does.
+// The commit's author and committer: git's own answer (`git var
+// GIT_AUTHOR_IDENT`: every date form git accepts, its identity fallbacks
+// and refusals), or without git from config and the environment.
+
+// identity is the author and committer git would use.
+func (r *Repo) identity(ctx context.Context, cfg gitConfig) (author, committer object.Signature, err error) {
+	if r.gitBin == "" {
+		return r.signature(cfg)
+	}
+	var env []string
+	if r.clock {
+		// WithClock dates what the environment does not.
+		now := r.now()
+		stamp := fmt.Sprintf("@%d %s", now.Unix(), now.Format("-0700"))
+		if r.getenv("TZ") != "" {
+			stamp = fmt.Sprintf("@%d", now.Unix()) // the zone is git's (libc's TZ)
+		}
+		for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"} {
+			if r.getenv(k) == "" {
+				env = append(env, k+"="+stamp)
+			}
+		}
+	}
+	ident := func(v string) (object.Signature, error) {
+		out, err := r.git(ctx, gitRun{env: env}, "var", v)
+		var ge *GitError
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "identity unknown") {
+			// git would refuse to commit; the work must be saved, so the
+			// identity debussy makes up (signature) stands.
+			a, c, err := r.signature(cfg)
+			if v == "GIT_AUTHOR_IDENT" {
+				return a, err
+			}
+			return c, err
+		}
+		if err != nil {
+			return object.Signature{}, fmt.Errorf("read identity: %w", err)
+		}
+		return parseIdent(strings.TrimSuffix(string(out), "\n"))
+	}
+	if author, err = ident("GIT_AUTHOR_IDENT"); err != nil {
+		return
+	}
+	committer, err = ident("GIT_COMMITTER_IDENT")
+	return
+}
+
+// parseIdent reads git's "Name <email> 1700000000 +0100".
+func parseIdent(s string) (object.Signature, error) {
+	open, close := strings.LastIndexByte(s, '<'), strings.LastIndexByte(s, '>')
+	if open < 0 || close < open {
+		return object.Signature{}, fmt.Errorf("read identity: %q is not an identity", s)
+	}
+	fields := strings.Fields(s[close+1:])
+	if len(fields) != 2 {
+		return object.Signature{}, fmt.Errorf("read identity: %q has no date", s)
+	}
+	secs, err := strconv.ParseInt(fields[0], 10, 64)
+	loc, ok := parseZone(fields[1])
+	if err != nil || !ok {
+		return object.Signature{}, fmt.Errorf("read identity: bad date in %q", s)
+	}
+	return object.Signature{Name: strings.TrimSuffix(s[:open], " "), Email: s[open+1 : close], When: time.Unix(secs, 0).In(loc)}, nil
+}
 
 // signature resolves author and committer as `git commit` would: the
 // GIT_{AUTHOR,COMMITTER}_{NAME,EMAIL,DATE} variables, then author.* /
@@ -24,9 +88,6 @@ import (
 // A date git cannot parse is an error, as in git.
 func (r *Repo) signature(c gitConfig) (author, committer object.Signature, err error) {
 	loc, now := time.Local, r.now()
-	if z := posixZone(r.getenv); z != nil {
-		loc, now = z, now.In(z)
-	}
 	pick := func(vals ...string) string {
 		for _, v := range vals {
 			if v = strings.TrimSpace(v); v != "" {

@@ -5,75 +5,6 @@ import (
 	"unicode/utf8"
 )
 
-// verifyPath is git's verify_path (read-cache.c): whether git would let
-// path into the index. `git add -A` refuses the whole add when a file it
-// would stage fails it (".Git/config", ".git./x", a symlinked
-// ".gitmodules"), so CommitAll refuses too rather than write a tree that
-// `git fsck` and every fsck-checking remote reject.
-func verifyPath(path string, symlink, protectNTFS, protectHFS bool) bool {
-	for i := 0; ; {
-		// i is the start of a component.
-		rest := path[i:]
-		if protectHFS && (isHFSDotGeneric(rest, "git") || (symlink && isHFSDotGeneric(rest, "gitmodules"))) {
-			return false
-		}
-		if protectNTFS && (isNTFSDotGit(rest) || (symlink && isNTFSDotGitmodules(rest))) {
-			return false
-		}
-		if rest == "" || rest[0] == '/' {
-			return false // empty component
-		}
-		if rest[0] == '.' && !verifyDotfile(rest[1:], symlink) {
-			return false
-		}
-		j := strings.IndexByte(rest, '/')
-		if protectNTFS {
-			// A backslash is a separator on Windows: check what follows it.
-			comp := rest
-			if j >= 0 {
-				comp = rest[:j]
-			}
-			for k := 0; k < len(comp); k++ {
-				if comp[k] == '\\' && (isNTFSDotGit(rest[k+1:]) || (symlink && isNTFSDotGitmodules(rest[k+1:]))) {
-					return false
-				}
-			}
-		}
-		if j < 0 {
-			return true
-		}
-		i += j + 1
-	}
-}
-
-// verifyDotfile checks a component after its leading '.': "." and ".." are
-// invalid, and ".git" in any case; a symlink may not be ".gitmodules".
-func verifyDotfile(rest string, symlink bool) bool {
-	if rest == "" || rest[0] == '/' {
-		return false
-	}
-	switch rest[0] {
-	case 'g', 'G':
-		if len(rest) < 3 || (rest[1] != 'i' && rest[1] != 'I') || (rest[2] != 't' && rest[2] != 'T') {
-			break
-		}
-		if len(rest) == 3 || rest[3] == '/' {
-			return false
-		}
-		if symlink {
-			r := rest[3:]
-			if len(r) >= 7 && strings.EqualFold(r[:7], "modules") && (len(r) == 7 || r[7] == '/') {
-				return false
-			}
-		}
-	case '.':
-		if len(rest) == 1 || rest[1] == '/' {
-			return false
-		}
-	}
-	return true
-}
-
 // isNTFSDotGit matches ".git" and "git~1" followed only by spaces and
 // periods up to the end of the component (NTFS drops them) or up to a ':'
 // (".git:x" and ".git::$INDEX_ALLOCATION" name streams of .git itself).
@@ -172,4 +103,12 @@ func isHFSDotGeneric(path, needle string) bool {
 	}
 	c := next()
 	return c == 0 || c == '/'
+}
+
+// wmToLower is ASCII tolower.
+func wmToLower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

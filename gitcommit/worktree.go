@@ -1,26 +1,27 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
-// Linked worktrees made by hand, as `git worktree add` makes them: go-git v5
-// cannot. The administrative directory <common>/worktrees/<name> holds HEAD,
-// commondir, gitdir and the index; the worktree's .git file points back to
-// it. Files are written as git's checkout writes them (smudge.go).
+// Linked worktrees: `git worktree add` where git is installed (its checkout
+// runs the filters and eol conversion). Without git they are made by hand
+// as git makes them, go-git v5 cannot: the administrative directory
+// <common>/worktrees/<name> holds HEAD, commondir, gitdir and the index; the
+// worktree's .git file points back to it; files are written as the blobs
+// hold them (go-git mode's documented difference).
 
 // BranchHead returns the commit branch (a short name: "debussy/r1/phase-2")
 // points to, or "" when there is no such branch.
@@ -44,19 +45,19 @@ func (r *Repo) BranchHead(branch string) (string, error) {
 // the branch at base (a full commit hash) when it does not exist yet; an
 // existing branch is checked out where it is. path must not exist, or be
 // an empty directory.
-func (r *Repo) AddWorktree(path, branch, base string) error {
+func (r *Repo) AddWorktree(ctx context.Context, path, branch, base string) error {
 	end, err := r.begin()
 	if err != nil {
 		return fmt.Errorf("add worktree %s: %w", path, err)
 	}
 	defer end()
-	if err := r.addWorktree(path, branch, base); err != nil {
+	if err := r.addWorktree(ctx, path, branch, base); err != nil {
 		return fmt.Errorf("add worktree %s: %w", path, err)
 	}
 	return nil
 }
 
-func (r *Repo) addWorktree(path, branch, base string) error {
+func (r *Repo) addWorktree(ctx context.Context, path, branch, base string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -89,11 +90,18 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 	if err != nil {
 		return fmt.Errorf("read commit %s: %w", Short(tip.String()), err)
 	}
+	if r.gitBin != "" {
+		args := []string{"worktree", "add", "--quiet", abs, branch}
+		if created {
+			args = []string{"worktree", "add", "--quiet", "-b", branch, abs, tip.String()}
+		}
+		if _, err := r.git(ctx, gitRun{noIndex: true}, args...); err != nil {
+			return err
+		}
+		return nil
+	}
 	tree, err := r.flatten(c.TreeHash)
 	if err != nil {
-		return err
-	}
-	if err := r.checkCheckout(tree, false); err != nil {
 		return err
 	}
 	if created {
@@ -120,48 +128,10 @@ func (r *Repo) addWorktree(path, branch, base string) error {
 	return nil
 }
 
-// checkCheckout refuses, before anything is made, what checking tree out
-// in a new worktree cannot do as git would (see smudger.check).
-func (r *Repo) checkCheckout(tree map[string]treeFile, start bool) error {
-	sm, err := r.newSmudger(r.loadConfig(), tree, true)
-	if err != nil {
-		return err
-	}
-	defer sm.close()
-	return sm.check(tree, slices.Sorted(maps.Keys(tree)), start)
-}
-
 // CheckCheckout reports what checking HEAD out in a new worktree
-// (AddWorktree) could not do as git would: a working-tree-encoding, a
-// required filter without a smudge side, a required long-running filter
-// that does not start or offers no smudge. A --parallel run asks before its
-// first phase.
-func (r *Repo) CheckCheckout() error {
-	end, err := r.begin()
-	if err != nil {
-		return fmt.Errorf("check checkout: %w", err)
-	}
-	defer end()
-	h, err := r.headHash()
-	if err != nil {
-		return fmt.Errorf("check checkout: %w", err)
-	}
-	if h.IsZero() {
-		return nil
-	}
-	c, err := r.repo.CommitObject(h)
-	if err != nil {
-		return fmt.Errorf("check checkout: %w", err)
-	}
-	tree, err := r.flatten(c.TreeHash)
-	if err != nil {
-		return fmt.Errorf("check checkout: %w", err)
-	}
-	if err := r.checkCheckout(tree, true); err != nil {
-		return fmt.Errorf("check checkout: %w", err)
-	}
-	return nil
-}
+// (AddWorktree) could not do as git would. With git installed git checks
+// out itself, so nothing; without git, nothing is converted (go-git mode).
+func (r *Repo) CheckCheckout() error { return nil }
 
 // populateWorktree writes the administrative files, the worktree's .git
 // file, its files and its index. Files are checked out by the new
@@ -187,16 +157,11 @@ func (r *Repo) populateWorktree(abs, admin string, refName plumbing.ReferenceNam
 	if err != nil {
 		return err
 	}
-	started := time.Now()
 	entries, err := lr.checkout(abs, nil, tree, nil)
 	if err != nil {
 		return err
 	}
-	b, err := lr.encodeIndex(&index.Index{Version: 2}, entries, started)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(admin, "index"), b, 0o666)
+	return writeIndexFile(filepath.Join(admin, "index"), &index.Index{Version: 2, Entries: entries})
 }
 
 // uniqueDir creates parent/name, or parent/name1, name2… when taken.
@@ -222,7 +187,7 @@ func uniqueDir(parent, name string) (string, error) {
 // RemoveWorktree deletes the linked worktree at path and its administrative
 // directory, as `git worktree remove --force` does: work not committed in
 // it is lost. Its branch stays. A path that is no worktree is an error.
-func (r *Repo) RemoveWorktree(path string) error {
+func (r *Repo) RemoveWorktree(ctx context.Context, path string) error {
 	end, err := r.begin()
 	if err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
@@ -231,6 +196,12 @@ func (r *Repo) RemoveWorktree(path string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	if r.gitBin != "" {
+		if _, err := r.git(ctx, gitRun{noIndex: true}, "worktree", "remove", "--force", "--force", abs); err != nil {
+			return fmt.Errorf("remove worktree %s: %w", path, err)
+		}
+		return nil
 	}
 	admin, err := readGitFile(filepath.Join(abs, ".git"))
 	if err != nil {
@@ -295,7 +266,8 @@ func (r *Repo) createRef(name plumbing.ReferenceName, to plumbing.Hash, why stri
 		return err
 	}
 	// The ref is made; without a committer only the reflog line is lost.
-	if _, who, err := r.signature(r.loadConfig()); err == nil {
+	cfg, _ := r.readConfig(context.Background())
+	if _, who, err := r.identity(context.Background(), cfg); err == nil {
 		line := reflogLine(plumbing.ZeroHash, to, who, why)
 		if err := r.appendLine(filepath.Join(r.commonDir, "logs", filepath.FromSlash(name.String())), line); err != nil {
 			r.log.Warn("append reflog", "ref", name, "err", err)
@@ -322,7 +294,7 @@ func (r *Repo) flatten(tree plumbing.Hash) (map[string]treeFile, error) {
 		}
 		for _, e := range ents {
 			p := prefix + e.Name
-			if isStateDirPath(p) {
+			if isStatePath(p) {
 				continue
 			}
 			if e.Mode == filemode.Dir {
@@ -354,15 +326,6 @@ func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[strin
 	}
 	slices.Sort(paths)
 	slices.Sort(write)
-	sm, err := r.newSmudger(r.loadConfig(), to, false)
-	if err != nil {
-		return nil, err
-	}
-	defer sm.close()
-	if err := sm.check(to, write, true); err != nil {
-		return nil, err
-	}
-
 	// Deletions first, so a file can become a directory.
 	var gone []string
 	for p := range from {
@@ -391,27 +354,27 @@ func (r *Repo) checkout(root string, from, to map[string]treeFile, old map[strin
 		}
 		abs := filepath.Join(root, filepath.FromSlash(p))
 		if prev, ok := from[p]; !ok || prev != f {
-			if err := r.writeFile(abs, p, f, sm); err != nil {
+			if err := r.writeFile(abs, f); err != nil {
 				return nil, fmt.Errorf("write %s: %w", p, err)
 			}
 		}
 		e := &index.Entry{Name: p, Hash: f.hash, Mode: f.mode}
 		if f.mode != filemode.Submodule {
-			st, err := lstat(abs)
+			fi, err := os.Lstat(abs)
 			if err != nil {
 				return nil, fmt.Errorf("write %s: %w", p, err)
 			}
-			setStat(e, st)
+			e.ModifiedAt, e.Size = fi.ModTime(), uint32(fi.Size())
 		}
 		entries = append(entries, e)
 	}
 	return entries, nil
 }
 
-// writeFile writes blob name where a checkout puts it: a file (executable
-// or not, converted by sm), a symlink, or an empty directory for a
+// writeFile writes a blob where a checkout puts it: a file (executable or
+// not, as the blob holds it), a symlink, or an empty directory for a
 // submodule.
-func (r *Repo) writeFile(abs, name string, f treeFile, sm *smudger) error {
+func (r *Repo) writeFile(abs string, f treeFile) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o777); err != nil {
 		return err
 	}
@@ -428,16 +391,10 @@ func (r *Repo) writeFile(abs, name string, f treeFile, sm *smudger) error {
 	}
 	defer rd.Close()
 	var src io.Reader = rd
-	if f.mode != filemode.Symlink {
-		// Before the old file goes: a required filter may fail.
-		if src, err = sm.smudge(name, f.hash, rd); err != nil {
-			return err
-		}
-	}
 	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if f.mode == filemode.Symlink && sm.symlinks {
+	if f.mode == filemode.Symlink {
 		target, err := io.ReadAll(rd)
 		if err != nil {
 			return err

@@ -38,7 +38,7 @@ func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
 // deleteBranch: once merged, or when no session ran on a branch made for
 // it (a rerun then starts the phase afresh from your branch).
 func (r *orun) removeWorktree(s *slot, deleteBranch bool) {
-	if err := r.Repo.RemoveWorktree(s.path); err != nil {
+	if err := r.Repo.RemoveWorktree(r.gitCtx(), s.path); err != nil {
 		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
 		return
 	}

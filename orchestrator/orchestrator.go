@@ -116,6 +116,9 @@ type orun struct {
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.
 	recovered []*state.Run
+	// ctx is the run's root context (execute's): git commands and hooks
+	// take it (gitCtx), so a Ctrl-C cuts a hung one.
+	ctx context.Context
 	// userFiles are the untracked files present at the start: the
 	// user's, left out of this run's commits (userfiles.go).
 	userFiles gitcommit.Fingerprints
@@ -277,6 +280,7 @@ func (r *orun) event(name string, fields map[string]any) {
 }
 
 func (r *orun) execute(ctx context.Context) error {
+	r.ctx = ctx
 	order, err := r.Plan.Order()
 	if err != nil {
 		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
@@ -448,7 +452,7 @@ func (r *orun) checkTree() error {
 		}
 		listed := len(*commits)
 		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(msg.String(), excludeUser(user, msg), r.listFirst(commits))
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits))
 		})
 		r.unlist(commits, listed, err)
 		switch {
@@ -459,7 +463,7 @@ func (r *orun) checkTree() error {
 			r.log.Info("committed the work an interrupted run left", "commit", gitcommit.Short(c.Hash), "files", c.Files, "run", last.ID)
 		}
 	}
-	dirty, err := r.Repo.DirtyTracked()
+	dirty, err := r.Repo.DirtyTracked(r.gitCtx())
 	if err != nil {
 		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}

@@ -79,7 +79,7 @@ func TestParallelRefusesACheckoutGitWouldFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Close()
-	if _, err := f.repo.CommitAll("a filtered file\n"); err != nil {
+	if _, err := f.repo.CommitAll(context.Background(), "a filtered file\n"); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg.Parallel = 2

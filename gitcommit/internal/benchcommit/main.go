@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +83,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := r.CommitAll(gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
+		c, err := r.CommitAll(context.Background(), gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
 		if err != nil {
 			return err
 		}
