@@ -250,7 +250,9 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
 		// Waits out a git lock like every other commit (commitWaiting).
-		c, err := r.commitWaiting(func() (gitcommit.Commit, error) { return s.repo.CommitAll(r.gitCtx(), msg.String(), gitcommit.Never(keep)) })
+		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
+			return s.repo.CommitAll(r.gitCtx(), msg.String(), gitcommit.Never(keep))
+		})
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:

@@ -1,8 +1,8 @@
 package worktree
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"io/fs"
 	"log/slog"
 	"os"
