@@ -203,5 +203,9 @@ func treeFiles(t *testing.T, dir string) []string {
 	return strings.Split(out, "\n")
 }
 
+// streamThreshold is the size the port once streamed files above: the
+// large-file cases keep their sizes.
+const streamThreshold = 1 << 20
+
 // shQuote quotes s for sh.
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -42,12 +41,10 @@ func (r *Repo) IgnoredMatching(ctx context.Context, patterns []byte) ([]IgnoredF
 		return nil, fmt.Errorf("list ignored files: %w", err)
 	}
 	defer end()
-	var paths []string
-	if r.gitBin != "" {
-		paths, err = r.ignoredByGit(ctx, patterns)
-	} else {
-		paths, err = r.ignoredByGoGit(patterns)
+	if r.gitBin == "" {
+		return nil, fmt.Errorf("list ignored files: %w", ErrNoGit) // only a linked worktree needs them
 	}
+	paths, err := r.ignoredByGit(ctx, patterns)
 	if err != nil {
 		return nil, fmt.Errorf("list ignored files: %w", err)
 	}
@@ -110,55 +107,6 @@ func (r *Repo) ignoredByGit(ctx context.Context, patterns []byte) ([]string, err
 		}
 	}
 	return out, nil
-}
-
-// ignoredByGoGit is ignoredByGit with go-git's ignore rules (.gitignore
-// files and info/exclude).
-func (r *Repo) ignoredByGoGit(patterns []byte) ([]string, error) {
-	wt, err := r.repo.Worktree()
-	if err != nil {
-		return nil, err
-	}
-	rules, err := gitignore.ReadPatterns(wt.Filesystem, nil)
-	if err != nil {
-		return nil, err
-	}
-	ignore := gitignore.NewMatcher(rules)
-	var sel []gitignore.Pattern
-	for _, l := range strings.Split(string(patterns), "\n") {
-		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" && !strings.HasPrefix(l, "#") {
-			sel = append(sel, gitignore.ParsePattern(l, nil))
-		}
-	}
-	include := gitignore.NewMatcher(sel)
-	idx, err := readIndexFile(r.indexFile)
-	if err != nil {
-		return nil, err
-	}
-	tracked := map[string]bool{}
-	for _, e := range idx.Entries {
-		tracked[e.Name] = true
-	}
-	var out []string
-	err = filepath.WalkDir(r.root, func(abs string, d fs.DirEntry, err error) error {
-		if err != nil || abs == r.root {
-			return nil
-		}
-		rel, _ := filepath.Rel(r.root, abs)
-		rel = filepath.ToSlash(rel)
-		parts := strings.Split(rel, "/")
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == stateDir || isGitDirectory(filepath.Join(abs, ".git")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !tracked[rel] && ignore.Match(parts, false) && include.Match(parts, false) {
-			out = append(out, rel)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // Never leaves the paths out of the commit whatever their content and

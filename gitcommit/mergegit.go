@@ -14,22 +14,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Merges by git itself.
-//
-// When a git that has `git merge-tree --write-tree` (2.38 and later) is
-// installed, it is the merge engine: it merges the two commits as
-// `git merge` would (merge-ort: its merge bases, renames, attributes such as
-// merge=union, -merge, binary and merge drivers from the user's config,
-// its line alignment) without touching the index or the work tree, and
-// writes the merged tree, whose files debussy then checks out. The result
-// is git's bytes by construction. `git merge-file --object-id` (2.43)
-// would merge one file at a time, without renames and attributes, so the
-// whole-commit merge is the one used.
-//
-// Without such a git, debussy's own merge (mergeFiles with lineMerger)
-// stays: debussy commits through go-git and must work where no git binary
-// is installed, and that merge only ever gives git's result or a conflict
-// (see mergetext.go), never a result git would not have given.
+// Merges by git itself: `git merge-tree --write-tree` (2.38 and later)
+// merges the two commits as `git merge` would (merge-ort: merge bases,
+// renames, attributes and merge drivers) without touching the index or the
+// work tree; Merge then checks the merged tree out with git.
 
 // minMergeTreeGit is the first git version with `merge-tree --write-tree`.
 var minMergeTreeGit = [2]int{2, 38}
@@ -51,8 +39,7 @@ var gitMergeBin = sync.OnceValue(func() string {
 	return bin
 })
 
-// mergeEngine is the git binary Merge uses ("" for debussy's own merge);
-// tests replace it to exercise the fallback.
+// mergeEngine is the git binary Merge uses ("" when none can).
 var mergeEngine = gitMergeBin
 
 // parseGitVersion reads major and minor from `git --version` output

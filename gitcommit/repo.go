@@ -166,9 +166,11 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 	}
 	if r.gitBin != "" {
 		err = r.locateByGit(ctx, abs)
-	} else if gd := r.getenv("GIT_DIR"); gd != "" {
-		err = r.discoverFromEnv(abs, gd)
+	} else if r.getenv("GIT_DIR") != "" {
+		return nil, fmt.Errorf("open repository: GIT_DIR is set, and only git resolves it: install git or unset GIT_DIR: %w", ErrNoGit)
 	} else {
+		// Without git: discovery alone (core.worktree is git's to
+		// honour, a documented difference of go-git mode).
 		r.root, r.gitDir, r.commonDir, err = discover(abs)
 		if err == nil && r.getenv("GIT_WORK_TREE") != "" {
 			r.root = absFrom(abs, r.getenv("GIT_WORK_TREE"))
@@ -203,7 +205,14 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 func (r *Repo) locateByGit(ctx context.Context, dir string) error {
 	cmd := command(ctx, r.gitBin, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
 	cmd.Dir = dir
-	cmd.Env = r.environ()
+	// The locating variables as debussy sees them (OpenLinked hides the
+	// main worktree's).
+	cmd.Env = withoutRepoEnv(r.environ())
+	for _, k := range repoEnv {
+		if v := r.getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -310,42 +319,6 @@ func isGitDirectory(dir string) bool {
 		}
 	}
 	return true
-}
-
-// discoverFromEnv resolves GIT_DIR without git: the worktree is
-// GIT_WORK_TREE, else core.worktree, else dir itself.
-func (r *Repo) discoverFromEnv(dir, gd string) error {
-	gitDir := absFrom(dir, gd)
-	if fi, err := os.Stat(gitDir); err == nil && fi.Mode().IsRegular() {
-		if gitDir, err = readGitFile(gitDir); err != nil {
-			return err
-		}
-	}
-	if !isGitDirectory(gitDir) {
-		return fmt.Errorf("open repository: GIT_DIR=%s is not a git directory (unset GIT_DIR or point it at one): %w", gd, ErrNotRepo)
-	}
-	commonDir, err := readCommonDir(gitDir)
-	if err != nil {
-		return err
-	}
-	if cd := r.getenv("GIT_COMMON_DIR"); cd != "" {
-		commonDir = absFrom(dir, cd)
-	}
-	r.gitDir, r.commonDir, r.root = gitDir, commonDir, dir
-	if wt := r.getenv("GIT_WORK_TREE"); wt != "" {
-		r.root = absFrom(dir, wt)
-		return nil
-	}
-	c, err := readConfigFiles(filepath.Join(commonDir, "config"))
-	if err != nil {
-		return fmt.Errorf("open repository: %w", err)
-	}
-	if wt := c.get("core.worktree"); wt != "" {
-		r.root = absFrom(gitDir, wt)
-	} else if c.bool("core.bare", false) {
-		return fmt.Errorf("open repository: GIT_DIR=%s is a bare repository; set GIT_WORK_TREE to the directory to commit: %w", gd, ErrNotRepo)
-	}
-	return nil
 }
 
 // absFrom resolves p against base unless it is absolute.

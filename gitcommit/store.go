@@ -64,14 +64,6 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 	return h, nil
 }
 
-// streamThreshold is the file size above which blobs are hashed and stored
-// in chunks rather than read whole (ReadFile plus go-git's in-memory object
-// held a 200 MB file twice: 411 MB peak, where git needs 205 MB).
-const streamThreshold = 1 << 20
-
-// errChangedWhileRead means a file shrank while it was read.
-var errChangedWhileRead = errors.New("file changed while it was read")
-
 // builtTree is a tree object computed from the index but not yet stored.
 type builtTree struct {
 	content []byte

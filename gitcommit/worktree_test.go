@@ -101,7 +101,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 	if err := r.RemoveWorktree(context.Background(), wt); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.DeleteBranch("debussy/r1/phase-1"); err != nil {
+	if err := r.DeleteBranch(context.Background(), "debussy/r1/phase-1"); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := gitOutput(dir, "branch", "--list", "debussy/*"); out != "" {

@@ -45,7 +45,7 @@ func (r *orun) removeWorktree(s *slot, deleteBranch bool) {
 	_ = os.Remove(filepath.Dir(s.path)) // the run's directory, once empty
 	_ = os.Remove(filepath.Dir(filepath.Dir(s.path)))
 	if deleteBranch {
-		if err := r.Repo.DeleteBranch(s.branch); err != nil {
+		if err := r.Repo.DeleteBranch(r.gitCtx(), s.branch); err != nil {
 			r.log.Warn("delete the phase's branch", "phase", s.ph.ID, "err", err)
 		}
 	}

@@ -17,7 +17,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-commit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 bin="$work/benchcommit"
-(cd "$repo_root" && go build -o "$bin" ./gitcommit/internal/benchcommit)
+(cd "$repo_root" && go build -o "$bin" ./scripts/benchcommit)
 
 # Neither copy may read the user's own git config or ignore files (set after
 # the build: go finds its module cache through HOME).
