@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // needGitMerge skips a test when no git here can do the merges.
@@ -228,4 +227,3 @@ func mergedTree(t *testing.T, dir string, r *Repo, branch string) string {
 	}
 	return runGit(t, dir, "rev-parse", "HEAD^{tree}")
 }
-
