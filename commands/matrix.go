@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -93,7 +94,7 @@ func (e *Env) matrix(opts matrixOptions) error {
 		}
 		return &shownError{err}
 	}
-	l, err := ws.Repo.ReadLedger()
+	l, err := ws.Repo.ReadLedger(context.Background(), orchestrator.PlanRel(ws.Root, plan.Path))
 	if err != nil {
 		return fmt.Errorf("read git history: %w", err)
 	}

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -46,14 +47,19 @@ func (l *Ledger) Latest(plan, phase string) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-// ReadLedger reads the phase outcomes recorded in every commit reachable
+// ReadLedger reads the phase outcomes recorded in the commits reachable
 // from HEAD — through all parents of merges, since phases completed on
-// other branches arrive by merge — newest first. "Newest" is git's
-// --topo-order: a commit always comes before its ancestors, and among
-// unrelated commits the later committer date first. A branch without a
-// commit has an empty ledger. History cut short by a shallow clone ends
-// where the objects end: the ledger then misses what lies beyond.
-func (r *Repo) ReadLedger() (*Ledger, error) {
+// other branches arrive by merge — newest first, in git's --topo-order (a
+// commit before its ancestors; among unrelated commits the later committer
+// date first). A branch without a commit has an empty ledger.
+//
+// No phase can end before its plan exists, so where git is installed only
+// the history since the commit that added plan (a repository-relative path;
+// "" is the plan of the newest outcome) is read, by `git log --grep`: the
+// cost follows the plan's commits, not the repository's age. Without git,
+// or when the plan is in no commit, the whole history is walked. History
+// cut short by a shallow clone ends where the objects end.
+func (r *Repo) ReadLedger(ctx context.Context, plan string) (*Ledger, error) {
 	end, err := r.begin()
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
@@ -63,11 +69,73 @@ func (r *Repo) ReadLedger() (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	l := &Ledger{}
 	if head.IsZero() {
-		return l, nil
+		return &Ledger{}, nil
 	}
+	if r.gitBin == "" {
+		return r.walkLedger(head)
+	}
+	l, err := r.logLedger(ctx, head, plan)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	return l, nil
+}
 
+// logLedger is ReadLedger by git.
+func (r *Repo) logLedger(ctx context.Context, head plumbing.Hash, plan string) (*Ledger, error) {
+	logArgs := []string{"log", "-z", "--topo-order", "--format=%H%n%cI%n%B", "--grep=^Debussy-Event:", head.String()}
+	if plan == "" {
+		newest, err := r.git(ctx, gitRun{}, append(logArgs, "-1")...)
+		if err != nil {
+			return nil, err
+		}
+		if len(newest) == 0 {
+			return &Ledger{}, nil // no debussy commit at all
+		}
+		for _, t := range ParseTrailers(string(newest)) {
+			if strings.EqualFold(t.Key, "debussy-plan") {
+				plan = t.Value
+			}
+		}
+	}
+	if plan != "" {
+		added, err := r.git(ctx, gitRun{}, "log", "-1", "--format=%H", "--diff-filter=A", head.String(), "--", ":(top,literal)"+plan)
+		if err != nil {
+			return nil, err
+		}
+		if h := strings.TrimSpace(string(added)); h != "" {
+			logArgs = append(logArgs, "^"+h+"^@") // from the plan's commit on
+		}
+	}
+	out, err := r.git(ctx, gitRun{}, logArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(out), nil
+}
+
+// parseLog reads `git log -z --format=%H%n%cI%n%B` into outcomes.
+func parseLog(out []byte) *Ledger {
+	l := &Ledger{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		hash, rest, _ := strings.Cut(rec, "\n")
+		date, msg, _ := strings.Cut(rest, "\n")
+		when, err := time.Parse(time.RFC3339, date)
+		if err != nil || !plumbing.IsHash(hash) {
+			continue
+		}
+		c := &object.Commit{Hash: plumbing.NewHash(hash), Message: msg, Committer: object.Signature{When: when}}
+		if o := outcomeOf(c); o != nil {
+			l.Outcomes = append(l.Outcomes, *o)
+		}
+	}
+	return l
+}
+
+// walkLedger is ReadLedger by go-git: every commit reachable from head.
+func (r *Repo) walkLedger(head plumbing.Hash) (*Ledger, error) {
+	l := &Ledger{}
 	// Read every reachable commit once, remembering only what ordering and
 	// outcomes need.
 	type node struct {

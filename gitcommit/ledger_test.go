@@ -176,7 +176,7 @@ func TestReadLedger(t *testing.T) {
 			isolate(t)
 			dir := baseRepo(t)
 			tt.build(t, dir)
-			l, err := mustOpen(t, dir).ReadLedger()
+			l, err := mustOpen(t, dir).ReadLedger(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func TestReadLedgerFields(t *testing.T) {
 	m := Message{Subject: "debussy: phase 2 — blocked", Run: "20260101-r", Plan: "docs/MASTER.md", Phase: "2", Event: "blocked",
 		Session: 3, Sessions: 4, Restarts: 2, Reason: "needs\nAPI access"}
 	ledgerCommit(t, dir, 5, m)
-	l, err := mustOpen(t, dir).ReadLedger()
+	l, err := mustOpen(t, dir).ReadLedger(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestReadLedgerFields(t *testing.T) {
 func TestReadLedgerEdges(t *testing.T) {
 	t.Run("unborn branch", func(t *testing.T) {
 		isolate(t)
-		l, err := mustOpen(t, newRepo(t)).ReadLedger()
+		l, err := mustOpen(t, newRepo(t)).ReadLedger(context.Background(), "")
 		if err != nil || len(l.Outcomes) != 0 {
 			t.Fatalf("ledger %+v, err %v", l, err)
 		}
@@ -228,7 +228,7 @@ func TestReadLedgerEdges(t *testing.T) {
 		ledgerCommit(t, dir, 2, outcome("2", "completed"))
 		clone := filepath.Join(t.TempDir(), "clone")
 		runGit(t, t.TempDir(), "clone", "-q", "--depth", "1", "file://"+dir, clone)
-		l, err := mustOpen(t, clone).ReadLedger()
+		l, err := mustOpen(t, clone).ReadLedger(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func (r *orun) readGitLedger() *gitcommit.Ledger {
 	if r.Repo == nil {
 		return nil
 	}
-	l, err := r.Repo.ReadLedger()
+	l, err := r.Repo.ReadLedger(r.gitCtx(), r.planRel())
 	if err != nil {
 		r.log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
 		return nil
