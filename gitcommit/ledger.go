@@ -1,8 +1,8 @@
 package gitcommit
 
 import (
-	"context"
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
