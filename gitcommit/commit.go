@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -66,7 +68,7 @@ func (r *Repo) CommitAll(ctx context.Context, msg string, opts ...CommitOption) 
 	return c, nil
 }
 
-func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (Commit, error) {
+func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
 	cfg, err := r.readConfig(ctx)
 	if err != nil {
 		return Commit{}, err
@@ -149,10 +151,12 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (Comm
 	}
 	// The index goes first: if the commit then fails, the work is staged
 	// and the next CommitAll picks it up; the reverse order would show the
-	// new commit's changes as staged reversals.
-	if err := lock.commitFile(); err != nil {
+	// new commit's changes as staged reversals. Interrupted (ctx) before
+	// the branch moves, the index as it was comes back (restoreIndex).
+	if err := r.installIndex(ctx, lock); err != nil {
 		return Commit{}, err
 	}
+	defer r.restoreIndex(ctx, &err)
 	if len(st.changed) > 0 && o.note != nil {
 		msg = o.note(msg, st.changed)
 	}
@@ -244,6 +248,41 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (Comm
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files)
 	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged,
 		StagedByGit: r.gitBin != ""}, nil
+}
+
+// indexBackup is the index as it was before a commit staged, kept (a hard
+// link: free) until the commit is made.
+func (r *Repo) indexBackup() string { return r.indexFile + ".debussy-before" }
+
+// installIndex makes the staged lock file the index, keeping the old one.
+func (r *Repo) installIndex(ctx context.Context, lock *lockFile) error {
+	_ = os.Remove(r.indexBackup())
+	if err := os.Link(r.indexFile, r.indexBackup()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Debug("keep the index", "err", err) // only an interrupted commit needs it
+	}
+	return lock.commitFile()
+}
+
+// restoreIndex puts the index as it was back when ctx ended the commit
+// (Ctrl-C during a hook): nothing is half-committed and the user's index
+// is theirs again. A refusing hook leaves the work staged, as git does.
+func (r *Repo) restoreIndex(ctx context.Context, err *error) {
+	defer os.Remove(r.indexBackup())
+	if *err == nil || ctx.Err() == nil {
+		return
+	}
+	if _, serr := os.Stat(r.indexBackup()); serr != nil {
+		return
+	}
+	lock, lerr := acquireLock(r.indexFile)
+	if lerr != nil {
+		r.log.Warn("restore the index after the interrupted commit", "err", lerr)
+		return
+	}
+	defer lock.release()
+	if rerr := os.Rename(r.indexBackup(), r.indexFile); rerr != nil {
+		r.log.Warn("restore the index after the interrupted commit", "err", rerr)
+	}
 }
 
 // fsckPaths refuses new paths git add takes but `git fsck` (and every
