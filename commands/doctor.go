@@ -143,9 +143,14 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("FAIL", "git", root+" is not a git repository",
 			"run debussy in your project's repository (cd into it), or make this one: git init && git add -A && git commit -m init")
 	case gitErr != nil:
-		add("warn", "git", "git not found: "+gitErr.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
+		add("warn", "git", "git not found: "+gitErr.Error()+"; commits: staged by go-git",
+			"install git: then git stages every commit exactly as `git add -A` does (go-git skips core.excludesFile, attributes, filters and eol), and --parallel works")
 	default:
-		add("ok", "git", strings.TrimSpace(string(out)), "")
+		mode := ""
+		if ws != nil && ws.Repo != nil {
+			mode = "; commits: staged by " + ws.Repo.Mode()
+		}
+		add("ok", "git", strings.TrimSpace(string(out))+mode, "")
 	}
 
 	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config"}
