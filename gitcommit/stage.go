@@ -82,6 +82,9 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, o commitOptions
 	if err != nil {
 		return staging{}, err
 	}
+	if out, err = r.notIgnored(ctx, env, out); err != nil {
+		return staging{}, err
+	}
 	env.stdin = bytes.NewReader(excludeSpecs(out))
 	if _, err := r.git(ctx, env, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
@@ -114,6 +117,29 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, o commitOptions
 		return staging{}, err
 	}
 	return st, nil
+}
+
+// notIgnored is paths less those git ignores: `git add -A` leaves them out
+// anyway, and naming an ignored path, even in an exclude pathspec, makes
+// it fail ("The following paths are ignored").
+func (r *Repo) notIgnored(ctx context.Context, env gitRun, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	env.stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
+	out, err := r.git(ctx, env, "check-ignore", "-z", "--stdin")
+	var ge *GitError
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return paths, nil // none is ignored
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stage: %w", err)
+	}
+	ignored := map[string]bool{}
+	for _, p := range strings.Split(string(out), "\x00") {
+		ignored[p] = true
+	}
+	return slices.DeleteFunc(paths, func(p string) bool { return ignored[p] }), nil
 }
 
 // writeTree is `git write-tree` of the index at indexPath, or without git

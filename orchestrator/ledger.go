@@ -165,8 +165,8 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 const interruptedGitWait = 5 * time.Second
 
 // gitCtx is the context git commands and hooks take: the run's, so a
-// Ctrl-C kills a hung hook; once interrupted, a short one that a second
-// Ctrl-C ends at once, for committing the interrupted work.
+// Ctrl-C kills a hung hook; once interrupted, a short one for committing
+// the interrupted work (a second Ctrl-C stops claude, not that commit).
 func (r *orun) gitCtx() context.Context {
 	if r.ctx == nil {
 		return context.Background()
@@ -175,13 +175,7 @@ func (r *orun) gitCtx() context.Context {
 		return r.ctx
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), interruptedGitWait)
-	go func() {
-		select {
-		case <-r.Hard:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
+	context.AfterFunc(ctx, cancel) // released once done or past the wait
 	return ctx
 }
 
