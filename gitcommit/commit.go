@@ -1,11 +1,13 @@
 package gitcommit
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -142,11 +144,12 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 		return Commit{}, ErrNothingToCommit
 	}
 
-	changes, err := r.diffTrees(parentTree, st.tree)
+	var newTrees []plumbing.Hash
+	changes, err := r.diffTreesInto(parentTree, st.tree, &newTrees)
 	if err != nil {
 		return Commit{}, err
 	}
-	if err := fsckPaths(changes); err != nil {
+	if err := r.fsckTrees(ctx, newTrees); err != nil {
 		return Commit{}, err
 	}
 	// The index goes first: if the commit then fails, the work is staged
@@ -285,25 +288,33 @@ func (r *Repo) restoreIndex(ctx context.Context, err *error) {
 	}
 }
 
-// fsckPaths refuses new paths git add takes but `git fsck` (and every
-// remote that checks what it receives) rejects: the push would fail.
-func fsckPaths(changes []Change) error {
-	var e *FsckPathError
-	for _, c := range changes {
-		if c.Status == "D" || c.Status == "M" && (c.toMode != filemode.Symlink || c.fromMode == filemode.Symlink) {
-			continue // not new: the branch has it already
-		}
-		if p := fsckPathProblem(c.Path, c.toMode == filemode.Symlink); p != "" {
-			if e == nil {
-				e = &FsckPathError{Problem: p}
-			}
-			e.Paths = append(e.Paths, c.Path)
-		}
+// fsckTrees has git check the commit's new trees as `git fsck --strict`
+// and every remote that checks what it receives do (index-pack --strict of
+// a pack of them): names git add takes but fsck rejects (".g\u200cit", a
+// directory .gitmodules) are refused rather than pushed in vain.
+func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
+	if r.gitBin == "" || len(trees) == 0 {
+		return nil
 	}
-	if e != nil {
-		return e
+	var ids strings.Builder
+	for _, t := range trees {
+		ids.WriteString(t.String() + "\n")
 	}
-	return nil
+	pack, err := r.git(ctx, gitRun{stdin: strings.NewReader(ids.String())}, "pack-objects", "-q", "--stdout")
+	if err != nil {
+		return fmt.Errorf("check the new trees: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "debussy-fsck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	_, err = r.git(ctx, gitRun{stdin: bytes.NewReader(pack)}, "index-pack", "--strict", "--stdin", "-o", filepath.Join(tmp, "new.pack"))
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return fmt.Errorf("git fsck would reject the commit's tree, and so would a remote that checks what it receives; rename, remove or ignore the path: %s", strings.TrimSpace(ge.Stderr))
+	}
+	return err
 }
 
 // ignoresSubmodules says config may hide a submodule's change from git
@@ -379,17 +390,26 @@ func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 // whose hashes differ; go-git's DiffTree loads every sibling of a changed
 // directory, which on a wide tree costs more than the whole commit.
 func (r *Repo) diffTrees(from, to plumbing.Hash) ([]Change, error) {
+	return r.diffTreesInto(from, to, nil)
+}
+
+// diffTreesInto is diffTrees, listing in trees (when not nil) the trees of
+// to it read: those not in from.
+func (r *Repo) diffTreesInto(from, to plumbing.Hash, trees *[]plumbing.Hash) ([]Change, error) {
 	var out []Change
-	if err := r.diffTree("", from, to, &out); err != nil {
+	if err := r.diffTree("", from, to, &out, trees); err != nil {
 		return nil, err
 	}
 	sortChanges(out)
 	return out, nil
 }
 
-func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) error {
+func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, trees *[]plumbing.Hash) error {
 	if from == to {
 		return nil
+	}
+	if trees != nil && !to.IsZero() {
+		*trees = append(*trees, to)
 	}
 	a, err := r.treeEntries(from)
 	if err != nil {
@@ -407,12 +427,12 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) er
 		y := &b[i]
 		x := inA[y.Name]
 		delete(inA, y.Name)
-		if err := r.diffEntry(prefix+y.Name, x, y, out); err != nil {
+		if err := r.diffEntry(prefix+y.Name, x, y, out, trees); err != nil {
 			return err
 		}
 	}
 	for _, x := range inA {
-		if err := r.diffEntry(prefix+x.Name, x, nil, out); err != nil {
+		if err := r.diffEntry(prefix+x.Name, x, nil, out, trees); err != nil {
 			return err
 		}
 	}
@@ -421,7 +441,7 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) er
 
 // diffEntry compares what one path holds on each side (nil: nothing). A
 // directory on one side and a file on the other is a delete plus an add.
-func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) error {
+func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, trees *[]plumbing.Hash) error {
 	xDir := x != nil && x.Mode == filemode.Dir
 	yDir := y != nil && y.Mode == filemode.Dir
 	if xDir || yDir {
@@ -432,7 +452,7 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) err
 		if yDir {
 			to = y.Hash
 		}
-		if err := r.diffTree(path+"/", from, to, out); err != nil {
+		if err := r.diffTree(path+"/", from, to, out, trees); err != nil {
 			return err
 		}
 	}
