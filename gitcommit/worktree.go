@@ -68,6 +68,7 @@ func (r *Repo) addWorktree(ctx context.Context, path, branch, base string) error
 	}
 	// The branch: kept if it exists (a resumed phase), else created at base.
 	args := []string{"worktree", "add", "--quiet", abs, branch}
+	created := false
 	_, err = r.store.Reference(refName)
 	switch {
 	case errors.Is(err, plumbing.ErrReferenceNotFound):
@@ -78,11 +79,23 @@ func (r *Repo) addWorktree(ctx context.Context, path, branch, base string) error
 		if _, err := r.repo.CommitObject(tip); err != nil {
 			return fmt.Errorf("read commit %s: %w", Short(base), err)
 		}
-		args = []string{"worktree", "add", "--quiet", "-b", branch, abs, tip.String()}
+		args, created = []string{"worktree", "add", "--quiet", "-b", branch, abs, tip.String()}, true
 	case err != nil:
 		return fmt.Errorf("read branch %s: %w", branch, err)
 	}
-	_, err = r.git(ctx, gitRun{noIndex: true}, args...)
+	_, parentErr := os.Stat(filepath.Dir(abs))
+	if _, err = r.git(ctx, gitRun{noIndex: true}, args...); err != nil {
+		// git undoes the worktree of a failed checkout, not the branch
+		// nor the directories it made for it.
+		ctx := context.WithoutCancel(ctx)
+		_, _ = r.git(ctx, gitRun{}, "worktree", "prune")
+		if created {
+			_, _ = r.git(ctx, gitRun{}, "branch", "-q", "-D", "--", branch)
+		}
+		if parentErr != nil {
+			_ = os.Remove(filepath.Dir(abs))
+		}
+	}
 	return err
 }
 

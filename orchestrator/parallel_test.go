@@ -84,7 +84,7 @@ func TestParallelRefusesACheckoutGitWouldFail(t *testing.T) {
 	}
 	f.cfg.Parallel = 2
 	err = f.run(context.Background())
-	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "neither filter.x.smudge nor filter.x.process") {
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "smudge filter x failed") {
 		t.Fatalf("err = %v; want ErrSetup naming the filter", err)
 	}
 	if left := f.leftovers(); len(left) > 0 {
