@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,13 +23,11 @@ type Commit struct {
 	// Changed lists the paths of an Exclude set committed because their
 	// content changed.
 	Changed []string
-	// Ignored is kept for callers; git's staging reports no ignored paths.
-	Ignored []string
 	// Unstaged lists the Never paths found in the index (an agent's
 	// `git add -f .env`) and taken back out of it, left in the worktree.
 	Unstaged []string
-	// GitReplaced is always empty: git stages every commit where it is
-	// installed, so there is no other staging to replace.
+	// Ignored and GitReplaced stay empty: git stages every commit.
+	Ignored     []string
 	GitReplaced []PathDisagreement
 	// StagedByGit says git staged the tree (Mode "git"): asking git again
 	// later (Verify) would only report what a hook changed since.
@@ -244,9 +243,11 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 	}
 	files := len(changes)
 	if st.tree != treeBeforeHooks {
-		if files, err = r.countChanges(parentTree, st.tree); err != nil {
+		changes, err := r.diffTrees(parentTree, st.tree)
+		if err != nil {
 			return Commit{}, fmt.Errorf("%s: %w", Short(next.String()), err)
 		}
+		files = len(changes)
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files)
 	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged,
@@ -366,12 +367,6 @@ func subjectOf(msg string) string {
 	return strings.TrimSpace(first)
 }
 
-// countChanges counts the paths that differ between two trees.
-func (r *Repo) countChanges(from, to plumbing.Hash) (int, error) {
-	ch, err := r.diffTrees(from, to)
-	return len(ch), err
-}
-
 // treeEntries reads one tree object's entries; the zero hash is the empty
 // tree.
 func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
@@ -400,7 +395,7 @@ func (r *Repo) diffTreesInto(from, to plumbing.Hash, trees *[]plumbing.Hash) ([]
 	if err := r.diffTree("", from, to, &out, trees); err != nil {
 		return nil, err
 	}
-	sortChanges(out)
+	slices.SortFunc(out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
@@ -465,12 +460,12 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, tre
 	switch {
 	case x != nil && y != nil:
 		if x.Hash != y.Hash || x.Mode != y.Mode {
-			*out = append(*out, Change{Status: "M", Path: path, fromMode: x.Mode, fromHash: x.Hash, toMode: y.Mode})
+			*out = append(*out, Change{Status: "M", Path: path})
 		}
 	case x != nil:
-		*out = append(*out, Change{Status: "D", Path: path, fromMode: x.Mode, fromHash: x.Hash})
+		*out = append(*out, Change{Status: "D", Path: path})
 	case y != nil:
-		*out = append(*out, Change{Status: "A", Path: path, toMode: y.Mode})
+		*out = append(*out, Change{Status: "A", Path: path})
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // Change is one line of `git diff --no-renames --name-status`: A, M or D
@@ -16,15 +15,6 @@ import (
 type Change struct {
 	Status string
 	Path   string
-
-	// What the first tree held (M and D), and the second's mode (A, M).
-	fromMode filemode.FileMode
-	fromHash plumbing.Hash
-	toMode   filemode.FileMode
-}
-
-func sortChanges(cs []Change) {
-	slices.SortFunc(cs, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 }
 
 // Changes lists the paths that differ between commit base ("" means the

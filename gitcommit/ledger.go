@@ -1,7 +1,6 @@
 package gitcommit
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -133,62 +133,23 @@ func parseLog(out []byte) *Ledger {
 	return l
 }
 
-// walkLedger is ReadLedger by go-git: every commit reachable from head.
+// walkLedger is ReadLedger by go-git: every commit reachable from head,
+// newest committer date first (go-git has no --topo-order: a skewed clock
+// can misorder outcomes, a documented difference of go-git mode).
 func (r *Repo) walkLedger(head plumbing.Hash) (*Ledger, error) {
 	l := &Ledger{}
-	// Read every reachable commit once, remembering only what ordering and
-	// outcomes need.
-	type node struct {
-		parents  []plumbing.Hash
-		when     time.Time
-		children int
-		outcome  *Outcome
+	it, err := r.repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	nodes := map[plumbing.Hash]*node{}
-	queue := []plumbing.Hash{head}
-	for len(queue) > 0 {
-		h := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if _, ok := nodes[h]; ok {
-			continue
+	err = it.ForEach(func(c *object.Commit) error {
+		if o := outcomeOf(c); o != nil {
+			l.Outcomes = append(l.Outcomes, *o)
 		}
-		c, err := r.repo.CommitObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) && h != head {
-			continue // beyond a shallow clone's boundary
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read ledger: read commit %s: %w", Short(h.String()), err)
-		}
-		n := &node{parents: c.ParentHashes, when: c.Committer.When, outcome: outcomeOf(c)}
-		nodes[h] = n
-		queue = append(queue, c.ParentHashes...)
-	}
-	for _, n := range nodes {
-		for _, p := range n.parents {
-			if pn, ok := nodes[p]; ok {
-				pn.children++
-			}
-		}
-	}
-
-	// Kahn's algorithm: a commit is ready once all its reachable children
-	// are out; among ready commits the newest committer date goes first.
-	ready := &byDate{{head, nodes[head].when}}
-	for ready.Len() > 0 {
-		e := heap.Pop(ready).(dated)
-		n := nodes[e.hash]
-		if n.outcome != nil {
-			l.Outcomes = append(l.Outcomes, *n.outcome)
-		}
-		for _, p := range n.parents {
-			pn, ok := nodes[p]
-			if !ok {
-				continue
-			}
-			if pn.children--; pn.children == 0 {
-				heap.Push(ready, dated{p, pn.when})
-			}
-		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) { // a shallow clone ends there
+		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return l, nil
 }
@@ -221,29 +182,4 @@ func outcomeOf(c *object.Commit) *Outcome {
 		return nil
 	}
 	return &o
-}
-
-type dated struct {
-	hash plumbing.Hash
-	when time.Time
-}
-
-// byDate is a max-heap on committer date; equal dates by hash, so the
-// order does not depend on map iteration.
-type byDate []dated
-
-func (b byDate) Len() int { return len(b) }
-func (b byDate) Less(i, j int) bool {
-	if !b[i].when.Equal(b[j].when) {
-		return b[i].when.After(b[j].when)
-	}
-	return b[i].hash.String() < b[j].hash.String()
-}
-func (b byDate) Swap(i, j int) { b[i], b[j] = b[j], b[i] }
-func (b *byDate) Push(x any)   { *b = append(*b, x.(dated)) }
-func (b *byDate) Pop() any {
-	old := *b
-	x := old[len(old)-1]
-	*b = old[:len(old)-1]
-	return x
 }

@@ -80,9 +80,8 @@ func (r *Repo) prepareMerge(ctx context.Context, branch string) (*pendingMerge, 
 	}
 	defer end()
 	fail := func(err error) (*pendingMerge, error) { return nil, fmt.Errorf("merge %s: %w", branch, err) }
-	bin := mergeEngine()
-	if r.gitBin == "" || bin == "" {
-		return fail(fmt.Errorf("merging needs git %d.%d or later: %w", minMergeTreeGit[0], minMergeTreeGit[1], ErrNoGit))
+	if r.gitBin == "" {
+		return fail(fmt.Errorf("merging needs git: %w", ErrNoGit))
 	}
 
 	if op := r.operationInProgress(); op != nil {
@@ -114,7 +113,7 @@ func (r *Repo) prepareMerge(ctx context.Context, branch string) (*pendingMerge, 
 	if len(bases) > 0 && bases[0].Hash == theirsC.Hash {
 		return nil, ErrNothingToCommit
 	}
-	mergedTree, conflicts, err := r.mergeByGit(ctx, bin, oursC.Hash, theirsC.Hash)
+	mergedTree, conflicts, err := r.mergeByGit(ctx, oursC.Hash, theirsC.Hash)
 	if err != nil {
 		return fail(err)
 	}

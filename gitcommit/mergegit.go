@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -18,56 +17,6 @@ import (
 // merges the two commits as `git merge` would (merge-ort: merge bases,
 // renames, attributes and merge drivers) without touching the index or the
 // work tree; Merge then checks the merged tree out with git.
-
-// minMergeTreeGit is the first git version with `merge-tree --write-tree`.
-var minMergeTreeGit = [2]int{2, 38}
-
-// gitMergeBin is the git binary that merges, "" when there is none (or
-// it is too old); asked once per process.
-var gitMergeBin = sync.OnceValue(func() string {
-	bin, err := exec.LookPath("git")
-	if err != nil {
-		return ""
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	if v, ok := parseGitVersion(string(out)); !ok || cmpVersion(v, minMergeTreeGit) < 0 {
-		return ""
-	}
-	return bin
-})
-
-// mergeEngine is the git binary Merge uses ("" when none can).
-var mergeEngine = gitMergeBin
-
-// parseGitVersion reads major and minor from `git --version` output
-// ("git version 2.39.5", "git version 2.39.3 (Apple Git-145)",
-// "git version 2.45.1.windows.1").
-func parseGitVersion(s string) ([2]int, bool) {
-	f := strings.Fields(s)
-	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
-		return [2]int{}, false
-	}
-	parts := strings.SplitN(f[2], ".", 3)
-	if len(parts) < 2 {
-		return [2]int{}, false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return [2]int{}, false
-	}
-	return [2]int{major, minor}, true
-}
-
-func cmpVersion(a, b [2]int) int {
-	if a[0] != b[0] {
-		return a[0] - b[0]
-	}
-	return a[1] - b[1]
-}
 
 // gitMergeEnv is the environment git merges in: the process's, without
 // the variables that would point git at another repository, index or
@@ -82,8 +31,8 @@ func (r *Repo) gitMergeEnv() []string {
 // merge. git reads attributes from the work tree, which holds ours (as for
 // `git merge`). Histories without a common commit merge against the empty
 // tree, as debussy's own merge does.
-func (r *Repo) mergeByGit(ctx context.Context, bin string, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
-	cmd := command(ctx, bin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
+func (r *Repo) mergeByGit(ctx context.Context, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
+	cmd := command(ctx, r.gitBin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
 		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
 		ours.String(), theirs.String())
 	cmd.Dir = r.root
@@ -97,7 +46,7 @@ func (r *Repo) mergeByGit(ctx context.Context, bin string, ours, theirs plumbing
 	var ee *exec.ExitError
 	clean := err == nil
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git 2.38 or later): %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	tree, names, messages, err := parseMergeTree(stdout.Bytes())
 	if err != nil {

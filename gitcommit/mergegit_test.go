@@ -8,9 +8,61 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// minMergeTreeGit is the first git version with `merge-tree --write-tree`.
+var minMergeTreeGit = [2]int{2, 38}
+
+// gitMergeBin is the git binary that merges, "" when there is none (or
+// it is too old); asked once per process.
+var gitMergeBin = sync.OnceValue(func() string {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	if v, ok := parseGitVersion(string(out)); !ok || cmpVersion(v, minMergeTreeGit) < 0 {
+		return ""
+	}
+	return bin
+})
+
+// mergeEngine is the git binary Merge uses ("" when none can).
+var mergeEngine = gitMergeBin
+
+// parseGitVersion reads major and minor from `git --version` output
+// ("git version 2.39.5", "git version 2.39.3 (Apple Git-145)",
+// "git version 2.45.1.windows.1").
+func parseGitVersion(s string) ([2]int, bool) {
+	f := strings.Fields(s)
+	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
+		return [2]int{}, false
+	}
+	parts := strings.SplitN(f[2], ".", 3)
+	if len(parts) < 2 {
+		return [2]int{}, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return [2]int{}, false
+	}
+	return [2]int{major, minor}, true
+}
+
+func cmpVersion(a, b [2]int) int {
+	if a[0] != b[0] {
+		return a[0] - b[0]
+	}
+	return a[1] - b[1]
+}
 
 // needGitMerge skips a test when no git here can do the merges.
 func needGitMerge(t *testing.T) {

@@ -233,15 +233,10 @@ func (r *Repo) locateByGit(ctx context.Context, dir string) error {
 	return nil
 }
 
-// reopen gives each operation a fresh go-git repository. go-git loads the
-// pack indexes once per repository and never looks again, so one kept across
-// an agent session would not see objects that `git gc --auto` (run by the
-// agent's own git commits) moved into a new pack.
-//
-// The storage is built here rather than by git.PlainOpen: go-git refuses
-// every repository extension (extensions.worktreeConfig, set by any `git
-// sparse-checkout set`), and resolves alternates inside the .git
-// directory's chroot.
+// reopen gives each operation a fresh go-git repository: go-git loads the
+// pack indexes once, and would miss objects `git gc --auto` repacked. The
+// storage is built here, not by git.PlainOpen, which refuses repository
+// extensions and resolves alternates inside the .git directory's chroot.
 func (r *Repo) reopen() error {
 	var fs billy.Filesystem = osfs.New(r.gitDir)
 	if r.commonDir != r.gitDir {

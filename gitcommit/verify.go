@@ -43,15 +43,9 @@ func (p PathDisagreement) String() string {
 
 // VerifyOptions tunes Verify; the zero value checks the whole tree.
 type VerifyOptions struct {
-	// Paths limits the check to these paths (what the agent touched), the
-	// ones the commit changed and Ignored: git walks only the directories
-	// they lie in, so it is much cheaper, but a path git would have
-	// committed elsewhere is not looked for (see verifyScoped). nil checks
-	// the whole tree.
-	Paths []string
-	// Ignored are the paths the commit left out as ignored
-	// (Commit.Ignored): with Paths, git is asked about each.
-	Ignored []string
+	// Paths and Ignored limit the report to these paths (what the agent
+	// touched) and the ones the commit changed; nil: the whole tree.
+	Paths, Ignored []string
 	// Exclude names the untracked paths CommitAll was told to leave out
 	// (its Exclude option): git adding them is no disagreement.
 	Exclude []string
