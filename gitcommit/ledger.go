@@ -93,7 +93,7 @@ func (r *Repo) logLedger(ctx context.Context, head plumbing.Hash, plan string) (
 		if len(newest) == 0 {
 			return &Ledger{}, nil // no debussy commit at all
 		}
-		for _, t := range ParseTrailers(string(newest)) {
+		for _, t := range ParseTrailers(strings.TrimRight(string(newest), "\x00\n")) {
 			if strings.EqualFold(t.Key, "debussy-plan") {
 				plan = t.Value
 			}

@@ -240,3 +240,38 @@ func TestReadLedgerEdges(t *testing.T) {
 		}
 	})
 }
+
+// No phase of a plan ends before the plan exists: outcomes older than the
+// commit that added it are not read, with git and the plan named or found
+// from the newest outcome; go-git (no git) walks the whole history.
+func TestReadLedgerStartsAtThePlan(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	ledgerCommit(t, dir, 1, outcome("1", "failed")) // before plan.md existed
+	writeFiles(t, dir, map[string]string{"plan.md": "# plan\n"})
+	runGit(t, dir, "add", "plan.md")
+	runGit(t, dir, "commit", "-q", "-m", "add the plan")
+	ledgerCommit(t, dir, 3, outcome("2", "completed"))
+	for _, tc := range []struct {
+		name, plan string
+		opts       []Option
+		want1      bool
+	}{
+		{"named", "plan.md", nil, false},
+		{"from the newest outcome", "", nil, false},
+		{"without git", "plan.md", []Option{withoutGit()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := mustOpen(t, dir, tc.opts...).ReadLedger(context.Background(), tc.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := l.Latest("plan.md", "2"); !ok {
+				t.Errorf("phase 2's outcome, after the plan, is missing: %+v", l.Outcomes)
+			}
+			if _, ok := l.Latest("plan.md", "1"); ok != tc.want1 {
+				t.Errorf("phase 1's outcome from before the plan: found %v, want %v", ok, tc.want1)
+			}
+		})
+	}
+}
