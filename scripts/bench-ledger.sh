@@ -55,7 +55,7 @@ stream() {
 				mark++
 				printf "commit refs/heads/main\nmark :%d\ncommitter Dev <dev@example.com> %d +0000\n", mark, t + mark
 				if (k < 3) msg = "phase " p " step " k
-				else msg = sprintf("debussy: phase %d \"Phase %d\" — completed\n\nDebussy-Run: r1\nDebussy-Plan: plan/MASTER_PLAN.md\nDebussy-Phase: %d\nDebussy-Event: completed\nDebussy-Session: 1\nDebussy-Sessions: 1\nDebussy-Restarts: 0", p, p, p)
+				else msg = sprintf("debussy: phase %d \"Phase %d\" - completed\n\nDebussy-Run: r1\nDebussy-Plan: plan/MASTER_PLAN.md\nDebussy-Phase: %d\nDebussy-Event: completed\nDebussy-Session: 1\nDebussy-Sessions: 1\nDebussy-Restarts: 0", p, p, p)
 				printf "data %d\n%s\nfrom :%d\n", length(msg), msg, mark - 1
 				body = "phase " p " " k "\n"
 				printf "M 100644 inline out/p%d.txt\ndata %d\n%s\n", p, length(body), body
