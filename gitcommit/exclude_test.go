@@ -133,3 +133,36 @@ func TestCommitAllExclude(t *testing.T) {
 		})
 	}
 }
+
+// Never's paths stay out whether git ignores them or not (an ignored one is
+// not named to git add -A, which fails on an ignored path named even in an
+// exclude pathspec), and one the agent staged goes back out of the index.
+// Names with a newline, a trailing CR or glob characters are exactly those.
+func TestCommitAllNever(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{".gitignore": ".env\n", "a.txt": "a\n"})
+	files := map[string]string{".env": "TOKEN=1\n", "local.json": "{}\n", "we\nird": "w\n", "cr\r": "c\n", "g*[lob]": "g\n",
+		"work.txt": "agent\n", "we": "agent\n", "ird": "agent\n", "g": "agent\n"}
+	writeFiles(t, dir, files)
+	runGit(t, dir, "add", "-f", "local.json")
+	never := []string{".env", "local.json", "we\nird", "cr\r", "g*[lob]"}
+	c, err := mustOpen(t, dir).CommitAll(context.Background(), "work", Never(never))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Unstaged, []string{"local.json"}) {
+		t.Errorf("Unstaged = %q, want [local.json]", c.Unstaged)
+	}
+	got := runGit(t, dir, "ls-tree", "-r", "-z", "--name-only", "HEAD")
+	tree := strings.Split(strings.TrimRight(got, "\x00"), "\x00")
+	for _, p := range never {
+		if slices.Contains(tree, p) {
+			t.Errorf("%q committed", p)
+		}
+	}
+	for _, p := range []string{"work.txt", "we", "ird", "g"} {
+		if !slices.Contains(tree, p) {
+			t.Errorf("%q, the agent's, not committed: %q", p, tree)
+		}
+	}
+}

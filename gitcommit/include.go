@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // A .worktreeinclude (gitignore syntax, at the root; the convention of
@@ -142,18 +141,24 @@ func (r *Repo) notInHead(h head, never pathSet) (pathSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read HEAD commit: %w", err)
 	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("read HEAD tree: %w", err)
-	}
 	out := make(pathSet, len(never))
 	for p := range never {
-		_, err := tree.FindEntry(p)
-		switch {
-		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
-			out[p] = true
-		case err != nil:
-			return nil, fmt.Errorf("read HEAD tree at %s: %w", p, err)
+		h := c.TreeHash
+		for comp := range strings.SplitSeq(p, "/") {
+			es, err := r.treeEntries(h)
+			if err != nil {
+				return nil, err
+			}
+			h = plumbing.ZeroHash
+			for _, e := range es {
+				if e.Name == comp {
+					h = e.Hash
+				}
+			}
+			if h.IsZero() {
+				out[p] = true // not HEAD's: the name may hold any byte
+				break
+			}
 		}
 	}
 	return out, nil
