@@ -310,7 +310,9 @@ func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	_, err = r.git(ctx, gitRun{stdin: bytes.NewReader(pack)}, "index-pack", "--strict", "--stdin", "-o", filepath.Join(tmp, "new.pack"))
+	// The pack and its index go to tmp, not into the repository.
+	_, err = r.git(ctx, gitRun{stdin: bytes.NewReader(pack)}, "index-pack", "--strict", "--stdin",
+		"-o", filepath.Join(tmp, "new.idx"), filepath.Join(tmp, "new.pack"))
 	var ge *GitError
 	if errors.As(err, &ge) {
 		return fmt.Errorf("git fsck would reject the commit's tree, and so would a remote that checks what it receives; rename, remove or ignore the path: %s", strings.TrimSpace(ge.Stderr))
@@ -362,7 +364,7 @@ func Written(record func(hash string) error) CommitOption {
 	return func(o *commitOptions) { o.written = record }
 }
 
-func subjectOf(msg string) string {
+func subjectOf(msg string) string { // the reflog's
 	first, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n")
 	return strings.TrimSpace(first)
 }

@@ -55,8 +55,7 @@ var (
 	ErrLocked = errors.New("repository is locked by another git process")
 )
 
-// stateDir is debussy's own ledger directory; it is never committed, at any
-// depth, whatever the ignore files say.
+// stateDir is debussy's own directory, never committed at any depth.
 const stateDir = ".debussy"
 
 // Repo is a git worktree opened for committing. Its methods serialise on an
@@ -394,9 +393,4 @@ func (r *Repo) headHash() (plumbing.Hash, error) {
 }
 
 // Short abbreviates a hash to the 7 characters git shows by default.
-func Short(hash string) string {
-	if len(hash) > 7 {
-		return hash[:7]
-	}
-	return hash
-}
+func Short(hash string) string { return hash[:min(len(hash), 7)] }
