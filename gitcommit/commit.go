@@ -74,6 +74,7 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 	if err != nil {
 		return Commit{}, err
 	}
+	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
 	h, err := r.readHead()
 	if err != nil {
 		return Commit{}, err
@@ -147,6 +148,9 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 	changes, err := r.diffTreesInto(parentTree, st.tree, &newTrees)
 	if err != nil {
 		return Commit{}, err
+	}
+	if !slices.ContainsFunc(changes, fsckMayReject) {
+		newTrees = nil // no new name fsck could object to: no need to ask it
 	}
 	if err := r.fsckTrees(ctx, newTrees); err != nil {
 		return Commit{}, err
@@ -254,8 +258,8 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 		StagedByGit: r.gitBin != ""}, nil
 }
 
-// indexBackup is the index as it was before a commit staged, kept (a hard
-// link: free) until the commit is made.
+// indexBackup is the index before a commit staged: a hard link, kept until
+// the commit is made.
 func (r *Repo) indexBackup() string { return r.indexFile + ".debussy-before" }
 
 // installIndex makes the staged lock file the index, keeping the old one.
@@ -267,9 +271,8 @@ func (r *Repo) installIndex(ctx context.Context, lock *lockFile) error {
 	return lock.commitFile()
 }
 
-// restoreIndex puts the index as it was back when ctx ended the commit
-// (Ctrl-C during a hook): nothing is half-committed and the user's index
-// is theirs again. A refusing hook leaves the work staged, as git does.
+// restoreIndex puts the index back when ctx ended the commit (Ctrl-C during
+// a hook); a refusing hook leaves the work staged, as git does.
 func (r *Repo) restoreIndex(ctx context.Context, err *error) {
 	defer os.Remove(r.indexBackup())
 	if *err == nil || ctx.Err() == nil {
@@ -320,6 +323,14 @@ func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
 	return err
 }
 
+// fsckMayReject says a changed path may spell .git* as fsck reads names
+// (case, NTFS "git~1" and "gi7eba~1", HFS+'s ignored non-ASCII points).
+func fsckMayReject(c Change) bool {
+	lower := strings.ToLower(c.Path)
+	return c.Status != "D" && (strings.Contains(lower, "git") || strings.Contains(lower, "gi7") ||
+		strings.ContainsFunc(c.Path, func(r rune) bool { return r >= 0x80 }))
+}
+
 // ignoresSubmodules says config may hide a submodule's change from git
 // commit's check for something to commit.
 func (r *Repo) ignoresSubmodules(cfg gitConfig) bool {
@@ -346,20 +357,15 @@ func isUTF8Name(enc string) bool {
 	return false
 }
 
-// AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like
-// `git commit --allow-empty`: hooks and signing apply as to any commit. A
-// branch without a commit still has nothing to commit. Phase outcomes use
-// it so that git history records every phase's end (see ReadLedger).
+// AllowEmpty is `git commit --allow-empty` (not on an unborn branch): phase
+// outcomes use it so that git history records every phase's end.
 func AllowEmpty() CommitOption {
 	return func(o *commitOptions) { o.allowEmpty = true }
 }
 
-// Written has CommitAll call record with the new commit's hash once the
-// commit is in the object store and before the branch moves to it; an
-// error from record stops the commit there (the branch stays, the work is
-// staged). A caller that keeps its own ledger of commits records the commit
-// there first, so a crash at any moment never leaves the branch at a commit
-// the ledger does not list.
+// Written has CommitAll call record with the new commit's hash before the
+// branch moves to it (an error stops the commit there, the work staged): a
+// ledger that lists it first never misses a commit the branch points at.
 func Written(record func(hash string) error) CommitOption {
 	return func(o *commitOptions) { o.written = record }
 }

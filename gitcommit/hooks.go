@@ -233,8 +233,8 @@ func (r *Repo) cleanupMessage(ctx context.Context, cfg gitConfig, msg string) (s
 	out := msg
 	switch {
 	case mode == "verbatim":
-	case r.gitBin == "":
-		out = stripSpace(msg)
+	case r.gitBin == "" || mode != "strip" && stripSpace(msg) == msg:
+		out = stripSpace(msg) // nothing for git's whitespace cleanup to do
 	default:
 		args := []string{"stripspace"}
 		if mode == "strip" {

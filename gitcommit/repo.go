@@ -186,15 +186,6 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 	if err := r.reopen(); err != nil {
 		return nil, err
 	}
-	cfg, err := r.readConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("open repository: %w", err)
-	}
-	if f := cfg.get("extensions.objectFormat"); f != "" && !strings.EqualFold(f, "sha1") {
-		return nil, &UnsupportedError{Feature: "extensions.objectFormat=" + f, Detail: r.commonDir,
-			WayOut: "debussy's commits (go-git v5) only write SHA-1 repositories; use a SHA-1 clone of the project"}
-	}
-	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
 	return r, nil
 }
 
@@ -202,7 +193,7 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 // there: its refusal (no repository, a bare one, dubious ownership) is
 // debussy's.
 func (r *Repo) locateByGit(ctx context.Context, dir string) error {
-	cmd := command(ctx, r.gitBin, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	cmd := command(ctx, r.gitBin, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
 	cmd.Dir = dir
 	// The locating variables as debussy sees them (OpenLinked hides the
 	// main worktree's).
@@ -225,10 +216,14 @@ func (r *Repo) locateByGit(ctx context.Context, dir string) error {
 		return fmt.Errorf("open repository %s: git: %s", dir, msg)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-	if len(lines) != 3 || lines[2] == "" {
+	if len(lines) != 4 || lines[3] == "" {
 		return fmt.Errorf("open repository: %s: git finds no worktree: %w", dir, ErrNotRepo)
 	}
-	r.gitDir, r.commonDir, r.root = lines[0], filepath.Clean(absFrom(dir, lines[1])), lines[2]
+	if lines[0] != "sha1" {
+		return &UnsupportedError{Feature: "extensions.objectFormat=" + lines[0], Detail: dir,
+			WayOut: "debussy's commits (go-git v5) only write SHA-1 repositories; use a SHA-1 clone of the project"}
+	}
+	r.gitDir, r.commonDir, r.root = lines[1], filepath.Clean(absFrom(dir, lines[2])), lines[3]
 	return nil
 }
 

@@ -53,8 +53,13 @@ func (r *Repo) identity(ctx context.Context, cfg gitConfig) (author, committer o
 	if author, err = ident("GIT_AUTHOR_IDENT"); err != nil {
 		return
 	}
-	committer, err = ident("GIT_COMMITTER_IDENT")
-	return
+	for _, k := range []string{"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE"} {
+		if r.getenv(k) != "" || cfg.has(strings.ReplaceAll(strings.ToLower(k[4:]), "_", ".")) {
+			committer, err = ident("GIT_COMMITTER_IDENT") // may differ from the author's
+			return
+		}
+	}
+	return author, author, nil // both are user.*'s, now
 }
 
 // parseIdent reads git's "Name <email> 1700000000 +0100".

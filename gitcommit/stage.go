@@ -119,9 +119,8 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, o commitOptions
 	return st, nil
 }
 
-// notIgnored is paths less those git ignores: `git add -A` leaves them out
-// anyway, and naming an ignored path, even in an exclude pathspec, makes
-// it fail ("The following paths are ignored").
+// notIgnored is paths less those git ignores: `git add -A` fails on an
+// ignored path named even in an exclude pathspec.
 func (r *Repo) notIgnored(ctx context.Context, env gitRun, paths []string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, nil
