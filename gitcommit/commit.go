@@ -345,8 +345,7 @@ func (r *Repo) ignoresSubmodules(cfg gitConfig) bool {
 	return false
 }
 
-// emptyTreeHash is the tree with no entries.
-var emptyTreeHash = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+var emptyTreeHash = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") // no entries
 
 // isUTF8Name says enc names UTF-8, which git writes no encoding header for.
 func isUTF8Name(enc string) bool {
