@@ -166,3 +166,34 @@ func TestCommitAllNever(t *testing.T) {
 		}
 	}
 }
+
+// Without git, go-git stages: new and changed files are committed, what
+// .gitignore ignores, .debussy/ and the user's files at start are not.
+func TestCommitAllWithoutGit(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{".gitignore": "*.log\n", "a.txt": "a\n"})
+	writeFiles(t, dir, map[string]string{"mine.txt": "the user's\n"})
+	r := mustOpen(t, dir, withoutGit())
+	if r.Mode() != "go-git" {
+		t.Fatalf("Mode = %q", r.Mode())
+	}
+	user, err := r.Untracked(context.Background())
+	if err != nil || len(user) != 1 {
+		t.Fatalf("Untracked = %v, %v; want mine.txt", user, err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "changed\n", "new.txt": "n\n", "x.log": "noise\n", ".debussy/state.json": "{}\n"})
+	c, err := r.CommitAll(context.Background(), "work", Exclude(user, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StagedByGit {
+		t.Error("StagedByGit without git")
+	}
+	got := strings.Fields(runGit(t, dir, "ls-tree", "-r", "--name-only", "HEAD"))
+	if want := []string{".gitignore", "a.txt", "new.txt"}; !slices.Equal(got, want) {
+		t.Errorf("HEAD holds %q, want %q", got, want)
+	}
+	if st := runGit(t, dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Errorf("status after the commit: %q", st)
+	}
+}
