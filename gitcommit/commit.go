@@ -70,11 +70,23 @@ func (r *Repo) CommitAll(ctx context.Context, msg string, opts ...CommitOption) 
 }
 
 func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
-	cfg, err := r.readConfig(ctx)
-	if err != nil {
-		return Commit{}, err
+	// Config and identity are git's answers staging does not need: asked
+	// while git stages (without git, before). Read only after <-asked.
+	var cfg gitConfig
+	var author, committer object.Signature
+	var cfgErr, idErr error
+	asked := make(chan struct{})
+	ask := func() {
+		defer close(asked)
+		if cfg, cfgErr = r.readConfig(ctx); cfgErr == nil {
+			author, committer, idErr = r.identity(ctx, cfg)
+		}
 	}
-	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
+	if r.gitBin != "" {
+		go ask()
+	} else {
+		ask()
+	}
 	h, err := r.readHead()
 	if err != nil {
 		return Commit{}, err
@@ -104,6 +116,10 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 	if err != nil {
 		return Commit{}, err
 	}
+	if <-asked; cfgErr != nil {
+		return Commit{}, cfgErr
+	}
+	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
 	var parentTree plumbing.Hash
 	var parents []plumbing.Hash
 	if !h.hash.IsZero() {
@@ -173,9 +189,8 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 		msg += "\n"
 	}
 	parents = append(parents, op.parents...)
-	author, committer, err := r.identity(ctx, cfg)
-	if err != nil {
-		return Commit{}, err
+	if idErr != nil {
+		return Commit{}, idErr
 	}
 	if op.author != nil {
 		author = *op.author

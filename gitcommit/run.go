@@ -18,8 +18,7 @@ import (
 // stages with go-git instead (see Mode).
 var ErrNoGit = errors.New("git is not installed")
 
-// killDelay is how long a cancelled command's group has, after SIGKILL,
-// to release the pipes before Wait stops waiting for them.
+// killDelay bounds the wait for the pipes of a killed command's group.
 const killDelay = 2 * time.Second
 
 // command is name run in its own process group, the whole group killed
@@ -52,12 +51,9 @@ func (e *GitError) Error() string {
 // gitRun is one git invocation: in the worktree root, with the
 // repository's environment plus env.
 type gitRun struct {
-	env   []string
-	stdin io.Reader
-	dir   string
-	// noIndex runs git without the index variable (a new worktree's
-	// checkout must use its own index).
-	noIndex bool
+	env     []string
+	stdin   io.Reader
+	noIndex bool // without GIT_INDEX_FILE: a new worktree's checkout has its own
 }
 
 // git runs git with args and returns its stdout. A cancelled ctx is
@@ -65,9 +61,6 @@ type gitRun struct {
 func (r *Repo) git(ctx context.Context, o gitRun, args ...string) ([]byte, error) {
 	cmd := command(ctx, r.gitBin, args...)
 	cmd.Dir = r.root
-	if o.dir != "" {
-		cmd.Dir = o.dir
-	}
 	cmd.Env = append(r.gitEnv(), o.env...)
 	if o.noIndex {
 		cmd.Env = withoutVar(cmd.Env, "GIT_INDEX_FILE")
@@ -79,22 +72,14 @@ func (r *Repo) git(ctx context.Context, o gitRun, args ...string) ([]byte, error
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("git %s: %w", args[0], context.Cause(ctx))
 	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return stdout.Bytes(), &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
+	}
 	if err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return stdout.Bytes(), &GitError{Args: args, ExitCode: code, Stderr: stderr.String() + errSuffix(err, code)}
+		return nil, fmt.Errorf("run git %s: %w", args[0], err)
 	}
 	return stdout.Bytes(), nil
-}
-
-func errSuffix(err error, code int) string {
-	if code >= 0 {
-		return ""
-	}
-	return err.Error()
 }
 
 // gitEnv is the environment git runs with: the one debussy was opened with,
