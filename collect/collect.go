@@ -113,7 +113,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 		return res, err
 	}
 
-	here, err := opts.Repo.ReadLedger()
+	here, err := opts.Repo.ReadLedger(ctx, opts.PlanRel)
 	if err != nil {
 		return res, fmt.Errorf("read the history of %s: %w", res.Target, err)
 	}
@@ -136,7 +136,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			continue
 		}
 		p.Branch, p.Commit = branch, tip
-		l, err := opts.Repo.LedgerAt(ref)
+		l, err := opts.Repo.LedgerAt(ctx, ref, opts.PlanRel)
 		if err != nil {
 			return res, err
 		}
@@ -154,7 +154,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 		case o.Event == "completed" && stopped:
 			p.State = NotMerged
 		case o.Event == "completed":
-			if p, err = merge(opts, res.Target, ph, p, ref); err != nil {
+			if p, err = merge(ctx, opts, res.Target, ph, p, ref); err != nil {
 				res.Phases = append(res.Phases, p)
 				return res, err
 			}
@@ -219,13 +219,13 @@ func limitNote(repo *gitcommit.Repo, tip string) string {
 // merge merges a completed phase's fetched branch into the target: State
 // Merged, AlreadyMerged or Conflict, or an error when the merge could not
 // be made at all.
-func merge(opts Options, target string, ph *plans.Phase, p Phase, ref string) (Phase, error) {
+func merge(ctx context.Context, opts Options, target string, ph *plans.Phase, p Phase, ref string) (Phase, error) {
 	msg := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: merge phase %s %q", ph.ID, ph.ShortTitle()),
 		Body:    fmt.Sprintf("Collected from %s/%s (debussy collect).", opts.Remote, p.Branch),
 		Plan:    opts.PlanRel, Phase: ph.ID, Event: "merge",
 	}
-	c, err := opts.Repo.Merge(ref, msg.String())
+	c, err := opts.Repo.Merge(ctx, ref, msg.String())
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
@@ -304,7 +304,7 @@ func push(ctx context.Context, rem remote.Remote, opts Options, target string) e
 		}
 		msg := gitcommit.Message{Subject: fmt.Sprintf("debussy: merge %s/%s", opts.Remote, target),
 			Body: "Another push reached the branch first (debussy collect --push).", Plan: opts.PlanRel, Event: "merge"}
-		if _, err := opts.Repo.Merge(rem.Tracking(target), msg.String()); err != nil && !errors.Is(err, gitcommit.ErrNothingToCommit) {
+		if _, err := opts.Repo.Merge(ctx, rem.Tracking(target), msg.String()); err != nil && !errors.Is(err, gitcommit.ErrNothingToCommit) {
 			return fmt.Errorf("push %s to %s: rejected, and merging what is there: %w; nothing was pushed", target, opts.Remote, err)
 		}
 	}

@@ -157,9 +157,14 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("FAIL", "git", root+" has no commit yet: a run refuses it (debussy commits the agent's work on top of yours)",
 			"commit what belongs in the project first: git add -A && git commit -m \"initial commit\"")
 	case gitErr != nil:
-		add("warn", "git", "git not found: "+gitErr.Error(), "install git: gates and your own tools usually need it (debussy commits without it)")
+		add("warn", "git", "git not found: "+gitErr.Error()+"; commits: staged by go-git",
+			"install git: then git stages every commit exactly as `git add -A` does (go-git skips core.excludesFile, attributes, filters and eol), and --parallel works")
 	default:
-		add("ok", "git", strings.TrimSpace(string(out)), "")
+		mode := ""
+		if ws != nil && ws.Repo != nil {
+			mode = "; commits: staged by " + ws.Repo.Mode()
+		}
+		add("ok", "git", strings.TrimSpace(string(out))+mode, "")
 	}
 
 	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config"}

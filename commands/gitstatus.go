@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func (e *Env) gitStatus(repo *gitcommit.Repo, asJSON bool, hold *remote.Hold) (b
 	if repo == nil {
 		return false, nil
 	}
-	l, err := repo.ReadLedger()
+	l, err := repo.ReadLedger(context.Background(), "") // the newest plan's
 	if err != nil {
 		return false, fmt.Errorf("read git history: %w", err)
 	}
@@ -128,12 +129,12 @@ func (e *Env) mergeGit(repo *gitcommit.Repo, run *state.Run) {
 	if len(pending) == 0 {
 		return
 	}
-	l, err := repo.ReadLedger()
+	rel := orchestrator.PlanRel(repo.Root(), run.Plan)
+	l, err := repo.ReadLedger(context.Background(), rel)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "debussy: read git history: %v\n", err)
 		return
 	}
-	rel := orchestrator.PlanRel(repo.Root(), run.Plan)
 	for _, p := range pending {
 		if o, ok := l.Latest(rel, p.ID); ok {
 			fromOutcome(p, o)

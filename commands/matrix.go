@@ -169,7 +169,7 @@ func (e *Env) planState(configFile, planPath string) (*planState, error) {
 		}
 		return nil, &shownError{err}
 	}
-	l, err := ws.Repo.ReadLedger()
+	l, err := ws.Repo.ReadLedger(context.Background(), orchestrator.PlanRel(ws.Root, plan.Path))
 	if err != nil {
 		return nil, fmt.Errorf("read git history: %w", err)
 	}

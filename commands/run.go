@@ -412,7 +412,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		}
 	}
 	if ws.Config.AutoCommit {
-		if who := ws.Repo.MadeUpIdentity(); who != "" {
+		if who := ws.Repo.MadeUpIdentity(ctx); who != "" {
 			logger.Warn("git has no identity here: debussy commits as "+who,
 				"fix", `git config user.name "Your Name" && git config user.email you@example.com (add --global for every repository)`)
 		}

@@ -1,13 +1,15 @@
 package gitcommit
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -21,91 +23,33 @@ type Commit struct {
 	// Changed lists the paths of an Exclude set committed because their
 	// content changed.
 	Changed []string
-	// Ignored lists the untracked paths left out as ignored, top-most only
-	// (an ignored directory is not entered): VerifyOptions.Ignored.
-	Ignored []string
 	// Unstaged lists the Never paths found in the index (an agent's
 	// `git add -f .env`) and taken back out of it, left in the worktree.
 	Unstaged []string
-	// GitReplaced lists the paths where debussy's staging differed from
-	// git's and git's entry was committed instead (see CommitAll and
-	// WriteRepro).
+	// Ignored and GitReplaced stay empty: git stages every commit.
+	Ignored     []string
 	GitReplaced []PathDisagreement
-	// StagedByGit says git's verdict ran: `git add -A` staged the tree too,
-	// before any hook ran, and GitReplaced is the whole difference. Asking
-	// git again later (Verify) would report what a hook formatted, staged
-	// or amended since, not what git would have committed.
+	// StagedByGit says git staged the tree (Mode "git"): asking git again
+	// later (Verify) would only report what a hook changed since.
 	StagedByGit bool
 }
 
-// LongPathError is a worktree path longer than the system lets a program
-// open: `git add -A` fails on it too ("unable to stat").
-type LongPathError struct {
-	Path string // relative to the worktree root
-	Err  error
-}
-
-func (e *LongPathError) Error() string {
-	top, _, _ := strings.Cut(e.Path, "/")
-	return fmt.Sprintf("a path in the worktree is longer than the system allows (%d bytes): %s; "+
-		"git cannot add it either: shorten or move it, or add %s/ to .gitignore", len(e.Path), shortenPath(e.Path, 60), shortenPath(top, 20))
-}
-
-func (e *LongPathError) Unwrap() error { return e.Err }
-
-// longPathError names the path of an ENAMETOOLONG error relative to the
-// root; the raw error holds all 4 KB of it and no way out.
-func (r *Repo) longPathError(err error) error {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		return &LongPathError{Path: "(unknown)", Err: err}
-	}
-	p := pe.Path
-	if rel, rerr := filepath.Rel(r.root, p); rerr == nil && !strings.HasPrefix(rel, "..") {
-		p = filepath.ToSlash(rel)
-	}
-	return &LongPathError{Path: p, Err: syscall.ENAMETOOLONG}
-}
-
-// shortenPath keeps keep bytes at the start and the end of a long path.
-func shortenPath(p string, keep int) string {
-	if len(p) <= 2*keep {
-		return p
-	}
-	head, tail := keep, len(p)-keep
-	for head > 0 && !utf8.RuneStart(p[head]) {
-		head--
-	}
-	for tail < len(p) && !utf8.RuneStart(p[tail]) {
-		tail++
-	}
-	return p[:head] + "…" + p[tail:]
-}
-
-// CommitAll stages everything `git add -A` would (see the package comment)
-// and commits it with msg on the current branch (or detached HEAD). It
-// returns ErrNothingToCommit when the resulting tree equals HEAD's, and an
-// error wrapping ErrLocked when a git command holds the index or branch lock.
-// A message is given a final newline; an empty one becomes
-// "debussy: checkpoint" (git would refuse, and the work must be saved).
+// CommitAll stages everything `git add -A` would and commits it with msg
+// on the current branch (or detached HEAD), as `git add -A && git commit
+// -m msg` does (see the package comment): git stages where it is
+// installed, go-git where it is not. It returns ErrNothingToCommit when the
+// tree equals HEAD's, and an error wrapping ErrLocked when a git command
+// holds the index or branch lock. An empty message becomes "debussy:
+// checkpoint" (git would refuse, and the work must be saved).
 //
-// Like `git add -A && git commit -m msg` it applies clean filters (including
-// the long-running protocol git-lfs uses), core.autocrlf and the text, eol
-// and ident attributes; runs the pre-commit, prepare-commit-msg, commit-msg
-// and post-commit hooks (core.hooksPath honoured); signs when
-// commit.gpgSign is set (openpgp, x509, ssh); and mid-merge makes a merge
-// commit, mid-cherry-pick keeps the picked commit's author, and clears those
-// operations' state. A refusing hook returns a *HookError (ErrHookRejected):
-// nothing is committed, the work stays in the tree and staged. What it
-// cannot honour is an *UnsupportedError (ErrUnsupported); Preflight reports
-// those before any work starts. Options (Exclude) narrow what is staged.
-//
-// Where git is on PATH, git's verdict wins: git stages the worktree too
-// (`git add -A` on a temporary copy of the index as it was, hooks off;
-// Commit.StagedByGit), and wherever its entry differs from debussy's, git's
-// is committed and the path listed in Commit.GitReplaced; when git add -A fails, nothing is
-// committed (*GitRefusedError). Without git, debussy's staging stands.
-func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
+// The hooks run as git runs them (pre-commit, prepare-commit-msg,
+// commit-msg, post-commit); a refusing hook returns a *HookError
+// (ErrHookRejected): nothing is committed and the index is as it was. It
+// signs when commit.gpgSign is set; mid-merge it makes a merge commit,
+// mid-cherry-pick it keeps the picked commit's author. When ctx ends
+// (Ctrl-C) every git command and hook is killed with its process group
+// and nothing is committed: the index and the work are as they were.
+func (r *Repo) CommitAll(ctx context.Context, msg string, opts ...CommitOption) (Commit, error) {
 	var o commitOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -115,113 +59,128 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	defer end()
-
-	lock, err := r.acquireLock(r.indexFile)
+	c, err := r.commitAll(ctx, msg, o)
+	if errors.Is(err, ErrNothingToCommit) {
+		return Commit{}, ErrNothingToCommit
+	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
-	defer lock.release()
+	return c, nil
+}
 
-	idx, err := r.readIndex()
-	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
+	// Config and identity are git's answers staging does not need: asked
+	// while git stages (without git, before). Read only after <-asked.
+	var cfg gitConfig
+	var author, committer object.Signature
+	var cfgErr, idErr error
+	asked := make(chan struct{})
+	ask := func() {
+		defer close(asked)
+		if cfg, cfgErr = r.readConfig(ctx); cfgErr == nil {
+			author, committer, idErr = r.identity(ctx, cfg)
+		}
+	}
+	if r.gitBin != "" {
+		go ask()
+	} else {
+		ask()
 	}
 	h, err := r.readHead()
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+		return Commit{}, err
 	}
-	cfg, err := r.readConfig()
+	never, err := r.notInHead(h, o.never)
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+		return Commit{}, err
 	}
-	excludes, err := r.excludePatterns(cfg)
+	// The index's lock file is the private index git stages into; it
+	// becomes the index once staged, as after `git add -A`, before any
+	// hook runs (git commit shows its hooks the index itself). Cut before
+	// that, the user's index is untouched.
+	lock, err := r.acquireLock(r.indexFile)
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: read ignore rules: %w", err)
+		return Commit{}, err
 	}
-
-	bin := "" // the git whose verdict stages this commit too (gitverdict.go)
-	if o.entries == nil {
-		bin = r.verdictGit()
+	defer lock.release()
+	if err := lock.seed(ctx, r, o.from); err != nil {
+		return Commit{}, err
 	}
-	s := r.newStager(idx, cfg, true)
-	s.conv.deferEncoding = bin != ""
-	s.sparse = r.sparsePatterns(cfg)
-	s.exclude = o.exclude
-	if s.never, err = r.notInHead(h, o.never); err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
-	}
-	if o.entries != nil {
-		s.entries = o.entries
+	var st staging
+	if r.gitBin != "" {
+		st, err = r.stageByGit(ctx, lock.lockPath(), o, never)
 	} else {
-		err = s.refreshTracked(idx.Entries)
-		if err == nil {
-			err = s.addUntracked(excludes)
-		}
-	}
-	s.conv.close()
-	if errors.Is(err, syscall.ENAMETOOLONG) {
-		err = r.longPathError(err)
-	}
-	if err == nil && len(s.outsideSparse) > 0 {
-		err = &SparsePathError{Paths: s.outsideSparse}
+		st, err = r.stageByGoGit(lock.lockPath(), o, never)
 	}
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: stage: %w", err)
+		return Commit{}, err
 	}
-	if o.entries == nil && cfg.bool("core.ignoreStat", false) {
-		s.markAssumeUnchanged()
+	if <-asked; cfgErr != nil {
+		return Commit{}, cfgErr
 	}
-	var replaced []PathDisagreement
-	stagedByGit := false
-	if o.entries == nil {
-		if s.entries, replaced, stagedByGit, err = r.verdict(bin, s, cfg); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-	}
-
-	tree, trees := buildTree(s.entries)
+	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
 	var parentTree plumbing.Hash
 	var parents []plumbing.Hash
 	if !h.hash.IsZero() {
 		pc, err := r.repo.CommitObject(h.hash)
 		if err != nil {
-			return Commit{}, fmt.Errorf("commit: read HEAD commit: %w", err)
+			return Commit{}, fmt.Errorf("read HEAD commit: %w", err)
 		}
 		parentTree, parents = pc.TreeHash, []plumbing.Hash{h.hash}
 	}
-	if err := r.storeTrees(trees, tree, parentTree); err != nil {
-		return Commit{}, fmt.Errorf("commit: write trees: %w", err)
-	}
-
 	op, err := r.commitState()
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+		return Commit{}, err
 	}
-	changed := len(s.unstaged) > 0 || len(s.added) > 0 || len(replaced) > 0
-	// Mid-merge, an unchanged tree is still a commit: the merge itself.
-	empty := tree == parentTree && len(op.parents) == 0 && !(o.allowEmpty && !h.hash.IsZero())
-	if !empty && len(op.parents) == 0 && !o.allowEmpty && r.onlyIgnoredSubmodules(cfg, s.entries, parentTree) {
-		empty = true // diff.ignoreSubmodules=all: git commit sees nothing either
+	emptyTree := st.tree == emptyTreeHash || st.tree.IsZero()
+	nothing := func(tree plumbing.Hash) bool {
+		if h.hash.IsZero() {
+			return emptyTree
+		}
+		return tree == parentTree && len(op.parents) == 0 && !o.allowEmpty
 	}
-	if empty || (h.hash.IsZero() && len(s.entries) == 0) {
-		if changed || s.refresh {
-			// Keep what `git add -A` would have staged and the refreshed
-			// stat data, so the next check is cheap.
-			b, err := r.encodeIndex(idx, s.entries, lock.created)
-			if err == nil {
-				err = lock.commit(b)
-			}
-			if err != nil {
-				r.log.Warn("write refreshed index", "err", err)
-			} else {
-				r.postIndexChange(cfg)
-			}
+	if !nothing(st.tree) && len(op.parents) == 0 && !o.allowEmpty && !h.hash.IsZero() && r.ignoresSubmodules(cfg) {
+		// diff.ignoreSubmodules: `git commit` asks git's diff whether the
+		// index differs from HEAD, which may see nothing.
+		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}, "diff", "--cached", "--quiet", "--no-ext-diff", h.hash.String(), "--")
+		var ge *GitError
+		if err == nil {
+			st.tree = parentTree
+		} else if !errors.As(err, &ge) || ge.ExitCode != 1 {
+			return Commit{}, err
+		}
+	}
+	if nothing(st.tree) {
+		// Keep what `git add -A` staged and the refreshed stat data, so
+		// the next check is cheap.
+		if err := lock.commitFile(); err != nil {
+			r.log.Warn("write refreshed index", "err", err)
 		}
 		return Commit{}, ErrNothingToCommit
 	}
 
-	if len(s.changed) > 0 && o.note != nil {
-		msg = o.note(msg, s.changed)
+	var newTrees []plumbing.Hash
+	changes, err := r.diffTreesInto(parentTree, st.tree, &newTrees)
+	if err != nil {
+		return Commit{}, err
+	}
+	if !slices.ContainsFunc(changes, fsckMayReject) {
+		newTrees = nil // no new name fsck could object to: no need to ask it
+	}
+	if err := r.fsckTrees(ctx, newTrees); err != nil {
+		return Commit{}, err
+	}
+	// The index goes first: if the commit then fails, the work is staged
+	// and the next CommitAll picks it up; the reverse order would show the
+	// new commit's changes as staged reversals. Interrupted (ctx) before
+	// the branch moves, the index as it was comes back (restoreIndex).
+	if err := r.installIndex(ctx, lock); err != nil {
+		return Commit{}, err
+	}
+	defer r.restoreIndex(ctx, &err)
+	if len(st.changed) > 0 && o.note != nil {
+		msg = o.note(msg, st.changed)
 	}
 	if strings.TrimSpace(msg) == "" {
 		msg = "debussy: checkpoint" // git would refuse; losing the work is worse
@@ -230,139 +189,204 @@ func (r *Repo) CommitAll(msg string, opts ...CommitOption) (Commit, error) {
 		msg += "\n"
 	}
 	parents = append(parents, op.parents...)
-	author, committer, err := r.signature(cfg)
-	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+	if idErr != nil {
+		return Commit{}, idErr
 	}
 	if op.author != nil {
 		author = *op.author
 	}
-
-	// Hooks (hooks.go). pre-commit sees the index `git add -A` leaves, so
-	// it is written first; git re-reads it afterwards, since the hook may
-	// stage more.
-	env := r.hookEnv(author)
-	if _, ok := r.hookPath(cfg, "pre-commit"); ok {
-		b, err := r.encodeIndex(idx, s.entries, lock.created)
-		if err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
+	treeBeforeHooks := st.tree
+	hk := hooks{r: r, cfg: cfg, env: r.hookEnv(author, r.indexFile)}
+	hk.postIndexChange(ctx)
+	if ran, err := hk.run(ctx, "pre-commit"); err != nil {
+		return Commit{}, err
+	} else if ran {
+		// The hook may have staged more: git re-reads the index too.
+		if st.tree, err = r.writeTree(ctx, r.indexFile); err != nil {
+			return Commit{}, err
 		}
-		if err := lock.commit(b); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-		r.postIndexChange(cfg)
-		if _, err := r.runHook(cfg, "pre-commit", env); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-		if tree, trees, s.entries, err = r.indexTree(); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-		if err := r.storeTrees(trees, tree, parentTree); err != nil {
-			return Commit{}, fmt.Errorf("commit: write trees: %w", err)
-		}
-		if tree == parentTree && len(op.parents) == 0 && !o.allowEmpty {
+		if nothing(st.tree) {
 			return Commit{}, ErrNothingToCommit
 		}
 	}
-	if msg, err = r.messageHooks(cfg, env, msg); err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+	if msg, err = hk.message(ctx, msg); err != nil {
+		return Commit{}, err
+	}
+	if msg, err = r.cleanupMessage(ctx, cfg, msg); err != nil {
+		return Commit{}, err
 	}
 
 	c := &object.Commit{
 		Author:       author,
 		Committer:    committer,
 		Message:      msg,
-		TreeHash:     tree,
+		TreeHash:     st.tree,
 		ParentHashes: parents,
 	}
 	if enc := cfg.get("i18n.commitEncoding"); enc != "" && !isUTF8Name(enc) {
 		c.Encoding = object.MessageEncoding(enc) // git's "encoding" header
 	}
 	if cfg.bool("commit.gpgSign", false) {
-		if err := r.signCommit(cfg, c); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
+		if err := r.signCommit(ctx, cfg, c); err != nil {
+			return Commit{}, err
 		}
 	}
 	obj := r.store.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {
-		return Commit{}, fmt.Errorf("commit: encode: %w", err)
+		return Commit{}, fmt.Errorf("encode: %w", err)
 	}
 	if r.shared != 0 {
 		if _, err := r.objectDir(obj.Hash()); err != nil {
-			return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
+			return Commit{}, fmt.Errorf("write commit object: %w", err)
 		}
 	}
 	next, err := r.store.SetEncodedObject(obj)
 	if err != nil {
-		return Commit{}, fmt.Errorf("commit: write commit object: %w", err)
+		return Commit{}, fmt.Errorf("write commit object: %w", err)
 	}
-
-	// The index goes first: if the ref update then fails, the work is staged
-	// and the next CommitAll picks it up; the reverse order would show the
-	// new commit's changes as staged reversals. (Already written if a
-	// pre-commit hook ran.)
-	if !lock.done {
-		b, err := r.encodeIndex(idx, s.entries, lock.created)
-		if err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-		if err := lock.commit(b); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
-		}
-		r.postIndexChange(cfg)
+	if err := ctx.Err(); err != nil {
+		return Commit{}, context.Cause(ctx) // interrupted: the branch stays where it was
 	}
 	if o.written != nil {
 		if err := o.written(next.String()); err != nil {
-			return Commit{}, fmt.Errorf("commit: %w", err)
+			return Commit{}, err
 		}
 	}
 	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
 	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
+		return Commit{}, err
 	}
 	op.finish(r)
-	if _, err := r.runHook(cfg, "post-commit", env); err != nil {
-		// git ignores post-commit's exit status.
-		r.log.Warn("post-commit hook failed", "err", err)
+	if _, err := hk.run(context.WithoutCancel(ctx), "post-commit"); err != nil {
+		r.log.Warn("post-commit hook failed", "err", err) // git ignores its exit status
 	}
-
-	files, err := r.countChanges(parentTree, tree)
-	if err != nil {
-		return Commit{}, fmt.Errorf("commit %s: %w", Short(next.String()), err)
+	files := len(changes)
+	if st.tree != treeBeforeHooks {
+		changes, err := r.diffTrees(parentTree, st.tree)
+		if err != nil {
+			return Commit{}, fmt.Errorf("%s: %w", Short(next.String()), err)
+		}
+		files = len(changes)
 	}
-	r.log.Debug("committed", "commit", Short(next.String()), "files", files,
-		"modified_or_deleted", len(s.unstaged), "added", len(s.added))
-	return Commit{Hash: next.String(), Files: files, Changed: s.changed, Ignored: s.ignored, Unstaged: s.unstagedNever,
-		GitReplaced: replaced, StagedByGit: stagedByGit}, nil
+	r.log.Debug("committed", "commit", Short(next.String()), "files", files)
+	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged,
+		StagedByGit: r.gitBin != ""}, nil
 }
 
-// AllowEmpty makes CommitAll commit even when the tree equals HEAD's, like
-// `git commit --allow-empty`: hooks and signing apply as to any commit. A
-// branch without a commit still has nothing to commit. Phase outcomes use
-// it so that git history records every phase's end (see ReadLedger).
+// indexBackup is the index before a commit staged: a hard link, kept until
+// the commit is made.
+func (r *Repo) indexBackup() string { return r.indexFile + ".debussy-before" }
+
+// installIndex makes the staged lock file the index, keeping the old one.
+func (r *Repo) installIndex(ctx context.Context, lock *lockFile) error {
+	_ = os.Remove(r.indexBackup())
+	if err := os.Link(r.indexFile, r.indexBackup()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.log.Debug("keep the index", "err", err) // only an interrupted commit needs it
+	}
+	return lock.commitFile()
+}
+
+// restoreIndex puts the index back when ctx ended the commit (Ctrl-C during
+// a hook); a refusing hook leaves the work staged, as git does.
+func (r *Repo) restoreIndex(ctx context.Context, err *error) {
+	defer os.Remove(r.indexBackup())
+	if *err == nil || ctx.Err() == nil {
+		return
+	}
+	if _, serr := os.Stat(r.indexBackup()); serr != nil {
+		return
+	}
+	lock, lerr := acquireLock(r.indexFile)
+	if lerr != nil {
+		r.log.Warn("restore the index after the interrupted commit", "err", lerr)
+		return
+	}
+	defer lock.release()
+	if rerr := os.Rename(r.indexBackup(), r.indexFile); rerr != nil {
+		r.log.Warn("restore the index after the interrupted commit", "err", rerr)
+	}
+}
+
+// fsckTrees has git check the commit's new trees as `git fsck --strict`
+// and every remote that checks what it receives do (index-pack --strict of
+// a pack of them): names git add takes but fsck rejects (".g\u200cit", a
+// directory .gitmodules) are refused rather than pushed in vain.
+func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
+	if r.gitBin == "" || len(trees) == 0 {
+		return nil
+	}
+	var ids strings.Builder
+	for _, t := range trees {
+		ids.WriteString(t.String() + "\n")
+	}
+	pack, err := r.git(ctx, gitRun{stdin: strings.NewReader(ids.String())}, "pack-objects", "-q", "--stdout")
+	if err != nil {
+		return fmt.Errorf("check the new trees: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "debussy-fsck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// The pack and its index go to tmp, not into the repository.
+	_, err = r.git(ctx, gitRun{stdin: bytes.NewReader(pack)}, "index-pack", "--strict", "--stdin",
+		"-o", filepath.Join(tmp, "new.idx"), filepath.Join(tmp, "new.pack"))
+	var ge *GitError
+	if errors.As(err, &ge) {
+		return fmt.Errorf("git fsck would reject the commit's tree, and so would a remote that checks what it receives; rename, remove or ignore the path: %s", strings.TrimSpace(ge.Stderr))
+	}
+	return err
+}
+
+// fsckMayReject says a changed path may spell .git* as fsck reads names
+// (case, NTFS "git~1" and "gi7eba~1", HFS+'s ignored non-ASCII points).
+func fsckMayReject(c Change) bool {
+	lower := strings.ToLower(c.Path)
+	return c.Status != "D" && (strings.Contains(lower, "git") || strings.Contains(lower, "gi7") ||
+		strings.ContainsFunc(c.Path, func(r rune) bool { return r >= 0x80 }))
+}
+
+// ignoresSubmodules says config may hide a submodule's change from git
+// commit's check for something to commit.
+func (r *Repo) ignoresSubmodules(cfg gitConfig) bool {
+	if r.gitBin == "" {
+		return false
+	}
+	for k := range cfg.values {
+		if k == "diff.ignoresubmodules" || strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".ignore") {
+			return true
+		}
+	}
+	return false
+}
+
+var emptyTreeHash = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") // no entries
+
+// isUTF8Name says enc names UTF-8, which git writes no encoding header for.
+func isUTF8Name(enc string) bool {
+	switch strings.ToLower(strings.ReplaceAll(enc, "-", "")) {
+	case "utf8":
+		return true
+	}
+	return false
+}
+
+// AllowEmpty is `git commit --allow-empty` (not on an unborn branch): phase
+// outcomes use it so that git history records every phase's end.
 func AllowEmpty() CommitOption {
 	return func(o *commitOptions) { o.allowEmpty = true }
 }
 
-// Written has CommitAll call record with the new commit's hash once the
-// commit is in the object store and before the branch moves to it; an
-// error from record stops the commit there (the branch stays, the work is
-// staged). A caller that keeps its own ledger of commits records the commit
-// there first, so a crash at any moment never leaves the branch at a commit
-// the ledger does not list.
+// Written has CommitAll call record with the new commit's hash before the
+// branch moves to it (an error stops the commit there, the work staged): a
+// ledger that lists it first never misses a commit the branch points at.
 func Written(record func(hash string) error) CommitOption {
 	return func(o *commitOptions) { o.written = record }
 }
 
-func subjectOf(msg string) string {
+func subjectOf(msg string) string { // the reflog's
 	first, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n")
 	return strings.TrimSpace(first)
-}
-
-// countChanges counts the paths that differ between two trees.
-func (r *Repo) countChanges(from, to plumbing.Hash) (int, error) {
-	ch, err := r.diffTrees(from, to)
-	return len(ch), err
 }
 
 // treeEntries reads one tree object's entries; the zero hash is the empty
@@ -383,17 +407,26 @@ func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 // whose hashes differ; go-git's DiffTree loads every sibling of a changed
 // directory, which on a wide tree costs more than the whole commit.
 func (r *Repo) diffTrees(from, to plumbing.Hash) ([]Change, error) {
+	return r.diffTreesInto(from, to, nil)
+}
+
+// diffTreesInto is diffTrees, listing in trees (when not nil) the trees of
+// to it read: those not in from.
+func (r *Repo) diffTreesInto(from, to plumbing.Hash, trees *[]plumbing.Hash) ([]Change, error) {
 	var out []Change
-	if err := r.diffTree("", from, to, &out); err != nil {
+	if err := r.diffTree("", from, to, &out, trees); err != nil {
 		return nil, err
 	}
-	sortChanges(out)
+	slices.SortFunc(out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
-func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) error {
+func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, trees *[]plumbing.Hash) error {
 	if from == to {
 		return nil
+	}
+	if trees != nil && !to.IsZero() {
+		*trees = append(*trees, to)
 	}
 	a, err := r.treeEntries(from)
 	if err != nil {
@@ -411,12 +444,12 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) er
 		y := &b[i]
 		x := inA[y.Name]
 		delete(inA, y.Name)
-		if err := r.diffEntry(prefix+y.Name, x, y, out); err != nil {
+		if err := r.diffEntry(prefix+y.Name, x, y, out, trees); err != nil {
 			return err
 		}
 	}
 	for _, x := range inA {
-		if err := r.diffEntry(prefix+x.Name, x, nil, out); err != nil {
+		if err := r.diffEntry(prefix+x.Name, x, nil, out, trees); err != nil {
 			return err
 		}
 	}
@@ -425,7 +458,7 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change) er
 
 // diffEntry compares what one path holds on each side (nil: nothing). A
 // directory on one side and a file on the other is a delete plus an add.
-func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) error {
+func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, trees *[]plumbing.Hash) error {
 	xDir := x != nil && x.Mode == filemode.Dir
 	yDir := y != nil && y.Mode == filemode.Dir
 	if xDir || yDir {
@@ -436,7 +469,7 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) err
 		if yDir {
 			to = y.Hash
 		}
-		if err := r.diffTree(path+"/", from, to, out); err != nil {
+		if err := r.diffTree(path+"/", from, to, out, trees); err != nil {
 			return err
 		}
 	}
@@ -449,10 +482,10 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change) err
 	switch {
 	case x != nil && y != nil:
 		if x.Hash != y.Hash || x.Mode != y.Mode {
-			*out = append(*out, Change{Status: "M", Path: path, fromMode: x.Mode, fromHash: x.Hash})
+			*out = append(*out, Change{Status: "M", Path: path})
 		}
 	case x != nil:
-		*out = append(*out, Change{Status: "D", Path: path, fromMode: x.Mode, fromHash: x.Hash})
+		*out = append(*out, Change{Status: "D", Path: path})
 	case y != nil:
 		*out = append(*out, Change{Status: "A", Path: path})
 	}

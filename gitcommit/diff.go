@@ -1,13 +1,13 @@
 package gitcommit
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // Change is one line of `git diff --no-renames --name-status`: A, M or D
@@ -15,14 +15,6 @@ import (
 type Change struct {
 	Status string
 	Path   string
-
-	// What the first tree held (M and D): Verify resets a path to it.
-	fromMode filemode.FileMode
-	fromHash plumbing.Hash
-}
-
-func sortChanges(cs []Change) {
-	slices.SortFunc(cs, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 }
 
 // Changes lists the paths that differ between commit base ("" means the
@@ -68,119 +60,48 @@ func (r *Repo) Changes(base string) ([]Change, error) {
 // DirtyTracked lists tracked paths with changes that are not committed:
 // staged or not, including deletions and unmerged paths. Untracked files do
 // not count, nor anything under .debussy/. Nothing is written, not even the
-// index.
-func (r *Repo) DirtyTracked() ([]string, error) {
+// index (`git status` without optional locks, or go-git's status).
+func (r *Repo) DirtyTracked(ctx context.Context) ([]string, error) {
 	end, err := r.begin()
 	if err != nil {
 		return nil, fmt.Errorf("check dirty: %w", err)
 	}
 	defer end()
-	out, err := r.dirtyTracked()
+	out, err := r.dirtyTracked(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("check dirty: %w", err)
 	}
 	return out, nil
 }
 
-func (r *Repo) dirtyTracked() ([]string, error) {
-	idx, err := r.readIndex()
-	if err != nil {
-		return nil, err
-	}
-	h, err := r.readHead()
-	if err != nil {
-		return nil, err
-	}
-
-	dirty := map[string]bool{}
-	staged, err := r.stagedPaths(idx, h.hash)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range staged {
-		dirty[p] = true
-	}
-
-	s := r.newStager(idx, r.loadConfig(), false)
-	defer s.conv.close() // long-running clean filters (filter.go)
-	if err := s.refreshTracked(idx.Entries); err != nil {
-		return nil, err
-	}
-	for _, p := range s.unstaged {
-		dirty[p] = true
-	}
-
-	out := make([]string, 0, len(dirty))
-	for p := range dirty {
-		if !isStateDirPath(p) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// stagedPaths compares the index with HEAD's tree. Building the index's tree
-// in memory answers the common "nothing staged" case without reading HEAD's
-// trees; only when it differs are both flattened and compared.
-func (r *Repo) stagedPaths(idx *index.Index, head plumbing.Hash) ([]string, error) {
-	var stage0 []*index.Entry
+func (r *Repo) dirtyTracked(ctx context.Context) ([]string, error) {
 	var out []string
-	for _, e := range idx.Entries {
-		switch {
-		case e.Stage != 0:
-			out = append(out, e.Name) // unmerged
-		case !e.IntentToAdd: // git leaves intent-to-add entries out of trees
-			stage0 = append(stage0, e)
-		}
-	}
-	sortEntries(stage0)
-	tree, _ := buildTree(stage0)
-	var headTree plumbing.Hash
-	if !head.IsZero() {
-		c, err := r.repo.CommitObject(head)
+	if r.gitBin != "" {
+		b, err := r.git(ctx, gitRun{env: []string{"GIT_OPTIONAL_LOCKS=0"}}, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=none")
 		if err != nil {
-			return nil, fmt.Errorf("read HEAD commit: %w", err)
+			return nil, err
 		}
-		headTree = c.TreeHash
-	}
-	if tree == headTree || (headTree.IsZero() && len(stage0) == 0) {
-		return out, nil
-	}
-
-	type blob struct {
-		hash plumbing.Hash
-		mode filemode.FileMode
-	}
-	inHead := map[string]blob{}
-	var flatten func(prefix string, h plumbing.Hash) error
-	flatten = func(prefix string, h plumbing.Hash) error {
-		es, err := r.treeEntries(h)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			if e.Mode == filemode.Dir {
-				if err := flatten(prefix+e.Name+"/", e.Hash); err != nil {
-					return err
-				}
-				continue
+		for _, rec := range strings.Split(string(b), "\x00") {
+			if len(rec) > 3 {
+				out = append(out, rec[3:])
 			}
-			inHead[prefix+e.Name] = blob{e.Hash, e.Mode}
 		}
-		return nil
-	}
-	if err := flatten("", headTree); err != nil {
-		return nil, err
-	}
-	for _, e := range stage0 {
-		if b, ok := inHead[e.Name]; !ok || b.hash != e.Hash || b.mode != e.Mode {
-			out = append(out, e.Name)
+	} else {
+		wt, err := r.repo.Worktree()
+		if err != nil {
+			return nil, err
 		}
-		delete(inHead, e.Name)
+		st, err := wt.Status()
+		if err != nil {
+			return nil, err
+		}
+		for p, fs := range st {
+			if fs.Worktree != git.Untracked && (fs.Worktree != git.Unmodified || fs.Staging != git.Unmodified) {
+				out = append(out, p)
+			}
+		}
 	}
-	for name := range inHead {
-		out = append(out, name)
-	}
+	out = slices.DeleteFunc(out, isStatePath)
+	slices.Sort(out)
 	return out, nil
 }

@@ -134,7 +134,7 @@ var configCases = []diffCase{
 			secrets(t, &diffRepo{Dir: h.Dir + "-wt", t: t})
 		})),
 	refusedConfigCase("an include cycle is refused as git refuses it", "[include]\n\tpath = a.inc\n",
-		map[string]string{"a.inc": "[include]\n\tpath = config\n"}, "exceeded maximum include depth", "include nested deeper"),
+		map[string]string{"a.inc": "[include]\n\tpath = config\n"}, "exceeded maximum include depth", "exceeded maximum include depth"),
 	refusedConfigCase("a remote URL set inside a hasconfig include is refused as git refuses it",
 		"[includeIf \"hasconfig:remote.*.url:https://a/**\"]\n\tpath = x.inc\n",
 		map[string]string{"x.inc": "[remote \"b\"]\n\turl = https://b/x\n"}, "remote URLs cannot be configured", "remote URLs cannot be configured"),
@@ -301,7 +301,7 @@ var configCases = []diffCase{
 			must(t, syscall.Mkfifo(h.path("p"), 0o644))
 		},
 		gitRefuses: "can only add regular files",
-		refused:    "git rm --cached p",
+		refused:    "can only add regular files",
 	},
 	{
 		name: "core.safecrlf=true with autocrlf=input refuses CRLF as git does",

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -99,14 +100,13 @@ var round2Cases = []diffCase{
 		},
 	},
 	{
-		name:  "an includeIf condition debussy does not know is refused",
+		name:  "an includeIf condition is git's to read",
 		setup: diffBase,
 		home: map[string]string{
 			".gitconfig": defaultDiffGitconfig + "[includeIf \"hasconfig:branch.*.merge:refs/heads/x\"]\n\tpath = x.inc\n",
 			"x.inc":      "[core]\n\texcludesFile = ~/x.ignore\n",
 		},
-		change:  func(t *testing.T, h *diffRepo) { h.Write(".env", "TOKEN=1\n") },
-		refused: "includeIf condition",
+		change: func(t *testing.T, h *diffRepo) { h.Write(".env", "TOKEN=1\n") },
 	},
 	{
 		name:  "a NUL byte inside a .gitignore line ends the pattern",
@@ -339,7 +339,7 @@ func TestGrowingLargeFileIsCommittedAsASnapshot(t *testing.T) {
 	r := mustOpen(t, dir)
 	for i := range 3 {
 		writeFiles(t, dir, map[string]string{"n.txt": strconv.Itoa(i)})
-		if _, err := r.CommitAll("snapshot"); err != nil {
+		if _, err := r.CommitAll(context.Background(), "snapshot"); err != nil {
 			close(stop)
 			<-done
 			t.Fatalf("CommitAll %d while app.log grows: %v", i, err)
@@ -375,7 +375,7 @@ func TestPOSIXTZ(t *testing.T) {
 		june := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 		env := map[string]string{"TZ": tz, "HOME": os.Getenv("HOME")}
 		r := mustOpen(t, dir, WithClock(func() time.Time { return june }), WithGetenv(func(k string) string { return env[k] }))
-		if _, err := r.CommitAll("tz"); err != nil {
+		if _, err := r.CommitAll(context.Background(), "tz"); err != nil {
 			t.Fatal(err)
 		}
 		if got := runGit(t, dir, "log", "-1", "--format=%ai"); !strings.HasSuffix(got, want) {

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,16 +43,13 @@ func runRound3(t *testing.T, tc round3Case) {
 	}
 
 	opts := []Option{WithEnv(env), WithClock(func() time.Time { return diffDate })}
-	if !tc.verdict {
-		opts = append(opts, withoutVerdict())
-	}
 	r, err := Open(dir, opts...)
 	if err == nil && tc.verdict {
 		err = r.Preflight()
 	}
 	if err == nil {
 		var c Commit
-		c, err = r.CommitAll("change")
+		c, err = r.CommitAll(context.Background(), "change")
 		for _, pd := range c.GitReplaced {
 			t.Errorf("git's verdict replaced debussy's staging: %s", pd)
 		}

@@ -2,6 +2,7 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -284,7 +285,7 @@ func runDiffCase(t *testing.T, tc diffCase) {
 				return err
 			}
 		}
-		c, err := r.CommitAll(msg)
+		c, err := r.CommitAll(context.Background(), msg)
 		if err != nil {
 			return err
 		}
@@ -665,7 +666,7 @@ var issueCases = []diffCase{
 			h.Write("other.txt", "o")
 		},
 		gitRefuses: "does not have a commit checked out",
-		refused:    "nested git repository without a commit",
+		refused:    "does not have a commit checked out",
 	},
 	{
 		name:  "ignored nested git init without commits is fine",
@@ -680,21 +681,21 @@ var issueCases = []diffCase{
 		setup:      diffBase,
 		change:     func(t *testing.T, h *diffRepo) { h.Write(".Git/config", "x"); h.Write("ok.txt", "o") },
 		gitRefuses: "invalid path",
-		refused:    "git would refuse to add .Git/config",
+		refused:    "invalid path",
 	},
 	{
 		name:       ".git. directory is refused",
 		setup:      diffBase,
 		change:     func(t *testing.T, h *diffRepo) { h.Write("sub/.git./x", "x") },
 		gitRefuses: "invalid path",
-		refused:    "git would refuse to add sub/.git./x",
+		refused:    "invalid path",
 	},
 	{
 		name:       "symlinked .gitmodules is refused",
 		setup:      diffBase,
 		change:     func(t *testing.T, h *diffRepo) { h.Symlink("keep.txt", ".gitmodules") },
 		gitRefuses: "invalid path",
-		refused:    "git would refuse to add .gitmodules",
+		refused:    "invalid path",
 	},
 	{
 		name:   "ignored .Git directory is fine",
@@ -807,13 +808,12 @@ var issueCases = []diffCase{
 		refused: "extensions.objectFormat=sha256",
 	},
 	{
-		name:  "split index is refused with the way out",
+		name:  "a split index is git's to read",
 		setup: diffBase,
 		change: func(t *testing.T, h *diffRepo) {
 			h.Git("update-index", "--split-index")
 			h.Write("keep.txt", "changed")
 		},
-		refused: "git update-index --no-split-index",
 	},
 	{
 		name: "large files are streamed into objects",

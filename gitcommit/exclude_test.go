@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func TestUntrackedMatchesGit(t *testing.T) {
 	}
 	objects := runGit(t, dir, "count-objects")
 
-	got, err := mustOpen(t, dir).Untracked()
+	got, err := mustOpen(t, dir).Untracked(context.Background())
 	if err != nil {
 		t.Fatalf("Untracked: %v", err)
 	}
@@ -76,7 +77,7 @@ func TestCommitAllExclude(t *testing.T) {
 			runGit(t, dir, "init", "-q", filepath.Join(dir, "scratch"))
 
 			r := mustOpen(t, dir)
-			user, err := r.Untracked()
+			user, err := r.Untracked(context.Background())
 			if err != nil {
 				t.Fatalf("Untracked: %v", err)
 			}
@@ -101,7 +102,7 @@ func TestCommitAllExclude(t *testing.T) {
 				noted = changed
 				return msg + "\nincludes " + strings.Join(changed, ", ") + "\n"
 			}
-			c, err := r.CommitAll("work", Exclude(user, note))
+			c, err := r.CommitAll(context.Background(), "work", Exclude(user, note))
 			if tt.wantNothing {
 				if err != ErrNothingToCommit {
 					t.Fatalf("CommitAll = %+v, %v; want ErrNothingToCommit", c, err)
@@ -130,5 +131,69 @@ func TestCommitAllExclude(t *testing.T) {
 				t.Errorf("git status after the commit:\n%s\nwant dir/key.env untracked", status)
 			}
 		})
+	}
+}
+
+// Never's paths stay out whether git ignores them or not (an ignored one is
+// not named to git add -A, which fails on an ignored path named even in an
+// exclude pathspec), and one the agent staged goes back out of the index.
+// Names with a newline, a trailing CR or glob characters are exactly those.
+func TestCommitAllNever(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{".gitignore": ".env\n", "a.txt": "a\n"})
+	files := map[string]string{".env": "TOKEN=1\n", "local.json": "{}\n", "we\nird": "w\n", "cr\r": "c\n", "g*[lob]": "g\n",
+		"work.txt": "agent\n", "we": "agent\n", "ird": "agent\n", "g": "agent\n"}
+	writeFiles(t, dir, files)
+	runGit(t, dir, "add", "-f", "local.json")
+	never := []string{".env", "local.json", "we\nird", "cr\r", "g*[lob]"}
+	c, err := mustOpen(t, dir).CommitAll(context.Background(), "work", Never(never))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.Unstaged, []string{"local.json"}) {
+		t.Errorf("Unstaged = %q, want [local.json]", c.Unstaged)
+	}
+	got := runGit(t, dir, "ls-tree", "-r", "-z", "--name-only", "HEAD")
+	tree := strings.Split(strings.TrimRight(got, "\x00"), "\x00")
+	for _, p := range never {
+		if slices.Contains(tree, p) {
+			t.Errorf("%q committed", p)
+		}
+	}
+	for _, p := range []string{"work.txt", "we", "ird", "g"} {
+		if !slices.Contains(tree, p) {
+			t.Errorf("%q, the agent's, not committed: %q", p, tree)
+		}
+	}
+}
+
+// Without git, go-git stages: new and changed files are committed, what
+// .gitignore ignores, .debussy/ and the user's files at start are not.
+func TestCommitAllWithoutGit(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{".gitignore": "*.log\n", "a.txt": "a\n"})
+	writeFiles(t, dir, map[string]string{"mine.txt": "the user's\n"})
+	r := mustOpen(t, dir, withoutGit())
+	if r.Mode() != "go-git" {
+		t.Fatalf("Mode = %q", r.Mode())
+	}
+	user, err := r.Untracked(context.Background())
+	if err != nil || len(user) != 1 {
+		t.Fatalf("Untracked = %v, %v; want mine.txt", user, err)
+	}
+	writeFiles(t, dir, map[string]string{"a.txt": "changed\n", "new.txt": "n\n", "x.log": "noise\n", ".debussy/state.json": "{}\n"})
+	c, err := r.CommitAll(context.Background(), "work", Exclude(user, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StagedByGit {
+		t.Error("StagedByGit without git")
+	}
+	got := strings.Fields(runGit(t, dir, "ls-tree", "-r", "--name-only", "HEAD"))
+	if want := []string{".gitignore", "a.txt", "new.txt"}; !slices.Equal(got, want) {
+		t.Errorf("HEAD holds %q, want %q", got, want)
+	}
+	if st := runGit(t, dir, "status", "--porcelain", "--untracked-files=no"); st != "" {
+		t.Errorf("status after the commit: %q", st)
 	}
 }

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ func TestPreCommitRejectionKeepsWork(t *testing.T) {
 	must(t, os.WriteFile(hook, []byte("#!/bin/sh\necho \"found a secret in $(git diff --cached --name-only)\"\nexit 7\n"), 0o755))
 	writeFiles(t, dir, map[string]string{"a.txt": "changed\n", "new.txt": "AKIA\n"})
 
-	_, err := mustOpen(t, dir).CommitAll("checkpoint")
+	_, err := mustOpen(t, dir).CommitAll(context.Background(), "checkpoint")
 	var he *HookError
 	if !errors.As(err, &he) || !errors.Is(err, ErrHookRejected) {
 		t.Fatalf("CommitAll = %v, want a *HookError wrapping ErrHookRejected", err)
@@ -116,7 +117,7 @@ func TestSignOpenPGP(t *testing.T) {
 	// A signing failure is an error, not an unsigned commit.
 	runGit(t, dir, "config", "user.signingKey", "nobody@nowhere")
 	writeFiles(t, dir, map[string]string{"a.txt": "b\n"})
-	if _, err := mustOpen(t, dir).CommitAll("unsigned?"); err == nil || !strings.Contains(err.Error(), "sign commit") {
+	if _, err := mustOpen(t, dir).CommitAll(context.Background(), "unsigned?"); err == nil || !strings.Contains(err.Error(), "sign commit") {
 		t.Errorf("CommitAll with an unknown key = %v, want a signing error", err)
 	}
 }
@@ -163,7 +164,7 @@ func TestCommitDuringOperation(t *testing.T) {
 			if err := r.Preflight(); !errors.As(err, &ip) || ip.Marker != tc.marker {
 				t.Errorf("Preflight = %v, want an InProgressError for %s", err, tc.marker)
 			}
-			if _, err := r.CommitAll("resolved"); err != nil {
+			if _, err := r.CommitAll(context.Background(), "resolved"); err != nil {
 				t.Fatal(err)
 			}
 			for _, q := range []string{"HEAD^{tree}", "HEAD^@"} {

@@ -2,12 +2,15 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -100,7 +103,7 @@ func mustOpen(t *testing.T, dir string, opts ...Option) *Repo {
 
 func mustCommitAll(t *testing.T, dir, msg string) Commit {
 	t.Helper()
-	c, err := mustOpen(t, dir).CommitAll(msg)
+	c, err := mustOpen(t, dir).CommitAll(context.Background(), msg)
 	if err != nil {
 		t.Fatalf("CommitAll: %v", err)
 	}
@@ -129,7 +132,7 @@ func commitBothWays(t *testing.T, dir string) Commit {
 	runGit(t, twin, "commit", "-q", "--no-verify", "-m", "git")
 
 	r := mustOpen(t, dir)
-	c, err := r.CommitAll("debussy")
+	c, err := r.CommitAll(context.Background(), "debussy")
 	if err != nil {
 		t.Fatalf("CommitAll: %v", err)
 	}
@@ -201,3 +204,38 @@ func treeFiles(t *testing.T, dir string) []string {
 	}
 	return strings.Split(out, "\n")
 }
+
+// streamThreshold is the size the port once streamed files above: the
+// large-file cases keep their sizes.
+const streamThreshold = 1 << 20
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// passwdName is the name git takes from the user's passwd entry when
+// user.name is set nowhere (ident.c copy_gecos): the gecos field up to its
+// first comma, "&" standing for the login name capitalised.
+var passwdName = sync.OnceValue(func() string {
+	u, err := user.Current()
+	if err != nil {
+		return ""
+	}
+	gecos, _, _ := strings.Cut(u.Name, ",")
+	if strings.Contains(gecos, "&") && u.Username != "" {
+		gecos = strings.ReplaceAll(gecos, "&", strings.ToUpper(u.Username[:1])+u.Username[1:])
+	}
+	return strings.TrimSpace(gecos)
+})
+
+// defaultEmail is the address git makes up when none is set (ident.c
+// add_domainname): the login name at the host name, when that name has a
+// domain; "" where git would find none and refuse (its getaddrinfo lookup
+// of a short name is left out).
+var defaultEmail = sync.OnceValue(func() string {
+	u, err := user.Current()
+	host, herr := os.Hostname()
+	if err != nil || herr != nil || u.Username == "" || !strings.Contains(host, ".") {
+		return ""
+	}
+	return u.Username + "@" + host
+})

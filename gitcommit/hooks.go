@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,10 +10,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -107,55 +105,31 @@ var gitExecPath = sync.OnceValue(func() string {
 	return strings.TrimSpace(string(out))
 })
 
-// hookEnv is what `git commit` adds to a hook's environment, including
-// GIT_EXEC_PATH and that directory first on PATH (git's setup_path), so a
-// hook calling git-sh-setup or another git-core program finds it.
-func (r *Repo) hookEnv(author object.Signature) []string {
-	return append(r.baseHookEnv(),
-		"GIT_INDEX_FILE="+r.relToRoot(r.indexFile),
+// hookEnv is what `git commit` adds to a hook's environment: the index it
+// commits (the lock file), GIT_EDITOR=: and the author, and GIT_EXEC_PATH
+// first on PATH (git's setup_path), so a hook calling git-sh-setup finds it.
+func (r *Repo) hookEnv(author object.Signature, indexPath string) []string {
+	env := withoutRepoEnv(r.environ())
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} {
+		if r.getenv(k) != "" {
+			for _, kv := range r.gitEnv() {
+				if strings.HasPrefix(kv, k+"=") {
+					env = append(env, kv)
+				}
+			}
+		}
+	}
+	if p := gitExecPath(); p != "" && r.getenv("GIT_EXEC_PATH") == "" {
+		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+r.getenv("PATH"))
+	}
+	return append(env,
+		"GIT_INDEX_FILE="+r.relToRoot(indexPath),
 		"GIT_EDITOR=:",
 		"GIT_PREFIX=",
 		"GIT_AUTHOR_NAME="+author.Name,
 		"GIT_AUTHOR_EMAIL="+author.Email,
 		"GIT_AUTHOR_DATE="+fmt.Sprintf("@%d %s", author.When.Unix(), author.When.Format("-0700")),
 	)
-}
-
-// baseHookEnv is the environment every hook gets: debussy's (WithEnv's),
-// with git's exec path. A locating variable that was set (GIT_DIR and the
-// like) is made absolute, as git exports it to hooks after it moved to the
-// worktree root: a relative GIT_DIR given from a subdirectory sent the
-// hook's git nowhere.
-func (r *Repo) baseHookEnv() []string {
-	env := r.env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = withoutRepoEnv(env) // those getenv does not see (OpenLinked) stay out
-	abs := map[string]string{"GIT_DIR": r.gitDir, "GIT_WORK_TREE": r.root, "GIT_COMMON_DIR": r.commonDir, "GIT_OBJECT_DIRECTORY": r.objectsDir,
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES": strings.Join(r.altObjects, string(os.PathListSeparator)), "GIT_INDEX_FILE": r.indexFile}
-	for _, k := range repoEnv {
-		if v := r.getenv(k); v != "" {
-			if a, ok := abs[k]; ok {
-				v = a
-			}
-			env = append(env, k+"="+v)
-		}
-	}
-	if p := gitExecPath(); p != "" && r.getenv("GIT_EXEC_PATH") == "" {
-		env = append(env, "GIT_EXEC_PATH="+p, "PATH="+p+string(os.PathListSeparator)+r.getenv("PATH"))
-	}
-	return env
-}
-
-// postIndexChange runs the post-index-change hook, as git does after each
-// write of the index: its arguments say whether the worktree and the
-// skip-worktree bits were updated, "0" and "0" for a commit. git ignores
-// its exit status.
-func (r *Repo) postIndexChange(cfg gitConfig) {
-	if _, err := r.runHook(cfg, "post-index-change", r.baseHookEnv(), "0", "0"); err != nil {
-		r.log.Warn("post-index-change hook failed", "err", err)
-	}
 }
 
 // relToRoot is p relative to the worktree root when inside it, as git
@@ -168,36 +142,40 @@ func (r *Repo) relToRoot(p string) string {
 	return p
 }
 
-// runHook runs hook name if present, as git does: cwd the worktree root,
-// stdin empty, stdout and stderr together. ran is false if there is no such
-// hook. A non-zero exit is a *HookError.
-func (r *Repo) runHook(cfg gitConfig, name string, env []string, args ...string) (ran bool, err error) {
-	path, ok := r.hookPath(cfg, name)
+// hooks runs one commit's hooks.
+type hooks struct {
+	r   *Repo
+	cfg gitConfig
+	env []string
+}
+
+// run runs hook name if present, as git does: cwd the worktree root, stdin
+// empty, stdout and stderr together, in its own process group killed with
+// ctx. ran is false if there is no such hook. A non-zero exit is a
+// *HookError; an interrupted one is ctx's error.
+func (h hooks) run(ctx context.Context, name string, args ...string) (ran bool, err error) {
+	path, ok := h.r.hookPath(h.cfg, name)
 	if !ok {
 		return false, nil
 	}
 	out := &headTail{max: maxHookOutput}
 	run := func(argv ...string) error {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = r.root
-		cmd.Env = env
+		cmd := command(ctx, argv[0], argv[1:]...)
+		cmd.Dir = h.r.root
+		cmd.Env = h.env
 		cmd.Stdout, cmd.Stderr = out, out
-		// A hook that leaves a background child holding its output must
-		// not hang the commit once the hook itself has exited.
-		cmd.WaitDelay = 5 * time.Second
 		return cmd.Run()
 	}
-	r.log.Debug("run hook", "hook", name, "path", path)
+	h.r.log.Debug("run hook", "hook", name, "path", path)
 	err = run(append([]string{path}, args...)...)
 	if errors.Is(err, syscall.ENOEXEC) {
-		// A script without "#!": git's run-command hands it to sh, as
-		// a shell would.
+		// A script without "#!": git's run-command hands it to sh.
 		err = run(append([]string{"sh", path}, args...)...)
 	}
+	if ctx.Err() != nil {
+		return true, fmt.Errorf("%s hook: %w", name, context.Cause(ctx))
+	}
 	if err == nil {
-		if s := strings.TrimSpace(out.String()); s != "" {
-			r.log.Debug("hook output", "hook", name, "output", s)
-		}
 		return true, nil
 	}
 	code := -1
@@ -210,59 +188,88 @@ func (r *Repo) runHook(cfg gitConfig, name string, env []string, args ...string)
 	return true, &HookError{Hook: name, Path: path, ExitCode: code, Output: out.String()}
 }
 
-// messageHooks runs prepare-commit-msg and commit-msg as `git commit -m`
-// does: the message goes to COMMIT_EDITMSG, the hooks may edit it, and what
-// they leave is the message. An empty result aborts the commit, as in git.
-func (r *Repo) messageHooks(cfg gitConfig, env []string, msg string) (string, error) {
-	_, prepare := r.hookPath(cfg, "prepare-commit-msg")
-	_, check := r.hookPath(cfg, "commit-msg")
+// postIndexChange runs the post-index-change hook, as git does after each
+// write of the index ("0" "0": neither worktree nor skip-worktree bits
+// changed). git ignores its exit status.
+func (h hooks) postIndexChange(ctx context.Context) {
+	if _, err := h.run(ctx, "post-index-change", "0", "0"); err != nil {
+		h.r.log.Warn("post-index-change hook failed", "err", err)
+	}
+}
+
+// message runs prepare-commit-msg and commit-msg as `git commit -m` does:
+// the message goes to COMMIT_EDITMSG, the hooks may edit it, and what they
+// leave is the message (cleaned up afterwards, cleanupMessage).
+func (h hooks) message(ctx context.Context, msg string) (string, error) {
+	_, prepare := h.r.hookPath(h.cfg, "prepare-commit-msg")
+	_, check := h.r.hookPath(h.cfg, "commit-msg")
 	if !prepare && !check {
 		return msg, nil
 	}
-	path := filepath.Join(r.gitDir, "COMMIT_EDITMSG")
+	path := filepath.Join(h.r.gitDir, "COMMIT_EDITMSG")
 	if err := os.WriteFile(path, []byte(msg), 0o666); err != nil {
 		return "", fmt.Errorf("write commit message: %w", err)
 	}
-	rel := r.relToRoot(path)
-	if _, err := r.runHook(cfg, "prepare-commit-msg", env, rel, "message"); err != nil {
+	rel := h.r.relToRoot(path)
+	if _, err := h.run(ctx, "prepare-commit-msg", rel, "message"); err != nil {
 		return "", err
 	}
-	if _, err := r.runHook(cfg, "commit-msg", env, rel); err != nil {
+	if _, err := h.run(ctx, "commit-msg", rel); err != nil {
 		return "", err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read commit message: %w", err)
 	}
-	if strings.TrimSpace(string(b)) == "" {
+	return string(b), nil
+}
+
+// cleanupMessage cleans the message as `git commit -m` does after its
+// hooks (commit.cleanup; without an editor "default" and "scissors" are
+// "whitespace"): `git stripspace`, with --strip-comments for "strip" (git
+// knows core.commentChar). An empty result aborts the commit, as in git.
+func (r *Repo) cleanupMessage(ctx context.Context, cfg gitConfig, msg string) (string, error) {
+	mode := strings.ToLower(cfg.get("commit.cleanup"))
+	out := msg
+	switch {
+	case mode == "verbatim":
+	case r.gitBin == "" || mode != "strip" && stripSpace(msg) == msg:
+		out = stripSpace(msg) // nothing for git's whitespace cleanup to do
+	default:
+		args := []string{"stripspace"}
+		if mode == "strip" {
+			args = append(args, "--strip-comments")
+		}
+		b, err := r.git(ctx, gitRun{stdin: strings.NewReader(msg)}, args...)
+		if err != nil {
+			return "", fmt.Errorf("clean up the message: %w", err)
+		}
+		out = string(b)
+	}
+	if strings.TrimSpace(out) == "" {
 		return "", &HookError{Hook: "commit-msg", ExitCode: 0,
 			Output: "the hooks left an empty commit message; git aborts such a commit"}
-	}
-	out := string(b)
-	if !strings.HasSuffix(out, "\n") {
-		out += "\n"
 	}
 	return out, nil
 }
 
-// indexTree re-reads the index after the pre-commit hook, which may have
-// staged more (git re-reads it too), and builds its tree.
-func (r *Repo) indexTree() (plumbing.Hash, map[plumbing.Hash]*builtTree, []*index.Entry, error) {
-	idx, err := r.readIndex()
-	if err != nil {
-		return plumbing.ZeroHash, nil, nil, err
-	}
-	entries := make([]*index.Entry, 0, len(idx.Entries))
-	for _, e := range idx.Entries {
-		if e.Stage != 0 {
-			return plumbing.ZeroHash, nil, nil, fmt.Errorf("the pre-commit hook left %s unmerged in the index", e.Name)
+// stripSpace is `git stripspace` without git: trailing spaces cut, runs of
+// blank lines made one, none at the start or the end, a final newline.
+func stripSpace(msg string) string {
+	var b strings.Builder
+	blank := false
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimRight(line, " \t\r\v\f")
+		if line == "" {
+			blank = b.Len() > 0
+			continue
 		}
-		if e.IntentToAdd {
-			continue // `git add -N`: not in the tree until added
+		if blank {
+			b.WriteByte('\n')
+			blank = false
 		}
-		entries = append(entries, e)
+		b.WriteString(line)
+		b.WriteByte('\n')
 	}
-	sortEntries(entries)
-	tree, trees := buildTree(entries)
-	return tree, trees, entries, nil
+	return b.String()
 }

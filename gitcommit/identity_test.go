@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestMadeUpIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	who := r.MadeUpIdentity()
+	who := r.MadeUpIdentity(context.Background())
 	if who == "" || !strings.Contains(who, "<") {
 		t.Errorf("MadeUpIdentity() = %q, want the made-up committer", who)
 	}
@@ -33,7 +34,7 @@ func TestMadeUpIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if who := r.MadeUpIdentity(); who != "" {
+	if who := r.MadeUpIdentity(context.Background()); who != "" {
 		t.Errorf("MadeUpIdentity() = %q with user.name and user.email set", who)
 	}
 }

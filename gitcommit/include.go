@@ -1,21 +1,23 @@
 package gitcommit
 
 import (
-	"errors"
+	"bytes"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // A .worktreeinclude (gitignore syntax, at the root; the convention of
 // Claude Code, Codex, Conductor and ccmanager) names the files a new
 // worktree needs that git does not check out: .env, local settings. Only
 // files git ignores qualify, so a copy can never be a tracked file, and
-// the same ignore rules CommitAll follows decide it.
+// git's own ignore rules decide it.
 
 // IgnoredFile is one file IgnoredMatching found.
 type IgnoredFile struct {
@@ -26,12 +28,11 @@ type IgnoredFile struct {
 // IgnoredMatching lists, sorted, the files of the worktree that git ignores
 // and that patterns (gitignore syntax) select: never a tracked file, nothing
 // under .git or .debussy, nothing inside a nested repository. A directory
-// a pattern selects selects every ignored file below it, as an ignored
-// directory ignores everything below it. Symlinks are listed, never
-// followed; sockets, fifos and devices are left out.
-func (r *Repo) IgnoredMatching(patterns []byte) ([]IgnoredFile, error) {
-	include := ignoreList(parseIgnoreFile(patterns, ""))
-	if len(include) == 0 {
+// a pattern selects selects every ignored file below it. Symlinks are
+// listed, never followed; sockets, fifos and devices are left out. Where
+// git is installed, git decides both (`git ls-files --others --ignored`).
+func (r *Repo) IgnoredMatching(ctx context.Context, patterns []byte) ([]IgnoredFile, error) {
+	if len(bytes.TrimSpace(patterns)) == 0 {
 		return nil, nil
 	}
 	end, err := r.begin()
@@ -39,121 +40,72 @@ func (r *Repo) IgnoredMatching(patterns []byte) ([]IgnoredFile, error) {
 		return nil, fmt.Errorf("list ignored files: %w", err)
 	}
 	defer end()
-	idx, err := r.readIndex()
+	if r.gitBin == "" {
+		return nil, fmt.Errorf("list ignored files: %w", ErrNoGit) // only a linked worktree needs them
+	}
+	paths, err := r.ignoredByGit(ctx, patterns)
 	if err != nil {
 		return nil, fmt.Errorf("list ignored files: %w", err)
 	}
-	cfg, err := r.readConfig()
-	if err != nil {
-		return nil, fmt.Errorf("list ignored files: %w", err)
-	}
-	excludes, err := r.excludePatterns(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("list ignored files: read ignore rules: %w", err)
-	}
-	w := &ignoredWalk{r: r, include: include, fold: cfg.bool("core.ignoreCase", false),
-		tracked: map[string]bool{}, trackedDir: map[string]bool{}}
-	for _, e := range idx.Entries {
-		w.tracked[e.Name] = true
-		for dir, _ := splitDir(e.Name); dir != "" && !w.trackedDir[dir]; dir, _ = splitDir(dir) {
-			w.trackedDir[dir] = true
-		}
-	}
-	if err := w.walk("", excludes, false, false); err != nil {
-		return nil, fmt.Errorf("list ignored files: %w", err)
-	}
-	slices.SortFunc(w.out, func(a, b IgnoredFile) int { return strings.Compare(a.Path, b.Path) })
-	return w.out, nil
-}
-
-type ignoredWalk struct {
-	r                   *Repo
-	include             ignoreList
-	fold                bool
-	tracked, trackedDir map[string]bool
-	out                 []IgnoredFile
-}
-
-// walk lists rel's entries; ignored and included say whether rel itself
-// is (then everything below is).
-func (w *ignoredWalk) walk(rel string, patterns ignoreList, ignored, included bool) error {
-	abs := w.r.root
-	base := ""
-	if rel != "" {
-		abs += string(os.PathSeparator) + rel
-		base = rel + "/"
-	}
-	ents, err := os.ReadDir(abs)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		w.r.log.Warn("skip unreadable directory", "dir", abs, "err", err)
-		return nil
-	}
-	if !ignored {
-		if ps := w.r.readDirIgnore(abs, base); len(ps) > 0 {
-			patterns = append(patterns[:len(patterns):len(patterns)], ps...)
-		}
-	}
-	for _, de := range ents {
-		name := de.Name()
-		typ := de.Type()
-		isDir := typ.IsDir()
-		if strings.EqualFold(name, ".git") || (isDir && name == stateDir) {
+	var out []IgnoredFile
+	for _, p := range paths {
+		if isStatePath(p) {
 			continue
 		}
-		path := base + name
-		ign := ignored || patterns.excluded(path, isDir, w.fold)
-		inc := included || w.include.excluded(path, isDir, w.fold)
-		switch {
-		case isDir:
-			if !w.trackedDir[path] && isNonBareRepo(abs+string(os.PathSeparator)+name) {
-				continue // another repository's files are not this one's
-			}
-			if !inc && !w.mayHold(path) {
-				continue
-			}
-			if err := w.walk(path, patterns, ign, inc); err != nil {
-				return err
-			}
-		case !typ.IsRegular() && typ&fs.ModeSymlink == 0, w.tracked[path], !ign, !inc:
-		default:
-			info, err := de.Info()
-			if err != nil {
-				continue // gone meanwhile
-			}
-			w.out = append(w.out, IgnoredFile{Path: path, Mode: info.Mode()})
-		}
-	}
-	return nil
-}
-
-// mayHold reports whether an include pattern could select a path below dir:
-// any basename pattern can; a path pattern only when its literal prefix
-// and dir agree. It spares the walk directories no pattern reaches.
-func (w *ignoredWalk) mayHold(dir string) bool {
-	for i := range w.include {
-		ip := &w.include[i]
-		if ip.flags&patNegative != 0 {
+		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+		if err != nil || !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
 			continue
 		}
-		if ip.flags&patNoDir != 0 {
-			return true
+		out = append(out, IgnoredFile{Path: p, Mode: fi.Mode()})
+	}
+	slices.SortFunc(out, func(a, b IgnoredFile) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// ignoredByGit is the untracked files patterns select that git ignores.
+func (r *Repo) ignoredByGit(ctx context.Context, patterns []byte) ([]string, error) {
+	f, err := os.CreateTemp("", "debussy-include-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(patterns)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	selected, err := r.git(ctx, gitRun{}, "ls-files", "-z", "--others", "--ignored", "--exclude-from="+f.Name())
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := r.git(ctx, gitRun{}, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory")
+	if err != nil {
+		return nil, err
+	}
+	ign := map[string]bool{}
+	for _, p := range strings.Split(string(ignored), "\x00") {
+		ign[p] = true
+	}
+	var out []string
+	for _, p := range strings.Split(string(selected), "\x00") {
+		if p == "" || strings.HasSuffix(p, "/") {
+			continue
 		}
-		lit := strings.TrimPrefix(ip.pattern, "/")
-		if i := strings.IndexAny(lit, "*?[\\"); i >= 0 {
-			lit = lit[:i]
-		}
-		d := dir + "/"
-		if w.fold {
-			lit, d = strings.ToLower(lit), strings.ToLower(d)
-		}
-		if strings.HasPrefix(lit, d) || strings.HasPrefix(d, lit) {
-			return true
+		for q := p; ; {
+			if ign[q] {
+				out = append(out, p)
+				break
+			}
+			i := strings.LastIndexByte(strings.TrimSuffix(q, "/"), '/')
+			if i < 0 {
+				break
+			}
+			q = q[:i+1]
 		}
 	}
-	return false
+	return out, nil
 }
 
 // Never leaves the paths out of the commit whatever their content and
@@ -189,18 +141,24 @@ func (r *Repo) notInHead(h head, never pathSet) (pathSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read HEAD commit: %w", err)
 	}
-	tree, err := c.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("read HEAD tree: %w", err)
-	}
 	out := make(pathSet, len(never))
 	for p := range never {
-		_, err := tree.FindEntry(p)
-		switch {
-		case errors.Is(err, object.ErrEntryNotFound), errors.Is(err, object.ErrDirectoryNotFound):
-			out[p] = true
-		case err != nil:
-			return nil, fmt.Errorf("read HEAD tree at %s: %w", p, err)
+		h := c.TreeHash
+		for comp := range strings.SplitSeq(p, "/") {
+			es, err := r.treeEntries(h)
+			if err != nil {
+				return nil, err
+			}
+			h = plumbing.ZeroHash
+			for _, e := range es {
+				if e.Name == comp {
+					h = e.Hash
+				}
+			}
+			if h.IsZero() {
+				out[p] = true // not HEAD's: the name may hold any byte
+				break
+			}
 		}
 	}
 	return out, nil

@@ -1,13 +1,14 @@
 package gitcommit
 
 import (
-	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -46,14 +47,19 @@ func (l *Ledger) Latest(plan, phase string) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-// ReadLedger reads the phase outcomes recorded in every commit reachable
+// ReadLedger reads the phase outcomes recorded in the commits reachable
 // from HEAD — through all parents of merges, since phases completed on
-// other branches arrive by merge — newest first. "Newest" is git's
-// --topo-order: a commit always comes before its ancestors, and among
-// unrelated commits the later committer date first. A branch without a
-// commit has an empty ledger. History cut short by a shallow clone ends
-// where the objects end: the ledger then misses what lies beyond.
-func (r *Repo) ReadLedger() (*Ledger, error) {
+// other branches arrive by merge — newest first, in git's --topo-order (a
+// commit before its ancestors; among unrelated commits the later committer
+// date first). A branch without a commit has an empty ledger.
+//
+// No phase can end before its plan exists, so where git is installed only
+// the history since the commit that added plan (a repository-relative path;
+// "" is the plan of the newest outcome) is read, by `git log --grep`: the
+// cost follows the plan's commits, not the repository's age. Without git,
+// or when the plan is in no commit, the whole history is walked. History
+// cut short by a shallow clone ends where the objects end.
+func (r *Repo) ReadLedger(ctx context.Context, plan string) (*Ledger, error) {
 	end, err := r.begin()
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
@@ -63,14 +69,21 @@ func (r *Repo) ReadLedger() (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
-	return r.readLedger(head)
+	if head.IsZero() {
+		return &Ledger{}, nil
+	}
+	l, err := r.ledgerFrom(ctx, head, plan)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	return l, nil
 }
 
 // LedgerAt is ReadLedger from the commit ref names (a full ref name such as
 // refs/remotes/origin/debussy/plan/phase-2) instead of HEAD: what a branch
 // that is not checked out says about phases. A ref that does not exist has
 // an empty ledger.
-func (r *Repo) LedgerAt(ref string) (*Ledger, error) {
+func (r *Repo) LedgerAt(ctx context.Context, ref, plan string) (*Ledger, error) {
 	end, err := r.begin()
 	if err != nil {
 		return nil, fmt.Errorf("read ledger of %s: %w", ref, err)
@@ -80,7 +93,14 @@ func (r *Repo) LedgerAt(ref string) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read ledger of %s: %w", ref, err)
 	}
-	return r.readLedger(h)
+	if h.IsZero() {
+		return &Ledger{}, nil
+	}
+	l, err := r.ledgerFrom(ctx, h, plan)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger of %s: %w", ref, err)
+	}
+	return l, nil
 }
 
 // RefHash returns the commit a full ref name points to, "" when there is
@@ -116,66 +136,83 @@ func (r *Repo) refHash(ref string) (plumbing.Hash, error) {
 	return got.Hash(), nil
 }
 
-// readLedger reads the outcomes reachable from head (zero: none).
-func (r *Repo) readLedger(head plumbing.Hash) (*Ledger, error) {
-	l := &Ledger{}
-	if head.IsZero() {
-		return l, nil
+// ledgerFrom reads the outcomes reachable from head, by git where it is
+// installed (from the plan's commit on), else by go-git.
+func (r *Repo) ledgerFrom(ctx context.Context, head plumbing.Hash, plan string) (*Ledger, error) {
+	if r.gitBin == "" {
+		return r.walkLedger(head)
 	}
+	return r.logLedger(ctx, head, plan)
+}
 
-	// Read every reachable commit once, remembering only what ordering and
-	// outcomes need.
-	type node struct {
-		parents  []plumbing.Hash
-		when     time.Time
-		children int
-		outcome  *Outcome
+// logLedger is ReadLedger by git.
+func (r *Repo) logLedger(ctx context.Context, head plumbing.Hash, plan string) (*Ledger, error) {
+	logArgs := []string{"log", "-z", "--topo-order", "--format=%H%n%cI%n%B", "--grep=^Debussy-Event:", head.String()}
+	if plan == "" {
+		newest, err := r.git(ctx, gitRun{}, append(logArgs, "-1")...)
+		if err != nil {
+			return nil, err
+		}
+		if len(newest) == 0 {
+			return &Ledger{}, nil // no debussy commit at all
+		}
+		for _, t := range ParseTrailers(strings.TrimRight(string(newest), "\x00\n")) {
+			if strings.EqualFold(t.Key, "debussy-plan") {
+				plan = t.Value
+			}
+		}
 	}
-	nodes := map[plumbing.Hash]*node{}
-	queue := []plumbing.Hash{head}
-	for len(queue) > 0 {
-		h := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if _, ok := nodes[h]; ok {
+	if plan != "" {
+		added, err := r.git(ctx, gitRun{}, "log", "-1", "--format=%H", "--diff-filter=A", head.String(), "--", ":(top,literal)"+plan)
+		if err != nil {
+			return nil, err
+		}
+		if h := strings.TrimSpace(string(added)); h != "" {
+			logArgs = append(logArgs, "^"+h+"^@") // from the plan's commit on
+		}
+	}
+	out, err := r.git(ctx, gitRun{}, logArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(out), nil
+}
+
+// parseLog reads `git log -z --format=%H%n%cI%n%B` into outcomes.
+func parseLog(out []byte) *Ledger {
+	l := &Ledger{}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		hash, rest, _ := strings.Cut(rec, "\n")
+		date, msg, _ := strings.Cut(rest, "\n")
+		when, err := time.Parse(time.RFC3339, date)
+		if err != nil || !plumbing.IsHash(hash) {
 			continue
 		}
-		c, err := r.repo.CommitObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) && h != head {
-			continue // beyond a shallow clone's boundary
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read ledger: read commit %s: %w", Short(h.String()), err)
-		}
-		n := &node{parents: c.ParentHashes, when: c.Committer.When, outcome: outcomeOf(c)}
-		nodes[h] = n
-		queue = append(queue, c.ParentHashes...)
-	}
-	for _, n := range nodes {
-		for _, p := range n.parents {
-			if pn, ok := nodes[p]; ok {
-				pn.children++
-			}
+		c := &object.Commit{Hash: plumbing.NewHash(hash), Message: msg, Committer: object.Signature{When: when}}
+		if o := outcomeOf(c); o != nil {
+			l.Outcomes = append(l.Outcomes, *o)
 		}
 	}
+	return l
+}
 
-	// Kahn's algorithm: a commit is ready once all its reachable children
-	// are out; among ready commits the newest committer date goes first.
-	ready := &byDate{{head, nodes[head].when}}
-	for ready.Len() > 0 {
-		e := heap.Pop(ready).(dated)
-		n := nodes[e.hash]
-		if n.outcome != nil {
-			l.Outcomes = append(l.Outcomes, *n.outcome)
+// walkLedger is ReadLedger by go-git: every commit reachable from head,
+// newest committer date first (go-git has no --topo-order: a skewed clock
+// can misorder outcomes, a documented difference of go-git mode).
+func (r *Repo) walkLedger(head plumbing.Hash) (*Ledger, error) {
+	l := &Ledger{}
+	it, err := r.repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	err = it.ForEach(func(c *object.Commit) error {
+		if o := outcomeOf(c); o != nil {
+			l.Outcomes = append(l.Outcomes, *o)
 		}
-		for _, p := range n.parents {
-			pn, ok := nodes[p]
-			if !ok {
-				continue
-			}
-			if pn.children--; pn.children == 0 {
-				heap.Push(ready, dated{p, pn.when})
-			}
-		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, plumbing.ErrObjectNotFound) { // a shallow clone ends there
+		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	return l, nil
 }
@@ -208,29 +245,4 @@ func outcomeOf(c *object.Commit) *Outcome {
 		return nil
 	}
 	return &o
-}
-
-type dated struct {
-	hash plumbing.Hash
-	when time.Time
-}
-
-// byDate is a max-heap on committer date; equal dates by hash, so the
-// order does not depend on map iteration.
-type byDate []dated
-
-func (b byDate) Len() int { return len(b) }
-func (b byDate) Less(i, j int) bool {
-	if !b[i].when.Equal(b[j].when) {
-		return b[i].when.After(b[j].when)
-	}
-	return b[i].hash.String() < b[j].hash.String()
-}
-func (b byDate) Swap(i, j int) { b[i], b[j] = b[j], b[i] }
-func (b *byDate) Push(x any)   { *b = append(*b, x.(dated)) }
-func (b *byDate) Pop() any {
-	old := *b
-	x := old[len(old)-1]
-	*b = old[:len(old)-1]
-	return x
 }

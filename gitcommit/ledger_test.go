@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,7 +76,7 @@ func TestCommitAllowEmpty(t *testing.T) {
 				must(t, os.Chmod(filepath.Join(dir, ".git/hooks/pre-commit"), 0o755))
 			}
 			before := runGit(t, dir, "rev-parse", "HEAD")
-			c, err := mustOpen(t, dir).CommitAll(Message{Subject: "s", Phase: "1", Event: "completed"}.String(), tt.opts...)
+			c, err := mustOpen(t, dir).CommitAll(context.Background(), Message{Subject: "s", Phase: "1", Event: "completed"}.String(), tt.opts...)
 			if tt.wantErr != nil {
 				if !tt.wantErr(err) {
 					t.Fatalf("err = %v", err)
@@ -175,7 +176,7 @@ func TestReadLedger(t *testing.T) {
 			isolate(t)
 			dir := baseRepo(t)
 			tt.build(t, dir)
-			l, err := mustOpen(t, dir).ReadLedger()
+			l, err := mustOpen(t, dir).ReadLedger(context.Background(), "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +196,7 @@ func TestReadLedgerFields(t *testing.T) {
 	m := Message{Subject: "debussy: phase 2 — blocked", Run: "20260101-r", Plan: "docs/MASTER.md", Phase: "2", Event: "blocked",
 		Session: 3, Sessions: 4, Restarts: 2, Reason: "needs\nAPI access"}
 	ledgerCommit(t, dir, 5, m)
-	l, err := mustOpen(t, dir).ReadLedger()
+	l, err := mustOpen(t, dir).ReadLedger(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestReadLedgerFields(t *testing.T) {
 func TestReadLedgerEdges(t *testing.T) {
 	t.Run("unborn branch", func(t *testing.T) {
 		isolate(t)
-		l, err := mustOpen(t, newRepo(t)).ReadLedger()
+		l, err := mustOpen(t, newRepo(t)).ReadLedger(context.Background(), "")
 		if err != nil || len(l.Outcomes) != 0 {
 			t.Fatalf("ledger %+v, err %v", l, err)
 		}
@@ -227,7 +228,7 @@ func TestReadLedgerEdges(t *testing.T) {
 		ledgerCommit(t, dir, 2, outcome("2", "completed"))
 		clone := filepath.Join(t.TempDir(), "clone")
 		runGit(t, t.TempDir(), "clone", "-q", "--depth", "1", "file://"+dir, clone)
-		l, err := mustOpen(t, clone).ReadLedger()
+		l, err := mustOpen(t, clone).ReadLedger(context.Background(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,4 +239,39 @@ func TestReadLedgerEdges(t *testing.T) {
 			t.Error("an outcome beyond the shallow boundary was read")
 		}
 	})
+}
+
+// No phase of a plan ends before the plan exists: outcomes older than the
+// commit that added it are not read, with git and the plan named or found
+// from the newest outcome; go-git (no git) walks the whole history.
+func TestReadLedgerStartsAtThePlan(t *testing.T) {
+	isolate(t)
+	dir := newRepo(t)
+	ledgerCommit(t, dir, 1, outcome("1", "failed")) // before plan.md existed
+	writeFiles(t, dir, map[string]string{"plan.md": "# plan\n"})
+	runGit(t, dir, "add", "plan.md")
+	runGit(t, dir, "commit", "-q", "-m", "add the plan")
+	ledgerCommit(t, dir, 3, outcome("2", "completed"))
+	for _, tc := range []struct {
+		name, plan string
+		opts       []Option
+		want1      bool
+	}{
+		{"named", "plan.md", nil, false},
+		{"from the newest outcome", "", nil, false},
+		{"without git", "plan.md", []Option{withoutGit()}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := mustOpen(t, dir, tc.opts...).ReadLedger(context.Background(), tc.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := l.Latest("plan.md", "2"); !ok {
+				t.Errorf("phase 2's outcome, after the plan, is missing: %+v", l.Outcomes)
+			}
+			if _, ok := l.Latest("plan.md", "1"); ok != tc.want1 {
+				t.Errorf("phase 1's outcome from before the plan: found %v, want %v", ok, tc.want1)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,7 +18,7 @@ func TestReclaimLocks(t *testing.T) {
 	dir := newRepo(t)
 	writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
 	r := mustOpen(t, dir)
-	if _, err := r.CommitAll("one"); err != nil {
+	if _, err := r.CommitAll(context.Background(), "one"); err != nil {
 		t.Fatal(err)
 	}
 	records := filepath.Join(dir, ".git", lockOwnersDir)
@@ -75,7 +76,7 @@ func TestReclaimLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := r.CommitAll("blocked"); !errors.Is(err, ErrLocked) {
+	if _, err := r.CommitAll(context.Background(), "blocked"); !errors.Is(err, ErrLocked) {
 		t.Fatalf("commit under the dead lock: %v, want ErrLocked", err)
 	}
 	removed, err := r.ReclaimLocks()

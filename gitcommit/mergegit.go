@@ -2,92 +2,28 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Merges by git itself.
-//
-// When a git that has `git merge-tree --write-tree` (2.38 and later) is
-// installed, it is the merge engine: it merges the two commits as
-// `git merge` would (merge-ort: its merge bases, renames, attributes such as
-// merge=union, -merge, binary and merge drivers from the user's config,
-// its line alignment) without touching the index or the work tree, and
-// writes the merged tree, whose files debussy then checks out. The result
-// is git's bytes by construction. `git merge-file --object-id` (2.43)
-// would merge one file at a time, without renames and attributes, so the
-// whole-commit merge is the one used.
-//
-// Without such a git, debussy's own merge (mergeFiles with lineMerger)
-// stays: debussy commits through go-git and must work where no git binary
-// is installed, and that merge only ever gives git's result or a conflict
-// (see mergetext.go), never a result git would not have given.
-
-// minMergeTreeGit is the first git version with `merge-tree --write-tree`.
-var minMergeTreeGit = [2]int{2, 38}
-
-// gitMergeBin is the git binary that merges, "" when there is none (or
-// it is too old); asked once per process.
-var gitMergeBin = sync.OnceValue(func() string {
-	bin, err := exec.LookPath("git")
-	if err != nil {
-		return ""
-	}
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	if v, ok := parseGitVersion(string(out)); !ok || cmpVersion(v, minMergeTreeGit) < 0 {
-		return ""
-	}
-	return bin
-})
-
-// mergeEngine is the git binary Merge uses ("" for debussy's own merge);
-// tests replace it to exercise the fallback.
-var mergeEngine = gitMergeBin
-
-// parseGitVersion reads major and minor from `git --version` output
-// ("git version 2.39.5", "git version 2.39.3 (Apple Git-145)",
-// "git version 2.45.1.windows.1").
-func parseGitVersion(s string) ([2]int, bool) {
-	f := strings.Fields(s)
-	if len(f) < 3 || f[0] != "git" || f[1] != "version" {
-		return [2]int{}, false
-	}
-	parts := strings.SplitN(f[2], ".", 3)
-	if len(parts) < 2 {
-		return [2]int{}, false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil {
-		return [2]int{}, false
-	}
-	return [2]int{major, minor}, true
-}
-
-func cmpVersion(a, b [2]int) int {
-	if a[0] != b[0] {
-		return a[0] - b[0]
-	}
-	return a[1] - b[1]
-}
+// Merges by git itself: `git merge-tree --write-tree` (2.38 and later)
+// merges the two commits as `git merge` would (merge-ort: merge bases,
+// renames, attributes and merge drivers) without touching the index or the
+// work tree; Merge then checks the merged tree out with git.
 
 // gitMergeEnv is the environment git merges in: the process's, without
 // the variables that would point git at another repository, index or
 // object directory (or ref namespace) than the one given on its command
 // line, and with the object directories debussy reads (objdirs.go).
 func (r *Repo) gitMergeEnv() []string {
-	return append(withoutVar(withoutRepoEnv(os.Environ()), "GIT_NAMESPACE"), r.objectEnvVars()...)
+	return append(withoutVar(withoutRepoEnv(r.environ()), "GIT_NAMESPACE"), r.objectEnvVars()...)
 }
 
 // mergeByGit merges commit theirs into ours with `git merge-tree
@@ -95,8 +31,8 @@ func (r *Repo) gitMergeEnv() []string {
 // merge. git reads attributes from the work tree, which holds ours (as for
 // `git merge`). Histories without a common commit merge against the empty
 // tree, as debussy's own merge does.
-func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
-	cmd := exec.Command(bin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
+func (r *Repo) mergeByGit(ctx context.Context, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
+	cmd := command(ctx, r.gitBin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
 		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
 		ours.String(), theirs.String())
 	cmd.Dir = r.root
@@ -104,10 +40,13 @@ func (r *Repo) mergeByGit(bin string, ours, theirs plumbing.Hash) (tree plumbing
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w", context.Cause(ctx))
+	}
 	var ee *exec.ExitError
 	clean := err == nil
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git 2.38 or later): %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	tree, names, messages, err := parseMergeTree(stdout.Bytes())
 	if err != nil {

@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -95,19 +96,12 @@ func (r *Repo) Preflight() error {
 	if op := r.operationInProgress(); op != nil {
 		errs = append(errs, op)
 	}
-	cfg, err := r.readConfig()
+	cfg, err := r.readConfig(context.Background())
 	if err != nil {
-		errs = append(errs, err) // every git command would fail on it too
+		return errors.Join(append(errs, err)...) // every git command would fail on it too
 	}
 	errs = append(errs, r.unsupportedConfig(cfg)...)
 	errs = append(errs, r.unsupportedHooks(cfg)...)
-	if r.verdictWillRun() {
-		// git's verdict converts what debussy does not (working-tree-encoding).
-	} else if attrErrs, err := r.unsupportedAttributes(cfg); err != nil {
-		errs = append(errs, fmt.Errorf("preflight: %w", err))
-	} else {
-		errs = append(errs, attrErrs...)
-	}
 	return errors.Join(errs...)
 }
 
@@ -137,51 +131,6 @@ func (r *Repo) unsupportedHooks(cfg gitConfig) []error {
 		}
 	}
 	return errs
-}
-
-// unsupportedAttributes reads the attribute files that exist now (the
-// worktree's tracked and root .gitattributes, info/attributes and the global
-// one) for conversions CommitAll cannot do. CommitAll refuses them too when
-// it meets one later, so a file the agent adds mid-run cannot slip through.
-func (r *Repo) unsupportedAttributes(cfg gitConfig) ([]error, error) {
-	idx, err := r.readIndex()
-	if err != nil {
-		return nil, err
-	}
-	dirs := map[string]bool{"": true}
-	for _, e := range idx.Entries {
-		if e.Name == ".gitattributes" || strings.HasSuffix(e.Name, "/.gitattributes") {
-			dir, _ := splitDir(e.Name)
-			dirs[dir] = true
-		}
-	}
-	a := r.newAttrs(cfg)
-	var errs []error
-	seen := map[string]bool{}
-	check := func(f *attrFile) {
-		if f == nil {
-			return
-		}
-		for _, l := range f.lines {
-			for _, st := range l.states {
-				if err := a.unsupportedState(st, f.path); err != nil && !seen[err.Error()] {
-					seen[err.Error()] = true
-					errs = append(errs, err)
-				}
-			}
-		}
-	}
-	for _, f := range a.globals() {
-		check(f)
-	}
-	for dir := range dirs {
-		f, err := a.dirFile(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		check(f)
-	}
-	return errs, nil
 }
 
 // opState is what an unfinished operation changes about a commit made in

@@ -1,64 +1,34 @@
-// Package gitcommit commits an agent's work exactly as the user's own
-// `git add -A && git commit` would, or refuses where git would refuse. The
-// differential suite (differential_test.go) holds it to real git.
+// Package gitcommit commits an agent's work as the user's own
+// `git add -A && git commit` would, by construction.
 //
-// What it honours, as git does:
-//   - ignore rules: every .gitignore (a symlinked one is not followed),
-//     info/exclude of the common git dir, core.excludesFile or the XDG
-//     default; matched by a port of git's wildmatch and dir.c rules, fuzzed
-//     against `git check-ignore`;
-//   - the repository: GIT_DIR, GIT_WORK_TREE and core.worktree, else
-//     discovery from the working directory, refused as git refuses one
-//     owned by another user (safedir.go); GIT_OBJECT_DIRECTORY and
-//     GIT_ALTERNATE_OBJECT_DIRECTORIES (objdirs.go);
-//   - config: system, XDG, ~/.gitconfig, repository and worktree config
-//     (extensions.worktreeConfig), include.path and includeIf gitdir,
-//     gitdir/i, onbranch and hasconfig:remote.*.url (any other condition is
-//     refused), GIT_CONFIG_COUNT; parsed as git parses it
-//     (UTF-8 BOM, legacy [section.sub] headers). A file git rejects is an
-//     error naming file and line, never a silent fallback;
-//   - author and committer from GIT_* variables, author.*, committer.*,
-//     user.* and $EMAIL, with GIT_AUTHOR_DATE and GIT_COMMITTER_DATE;
-//   - the index: stat data and racy git, core.fileMode, core.symlinks,
-//     core.ignoreStat, intent-to-add, unmerged entries, assume-unchanged and
-//     skip-worktree entries kept as they are (a skip-worktree .gitignore or
-//     .gitattributes read from the index), a sparse checkout's definition
-//     (sparse.go), index versions 2 to 4;
-//   - nested repositories: a gitlink to the HEAD of an untracked one; a
-//     directory that holds tracked files is walked as git walks it; an
-//     empty .git directory or a non-gitdir .git file hides nothing;
-//   - alternates (clone --shared / --reference), preciousObjects, linked
-//     worktrees and submodules, core.sharedRepository permissions.
+// Where git is installed (Mode), git decides what a commit holds: `git add
+// -A` stages the worktree into the index's lock file (the private index
+// `git commit -a` uses too), with what debussy itself leaves out — the
+// user's untracked files at the start (Exclude), .worktreeinclude copies
+// (Never) and .debussy/ — given as literal exclude pathspecs, and `git
+// write-tree` makes its tree. Ignore rules, attributes, filters, eol,
+// sparse checkouts, submodules and every config that bears on them are
+// git's own. go-git then writes the commit object (message, trailers, the
+// identity `git var` answers, a signature as git would make it) and moves
+// the branch with its reflog; the lock file becomes the index, so `git
+// status` is clean. The user's hooks run as `git commit` runs them, and
+// the message is cleaned up by `git stripspace`. Every git command and
+// hook takes the caller's context and dies with its process group.
 //
-// Refused with the reason, as `git add -A` refuses them or because they are
-// not supported: a nested repository without a commit, paths git reserves
-// (.Git/, .git., a symlinked .gitmodules), SHA-256 repositories, unknown
-// repository extensions, split and sparse indexes. Never committed:
-// debussy's own .debussy/ directory.
-//
-// Filters, eol, hooks, signing and unfinished operations are covered in
-// CommitAll's documentation and Preflight.
-//
-// Where git is installed, git's verdict wins (gitverdict.go): each commit is
-// staged by `git add -A` too, and git's entry is committed wherever the two
-// differ, the difference reported as a bug (Commit.GitReplaced).
-//
-// go-git provides the object store and the file formats. The staging pass is
-// our own: go-git's AddWithOptions{All: true} hashes every file of every
-// ignored tree (node_modules) on each call and skips .git/info/exclude in
-// linked worktrees and core.excludesFile everywhere. The pass here stats
-// tracked files against the index like git does, descends only into
-// directories that are not ignored, streams large files into objects, and
-// writes the index and refs under git's own lock files so a concurrent git
-// command fails cleanly instead of being clobbered.
+// Without git, go-git stages (worktree.AddWithOptions{All: true}), with
+// its documented differences: no .git/info/exclude in linked worktrees,
+// no core.excludesFile, no attributes, filters or eol conversion.
 package gitcommit
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -85,8 +55,7 @@ var (
 	ErrLocked = errors.New("repository is locked by another git process")
 )
 
-// stateDir is debussy's own ledger directory; it is never committed, at any
-// depth, whatever the ignore files say.
+// stateDir is debussy's own directory, never committed at any depth.
 const stateDir = ".debussy"
 
 // Repo is a git worktree opened for committing. Its methods serialise on an
@@ -94,34 +63,31 @@ const stateDir = ".debussy"
 type Repo struct {
 	root      string // worktree root
 	gitDir    string // per-worktree git dir (index, HEAD, logs/HEAD)
-	commonDir string // shared git dir (objects, refs, config, info/exclude)
+	commonDir string // shared git dir (objects, refs, config)
 
 	// Reopened by each operation (see reopen); guarded by mu.
 	repo  *git.Repository
 	store storage.Storer
 
-	// assumeValid is the last index read's assume-unchanged entries (the
-	// flag has no place in go-git's index.Entry); guarded by mu.
-	assumeValid map[string]bool
+	shared int // core.sharedRepository (parseSharedPerm)
 
-	shared int // core.sharedRepository (parseSharedPerm); set by checkFormat
+	// gitBin is the git that stages and is asked; "" stages with go-git.
+	gitBin string
+	noGit  bool // withoutGit
 
 	log    *slog.Logger
 	now    func() time.Time
+	clock  bool // WithClock was given: commits are dated by it
 	getenv func(string) string
-	// env is the environment getenv reads, for git's verdict (WithEnv);
-	// osEnv says getenv is os.Getenv's, so os.Environ() is it.
-	env       []string
-	osEnv     bool
-	noVerdict bool // withoutVerdict
+	// env is the environment getenv reads (WithEnv); osEnv says getenv is
+	// os.Getenv's, so os.Environ() is it.
+	env   []string
+	osEnv bool
 	// objectsDir is where objects are written (GIT_OBJECT_DIRECTORY, else
 	// the common dir's objects/); altObjects are
 	// GIT_ALTERNATE_OBJECT_DIRECTORIES (objdirs.go).
 	objectsDir string
 	altObjects []string
-	// ruleBlobs are the index's skip-worktree .gitignore and .gitattributes
-	// (indexrules.go), set by readIndex; guarded by mu.
-	ruleBlobs map[string]plumbing.Hash
 	// indexFile is the index: GIT_INDEX_FILE (relative to the worktree
 	// root, as git reads it) or the git dir's.
 	indexFile string
@@ -132,12 +98,13 @@ type Repo struct {
 // Option configures Open.
 type Option func(*Repo)
 
-// WithLogger sets where warnings (a skipped nested repository, an unwritable
-// reflog) go. The default discards them.
+// WithLogger sets where warnings (an unwritable reflog, a failed
+// post-commit hook) go. The default discards them.
 func WithLogger(l *slog.Logger) Option { return func(r *Repo) { r.log = l } }
 
-// WithClock sets the clock used for commit and reflog timestamps.
-func WithClock(now func() time.Time) Option { return func(r *Repo) { r.now = now } }
+// WithClock sets the clock commits are dated by, where GIT_AUTHOR_DATE and
+// GIT_COMMITTER_DATE do not say otherwise.
+func WithClock(now func() time.Time) Option { return func(r *Repo) { r.now, r.clock = now, true } }
 
 // WithGetenv sets how HOME, XDG_CONFIG_HOME, GIT_AUTHOR_* and the other
 // variables git honours are looked up. The default is os.Getenv.
@@ -146,17 +113,35 @@ func WithGetenv(getenv func(string) string) Option {
 }
 
 // WithEnv sets the environment (KEY=value, the last one wins) variables are
-// looked up in, as WithGetenv, and the one git runs with for its verdict
-// (see CommitAll); without either, the process's own.
+// looked up in, as WithGetenv, and the one git runs with; without either,
+// the process's own.
 func WithEnv(env []string) Option {
 	return func(r *Repo) { r.getenv, r.env, r.osEnv = getenvOf(env), env, false }
 }
 
-// Open finds the repository whose worktree contains dir, the way git does:
-// GIT_DIR and GIT_WORK_TREE when set (see discoverFromEnv), else the nearest
-// ancestor holding a .git directory or a .git file (linked worktrees and
-// submodules).
+// withoutGit stages with go-git as where git is not installed.
+func withoutGit() Option { return func(r *Repo) { r.noGit = true } }
+
+// Mode says who stages this repository's commits: "git" where git is
+// installed, "go-git" (with its documented differences) where it is not.
+func (r *Repo) Mode() string {
+	if r.gitBin != "" {
+		return "git"
+	}
+	return "go-git"
+}
+
+// Open finds the repository whose worktree contains dir, as git finds it
+// (see OpenContext).
 func Open(dir string, opts ...Option) (*Repo, error) {
+	return OpenContext(context.Background(), dir, opts...)
+}
+
+// OpenContext finds the repository whose worktree contains dir. Where git
+// is installed it is git's answer (`git rev-parse` from dir: GIT_DIR,
+// GIT_WORK_TREE, core.worktree, GIT_CEILING_DIRECTORIES, safe.directory);
+// else the nearest ancestor holding a .git directory or file.
+func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error) {
 	r := &Repo{
 		log:    slog.New(slog.DiscardHandler),
 		now:    time.Now,
@@ -166,7 +151,6 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	for _, o := range opts {
 		o(r)
 	}
-
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
@@ -176,12 +160,17 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("open repository: %s is not a directory", abs)
 	}
-	found := "" // the directory discovery found .git in: git checks its owner
-	if gd := r.getenv("GIT_DIR"); gd != "" {
-		err = r.discoverFromEnv(abs, gd)
+	if !r.noGit {
+		r.gitBin, _ = exec.LookPath("git")
+	}
+	if r.gitBin != "" {
+		err = r.locateByGit(ctx, abs)
+	} else if r.getenv("GIT_DIR") != "" {
+		return nil, fmt.Errorf("open repository: GIT_DIR is set, and only git resolves it: install git or unset GIT_DIR: %w", ErrNoGit)
 	} else {
+		// Without git: discovery alone (core.worktree is git's to
+		// honour, a documented difference of go-git mode).
 		r.root, r.gitDir, r.commonDir, err = discover(abs)
-		found = r.root
 		if err == nil && r.getenv("GIT_WORK_TREE") != "" {
 			r.root = absFrom(abs, r.getenv("GIT_WORK_TREE"))
 		}
@@ -189,39 +178,60 @@ func Open(dir string, opts ...Option) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.followGit(abs)
 	r.objectEnv(abs)
 	r.indexFile = filepath.Join(r.gitDir, "index")
 	if f := r.getenv("GIT_INDEX_FILE"); f != "" {
 		r.indexFile = absFrom(r.root, f)
 	}
-
 	if err := r.reopen(); err != nil {
 		return nil, err
-	}
-	if found != "" {
-		if err := r.checkOwnership(found); err != nil {
-			return nil, fmt.Errorf("open repository: %w", err)
-		}
 	}
 	return r, nil
 }
 
-// reopen gives each operation a fresh go-git repository. go-git loads the
-// pack indexes once per repository and never looks again, so one kept across
-// an agent session would not see objects that `git gc --auto` (run by the
-// agent's own git commits) moved into a new pack.
-//
-// The storage is built here rather than by git.PlainOpen for two cases the
-// differential suite found: go-git refuses every repository extension
-// (extensions.worktreeConfig, set by any `git sparse-checkout set`, and
-// preciousObjects are safe for us: the config we read is our own and we only
-// add objects), and it resolves alternates (`clone --shared`/`--reference`)
-// inside the .git directory's chroot, so their objects were "not found".
-func (r *Repo) reopen() error {
-	if err := r.checkFormat(); err != nil {
-		return fmt.Errorf("open repository %s: %w", r.root, err)
+// locateByGit is `git rev-parse` run from dir as the user would run git
+// there: its refusal (no repository, a bare one, dubious ownership) is
+// debussy's.
+func (r *Repo) locateByGit(ctx context.Context, dir string) error {
+	cmd := command(ctx, r.gitBin, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	cmd.Dir = dir
+	// The locating variables as debussy sees them (OpenLinked hides the
+	// main worktree's).
+	cmd.Env = withoutRepoEnv(r.environ())
+	for _, k := range repoEnv {
+		if v := r.getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("open repository: %w", context.Cause(ctx))
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "not a git repository") || strings.Contains(msg, "must be run in a work tree") {
+			return fmt.Errorf("open repository: %s is not inside a git worktree (run `git init` there first): %s: %w", dir, msg, ErrNotRepo)
+		}
+		return fmt.Errorf("open repository %s: git: %s", dir, msg)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 4 || lines[3] == "" {
+		return fmt.Errorf("open repository: %s: git finds no worktree: %w", dir, ErrNotRepo)
+	}
+	if lines[0] != "sha1" {
+		return &UnsupportedError{Feature: "extensions.objectFormat=" + lines[0], Detail: dir,
+			WayOut: "debussy's commits (go-git v5) only write SHA-1 repositories; use a SHA-1 clone of the project"}
+	}
+	r.gitDir, r.commonDir, r.root = lines[1], filepath.Clean(absFrom(dir, lines[2])), lines[3]
+	return nil
+}
+
+// reopen gives each operation a fresh go-git repository: go-git loads the
+// pack indexes once, and would miss objects `git gc --auto` repacked. The
+// storage is built here, not by git.PlainOpen, which refuses repository
+// extensions and resolves alternates inside the .git directory's chroot.
+func (r *Repo) reopen() error {
 	var fs billy.Filesystem = osfs.New(r.gitDir)
 	if r.commonDir != r.gitDir {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(r.commonDir))
@@ -238,54 +248,10 @@ func (r *Repo) reopen() error {
 }
 
 // formatChecked hands go-git an empty repository config: go-git reads it
-// only to check the format and extensions, which checkFormat has done with
-// git's parsing rules (go-git's parser rejects a BOM and legacy sections).
+// only to check the format and extensions, which git itself checks.
 type formatChecked struct{ storage.Storer }
 
 func (formatChecked) Config() (*config.Config, error) { return config.NewConfig(), nil }
-
-// checkFormat refuses, with the real reason, a repository whose format
-// CommitAll cannot write correctly; it reads only the repository's own
-// config, as git does for these keys.
-func (r *Repo) checkFormat() error {
-	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
-	path := filepath.Join(r.commonDir, "config")
-	if err := r.readConfigFile(c, path, -1); err != nil {
-		return err
-	}
-	// git takes core.sharedRepository from the repository's config alone.
-	r.shared = parseSharedPerm(strings.TrimSpace(c.get("core.sharedRepository")), c.has("core.sharedRepository"), c.bare["core.sharedrepository"])
-	version := strings.TrimSpace(c.get("core.repositoryFormatVersion"))
-	switch version {
-	case "", "0", "1":
-	default:
-		return &UnsupportedError{Feature: "core.repositoryFormatVersion=" + version, Detail: path,
-			WayOut: "this repository needs a newer git than debussy's commits understand"}
-	}
-	for key, value := range c.values {
-		ext, ok := strings.CutPrefix(key, "extensions.")
-		if !ok {
-			continue
-		}
-		switch ext {
-		case "worktreeconfig", "preciousobjects", "noop":
-			// worktreeConfig: readConfig reads config.worktree itself.
-			continue
-		case "objectformat":
-			if strings.EqualFold(value, "sha1") {
-				continue
-			}
-			return &UnsupportedError{Feature: "extensions.objectFormat=" + value, Detail: path,
-				WayOut: "debussy's commits (go-git v5) only write SHA-1 repositories; use a SHA-1 clone of the project"}
-		}
-		if version == "" || version == "0" {
-			continue // git ignores unknown extensions in a version 0 repository
-		}
-		return &UnsupportedError{Feature: "extensions." + ext, Detail: path,
-			WayOut: "debussy's commits do not know this repository extension; run debussy on a clone without it"}
-	}
-	return nil
-}
 
 // begin serialises an operation and reopens the repository for it.
 func (r *Repo) begin() (end func(), err error) {
@@ -298,15 +264,13 @@ func (r *Repo) begin() (end func(), err error) {
 }
 
 // discover walks up from dir to the first directory holding .git and
-// resolves the per-worktree and common git directories.
+// resolves the per-worktree and common git directories (without git).
 func discover(dir string) (root, gitDir, commonDir string, err error) {
 	for d := dir; ; {
 		dotgit := filepath.Join(d, ".git")
 		fi, statErr := os.Stat(dotgit)
 		switch {
 		case statErr == nil && fi.IsDir() && isGitDirectory(dotgit):
-			// An empty or broken .git directory is passed over, as git's
-			// discovery does.
 			gitDir = dotgit
 		case statErr == nil && fi.Mode().IsRegular():
 			gitDir, err = readGitFile(dotgit)
@@ -331,54 +295,19 @@ func discover(dir string) (root, gitDir, commonDir string, err error) {
 	}
 }
 
-// discoverFromEnv resolves the repository as git does when GIT_DIR is set
-// (relative paths against dir, the working directory): the worktree is
-// GIT_WORK_TREE, else core.worktree (relative to the git dir), else dir
-// itself. A bare repository without either is refused: there is no
-// worktree to commit.
-func (r *Repo) discoverFromEnv(dir, gd string) error {
-	gitDir := absFrom(dir, gd)
-	if fi, err := os.Stat(gitDir); err == nil && fi.Mode().IsRegular() {
-		if gitDir, err = readGitFile(gitDir); err != nil {
-			return err
-		}
-	}
-	if !isGitDirectory(gitDir) {
-		return fmt.Errorf("open repository: GIT_DIR=%s is not a git directory (unset GIT_DIR or point it at one): %w", gd, ErrNotRepo)
-	}
-	commonDir, err := readCommonDir(gitDir)
-	if err != nil {
-		return err
-	}
-	if cd := r.getenv("GIT_COMMON_DIR"); cd != "" {
-		commonDir = absFrom(dir, cd)
-	}
-	r.gitDir, r.commonDir = gitDir, commonDir
-	if wt := r.getenv("GIT_WORK_TREE"); wt != "" {
-		r.root = absFrom(dir, wt)
-		return nil
-	}
-	c := gitConfig{values: map[string]string{}, bare: map[string]bool{}}
-	if err := r.readConfigFile(c, filepath.Join(commonDir, "config"), -1); err != nil {
-		return fmt.Errorf("open repository: %w", err)
-	}
-	switch {
-	case c.get("core.worktree") != "":
-		// git takes the real path of "<git dir>/<core.worktree>": a ".."
-		// after a symlinked GIT_DIR leaves the link's target, not its parent.
-		wt := c.get("core.worktree")
-		r.root = absFrom(gitDir, wt)
-		if !filepath.IsAbs(wt) {
-			if real, err := filepath.EvalSymlinks(gitDir + string(filepath.Separator) + wt); err == nil {
-				r.root = real
+// isGitDirectory says dir looks like a git dir: HEAD, objects/ and refs/.
+func isGitDirectory(dir string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			if p == "objects" {
+				if _, err := os.Stat(filepath.Join(dir, "commondir")); err == nil {
+					continue
+				}
 			}
+			return false
 		}
-	case c.bool("core.bare", false):
-		return fmt.Errorf("open repository: GIT_DIR=%s is a bare repository; set GIT_WORK_TREE to the directory to commit: %w", gd, ErrNotRepo)
-	default:
-		r.root = dir
 	}
-	return nil
+	return true
 }
 
 // absFrom resolves p against base unless it is absolute.
@@ -396,8 +325,7 @@ func readGitFile(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	line := strings.TrimSpace(string(b))
-	target, ok := strings.CutPrefix(line, "gitdir:")
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 	if !ok {
 		return "", fmt.Errorf("read %s: no \"gitdir:\" line: %w", path, ErrNotRepo)
 	}
@@ -460,9 +388,4 @@ func (r *Repo) headHash() (plumbing.Hash, error) {
 }
 
 // Short abbreviates a hash to the 7 characters git shows by default.
-func Short(hash string) string {
-	if len(hash) > 7 {
-		return hash[:7]
-	}
-	return hash
-}
+func Short(hash string) string { return hash[:min(len(hash), 7)] }

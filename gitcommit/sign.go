@@ -2,10 +2,10 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -64,7 +64,7 @@ func signProgram(cfg gitConfig, format string) string {
 
 // signCommit sets c's signature as `git commit -S` does: the commit without
 // it is the payload; the result becomes the gpgsig header.
-func (r *Repo) signCommit(cfg gitConfig, c *object.Commit) error {
+func (r *Repo) signCommit(ctx context.Context, cfg gitConfig, c *object.Commit) error {
 	obj := r.store.NewEncodedObject()
 	if err := c.EncodeWithoutSignature(obj); err != nil {
 		return fmt.Errorf("sign commit: encode: %w", err)
@@ -87,9 +87,9 @@ func (r *Repo) signCommit(cfg gitConfig, c *object.Commit) error {
 		if key == "" {
 			key = c.Committer.Name + " <" + c.Committer.Email + ">"
 		}
-		sig, err = signGPG(signProgram(cfg, format), key, payload.Bytes())
+		sig, err = signGPG(ctx, signProgram(cfg, format), key, payload.Bytes())
 	case "ssh":
-		sig, err = r.signSSH(cfg, payload.Bytes())
+		sig, err = r.signSSH(ctx, cfg, payload.Bytes())
 	default:
 		err = signFormatSupported(cfg)
 	}
@@ -101,8 +101,8 @@ func (r *Repo) signCommit(cfg gitConfig, c *object.Commit) error {
 	return nil
 }
 
-func signGPG(program, key string, payload []byte) ([]byte, error) {
-	cmd := exec.Command(program, "--status-fd=2", "-bsau", key)
+func signGPG(ctx context.Context, program, key string, payload []byte) ([]byte, error) {
+	cmd := command(ctx, program, "--status-fd=2", "-bsau", key)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -119,12 +119,12 @@ func signGPG(program, key string, payload []byte) ([]byte, error) {
 // signSSH runs `ssh-keygen -Y sign -n git -f <key> <payload file>` and reads
 // <payload file>.sig; a literal key ("ssh-…", "key::…") is written to a
 // temporary file and signed through the agent (-U), as git does.
-func (r *Repo) signSSH(cfg gitConfig, payload []byte) ([]byte, error) {
+func (r *Repo) signSSH(ctx context.Context, cfg gitConfig, payload []byte) ([]byte, error) {
 	program := signProgram(cfg, "ssh")
 	key := cfg.get("user.signingKey")
 	if key == "" {
 		var err error
-		if key, err = defaultSSHKey(cfg); err != nil {
+		if key, err = defaultSSHKey(ctx, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +152,7 @@ func (r *Repo) signSSH(cfg gitConfig, payload []byte) ([]byte, error) {
 	}
 	defer os.Remove(bf)
 	defer os.Remove(bf + ".sig")
-	cmd := exec.Command(program, append(args, bf)...)
+	cmd := command(ctx, program, append(args, bf)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -170,22 +170,22 @@ func (r *Repo) signSSH(cfg gitConfig, payload []byte) ([]byte, error) {
 
 // defaultSSHKey runs gpg.ssh.defaultKeyCommand (split on spaces, no shell,
 // as git does) and takes its first line if it is a literal key.
-func defaultSSHKey(cfg gitConfig) (string, error) {
-	command, _ := cfg.getSub("gpg", "ssh", "defaultKeyCommand")
-	fields := strings.Fields(command)
+func defaultSSHKey(ctx context.Context, cfg gitConfig) (string, error) {
+	keyCmd, _ := cfg.getSub("gpg", "ssh", "defaultKeyCommand")
+	fields := strings.Fields(keyCmd)
 	if len(fields) == 0 {
 		return "", nil
 	}
-	out, err := exec.Command(fields[0], fields[1:]...).Output()
+	out, err := command(ctx, fields[0], fields[1:]...).Output()
 	if err != nil {
-		return "", fmt.Errorf("gpg.ssh.defaultKeyCommand %q: %w", command, err)
+		return "", fmt.Errorf("gpg.ssh.defaultKeyCommand %q: %w", keyCmd, err)
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
 	first = strings.TrimSpace(first)
 	if strings.HasPrefix(first, "key::") || strings.HasPrefix(first, "ssh-") {
 		return first, nil
 	}
-	return "", fmt.Errorf("gpg.ssh.defaultKeyCommand %q gave no key", command)
+	return "", fmt.Errorf("gpg.ssh.defaultKeyCommand %q gave no key", keyCmd)
 }
 
 func writeTemp(prefix string, content []byte) (string, error) {

@@ -1,12 +1,10 @@
 package gitcommit
 
 import (
-	"bytes"
-	"compress/zlib"
+	"context"
 	"crypto/sha1"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,126 +62,6 @@ func (r *Repo) putObject(t plumbing.ObjectType, content []byte, write bool) (plu
 		return h, fmt.Errorf("write %s object: %w", t, err)
 	}
 	return h, nil
-}
-
-// streamThreshold is the file size above which blobs are hashed and stored
-// in chunks rather than read whole (ReadFile plus go-git's in-memory object
-// held a 200 MB file twice: 411 MB peak, where git needs 205 MB).
-const streamThreshold = 1 << 20
-
-// errChangedWhileRead means a file shrank while it was read.
-var errChangedWhileRead = errors.New("file changed while it was read")
-
-// streamBlob hashes the regular file at abs and, with write, stores it as a
-// loose object, reading it in chunks. The hash is computed first, so a blob
-// the store already has is not compressed again. conv, when not nil, turns
-// CRLF into LF on the way (streamConv); every pass reads the same first
-// size bytes, so a file still being appended to is one snapshot.
-func (r *Repo) streamBlob(abs string, write bool, conv *streamConv) (plumbing.Hash, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	size := fi.Size()
-	outSize := size
-	if conv != nil {
-		if outSize, err = conv.plan(f, size); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if outSize == size {
-			conv = nil // nothing to convert
-		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return plumbing.ZeroHash, err
-		}
-	}
-	h, err := copyBlob(io.Discard, f, size, outSize, conv)
-	if err != nil || !write || r.store.HasEncodedObject(h) == nil {
-		return h, err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return plumbing.ZeroHash, err
-	}
-
-	objects := r.objectsDir
-	tmp, err := os.CreateTemp(objects, "tmp_obj_")
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	defer os.Remove(tmp.Name())                         // a no-op once renamed
-	zw, err := zlib.NewWriterLevel(tmp, zlib.BestSpeed) // git's core.looseCompression default
-	if err != nil {
-		tmp.Close()
-		return plumbing.ZeroHash, err
-	}
-	h2, err := copyBlob(zw, f, size, outSize, conv)
-	if err == nil {
-		err = zw.Close()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	// Rewritten between the passes: the object written holds what the
-	// second pass read, a consistent snapshot under its own id.
-	h = h2
-	dir, err := r.objectDir(h)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	final := filepath.Join(dir, h.String()[2:])
-	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return h, nil
-}
-
-// copyBlob writes the loose-object form of the next size bytes of src
-// ("blob <size>\0" and the content) to dst and returns the object id; the
-// source must hold at least size bytes. With conv the content is converted
-// on the way and must come to outSize bytes.
-func copyBlob(dst io.Writer, src io.Reader, size, outSize int64, conv *streamConv) (plumbing.Hash, error) {
-	hh := sha1.New()
-	w := io.MultiWriter(dst, hh)
-	header := append(plumbing.BlobObject.Bytes(), ' ')
-	header = strconv.AppendInt(header, outSize, 10)
-	header = append(header, 0)
-	if _, err := w.Write(header); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	var strip *crlfStripper
-	if conv != nil {
-		strip = &crlfStripper{w: w}
-		w = strip
-	}
-	// Like git, the first size bytes are the blob: a file still being
-	// appended to (a log) is committed as it was when stat'ed, not refused.
-	n, err := io.CopyN(w, src, size)
-	if errors.Is(err, io.EOF) || n != size {
-		return plumbing.ZeroHash, errChangedWhileRead // truncated meanwhile: read again
-	}
-	if err == nil && strip != nil {
-		err = strip.flush()
-		if err == nil && strip.n != outSize {
-			err = errChangedWhileRead // rewritten since the stats were taken
-		}
-	}
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	var out plumbing.Hash
-	hh.Sum(out[:0])
-	return out, nil
 }
 
 // builtTree is a tree object computed from the index but not yet stored.
@@ -268,42 +146,6 @@ func (r *Repo) storeTrees(trees map[plumbing.Hash]*builtTree, root, old plumbing
 	return err
 }
 
-// readIndex reads the worktree's index; a missing one is empty. ModTime is
-// the file's, which the racy-git check needs.
-func (r *Repo) readIndex() (*index.Index, error) {
-	path := r.indexFile
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &index.Index{Version: 2}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("read index: %w", err)
-	}
-	idx, valid, ok, err := decodeIndex(b)
-	if err != nil {
-		return nil, fmt.Errorf("read index %s: %w", path, err)
-	}
-	if !ok {
-		idx = &index.Index{}
-		if err := index.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
-			return nil, fmt.Errorf("read index %s: %w", path, err)
-		}
-	}
-	idx.ModTime = fi.ModTime()
-	r.assumeValid = valid
-	r.noteRuleFiles(idx.Entries)
-	return idx, nil
-}
-
 // lockFile is git's lock protocol: create path.lock exclusively, write the
 // new content into it, rename it over path. A git command running at the
 // same time fails on the lock instead of losing its update or ours.
@@ -365,6 +207,67 @@ func (l *lockFile) commit(content []byte) error {
 	return nil
 }
 
+// emptyIndex is an index of no entries, as git writes it.
+var emptyIndex = func() []byte {
+	b := []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00")
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
+}()
+
+// lockPath is the lock file's path: the private index while a commit is
+// staged.
+func (l *lockFile) lockPath() string { return l.path + ".lock" }
+
+// seed fills the lock with the file as it is, with its mtime so that git's
+// racy-entry check is the one it would make on the file itself.
+func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
+	defer l.f.Close()
+	if from == "" {
+		from = l.path
+	}
+	b, err := os.ReadFile(from)
+	if errors.Is(err, fs.ErrNotExist) {
+		// git refuses a zero-byte index: an empty one, in the repository's
+		// hash, by git.
+		l.f.Close()
+		if r.gitBin == "" {
+			return os.WriteFile(l.lockPath(), emptyIndex, 0o666)
+		}
+		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + l.lockPath()}}, "read-tree", "--empty")
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", l.path, err)
+	}
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", l.lockPath(), err)
+	}
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", l.lockPath(), err)
+	}
+	if fi, err := os.Stat(from); err == nil {
+		_ = os.Chtimes(l.lockPath(), fi.ModTime(), fi.ModTime())
+	}
+	return nil
+}
+
+// commitFile renames the lock file, as written by others, over path.
+func (l *lockFile) commitFile() error {
+	if l.done {
+		return nil
+	}
+	l.dropOwner()
+	if _, err := os.Stat(l.lockPath()); errors.Is(err, fs.ErrNotExist) {
+		l.done = true
+		return nil // nothing was ever staged: no index to write
+	}
+	if err := os.Rename(l.lockPath(), l.path); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	l.done = true
+	return nil
+}
+
 // release drops the lock if commit did not happen; safe to defer always.
 func (l *lockFile) release() {
 	if l.done {
@@ -374,20 +277,6 @@ func (l *lockFile) release() {
 	_ = l.f.Close()
 	l.dropOwner()
 	_ = os.Remove(l.path + ".lock")
-}
-
-// encodeIndex serialises entries. Entries whose mtime is not before the
-// moment we started ("racily clean") get size 0, as git does, so whoever
-// reads this index later re-reads them instead of trusting a stat that a
-// same-tick edit could share. Extensions (the cached tree) are dropped; git
-// rebuilds them.
-func (r *Repo) encodeIndex(idx *index.Index, entries []*index.Entry, started time.Time) ([]byte, error) {
-	for _, e := range entries {
-		if !started.IsZero() && e.Mode != filemode.Submodule && !e.ModifiedAt.Before(started) {
-			e.Size = 0
-		}
-	}
-	return encodeIndexEntries(entries, r.assumeValid, idx.Version == 4), nil
 }
 
 // head is what HEAD resolves to: the ref a commit advances (HEAD itself when

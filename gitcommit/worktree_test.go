@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 
 	r := mustOpen(t, dir)
 	wt := filepath.Join(dir, ".debussy", "worktrees", "r1", "phase-1")
-	if err := r.AddWorktree(wt, "debussy/r1/phase-1", base); err != nil {
+	if err := r.AddWorktree(context.Background(), wt, "debussy/r1/phase-1", base); err != nil {
 		t.Fatal(err)
 	}
 	list := runGit(t, dir, "worktree", "list", "--porcelain")
@@ -56,7 +57,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 
 	// Work in it is committed to its branch, not the user's.
 	writeFiles(t, wt, map[string]string{"a.txt": "changed\n", "new.txt": "n\n"})
-	c, err := mustOpen(t, wt).CommitAll("phase work")
+	c, err := mustOpen(t, wt).CommitAll(context.Background(), "phase work")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 	}
 	runGit(t, dir, "fsck", "--strict")
 
-	if err := r.RemoveWorktree(wt); err != nil {
+	if err := r.RemoveWorktree(context.Background(), wt); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(wt); !errors.Is(err, os.ErrNotExist) {
@@ -88,7 +89,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 	}
 
 	// The branch survives and a new worktree on it resumes where it was.
-	if err := r.AddWorktree(wt, "debussy/r1/phase-1", base); err != nil {
+	if err := r.AddWorktree(context.Background(), wt, "debussy/r1/phase-1", base); err != nil {
 		t.Fatal(err)
 	}
 	if got := runGit(t, wt, "rev-parse", "HEAD"); got != c.Hash {
@@ -97,10 +98,10 @@ func TestAddRemoveWorktree(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(wt, "a.txt")); string(b) != "changed\n" {
 		t.Fatalf("a.txt = %q", b)
 	}
-	if err := r.RemoveWorktree(wt); err != nil {
+	if err := r.RemoveWorktree(context.Background(), wt); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.DeleteBranch("debussy/r1/phase-1"); err != nil {
+	if err := r.DeleteBranch(context.Background(), "debussy/r1/phase-1"); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := gitOutput(dir, "branch", "--list", "debussy/*"); out != "" {
@@ -110,7 +111,7 @@ func TestAddRemoveWorktree(t *testing.T) {
 		t.Fatalf("empty ref directories left: %v", err)
 	}
 	runGit(t, dir, "fsck", "--strict")
-	if err := r.RemoveWorktree(filepath.Join(dir, "sub")); err == nil {
+	if err := r.RemoveWorktree(context.Background(), filepath.Join(dir, "sub")); err == nil {
 		t.Fatal("RemoveWorktree of a plain directory succeeded")
 	}
 }
@@ -121,7 +122,7 @@ func phaseBranch(t *testing.T, r *Repo, dir, branch string, files map[string]str
 	t.Helper()
 	head := runGit(t, dir, "rev-parse", "HEAD")
 	wt := filepath.Join(t.TempDir(), strings.ReplaceAll(branch, "/", "-"))
-	if err := r.AddWorktree(wt, branch, head); err != nil {
+	if err := r.AddWorktree(context.Background(), wt, branch, head); err != nil {
 		t.Fatal(err)
 	}
 	for name, content := range files {
@@ -133,10 +134,10 @@ func phaseBranch(t *testing.T, r *Repo, dir, branch string, files map[string]str
 		}
 	}
 	writeFiles(t, wt, files)
-	if _, err := mustOpen(t, wt).CommitAll("work on " + branch); err != nil {
+	if _, err := mustOpen(t, wt).CommitAll(context.Background(), "work on "+branch); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RemoveWorktree(wt); err != nil {
+	if err := r.RemoveWorktree(context.Background(), wt); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,7 +246,7 @@ func TestMerge(t *testing.T) {
 			phaseBranch(t, r, dir, "debussy/r/phase-2", tt.two)
 			writeFiles(t, dir, tt.user)
 
-			c1, err := r.Merge("debussy/r/phase-1", "merge phase 1")
+			c1, err := r.Merge(context.Background(), "debussy/r/phase-1", "merge phase 1")
 			if err != nil {
 				t.Fatalf("first merge: %v", err)
 			}
@@ -253,7 +254,7 @@ func TestMerge(t *testing.T) {
 			if before != c1.Hash {
 				t.Fatalf("HEAD %s, merge %s", before, c1.Hash)
 			}
-			c2, err := r.Merge("debussy/r/phase-2", "merge phase 2")
+			c2, err := r.Merge(context.Background(), "debussy/r/phase-2", "merge phase 2")
 			if tt.wantErr != nil {
 				var ce *ConflictError
 				if !errors.Is(err, tt.wantErr) || !errors.As(err, &ce) {
@@ -312,7 +313,7 @@ func TestMerge(t *testing.T) {
 			if a, b := runGit(t, dir, "rev-parse", "HEAD^{tree}"), runGit(t, twin, "rev-parse", "HEAD^{tree}"); a != b {
 				t.Fatalf("tree %s, git merge made %s", a, b)
 			}
-			if _, err := r.Merge("debussy/r/phase-2", "again"); !errors.Is(err, ErrNothingToCommit) {
+			if _, err := r.Merge(context.Background(), "debussy/r/phase-2", "again"); !errors.Is(err, ErrNothingToCommit) {
 				t.Fatalf("merging again: %v", err)
 			}
 			runGit(t, dir, "fsck", "--strict")
@@ -335,7 +336,7 @@ func TestMergeHookRejected(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Merge("debussy/r/phase-1", "merge")
+	_, err := r.Merge(context.Background(), "debussy/r/phase-1", "merge")
 	if !errors.Is(err, ErrHookRejected) {
 		t.Fatalf("err = %v", err)
 	}
@@ -359,21 +360,21 @@ func TestMergeLinesAndMode(t *testing.T) {
 	base := mustCommitAll(t, dir, "base").Hash
 	r := mustOpen(t, dir)
 	wt := filepath.Join(t.TempDir(), "wt")
-	if err := r.AddWorktree(wt, "debussy/r/phase-1", base); err != nil {
+	if err := r.AddWorktree(context.Background(), wt, "debussy/r/phase-1", base); err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, wt, map[string]string{"run.sh": "#!/bin/sh\necho 1\necho 2\necho three\n"})
 	if err := os.Chmod(filepath.Join(wt, "run.sh"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mustOpen(t, wt).CommitAll("phase 1"); err != nil {
+	if _, err := mustOpen(t, wt).CommitAll(context.Background(), "phase 1"); err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{"run.sh": "#!/bin/bash\necho 1\necho 2\necho 3\n"})
 	mustCommitAll(t, dir, "user")
 
 	twin := copyTree(t, dir)
-	if _, err := r.Merge("debussy/r/phase-1", "merge phase 1"); err != nil {
+	if _, err := r.Merge(context.Background(), "debussy/r/phase-1", "merge phase 1"); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "run.sh")); string(b) != "#!/bin/bash\necho 1\necho 2\necho three\n" {
@@ -414,25 +415,25 @@ func TestMergeIndexLocked(t *testing.T) {
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Merge("debussy/r/phase-1", "merge"); !errors.Is(err, ErrLocked) {
+	if _, err := r.Merge(context.Background(), "debussy/r/phase-1", "merge"); !errors.Is(err, ErrLocked) {
 		t.Fatalf("merge under a held lock: %v, want ErrLocked", err)
 	}
 	os.Remove(lock)
 	clean("after the refused merge")
 
-	m, err := r.prepareMerge("debussy/r/phase-1")
+	m, err := r.prepareMerge(context.Background(), "debussy/r/phase-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.undoMerge(m); err != nil {
+	if err := r.undoMerge(context.Background(), m); err != nil {
 		t.Fatalf("undo under a held lock: %v", err)
 	}
 	os.Remove(lock)
 	clean("after the undone merge")
-	if _, err := r.Merge("debussy/r/phase-1", "merge"); err != nil {
+	if _, err := r.Merge(context.Background(), "debussy/r/phase-1", "merge"); err != nil {
 		t.Fatalf("merge once the lock is gone: %v", err)
 	}
 }

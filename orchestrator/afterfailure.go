@@ -38,14 +38,14 @@ func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
 // deleteBranch: once merged, or when no session ran on a branch made for
 // it (a rerun then starts the phase afresh from your branch).
 func (r *orun) removeWorktree(s *slot, deleteBranch bool) {
-	if err := r.Repo.RemoveWorktree(s.path); err != nil {
+	if err := r.Repo.RemoveWorktree(r.gitCtx(), s.path); err != nil {
 		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
 		return
 	}
 	_ = os.Remove(filepath.Dir(s.path)) // the run's directory, once empty
 	_ = os.Remove(filepath.Dir(filepath.Dir(s.path)))
 	if deleteBranch {
-		if err := r.Repo.DeleteBranch(s.branch); err != nil {
+		if err := r.Repo.DeleteBranch(r.gitCtx(), s.branch); err != nil {
 			r.log.Warn("delete the phase's branch", "phase", s.ph.ID, "err", err)
 		}
 	}

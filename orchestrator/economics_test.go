@@ -317,7 +317,7 @@ func (f *fixture) commitSubjects() []string {
 // dirty reports uncommitted changes outside .debussy/.
 func (f *fixture) dirty() bool {
 	f.t.Helper()
-	ch, err := f.repo.DirtyTracked()
+	ch, err := f.repo.DirtyTracked(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -66,7 +67,7 @@ func (r *orun) readGitLedger() *gitcommit.Ledger {
 	if r.Repo == nil {
 		return nil
 	}
-	l, err := r.Repo.ReadLedger()
+	l, err := r.Repo.ReadLedger(r.gitCtx(), r.planRel())
 	if err != nil {
 		r.log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
 		return nil
@@ -138,7 +139,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 	listed := len(p.rec.Commits)
 	defer func() { r.unlist(&p.rec.Commits, listed, err) }()
 	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-		return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
+		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
 	})
 	if len(c.Unstaged) > 0 {
 		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
@@ -152,7 +153,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
 		c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-			return p.repo.CommitAll(msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits))
+			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits))
 		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
@@ -166,6 +167,26 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 		p.recorded = true
 	}
 	return c, err
+}
+
+// interruptedGitWait bounds git's work (a commit and its hooks) once the
+// run is interrupted: the interrupted work is committed if that is quick,
+// else left in the tree for the rerun.
+const interruptedGitWait = 5 * time.Second
+
+// gitCtx is the context git commands and hooks take: the run's, so a
+// Ctrl-C kills a hung hook; once interrupted, a short one for committing
+// the interrupted work (a second Ctrl-C stops claude, not that commit).
+func (r *orun) gitCtx() context.Context {
+	if r.ctx == nil {
+		return context.Background()
+	}
+	if r.ctx.Err() == nil {
+		return r.ctx
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), interruptedGitWait)
+	context.AfterFunc(ctx, cancel) // released once done or past the wait
+	return ctx
 }
 
 // lockWait bounds how long a commit waits for a git process holding the

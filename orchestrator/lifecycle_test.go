@@ -189,7 +189,7 @@ func TestRunRecoversDeadRunFromGit(t *testing.T) {
 	f.write("one.txt", "phase 1's work\n")
 	msg := gitcommit.Message{Subject: "debussy: phase 1 — completed", Run: dead.ID, Plan: PlanRel(f.root, f.plan.Path),
 		Phase: "1", Event: string(state.StatusCompleted), Session: 1, Sessions: 1}
-	end, err := f.repo.CommitAll(msg.String())
+	end, err := f.repo.CommitAll(context.Background(), msg.String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,6 +134,10 @@ type orun struct {
 	// recovered is set when a stale run was taken over; its leftover
 	// work in the tree is committed rather than refused as dirty.
 	recovered []*state.Run
+	// ctx is the run's root context (execute's): git commands, hooks and
+	// the pushes that follow commits take it (gitCtx, remote.go), so a
+	// Ctrl-C cuts a hung one.
+	ctx context.Context
 	// userFiles are the untracked files present at the start: the
 	// user's, left out of this run's commits (userfiles.go).
 	userFiles gitcommit.Fingerprints
@@ -146,9 +150,6 @@ type orun struct {
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
 	reached atomic.Bool
-	// ctx is the run's context, for the pushes that follow commits (a
-	// commit takes no context; remote.go).
-	ctx context.Context
 	// unpushed are the phases whose last push failed (remote.go).
 	unpushed map[string]*phaseRun
 	// hold is the account's usage limit git records, read at the start
@@ -333,6 +334,7 @@ func (r *orun) event(name string, fields map[string]any) {
 }
 
 func (r *orun) execute(ctx context.Context) error {
+	r.ctx = ctx
 	order, err := r.Plan.Order()
 	if err != nil {
 		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
@@ -516,7 +518,7 @@ func (r *orun) checkTree() error {
 		}
 		listed := len(*commits)
 		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(msg.String(), excludeUser(user, msg), r.listFirst(commits))
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits))
 		})
 		r.unlist(commits, listed, err)
 		switch {
@@ -527,7 +529,7 @@ func (r *orun) checkTree() error {
 			r.log.Info("committed the work an interrupted run left", "commit", gitcommit.Short(c.Hash), "files", c.Files, "run", last.ID)
 		}
 	}
-	dirty, err := r.Repo.DirtyTracked()
+	dirty, err := r.Repo.DirtyTracked(r.gitCtx())
 	if err != nil {
 		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}

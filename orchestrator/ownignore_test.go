@@ -37,7 +37,7 @@ func TestRunAcceptsOwnIgnoreLine(t *testing.T) {
 			f := newFixture(t, script{"1": {{"write one.txt", "done", "result"}}})
 			if tt.head != "" {
 				f.write(".gitignore", tt.head)
-				if _, err := f.repo.CommitAll("track .gitignore\n"); err != nil {
+				if _, err := f.repo.CommitAll(context.Background(), "track .gitignore\n"); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -235,7 +235,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 		}
-		if err := r.Repo.AddWorktree(s.path, s.branch, head); err != nil {
+		if err := r.Repo.AddWorktree(r.gitCtx(), s.path, s.branch, head); err != nil {
 			return nil, fmt.Errorf("%w: phase %s: %w", ErrSetup, ph.ID, err)
 		}
 		repo, err := r.Repo.OpenLinked(s.path)
@@ -250,7 +250,9 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
 		// Waits out a git lock like every other commit (commitWaiting).
-		c, err := r.commitWaiting(func() (gitcommit.Commit, error) { return s.repo.CommitAll(msg.String(), gitcommit.Never(keep)) })
+		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
+			return s.repo.CommitAll(r.gitCtx(), msg.String(), gitcommit.Never(keep))
+		})
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
@@ -290,7 +292,7 @@ func (r *orun) mergePhase(s *slot) error {
 	// leave the branch at a commit no run lists.
 	listed := len(s.rec.Commits)
 	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-		return r.Repo.Merge(s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), r.listFirst(&s.rec.Commits))
 	})
 	r.unlist(&s.rec.Commits, listed, err)
 	var ce *gitcommit.ConflictError
@@ -333,10 +335,10 @@ func (r *orun) closeWorktree(s *slot, merged bool) {
 		r.removeWorktree(s, s.newBranch)
 		return
 	}
-	dirty, err := s.repo.DirtyTracked()
+	dirty, err := s.repo.DirtyTracked(r.gitCtx())
 	var untracked gitcommit.Fingerprints
 	if err == nil {
-		untracked, err = s.repo.Untracked()
+		untracked, err = s.repo.Untracked(r.gitCtx())
 	}
 	for _, f := range s.includes {
 		delete(untracked, f.Path) // copies, never committed: not work

@@ -79,12 +79,12 @@ func TestParallelRefusesACheckoutGitWouldFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Close()
-	if _, err := f.repo.CommitAll("a filtered file\n"); err != nil {
+	if _, err := f.repo.CommitAll(context.Background(), "a filtered file\n"); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg.Parallel = 2
 	err = f.run(context.Background())
-	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "neither filter.x.smudge nor filter.x.process") {
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "smudge filter x failed") {
 		t.Fatalf("err = %v; want ErrSetup naming the filter", err)
 	}
 	if left := f.leftovers(); len(left) > 0 {

@@ -190,6 +190,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			}
 			if ok {
 				r.commit(p, eventCompleted, "completed")
+				if ctx.Err() != nil && p.uncommitted != nil {
+					// Ctrl-C cut the commit (a hung hook): the work stays in
+					// the tree for the rerun, which resumes the phase.
+					return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+				}
 				if p.rejected == nil {
 					return r.endPhase(p, state.StatusCompleted, nil)
 				}
@@ -322,6 +327,11 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 		return head
 	case err != nil:
 		p.uncommitted = err
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			// Interrupted mid-commit: the rerun commits what the agent wrote
+			// (leftByEarlierRuns), not as the user's.
+			p.rec.Uncommitted = err.Error()
+		}
 		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
 		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
 		return head

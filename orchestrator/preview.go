@@ -80,7 +80,7 @@ func Check(opts Options) (*Preview, error) {
 	if err := requireCommit(r.Repo); err != nil {
 		return nil, err
 	}
-	user, err := r.Repo.Untracked()
+	user, err := r.Repo.Untracked(r.gitCtx())
 	if err != nil {
 		return nil, fmt.Errorf("%w: list untracked files: %w", ErrSetup, err)
 	}
@@ -95,7 +95,7 @@ func Check(opts Options) (*Preview, error) {
 			return p, nil
 		}
 	}
-	dirty, err := r.Repo.DirtyTracked()
+	dirty, err := r.Repo.DirtyTracked(r.gitCtx())
 	if err != nil {
 		return nil, fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
 	}

@@ -185,7 +185,7 @@ func (r *orun) bringIn(ctx context.Context, rem remote.Remote, ref, subject, bod
 		return nil
 	}
 	msg := gitcommit.Message{Subject: subject, Body: body, Run: r.id, Plan: r.planRel(), Phase: r.Only, Event: "merge"}
-	_, err = r.commitWaiting(func() (gitcommit.Commit, error) { return r.Repo.Merge(ref, msg.String()) })
+	_, err = r.commitWaiting(func() (gitcommit.Commit, error) { return r.Repo.Merge(r.gitCtx(), ref, msg.String()) })
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil, errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -320,7 +320,9 @@ func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase strin
 			listed = len(*commits)
 			opts = append(opts, r.listFirst(commits))
 		}
-		_, err = r.commitWaiting(func() (gitcommit.Commit, error) { return repo.Merge(rem.Tracking(branch), msg.String(), opts...) })
+		_, err = r.commitWaiting(func() (gitcommit.Commit, error) {
+			return repo.Merge(r.gitCtx(), rem.Tracking(branch), msg.String(), opts...)
+		})
 		if commits != nil {
 			r.unlist(commits, listed, err)
 		}

@@ -88,7 +88,7 @@ func newFixture(t *testing.T, s script, phases ...phaseSpec) *fixture {
 		t.Fatal(err)
 	}
 	f.repo = repo
-	if _, err := repo.CommitAll("initial\n"); err != nil {
+	if _, err := repo.CommitAll(context.Background(), "initial\n"); err != nil {
 		t.Fatal(err)
 	}
 	f.script = writeScript(t, t.TempDir(), s)

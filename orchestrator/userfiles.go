@@ -33,7 +33,7 @@ func requireCommit(repo *gitcommit.Repo) error {
 // unless the agent changes them. The record lets a run that takes over
 // after a crash commit the leftovers without them.
 func (r *orun) recordUserFiles() error {
-	files, err := r.Repo.Untracked()
+	files, err := r.Repo.Untracked(r.gitCtx())
 	if err != nil {
 		return fmt.Errorf("%w: list untracked files: %w", ErrSetup, err)
 	}

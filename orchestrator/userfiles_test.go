@@ -58,7 +58,7 @@ func TestRunLeavesUserFilesOut(t *testing.T) {
 			f.write("notes.txt", "my notes\n")
 			f.write("local/key.env", "API_KEY=secret\n")
 			if tt.dead {
-				user, err := f.repo.Untracked()
+				user, err := f.repo.Untracked(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -29,7 +29,7 @@ func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
 	if r.par.includes != nil {
 		return *r.par.includes, nil
 	}
-	files, found, err := worktree.Includes(r.Repo)
+	files, found, err := worktree.Includes(r.gitCtx(), r.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}

@@ -54,7 +54,7 @@ func TestWorktreeInclude(t *testing.T) {
 	f.cfg.WorktreeSetup = "touch setup-ran"
 	f.write(".gitignore", ".debussy/\n.env\nlocal/\nlink\nout\nsetup-ran\n")
 	f.write(".worktreeinclude", ".env\nlocal/\nlink\nout\n")
-	if _, err := f.repo.CommitAll("ignore rules\n"); err != nil {
+	if _, err := f.repo.CommitAll(context.Background(), "ignore rules\n"); err != nil {
 		t.Fatal(err)
 	}
 	f.write(".env", "TOKEN=abc\n")

@@ -9,15 +9,19 @@
 #   edit 10 of 20k: debussy X ms vs git Y ms ratio=R
 #   add 20k new: debussy X ms vs git Y ms ratio=R
 # Usage: scripts/bench-commit.sh [ROUNDS]   (default 5)
+# TRACKED=100000 EDITS=20 size the tree and the edits (the issue-33 cases:
+# 20 edits in a 20,000- and a 100,000-file tree); ADD_NEW=0 skips the
+# 20,000-new-files case.
 set -euo pipefail
 
 rounds=${1:-5}
+tracked=${TRACKED:-20000} edits=${EDITS:-10} add_new=${ADD_NEW:-1}
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-commit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 bin="$work/benchcommit"
-(cd "$repo_root" && go build -o "$bin" ./gitcommit/internal/benchcommit)
+(cd "$repo_root" && go build -o "$bin" ./scripts/benchcommit)
 
 # Neither copy may read the user's own git config or ignore files (set after
 # the build: go finds its module cache through HOME).
@@ -30,7 +34,7 @@ git config --global init.defaultBranch main
 git config --global gc.autoDetach false
 
 a="$work/debussy" b="$work/git"
-"$bin" gen "$a"
+"$bin" gen "$a" "$tracked" 5000
 git -C "$a" init -q
 git -C "$a" add -A
 git -C "$a" commit -q -m initial
@@ -82,10 +86,10 @@ bench_case() {
 	results+=("$name: debussy $dm ms vs git $gm ms ratio=$ratio")
 }
 
-edit_files() { "$bin" edit "$1" "$2"; }
+edit_files() { "$bin" edit "$1" "$2" "$edits" "$tracked"; }
 add_new_files() { "$bin" addnew "$1" "$2" 20000; }
 
 results=()
-bench_case "edit 10 of 20k" edit_files
-bench_case "add 20k new" add_new_files
+bench_case "edit $edits of $tracked" edit_files
+if ((add_new)); then bench_case "add 20k new" add_new_files; fi
 printf '%s\n' "${results[@]}"

@@ -5,6 +5,7 @@
 package worktree
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ const IncludeFile = ".worktreeinclude"
 // Includes lists the files that repo's IncludeFile selects and git ignores
 // in the user's checkout: never a tracked file. found is false when the
 // repository has no IncludeFile.
-func Includes(repo *gitcommit.Repo) (files []gitcommit.IgnoredFile, found bool, err error) {
+func Includes(ctx context.Context, repo *gitcommit.Repo) (files []gitcommit.IgnoredFile, found bool, err error) {
 	b, err := os.ReadFile(filepath.Join(repo.Root(), IncludeFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -31,7 +32,7 @@ func Includes(repo *gitcommit.Repo) (files []gitcommit.IgnoredFile, found bool, 
 	case err != nil:
 		return nil, false, fmt.Errorf("read %s: %w", IncludeFile, err)
 	}
-	if files, err = repo.IgnoredMatching(b); err != nil {
+	if files, err = repo.IgnoredMatching(ctx, b); err != nil {
 		return nil, true, fmt.Errorf("%s: %w", IncludeFile, err)
 	}
 	return files, true, nil

@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -53,11 +54,11 @@ func TestIncludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files, found, err := Includes(repo); err != nil || found || len(files) != 0 {
+	if files, found, err := Includes(context.Background(), repo); err != nil || found || len(files) != 0 {
 		t.Fatalf("Includes without %s = %v, %v, %v; want none, not found", IncludeFile, files, found, err)
 	}
 	write(t, dir, map[string]string{IncludeFile: ".env\nlocal/\n*.json\n", ".env": "TOKEN=abc\n", "local/settings.json": "{}\n"})
-	files, found, err := Includes(repo)
+	files, found, err := Includes(context.Background(), repo)
 	if err != nil || !found {
 		t.Fatalf("Includes = %v, %v", found, err)
 	}

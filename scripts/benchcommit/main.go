@@ -4,12 +4,13 @@
 // `git add -A && git commit` on an identical copy.
 //
 //	benchcommit gen DIR [TRACKED IGNORED]   write the files (not the repo)
-//	benchcommit edit DIR ROUND              modify 10 tracked files, add 1 new one
+//	benchcommit edit DIR ROUND [EDITS TRACKED]  modify EDITS (10) of TRACKED (20000) files, add 1 new one
 //	benchcommit addnew DIR ROUND N          add N new files under new-ROUND/
 //	benchcommit commit DIR [CPUPROFILE]     commit everything; prints hash and file count
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,14 +49,23 @@ func run(args []string, out io.Writer) error {
 		}
 		return gen(dir, tracked, ignored)
 	case "edit":
-		if len(args) != 3 {
-			return errors.New("usage: benchcommit edit DIR ROUND")
+		if len(args) != 3 && len(args) != 5 {
+			return errors.New("usage: benchcommit edit DIR ROUND [EDITS TRACKED]")
 		}
 		round, err := strconv.Atoi(args[2])
 		if err != nil {
 			return fmt.Errorf("parse round: %w", err)
 		}
-		return edit(dir, round)
+		edits, tracked := 10, 20000
+		if len(args) == 5 {
+			var err1, err2 error
+			edits, err1 = strconv.Atoi(args[3])
+			tracked, err2 = strconv.Atoi(args[4])
+			if err := errors.Join(err1, err2); err != nil {
+				return fmt.Errorf("parse counts: %w", err)
+			}
+		}
+		return edit(dir, round, edits, tracked)
 	case "addnew":
 		if len(args) != 4 {
 			return errors.New("usage: benchcommit addnew DIR ROUND N")
@@ -82,7 +92,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := r.CommitAll(gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
+		c, err := r.CommitAll(context.Background(), gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
 		if err != nil {
 			return err
 		}
@@ -119,11 +129,12 @@ func gen(dir string, tracked, ignored int) error {
 	return nil
 }
 
-// edit changes 10 tracked files spread over the tree and adds one new file;
-// the same round gives the same bytes, so both copies end up identical.
-func edit(dir string, round int) error {
-	for k := range 10 {
-		i := (round*10 + k) * 1999 % 20000
+// edit changes edits tracked files spread over the tree of tracked files
+// and adds one new file; the same round gives the same bytes, so both
+// copies end up identical.
+func edit(dir string, round, edits, tracked int) error {
+	for k := range edits {
+		i := (round*edits + k) * 1999 % tracked
 		p := filepath.Join(dir, "src", fmt.Sprintf("pkg%03d", i/filesPerDir), fmt.Sprintf("file%03d.go", i%filesPerDir))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
