@@ -327,15 +327,12 @@ func (e *Env) statusAll(asJSON bool) error {
 			status = state.StatusInterrupted
 		}
 		sessions := 0
-		var tokens int64
-		var cost float64
 		for _, p := range r.Phases {
 			sessions += p.Sessions
-			tokens += p.Tokens
-			cost += p.CostUSD
 		}
+		t := report.TotalsOf(r) // each run's own spend: a resumed phase's earlier runs are theirs
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t$%.2f\t%s\t%s\n", r.ID, status, r.StartedAt.Format("2006-01-02 15:04"),
-			sessions, estimator.FormatTokens(tokens), cost, phaseCounts(r), planShown(root, r.Plan))
+			sessions, estimator.FormatTokens(t.RunTokens), t.RunCostUSD, phaseCounts(r), planShown(root, r.Plan))
 	}
 	return tw.Flush()
 }
