@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/claudeconf"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
@@ -33,7 +34,7 @@ type doctorOptions struct {
 func (e *Env) doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
-		Usage: "check that a run would work here: claude, its protocol, model, login, git, permissions, config",
+		Usage: "check that a run would work here: claude, its protocol, model, login, git, permissions, config, your hooks and plugins",
 		Description: strings.TrimSpace(`
 Checks, without touching the repository:
 
@@ -51,6 +52,11 @@ Checks, without touching the repository:
               bypassPermissions (--dangerously-skip-permissions) unless IS_SANDBOX=1
   git         git's version
   config      the config file and DEBUSSY_* variables in effect
+  hooks       your own hooks on the events debussy answers (PreToolUse, PostToolUse,
+              Stop, PreCompact) in ~/.claude/settings.json ($CLAUDE_CONFIG_DIR) and the
+              project's .claude/settings.json and settings.local.json: claude runs them
+              beside debussy's, and each may change what debussy sees
+  plugins     the plugins enabled there, and their hooks on those events
 
 Each line is ok, warn (a run works, with the caveat shown) or FAIL followed by the fix.
 Exit codes: 0 a run would work, 2 at least one FAIL (each with its fix).
@@ -167,7 +173,14 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("ok", "git", strings.TrimSpace(string(out))+mode, "")
 	}
 
-	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config"}
+	// Hooks and plugins of the user's own that claude runs beside debussy's.
+	getenv := e.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	fs = append(fs, hookFindings(claudeconf.Read(claudeconf.DirsFor(getenv, root)))...)
+
+	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config", "hooks", "plugins"}
 	slices.SortStableFunc(fs, func(a, b finding) int {
 		return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 	})

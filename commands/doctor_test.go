@@ -107,3 +107,49 @@ func TestDoctor(t *testing.T) {
 		})
 	}
 }
+
+// doctor lists the user's hooks on debussy's events and the enabled
+// plugins, with what each may change, from a home as claude writes it.
+func TestDoctorListsHooksAndPlugins(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte(fakeClaudeScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".claude")
+	plugin := filepath.Join(cfg, "plugins", "cache", "m", "guard", "1.0.0")
+	files := map[string]string{
+		filepath.Join(cfg, "settings.json"): `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./keep-going"}]}],
+			"Notification": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}, "enabledPlugins": {"guard@m": true, "quiet@m": true}}`,
+		filepath.Join(cfg, "plugins", "installed_plugins.json"): `{"version": 2, "plugins": {"guard@m": [{"installPath": "` + plugin + `"}],
+			"quiet@m": [{"installPath": "` + filepath.Join(cfg, "plugins", "cache", "m", "quiet", "1") + `"}]}}`,
+		filepath.Join(plugin, "hooks", "hooks.json"): `{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command", "command": "rewrite"}]}]}}`,
+	}
+	for path, text := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "DEBUSSY_CLAUDE_BIN": bin, "HOME": home}
+	code, out, stderr := invoke(t, gitRepo(t), env, "doctor", "--timeout", "3s")
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (warnings only)\n%s%s", code, out, stderr)
+	}
+	for _, w := range []string{
+		`warn  hooks      Stop hook "./keep-going" in ` + filepath.Join(cfg, "settings.json") + ": it can keep the session going after the agent ends its turn, past debussy's done or stop",
+		`warn  plugins    PreToolUse Bash|Edit hook "rewrite" in plugin guard@m (enabled in ` + filepath.Join(cfg, "settings.json") + "): it can refuse a tool call or rewrite its input",
+		"fix: claude plugin disable guard@m",
+		"ok    plugins    plugin quiet@m (enabled in " + filepath.Join(cfg, "settings.json") + "): no hooks on debussy's events (PreToolUse, PostToolUse, Stop, PreCompact)",
+		"ok: a run would work here",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if strings.Contains(out, "notify-send") {
+		t.Errorf("a hook on another event is listed:\n%s", out)
+	}
+}

@@ -177,17 +177,14 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 	}
 	// The table's figures are this run's; a resumed phase's across its runs
 	// are labelled as such.
-	for _, p := range run.Phases {
-		if p.PriorTokens > 0 || p.PriorCostUSD > 0 {
-			fmt.Fprintf(e.Stdout, "phase %s: %s tokens, $%.2f across its runs (this run %s, $%.2f; earlier runs %s, $%.2f)\n", p.ID,
-				estimator.FormatTokens(p.PhaseTokens()), p.PhaseCostUSD(), estimator.FormatTokens(p.Tokens), p.CostUSD,
-				estimator.FormatTokens(p.PriorTokens), p.PriorCostUSD)
-		}
+	for _, line := range report.AcrossRunsLines(run) {
+		fmt.Fprintln(e.Stdout, line)
 	}
-	// What each phase spent against its budget, and the run against the plan's.
+	// What each phase spent against its budget (its runs' spend, as the
+	// budget counts it), as the run's summary says it.
 	for _, p := range run.Phases {
-		if line := report.SpendLine(p.Economics); line != "" {
-			fmt.Fprintf(e.Stdout, "phase %s: %s\n", p.ID, line)
+		if ec := p.Economics; ec != nil && ec.Limits != (state.Limits{}) {
+			fmt.Fprintf(e.Stdout, "phase %s budget: %s\n", p.ID, report.SpendLine(ec))
 		}
 	}
 	// The phases' spend across runs against the plan's budget: never
@@ -330,15 +327,12 @@ func (e *Env) statusAll(asJSON bool) error {
 			status = state.StatusInterrupted
 		}
 		sessions := 0
-		var tokens int64
-		var cost float64
 		for _, p := range r.Phases {
 			sessions += p.Sessions
-			tokens += p.Tokens
-			cost += p.CostUSD
 		}
+		t := report.TotalsOf(r) // each run's own spend: a resumed phase's earlier runs are theirs
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t$%.2f\t%s\t%s\n", r.ID, status, r.StartedAt.Format("2006-01-02 15:04"),
-			sessions, estimator.FormatTokens(tokens), cost, phaseCounts(r), planShown(root, r.Plan))
+			sessions, estimator.FormatTokens(t.RunTokens), t.RunCostUSD, phaseCounts(r), planShown(root, r.Plan))
 	}
 	return tw.Flush()
 }

@@ -63,9 +63,9 @@ func (r *orun) notifySummary() *notify.Summary {
 		run.Phases = append(run.Phases, &c)
 		s.Phases = append(s.Phases, notify.PhaseState{ID: p.ID, Title: p.Title, Status: string(p.Status), Sessions: p.Sessions,
 			Restarts: p.Restarts, Attempts: p.Attempts, Tokens: p.Tokens, CostUSD: p.CostUSD, Commits: slices.Clone(p.Commits)})
-		s.Tokens += p.Tokens
-		s.CostUSD += p.CostUSD
 	}
+	t := report.TotalsOf(r.run) // this run's, as the summary says it
+	s.Tokens, s.CostUSD = t.RunTokens, t.RunCostUSD
 	s.Markdown = report.StepSummary(r.Plan.Name, &run)
 	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
@@ -33,19 +34,14 @@ func (r *orun) endTrace() {
 		telemetry.End(r.runSpan, "refused")
 		return
 	}
-	var tokens int64
-	var cost float64
-	for _, p := range r.run.Phases {
-		tokens += p.Tokens
-		cost += p.CostUSD
-	}
+	t := report.TotalsOf(r.run) // this run's, as the summary says it
 	failed := ""
 	if r.run.Status != state.StatusCompleted {
 		failed = string(r.run.Status)
 	}
 	telemetry.End(r.runSpan, failed, attribute.String("debussy.status", string(r.run.Status)),
-		attribute.Int("debussy.exit_code", r.run.ExitCode), attribute.Int64("debussy.tokens", tokens),
-		attribute.Float64("debussy.cost_usd", cost), attribute.Int("debussy.phases", len(r.run.Phases)))
+		attribute.Int("debussy.exit_code", r.run.ExitCode), attribute.Int64("debussy.tokens", t.RunTokens),
+		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(r.run.Phases)))
 }
 
 func (r *orun) startPhaseTrace(ctx context.Context, p *phaseRun) context.Context {

@@ -23,7 +23,10 @@ type Report struct {
 	// NotRun are the plan's phases this run did not start: skipped as
 	// completed already, or left pending (--only, a stop before them).
 	NotRun []NotRunPhase
+	// Spend is the sessions' spend by kind, for the charts; Totals the
+	// ledger's figures the header says, as the summary and status do.
 	Spend  Spend
+	Totals Totals
 	Budget Limits // the plan's
 }
 
@@ -40,8 +43,11 @@ type Phase struct {
 	Gates             []Gate
 	Done              *state.Signal
 	Spend             Spend
-	Budget            Limits
-	Notes             []string // remediation, retries, merges: what happened between sessions
+	// Spent is the phase's spend as the ledger records it, the figure
+	// the summary and status show: this run's, and across its runs.
+	Spent  PhaseSpend
+	Budget Limits
+	Notes  []string // remediation, retries, merges: what happened between sessions
 }
 
 // Session is one claude process of a phase.
@@ -150,7 +156,7 @@ const (
 func Build(in Input) *Report {
 	run := in.Run
 	r := &Report{RunID: run.ID, Plan: in.PlanName, Status: string(run.Status), Started: run.StartedAt, Ended: run.EndedAt,
-		Threshold: in.Threshold}
+		Threshold: in.Threshold, Totals: TotalsOf(run)}
 	if r.Plan == "" {
 		r.Plan = filepath.Base(run.Plan)
 	}
@@ -167,7 +173,7 @@ func Build(in Input) *Report {
 			continue
 		}
 		p := &Phase{ID: pr.ID, Title: pr.Title, Status: string(pr.Status), Started: pr.StartedAt, Ended: pr.EndedAt,
-			Restarts: pr.Restarts, Error: pr.LastError, Done: in.Signals[pr.ID]}
+			Restarts: pr.Restarts, Error: pr.LastError, Done: in.Signals[pr.ID], Spent: PhaseSpendOf(pr)}
 		if e := pr.Economics; e != nil {
 			p.Budget = Limits{Tokens: e.Limits.Tokens, Cost: e.Limits.CostUSD}
 		}

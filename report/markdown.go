@@ -16,8 +16,7 @@ import (
 func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# debussy run %s: %s\n\n", r.RunID, r.Status)
-	fmt.Fprintf(&b, "%s · started %s · took %s · %s tokens · %s", mdText(r.Plan), when(r.Started), took(r.Started, r.Ended),
-		estimator.FormatTokens(r.Spend.Tokens.Processed()), money(r.Spend.Cost))
+	fmt.Fprintf(&b, "%s · started %s · took %s · %s", mdText(r.Plan), when(r.Started), took(r.Started, r.Ended), r.TotalsText())
 	if r.Budget.Tokens > 0 {
 		fmt.Fprintf(&b, " · plan budget %s tokens", estimator.FormatTokens(r.Budget.Tokens))
 	}
@@ -27,7 +26,7 @@ func Markdown(w io.Writer, r *Report) error {
 	b.WriteString("\n\n| phase | title | outcome | sessions | restarts | tokens | cost | took |\n|---|---|---|---|---|---|---|---|\n")
 	for _, p := range r.Phases {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %s | %s | %s |\n", p.ID, mdText(p.Title), p.Status, len(p.Sessions), p.Restarts,
-			estimator.FormatTokens(p.Spend.Tokens.Processed()), money(p.Spend.Cost), took(p.Started, p.Ended))
+			estimator.FormatTokens(p.Spent.RunTokens), money(p.Spent.RunCostUSD), took(p.Started, p.Ended))
 	}
 	for _, p := range r.NotRun {
 		fmt.Fprintf(&b, "| %s | %s | %s (not run) | 0 | 0 | – | – | – |\n", p.ID, mdText(p.Title), p.Status)
@@ -36,6 +35,9 @@ func Markdown(w io.Writer, r *Report) error {
 	Charts(&b, r)
 	for _, p := range r.Phases {
 		fmt.Fprintf(&b, "\n## Phase %s: %s — %s\n\n", p.ID, mdText(p.Title), p.Status)
+		if a := p.Spent.AcrossText(); a != "" { // a resumed phase: this run's figure above is not all it cost
+			fmt.Fprintf(&b, "%s\n\n", a)
+		}
 		if p.Error != "" {
 			fmt.Fprintf(&b, "%s\n\n", mdText(p.Error))
 		}

@@ -29,6 +29,9 @@ func Summary(w io.Writer, run *state.Run) {
 	for _, line := range TotalsOf(run).Lines() {
 		fmt.Fprintln(w, line)
 	}
+	for _, line := range AcrossRunsLines(run) {
+		fmt.Fprintln(w, line)
+	}
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
 			fmt.Fprintln(w, phaseError(p))
@@ -39,7 +42,7 @@ func Summary(w io.Writer, run *state.Run) {
 	}
 	for _, p := range run.Phases {
 		if e := p.Economics; e != nil && e.Limits != (state.Limits{}) {
-			fmt.Fprintf(w, "phase %s: %s\n", p.ID, SpendLine(e))
+			fmt.Fprintf(w, "phase %s budget: %s\n", p.ID, SpendLine(e)) // across its runs, as the budget counts
 		}
 	}
 	if e := run.Economics; e != nil && e.Limits != (state.Limits{}) {
@@ -220,6 +223,67 @@ func (t Totals) Lines() []string {
 	lines := []string{fmt.Sprintf("this run: %s tokens, $%.2f", estimator.FormatTokens(t.RunTokens), t.RunCostUSD)}
 	if t.PlanTokens != t.RunTokens || t.PlanCostUSD != t.RunCostUSD {
 		lines = append(lines, fmt.Sprintf("plan, across its runs: %s tokens, $%.2f", estimator.FormatTokens(t.PlanTokens), t.PlanCostUSD))
+	}
+	return lines
+}
+
+// PhaseSpend is one phase's spend, one figure per meaning: this run's,
+// and the phase's across its runs (a resumed phase's earlier runs too).
+type PhaseSpend struct {
+	RunTokens     int64
+	RunCostUSD    float64
+	AcrossTokens  int64
+	AcrossCostUSD float64
+}
+
+// PhaseSpendOf is what the phase's record says it spent.
+func PhaseSpendOf(p *state.PhaseRecord) PhaseSpend {
+	return PhaseSpend{RunTokens: p.Tokens, RunCostUSD: p.CostUSD, AcrossTokens: p.PhaseTokens(), AcrossCostUSD: p.PhaseCostUSD()}
+}
+
+// Resumed reports whether earlier runs spent on the phase too.
+func (s PhaseSpend) Resumed() bool {
+	return s.AcrossTokens != s.RunTokens || s.AcrossCostUSD != s.RunCostUSD
+}
+
+// RunText is this run's spend: "47.1K tokens, $0.05".
+func (s PhaseSpend) RunText() string {
+	return fmt.Sprintf("%s tokens, $%.2f", estimator.FormatTokens(s.RunTokens), s.RunCostUSD)
+}
+
+// AcrossText says the phase's spend across its runs, labelled, with this
+// run's and the earlier runs' part; "" when this run is its only one.
+func (s PhaseSpend) AcrossText() string {
+	if !s.Resumed() {
+		return ""
+	}
+	return fmt.Sprintf("%s tokens, $%.2f across its runs (this run %s, $%.2f; earlier runs %s, $%.2f)",
+		estimator.FormatTokens(s.AcrossTokens), s.AcrossCostUSD, estimator.FormatTokens(s.RunTokens), s.RunCostUSD,
+		estimator.FormatTokens(s.AcrossTokens-s.RunTokens), s.AcrossCostUSD-s.RunCostUSD)
+}
+
+// Text is the phase's spend for the report: "this run: …", then its
+// spend across its runs when earlier runs spent on it too.
+func (s PhaseSpend) Text() string {
+	t := "this run: " + s.RunText()
+	if a := s.AcrossText(); a != "" {
+		t += " · " + a
+	}
+	return t
+}
+
+// TotalsText is the run's totals on one line, as the report's header says
+// them: Totals.Lines joined.
+func (r *Report) TotalsText() string { return strings.Join(r.Totals.Lines(), " · ") }
+
+// AcrossRunsLines are "phase N: … across its runs" for each resumed phase
+// of run: what the summary, status and the report say of them.
+func AcrossRunsLines(run *state.Run) []string {
+	var lines []string
+	for _, p := range run.Phases {
+		if t := PhaseSpendOf(p).AcrossText(); t != "" {
+			lines = append(lines, fmt.Sprintf("phase %s: %s", p.ID, t))
+		}
 	}
 	return lines
 }

@@ -28,7 +28,7 @@ func TestSpendSummaries(t *testing.T) {
 	var b strings.Builder
 	Summary(&b, run)
 	contains(t, "summary", b.String(), []string{"this run: 161.2K tokens, $0.75", "!plan, across its runs", "2      failed     0         0         0         101.2K  $0.50",
-		"phase 2: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
+		"phase 2 budget: spent 101.2K tokens, $0.50, 9 API turns, 1m1s; budget tokens 100K: 101 % used, level exhausted (strict), extended 1×, exhausted", "!phase 1: spent"})
 	contains(t, "step summary", StepSummary("P", run), []string{"| **total** | | | | | 161.2K | $0.75 | |",
 		"**plan spend**: spent 161.2K tokens, $0.75, 13 API turns", "**phase 2**: spent 101.2K tokens"})
 
@@ -37,7 +37,28 @@ func TestSpendSummaries(t *testing.T) {
 	run.Phases[1].PriorTokens, run.Phases[1].PriorCostUSD = 40_000, 0.2
 	b.Reset()
 	Summary(&b, run)
-	contains(t, "resumed summary", b.String(), []string{"this run: 161.2K tokens, $0.75", "plan, across its runs: 201.2K tokens, $0.95"})
+	want := []string{"this run: 161.2K tokens, $0.75", "plan, across its runs: 201.2K tokens, $0.95",
+		"phase 2: 141.2K tokens, $0.70 across its runs (this run 101.2K, $0.50; earlier runs 40K, $0.20)"}
+	contains(t, "resumed summary", b.String(), append(want, "!phase 1: 60K tokens"))
+
+	// The report says the same figures, from the same functions: its
+	// header this run's and the plan's, a phase's row this run's, its
+	// section the phase's across its runs.
+	run.Phases[1].Sessions = 1
+	r := Build(Input{Run: run})
+	var md strings.Builder
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "report", md.String(), append(want[:2], "\n141.2K tokens, $0.70 across its runs (this run 101.2K, $0.50; earlier runs 40K, $0.20)",
+		"this run: 161.2K tokens, $0.75 · plan, across its runs: 201.2K tokens, $0.95",
+		"| 2 |  | failed | 1 | 0 | 101.2K | $0.50 |"))
+	var html strings.Builder
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "html report", html.String(), []string{"this run: 161.2K tokens, $0.75 · plan, across its runs: 201.2K tokens, $0.95",
+		"this run: 101.2K tokens, $0.50 · 141.2K tokens, $0.70 across its runs (this run 101.2K, $0.50; earlier runs 40K, $0.20)"})
 }
 
 func TestLimitText(t *testing.T) {

@@ -323,4 +323,29 @@ func TestTotalsAfterResume(t *testing.T) {
 	if len(summary) == 2 && (!strings.HasSuffix(summary[0], fmt.Sprintf("$%.2f", cost)) || !strings.HasSuffix(summary[1], fmt.Sprintf("$%.2f", planCost))) {
 		t.Errorf("status --json cost_usd %.4f / plan_cost_usd %.4f differ from the summary's %q", cost, planCost, summary)
 	}
+	// The phase's spend across its runs: once in each, the same words.
+	across := func(text string) []string {
+		var out []string
+		for _, line := range strings.Split(text, "\n") {
+			if strings.Contains(line, "across its runs (") {
+				out = append(out, strings.TrimPrefix(line, "phase 1: "))
+			}
+		}
+		return out
+	}
+	if a, b := across(r.Stdout), across(st.Stdout); len(a) != 1 || strings.Join(a, "") != strings.Join(b, "") {
+		t.Errorf("the phase across its runs: summary %q, status %q (want one line each, equal)", a, b)
+	}
+	// The report's header says this run's and the plan's as the summary
+	// does; its phase section the phase's across its runs.
+	rep := h.run("report", "--md")
+	if rep.Code != 0 {
+		t.Fatalf("report --md: %s", rep)
+	}
+	if len(summary) == 2 && !strings.Contains(rep.Stdout, summary[0]+" · "+summary[1]) {
+		t.Errorf("the report's header differs from the summary's %q:\n%s", summary, rep.Stdout)
+	}
+	if a := across(r.Stdout); len(a) == 1 && !strings.Contains(rep.Stdout, "\n"+a[0]+"\n") {
+		t.Errorf("the report lacks the phase across its runs %q:\n%s", a[0], rep.Stdout)
+	}
 }
