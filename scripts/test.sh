@@ -40,18 +40,18 @@ for i in "${!e2e[@]}"; do
 done
 for h in 0 1; do
 	DEBUSSY_TEST_CLAUDE=$pinned \
-		$go test -race -count=1 -timeout 20m -run "^(${halves[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
+		$go test -race -count=1 -timeout 30m -run "^(${halves[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
 	pids[h]=$!
 done
 DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -race -count=1 -timeout 15m ./tests/ >"$logs/latest" 2>&1 &
+	$go test -race -count=1 -timeout 30m ./tests/ >"$logs/latest" 2>&1 &
 second=$!
 
 mapfile -t rest < <($go list ./... | grep -vx 'github.com/debussy-dev/debussy/tests')
 DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 1 -timeout 20m "${rest[@]}"
 rest_rc=$?
 DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -race -count=1 -timeout 10m -run "$core" ./tests/ >"$logs/oldest" 2>&1
+	$go test -race -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1
 oldest_rc=$?
 
 wait "${pids[0]}"

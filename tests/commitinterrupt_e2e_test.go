@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -17,6 +18,7 @@ import (
 // the index is neither locked nor changed; the rerun, with the hook made
 // fast, resumes the phase and commits the work.
 func TestCtrlCDuringPreCommitHook(t *testing.T) {
+	claudetest.OncePerSuite(t, "Ctrl-C during a user's git hook: debussy's git, not the CLI")
 	marks := t.TempDir()
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "work", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

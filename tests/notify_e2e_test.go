@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -151,6 +152,7 @@ func TestBlockedAnsweredResumes(t *testing.T) {
 // A receiver that hangs, and one that answers 500, slow the run by no more
 // than their timeout, and leave a warning and an event.
 func TestNotifyDeadReceiverBounded(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's notification sender")
 	release := make(chan struct{})
 	hang := newHookReceiver(t, func(http.ResponseWriter) { <-release })
 	defer close(release)
@@ -200,6 +202,7 @@ func TestNotifyDeadReceiverBounded(t *testing.T) {
 // A usage-limit wait is announced with its reset time; the end after it
 // too.
 func TestNotifyUsageLimitWait(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's usage-limit notification")
 	const limit = 4 * time.Second
 	rc := newHookReceiver(t, nil)
 	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
@@ -226,6 +229,7 @@ func TestNotifyUsageLimitWait(t *testing.T) {
 // With waiting off the run ends with exit 75 and the notification says so,
 // with the reset.
 func TestNotifyUsageLimitExit75(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's usage-limit notification")
 	rc := newHookReceiver(t, nil)
 	h := newHarness(t, limitScript(30*time.Second), []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	h.Env = oauth(h.Env)
@@ -244,6 +248,7 @@ func TestNotifyUsageLimitExit75(t *testing.T) {
 
 // run --answer answers the single blocked phase and resumes it at once.
 func TestRunAnswerResumes(t *testing.T) {
+	claudetest.OncePerSuite(t, "run --answer records what debussy answer does")
 	const answer = "use the sandbox key from 1password"
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "blocks", Match: phaseMatch("1"), Turns: []fakeapi.Turn{

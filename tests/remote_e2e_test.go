@@ -49,6 +49,7 @@ func originTip(origin, branch string) string {
 // with --base deps --push; phase 2 starts from phase 1's files, and each
 // phase's branch on origin ends with its completed commit.
 func TestCIJobsMergeDepsAndPush(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's merge on start and push")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
@@ -105,6 +106,7 @@ func TestCIJobsMergeDepsAndPush(t *testing.T) {
 // in its pushed commit and exits 75; the next job, on another machine,
 // sends no request to the API before that reset, then does its phase.
 func TestCIJobsHoldAtAUsageLimit(t *testing.T) {
+	claudetest.OncePerSuite(t, "the account hold read from git")
 	const limit = 30 * time.Second
 	script := limitScript(limit)
 	script.Conversations = append(script.Conversations, fakeapi.Conversation{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
@@ -157,6 +159,7 @@ func TestCIJobsHoldAtAUsageLimit(t *testing.T) {
 // the same command on that machine pushes the commit first and starts no
 // session for the completed phase.
 func TestCIJobKilledBetweenCommitAndPush(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's push after a kill")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),

@@ -17,6 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -146,6 +147,7 @@ func TestTracesJoinTheChild(t *testing.T) {
 
 // Without an endpoint the child gets no TRACEPARENT.
 func TestNoTracesNoTraceparent(t *testing.T) {
+	claudetest.OncePerSuite(t, "no exporter when OTEL_* is unset: debussy's own")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash(`echo "[$TRACEPARENT]" > traceparent.txt`)),
