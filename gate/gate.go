@@ -90,30 +90,19 @@ func Run(ctx context.Context, dir string, env []string, g plans.Gate, timeout ti
 	// shell has exited, stop waiting for it.
 	cmd.WaitDelay = time.Second
 	start := time.Now()
-	p, err := procgroup.Start(cmd)
-	if err != nil {
+	run := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		run, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	ex, err := procgroup.Run(run, cmd)
+	if ex.State == nil && ex.Err == nil {
+		// Never started: cmd.Start failed, or the run was over already.
 		res.Err = fmt.Errorf("start gate %s: %w", g.Name, err)
 		return res
 	}
-	done := make(chan procgroup.Exit, 1)
-	go func() { done <- p.Wait() }()
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
-	}
-	var ex procgroup.Exit
-	select {
-	case ex = <-done:
-	case <-timer:
-		res.TimedOut = true
-		_ = p.Kill()
-		ex = <-done
-	case <-ctx.Done():
-		_ = p.Kill()
-		ex = <-done
-	}
+	res.TimedOut = err != nil && ctx.Err() == nil
 	res.Duration = time.Since(start)
 	// Redacted here, once: the output reaches the events, the log, the
 	// ledger and the summary as well as the remediation prompt.

@@ -187,19 +187,12 @@ func (c *command) send(ctx context.Context, ev Event) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = time.Second
-	p, err := procgroup.Start(cmd)
-	if err != nil {
+	ex, err := procgroup.Run(ctx, cmd)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("run %s: %w", c.argv[0], err)
+	case err != nil:
 		return &permanentError{fmt.Errorf("run %s: %w", c.argv[0], err)}
-	}
-	done := make(chan procgroup.Exit, 1)
-	go func() { done <- p.Wait() }()
-	var ex procgroup.Exit
-	select {
-	case ex = <-done:
-	case <-ctx.Done():
-		_ = p.Kill()
-		<-done
-		return fmt.Errorf("run %s: %w", c.argv[0], ctx.Err())
 	}
 	if ex.Err != nil {
 		// Its output is the user's program's, not sent anywhere: only

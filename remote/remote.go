@@ -71,22 +71,12 @@ func (r Remote) git(ctx context.Context, args ...string) (string, error) {
 	// An ssh that left the group and holds a pipe: stop waiting once git
 	// has ended.
 	cmd.WaitDelay = 2 * time.Second
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	p, err := procgroup.Start(cmd)
-	if err != nil {
+	ex, err := procgroup.Run(ctx, cmd)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	case err != nil:
 		return "", fmt.Errorf("start git: %w", err)
-	}
-	done := make(chan procgroup.Exit, 1)
-	go func() { done <- p.Wait() }()
-	var ex procgroup.Exit
-	select {
-	case ex = <-done:
-	case <-ctx.Done():
-		_ = p.Kill()
-		<-done
-		return "", fmt.Errorf("git %s: %w", args[0], ctx.Err())
 	}
 	var ee *exec.ExitError
 	switch {

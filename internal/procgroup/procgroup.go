@@ -20,6 +20,7 @@
 package procgroup
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -136,5 +137,28 @@ func (p *Process) Sweep(until time.Time, escapees func() int) bool {
 			return false
 		}
 		time.Sleep(delay)
+	}
+}
+
+// Run starts cmd in its own group and waits for it. When ctx ends first,
+// the whole group is killed and Run still waits for the leader, so nothing
+// it started outlives the call; the ctx's error is returned then. A start
+// that fails is the error with a zero Exit.
+func Run(ctx context.Context, cmd *exec.Cmd) (Exit, error) {
+	if err := ctx.Err(); err != nil {
+		return Exit{}, err
+	}
+	p, err := Start(cmd)
+	if err != nil {
+		return Exit{}, err
+	}
+	done := make(chan Exit, 1)
+	go func() { done <- p.Wait() }()
+	select {
+	case ex := <-done:
+		return ex, nil
+	case <-ctx.Done():
+		_ = p.Kill()
+		return <-done, ctx.Err()
 	}
 }

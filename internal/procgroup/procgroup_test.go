@@ -2,6 +2,7 @@ package procgroup
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -155,5 +156,46 @@ func TestStartError(t *testing.T) {
 	_, err := Start(exec.Command(filepath.Join(t.TempDir(), "missing")))
 	if err == nil {
 		t.Fatal("want an error for a missing binary")
+	}
+}
+
+// Run: a cancelled context kills the whole group (the shell and its
+// child) and returns once the leader is reaped; an ended context starts
+// nothing.
+func TestRunCancelKillsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.Command("sh", "-c", "sleep 600 & echo $! > bg; wait")
+	cmd.Dir = dir
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "bg")); err == nil {
+				time.Sleep(50 * time.Millisecond) // the pid is written whole
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	ex, err := Run(ctx, cmd)
+	if !errors.Is(err, context.Canceled) || ex.State == nil {
+		t.Fatalf("Run = %+v, %v; want the reaped leader and context.Canceled", ex, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "bg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	deadline := time.Now().Add(hangGuard)
+	for syscall.Kill(bg, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // killed, maybe not yet reaped by init
+	}
+	if err := syscall.Kill(bg, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the group's child %d outlived Run: kill(0) = %v", bg, err)
+	}
+
+	ex, err = Run(ctx, exec.Command("true"))
+	if !errors.Is(err, context.Canceled) || ex.State != nil {
+		t.Errorf("Run after the context ended = %+v, %v; want nothing started", ex, err)
 	}
 }
