@@ -23,6 +23,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
@@ -92,10 +93,6 @@ type Options struct {
 	Tracer *telemetry.Tracer
 }
 
-// maxTransient is how many times a session that failed on its own (API
-// error, crash, timeout) is retried before the phase fails.
-const maxTransient = 3
-
 // Run executes the plan. It returns nil when every phase completed; what
 // happened is in the ledger (debussy status) and the summary on Out.
 func Run(ctx context.Context, opts Options) error {
@@ -121,6 +118,7 @@ func Run(ctx context.Context, opts Options) error {
 type orun struct {
 	Options
 	cfg     config.Config
+	limits  policy.Limits // what policy.After decides on
 	log     *slog.Logger
 	id      string
 	ledger  *state.Ledger
@@ -174,12 +172,7 @@ func newRun(opts Options) (*orun, error) {
 	if r.Out == nil {
 		r.Out = io.Discard
 	}
-	if r.Backoff == nil {
-		first := time.Duration(r.cfg.RetryBackoff)
-		r.Backoff = func(n int) time.Duration {
-			return min(first<<(n-1), max(first, time.Minute))
-		}
-	}
+	r.limits = policy.LimitsOf(r.cfg, r.Backoff)
 	if r.InterruptGrace == 0 {
 		r.InterruptGrace = 10 * time.Second
 	}
