@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/gate"
@@ -402,40 +403,16 @@ func (r *orun) planPath() string {
 func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	todo := map[string]bool{}
 	done := map[string]string{} // id → why it counts as completed
-	var inGit map[string]gitcommit.Outcome
-	gitKnows := false // git history, not .debussy/, says what is done
-	if !r.Restart {
-		gl := r.readGitLedger()
-		inGit = GitCompleted(r.Plan, gl, r.planRel())
-		gitKnows = gl != nil && r.cfg.AutoCommit
-	}
+	res := r.resolver()
 	for _, ph := range order {
-		rec := r.run.Phase(ph.ID)
-		if ph.Status == plans.StatusCompleted {
-			done[ph.ID] = "completed in the plan's table"
+		if a := res.Phase(ph.ID); a.Done {
+			rec := r.run.Phase(ph.ID)
+			done[ph.ID] = a.Why
 			rec.Status = state.StatusSkipped
+			if a.Source != completion.Table {
+				rec.Commits = a.Commits
+			}
 			continue
-		}
-		if !r.Restart {
-			// .debussy/ is a cache of git: a completion whose commit is not
-			// reachable from HEAD (a reset), or that a later outcome in git
-			// overrides (a --restart that failed), does not count.
-			if run, prev := r.ledger.LastCompleted(r.planPath(), ph.ID); prev != nil && (!gitKnows || len(prev.Commits) == 0 || hasOutcome(inGit, ph.ID)) {
-				at := ""
-				if n := len(prev.Commits); n > 0 {
-					at = " at " + gitcommit.Short(prev.Commits[n-1])
-				}
-				done[ph.ID] = fmt.Sprintf("completed in run %s%s", run.ID, at)
-				rec.Status = state.StatusSkipped
-				rec.Commits = prev.Commits
-				continue
-			}
-			if o, ok := inGit[ph.ID]; ok { // on another machine, or .debussy/ is gone
-				done[ph.ID] = fmt.Sprintf("completed at %s (per git)", gitcommit.Short(o.Commit))
-				rec.Status = state.StatusSkipped
-				rec.Commits = []string{o.Commit}
-				continue
-			}
 		}
 		todo[ph.ID] = true
 	}
