@@ -64,15 +64,16 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			prompt, err = r.usageLimit(ctx, p, end, s)
 		case policy.StepExhausted:
 			prompt, err = r.extendOrEnd(ctx, p, end)
-		case policy.StepRestart:
+		case policy.StepRestart, policy.StepRestartsSpent:
 			why := s.Why
 			if end.Trigger == policy.TriggerAdaptive {
 				why = lessons(why)
 			}
+			if s.Kind == policy.StepRestartsSpent {
+				return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
+					p.ph.ID, ErrPhaseFailed, s.Of, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, s.Of)))
+			}
 			prompt, err = r.restart(p, end, why, s)
-		case policy.StepRestartsSpent:
-			return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
-				p.ph.ID, ErrPhaseFailed, s.Of, s.Why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, s.Of)))
 		case policy.StepRetry:
 			prompt, err = r.retry(ctx, p, s, end.Outcome.Failure.Class)
 		case policy.StepRetriesSpent:
