@@ -31,18 +31,18 @@ type Task struct {
 // Input holds the facts the orchestrator knows from git, the plan and the
 // ledger.
 type Input struct {
-	RunID       string       `json:"run_id"`
-	PhaseID     string       `json:"phase_id"`
-	PhaseTitle  string       `json:"phase_title,omitempty"`
-	PhaseFile   string       `json:"phase_file,omitempty"`
-	Kind        string       `json:"kind"` // KindRestart, KindResume, KindRetry; "" means restart
-	Restart     int          `json:"restart"`
-	MaxRestarts int          `json:"max_restarts"`
-	Reason      string       `json:"reason,omitempty"` // e.g. "context 83 % of 200K ≥ 80 %"
-	Commit      string       `json:"commit,omitempty"` // the checkpoint commit, if any
-	Files       []FileChange `json:"files,omitempty"`
-	Tasks       []Task       `json:"tasks,omitempty"`
-	Progress    []string     `json:"progress,omitempty"` // the agent's `debussy progress` lines
+	RunID      string       `json:"run_id"`
+	PhaseID    string       `json:"phase_id"`
+	PhaseTitle string       `json:"phase_title,omitempty"`
+	PhaseFile  string       `json:"phase_file,omitempty"`
+	Kind       string       `json:"kind"` // KindRestart, KindResume, KindRetry; "" means restart
+	Restart    int          `json:"restart"`
+	RestartsOf int          `json:"max_restarts"`
+	Reason     string       `json:"reason,omitempty"` // e.g. "context 83 % of 200K ≥ 80 %"
+	Commit     string       `json:"commit,omitempty"` // the checkpoint commit, if any
+	Files      []FileChange `json:"files,omitempty"`
+	Tasks      []Task       `json:"tasks,omitempty"`
+	Progress   []string     `json:"progress,omitempty"` // the agent's `debussy progress` lines
 	// TokensSoFar and CostSoFar, when non-zero, replace the recorder's
 	// totals (a resume reads them from the ledger).
 	TokensSoFar int64   `json:"tokens_so_far,omitempty"`

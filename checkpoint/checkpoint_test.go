@@ -160,15 +160,15 @@ func TestInputTotalsWin(t *testing.T) {
 
 func typicalInput() Input {
 	return Input{
-		RunID:       "20261121-221300",
-		PhaseID:     "2",
-		PhaseTitle:  "Expression parser",
-		PhaseFile:   "plans/02-parser.md",
-		Kind:        KindRestart,
-		Restart:     1,
-		MaxRestarts: 3,
-		Reason:      "context 83 % of 200K ≥ 80 %",
-		Commit:      "4f1c2a9be07d53e8a1c6f0e2b9d4a7c35e81f602",
+		RunID:      "20261121-221300",
+		PhaseID:    "2",
+		PhaseTitle: "Expression parser",
+		PhaseFile:  "plans/02-parser.md",
+		Kind:       KindRestart,
+		Restart:    1,
+		RestartsOf: 3,
+		Reason:     "context 83 % of 200K ≥ 80 %",
+		Commit:     "4f1c2a9be07d53e8a1c6f0e2b9d4a7c35e81f602",
 		Files: []FileChange{
 			{Status: "M", Path: "parser/parser.go"},
 			{Status: "A", Path: "parser/parser_test.go"},
@@ -242,7 +242,7 @@ func hugeRecorder() *Recorder {
 
 func hugeInput() Input {
 	in := typicalInput()
-	in.Restart, in.MaxRestarts = 7, 10
+	in.Restart, in.RestartsOf = 7, 10
 	in.PhaseTitle = "A title\nwith a newline"
 	in.Files = nil
 	// Git knows only half the files the stream wrote.
@@ -276,7 +276,7 @@ func TestMarkdownHuge(t *testing.T) {
 }
 
 func TestPrompt(t *testing.T) {
-	c := Build(Input{RunID: "r", PhaseID: "1", Restart: 1, MaxRestarts: 2, Reason: "tool calls 100 ≥ 100"}, nil)
+	c := Build(Input{RunID: "r", PhaseID: "1", Restart: 1, RestartsOf: 2, Reason: "tool calls 100 ≥ 100"}, nil)
 	got := c.Prompt("Do phase 1.\n")
 	want := strings.TrimSuffix(c.Markdown(), "\n") + "\n\n---\n\nDo phase 1.\n"
 	if got != want {

@@ -50,7 +50,7 @@ func TestMarkdownWithHandoff(t *testing.T) {
 }
 
 func TestMarkdownNoHandoffAndAvoid(t *testing.T) {
-	in := Input{RunID: "r1", PhaseID: "1", Restart: 2, MaxRestarts: 3,
+	in := Input{RunID: "r1", PhaseID: "1", Restart: 2, RestartsOf: 3,
 		Reason:    "doom loop: Bash called 5 times with the same arguments",
 		NoHandoff: "the session was stopped in a loop before the agent wrote its handoff.",
 		Avoid:     []string{`Bash {"command":"go test ./..."}`, "Read {\"file_path\":\"/a/`b`.go\"}"},

@@ -60,8 +60,8 @@ func (c Checkpoint) writeHeader(b *strings.Builder) {
 		when = "retry"
 	default:
 		when = "restart " + strconv.Itoa(c.Restart)
-		if c.MaxRestarts > 0 {
-			when += " of " + strconv.Itoa(c.MaxRestarts)
+		if c.RestartsOf > 0 {
+			when += " of " + strconv.Itoa(c.RestartsOf)
 		}
 	}
 	fmt.Fprintf(b, "# Checkpoint — %s (%s)\n\n", phase, when)

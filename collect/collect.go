@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -117,6 +118,9 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("read the history of %s: %w", res.Target, err)
 	}
+	// Done in the target: its history or the plan's table (no .debussy/:
+	// the target's branch is what counts).
+	inTarget := completion.Resolver{Plan: opts.Plan, Git: here, PlanRel: opts.PlanRel}
 	stopped, conflictWhy := false, ""
 	var notCompleted []string
 	for _, ph := range order {
@@ -129,7 +133,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 		}
 		if tip == "" {
 			p.State = NotRun
-			if o, ok := here.Latest(opts.PlanRel, ph.ID); (ok && o.Event == "completed") || ph.Status == plans.StatusCompleted {
+			if inTarget.Done(ph.ID) {
 				p.State = Completed
 			}
 			res.Phases = append(res.Phases, p)
@@ -141,8 +145,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 			return res, err
 		}
 		o, ok := l.Latest(opts.PlanRel, ph.ID)
-		mine, done := here.Latest(opts.PlanRel, ph.ID)
-		done = (done && mine.Event == "completed") || ph.Status == plans.StatusCompleted
+		done := inTarget.Done(ph.ID)
 		switch {
 		case done && (!ok || o.Event != "completed"):
 			// Completed in the target (a rerun elsewhere, merged): a branch

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/secrets"
@@ -146,9 +146,11 @@ func writeMatrix(w io.Writer, ready []*plans.Phase, notBefore string) error {
 type planState struct {
 	ws   *workspace
 	plan *plans.Plan
-	rel  string                       // the plan's Debussy-Plan path
-	head string                       // HEAD's commit
-	git  map[string]gitcommit.Outcome // phases completed per git
+	rel  string // the plan's Debussy-Plan path
+	head string // HEAD's commit
+	// done resolves from the plan's table and git alone: a job's clone
+	// has no .debussy/, and what it has must not decide another's.
+	done completion.Resolver
 }
 
 func (e *Env) planState(configFile, planPath string) (*planState, error) {
@@ -178,16 +180,12 @@ func (e *Env) planState(configFile, planPath string) (*planState, error) {
 		return nil, fmt.Errorf("read HEAD: %w", err)
 	}
 	rel := orchestrator.PlanRel(ws.Root, plan.Path)
-	return &planState{ws: ws, plan: plan, rel: rel, head: head, git: orchestrator.GitCompleted(plan, l, rel)}, nil
+	return &planState{ws: ws, plan: plan, rel: rel, head: head, done: completion.Resolver{Plan: plan, Git: l, PlanRel: rel}}, nil
 }
 
 // completed reports whether a phase is done: in git, or marked so in the
 // plan's table.
-func (s *planState) completed(id string) bool {
-	_, ok := s.git[id]
-	p := s.plan.Phase(id)
-	return ok || (p != nil && p.Status == plans.StatusCompleted)
-}
+func (s *planState) completed(id string) bool { return s.done.Done(id) }
 
 // ready lists, in run order, the phases that can start now.
 func (s *planState) ready() ([]*plans.Phase, error) { return s.plan.Ready(s.completed) }

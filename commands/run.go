@@ -164,15 +164,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 // flagSetter returns a function applying only the flags the user set.
 func flagSetter(c *cli.Context) func(*config.Config) {
 	return func(cfg *config.Config) {
-		ints := map[string]*int{
-			"context-threshold":   &cfg.ContextThreshold,
-			"context-max-tokens":  &cfg.ContextMaxTokens,
-			"tool-call-threshold": &cfg.ToolCallThreshold,
-			"max-restarts":        &cfg.MaxRestarts,
-			"max-retries":         &cfg.MaxRetries,
-			"parallel":            &cfg.Parallel,
-		}
-		for name, p := range ints {
+		for name, p := range cfg.IntFlags() {
 			if c.IsSet(name) {
 				*p = c.Int(name)
 			}

@@ -299,3 +299,16 @@ func (c Config) YAML() string {
 	}
 	return string(b)
 }
+
+// IntFlags are the integer settings `debussy run` takes as flags, by the
+// flag's name: a flag the user set replaces the file's value.
+func (c *Config) IntFlags() map[string]*int {
+	return map[string]*int{
+		"context-threshold":   &c.ContextThreshold,
+		"context-max-tokens":  &c.ContextMaxTokens,
+		"tool-call-threshold": &c.ToolCallThreshold,
+		"max-restarts":        &c.MaxRestarts,
+		"max-retries":         &c.MaxRetries,
+		"parallel":            &c.Parallel,
+	}
+}

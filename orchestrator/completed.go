@@ -10,9 +10,9 @@ import (
 
 // Completed names the phases a run of opts (without --phase, --only or
 // --restart) would skip as completed: in the plan's table, in an earlier
-// run (.debussy/), or per the commit trailers in git — what `check` and
-// `status` show rather than the table's "pending". Nothing is locked or
-// written.
+// run (.debussy/), or per the commit trailers in git, by package
+// completion's precedence — what `check` and `status` show rather than the
+// table's "pending". Nothing is locked or written.
 func Completed(opts Options) (map[string]bool, error) {
 	opts.PhaseID, opts.Only, opts.Restart = "", "", false
 	r := &orun{Options: opts, cfg: opts.Config, log: slog.New(slog.DiscardHandler)}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
@@ -20,7 +21,8 @@ import (
 // Git as the ledger: every phase end is a commit whose trailers say how it
 // ended (gitcommit.Message), so a clone without .debussy/ — another
 // machine, a CI job — knows which phases are done. .debussy/ stays the
-// local record with raw logs; a phase completed in either is skipped.
+// local record with raw logs; which of them says a phase is done is
+// package completion's precedence (resolver).
 
 // PlanRel is the plan's path relative to the repository root, with
 // slashes: the Debussy-Plan trailer, the same on every clone. A plan
@@ -44,21 +46,16 @@ func PlanRel(root, planPath string) string {
 	return filepath.ToSlash(rel)
 }
 
-func hasOutcome(done map[string]gitcommit.Outcome, id string) bool {
-	_, ok := done[id]
-	return ok
-}
-
-// GitCompleted returns, for each phase of plan whose latest outcome in git
-// history is completed, that outcome. planRel is the plan's PlanRel.
-func GitCompleted(plan *plans.Plan, l *gitcommit.Ledger, planRel string) map[string]gitcommit.Outcome {
-	done := map[string]gitcommit.Outcome{}
-	for _, ph := range plan.Phases {
-		if o, ok := l.Latest(planRel, ph.ID); ok && o.Event == string(state.StatusCompleted) {
-			done[ph.ID] = o
-		}
+// resolver answers whether a phase is done for this run: the plan's
+// table, .debussy/ and git history, by completion's precedence. Git history
+// is read when the run does not start afresh (--restart).
+func (r *orun) resolver() completion.Resolver {
+	res := completion.Resolver{Plan: r.Plan, Ledger: r.ledger, PlanPath: r.planPath(), PlanRel: r.planRel(), Fresh: r.Restart}
+	if !r.Restart {
+		res.Git = r.readGitLedger()
+		res.GitKnows = res.Git != nil && r.cfg.AutoCommit
 	}
-	return done
+	return res
 }
 
 // readGitLedger reads the outcomes in git history; an unreadable history

@@ -17,12 +17,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
@@ -92,10 +94,6 @@ type Options struct {
 	Tracer *telemetry.Tracer
 }
 
-// maxTransient is how many times a session that failed on its own (API
-// error, crash, timeout) is retried before the phase fails.
-const maxTransient = 3
-
 // Run executes the plan. It returns nil when every phase completed; what
 // happened is in the ledger (debussy status) and the summary on Out.
 func Run(ctx context.Context, opts Options) error {
@@ -121,6 +119,7 @@ func Run(ctx context.Context, opts Options) error {
 type orun struct {
 	Options
 	cfg     config.Config
+	limits  policy.Limits // what policy.After decides on
 	log     *slog.Logger
 	id      string
 	ledger  *state.Ledger
@@ -175,12 +174,7 @@ func newRun(opts Options) (*orun, error) {
 	if r.Out == nil {
 		r.Out = io.Discard
 	}
-	if r.Backoff == nil {
-		first := time.Duration(r.cfg.RetryBackoff)
-		r.Backoff = func(n int) time.Duration {
-			return min(first<<(n-1), max(first, time.Minute))
-		}
-	}
+	r.limits = policy.LimitsOf(r.cfg, r.Backoff)
 	if r.InterruptGrace == 0 {
 		r.InterruptGrace = 10 * time.Second
 	}
@@ -411,40 +405,16 @@ func (r *orun) planPath() string {
 func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	todo := map[string]bool{}
 	done := map[string]string{} // id → why it counts as completed
-	var inGit map[string]gitcommit.Outcome
-	gitKnows := false // git history, not .debussy/, says what is done
-	if !r.Restart {
-		gl := r.readGitLedger()
-		inGit = GitCompleted(r.Plan, gl, r.planRel())
-		gitKnows = gl != nil && r.cfg.AutoCommit
-	}
+	res := r.resolver()
 	for _, ph := range order {
-		rec := r.run.Phase(ph.ID)
-		if ph.Status == plans.StatusCompleted {
-			done[ph.ID] = "completed in the plan's table"
+		if a := res.Phase(ph.ID); a.Done {
+			rec := r.run.Phase(ph.ID)
+			done[ph.ID] = a.Why
 			rec.Status = state.StatusSkipped
+			if a.Source != completion.Table {
+				rec.Commits = a.Commits
+			}
 			continue
-		}
-		if !r.Restart {
-			// .debussy/ is a cache of git: a completion whose commit is not
-			// reachable from HEAD (a reset), or that a later outcome in git
-			// overrides (a --restart that failed), does not count.
-			if run, prev := r.ledger.LastCompleted(r.planPath(), ph.ID); prev != nil && (!gitKnows || len(prev.Commits) == 0 || hasOutcome(inGit, ph.ID)) {
-				at := ""
-				if n := len(prev.Commits); n > 0 {
-					at = " at " + gitcommit.Short(prev.Commits[n-1])
-				}
-				done[ph.ID] = fmt.Sprintf("completed in run %s%s", run.ID, at)
-				rec.Status = state.StatusSkipped
-				rec.Commits = prev.Commits
-				continue
-			}
-			if o, ok := inGit[ph.ID]; ok { // on another machine, or .debussy/ is gone
-				done[ph.ID] = fmt.Sprintf("completed at %s (per git)", gitcommit.Short(o.Commit))
-				rec.Status = state.StatusSkipped
-				rec.Commits = []string{o.Commit}
-				continue
-			}
 		}
 		todo[ph.ID] = true
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/spend"
@@ -147,7 +148,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	// lastProblem is for the agent and the local record; lastPublic is
 	// what the commit trailer and step summary may say (public.go).
 	var lastProblem, lastPublic string
-	for attempt := 1; attempt <= 1+r.cfg.MaxRetries; attempt++ {
+	for attempt := 1; ; attempt++ {
 		rec.Attempts = p.priorAttempts + attempt
 		p.restarts = 0
 		// A signal that cannot be cleared or read ends the phase as failed
@@ -164,18 +165,22 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		var problem string
 		hookProblem := false
-		switch {
-		case sig != nil && sig.Status == state.StatusBlocked:
+		status := ""
+		if sig != nil {
+			status = string(sig.Status)
+		}
+		switch policy.AfterAttempt(status, r.cfg.RequireDoneSignal) {
+		case policy.VerdictBlocked:
 			rec.Question = secrets.Redact(oneLine(sig.Reason))
 			err := r.endPhase(p, state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
 				fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))))
 			r.announceBlocked(p, rec.Question)
 			return err
-		case sig != nil && sig.Status == state.StatusFailed:
+		case policy.VerdictAgentFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
 			lastPublic = "the agent reported failure: " + agentReason(sig.Reason)
-		case sig == nil && r.cfg.RequireDoneSignal:
+		case policy.VerdictNoSignal:
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
 			lastPublic = lastProblem
@@ -213,13 +218,13 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			lastProblem = gate.Summary(res)
 			lastPublic = gatePublic(res)
 		}
-		if attempt > r.cfg.MaxRetries {
+		if !policy.Remediate(attempt, r.limits.MaxRetries) {
 			break
 		}
 		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
-			"remediation", attempt, "max_retries", r.cfg.MaxRetries)
-		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.cfg.MaxRetries))
-		next = prompt.Remediation(ph, attempt, r.cfg.MaxRetries, problem, p.basePrompt)
+			"remediation", attempt, "max_retries", r.limits.MaxRetries)
+		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
+		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)
 		if !hookProblem { // else the problem already is the hook's output
 			next = p.withRejection(next)
 		}
@@ -355,7 +360,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 	}
 	in := checkpoint.Input{
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
-		Restart: p.restarts, MaxRestarts: r.cfg.MaxRestarts, Reason: reason, Commit: commit,
+		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
 		Refused: r.refused(p.ph.ID),
 	}

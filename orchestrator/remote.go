@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -207,10 +208,9 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 	if ph == nil {
 		return nil // selectOnly names the mistake
 	}
-	inGit := GitCompleted(r.Plan, r.readGitLedger(), r.planRel())
+	res := completion.Resolver{Plan: r.Plan, Git: r.readGitLedger(), PlanRel: r.planRel()}
 	for _, dep := range ph.DependsOn {
-		d := r.Plan.Phase(dep)
-		if d != nil && d.Status == plans.StatusCompleted {
+		if res.Phase(dep).Source == completion.Table {
 			continue
 		}
 		branch := plans.PhaseBranch(r.planID(), dep)
@@ -220,7 +220,7 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		if !ok {
-			if hasOutcome(inGit, dep) {
+			if _, ok := res.InGit(dep); ok {
 				continue
 			}
 			return fmt.Errorf("%w: --base deps: phase %s depends on phase %s, whose branch %s is not on %s: run that phase first (debussy run %s --only %s --push %s)",

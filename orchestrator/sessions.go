@@ -45,7 +45,9 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 			r.reached.Store(true)
 		}
 		// The policy decides what follows, as it decided in the session.
-		s := policy.After(ended(end, r.signalled(p), r.reached.Load()))
+		e := ended(end, r.signalled(p), r.reached.Load())
+		e.Restarts, e.Retries, e.Model, e.Limits = p.restarts, p.transient, r.model(p), r.limits
+		s := policy.After(e)
 		switch s.Kind {
 		case policy.StepFinish:
 			p.transient = 0
@@ -58,18 +60,26 @@ func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) erro
 				return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
 			}
 			return r.failFast(p, fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
-		case policy.StepUsageLimit:
-			prompt, err = r.usageLimit(ctx, p, end)
+		case policy.StepUsageLimit, policy.StepFallback:
+			prompt, err = r.usageLimit(ctx, p, end, s)
 		case policy.StepExhausted:
 			prompt, err = r.extendOrEnd(ctx, p, end)
-		case policy.StepRestart:
+		case policy.StepRestart, policy.StepRestartsSpent:
 			why := s.Why
 			if end.Trigger == policy.TriggerAdaptive {
 				why = lessons(why)
 			}
-			prompt, err = r.restart(p, end, why)
+			if s.Kind == policy.StepRestartsSpent {
+				return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
+					p.ph.ID, ErrPhaseFailed, s.Of, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, s.Of)))
+			}
+			prompt, err = r.restart(p, end, why, s)
 		case policy.StepRetry:
-			prompt, err = r.retry(ctx, p, s.Why, end.Outcome.Failure.Class)
+			prompt, err = r.retry(ctx, p, s, end.Outcome.Failure.Class)
+		case policy.StepRetriesSpent:
+			class := end.Outcome.Failure.Class
+			return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
+				p.ph.ID, ErrPhaseFailed, s.N, s.Why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, s.N, classWord(class))))
 		}
 		if err != nil {
 			return err
@@ -144,16 +154,12 @@ func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result)
 	return p.withRejection(cp.Prompt(p.basePrompt)), nil
 }
 
-// restart commits, checkpoints and returns the next session's prompt, or
-// ends the phase when max_restarts is spent.
-func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, error) {
-	if p.restarts >= r.cfg.MaxRestarts {
-		return "", r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
-			p.ph.ID, ErrPhaseFailed, r.cfg.MaxRestarts, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, r.cfg.MaxRestarts)))
-	}
-	c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", p.restarts+1, r.cfg.MaxRestarts))
+// restart commits, checkpoints and returns the next session's prompt:
+// restart s.N of s.Of, as the policy decided.
+func (r *orun) restart(p *phaseRun, end session.Result, why string, s policy.Step) (string, error) {
+	c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", s.N, s.Of))
 	p.keepFrom(end)
-	p.restarts++
+	p.restarts = s.N
 	p.rec.Restarts++
 	cp, err := r.checkpoint(p, "restart", why, c)
 	if err != nil {
@@ -162,21 +168,17 @@ func (r *orun) restart(p *phaseRun, end session.Result, why string) (string, err
 	if end.Trigger == policy.TriggerAdaptive {
 		r.openWindow(p)
 	}
-	r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", p.restarts, "max_restarts", r.cfg.MaxRestarts)
+	r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", s.N, "max_restarts", s.Of)
 	return p.withRejection(cp.Prompt(p.basePrompt)), nil
 }
 
 // retry follows a session that failed on its own (an API error, a crash,
-// a hang): from a checkpoint, after a backoff, at most maxTransient times.
-func (r *orun) retry(ctx context.Context, p *phaseRun, why string, class failure.Class) (string, error) {
-	p.transient++
-	if p.transient > maxTransient {
-		return "", r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
-			p.ph.ID, ErrPhaseFailed, maxTransient+1, why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, maxTransient+1, classWord(class))))
-	}
-	wait := r.Backoff(p.transient)
+// a hang): from a checkpoint, after the policy's backoff.
+func (r *orun) retry(ctx context.Context, p *phaseRun, s policy.Step, class failure.Class) (string, error) {
+	p.transient = s.N
+	why, wait := s.Why, s.Wait
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
-		"retry", p.transient, "max_retries", maxTransient)
+		"retry", p.transient, "max_retries", s.Of)
 	r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
 		"retry": p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last

@@ -9,6 +9,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/notify"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
@@ -48,12 +49,12 @@ func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
 // usage_limit_wait) and resumes with the checkpoint — no restart or retry
 // is counted, since nothing the agent did caused it — or the run ends
 // with ErrUsageLimit. It returns the next session's prompt.
-func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) (string, error) {
+func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result, s policy.Step) (string, error) {
 	f := end.Outcome.Failure
 	name := failure.LimitName(f.LimitType)
 	p.rec.UsageLimits++
 	p.keepFrom(end)
-	fallback := failure.ModelSpecific(f.LimitType) && r.cfg.FallbackModel != "" && r.model(p) != r.cfg.FallbackModel
+	fallback := s.Kind == policy.StepFallback
 	if !fallback && !f.Resets.IsZero() {
 		// The limit is the account's: its commit (pushed with --push)
 		// holds back every job that reads it until the reset.
@@ -64,12 +65,12 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) 
 	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
 	if fallback {
 		from := r.model(p)
-		p.rec.Model = r.cfg.FallbackModel
-		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, r.cfg.FallbackModel),
+		p.rec.Model = s.Model
+		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, s.Model),
 			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
-		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": r.cfg.FallbackModel,
+		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": s.Model,
 			"resets": f.Resets})
-		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, r.cfg.FallbackModel)
+		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, s.Model)
 	}
 	cp, err := r.checkpoint(p, "resume", why, c)
 	if err != nil {
@@ -90,12 +91,11 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result) 
 // end, so `status` shows it and a rerun before it waits again.
 func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, resets time.Time) error {
 	now := r.now()
-	wait := time.Duration(r.cfg.UsageLimitWait)
+	wait := r.limits.UsageLimitWait
 	p.rec.WaitingUntil, p.rec.Limit = resets, limit
 	name := failure.LimitName(limit)
-	// A reset that has passed meanwhile is waited past by the buffer
-	// alone, whatever usage_limit_wait says.
-	if resets.IsZero() || resets.Sub(now) > wait {
+	until, ok := policy.ResetWait(resets, now, wait)
+	if !ok {
 		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
 		r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
 		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
@@ -105,7 +105,6 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 		r.announceUsageLimit(p, limit, notify.Event{Resets: resets, ExitCode: &code})
 		return eerr
 	}
-	until := failure.AfterReset(resets)
 	if err := r.save(); err != nil {
 		return err
 	}

@@ -9,8 +9,12 @@
 //
 // The states and the transition table are data in transitions.go
 // (States, Transitions): docs/policy.md shows them as TransitionsMarkdown
-// renders them, and transitions_test.go plays every row. Precedence
-// between simultaneous conditions is tested in policy_test.go.
+// renders them, and transitions_test.go plays every row. What follows a
+// session (restart or its budget spent, retry and its backoff, a usage
+// limit's fallback, wait or exit 75, the done signal's verdict, a
+// remediation) is AfterRows in afterrows.go, played by after_test.go: the
+// orchestrator passes the counts and Limits and does what the Step says.
+// Precedence between simultaneous conditions is tested in policy_test.go.
 package policy
 
 import (

@@ -153,6 +153,7 @@ func TransitionsMarkdown() string {
 	for _, t := range Transitions {
 		row(&b, t.from(), t.Input, t.to(), t.Effects)
 	}
+	b.WriteString("\n" + AfterMarkdown())
 	return b.String()
 }
 
