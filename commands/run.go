@@ -363,6 +363,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
 		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 	}
+	if ws.Config.StrictGit && ws.Repo.Mode() != "git" {
+		return fmt.Errorf("%w: strict_git: git is not installed here, and go-git's own staging differs from git's (README, \"What debussy's commits honour\"); install git, or set strict_git: false", orchestrator.ErrSetup)
+	}
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if opts.DryRun {
 		preview, err := orchestrator.Check(orchestrator.Options{

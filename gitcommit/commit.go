@@ -26,12 +26,6 @@ type Commit struct {
 	// Unstaged lists the Never paths found in the index (an agent's
 	// `git add -f .env`) and taken back out of it, left in the worktree.
 	Unstaged []string
-	// Ignored and GitReplaced stay empty: git stages every commit.
-	Ignored     []string
-	GitReplaced []PathDisagreement
-	// StagedByGit says git staged the tree (Mode "git"): asking git again
-	// later (Verify) would only report what a hook changed since.
-	StagedByGit bool
 }
 
 // CommitAll stages everything `git add -A` would and commits it with msg
@@ -269,8 +263,7 @@ func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Co
 		files = len(changes)
 	}
 	r.log.Debug("committed", "commit", Short(next.String()), "files", files)
-	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged,
-		StagedByGit: r.gitBin != ""}, nil
+	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged}, nil
 }
 
 // indexBackup is the index before a commit staged: a hard link, kept until

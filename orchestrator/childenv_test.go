@@ -44,24 +44,3 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 		t.Errorf("a gate's git in the phase worktree sees branch %q (exit %d), want phase-1", got, res.ExitCode)
 	}
 }
-
-// The scope of a mid-phase git check: the paths the agent's tools wrote,
-// relative to the worktree; never nil (nil would mean the whole tree), and
-// nothing outside the worktree.
-func TestAgentPathsForTheGitCheck(t *testing.T) {
-	f := newFixture(t, script{})
-	r := econRun(t, config.Defaults())
-	p := r.econPhase("1")
-	p.repo = f.repo
-	if got := r.agentPaths(p); got == nil || len(got) != 0 {
-		t.Errorf("agentPaths with nothing written = %#v, want empty, not nil", got)
-	}
-	written := r.spendOf(p).Budget.Written
-	written[filepath.Join(f.root, "src", "a.go")] = true
-	written[filepath.Join(f.root, "README.md")] = true
-	written[filepath.Join(filepath.Dir(f.root), "outside.txt")] = true
-	written[f.root] = true
-	if got := strings.Join(r.agentPaths(p), " "); got != "README.md src/a.go" {
-		t.Errorf("agentPaths = %q, want \"README.md src/a.go\"", got)
-	}
-}

@@ -57,9 +57,6 @@ type phaseRun struct {
 	handoff, noHandoff string
 	avoid              []string
 	pointsChecked      bool // warnCompactionPoint ran
-	// gitDisagrees is set under strict_git when git would have committed
-	// something else (gitcheck.go): the phase ends before its next session.
-	gitDisagrees error
 	// undelivered are notes the last session's policy decided but never
 	// delivered (its stop came first): the next session hears them first.
 	undelivered []string
@@ -343,7 +340,6 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	}
 	p.uncommitted = nil
 	// commitAll listed it in p.rec.Commits before the branch moved.
-	r.verifyCommit(p, c, event, r.now())
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	r.pushed(p)

@@ -57,7 +57,6 @@ func publicReason(err error) string {
 		{ErrInterrupted, "interrupted"},
 		{ErrBudgetExhausted, "budget exhausted"},
 		{ErrUsageLimit, "usage limit reached"},
-		{ErrGitDisagrees, "git disagrees with debussy's commit"},
 		{ErrConflict, "merge conflict with a phase merged before it"},
 		{ErrBlocked, "blocked"},
 		{ErrLedger, "ledger not saved"},

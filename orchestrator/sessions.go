@@ -95,7 +95,7 @@ func reachedAPI(o runner.Outcome) bool {
 }
 
 // mayStartSession ends the phase before a session that must not start:
-// git disagreed with a commit under strict_git, a strict budget is spent
+// a strict budget is spent
 // and the user does not extend it, or a usage limit an earlier run met
 // has not reset yet (the session would only be refused again).
 func (r *orun) mayStartSession(ctx context.Context, p *phaseRun) error {
@@ -103,9 +103,6 @@ func (r *orun) mayStartSession(ctx context.Context, p *phaseRun) error {
 		if err := r.waitForReset(ctx, p, p.rec.Limit, w); err != nil {
 			return err
 		}
-	}
-	if p.gitDisagrees != nil {
-		return r.endPhase(p, state.StatusFailed, fmt.Errorf("%w: %w", ErrSetup, p.gitDisagrees))
 	}
 	if spent, ok := r.spendOf(p).Spent(r.now()); ok && !r.extendBudget(ctx, p, spent) {
 		return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
