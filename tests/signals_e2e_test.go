@@ -3,6 +3,7 @@ package tests
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,8 +130,15 @@ func TestContextAnswerKeptAcrossRuns(t *testing.T) {
 	if len(logs) != 2 {
 		t.Fatalf("%d session logs, want 2", len(logs))
 	}
+	// Oldest first by the log's time: run ids of one minute sort by their
+	// random suffix, not by when they ran.
+	slices.SortFunc(logs, func(a, b string) int {
+		ia, _ := os.Stat(a)
+		ib, _ := os.Stat(b)
+		return ia.ModTime().Compare(ib.ModTime())
+	})
 	asked := 0
-	for _, l := range logs { // run ids sort by time
+	for _, l := range logs {
 		data, err := os.ReadFile(l)
 		if err != nil {
 			t.Fatal(err)
