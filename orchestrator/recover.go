@@ -1,0 +1,84 @@
+package orchestrator
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/state"
+)
+
+// What a run takes over from one that died: git locks it held and runs
+// the ledger still calls running.
+
+// reclaimGitLocks removes the git locks (index.lock mid-commit) of a
+// debussy that was killed while holding them: left, they fail every commit
+// of this run and of git (gitcommit.ReclaimLocks).
+func (r *orun) reclaimGitLocks() {
+	if r.Repo == nil {
+		return
+	}
+	locks, err := r.Repo.ReclaimLocks()
+	for i, l := range locks {
+		locks[i] = relTo(r.Repo.Root(), l)
+	}
+	switch {
+	case err != nil:
+		r.log.Warn("could not remove the git locks a killed debussy left", "removed", strings.Join(locks, ", "), "err", err)
+	case len(locks) > 0:
+		r.log.Warn("removed the git locks a killed debussy left", "locks", strings.Join(locks, ", "))
+	}
+}
+
+// markStaleRuns marks runs whose process died (kill -9, a crash) as
+// interrupted, and kills any claude session they left behind.
+func (r *orun) markStaleRuns() {
+	var gl *gitcommit.Ledger // read once, if a run died
+	ended := func(run *state.Run, phase string) (gitcommit.Outcome, bool) {
+		if gl == nil {
+			if gl = r.readGitLedger(); gl == nil {
+				gl = &gitcommit.Ledger{}
+			}
+		}
+		root := ""
+		if r.Repo != nil {
+			root = r.Repo.Root()
+		}
+		o, ok := gl.Latest(PlanRel(root, run.Plan), phase)
+		return o, ok && o.Run == run.ID && isRecorded(commitEvent(o.Event))
+	}
+	for _, run := range r.ledger.Runs {
+		// This run holds the lock, so no other run recorded as running is
+		// alive: a live one would hold the lock.
+		if run.Status != state.StatusRunning {
+			continue
+		}
+		// Its claude session and the tools it started (some in sessions
+		// of their own) all carry the run id in their environment.
+		if n := runner.KillByEnv(state.EnvRunID + "=" + run.ID); n > 0 {
+			r.log.Warn("killed processes left by a run that died", "run", run.ID, "processes", n)
+		}
+		run.Status = state.StatusInterrupted
+		run.EndedAt = r.now()
+		for _, p := range run.Phases {
+			if p.Status != state.StatusRunning {
+				continue
+			}
+			if o, ok := ended(run, p.ID); ok {
+				// Killed after the phase's end was committed, before it
+				// was saved: git has how it ended.
+				p.Status, p.LastError, p.Reason = state.Status(o.Event), o.Reason, o.Reason
+				if !slices.Contains(p.Commits, o.Commit) {
+					p.Commits = append(p.Commits, o.Commit)
+				}
+				continue
+			}
+			p.Status = state.StatusInterrupted
+			p.LastError = "debussy stopped without saving (killed or crashed)"
+			p.Reason = p.LastError
+		}
+		r.recovered = append(r.recovered, run)
+		r.log.Warn("an earlier run died without saving; resuming where it stopped", "run", run.ID, "pid", run.PID)
+	}
+}
