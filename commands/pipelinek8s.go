@@ -198,25 +198,12 @@ func k8sJobName(planID, phaseID, base string) string {
 	return head + tail
 }
 
-// dnsLabel lowercases s and turns every run of other characters than
-// [a-z0-9] into one '-'.
+// dnsLabel is plans.Slug, never empty.
 func dnsLabel(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
+	if out := plans.Slug(s); out != "" {
+		return out
 	}
-	out := strings.TrimRight(b.String(), "-")
-	if out == "" {
-		return "x"
-	}
-	return out
+	return "x"
 }
 
 // labelValue fits s to a label value: at most 63 of [A-Za-z0-9._-],

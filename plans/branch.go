@@ -13,25 +13,29 @@ import (
 // they never share an ID; every clone computes the same one.
 func ID(repoRelPath string) string {
 	p := filepath.ToSlash(repoRelPath)
-	p = strings.TrimSuffix(p, path.Ext(p))
+	if id := Slug(strings.TrimSuffix(p, path.Ext(p))); id != "" {
+		return id
+	}
+	return "plan"
+}
+
+// Slug lowercases s and turns every run of other characters than [a-z0-9]
+// into one '-', with none at either end; "" when s has no such character.
+// It is a DNS label's alphabet, so a plan's ID and a Kubernetes name are
+// spelled alike.
+func Slug(s string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(p) {
+	for _, r := range strings.ToLower(s) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
 			b.WriteRune(r)
 			dash = false
-			continue
-		}
-		if !dash && b.Len() > 0 {
+		} else if !dash && b.Len() > 0 {
 			b.WriteByte('-')
 			dash = true
 		}
 	}
-	id := strings.TrimSuffix(b.String(), "-")
-	if id == "" {
-		return "plan"
-	}
-	return id
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 // PhaseBranch is the branch a phase's results are pushed to and merged from:
