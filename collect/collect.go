@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -85,9 +86,8 @@ type Result struct {
 // ones are merged (and pushed).
 func Collect(ctx context.Context, opts Options) (Result, error) {
 	res := Result{}
-	g, err := newGit(opts.Repo.Root())
-	if err != nil {
-		return res, fmt.Errorf("%w: %w", ErrSetup, err)
+	if _, err := exec.LookPath("git"); err != nil {
+		return res, fmt.Errorf("%w: find git: %w (collect fetches and pushes with git: install it)", ErrSetup, err)
 	}
 	if opts.Remote == "" {
 		return res, fmt.Errorf("%w: name the remote to collect from (--from origin)", ErrSetup)
@@ -103,7 +103,7 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
-	if res.Target, err = checkoutTarget(ctx, g, opts.Into); err != nil {
+	if res.Target, err = checkoutTarget(ctx, rem, opts.Into); err != nil {
 		return res, err
 	}
 
@@ -250,9 +250,9 @@ func merge(ctx context.Context, opts Options, target string, ph *plans.Phase, p 
 // checkoutTarget returns the branch to merge into: into, checked out (made
 // at HEAD when it does not exist, moved up to HEAD when HEAD descends from
 // it), else the checked-out branch.
-func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
+func checkoutTarget(ctx context.Context, g remote.Remote, into string) (string, error) {
 	if into == "" {
-		b, err := g.run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
+		b, err := g.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", err
@@ -261,14 +261,14 @@ func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
 		}
 		return b, nil
 	}
-	if _, err := g.run(ctx, "check-ref-format", "--branch", into); err != nil {
+	if _, err := g.Git(ctx, "check-ref-format", "--branch", into); err != nil {
 		return "", fmt.Errorf("%w: --into %s is not a valid branch name", ErrSetup, into)
 	}
-	if cur, err := g.run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && cur == into {
+	if cur, err := g.Git(ctx, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && cur == into {
 		return into, nil
 	}
-	if _, err := g.run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+into); err != nil {
-		if _, err := g.run(ctx, "switch", "--quiet", "--create", into); err != nil {
+	if _, err := g.Git(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+into); err != nil {
+		if _, err := g.Git(ctx, "switch", "--quiet", "--create", into); err != nil {
 			return "", fmt.Errorf("create branch %s: %w", into, err)
 		}
 		return into, nil
@@ -277,10 +277,10 @@ func checkoutTarget(ctx context.Context, g *git, into string) (string, error) {
 	// HEAD: nothing of it is lost, and the merges start from what the job
 	// checked out. Any other is checked out as it is.
 	switchArgs := []string{"switch", "--quiet", into}
-	if _, err := g.run(ctx, "merge-base", "--is-ancestor", "refs/heads/"+into, "HEAD"); err == nil {
+	if _, err := g.Git(ctx, "merge-base", "--is-ancestor", "refs/heads/"+into, "HEAD"); err == nil {
 		switchArgs = []string{"switch", "--quiet", "--force-create", into}
 	}
-	if _, err := g.run(ctx, switchArgs...); err != nil {
+	if _, err := g.Git(ctx, switchArgs...); err != nil {
 		return "", fmt.Errorf("check out %s: %w", into, err)
 	}
 	return into, nil

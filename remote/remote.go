@@ -96,6 +96,14 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
+// Git runs a local git command in the repository as the remote's own
+// commands run (its process group, the context, never a prompt), its
+// output trimmed: for a caller's checkout or branch work beside a fetch.
+func (r Remote) Git(ctx context.Context, args ...string) (string, error) {
+	out, err := r.git(ctx, args...)
+	return strings.TrimSpace(out), err
+}
+
 // Check reports ErrNoRemote when the repository has no remote r.Name.
 func (r Remote) Check(ctx context.Context) error {
 	if _, err := r.git(ctx, "remote", "get-url", r.Name); err != nil {
