@@ -207,17 +207,7 @@ func TestStatusFromGit(t *testing.T) {
 // resets; status shows the hold.
 func TestMatrixAndStatusShowTheAccountHold(t *testing.T) {
 	dir := dagRepo(t)
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	gitIn(t, dir, "init", "-q", "--bare", origin)
-	gitIn(t, dir, "remote", "add", "origin", origin)
-	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
-	other := filepath.Join(t.TempDir(), "other")
-	gitIn(t, dir, "clone", "-q", origin, other)
-	resets := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
-	m := gitcommit.Message{Subject: "debussy: phase 1 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
-		Phase: "1", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", resets)}
-	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", m.String())
-	gitIn(t, other, "push", "-q", "origin", "HEAD:refs/heads/debussy/plan-master-plan/phase-1")
+	resets := holdOnOrigin(t, dir)
 
 	code, stdout, stderr := invoke(t, dir, nil, "matrix", "plan/MASTER_PLAN.md", "--remote", "")
 	if want := `{"include":[{"phase":"1","title":"Step 1"}]}` + "\n"; code != 0 || stdout != want {
@@ -240,4 +230,23 @@ func TestMatrixAndStatusShowTheAccountHold(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"account_hold"`) || !strings.Contains(stdout, at) {
 		t.Errorf("status --json: exit %d\n%s", code, stdout)
 	}
+}
+
+// holdOnOrigin gives dir a bare origin on which another job's push of
+// phase 1 records the account's 5-hour limit, resetting in 3 hours; it
+// returns the reset.
+func holdOnOrigin(t *testing.T, dir string) time.Time {
+	t.Helper()
+	origin := filepath.Join(t.TempDir(), "origin.git")
+	gitIn(t, dir, "init", "-q", "--bare", origin)
+	gitIn(t, dir, "remote", "add", "origin", origin)
+	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
+	other := filepath.Join(t.TempDir(), "other")
+	gitIn(t, dir, "clone", "-q", origin, other)
+	resets := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
+	m := gitcommit.Message{Subject: "debussy: phase 1 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
+		Phase: "1", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", resets)}
+	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", m.String())
+	gitIn(t, other, "push", "-q", "origin", "HEAD:refs/heads/debussy/plan-master-plan/phase-1")
+	return resets
 }

@@ -19,9 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/golden"
-	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -363,17 +361,7 @@ func TestPipelineAccountHold(t *testing.T) {
 	dir := diamondRepo(t)
 	t.Setenv("GIT_AUTHOR_DATE", "")
 	t.Setenv("GIT_COMMITTER_DATE", "")
-	origin := filepath.Join(t.TempDir(), "origin.git")
-	gitIn(t, dir, "init", "-q", "--bare", origin)
-	gitIn(t, dir, "remote", "add", "origin", origin)
-	gitIn(t, dir, "push", "-q", "origin", "HEAD:refs/heads/main")
-	other := filepath.Join(t.TempDir(), "other")
-	gitIn(t, dir, "clone", "-q", origin, other)
-	resets := time.Now().Add(3 * time.Hour).UTC().Truncate(time.Second)
-	m := gitcommit.Message{Subject: "debussy: phase 1 — checkpoint at the 5-hour limit", Run: "r1", Plan: "plan/MASTER_PLAN.md",
-		Phase: "1", Event: "retry", UsageLimit: remote.LimitTrailer("five_hour", resets)}
-	gitIn(t, other, "commit", "-q", "--allow-empty", "-m", m.String())
-	gitIn(t, other, "push", "-q", "origin", "HEAD:refs/heads/debussy/plan-master-plan/phase-1")
+	resets := holdOnOrigin(t, dir)
 
 	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab")
 	if code != 0 || !strings.Contains(stderr, "5-hour usage limit") || !strings.Contains(stdout, "# Hold: the account's 5-hour usage limit resets at "+resets.Format(time.RFC3339)) {
