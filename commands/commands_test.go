@@ -597,3 +597,22 @@ func TestStatusSpendPerRun(t *testing.T) {
 		t.Errorf("status --all should give each run what it spent:\n%s", out)
 	}
 }
+
+// strict_git refuses a run where git is not installed (go-git would
+// stage), and says how to go on; with git installed it is no obstacle.
+func TestStrictGitWithoutGit(t *testing.T) {
+	dir := gitRepo(t)
+	claude, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1)")
+	}
+	env := map[string]string{"DEBUSSY_STRICT_GIT": "true", "DEBUSSY_CLAUDE_BIN": claude}
+	if code, _, stderr := invoke(t, dir, env, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 {
+		t.Fatalf("with git on PATH: exit %d\n%s", code, stderr)
+	}
+	t.Setenv("PATH", t.TempDir()) // no git from here on
+	code, _, stderr := invoke(t, dir, env, "run", "plan/MASTER_PLAN.md", "--dry-run")
+	if code != 2 || !strings.Contains(stderr, "strict_git: git is not installed") {
+		t.Errorf("without git: exit %d, want 2 naming strict_git\n%s", code, stderr)
+	}
+}
