@@ -65,15 +65,28 @@ type ContextCategory struct {
 	Tokens int64  `json:"tokens"`
 }
 
-// ContextWindow is the CLI's answer to get_context_usage.
-type ContextWindow struct {
-	Session
+// ContextUsage is the CLI's answer to get_context_usage.
+type ContextUsage struct {
 	Model             string            `json:"model"`
 	Window            int64             `json:"window"`
 	TotalTokens       int64             `json:"total_tokens"`
 	CompactAt         int64             `json:"compact_at"`
 	AutocompactSource string            `json:"autocompact_source"`
 	Categories        []ContextCategory `json:"categories"`
+}
+
+// ContextBreakdown is the CLI's first answer in a session; Reused when
+// it is the run's answer for the same CLI and model, not asked again.
+type ContextBreakdown struct {
+	Session
+	ContextUsage
+	Reused bool `json:"reused,omitempty"`
+}
+
+// ContextWindow is a later answer (the model changed).
+type ContextWindow struct {
+	Session
+	ContextUsage
 }
 
 // Interrupt is Ctrl-C (or --fail-fast) stopping the session.
@@ -108,5 +121,6 @@ func (BudgetQuarter) EventName() string     { return "budget_quarter" }
 func (CostUnpriced) EventName() string      { return "cost_unpriced" }
 func (CompactionAttempt) EventName() string { return "compaction_attempt" }
 func (Compaction) EventName() string        { return "compaction" }
+func (ContextBreakdown) EventName() string  { return "context_breakdown" }
 func (ContextWindow) EventName() string     { return "context_window" }
 func (Interrupt) EventName() string         { return "interrupt" }
