@@ -1,10 +1,5 @@
 package record
 
-import (
-	"encoding/json"
-	"maps"
-)
-
 // The events a session records (package session), each stamped with its
 // phase and session.
 
@@ -95,23 +90,11 @@ type Interrupt struct {
 	FailFast bool `json:"fail_fast,omitempty"`
 }
 
-// Mark is one step of the runner's stop timeline (runner.Mark), with its
-// fields as the runner gives them.
+// Mark is one step of the runner's stop timeline (runner.Mark).
 type Mark struct {
-	Name   string
-	Phase  string
-	Number int // the session's
-	Fields map[string]any
-}
-
-// MarshalJSON flattens the runner's fields beside the phase and session.
-func (m Mark) MarshalJSON() ([]byte, error) {
-	f := maps.Clone(m.Fields)
-	if f == nil {
-		f = map[string]any{}
-	}
-	f["phase"], f["session"] = m.Phase, m.Number
-	return json.Marshal(f)
+	Name string `json:"-"`
+	Session
+	MarkFields
 }
 
 func (p Policy) EventName() string          { return p.Name }

@@ -8,6 +8,7 @@ import (
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/runner"
 )
 
 // Effect is one thing the session's owner must do, in the order the
@@ -174,22 +175,23 @@ func (s *Session) logOf(level policy.Level, msg string, args ...any) Log {
 }
 
 // markLog is how a step of the runner's stop timeline is logged.
-func (s *Session) markLog(name string, f map[string]any) Log {
+func (s *Session) markLog(m runner.Mark) Log {
 	l := func(level policy.Level, msg string, args ...any) Log {
 		return Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)}
 	}
-	switch name {
-	case "tool_drained":
-		if f["timed_out"] == true {
+	name, f := string(m.Name), m.Fields
+	switch m.Name {
+	case runner.MarkToolDrained:
+		if f.TimedOut != nil && *f.TimedOut {
 			return l(policy.LevelWarn, "the running tool did not finish within stop_grace: interrupting it", "stop_grace", s.cfg.Spec.StopGrace)
 		}
 		return l(policy.LevelInfo, "safe point reached: interrupting the session")
-	case "sigkill":
-		if f["by"] == "cancel_grace" {
+	case runner.MarkSigkill:
+		if f.By != nil && *f.By == "cancel_grace" {
 			return l(policy.LevelWarn, "the running tool did not finish after the interrupt: killing the session", "grace", s.cfg.Spec.CancelGrace)
 		}
 		return l(policy.LevelInfo, "stopping the session", "step", name)
-	case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
+	case runner.MarkInterruptSent, runner.MarkSigint, runner.MarkSigterm, runner.MarkIdleTimeout:
 		return l(policy.LevelInfo, "stopping the session", "step", name)
 	}
 	return l(policy.LevelDebug, "stop timeline", "step", name)

@@ -324,6 +324,6 @@ func (s *Session) watchInterrupt(ctx context.Context) {
 
 // mark is the runner's stop timeline (Spec.OnMark), on the runner's
 // goroutine: it only queues.
-func (s *Session) mark(name string, at time.Time, f map[string]any) {
-	s.q.push(s.recordOf(record.Mark{Name: name, Phase: s.cfg.Phase, Number: s.cfg.Number, Fields: f}), s.markLog(name, f))
+func (s *Session) mark(m runner.Mark) {
+	s.q.push(s.recordOf(record.Mark{Name: string(m.Name), Session: s.stamp(false), MarkFields: m.Fields}), s.markLog(m))
 }

@@ -20,6 +20,7 @@ func TestRecordBytesAsMaps(t *testing.T) {
 	cmd, code, out, dur, head := "go test ./...", 1, "FAIL", int64(1234), "abc123"
 	zero := 0
 	turn := 7
+	sess := record.Session{Phase: "1", Session: 2}
 	tests := []struct {
 		ev   record.Event
 		want map[string]any // nil: typed only (no map form today)
@@ -79,13 +80,30 @@ func TestRecordBytesAsMaps(t *testing.T) {
 		{record.UsageLimitHold{Phase: "1", Limit: "five_hour", Resets: resets, Commit: head, ByPhase: "2"},
 			map[string]any{"phase": "1", "limit": "five_hour", "resets": resets, "commit": head, "by_phase": "2"}},
 		{record.UsageLimitReset{Phase: "1", Limit: "five_hour"}, map[string]any{"phase": "1", "limit": "five_hour"}},
+		// The runner's stop timeline, as the session records it.
+		{record.Mark{Name: "tool_drained", Session: sess, MarkFields: record.MarkFields{Waited: ptr(time.Second), TimedOut: ptr(false)}},
+			map[string]any{"phase": "1", "session": 2, "waited": time.Second, "timed_out": false}},
+		{record.Mark{Name: "tool_drained", Session: sess, MarkFields: record.MarkFields{Waited: ptr(time.Second), TimedOut: ptr(true),
+			InFlight: &record.InFlight{N: 2, IDs: []string{"t1", "t2"}}}},
+			map[string]any{"phase": "1", "session": 2, "waited": time.Second, "timed_out": true, "in_flight": []string{"t1", "t2"}}},
+		{record.Mark{Name: "stop_requested", Session: sess, MarkFields: record.MarkFields{Kind: ptr("stopped"), Reason: ptr(""),
+			InFlight: &record.InFlight{N: 0}, By: ptr("hook")}},
+			map[string]any{"phase": "1", "session": 2, "kind": "stopped", "reason": "", "in_flight": 0, "by": "hook"}},
+		{record.Mark{Name: "sigkill", Session: sess, MarkFields: record.MarkFields{By: ptr("cancel_grace"), PGID: ptr(4242), Err: ptr("no such process")}},
+			map[string]any{"phase": "1", "session": 2, "by": "cancel_grace", "pgid": 4242, "err": "no such process"}},
+		{record.Mark{Name: "idle_timeout", Session: sess, MarkFields: record.MarkFields{LastLine: &t0}},
+			map[string]any{"phase": "1", "session": 2, "last_line": t0}},
+		{record.Mark{Name: "exited", Session: sess, MarkFields: record.MarkFields{ExitCode: ptr(-1), Status: ptr("was killed by killed")}},
+			map[string]any{"phase": "1", "session": 2, "exit_code": -1, "status": "was killed by killed"}},
+		{record.Mark{Name: "group_killed", Session: sess}, map[string]any{"phase": "1", "session": 2}},
+		{record.Mark{Name: "result_received", Session: sess, MarkFields: record.MarkFields{Subtype: ptr("success"), IsError: ptr(false), TerminalReason: ptr("")}},
+			map[string]any{"phase": "1", "session": 2, "subtype": "success", "is_error": false, "terminal_reason": ""}},
 		// What a session records.
 		{record.BudgetLevel{Session: record.Session{Phase: "1", Session: 2, Turn: &turn}, Scope: "phase", Level: "warn", UsedPct: 80.5,
 			Dimension: "cost", Enforcement: "hard", Left: "$1"}, nil},
 		{record.Interrupt{Session: record.Session{Phase: "1", Session: 2}, FailFast: true}, nil},
 		{record.Policy{Name: "tool_denied", Session: record.Session{Phase: "1", Session: 2, Turn: &turn},
 			Fields: record.Fields{Tool: &cmd, ToolUseID: &head, Why: "budget"}}, nil},
-		{record.Mark{Name: "tool_drained", Phase: "1", Number: 2, Fields: map[string]any{"waited": time.Second, "timed_out": false}}, nil},
 	}
 	dir := t.TempDir()
 	store := &Store{Dir: dir}
@@ -148,3 +166,5 @@ func TestRecordBytesAsMaps(t *testing.T) {
 		t.Errorf("tool_denied read back as %+v", denied)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
