@@ -27,27 +27,38 @@ type Session struct {
 	Turn    *int   `json:"turn,omitempty"`
 }
 
-// Line is one line read back: its time, its name and its phase (which
-// most readers filter on), and the rest for As.
+// Line is one line read back: its time, its name, its phase and session
+// (which readers filter on; Session nil for a line without one), and the
+// rest for As.
 type Line struct {
-	TS    time.Time
-	Event string
-	Phase string
-	raw   json.RawMessage
+	TS      time.Time
+	Event   string
+	Phase   string
+	Session *int
+	raw     json.RawMessage
 }
 
 // Parse reads one events.jsonl line.
 func Parse(data []byte) (Line, error) {
 	var head struct {
-		TS    string `json:"ts"`
-		Event string `json:"event"`
-		Phase string `json:"phase"`
+		TS      string          `json:"ts"`
+		Event   string          `json:"event"`
+		Phase   json.RawMessage `json:"phase"`
+		Session json.RawMessage `json:"session"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
 		return Line{}, err
 	}
-	ts, _ := time.Parse(time.RFC3339Nano, head.TS) // a line without one still reads
-	return Line{TS: ts, Event: head.Event, Phase: head.Phase, raw: bytes.Clone(data)}, nil
+	l := Line{Event: head.Event, raw: bytes.Clone(data)}
+	l.TS, _ = time.Parse(time.RFC3339Nano, head.TS) // a line without one still reads
+	// A key of another type (a user's tool wrote the line) is no phase or
+	// session, not a bad line.
+	_ = json.Unmarshal(head.Phase, &l.Phase)
+	var n int
+	if json.Unmarshal(head.Session, &n) == nil && head.Session != nil {
+		l.Session = &n
+	}
+	return l, nil
 }
 
 // Decode reads l's fields into v, whatever l's name.
@@ -56,6 +67,14 @@ func (l Line) Decode(v any) error {
 		return fmt.Errorf("decode event %s: %w", l.Event, err)
 	}
 	return nil
+}
+
+// Policy is l as what the policy recorded (a Policy event: its fields
+// are Fields').
+func (l Line) Policy() (Policy, error) {
+	p := Policy{Name: l.Event}
+	err := l.Decode(&p)
+	return p, err
 }
 
 // As is l as a T when l is a T's line (by name); false for another event
