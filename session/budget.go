@@ -12,10 +12,10 @@ import (
 	"github.com/debussy-dev/debussy/record"
 )
 
-// Budget scopes, in messages and events.
+// Budget scopes, in messages and events (policy's).
 const (
-	ScopePhase = "phase"
-	ScopePlan  = "plan"
+	ScopePhase = policy.ScopePhase
+	ScopePlan  = policy.ScopePlan
 )
 
 // Meters are the budgets one session spends from: its phase's and the
@@ -115,18 +115,21 @@ func (s *Session) checkBudgets() {
 	}
 	ps, pl := st.Phase, st.Plan
 	s.noteUnpriced(ps.Unpriced, pl.Unpriced)
-	// The quarter before the notes: a restart, even at 100 %, replaces
-	// the stop. ps.Used is of the current window.
-	if b.Mode == budget.Adaptive && !st.PhaseLimits.None() && s.pol.StopReason() == "" {
-		if n := budget.QuarterDue(ps.Used, b.Quarter); n > 0 {
-			b.Quarter = n
-			if s.evaluateQuarter(now) {
-				return
-			}
+	// Which budget speaks is the policy's (policy.BudgetFirst). ps.Used
+	// is of the current window.
+	quarter := 0
+	if b.Mode == budget.Adaptive && !st.PhaseLimits.None() {
+		quarter = budget.QuarterDue(ps.Used, b.Quarter)
+	}
+	check := policy.BudgetCheck{QuarterDue: quarter > 0, Stopping: s.pol.StopReason() != "", Phase: ps.Level, Plan: pl.Level}
+	if policy.BudgetFirst(check) == policy.PickQuarter {
+		b.Quarter = quarter
+		if s.evaluateQuarter(now) {
+			return
 		}
 	}
 	cur, scope, lim := ps, ScopePhase, st.PhaseLimits
-	if pl.Level > ps.Level {
+	if check.Fuller() == policy.PickPlan {
 		cur, scope, lim = pl, ScopePlan, st.PlanLimits
 	}
 	reading := policy.BudgetReading{Scope: scope, Action: cur.Action, Left: lim.Remaining(cur.Spend, cur.Dimension)}
