@@ -57,16 +57,16 @@ func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, s
 			told = append(told, tell(ev.Turn, "interrupted the session (Ctrl-C)"))
 		} else if ev, err := l.Policy(); err == nil {
 			switch ev.Name {
-			case "handoff_written":
+			case record.HandoffWritten:
 				stoppedWith = "handoff written"
 				told = append(told, tell(ev.Turn, "got the handoff ("+num(ev.Bytes)+" bytes)"))
-			case "emergency_stop":
+			case record.EmergencyStop:
 				stoppedWith = "no handoff: " + str(ev.Reason)
 				told = append(told, tell(ev.Turn, "stopped the session without a handoff: "+str(ev.Reason)))
 			default:
 				if text := toldText(ev); text != "" {
 					it := tell(ev.Turn, text)
-					if ev.Name == "tool_denied" {
+					if ev.Name == record.ToolDenied {
 						it.ToolUseID = str(ev.ToolUseID)
 					}
 					told = append(told, it)
@@ -89,26 +89,26 @@ func tell(turn *int, text string) view.Told {
 // for its bookkeeping.
 func toldText(ev record.Policy) string {
 	switch ev.Name {
-	case "context_warning":
+	case record.ContextWarning:
 		if ev.By == "context_max_tokens" {
 			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev.Tokens), num(ev.At))
 		}
 		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev.Percent), num(ev.Threshold))
-	case "note":
+	case record.Note:
 		if note := str(ev.Text); note != "" {
 			return "noted after " + str(ev.Tool) + ": " + text.OneLine(note, 200)
 		}
 		return fmt.Sprintf("added a note after %s (%s characters)", str(ev.Tool), num(ev.Chars))
-	case "nudge":
+	case record.Nudge:
 		what := fmt.Sprintf("nudged the agent (%s): %s %s, %s times", strings.ReplaceAll(ev.Kind, "_", " "),
 			str(ev.Tool), text.OneLine(str(ev.Args), 80), num(ev.Count))
 		if ev.Restart != nil && *ev.Restart {
 			what += "; restarting the session"
 		}
 		return what
-	case "handoff_requested":
+	case record.HandoffRequested:
 		return "asked for the handoff (" + str(ev.Reason) + ") at " + filepath.Base(str(ev.Path))
-	case "tool_denied":
+	case record.ToolDenied:
 		why := "the handoff comes first"
 		if ev.Why == "budget" {
 			why = "the budget"
@@ -117,14 +117,14 @@ func toldText(ev record.Policy) string {
 			why = text.OneLine(r, 160)
 		}
 		return "refused " + str(ev.Tool) + " (" + why + "); it did not run"
-	case "hook_stop":
+	case record.HookStop:
 		return "stopped the session after " + str(ev.Tool) + ": " + str(ev.Reason)
-	case "stop_blocked":
+	case record.StopBlocked:
 		if ev.Why == "done_signal" {
 			return "kept the session going: `debussy done` was not run"
 		}
 		return "kept the session going: the handoff is not written yet"
-	case "compaction_blocked":
+	case record.CompactionBlocked:
 		return "refused to compact the context (a restart from a checkpoint instead)"
 	}
 	return ""

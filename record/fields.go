@@ -70,3 +70,25 @@ func attr[T any](kv []any, k string, v *T) []any {
 	}
 	return append(kv, k, *v)
 }
+
+// PolicyEvent names what the policy records (a Policy line): readers
+// switch on these, so a misspelt name does not compile.
+type PolicyEvent string
+
+const (
+	AgentHandoff      PolicyEvent = "agent_handoff"
+	CompactionBlocked PolicyEvent = "compaction_blocked"
+	ContextWarning    PolicyEvent = "context_warning"
+	DoneSignal        PolicyEvent = "done_signal"
+	EmergencyStop     PolicyEvent = "emergency_stop"
+	HandoffRequested  PolicyEvent = "handoff_requested"
+	HandoffWritten    PolicyEvent = "handoff_written"
+	HookStop          PolicyEvent = "hook_stop"
+	Note              PolicyEvent = "note"
+	Nudge             PolicyEvent = "nudge"
+	StopBlocked       PolicyEvent = "stop_blocked"
+	StopDecided       PolicyEvent = "stop_decided"
+	ToolDenied        PolicyEvent = "tool_denied"
+	Trigger           PolicyEvent = "trigger"
+	Zone              PolicyEvent = "zone"
+)

@@ -72,7 +72,7 @@ func (l Line) Decode(v any) error {
 // Policy is l as what the policy recorded (a Policy event: its fields
 // are Fields').
 func (l Line) Policy() (Policy, error) {
-	p := Policy{Name: l.Event}
+	p := Policy{Name: PolicyEvent(l.Event)}
 	err := l.Decode(&p)
 	return p, err
 }

@@ -6,7 +6,7 @@ package record
 // Policy is what the policy decided and records (a warning, a refusal, a
 // handoff, a nudge...): its name is the effect's, its keys Fields'.
 type Policy struct {
-	Name string `json:"-"`
+	Name PolicyEvent `json:"-"`
 	Session
 	Fields
 }
@@ -97,7 +97,7 @@ type Mark struct {
 	MarkFields
 }
 
-func (p Policy) EventName() string          { return p.Name }
+func (p Policy) EventName() string          { return string(p.Name) }
 func (m Mark) EventName() string            { return m.Name }
 func (BudgetLevel) EventName() string       { return "budget_level" }
 func (BudgetQuarter) EventName() string     { return "budget_quarter" }

@@ -268,7 +268,7 @@ func (b *builder) session(p *Phase, s *Session) {
 
 // event files one events.jsonl line where it belongs.
 func (b *builder) event(l record.Line) {
-	name, at := l.Event, l.TS
+	at := l.TS
 	if ev, ok := record.As[record.RunStarted](l); ok {
 		if ev.ContextThreshold > 0 {
 			b.r.Threshold = ev.ContextThreshold
@@ -315,6 +315,7 @@ func (b *builder) event(l record.Line) {
 	var text string
 	var turn *int
 	var toolUseID, path string
+	handoff := false // a handoff_written line: its turn is its path's
 	if ev, ok := record.As[record.BudgetLevel](l); ok {
 		kind, text, turn = KindBudget, fmt.Sprintf("%s budget %s at %s %%", ev.Scope, ev.Level, pct(ev.UsedPct)), ev.Turn
 	} else if ev, ok := record.As[record.Interrupt](l); ok {
@@ -322,11 +323,11 @@ func (b *builder) event(l record.Line) {
 	} else if ev, ok := record.As[record.Compaction](l); ok {
 		kind, text, turn = KindCompaction, "the CLI compacted its context", ev.Turn
 	} else if ev, err := l.Policy(); err == nil {
-		if name == "context_warning" && b.r.Threshold == 0 {
+		if ev.Name == record.ContextWarning && b.r.Threshold == 0 {
 			b.r.Threshold = deref(ev.Threshold)
 		}
 		kind, text = markOf(ev)
-		turn, toolUseID, path = ev.Turn, deref(ev.ToolUseID), deref(ev.Path)
+		turn, toolUseID, path, handoff = ev.Turn, deref(ev.ToolUseID), deref(ev.Path), ev.Name == record.HandoffWritten
 	}
 	if s == nil || kind == "" {
 		return
@@ -338,7 +339,7 @@ func (b *builder) event(l record.Line) {
 		switch {
 		case toolUseID != "":
 			t = d.ToolTurn(toolUseID)
-		case name == "handoff_written":
+		case handoff:
 			t = d.PathTurn(path)
 		}
 	}
@@ -388,21 +389,21 @@ func phaseNote(l record.Line) (string, bool) {
 // nothing.
 func markOf(ev record.Policy) (Kind, string) {
 	switch ev.Name {
-	case "context_warning":
+	case record.ContextWarning:
 		return KindWarning, fmt.Sprintf("warned at %s %% of the window", pct(deref(ev.Percent)))
-	case "trigger":
+	case record.Trigger:
 		return KindThreshold, "threshold: " + deref(ev.Reason)
-	case "handoff_requested":
+	case record.HandoffRequested:
 		return KindHandoff, "handoff requested (" + deref(ev.Reason) + ")"
-	case "handoff_written":
+	case record.HandoffWritten:
 		return KindHandoffDone, fmt.Sprintf("handoff written (%d bytes)", deref(ev.Bytes))
-	case "tool_denied":
+	case record.ToolDenied:
 		why := ev.Why
 		if why == "" {
 			why = "handoff first"
 		}
 		return KindRefusal, fmt.Sprintf("%s refused by debussy (%s)", deref(ev.Tool), why)
-	case "nudge":
+	case record.Nudge:
 		text := fmt.Sprintf("%s nudge: %s ×%d", ev.Kind, deref(ev.Tool), deref(ev.Count))
 		if a := deref(ev.Args); a != "" {
 			text += " " + a
@@ -411,20 +412,20 @@ func markOf(ev record.Policy) (Kind, string) {
 			text += " (restart)"
 		}
 		return KindNudge, text
-	case "hook_stop":
+	case record.HookStop:
 		return KindStop, "session ended after " + deref(ev.Tool) + ": " + deref(ev.Reason)
-	case "emergency_stop":
+	case record.EmergencyStop:
 		return KindEmergency, "emergency stop: " + deref(ev.Reason)
-	case "stop_blocked":
+	case record.StopBlocked:
 		if ev.Why == "handoff" {
 			return KindStopBlocked, "turn end refused: handoff first"
 		}
 		return KindStopBlocked, "turn ended without debussy done: told to signal"
-	case "compaction_blocked":
+	case record.CompactionBlocked:
 		return KindCompaction, "the CLI's compaction was blocked"
-	case "zone":
+	case record.Zone:
 		return KindZone, fmt.Sprintf("zone %s (%d tool calls)", ev.Zone, deref(ev.ToolCalls))
-	case "done_signal":
+	case record.DoneSignal:
 		return KindDone, "the agent ran debussy done"
 	}
 	return "", ""

@@ -121,7 +121,7 @@ func (s *Session) perform() {
 		}
 		if e.Event != "" {
 			s.record(record.Policy{Name: e.Event, Session: s.stamp(true), Fields: e.Fields})
-			if id := e.Fields.ToolUseID; e.Event == "tool_denied" && id != nil && *id != "" {
+			if id := e.Fields.ToolUseID; e.Event == record.ToolDenied && id != nil && *id != "" {
 				if s.refused == nil {
 					s.refused = map[string]string{}
 				}
