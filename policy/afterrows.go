@@ -38,7 +38,7 @@ var AfterRows = []AfterRow{
 	{Name: "phase budget", Input: "a budget check: the phase budget's level at or above the plan's", Step: PickPhase.String(),
 		Effects: "the phase's budget is the one told, refusing and stopping (`budget_level` scope phase)"},
 	{Name: "plan budget", Input: "a budget check: the plan budget's level above the phase's", Step: PickPlan.String(),
-		Effects: "the plan's budget is (`budget_level` scope plan); each plan level is told once to every phase"},
+		Effects: "the plan's budget is the one told, refusing and stopping (`budget_level` scope plan); each of its levels is told once to every phase"},
 	{Name: "completed", Input: "the CLI ended its turn (or hit max turns) and no stop was decided", Step: StepFinish.String(),
 		Effects: "the attempt ends: the signal is read (below)"},
 	{Name: "restart", Input: "debussy's stop took (or the agent ended its turn while being stopped), or the prompt was too long; fewer than `max_restarts` restarts this attempt",
