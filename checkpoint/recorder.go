@@ -243,12 +243,15 @@ func inputField(raw json.RawMessage, keys ...string) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var m map[string]any
+	// Each key decoded on its own: a tool's input is the model's JSON, and
+	// a key of another type is skipped, not the whole input.
+	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return ""
 	}
 	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+		var s string
+		if v, ok := m[k]; ok && json.Unmarshal(v, &s) == nil && strings.TrimSpace(s) != "" {
 			return s
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"io"
 	"io/fs"
 	"os"
@@ -136,17 +137,15 @@ func reportRun(l *state.Ledger) *state.Run {
 func loadReport(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg config.Config) (report.Input, error) {
 	in := report.Input{Run: run, PlanName: planTitle(run.Plan), Sessions: map[report.SessionKey]*report.Digest{},
 		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow)}
-	events, err := state.ReadEvents(store.EventsPath(run.ID))
+	events, err := state.ReadLog(store.EventsPath(run.ID))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return in, err
 	}
 	in.Events = events
 	window := in.Window
-	for _, ev := range events {
-		if ev["event"] == "run_started" {
-			if w, ok := ev["context_window"].(float64); ok {
-				window = int64(w)
-			}
+	for _, l := range events {
+		if ev, ok := record.As[record.RunStarted](l); ok {
+			window = int64(ev.ContextWindow) // the run's, whatever the config says now
 		}
 	}
 	prices := budget.DefaultPrices()

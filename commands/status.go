@@ -76,7 +76,9 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		}
 		if asJSON {
 			if hold != nil {
-				return writeJSON(e.Stdout, map[string]any{"account_hold": hold}, false)
+				return writeJSON(e.Stdout, struct {
+					AccountHold *remote.Hold `json:"account_hold"`
+				}{hold}, false)
 			}
 			fmt.Fprintln(e.Stdout, "{}") // a valid object for jq, like a run's
 			return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
 )
@@ -19,7 +20,7 @@ import (
 // session ended (with what followed it: gates, the phase's end). A
 // missing or unreadable events log is nothing to add.
 func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, string) {
-	events, err := state.ReadEvents(store.EventsPath(runID))
+	lines, err := state.ReadLog(store.EventsPath(runID))
 	if err != nil {
 		return nil, ""
 	}
@@ -27,112 +28,113 @@ func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, s
 	var ended, after []string
 	stoppedWith := ""
 	in := false // between this session's spawn and the phase's next one
-	for _, ev := range events {
-		if str(ev, "phase") != phase {
+	for _, l := range lines {
+		if l.Phase != phase {
 			continue
 		}
-		session, hasSession := ev["session"].(float64)
-		if name := str(ev, "event"); name == "session_spawned" {
-			in = int(session) == n
+		if sp, ok := record.As[record.SessionSpawned](l); ok {
+			in = sp.Session == n
 			continue
 		}
-		if !in {
+		if !in || (l.Session != nil && *l.Session != n) {
 			continue
 		}
-		if hasSession && int(session) != n {
-			continue
-		}
-		switch str(ev, "event") {
-		case "session_ended":
+		if ev, ok := record.As[record.SessionEnded](l); ok {
 			ended = append(ended, endedText(ev, stoppedWith))
-		case "handoff_written":
-			stoppedWith = "handoff written"
-			told = append(told, tell(ev, "got the handoff ("+num(ev, "bytes")+" bytes)"))
-		case "emergency_stop":
-			stoppedWith = "no handoff: " + str(ev, "reason")
-			told = append(told, tell(ev, "stopped the session without a handoff: "+str(ev, "reason")))
-		case "gate":
+		} else if ev, ok := record.As[record.Gate](l); ok {
 			after = append(after, gateText(ev))
-		case "remediation":
-			after = append(after, "another attempt: "+text.OneLine(str(ev, "problem"), 120))
-		case "phase_ended":
-			what := "phase " + str(ev, "status")
-			if e := str(ev, "error"); e != "" && str(ev, "status") != string(state.StatusCompleted) {
-				what += ": " + text.OneLine(e, 120)
+		} else if ev, ok := record.As[record.Remediation](l); ok {
+			after = append(after, "another attempt: "+text.OneLine(ev.Problem, 120))
+		} else if ev, ok := record.As[record.PhaseEnded](l); ok {
+			what := "phase " + ev.Status
+			if ev.Error != "" && ev.Status != string(state.StatusCompleted) {
+				what += ": " + text.OneLine(ev.Error, 120)
 			}
 			after = append(after, what)
-		default:
-			if text := toldText(ev); text != "" {
-				it := tell(ev, text)
-				if str(ev, "event") == "tool_denied" {
-					it.ToolUseID = str(ev, "tool_use_id")
+		} else if ev, ok := record.As[record.BudgetLevel](l); ok {
+			told = append(told, tell(ev.Turn, fmt.Sprintf("%s budget %s at %s %%", ev.Scope, ev.Level, num(&ev.UsedPct))))
+		} else if ev, ok := record.As[record.Interrupt](l); ok {
+			told = append(told, tell(ev.Turn, "interrupted the session (Ctrl-C)"))
+		} else if ev, err := l.Policy(); err == nil {
+			switch ev.Name {
+			case record.HandoffWritten:
+				stoppedWith = "handoff written"
+				told = append(told, tell(ev.Turn, "got the handoff ("+num(ev.Bytes)+" bytes)"))
+			case record.EmergencyStop:
+				stoppedWith = "no handoff: " + str(ev.Reason)
+				told = append(told, tell(ev.Turn, "stopped the session without a handoff: "+str(ev.Reason)))
+			default:
+				if text := toldText(ev); text != "" {
+					it := tell(ev.Turn, text)
+					if ev.Name == record.ToolDenied {
+						it.ToolUseID = str(ev.ToolUseID)
+					}
+					told = append(told, it)
 				}
-				told = append(told, it)
 			}
 		}
 	}
 	return told, strings.Join(append(ended, after...), " · ")
 }
 
-func tell(ev map[string]any, text string) view.Told {
-	turn, _ := ev["turn"].(float64)
-	return view.Told{Turn: int(turn), Text: text}
+func tell(turn *int, text string) view.Told {
+	t := view.Told{Text: text}
+	if turn != nil {
+		t.Turn = *turn
+	}
+	return t
 }
 
-// toldText is one event as what debussy told or did, "" for events that
-// are the run's bookkeeping.
-func toldText(ev map[string]any) string {
-	switch str(ev, "event") {
-	case "context_warning":
-		if str(ev, "by") == "context_max_tokens" {
-			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev, "tokens"), num(ev, "at"))
+// toldText is what the policy recorded as what debussy told or did, ""
+// for its bookkeeping.
+func toldText(ev record.Policy) string {
+	switch ev.Name {
+	case record.ContextWarning:
+		if ev.By == "context_max_tokens" {
+			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev.Tokens), num(ev.At))
 		}
-		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev, "percent"), num(ev, "threshold"))
-	case "note":
-		if note := str(ev, "text"); note != "" {
-			return "noted after " + str(ev, "tool") + ": " + text.OneLine(note, 200)
+		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev.Percent), num(ev.Threshold))
+	case record.Note:
+		if note := str(ev.Text); note != "" {
+			return "noted after " + str(ev.Tool) + ": " + text.OneLine(note, 200)
 		}
-		return fmt.Sprintf("added a note after %s (%s characters)", str(ev, "tool"), num(ev, "chars"))
-	case "nudge":
-		what := fmt.Sprintf("nudged the agent (%s): %s %s, %s times", strings.ReplaceAll(str(ev, "kind"), "_", " "),
-			str(ev, "tool"), text.OneLine(str(ev, "args"), 80), num(ev, "count"))
-		if ev["restart"] == true {
+		return fmt.Sprintf("added a note after %s (%s characters)", str(ev.Tool), num(ev.Chars))
+	case record.Nudge:
+		what := fmt.Sprintf("nudged the agent (%s): %s %s, %s times", strings.ReplaceAll(ev.Kind, "_", " "),
+			str(ev.Tool), text.OneLine(str(ev.Args), 80), num(ev.Count))
+		if ev.Restart != nil && *ev.Restart {
 			what += "; restarting the session"
 		}
 		return what
-	case "handoff_requested":
-		return "asked for the handoff (" + str(ev, "reason") + ") at " + filepath.Base(str(ev, "path"))
-	case "tool_denied":
+	case record.HandoffRequested:
+		return "asked for the handoff (" + str(ev.Reason) + ") at " + filepath.Base(str(ev.Path))
+	case record.ToolDenied:
 		why := "the handoff comes first"
-		if str(ev, "why") == "budget" {
+		if ev.Why == "budget" {
 			why = "the budget"
 		}
-		if r := str(ev, "reason"); r != "" {
+		if r := str(ev.Reason); r != "" {
 			why = text.OneLine(r, 160)
 		}
-		return "refused " + str(ev, "tool") + " (" + why + "); it did not run"
-	case "hook_stop":
-		return "stopped the session after " + str(ev, "tool") + ": " + str(ev, "reason")
-	case "stop_blocked":
-		if str(ev, "why") == "done_signal" {
+		return "refused " + str(ev.Tool) + " (" + why + "); it did not run"
+	case record.HookStop:
+		return "stopped the session after " + str(ev.Tool) + ": " + str(ev.Reason)
+	case record.StopBlocked:
+		if ev.Why == "done_signal" {
 			return "kept the session going: `debussy done` was not run"
 		}
 		return "kept the session going: the handoff is not written yet"
-	case "compaction_blocked":
+	case record.CompactionBlocked:
 		return "refused to compact the context (a restart from a checkpoint instead)"
-	case "budget_level":
-		return fmt.Sprintf("%s budget %s at %s %%", str(ev, "scope"), str(ev, "level"), num(ev, "used_pct"))
-	case "interrupt":
-		return "interrupted the session (Ctrl-C)"
 	}
 	return ""
 }
 
 // endedText says why a session ended: its outcome and debussy's reason.
-func endedText(ev map[string]any, stoppedWith string) string {
-	reason := str(ev, "reason")
+func endedText(ev record.SessionEnded, stoppedWith string) string {
+	reason := ev.Reason
 	var what string
-	switch out := str(ev, "outcome"); out {
+	switch out := ev.Outcome; out {
 	case "completed":
 		what = "the agent finished"
 	case "stopped":
@@ -141,7 +143,7 @@ func endedText(ev map[string]any, stoppedWith string) string {
 		what = "interrupted"
 	case "failed":
 		what = "claude failed"
-		if c := num(ev, "exit_code"); c != "0" && c != "" {
+		if c := num(&ev.ExitCode); c != "0" {
 			what += " (exit code " + c + ")"
 		}
 	default:
@@ -156,29 +158,30 @@ func endedText(ev map[string]any, stoppedWith string) string {
 	return what
 }
 
-func gateText(ev map[string]any) string {
-	name := str(ev, "gate")
+func gateText(ev record.Gate) string {
+	name := ev.Gate
 	switch {
-	case ev["unchecked"] == true:
+	case ev.Unchecked:
 		return "gate " + name + " unchecked"
-	case ev["timed_out"] == true:
+	case ev.TimedOut != nil && *ev.TimedOut:
 		return "gate " + name + " timed out"
-	case num(ev, "exit_code") != "0":
-		return "gate " + name + " failed (exit " + num(ev, "exit_code") + ")"
+	case num(ev.ExitCode) != "0":
+		return "gate " + name + " failed (exit " + num(ev.ExitCode) + ")"
 	}
 	return "gate " + name + " passed"
 }
 
-func str(ev map[string]any, k string) string {
-	s, _ := ev[k].(string)
-	return s
-}
-
-// num is a JSON number as written: 73, 82.5.
-func num(ev map[string]any, k string) string {
-	f, ok := ev[k].(float64)
-	if !ok {
+func str(s *string) string {
+	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("%g", f)
+	return *s
+}
+
+// num is a number as the log has it: 73, 82.5; "" when it is not set.
+func num[T int | int64 | float64](v *T) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%g", float64(*v))
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
 )
@@ -75,14 +76,20 @@ func TestAfterRows(t *testing.T) {
 			return "failed"
 		}
 	}
+	pick := func(c BudgetCheck) func() string { return func() string { return BudgetFirst(c).String() } }
+	fuller := func(c BudgetCheck) func() string { return func() string { return c.Fuller().String() } }
 	plays := map[string][]func() string{
-		"ctrl-c":      {after(with(stopped, func(e *Ended) { e.Interrupted, e.Done = true, true }))},
-		"done":        {after(with(stopped, func(e *Ended) { e.Done = true })), after(with(stopped, func(e *Ended) { e.Signalled = true; e.Restarts = 2 }))},
-		"refused":     {after(Ended{Refused: "Not logged in", Completed: true})},
-		"fallback":    {after(Ended{Failure: limit, Model: "opus", Limits: Limits{FallbackModel: "sonnet"}})},
-		"usage limit": {after(Ended{Failure: limit, Model: "sonnet", Limits: Limits{FallbackModel: "sonnet"}}), after(Ended{Failure: limit}), after(Ended{Failure: failure.Failure{Class: failure.UsageLimit, LimitType: "five_hour"}, Limits: Limits{FallbackModel: "sonnet"}})},
-		"unreachable": {after(Ended{Failure: failure.Failure{Class: failure.Unreachable}})},
-		"budget":      {after(with(stopped, func(e *Ended) { e.Trigger = TriggerBudget; e.Restarts = 2 }))},
+		"ctrl-c":         {after(with(stopped, func(e *Ended) { e.Interrupted, e.Done = true, true }))},
+		"done":           {after(with(stopped, func(e *Ended) { e.Done = true })), after(with(stopped, func(e *Ended) { e.Signalled = true; e.Restarts = 2 }))},
+		"refused":        {after(Ended{Refused: "Not logged in", Completed: true})},
+		"fallback":       {after(Ended{Failure: limit, Model: "opus", Limits: Limits{FallbackModel: "sonnet"}})},
+		"usage limit":    {after(Ended{Failure: limit, Model: "sonnet", Limits: Limits{FallbackModel: "sonnet"}}), after(Ended{Failure: limit}), after(Ended{Failure: failure.Failure{Class: failure.UsageLimit, LimitType: "five_hour"}, Limits: Limits{FallbackModel: "sonnet"}})},
+		"unreachable":    {after(Ended{Failure: failure.Failure{Class: failure.Unreachable}})},
+		"budget":         {after(with(stopped, func(e *Ended) { e.Trigger = TriggerBudget; e.Restarts = 2 }))},
+		"budget quarter": {pick(BudgetCheck{QuarterDue: true}), pick(BudgetCheck{QuarterDue: true, Phase: budget.LevelNote, Plan: budget.LevelExhausted})},
+		"phase budget": {pick(BudgetCheck{}), pick(BudgetCheck{Phase: budget.LevelWrapUp, Plan: budget.LevelWrapUp}),
+			pick(BudgetCheck{QuarterDue: true, Stopping: true, Phase: budget.LevelExhausted}), fuller(BudgetCheck{QuarterDue: true, Phase: budget.LevelNote})},
+		"plan budget": {pick(BudgetCheck{Phase: budget.LevelNote, Plan: budget.LevelWrapUp}), fuller(BudgetCheck{QuarterDue: true, Plan: budget.LevelNote})},
 		"completed":   {after(Ended{Completed: true})},
 		"restart": {after(stopped), after(with(stopped, func(e *Ended) { e.Stopped, e.Completed, e.Restarts = false, true, 1 })),
 			after(Ended{Failure: failure.Failure{Class: failure.PromptTooLong}, Limits: Limits{Restarts: 1}})},

@@ -85,3 +85,54 @@ func (p *Policy) budgetRefusal(c Call) string {
 	}
 	return fmt.Sprintf("debussy (%s budget): %s", cmp.Or(p.budget.Scope, "phase"), why)
 }
+
+// Budget scopes, in messages and events.
+const (
+	ScopePhase = "phase"
+	ScopePlan  = "plan"
+)
+
+// BudgetCheck is one check of the phase's and the plan's budgets, as
+// BudgetFirst decides on it.
+type BudgetCheck struct {
+	// QuarterDue: the phase's budget is adaptive, limited, and at a quarter
+	// (budget.QuarterDue) not evaluated yet.
+	QuarterDue bool
+	Stopping   bool // the policy has decided a stop already
+	Phase      budget.Level
+	Plan       budget.Level
+}
+
+// BudgetPick is which reading a budget check acts on first.
+type BudgetPick int
+
+const (
+	PickPhase   BudgetPick = iota // the phase's budget: its level, what is left, its stop
+	PickPlan                      // the plan's, fuller than the phase's
+	PickQuarter                   // the adaptive quarter's evaluation, then (without a restart) the fuller budget
+)
+
+var pickNames = [...]string{"phase budget", "plan budget", "quarter first"}
+
+func (p BudgetPick) String() string { return pickNames[p] }
+
+// BudgetFirst decides which budget speaks (AfterRows' budget rows): an
+// adaptive quarter due is evaluated before the levels, since its restart,
+// even at 100 %, replaces the budget's stop; else the fuller of the
+// phase's and the plan's, the phase's on a tie.
+func BudgetFirst(c BudgetCheck) BudgetPick {
+	switch {
+	case c.QuarterDue && !c.Stopping:
+		return PickQuarter
+	case c.Plan > c.Phase:
+		return PickPlan
+	}
+	return PickPhase
+}
+
+// Fuller is the budget the levels are read from once the quarter, if any,
+// did not restart: BudgetFirst without the quarter.
+func (c BudgetCheck) Fuller() BudgetPick {
+	c.QuarterDue = false
+	return BudgetFirst(c)
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"strings"
 
 	"github.com/debussy-dev/debussy/event"
@@ -84,13 +85,13 @@ func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 			p.emergency(p.trigger, fmt.Sprintf("the agent did not write its handoff within %d tool calls", g))
 			return event.HookAnswer{}
 		}
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelInfo,
+		p.record(record.ToolDenied, Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "handoff"}, LevelInfo,
 			"tool refused: the handoff comes first")
 		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
 		return event.HookAnswer{Deny: p.request}
 	}
 	if budgetWhy != "" {
-		p.record("tool_denied", Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelInfo,
+		p.record(record.ToolDenied, Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelInfo,
 			"tool refused: "+budgetWhy)
 		p.nudger.Skip(c.ToolUseID)
 		return event.HookAnswer{Deny: budgetWhy}
@@ -108,7 +109,7 @@ func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 	p.Signals(c.Signalled, c.HandedOff)
 	if p.WantsHandoffSize() && c.HandoffBytes > 0 {
 		p.handoff = p.cfg.HandoffPath
-		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: Fields{Path: ref(p.handoff), Bytes: ref(c.HandoffBytes)},
+		p.emit(Effect{Kind: EffHandoffWritten, Event: record.HandoffWritten, Fields: Fields{Path: ref(p.handoff), Bytes: ref(c.HandoffBytes)},
 			Level: LevelInfo, Log: "handoff written"})
 		// A budget's wrap-up asked for it so that the stop loses
 		// nothing; only the handoff stage ends the session for it.
@@ -117,7 +118,7 @@ func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 		}
 	}
 	if p.state == Stopping || p.stopAfterDone {
-		p.record("hook_stop", Fields{Tool: ref(c.Tool), Reason: ref(p.reason)}, LevelNone, "")
+		p.record(record.HookStop, Fields{Tool: ref(c.Tool), Reason: ref(p.reason)}, LevelNone, "")
 		return event.HookAnswer{StopReason: p.reason}
 	}
 	if len(p.notes) == 0 {
@@ -125,7 +126,7 @@ func (p *Policy) PostToolUse(c Call) event.HookAnswer {
 	}
 	note := strings.Join(p.notes, "\n\n")
 	p.notes = nil
-	p.record("note", Fields{Tool: ref(c.Tool), Chars: ref(len(note)), Text: ref(note)}, LevelNone, "")
+	p.record(record.Note, Fields{Tool: ref(c.Tool), Chars: ref(len(note)), Text: ref(note)}, LevelNone, "")
 	return event.HookAnswer{Note: note}
 }
 
@@ -150,7 +151,7 @@ func (p *Policy) done() {
 		p.stopAfterDone = true
 	}
 	p.state = Done
-	p.record("done_signal", Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, "the agent signalled `debussy done`")
+	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, "the agent signalled `debussy done`")
 }
 
 // agentHandoff is the agent's `debussy handoff`: its handoff is written at
@@ -163,14 +164,14 @@ func (p *Policy) agentHandoff() {
 	}
 	if p.handoff == "" {
 		p.handoff = p.cfg.HandoffPath
-		p.emit(Effect{Kind: EffHandoffWritten, Event: "handoff_written", Fields: Fields{Path: ref(p.handoff), By: "agent"},
+		p.emit(Effect{Kind: EffHandoffWritten, Event: record.HandoffWritten, Fields: Fields{Path: ref(p.handoff), By: "agent"},
 			Level: LevelInfo, Log: "handoff written"})
 	}
 	if p.state == HandoffRequested {
 		p.stop(p.trigger, p.reason)
 		return
 	}
-	p.record("agent_handoff", Fields{Path: ref(p.handoff)}, LevelInfo, AgentHandoffReason+": restarting from its handoff")
+	p.record(record.AgentHandoff, Fields{Path: ref(p.handoff)}, LevelInfo, AgentHandoffReason+": restarting from its handoff")
 	p.stop(TriggerAgentHandoff, AgentHandoffReason)
 }
 
@@ -190,14 +191,14 @@ func (p *Policy) Stop(active, signalled bool) event.HookAnswer {
 		}
 		return event.HookAnswer{}
 	case p.state == HandoffRequested && p.handoff == "":
-		p.record("stop_blocked", Fields{Why: "handoff"}, LevelNone, "")
+		p.record(record.StopBlocked, Fields{Why: "handoff"}, LevelNone, "")
 		return event.HookAnswer{Block: p.request}
 	case !p.cfg.RequireDoneSignal || p.doneAsked || signalled:
 		return event.HookAnswer{}
 	}
 	p.doneAsked = true
 	id := p.cfg.Phase
-	p.record("stop_blocked", Fields{Why: "done_signal"}, LevelInfo, "the agent ended its turn without `debussy done`: asking it to signal")
+	p.record(record.StopBlocked, Fields{Why: "done_signal"}, LevelInfo, "the agent ended its turn without `debussy done`: asking it to signal")
 	return event.HookAnswer{Block: fmt.Sprintf("debussy: you ended your turn without `debussy done`. Run `debussy done --phase %s` with "+
 		"completed, blocked or failed: `debussy done --phase %s` when every task and gate is met, "+
 		"`debussy done --phase %s --status blocked --reason \"...\"` or `--status failed --reason \"...\"` otherwise. "+
@@ -209,6 +210,6 @@ func (p *Policy) PreCompact(trigger string) event.HookAnswer {
 	if p.cfg.AllowCompaction {
 		return event.HookAnswer{}
 	}
-	p.record("compaction_blocked", Fields{Trigger: ref(trigger)}, LevelNone, "")
+	p.record(record.CompactionBlocked, Fields{Trigger: ref(trigger)}, LevelNone, "")
 	return event.HookAnswer{Block: "debussy restarts this session from a checkpoint instead of compacting it (allow_compaction: false)"}
 }

@@ -19,6 +19,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"path/filepath"
 	"strings"
 
@@ -104,7 +105,7 @@ type Config struct {
 // change more than the record, act (Kind).
 type Effect struct {
 	Kind   EffectKind
-	Event  string
+	Event  record.PolicyEvent
 	Fields Fields // what events.jsonl records and the log shows; nothing acts on it
 	Level  Level
 	Log    string
@@ -243,7 +244,7 @@ func (p *Policy) StopReason() string {
 
 func (p *Policy) emit(e Effect) { p.effects = append(p.effects, e) }
 
-func (p *Policy) record(event string, fields Fields, level Level, log string) {
+func (p *Policy) record(event record.PolicyEvent, fields Fields, level Level, log string) {
 	p.emit(Effect{Event: event, Fields: fields, Level: level, Log: log})
 }
 

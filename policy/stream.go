@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/estimator"
@@ -49,7 +50,7 @@ func (p *Policy) Observe(ev event.Event, snap estimator.Snapshot) {
 		if lim.byCap {
 			f.By = "context_max_tokens"
 		}
-		p.record("context_warning", f, LevelInfo, "context warning sent to the agent")
+		p.record(record.ContextWarning, f, LevelInfo, "context warning sent to the agent")
 	}
 }
 
@@ -72,7 +73,7 @@ func (p *Policy) observeZone(snap estimator.Snapshot) {
 		return
 	}
 	p.zone = z
-	p.emit(Effect{Kind: EffZone, Zone: z, Event: "zone", Level: LevelInfo, Log: "zone", Fields: Fields{
+	p.emit(Effect{Kind: EffZone, Zone: z, Event: record.Zone, Level: LevelInfo, Log: "zone", Fields: Fields{
 		Zone: string(z), ToolCalls: ref(snap.ToolCalls), LargeReads: ref(snap.LargeReads), Delegations: ref(snap.Delegations)}})
 	counts := fmt.Sprintf("%d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations)
 	switch {
@@ -90,7 +91,7 @@ func (p *Policy) nudge(nd estimator.Nudge) {
 	args := checkpoint.Redact(nd.Args)
 	kept := nd
 	kept.Args = args
-	p.emit(Effect{Kind: EffNudge, Nudge: &kept, Event: "nudge", Level: LevelWarn, Log: "nudge", Fields: Fields{
+	p.emit(Effect{Kind: EffNudge, Nudge: &kept, Event: record.Nudge, Level: LevelWarn, Log: "nudge", Fields: Fields{
 		Kind: nd.Kind, Tool: ref(nd.Tool), Args: ref(args), Count: ref(nd.Count), Restart: ref(nd.Restart)}})
 	switch {
 	case nd.Restart && p.cfg.MaxRestarts > 0 && p.state != Stopping && p.state != Done:
@@ -115,7 +116,7 @@ func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 		p.stop(trig, reason) // only warns
 		return
 	}
-	p.record("trigger", Fields{Trigger: ref(string(trig)), Reason: ref(reason), Tokens: ref(snap.Tokens),
+	p.record(record.Trigger, Fields{Trigger: ref(string(trig)), Reason: ref(reason), Tokens: ref(snap.Tokens),
 		Window: ref(snap.Window), ToolCalls: ref(snap.ToolCalls), Zone: string(p.zone)}, LevelNone, "")
 	if !p.cfg.Handoff {
 		p.stop(trig, reason)
@@ -125,7 +126,7 @@ func (p *Policy) limit(trig estimator.Trigger, reason string, snap estimator.Sna
 	p.request = fmt.Sprintf("debussy: %s. Write your handoff NOW to `%s` (the Write tool, that exact absolute path); "+
 		"every other tool is refused until you have. The next session starts from it, so be concrete. Use this template:\n\n%s",
 		reason, p.cfg.HandoffPath, checkpoint.HandoffTemplate())
-	p.record("handoff_requested", Fields{Path: ref(p.cfg.HandoffPath), Reason: ref(reason)},
+	p.record(record.HandoffRequested, Fields{Path: ref(p.cfg.HandoffPath), Reason: ref(reason)},
 		LevelWarn, "threshold crossed: asking the agent for its handoff")
 }
 
@@ -158,7 +159,7 @@ func (p *Policy) stop(trig estimator.Trigger, reason string) {
 	} else {
 		p.state = Stopping
 	}
-	p.emit(Effect{Kind: EffStop, Stop: &StopDecision{Trigger: trig, Reason: reason}, Event: "stop_decided",
+	p.emit(Effect{Kind: EffStop, Stop: &StopDecision{Trigger: trig, Reason: reason}, Event: record.StopDecided,
 		Fields: Fields{Trigger: ref(string(trig)), Reason: ref(reason)}})
 }
 
@@ -172,7 +173,7 @@ func (p *Policy) emergency(trig estimator.Trigger, why string) {
 	if trig == "" {
 		trig = estimator.TriggerContext
 	}
-	p.record("emergency_stop", Fields{Reason: ref(why)}, LevelWarn, "emergency stop")
+	p.record(record.EmergencyStop, Fields{Reason: ref(why)}, LevelWarn, "emergency stop")
 	if p.cfg.Handoff && p.handoff == "" {
 		p.noHandoff = "no handoff was written: " + why
 		p.emit(Effect{Kind: EffNoHandoff})

@@ -235,7 +235,7 @@ func playRow(t *testing.T, tr Transition, v variant, from State) {
 	var got []string
 	for _, e := range effs {
 		if e.Event != "" {
-			got = append(got, e.Event)
+			got = append(got, string(e.Event))
 		}
 	}
 	to, events := tr.To, tr.Events

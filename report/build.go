@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -266,96 +267,83 @@ func (b *builder) session(p *Phase, s *Session) {
 }
 
 // event files one events.jsonl line where it belongs.
-func (b *builder) event(ev map[string]any) {
-	name, _ := ev["event"].(string)
-	at, _ := time.Parse(time.RFC3339Nano, str(ev, "ts"))
-	if name == "run_started" {
-		if t := num(ev, "context_threshold"); t > 0 {
-			b.r.Threshold = int(t)
+func (b *builder) event(l record.Line) {
+	at := l.TS
+	if ev, ok := record.As[record.RunStarted](l); ok {
+		if ev.ContextThreshold > 0 {
+			b.r.Threshold = ev.ContextThreshold
 		}
 		return
 	}
-	p := b.phases[str(ev, "phase")]
+	p := b.phases[l.Phase]
 	if p == nil {
 		return
 	}
-	n := int(num(ev, "session"))
 	var s *Session
-	if n >= 1 && n <= len(p.Sessions) {
-		s = p.Sessions[n-1]
+	if n := l.Session; n != nil && *n >= 1 && *n <= len(p.Sessions) {
+		s = p.Sessions[*n-1]
 	}
-	if name == "context_warning" && b.r.Threshold == 0 {
-		b.r.Threshold = int(num(ev, "threshold"))
-	}
-	switch name {
-	case "session_spawned":
+	if _, ok := record.As[record.SessionSpawned](l); ok {
 		if s != nil {
 			s.Start, s.started = at, true
 		}
 		return
-	case "session_ended":
+	}
+	if ev, ok := record.As[record.SessionEnded](l); ok {
 		if s != nil {
 			s.End = at
-			s.Outcome = str(ev, "outcome")
-			if why := str(ev, "reason"); why != "" {
-				s.Outcome += ": " + why
+			s.Outcome = ev.Outcome
+			if ev.Reason != "" {
+				s.Outcome += ": " + ev.Reason
 			}
 		}
 		return
-	case "gate":
-		g := Gate{Name: str(ev, "gate"), Command: str(ev, "command"), Unchecked: ev["unchecked"] == true,
-			ExitCode: int(num(ev, "exit_code")), End: at, Duration: time.Duration(num(ev, "duration_ms")) * time.Millisecond}
-		g.Passed = !g.Unchecked && g.ExitCode == 0 && ev["timed_out"] != true
+	}
+	if note, ok := phaseNote(l); ok {
+		p.Notes = append(p.Notes, note)
+		return
+	}
+	if ev, ok := record.As[record.Gate](l); ok {
+		g := Gate{Name: ev.Gate, Command: deref(ev.Command), Unchecked: ev.Unchecked, ExitCode: deref(ev.ExitCode), End: at,
+			Duration: time.Duration(deref(ev.DurationMs)) * time.Millisecond}
+		g.Passed = !g.Unchecked && g.ExitCode == 0 && !deref(ev.TimedOut)
 		g.AfterSession = lastStarted(p)
 		p.Gates = append(p.Gates, g)
 		return
-	case "remediation":
-		p.Notes = append(p.Notes, fmt.Sprintf("attempt %d (remediation): %s", int(num(ev, "attempt")), str(ev, "problem")))
-		return
-	case "session_retry":
-		p.Notes = append(p.Notes, fmt.Sprintf("session retried after: %s", str(ev, "why")))
-		return
-	case "usage_limit":
-		note := fmt.Sprintf("usage limit (%s) reached; resets %s", str(ev, "limit"), str(ev, "resets"))
-		if ev["waiting"] == true {
-			note += "; waited for it"
-		} else {
-			note += "; the run ended there (exit 75)"
+	}
+	var kind Kind
+	var text string
+	var turn *int
+	var toolUseID, path string
+	handoff := false // a handoff_written line: its turn is its path's
+	if ev, ok := record.As[record.BudgetLevel](l); ok {
+		kind, text, turn = KindBudget, fmt.Sprintf("%s budget %s at %s %%", ev.Scope, ev.Level, pct(ev.UsedPct)), ev.Turn
+	} else if ev, ok := record.As[record.Interrupt](l); ok {
+		kind, text, turn = KindInterrupt, "interrupted (Ctrl-C)", ev.Turn
+	} else if ev, ok := record.As[record.Compaction](l); ok {
+		kind, text, turn = KindCompaction, "the CLI compacted its context", ev.Turn
+	} else if ev, err := l.Policy(); err == nil {
+		if ev.Name == record.ContextWarning && b.r.Threshold == 0 {
+			b.r.Threshold = deref(ev.Threshold)
 		}
-		p.Notes = append(p.Notes, note)
-		return
-	case "fallback_model":
-		p.Notes = append(p.Notes, fmt.Sprintf("usage limit (%s): went on with fallback_model %s instead of %s", str(ev, "limit"), str(ev, "to"), str(ev, "from")))
-		return
-	case "merge":
-		p.Notes = append(p.Notes, fmt.Sprintf("merged into your branch at %s", gitcommit.Short(str(ev, "commit"))))
-		return
-	case "merge_failed":
-		p.Notes = append(p.Notes, "not merged: "+str(ev, "error"))
-		return
-	case "budget_extension":
-		p.Notes = append(p.Notes, fmt.Sprintf("budget extension %d asked (%s): granted %v", int(num(ev, "extension")), str(ev, "spent"), ev["granted"] == true))
+		kind, text = markOf(ev)
+		turn, toolUseID, path, handoff = ev.Turn, deref(ev.ToolUseID), deref(ev.Path), ev.Name == record.HandoffWritten
+	}
+	if s == nil || kind == "" {
 		return
 	}
-	if s == nil {
-		return
-	}
-	kind, text := markOf(name, ev)
-	if kind == "" {
-		return
-	}
-	turn := -1
-	if v, ok := ev["turn"].(float64); ok {
-		turn = int(v)
+	t := -1
+	if turn != nil {
+		t = *turn
 	} else if d := b.in.Sessions[SessionKey{p.ID, s.N}]; d != nil {
 		switch {
-		case str(ev, "tool_use_id") != "":
-			turn = d.ToolTurn(str(ev, "tool_use_id"))
-		case name == "handoff_written":
-			turn = d.PathTurn(str(ev, "path"))
+		case toolUseID != "":
+			t = d.ToolTurn(toolUseID)
+		case handoff:
+			t = d.PathTurn(path)
 		}
 	}
-	s.Marks = append(s.Marks, Mark{Kind: kind, Turn: turn, At: at, Text: text})
+	s.Marks = append(s.Marks, Mark{Kind: kind, Turn: t, At: at, Text: text})
 	switch kind {
 	case KindRefusal:
 		s.Refusals = append(s.Refusals, text)
@@ -364,52 +352,80 @@ func (b *builder) event(ev map[string]any) {
 	}
 }
 
-// markOf is what an event marks on the context curve, "" for nothing.
-func markOf(name string, ev map[string]any) (Kind, string) {
-	switch name {
-	case "context_warning":
-		return KindWarning, fmt.Sprintf("warned at %s %% of the window", pct(num(ev, "percent")))
-	case "trigger":
-		return KindThreshold, "threshold: " + str(ev, "reason")
-	case "handoff_requested":
-		return KindHandoff, "handoff requested (" + str(ev, "reason") + ")"
-	case "handoff_written":
-		return KindHandoffDone, fmt.Sprintf("handoff written (%d bytes)", int(num(ev, "bytes")))
-	case "tool_denied":
-		why := str(ev, "why")
+// phaseNote is what an event of the phase's own (a retry, a usage limit,
+// a merge...) notes, false for another event.
+func phaseNote(l record.Line) (string, bool) {
+	if ev, ok := record.As[record.Remediation](l); ok {
+		return fmt.Sprintf("attempt %d (remediation): %s", ev.Attempt, ev.Problem), true
+	}
+	if ev, ok := record.As[record.SessionRetry](l); ok {
+		return fmt.Sprintf("session retried after: %s", ev.Why), true
+	}
+	if ev, ok := record.As[record.UsageLimit](l); ok {
+		note := fmt.Sprintf("usage limit (%s) reached; resets %s", ev.Limit, ev.Resets.Format(time.RFC3339Nano))
+		if ev.Waiting {
+			note += "; waited for it"
+		} else {
+			note += "; the run ended there (exit 75)"
+		}
+		return note, true
+	}
+	if ev, ok := record.As[record.FallbackModel](l); ok {
+		return fmt.Sprintf("usage limit (%s): went on with fallback_model %s instead of %s", ev.Limit, ev.To, ev.From), true
+	}
+	if ev, ok := record.As[record.Merge](l); ok {
+		return fmt.Sprintf("merged into your branch at %s", gitcommit.Short(ev.Commit)), true
+	}
+	if ev, ok := record.As[record.MergeFailed](l); ok {
+		return "not merged: " + ev.Error, true
+	}
+	if ev, ok := record.As[record.BudgetExtension](l); ok {
+		return fmt.Sprintf("budget extension %d asked (%s): granted %v", ev.Extension, ev.Spent, ev.Granted), true
+	}
+	return "", false
+}
+
+// markOf is what the policy's event marks on the context curve, "" for
+// nothing.
+func markOf(ev record.Policy) (Kind, string) {
+	switch ev.Name {
+	case record.ContextWarning:
+		return KindWarning, fmt.Sprintf("warned at %s %% of the window", pct(deref(ev.Percent)))
+	case record.Trigger:
+		return KindThreshold, "threshold: " + deref(ev.Reason)
+	case record.HandoffRequested:
+		return KindHandoff, "handoff requested (" + deref(ev.Reason) + ")"
+	case record.HandoffWritten:
+		return KindHandoffDone, fmt.Sprintf("handoff written (%d bytes)", deref(ev.Bytes))
+	case record.ToolDenied:
+		why := ev.Why
 		if why == "" {
 			why = "handoff first"
 		}
-		return KindRefusal, fmt.Sprintf("%s refused by debussy (%s)", str(ev, "tool"), why)
-	case "nudge":
-		text := fmt.Sprintf("%s nudge: %s ×%d", str(ev, "kind"), str(ev, "tool"), int(num(ev, "count")))
-		if a := str(ev, "args"); a != "" {
+		return KindRefusal, fmt.Sprintf("%s refused by debussy (%s)", deref(ev.Tool), why)
+	case record.Nudge:
+		text := fmt.Sprintf("%s nudge: %s ×%d", ev.Kind, deref(ev.Tool), deref(ev.Count))
+		if a := deref(ev.Args); a != "" {
 			text += " " + a
 		}
-		if ev["restart"] == true {
+		if deref(ev.Restart) {
 			text += " (restart)"
 		}
 		return KindNudge, text
-	case "hook_stop":
-		return KindStop, "session ended after " + str(ev, "tool") + ": " + str(ev, "reason")
-	case "emergency_stop":
-		return KindEmergency, "emergency stop: " + str(ev, "reason")
-	case "stop_blocked":
-		if str(ev, "why") == "handoff" {
+	case record.HookStop:
+		return KindStop, "session ended after " + deref(ev.Tool) + ": " + deref(ev.Reason)
+	case record.EmergencyStop:
+		return KindEmergency, "emergency stop: " + deref(ev.Reason)
+	case record.StopBlocked:
+		if ev.Why == "handoff" {
 			return KindStopBlocked, "turn end refused: handoff first"
 		}
 		return KindStopBlocked, "turn ended without debussy done: told to signal"
-	case "compaction_blocked":
+	case record.CompactionBlocked:
 		return KindCompaction, "the CLI's compaction was blocked"
-	case "compaction":
-		return KindCompaction, "the CLI compacted its context"
-	case "zone":
-		return KindZone, fmt.Sprintf("zone %s (%d tool calls)", str(ev, "zone"), int(num(ev, "tool_calls")))
-	case "budget_level":
-		return KindBudget, fmt.Sprintf("%s budget %s at %s %%", str(ev, "scope"), str(ev, "level"), pct(num(ev, "used_pct")))
-	case "interrupt":
-		return KindInterrupt, "interrupted (Ctrl-C)"
-	case "done_signal":
+	case record.Zone:
+		return KindZone, fmt.Sprintf("zone %s (%d tool calls)", ev.Zone, deref(ev.ToolCalls))
+	case record.DoneSignal:
 		return KindDone, "the agent ran debussy done"
 	}
 	return "", ""
@@ -444,20 +460,13 @@ func lastStarted(p *Phase) int {
 	return n
 }
 
-func str(m map[string]any, k string) string {
-	switch v := m[k].(type) {
-	case string:
-		return v
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(v)
+// deref is *v, or its zero value for a key the line does not have.
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
 	}
-}
-
-func num(m map[string]any, k string) float64 {
-	v, _ := m[k].(float64)
-	return v
+	return *v
 }
 
 // pct prints a percentage with at most one decimal.

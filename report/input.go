@@ -7,6 +7,7 @@
 package report
 
 import (
+	"github.com/debussy-dev/debussy/record"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,8 +23,8 @@ import (
 type Input struct {
 	Run      *state.Run
 	PlanName string // the master plan's title, or its path
-	// Events are events.jsonl's lines, in order (state.ReadEvents).
-	Events []map[string]any
+	// Events are events.jsonl's lines, in order (state.ReadLog).
+	Events []record.Line
 	// Sessions are the sessions' digested streams.
 	Sessions map[SessionKey]*Digest
 	// Commits are the run's commits as git has them (ReadCommit of the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/debussy-dev/debussy/record"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,7 +27,7 @@ func demoInput(t *testing.T) Input {
 		t.Fatal(err)
 	}
 	run := l.Runs[0]
-	events, err := state.ReadEvents(filepath.Join(dir, "events.jsonl"))
+	events, err := state.ReadLog(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,15 +209,14 @@ func TestHTMLSelfContained(t *testing.T) {
 // tool_use id, a handoff by its path, anything else goes to the last turn.
 func TestMarkTurnWithoutTurnField(t *testing.T) {
 	in := demoInput(t)
-	var evs []map[string]any
-	for _, ev := range in.Events {
-		c := map[string]any{}
-		for k, v := range ev {
-			if k != "turn" {
-				c[k] = v
-			}
+	var evs []record.Line
+	for _, l := range in.Events {
+		var m map[string]any
+		if err := l.Decode(&m); err != nil {
+			t.Fatal(err)
 		}
-		evs = append(evs, c)
+		delete(m, "turn")
+		evs = append(evs, lineOf(t, m))
 	}
 	in.Events = evs
 	s := Build(in).Phases[0].Sessions[0]
@@ -272,7 +272,7 @@ func TestChartsOnlyPhasesThatRan(t *testing.T) {
 // marks the turn once, in place of the stream's Bash call.
 func TestDoneSignalEvent(t *testing.T) {
 	in := demoInput(t)
-	in.Events = append(in.Events, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "done_signal", "phase": "1", "session": float64(2), "turn": float64(3)})
+	in.Events = append(in.Events, lineOf(t, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "done_signal", "phase": "1", "session": 2, "turn": 3}))
 	m := Build(in).Phases[0].Sessions[1].Marks
 	if len(m) != 1 || m[0].Kind != KindDone || m[0].Turn != 3 || m[0].Text != "the agent ran debussy done (completed)" {
 		t.Errorf("session 2 marks %+v", m)
@@ -284,8 +284,8 @@ func TestDoneSignalEvent(t *testing.T) {
 func TestUsageLimitNotes(t *testing.T) {
 	in := demoInput(t)
 	in.Events = append(in.Events,
-		map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "usage_limit", "phase": "1", "limit": "five_hour", "resets": "2026-11-24T05:00:00Z", "waiting": true},
-		map[string]any{"ts": "2026-11-24T03:23:06Z", "event": "fallback_model", "phase": "1", "limit": "seven_day_opus", "from": "opus", "to": "sonnet"})
+		lineOf(t, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "usage_limit", "phase": "1", "limit": "five_hour", "resets": "2026-11-24T05:00:00Z", "waiting": true}),
+		lineOf(t, map[string]any{"ts": "2026-11-24T03:23:06Z", "event": "fallback_model", "phase": "1", "limit": "seven_day_opus", "from": "opus", "to": "sonnet"}))
 	notes := strings.Join(Build(in).Phases[0].Notes, "\n")
 	for _, want := range []string{"usage limit (five_hour) reached; resets 2026-11-24T05:00:00Z; waited for it", "went on with fallback_model sonnet instead of opus"} {
 		if !strings.Contains(notes, want) {
@@ -367,4 +367,18 @@ func TestBuildRedacts(t *testing.T) {
 	if strings.Contains(r.Phases[0].Error, key) || strings.Contains(page.String(), key) || strings.Contains(md.String(), key) {
 		t.Errorf("the key survives in the report: %q", r.Phases[0].Error)
 	}
+}
+
+// lineOf is m as a line of events.jsonl.
+func lineOf(t *testing.T, m map[string]any) record.Line {
+	t.Helper()
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := record.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

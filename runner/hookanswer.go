@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/debussy-dev/debussy/record"
 	"log/slog"
 	"slices"
 	"time"
@@ -53,7 +54,7 @@ func (m *machine) hookCancelled(reqID string, now time.Time) {
 	}
 	p := m.pending[k]
 	m.pending = slices.Delete(m.pending, k, k+1)
-	m.mark("hook_cancelled", now, map[string]any{"hook": string(p.event), "request_id": reqID, "tool": p.tool})
+	m.mark(MarkHookCancelled, now, record.MarkFields{Hook: ref(string(p.event)), RequestID: ref(reqID), Tool: ref(p.tool)})
 }
 
 // defaultAnswer is the runner's own answer to a hook.
@@ -86,12 +87,12 @@ func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
 	if m.cause == "" {
 		// The consumer's StopReason: a RequestStop with that reason.
 		m.cause, m.reason = OutcomeStopped, a.StopReason
-		m.mark("stop_requested", now, map[string]any{"kind": string(OutcomeStopped), "reason": a.StopReason,
-			"in_flight": len(m.inflight), "by": "hook"})
+		m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(OutcomeStopped)), Reason: ref(a.StopReason),
+			InFlight: inFlight(len(m.inflight)), By: ref("hook")})
 		m.failSend(ErrSessionClosed)
 		m.answerPending(now)
 	}
-	m.mark("hook_stop_sent", now, map[string]any{"request_id": p.reqID, "tool": p.tool, "reason": a.StopReason})
+	m.mark(MarkHookStopSent, now, record.MarkFields{RequestID: ref(p.reqID), Tool: ref(p.tool), Reason: ref(a.StopReason)})
 	m.hookStopSent = true
 	switch m.phase {
 	case phaseRunning, phaseDraining, phaseHookWait:
@@ -121,7 +122,7 @@ func (m *machine) hookTimeouts(now time.Time) {
 			continue
 		}
 		m.pending = slices.Delete(m.pending, k, k+1)
-		m.mark("hook_slow", now, map[string]any{"hook": string(p.event), "request_id": p.reqID, "tool": p.tool, "waited": now.Sub(p.at)})
+		m.mark(MarkHookSlow, now, record.MarkFields{Hook: ref(string(p.event)), RequestID: ref(p.reqID), Tool: ref(p.tool), Waited: ref(now.Sub(p.at))})
 		m.logf(slog.LevelWarn, "hook call not answered in time: default answer sent", "hook", p.event, "tool", p.tool, "waited", now.Sub(p.at))
 		m.answer(p, m.defaultAnswer(p.event), now)
 	}

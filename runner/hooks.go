@@ -52,32 +52,62 @@ func initializeRequest() []byte {
 		`"PreCompact":[{"hookCallbackIds":["compact"]}]}}}` + "\n")
 }
 
-// hookOutput is the hook output JSON of an answer to ev.
-func hookOutput(ev HookEvent, a HookAnswer) map[string]any {
-	out := map[string]any{}
+// The JSON the CLI gets, fields in key order (as the maps they replace
+// were written: the CLI's side is unchanged, testdata/controlwire.golden).
+
+// controlResponse is a control_response line.
+type controlResponse struct {
+	Response controlReply `json:"response"`
+	Type     string       `json:"type"` // "control_response"
+}
+
+// controlReply answers request RequestID: Response on success, Error on
+// an error.
+type controlReply struct {
+	Error     string      `json:"error,omitempty"`
+	RequestID string      `json:"request_id"`
+	Response  *hookOutput `json:"response,omitempty"`
+	Subtype   string      `json:"subtype"` // "success" or "error"
+}
+
+// hookOutput is a hook callback's output; empty, the CLI goes on.
+type hookOutput struct {
+	Continue           *bool         `json:"continue,omitempty"`
+	Decision           string        `json:"decision,omitempty"`
+	HookSpecificOutput *hookSpecific `json:"hookSpecificOutput,omitempty"`
+	Reason             string        `json:"reason,omitempty"`
+	StopReason         string        `json:"stopReason,omitempty"`
+}
+
+// hookSpecific is a PreToolUse's decision or a PostToolUse's context.
+type hookSpecific struct {
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+	HookEventName            string `json:"hookEventName"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+}
+
+// hookAnswerOutput is the hook output of an answer to ev.
+func hookAnswerOutput(ev HookEvent, a HookAnswer) *hookOutput {
+	out := &hookOutput{}
 	switch ev {
 	case HookPreToolUse:
 		switch {
 		case a.Deny != "":
-			out["hookSpecificOutput"] = map[string]any{
-				"hookEventName": string(HookPreToolUse), "permissionDecision": "deny", "permissionDecisionReason": a.Deny}
+			out.HookSpecificOutput = &hookSpecific{HookEventName: string(HookPreToolUse), PermissionDecision: "deny", PermissionDecisionReason: a.Deny}
 		case a.Allow != "":
-			out["hookSpecificOutput"] = map[string]any{
-				"hookEventName": string(HookPreToolUse), "permissionDecision": "allow", "permissionDecisionReason": a.Allow}
+			out.HookSpecificOutput = &hookSpecific{HookEventName: string(HookPreToolUse), PermissionDecision: "allow", PermissionDecisionReason: a.Allow}
 		}
 	case HookPostToolUse:
 		if a.Note != "" {
-			out["hookSpecificOutput"] = map[string]any{
-				"hookEventName": string(HookPostToolUse), "additionalContext": a.Note}
+			out.HookSpecificOutput = &hookSpecific{HookEventName: string(HookPostToolUse), AdditionalContext: a.Note}
 		}
 		if a.StopReason != "" {
-			out["continue"] = false
-			out["stopReason"] = a.StopReason
+			out.Continue, out.StopReason = new(bool), a.StopReason
 		}
 	case HookStop, HookPreCompact:
 		if a.Block != "" {
-			out["decision"] = "block"
-			out["reason"] = a.Block
+			out.Decision, out.Reason = "block", a.Block
 		}
 	}
 	return out
@@ -85,30 +115,20 @@ func hookOutput(ev HookEvent, a HookAnswer) map[string]any {
 
 // hookResponse is the control_response line answering request reqID.
 func hookResponse(reqID string, ev HookEvent, a HookAnswer) []byte {
-	return controlLine(map[string]any{"subtype": "success", "request_id": reqID, "response": hookOutput(ev, a)})
+	return controlLine(controlReply{Subtype: "success", RequestID: reqID, Response: hookAnswerOutput(ev, a)})
 }
 
 // controlErrorResponse refuses a control request the runner does not serve.
 func controlErrorResponse(reqID, msg string) []byte {
-	return controlLine(map[string]any{"subtype": "error", "request_id": reqID, "error": msg})
+	return controlLine(controlReply{Subtype: "error", RequestID: reqID, Error: msg})
 }
 
-func controlLine(response map[string]any) []byte {
+func controlLine(a controlReply) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(map[string]any{"type": "control_response", "response": response}); err != nil {
-		// Only strings and bools go in: cannot happen, but never leave the CLI waiting.
-		return []byte(`{"type":"control_response","response":{"subtype":"success","request_id":` +
-			string(mustQuote(response["request_id"])) + `,"response":{}}}` + "\n")
-	}
+	_ = enc.Encode(controlResponse{Response: a, Type: "control_response"}) // strings and bools: cannot fail; ends with "\n"
 	return b.Bytes()
-}
-
-func mustQuote(v any) []byte {
-	s, _ := v.(string)
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // boundedJSON is the text of a hook input value: a string as itself, any
@@ -153,13 +173,14 @@ func (in toolInput) kept() json.RawMessage {
 	if in.raw != nil || in.size == 0 {
 		return in.raw
 	}
-	m := map[string]any{"debussy_input_bytes": in.size, "debussy_input_sha256": hex.EncodeToString(in.sum[:])}
-	if in.filePath != "" {
-		m["file_path"] = in.filePath
-	}
-	if in.path != "" {
-		m["path"] = in.path
-	}
+	// Its keys in order, as the map it replaces was written.
+	m := struct {
+		Command  string `json:"command,omitempty"`
+		Bytes    int    `json:"debussy_input_bytes"`
+		SHA256   string `json:"debussy_input_sha256"`
+		FilePath string `json:"file_path,omitempty"`
+		Path     string `json:"path,omitempty"`
+	}{Bytes: in.size, SHA256: hex.EncodeToString(in.sum[:]), FilePath: in.filePath, Path: in.path}
 	if c := in.command; c != "" {
 		if len(c) > maxKeptCommand {
 			cut := maxKeptCommand
@@ -168,7 +189,7 @@ func (in toolInput) kept() json.RawMessage {
 			}
 			c = c[:cut]
 		}
-		m["command"] = c
+		m.Command = c
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"strings"
 	"time"
 
@@ -53,17 +54,42 @@ type Outcome struct {
 	facts failure.Facts // the stream's facts, classified when the session ends
 }
 
-// Mark is one step of the stop timeline, also reported through Spec.OnMark.
-// Names: stop_requested, tool_drained, interrupt_sent, interrupt_acked,
-// result_received, follow_up_sent, stdin_closed, idle_timeout, sigint,
-// hook_stop_sent (a PostToolUse answered continue:false), hook_slow (a
-// hook call the consumer did not answer within Spec.HookTimeout),
-// sigterm, sigkill, exited, group_killed.
+// Mark is one step of the stop timeline, also reported through Spec.OnMark
+// (and recorded in events.jsonl under its name).
 type Mark struct {
-	Name   string
+	Name   MarkName
 	At     time.Time
-	Fields map[string]any
+	Fields record.MarkFields
 }
+
+// MarkName names a step of the stop timeline: a misspelt one does not
+// compile.
+type MarkName string
+
+const (
+	MarkStopRequested  MarkName = "stop_requested"
+	MarkToolDrained    MarkName = "tool_drained"
+	MarkInterruptSent  MarkName = "interrupt_sent"
+	MarkInterruptAcked MarkName = "interrupt_acked"
+	MarkResultReceived MarkName = "result_received"
+	MarkFollowUpSent   MarkName = "follow_up_sent"
+	MarkStdinClosed    MarkName = "stdin_closed"
+	MarkIdleTimeout    MarkName = "idle_timeout"
+	MarkHookStopSent   MarkName = "hook_stop_sent" // a PostToolUse answered continue:false
+	MarkHookSlow       MarkName = "hook_slow"      // a hook call not answered within Spec.HookTimeout
+	MarkHookCancelled  MarkName = "hook_cancelled" // the CLI withdrew a hook call
+	MarkSigint         MarkName = "sigint"
+	MarkSigterm        MarkName = "sigterm"
+	MarkSigkill        MarkName = "sigkill"
+	MarkExited         MarkName = "exited"
+	MarkGroupKilled    MarkName = "group_killed"
+)
+
+// ref is v's address, for a MarkFields value.
+func ref[T any](v T) *T { return &v }
+
+// inFlight is n tools in flight, for a mark.
+func inFlight(n int) *record.InFlight { return &record.InFlight{N: n} }
 
 // classify decides the kind of an ending no stop or watchdog caused.
 func classify(last *Result, exitDesc string) (OutcomeKind, string) {
@@ -91,11 +117,11 @@ func classify(last *Result, exitDesc string) (OutcomeKind, string) {
 
 // HookLatencyMs is the CLI's wait for debussy's hook answers, per hook,
 // in milliseconds for events.jsonl.
-func (o Outcome) HookLatencyMs() map[string]any {
+func (o Outcome) HookLatencyMs() map[string]record.HookLatency {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	out := map[string]any{}
+	out := map[string]record.HookLatency{}
 	for ev, x := range o.HookLatency {
-		out[string(ev)] = map[string]any{"n": x.N, "p50": ms(x.P50), "p99": ms(x.P99), "max": ms(x.Max)}
+		out[string(ev)] = record.HookLatency{N: x.N, P50: ms(x.P50), P99: ms(x.P99), Max: ms(x.Max)}
 	}
 	return out
 }

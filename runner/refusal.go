@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"net/url"
 	"slices"
 	"strings"
@@ -114,7 +115,7 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 		return
 	}
 	m.cause, m.reason = OutcomeRefused, why
-	m.mark("stop_requested", now, map[string]any{"kind": string(OutcomeRefused), "reason": why, "in_flight": len(m.inflight)})
+	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(OutcomeRefused)), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
 	m.failSend(ErrSessionClosed)
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)
@@ -142,7 +143,7 @@ func (m *machine) giveUpUnreachable(ev *Event, now time.Time) {
 	why := fmt.Sprintf("claude could not connect to the API at %s (%d attempts, no answer yet in this run)", m.cfg.unreachable, s.Attempt)
 	m.facts.GaveUpUnreachable = why
 	m.cause, m.reason = OutcomeAPIError, why
-	m.mark("stop_requested", now, map[string]any{"kind": "unreachable", "reason": why, "in_flight": len(m.inflight)})
+	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref("unreachable"), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
 	m.failSend(ErrSessionClosed)
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)

@@ -96,7 +96,7 @@ type Spec struct {
 
 	// OnMark observes the stop timeline (see Mark). It is called from one
 	// goroutine, in order, and must return quickly.
-	OnMark func(name string, at time.Time, fields map[string]any)
+	OnMark func(Mark)
 	Logger *slog.Logger
 }
 

@@ -49,7 +49,7 @@ func TestSessionStopWaitsForToolInFlight(t *testing.T) {
 	if !inOrder(markNames(out), want) {
 		t.Errorf("marks = %v, want in order %v", markNames(out), want)
 	}
-	if m, _ := findMark(out, "tool_drained"); m.Fields["timed_out"] != false {
+	if m, _ := findMark(out, MarkToolDrained); m.Fields.TimedOut == nil || *m.Fields.TimedOut {
 		t.Errorf("tool_drained = %+v", m)
 	}
 	if out.ExitCode != 0 {
@@ -74,7 +74,7 @@ func TestSessionStopGraceExpires(t *testing.T) {
 	if len(out.InFlightAtStop) != 1 || out.InFlightAtStop[0].ID != "toolu_A" {
 		t.Errorf("InFlightAtStop = %+v", out.InFlightAtStop)
 	}
-	if m, _ := findMark(out, "tool_drained"); m.Fields["timed_out"] != true {
+	if m, _ := findMark(out, MarkToolDrained); m.Fields.TimedOut == nil || !*m.Fields.TimedOut {
 		t.Errorf("tool_drained = %+v", m)
 	}
 	if !slices.Contains(h.lines(t), "recv interrupt req_1 during-tool toolu_A") {
@@ -130,15 +130,17 @@ func TestSessionEscalatesToSIGKILL(t *testing.T) {
 	if !inOrder(markNames(out), want) {
 		t.Errorf("marks = %v, want in order %v", markNames(out), want)
 	}
-	if out.Kind != OutcomeStopped || out.ExitCode != -1 || !strings.Contains(fmtMark(out, "exited"), "killed") {
-		t.Errorf("outcome = %s exit %d, exited %s", out.Kind, out.ExitCode, fmtMark(out, "exited"))
+	if out.Kind != OutcomeStopped || out.ExitCode != -1 || !strings.Contains(fmtMark(out, MarkExited), "killed") {
+		t.Errorf("outcome = %s exit %d, exited %s", out.Kind, out.ExitCode, fmtMark(out, MarkExited))
 	}
 }
 
-func fmtMark(o Outcome, name string) string {
+func fmtMark(o Outcome, name MarkName) string {
 	m, _ := findMark(o, name)
-	s, _ := m.Fields["status"].(string)
-	return s
+	if m.Fields.Status == nil {
+		return ""
+	}
+	return *m.Fields.Status
 }
 
 func TestSessionLeavesNoOrphan(t *testing.T) {
@@ -282,7 +284,7 @@ func TestSessionCancelGraceKills(t *testing.T) {
 	if out.Kind != OutcomeKilled || out.ExitCode != -1 {
 		t.Errorf("outcome = %s %q exit %d", out.Kind, out.Reason, out.ExitCode)
 	}
-	if m, ok := findMark(out, "sigkill"); !ok || m.Fields["by"] != "cancel_grace" {
+	if m, ok := findMark(out, MarkSigkill); !ok || m.Fields.By == nil || *m.Fields.By != "cancel_grace" {
 		t.Errorf("sigkill mark = %+v; marks %v", m, markNames(out))
 	}
 	if !inOrder(markNames(out), []string{"stop_requested", "interrupt_sent", "sigkill", "exited"}) {

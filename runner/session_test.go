@@ -124,12 +124,12 @@ func wait(t *testing.T, s *Session) Outcome {
 func markNames(o Outcome) []string {
 	var names []string
 	for _, m := range o.Marks {
-		names = append(names, m.Name)
+		names = append(names, string(m.Name))
 	}
 	return names
 }
 
-func findMark(o Outcome, name string) (Mark, bool) {
+func findMark(o Outcome, name MarkName) (Mark, bool) {
 	for _, m := range o.Marks {
 		if m.Name == name {
 			return m, true

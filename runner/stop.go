@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"log/slog"
 	"slices"
 	"syscall"
@@ -97,9 +98,10 @@ type action struct {
 	forSend bool
 	sig     syscall.Signal
 	err     error
-	name    string
+	name    string // actLog's message
+	mark    MarkName
 	at      time.Time
-	fields  map[string]any
+	fields  record.MarkFields
 	level   slog.Level
 	args    []any
 	outcome Outcome // actFinish: all but Stderr, Err and Marks
@@ -221,8 +223,8 @@ func (m *machine) handle(in input, now time.Time) {
 
 func (m *machine) emit(a action) { m.out = append(m.out, a) }
 
-func (m *machine) mark(name string, at time.Time, fields map[string]any) {
-	m.emit(action{kind: actMark, name: name, at: at, fields: fields})
+func (m *machine) mark(name MarkName, at time.Time, fields record.MarkFields) {
+	m.emit(action{kind: actMark, mark: name, at: at, fields: fields})
 }
 
 func (m *machine) logf(level slog.Level, msg string, args ...any) {
@@ -263,8 +265,8 @@ func (m *machine) observe(in input, now time.Time) {
 			}
 		}
 		if ev.Control.RequestID != "" && ev.Control.RequestID == m.interruptID {
-			m.mark("interrupt_acked", now, map[string]any{
-				"request_id": ev.Control.RequestID, "subtype": ev.Control.Subtype, "error": ev.Control.Error})
+			m.mark(MarkInterruptAcked, now, record.MarkFields{
+				RequestID: ref(ev.Control.RequestID), Subtype: ref(ev.Control.Subtype), Error: ref(ev.Control.Error)})
 		}
 	case KindInit:
 		if m.sessionID == "" {
@@ -301,8 +303,8 @@ func (m *machine) result(r *Result, now time.Time) {
 		m.phase = phaseRunning
 	}
 	if awaited || m.cause != "" {
-		m.mark("result_received", now, map[string]any{
-			"subtype": r.Subtype, "is_error": r.IsError, "terminal_reason": r.TerminalReason})
+		m.mark(MarkResultReceived, now, record.MarkFields{
+			Subtype: ref(r.Subtype), IsError: ref(r.IsError), TerminalReason: ref(r.TerminalReason)})
 	}
 	switch {
 	case m.cause != "":
@@ -311,7 +313,7 @@ func (m *machine) result(r *Result, now time.Time) {
 	case m.sendPending:
 		m.sendPending = false
 		m.emit(action{kind: actWrite, data: userMessage(m.sendMsg), forSend: true})
-		m.mark("follow_up_sent", now, map[string]any{"bytes": len(m.sendMsg)})
+		m.mark(MarkFollowUpSent, now, record.MarkFields{Bytes: ref(len(m.sendMsg))})
 	default:
 		m.closeStdin(now)
 	}
@@ -326,7 +328,7 @@ func (m *machine) beginStop(kind OutcomeKind, reason string, now time.Time) {
 		return
 	}
 	m.cause, m.reason = kind, reason
-	m.mark("stop_requested", now, map[string]any{"kind": string(kind), "reason": reason, "in_flight": len(m.inflight)})
+	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(kind)), Reason: ref(reason), InFlight: inFlight(len(m.inflight))})
 	m.failSend(ErrSessionClosed)
 	m.answerPending(now) // with the stop's defaults: a pending PostToolUse ends the session
 	if m.phase != phaseRunning {
@@ -387,7 +389,7 @@ func (m *machine) interrupt(now time.Time) {
 		m.noteInFlightAtStop()
 	}
 	m.emit(action{kind: actWrite, data: interruptRequest(m.interruptID)})
-	m.mark("interrupt_sent", now, map[string]any{"request_id": m.interruptID, "in_flight": len(m.inflight)})
+	m.mark(MarkInterruptSent, now, record.MarkFields{RequestID: ref(m.interruptID), InFlight: inFlight(len(m.inflight))})
 	m.phase, m.deadline = phaseInterrupting, now.Add(m.cfg.killGrace)
 }
 
@@ -408,7 +410,7 @@ func (m *machine) closeStdin(now time.Time) {
 	m.pending = nil // stdin is closed: no answer can reach claude
 	m.failSend(ErrSessionClosed)
 	m.emit(action{kind: actCloseStdin})
-	m.mark("stdin_closed", now, nil)
+	m.mark(MarkStdinClosed, now, record.MarkFields{})
 	m.escalateAt = now.Add(m.cfg.killGrace)
 }
 
@@ -424,7 +426,7 @@ func (m *machine) kill(now time.Time, by string) {
 		m.reason = "killed: " + by
 	}
 	m.phase, m.sigLevel, m.escalateAt = phaseClosing, 3, time.Time{}
-	m.emit(action{kind: actSignal, sig: syscall.SIGKILL, name: "sigkill", at: now, fields: map[string]any{"by": by}})
+	m.emit(action{kind: actSignal, sig: syscall.SIGKILL, mark: MarkSigkill, at: now, fields: record.MarkFields{By: ref(by)}})
 	m.emit(action{kind: actCloseStdinNow})
 	m.failSend(ErrSessionClosed)
 }
@@ -435,8 +437,8 @@ func (m *machine) exited(ex exitFacts, now time.Time) {
 	}
 	m.exit = &ex
 	m.phase = phaseExited
-	m.mark("exited", ex.at, map[string]any{"exit_code": ex.code, "status": ex.status})
-	m.mark("group_killed", ex.groupKilledAt, nil)
+	m.mark(MarkExited, ex.at, record.MarkFields{ExitCode: ref(ex.code), Status: ref(ex.status)})
+	m.mark(MarkGroupKilled, ex.groupKilledAt, record.MarkFields{})
 	m.emit(action{kind: actCloseStdinNow})
 	m.failSend(ErrSessionClosed)
 	// A process that left the group may still hold the pipes open; stop

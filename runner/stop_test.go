@@ -153,26 +153,27 @@ func describe(a action) string {
 	case actCloseStdinNow:
 		return "close stdin now"
 	case actSignal:
-		if by, ok := a.fields["by"]; ok {
-			return fmt.Sprintf("%s by %s", a.name, by)
+		if by := a.fields.By; by != nil {
+			return fmt.Sprintf("%s by %s", a.mark, *by)
 		}
-		return a.name
+		return string(a.mark)
 	case actReplySend:
 		return fmt.Sprintf("reply %v", a.err)
 	case actMark:
-		switch a.name {
-		case "tool_drained":
-			return fmt.Sprintf("tool_drained timed_out=%v", a.fields["timed_out"])
-		case "stop_requested":
-			return fmt.Sprintf("stop_requested %s", a.fields["kind"])
-		case "exited", "group_killed", "result_received", "interrupt_acked", "follow_up_sent", "stdin_closed", "interrupt_sent", "idle_timeout":
-			return a.name
-		case "hook_stop_sent":
-			return fmt.Sprintf("hook_stop_sent %s", a.fields["request_id"])
-		case "hook_slow":
-			return fmt.Sprintf("hook_slow %s %s", a.fields["hook"], a.fields["request_id"])
+		f := a.fields
+		switch a.mark {
+		case MarkToolDrained:
+			return fmt.Sprintf("tool_drained timed_out=%v", *f.TimedOut)
+		case MarkStopRequested:
+			return fmt.Sprintf("stop_requested %s", *f.Kind)
+		case MarkExited, MarkGroupKilled, MarkResultReceived, MarkInterruptAcked, MarkFollowUpSent, MarkStdinClosed, MarkInterruptSent, MarkIdleTimeout:
+			return string(a.mark)
+		case MarkHookStopSent:
+			return fmt.Sprintf("hook_stop_sent %s", *f.RequestID)
+		case MarkHookSlow:
+			return fmt.Sprintf("hook_slow %s %s", *f.Hook, *f.RequestID)
 		}
-		return "mark " + a.name
+		return "mark " + string(a.mark)
 	case actReadDeadline:
 		return "read deadline"
 	case actLog:

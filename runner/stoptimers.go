@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"log/slog"
 	"syscall"
 	"time"
@@ -29,8 +30,8 @@ func (m *machine) tick(now time.Time) {
 		if !now.Before(m.deadline) {
 			// No PostToolUse came (a long text answer, a hung tool), or the
 			// response's other tools did not finish: fall back to the interrupt.
-			m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": len(m.inflight) > 0,
-				"in_flight": len(m.inflight), "hook_stop_sent": m.hookStopSent})
+			m.mark(MarkToolDrained, now, record.MarkFields{Waited: ref(now.Sub(m.since)), TimedOut: ref(len(m.inflight) > 0),
+				InFlight: inFlight(len(m.inflight)), HookStopSent: ref(m.hookStopSent)})
 			m.interrupt(now)
 		}
 	case phaseInterrupting:
@@ -56,7 +57,7 @@ func (m *machine) watchdogs(now time.Time) {
 	if d := m.cfg.idleTimeout; d > 0 && len(m.pending) == 0 && now.Sub(m.lastLine) >= d {
 		// No point in a safe point: a hung claude answers nothing.
 		m.cause, m.reason = OutcomeIdleTimeout, fmt.Sprintf("no output from claude for %s", d)
-		m.mark("idle_timeout", now, map[string]any{"last_line": m.lastLine})
+		m.mark(MarkIdleTimeout, now, record.MarkFields{LastLine: ref(m.lastLine)})
 		m.noteInFlightAtStop()
 		m.closeStdin(now)
 		m.escalateAt = now
@@ -74,14 +75,14 @@ func (m *machine) drain(now time.Time) {
 	case len(m.inflight) == 0 && m.settling(now) && now.Before(m.deadline):
 		// The response may still ask for a tool: let it, then drain it.
 	case len(m.inflight) == 0:
-		m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": false})
+		m.mark(MarkToolDrained, now, record.MarkFields{Waited: ref(now.Sub(m.since)), TimedOut: ref(false)})
 		m.interrupt(now)
 	case !now.Before(m.deadline):
 		ids := make([]string, len(m.inflight))
 		for k, tu := range m.inflight {
 			ids[k] = tu.ID
 		}
-		m.mark("tool_drained", now, map[string]any{"waited": now.Sub(m.since), "timed_out": true, "in_flight": ids})
+		m.mark(MarkToolDrained, now, record.MarkFields{Waited: ref(now.Sub(m.since)), TimedOut: ref(true), InFlight: &record.InFlight{N: len(ids), IDs: ids}})
 		m.interrupt(now)
 	}
 }
@@ -96,14 +97,14 @@ func (m *machine) escalate(now time.Time) {
 	if m.cause != "" {
 		m.noteInFlightAtStop()
 	}
-	sig, name := syscall.SIGINT, "sigint"
+	sig, name := syscall.SIGINT, MarkSigint
 	switch m.sigLevel {
 	case 1:
-		sig, name = syscall.SIGTERM, "sigterm"
+		sig, name = syscall.SIGTERM, MarkSigterm
 	case 2:
-		sig, name = syscall.SIGKILL, "sigkill"
+		sig, name = syscall.SIGKILL, MarkSigkill
 	}
-	m.emit(action{kind: actSignal, sig: sig, name: name, at: now})
+	m.emit(action{kind: actSignal, sig: sig, mark: name, at: now})
 	m.sigLevel++
 	m.escalateAt = time.Time{}
 	if m.sigLevel < 3 {

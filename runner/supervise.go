@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -235,19 +234,19 @@ func (s *Session) do(a action) {
 	case actCloseStdinNow:
 		s.closeStdin()
 	case actSignal:
-		fields := map[string]any{"pgid": s.proc.Pid()}
-		maps.Copy(fields, a.fields)
+		fields := a.fields
+		fields.PGID = ref(s.proc.Pid())
 		if err := s.proc.Signal(a.sig); err != nil {
-			fields["err"] = err.Error()
+			fields.Err = ref(err.Error())
 		}
-		s.mark(a.name, a.at, fields)
+		s.mark(Mark{Name: a.mark, At: a.at, Fields: fields})
 	case actReplySend:
 		if s.sendReply != nil {
 			s.sendReply <- a.err
 			s.sendReply = nil
 		}
 	case actMark:
-		s.mark(a.name, a.at, a.fields)
+		s.mark(Mark{Name: a.mark, At: a.at, Fields: a.fields})
 	case actReadDeadline:
 		_ = s.stdout.SetReadDeadline(a.at)
 		_ = s.stderr.SetReadDeadline(a.at)
@@ -258,11 +257,11 @@ func (s *Session) do(a action) {
 	}
 }
 
-func (s *Session) mark(name string, at time.Time, fields map[string]any) {
-	s.marks = append(s.marks, Mark{Name: name, At: at, Fields: fields})
-	s.log.Debug("claude session", "mark", name, "fields", fields)
+func (s *Session) mark(m Mark) {
+	s.marks = append(s.marks, m)
+	s.log.Debug("claude session", "mark", m.Name, "fields", m.Fields)
 	if s.spec.OnMark != nil {
-		s.spec.OnMark(name, at, fields)
+		s.spec.OnMark(m)
 	}
 }
 

@@ -9,12 +9,13 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 )
 
-// Budget scopes, in messages and events.
+// Budget scopes, in messages and events (policy's).
 const (
-	ScopePhase = "phase"
-	ScopePlan  = "plan"
+	ScopePhase = policy.ScopePhase
+	ScopePlan  = policy.ScopePlan
 )
 
 // Meters are the budgets one session spends from: its phase's and the
@@ -114,18 +115,21 @@ func (s *Session) checkBudgets() {
 	}
 	ps, pl := st.Phase, st.Plan
 	s.noteUnpriced(ps.Unpriced, pl.Unpriced)
-	// The quarter before the notes: a restart, even at 100 %, replaces
-	// the stop. ps.Used is of the current window.
-	if b.Mode == budget.Adaptive && !st.PhaseLimits.None() && s.pol.StopReason() == "" {
-		if n := budget.QuarterDue(ps.Used, b.Quarter); n > 0 {
-			b.Quarter = n
-			if s.evaluateQuarter(now) {
-				return
-			}
+	// Which budget speaks is the policy's (policy.BudgetFirst). ps.Used
+	// is of the current window.
+	quarter := 0
+	if b.Mode == budget.Adaptive && !st.PhaseLimits.None() {
+		quarter = budget.QuarterDue(ps.Used, b.Quarter)
+	}
+	check := policy.BudgetCheck{QuarterDue: quarter > 0, Stopping: s.pol.StopReason() != "", Phase: ps.Level, Plan: pl.Level}
+	if policy.BudgetFirst(check) == policy.PickQuarter {
+		b.Quarter = quarter
+		if s.evaluateQuarter(now) {
+			return
 		}
 	}
 	cur, scope, lim := ps, ScopePhase, st.PhaseLimits
-	if pl.Level > ps.Level {
+	if check.Fuller() == policy.PickPlan {
 		cur, scope, lim = pl, ScopePlan, st.PlanLimits
 	}
 	reading := policy.BudgetReading{Scope: scope, Action: cur.Action, Left: lim.Remaining(cur.Spend, cur.Dimension)}
@@ -152,8 +156,8 @@ func (s *Session) checkBudgets() {
 	if cur.Level != b.Level || (scope != b.Scope && cur.Level > budget.LevelNone) {
 		b.Level, b.Scope = cur.Level, scope
 		s.perform() // what the policy decided before, first
-		s.record("budget_level", map[string]any{"scope": scope, "level": cur.Level.String(), "used_pct": budget.RoundPct(cur.Used * 100),
-			"dimension": string(cur.Dimension), "enforcement": string(b.Mode), "left": reading.Left})
+		s.record(record.BudgetLevel{Session: s.stamp(true), Scope: scope, Level: cur.Level.String(), UsedPct: budget.RoundPct(cur.Used * 100),
+			Dimension: string(cur.Dimension), Enforcement: string(b.Mode), Left: reading.Left})
 		if cur.Level > budget.LevelNone {
 			s.log(policy.LevelWarn, "budget", "scope", scope, "level", cur.Level.String(), "used_percent", int(cur.Used*100),
 				"dimension", cur.Dimension, "left", reading.Left, "enforcement", b.Mode)
@@ -174,8 +178,8 @@ func (s *Session) evaluateQuarter(now time.Time) bool {
 		return false
 	}
 	s.perform() // what the policy decided before, first
-	s.record("budget_quarter", map[string]any{"used_pct": q.UsedPct, "tasks_done": q.TasksDone, "tasks_total": q.TasksTotal,
-		"probability": q.Probability, "decision": string(q.Decision)})
+	s.record(record.BudgetQuarter{Session: s.stamp(true), UsedPct: q.UsedPct, TasksDone: q.TasksDone, TasksTotal: q.TasksTotal,
+		Probability: q.Probability, Decision: string(q.Decision)})
 	s.log(policy.LevelInfo, "budget quarter", "used_percent", q.UsedPct, "tasks_done", q.TasksDone, "tasks_total", q.TasksTotal,
 		"probability", q.Probability, "decision", q.Decision)
 	s.q.push(SpendChanged{})
@@ -194,7 +198,7 @@ func (s *Session) noteUnpriced(lists ...[]string) {
 			}
 			seen[m] = true
 			s.log(policy.LevelWarn, "cost budget: no price yet for this model; its cost counts from claude's first result for it", "model", m)
-			s.record("cost_unpriced", map[string]any{"model": m})
+			s.record(record.CostUnpriced{Session: s.stamp(true), Model: m})
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // What the CLI says about itself, as a session records it: its answers to
@@ -110,9 +111,7 @@ func (s *Session) observeCLI(ev event.Event, snap estimator.Snapshot) {
 		// Not asked again: the session's breakdown is the run's answer.
 		if known != nil && !cf.answered && known.Matches(ev.Init.Version, ev.Init.Model) {
 			cf.answered, cf.model = true, known.Usage.Model
-			fields := contextFields(&known.Usage)
-			fields["reused"] = true
-			s.record("context_breakdown", fields)
+			s.record(record.ContextBreakdown{Session: s.stamp(true), ContextUsage: contextUsage(&known.Usage), Reused: true})
 			s.log(policy.LevelDebug, "claude's context at start: the run's answer for this CLI and model",
 				"model", known.Usage.Model, "window", estimator.FormatTokens(known.Usage.MaxTokens))
 		}
@@ -135,14 +134,14 @@ func (s *Session) observeCLI(ev event.Event, snap estimator.Snapshot) {
 		}
 		return
 	}
-	fields := contextFields(cu)
+	usage := contextUsage(cu)
 	compact := "never (no autocompact buffer)"
 	if at := cu.CompactionPoint(); at > 0 {
 		compact = estimator.FormatTokens(at)
 	}
 	if !cf.answered {
 		cf.answered, cf.model = true, cu.Model
-		s.record("context_breakdown", fields)
+		s.record(record.ContextBreakdown{Session: s.stamp(true), ContextUsage: usage})
 		s.log(policy.LevelInfo, "claude's context at start", "model", cu.Model, "window", estimator.FormatTokens(cu.MaxTokens),
 			"used", estimator.FormatTokens(cu.TotalTokens), "compacts_at", compact, "by", breakdownSummary(cu))
 		return
@@ -152,26 +151,17 @@ func (s *Session) observeCLI(ev event.Event, snap estimator.Snapshot) {
 			"window", estimator.FormatTokens(cu.MaxTokens), "compacts_at", compact)
 	}
 	cf.model = cu.Model
-	s.record("context_window", fields)
+	s.record(record.ContextWindow{Session: s.stamp(true), ContextUsage: usage})
 }
 
-// contextFields are the event fields of an answer.
-func contextFields(cu *event.ContextUsage) map[string]any {
-	cats := make([]map[string]any, 0, len(cu.Categories))
+// contextUsage is an answer as events.jsonl records it.
+func contextUsage(cu *event.ContextUsage) record.ContextUsage {
+	cats := make([]record.ContextCategory, 0, len(cu.Categories))
 	for _, c := range cu.Categories {
-		m := map[string]any{"name": c.Name, "tokens": c.Tokens}
-		if c.ID != "" {
-			m["id"] = c.ID
-		}
-		if c.Kind != "" {
-			m["kind"] = c.Kind
-		}
-		cats = append(cats, m)
+		cats = append(cats, record.ContextCategory{ID: c.ID, Kind: c.Kind, Name: c.Name, Tokens: c.Tokens})
 	}
-	return map[string]any{
-		"model": cu.Model, "window": cu.MaxTokens, "total_tokens": cu.TotalTokens,
-		"compact_at": cu.CompactionPoint(), "autocompact_source": cu.AutocompactSource, "categories": cats,
-	}
+	return record.ContextUsage{Model: cu.Model, Window: cu.MaxTokens, TotalTokens: cu.TotalTokens,
+		CompactAt: cu.CompactionPoint(), AutocompactSource: cu.AutocompactSource, Categories: cats}
 }
 
 // breakdownSummary names what occupies the context, largest first:
@@ -228,11 +218,11 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 			// "Prompt is too long" (the result says so).
 			allowed := s.cfg.Policy.AllowCompaction
 			s.log(policy.LevelDebug, "claude started compacting its context", "allowed", allowed)
-			s.record("compaction_attempt", map[string]any{"allowed": allowed})
+			s.record(record.CompactionAttempt{Session: s.stamp(true), Allowed: allowed})
 		case sys.Subtype == "compact_boundary":
 			allowed := s.cfg.Policy.AllowCompaction
 			s.log(policy.LevelWarn, "claude compacted its context", "allowed", allowed, "pre_tokens", sys.PreTokens)
-			s.record("compaction", map[string]any{"pre_tokens": sys.PreTokens, "allowed": allowed})
+			s.record(record.Compaction{Session: s.stamp(true), PreTokens: sys.PreTokens, Allowed: allowed})
 		}
 	}
 	// A window still pending is the model table's guess: its percent

@@ -1,22 +1,28 @@
 package session
 
 import (
-	"bytes"
-	"encoding/json"
+	"cmp"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/runner"
 )
 
 // Effect is one thing the session's owner must do, in the order the
 // session decided it: record, log, or bring the ledger up to date.
 type Effect interface{ effect() }
 
-// Record is one line of events.jsonl; Fields carry the phase, the session
-// and the turn already.
+// Record is one line of events.jsonl, stamped with the phase, the session
+// and (for what happened on a turn) the turn.
 type Record struct {
+	Event record.Event
+	// Name and Fields are Event as a map.
+	//
+	// Transitional: only until orchestrator writes Event
+	// (state.EventLog.Record); then they go, and with them record.Map.
 	Name   string
 	Fields map[string]any
 }
@@ -114,43 +120,18 @@ func (s *Session) perform() {
 			s.q.push(Emergency{})
 		}
 		if e.Event != "" {
-			if m, err := fieldsMap(e.Fields); err != nil {
-				s.log(policy.LevelWarn, "write events log", "event", e.Event, "err", err)
-			} else {
-				s.record(e.Event, m)
+			s.record(record.Policy{Name: e.Event, Session: s.stamp(true), Fields: e.Fields})
+			if id := e.Fields.ToolUseID; e.Event == record.ToolDenied && id != nil && *id != "" {
+				if s.refused == nil {
+					s.refused = map[string]string{}
+				}
+				s.refused[*id] = cmp.Or(e.Fields.Why, "handoff")
 			}
 		}
 		if e.Log != "" && e.Level != policy.LevelNone {
 			s.log(e.Level, e.Log, e.Fields.LogAttrs()...)
 		}
 	}
-}
-
-// fieldsMap is an effect's fields as the event log takes them, keyed by
-// their json tags: a whole number as an int64 (exact beyond a float's
-// 2^53), any other as a float64, which the log rounds (state.Clean) as it
-// did the percent when the policy handed over a map.
-func fieldsMap(f policy.Fields) (map[string]any, error) {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	for k, v := range m {
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				m[k] = i
-			} else {
-				m[k], _ = n.Float64()
-			}
-		}
-	}
-	return m, nil
 }
 
 // threshold reports whether trig is one of the session's thresholds
@@ -160,45 +141,57 @@ func threshold(trig estimator.Trigger) bool {
 }
 
 // record queues a line of events.jsonl.
-func (s *Session) record(name string, f map[string]any) {
-	s.q.push(Record{Name: name, Fields: s.fields(f, true)})
+func (s *Session) record(ev record.Event) { s.q.push(s.recordOf(ev)) }
+
+// recordOf is ev as an Effect.
+func (s *Session) recordOf(ev record.Event) Effect {
+	r := Record{Event: ev, Name: ev.EventName()}
+	var err error
+	if r.Fields, err = record.Map(ev); err != nil { // transitional (Record.Fields)
+		return s.logOf(policy.LevelWarn, "write events log", "event", r.Name, "err", err)
+	}
+	return r
 }
 
-// fields adds the phase, the session and (withTurn) the turn to f; on the
+// stamp is the phase, the session and (withTurn) the turn; on the
 // session's goroutine only when withTurn.
-func (s *Session) fields(f map[string]any, withTurn bool) map[string]any {
-	if f == nil {
-		f = map[string]any{}
-	}
-	f["phase"], f["session"] = s.cfg.Phase, s.cfg.Number
+func (s *Session) stamp(withTurn bool) record.Session {
+	st := record.Session{Phase: s.cfg.Phase, Session: s.cfg.Number}
 	if withTurn {
-		f["turn"] = s.turn
+		turn := s.turn
+		st.Turn = &turn
 	}
-	return f
+	return st
 }
 
 // log queues a line of the run's log, naming the phase.
 func (s *Session) log(level policy.Level, msg string, args ...any) {
-	s.q.push(Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)})
+	s.q.push(s.logOf(level, msg, args...))
+}
+
+// logOf is a line of the run's log, naming the phase.
+func (s *Session) logOf(level policy.Level, msg string, args ...any) Log {
+	return Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)}
 }
 
 // markLog is how a step of the runner's stop timeline is logged.
-func (s *Session) markLog(name string, f map[string]any) Log {
+func (s *Session) markLog(m runner.Mark) Log {
 	l := func(level policy.Level, msg string, args ...any) Log {
 		return Log{Level: level, Msg: msg, Args: append([]any{"phase", s.cfg.Phase}, args...)}
 	}
-	switch name {
-	case "tool_drained":
-		if f["timed_out"] == true {
+	name, f := string(m.Name), m.Fields
+	switch m.Name {
+	case runner.MarkToolDrained:
+		if f.TimedOut != nil && *f.TimedOut {
 			return l(policy.LevelWarn, "the running tool did not finish within stop_grace: interrupting it", "stop_grace", s.cfg.Spec.StopGrace)
 		}
 		return l(policy.LevelInfo, "safe point reached: interrupting the session")
-	case "sigkill":
-		if f["by"] == "cancel_grace" {
+	case runner.MarkSigkill:
+		if f.By != nil && *f.By == "cancel_grace" {
 			return l(policy.LevelWarn, "the running tool did not finish after the interrupt: killing the session", "grace", s.cfg.Spec.CancelGrace)
 		}
 		return l(policy.LevelInfo, "stopping the session", "step", name)
-	case "interrupt_sent", "sigint", "sigterm", "idle_timeout":
+	case runner.MarkInterruptSent, runner.MarkSigint, runner.MarkSigterm, runner.MarkIdleTimeout:
 		return l(policy.LevelInfo, "stopping the session", "step", name)
 	}
 	return l(policy.LevelDebug, "stop timeline", "step", name)

@@ -25,6 +25,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -85,6 +86,11 @@ type Result struct {
 	// next session; 0 when nothing.
 	Window        int64
 	PointsChecked bool
+	// Refused are the tool calls debussy itself refused (tool_denied: the
+	// handoff stage, or the budget), by tool_use id: "handoff" or
+	// "budget". The stream shows such a refusal as a failed tool; the
+	// checkpoint lists it as debussy's (checkpoint.Input.Refused).
+	Refused map[string]string
 }
 
 // Session is one running claude session.
@@ -104,6 +110,7 @@ type Session struct {
 	activity      string
 	cli           cliFacts
 	pointsChecked bool
+	refused       map[string]string // Result.Refused
 	grace         *time.Timer
 	econTimer     *time.Timer
 	stopAt        time.Time
@@ -217,7 +224,7 @@ func (s *Session) finish() {
 	o := s.pol.Outcome()
 	r := Result{Trigger: o.Trigger, Reason: o.Reason, Done: o.Done, NoHandoff: o.NoHandoff, Avoid: o.Avoid,
 		Undelivered: o.Undelivered, Snapshot: s.snap, Zone: s.pol.Zone(), State: s.pol.State(),
-		Window: learnedWindow(s.snap), PointsChecked: s.pointsChecked}
+		Window: learnedWindow(s.snap), PointsChecked: s.pointsChecked, Refused: s.refused}
 	if o.Trigger != "" {
 		r.Handoff, r.StopAt = o.Handoff, s.stopAt
 	}
@@ -301,10 +308,10 @@ func (s *Session) watchInterrupt(ctx context.Context) {
 		s.interrupted.Store(true)
 		if s.cfg.FailFast != nil && errors.Is(context.Cause(ctx), s.cfg.FailFast) {
 			s.log(policy.LevelWarn, "another phase failed (--fail-fast): stopping the session after the running tool")
-			s.q.push(Record{Name: "interrupt", Fields: s.fields(map[string]any{"fail_fast": true}, false)})
+			s.record(record.Interrupt{Session: s.stamp(false), FailFast: true})
 		} else {
 			s.log(policy.LevelWarn, "interrupted: stopping the session after the running tool (Ctrl-C again to kill it now)")
-			s.q.push(Record{Name: "interrupt", Fields: s.fields(nil, false)})
+			s.record(record.Interrupt{Session: s.stamp(false)})
 		}
 		select {
 		case <-s.waited:
@@ -317,6 +324,6 @@ func (s *Session) watchInterrupt(ctx context.Context) {
 
 // mark is the runner's stop timeline (Spec.OnMark), on the runner's
 // goroutine: it only queues.
-func (s *Session) mark(name string, at time.Time, f map[string]any) {
-	s.q.push(Record{Name: name, Fields: s.fields(f, false)}, s.markLog(name, f))
+func (s *Session) mark(m runner.Mark) {
+	s.q.push(s.recordOf(record.Mark{Name: string(m.Name), Session: s.stamp(false), MarkFields: m.Fields}), s.markLog(m))
 }

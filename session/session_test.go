@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/internal/fakeclaude"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -168,18 +169,35 @@ func TestBudgetLevels(t *testing.T) {
 			if j := journalOf(t, journal); !strings.Contains(j, tt.journal) {
 				t.Errorf("journal lacks %q:\n%s", tt.journal, j)
 			}
-			var levels int
+			var levels, denied int
 			effects, _ := s.Take()
 			for _, e := range effects {
-				if r, ok := e.(Record); ok && r.Name == "budget_level" {
+				r, ok := e.(Record)
+				if !ok {
+					continue
+				}
+				switch ev := r.Event.(type) {
+				case record.BudgetLevel:
 					levels++
-					if r.Fields["level"] != tt.st.Level.String() || r.Fields["phase"] != "1" {
-						t.Errorf("budget_level %v", r.Fields)
+					if ev.Level != tt.st.Level.String() || ev.Phase != "1" || ev.Turn == nil {
+						t.Errorf("budget_level %+v", ev)
+					}
+				case record.Policy:
+					// What the session refused, the Result says, as the
+					// events log does.
+					if ev.Name == "tool_denied" {
+						denied++
+						if id := *ev.ToolUseID; res.Refused[id] != ev.Why {
+							t.Errorf("tool_denied %s (%s): Result.Refused %v", id, ev.Why, res.Refused)
+						}
 					}
 				}
 			}
 			if levels != 1 {
 				t.Errorf("%d budget_level records, want 1 (a level is recorded when it changes)", levels)
+			}
+			if len(res.Refused) != denied || (tt.name == "wrap-up" && denied == 0) {
+				t.Errorf("Result.Refused %v, %d tool_denied records", res.Refused, denied)
 			}
 		})
 	}
@@ -214,7 +232,7 @@ func TestInterrupted(t *testing.T) {
 	effects, _ := s.Take()
 	var recorded bool
 	for _, e := range effects {
-		if r, ok := e.(Record); ok && r.Name == "interrupt" && r.Fields["phase"] == "1" {
+		if r, ok := e.(Record); ok && r.Event == (record.Interrupt{Session: record.Session{Phase: "1", Session: 1}}) {
 			recorded = true
 		}
 	}

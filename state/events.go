@@ -9,9 +9,11 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -38,8 +40,50 @@ func (s *Store) OpenEvents(runID string, clock func() time.Time) (*EventLog, err
 	return &EventLog{f: f, clock: clock}, nil
 }
 
-// Append writes one event. fields may not use the keys "ts" and "event".
+// Record writes one event.
+func (e *EventLog) Record(ev record.Event) error {
+	name := ev.EventName()
+	raw, err := recordFields(ev)
+	if err != nil {
+		return fmt.Errorf("append event %s: %w", name, err)
+	}
+	return e.write(name, func(ts time.Time) ([]byte, error) { return encodeRaw(ts, name, raw) }, raw)
+}
+
+// recordFields is ev's keys, each with its JSON.
+func recordFields(ev record.Event) (map[string]json.RawMessage, error) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// Append writes one event from a map of its fields.
+//
+// Transitional: only for package orchestrator until its events are
+// record types (then it calls Record, and Append goes).
 func (e *EventLog) Append(event string, fields map[string]any) error {
+	raw := make(map[string]json.RawMessage, len(fields))
+	for k, v := range fields {
+		if f, ok := v.(float64); ok {
+			v = Clean(f) // no 0.27780000000000005 in the log
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("append event %s: field %s: %w", event, k, err)
+		}
+		raw[k] = data
+	}
+	return e.write(event, func(ts time.Time) ([]byte, error) { return encodeRaw(ts, event, raw) }, raw)
+}
+
+// write checks the reserved keys, stamps, redacts and writes one line.
+func (e *EventLog) write(event string, encode func(ts time.Time) ([]byte, error), fields map[string]json.RawMessage) error {
 	for _, k := range []string{"ts", "event"} {
 		if _, ok := fields[k]; ok {
 			return fmt.Errorf("append event %s: field %q is reserved", event, k)
@@ -50,7 +94,7 @@ func (e *EventLog) Append(event string, fields map[string]any) error {
 	if e.f == nil {
 		return fmt.Errorf("append event %s: %w", event, fs.ErrClosed)
 	}
-	line, err := encodeEvent(e.clock(), event, fields)
+	line, err := encode(e.clock())
 	if err != nil {
 		return fmt.Errorf("append event %s: %w", event, err)
 	}
@@ -61,9 +105,10 @@ func (e *EventLog) Append(event string, fields map[string]any) error {
 	return nil
 }
 
-// encodeEvent writes ts and event first, then the fields in key order, so
-// the log reads well with plain tools.
-func encodeEvent(ts time.Time, event string, fields map[string]any) ([]byte, error) {
+// encodeRaw writes ts and event first, then the fields in key order, so
+// the log reads well with plain tools; a fractional number among them is
+// rounded (Clean), as the float64 of a map was.
+func encodeRaw(ts time.Time, event string, fields map[string]json.RawMessage) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"ts":`)
 	tsJSON, _ := json.Marshal(ts.Format(time.RFC3339Nano))
@@ -80,17 +125,17 @@ func encodeEvent(ts time.Time, event string, fields map[string]any) ([]byte, err
 			return nil, err
 		}
 		v := fields[k]
-		if f, ok := v.(float64); ok {
-			v = Clean(f) // no 0.27780000000000005 in the log
-		}
-		vJSON, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", k, err)
+		if bytes.ContainsAny(v, ".eE") && !bytes.HasPrefix(v, []byte(`"`)) && !bytes.ContainsAny(v, "{[") {
+			if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+				if v, err = json.Marshal(Clean(f)); err != nil {
+					return nil, fmt.Errorf("field %s: %w", k, err)
+				}
+			}
 		}
 		b.WriteByte(',')
 		b.Write(kJSON)
 		b.WriteByte(':')
-		b.Write(vJSON)
+		b.Write(v)
 	}
 	b.WriteString("}\n")
 	return b.Bytes(), nil
@@ -111,8 +156,37 @@ func (e *EventLog) Close() error {
 	return nil
 }
 
-// ReadEvents reads an events.jsonl file. A torn last line (a crash mid-write)
-// is dropped; a bad line elsewhere is an error naming the file and line.
+// ReadLog reads an events.jsonl file, each line for record.As. A torn
+// last line (a crash mid-write) is dropped; a bad line elsewhere is an
+// error naming the file and line.
+func ReadLog(path string) ([]record.Line, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	var out []record.Line
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		l, err := record.Parse(line)
+		if err != nil {
+			if i == len(lines)-1 { // no trailing newline: unfinished write
+				break
+			}
+			return nil, fmt.Errorf("read events %s:%d: %w", path, i+1, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// ReadEvents reads an events.jsonl file as maps.
+//
+// Transitional: only for orchestrator/refused.go, which session.Result's
+// Refused replaces; every other reader takes ReadLog's typed lines.
 func ReadEvents(path string) ([]map[string]any, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

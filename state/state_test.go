@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/record"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -488,7 +489,11 @@ func TestJSONNumbersWithoutFloatNoise(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil || back.Phases[0].CostUSD != 0.3 || back.Phases[0].Economics.Tokens != 0 {
 		t.Errorf("round trip: %+v, %v", back.Phases, err)
 	}
-	line, err := encodeEvent(t0, "session_ended", map[string]any{"cost_usd": noisy, "tokens": 597500})
+	raw, err := recordFields(record.SessionEnded{CostUSD: noisy, Tokens: 597500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := encodeRaw(t0, "session_ended", raw)
 	if err != nil || !strings.Contains(string(line), `"cost_usd":0.3,`) {
 		t.Errorf("event %s, %v", line, err)
 	}

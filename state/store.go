@@ -56,7 +56,7 @@ func (s *Store) progressPath(runID string) string {
 	return filepath.Join(s.RunDir(runID), "progress.jsonl")
 }
 
-// EventsPath is .debussy/runs/<run>/events.jsonl, for ReadEvents.
+// EventsPath is .debussy/runs/<run>/events.jsonl, for ReadLog.
 func (s *Store) EventsPath(runID string) string {
 	return filepath.Join(s.RunDir(runID), "events.jsonl")
 }

@@ -41,7 +41,7 @@ func hookCalls(evs []runner.Event, ev runner.HookEvent) []*runner.HookCall {
 	return out
 }
 
-func hasMark(out runner.Outcome, name string) bool {
+func hasMark(out runner.Outcome, name runner.MarkName) bool {
 	return slices.ContainsFunc(out.Marks, func(m runner.Mark) bool { return m.Name == name })
 }
 
@@ -82,7 +82,7 @@ func TestRunnerHookStopRunsEveryTool(t *testing.T) {
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Errorf("%d API requests, want 1: none after the stop", n)
 	}
-	if !hasMark(out, "hook_stop_sent") || hasMark(out, "interrupt_sent") || hasMark(out, "sigint") {
+	if !hasMark(out, runner.MarkHookStopSent) || hasMark(out, runner.MarkInterruptSent) || hasMark(out, runner.MarkSigint) {
 		t.Errorf("marks %s: want hook_stop_sent and no interrupt or signal", markNames(out.Marks))
 	}
 	if len(out.InFlightAtStop) != 0 || out.ExitCode != 0 {
@@ -181,7 +181,7 @@ func TestRunnerHookAnswers(t *testing.T) {
 			if out.Kind != runner.OutcomeCompleted {
 				t.Errorf("outcome %s %q, want completed", out.Kind, out.Reason)
 			}
-			if hasMark(out, "hook_slow") {
+			if hasMark(out, runner.MarkHookSlow) {
 				t.Errorf("marks %s: a hook waited for the timeout", markNames(out.Marks))
 			}
 			reqs := e.srv.Requests()

@@ -111,7 +111,7 @@ func (ss *session) wait(t *testing.T) ([]runner.Event, runner.Outcome) {
 func markNames(ms []runner.Mark) string {
 	var names []string
 	for _, m := range ms {
-		names = append(names, m.Name)
+		names = append(names, string(m.Name))
 	}
 	return strings.Join(names, ",")
 }
