@@ -17,8 +17,10 @@ import (
 // ledger and the summary name them and what became of them.
 func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
 	ids := slices.Sorted(maps.Keys(running))
-	r.run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
-	if err := r.save(); err != nil {
+	err := r.recorder.update(func(run *state.Run) {
+		run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
+	})
+	if err != nil {
 		r.log.Warn("record the phases running at the failure", "err", err)
 	}
 	r.event("after_failure", map[string]any{"phase": id, "running": ids, "fail_fast": r.FailFast})

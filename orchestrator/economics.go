@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // ErrBudgetExhausted ends a run whose phase or plan budget ran out under
@@ -35,7 +36,8 @@ func (r *orun) spendOf(p *phaseRun) *spend.Phase {
 
 // recordSpend writes the phase's and the run's economics into the ledger's
 // records from the account (the caller saves).
-func (r *orun) recordSpend(p *phaseRun) { r.spendOf(p).Record(r.run, r.now()) }
+// The run's economics follow at the next save (recorder.savePhase).
+func (r *orun) recordSpend(p *phaseRun) { r.spendOf(p).RecordPhase(r.now()) }
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {
@@ -79,10 +81,12 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	}
 	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: report.LimitText(spend.StateLimits(by)),
 		N: count + 1, Max: limit}
-	var yes bool
-	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
-	yes = yes && ctx.Err() == nil
-	if x.Limits() != asked { // extended meanwhile by another phase's question
+	// A person answers; other phases go on meanwhile, and may ask too.
+	yes := r.Extend(ctx, req) && ctx.Err() == nil
+	// The grant is a compare-and-extend: of two yeses to the same
+	// question, the second finds it extended already.
+	granted := yes && x.GrantIf(asked)
+	if !granted && x.Limits() != asked { // extended meanwhile by another phase's question
 		r.log.Info("budget already extended while the user was asked", "phase", p.ph.ID, "scope", scope)
 		if ctx.Err() != nil || x.Spent(r.now()) {
 			return false
@@ -91,14 +95,13 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	}
 	r.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
 		"granted": yes, "extension": req.N, "max_extensions": limit})
-	if !yes {
+	if !granted {
 		return false
 	}
-	x.Grant()
 	goOn()
 	r.log.Warn("budget extended by the user", "phase", p.ph.ID, "scope", scope, "by", req.By, "spent", what,
 		"extension", req.N, "max_extensions", limit)
-	_ = r.save() // the next session's start saves again
+	_ = r.savePhase(p.rec) // the next session's start saves again
 	return true
 }
 
@@ -117,8 +120,16 @@ func (r *orun) exhaustedError(p *phaseRun, spent string) error {
 		r.recordSpend(p)
 	}
 	p.rec.Economics.Exhausted = true
-	if r.run.Economics != nil && strings.HasPrefix(spent, scopePlan+" ") {
-		r.run.Economics.Exhausted = true
+	if strings.HasPrefix(spent, scopePlan+" ") {
+		// The phase's end saves the ledger again.
+		_ = r.recorder.update(func(run *state.Run) {
+			if run.Economics == nil {
+				r.spend.RecordRun(run, r.now())
+			}
+			if run.Economics != nil {
+				run.Economics.Exhausted = true
+			}
+		})
 	}
 	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
 		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))

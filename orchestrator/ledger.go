@@ -132,11 +132,12 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 // A hook refusing that empty commit refuses no work of the agent's, so it
 // is only a warning (the outcome stays in .debussy/).
 func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (c gitcommit.Commit, err error) {
-	keep := gitcommit.Never(r.neverCommitted(p.ph.ID))
+	keep := gitcommit.Never(p.keep)
 	listed := len(p.rec.Commits)
-	defer func() { r.unlist(&p.rec.Commits, listed, err) }()
+	save := func() error { return r.savePhase(p.rec) }
+	defer func() { r.unlist(&p.rec.Commits, listed, err, save) }()
 	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits))
+		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits, save))
 	})
 	if len(c.Unstaged) > 0 {
 		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
@@ -150,7 +151,7 @@ func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) 
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
 		c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits))
+			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits, save))
 		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
@@ -204,18 +205,18 @@ func (r *orun) commitWaiting(commit func() (gitcommit.Commit, error)) (gitcommit
 		if !warned {
 			r.log.Warn("a git process holds the repository's lock: waiting for it to finish", "for_at_most", lockWait, "err", err)
 		}
-		r.unlocked(func() { time.Sleep(200 * time.Millisecond) })
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// listFirst adds a commit to commits and saves the ledger before the
-// branch moves to it, so that killed at any moment debussy never leaves the
+// listFirst adds a commit to commits and saves the ledger (save: the
+// record commits is in) before the branch moves to it, so that killed at any moment debussy never leaves the
 // user's branch at a commit .debussy/ does not list. A commit that then
 // does not land (a git process took the branch's lock) is taken back out.
-func (r *orun) listFirst(commits *[]string) gitcommit.CommitOption {
+func (r *orun) listFirst(commits *[]string, save func() error) gitcommit.CommitOption {
 	return gitcommit.Written(func(hash string) error {
 		*commits = append(*commits, hash)
-		if err := r.save(); err != nil {
+		if err := save(); err != nil {
 			*commits = (*commits)[:len(*commits)-1]
 			return err
 		}
@@ -225,12 +226,12 @@ func (r *orun) listFirst(commits *[]string) gitcommit.CommitOption {
 
 // unlist takes back out of commits what listFirst added after its first n
 // when the commit failed after all.
-func (r *orun) unlist(commits *[]string, n int, err error) {
+func (r *orun) unlist(commits *[]string, n int, err error, save func() error) {
 	if err == nil || len(*commits) <= n {
 		return
 	}
 	*commits = (*commits)[:n]
-	_ = r.save() // best effort: a commit listed but not in the branch is only a dangling object
+	_ = save() // best effort: a commit listed but not in the branch is only a dangling object
 }
 
 // isRecorded reports whether event is a phase end recorded in git even

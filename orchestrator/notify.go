@@ -47,26 +47,27 @@ func (r *orun) announce(ev notify.Event) {
 		return
 	}
 	ev.Run, ev.Plan, ev.At = r.id, r.Plan.Name, r.now()
-	ev.Summary = r.notifySummary()
+	// As last saved: a phase may announce while others run (recorder.go).
+	r.recorder.read(func(run *state.Run) { ev.Summary = notifySummary(r.Plan.Name, run) })
 	r.notifier.Send(ev)
 }
 
 // notifySummary is the run's step summary without the phases' errors,
 // which may quote a gate's output: only structured facts leave.
-func (r *orun) notifySummary() *notify.Summary {
-	run := *r.run
+func notifySummary(plan string, rec *state.Run) *notify.Summary {
+	run := *rec
 	run.Phases = nil
 	s := &notify.Summary{}
-	for _, p := range r.run.Phases {
+	for _, p := range rec.Phases {
 		c := *p
 		c.LastError = ""
 		run.Phases = append(run.Phases, &c)
 		s.Phases = append(s.Phases, notify.PhaseState{ID: p.ID, Title: p.Title, Status: string(p.Status), Sessions: p.Sessions,
 			Restarts: p.Restarts, Attempts: p.Attempts, Tokens: p.Tokens, CostUSD: p.CostUSD, Commits: slices.Clone(p.Commits)})
 	}
-	t := report.TotalsOf(r.run) // this run's, as the summary says it
+	t := report.TotalsOf(rec) // this run's, as the summary says it
 	s.Tokens, s.CostUSD = t.RunTokens, t.RunCostUSD
-	s.Markdown = report.StepSummary(r.Plan.Name, &run)
+	s.Markdown = report.StepSummary(plan, &run)
 	return s
 }
 

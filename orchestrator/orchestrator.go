@@ -124,7 +124,9 @@ type orun struct {
 	ledger  *state.Ledger
 	run     *state.Run
 	events  *state.EventLog
-	release func() error
+	// recorder owns ledger, run and events while phases run (recorder.go).
+	recorder *recorder
+	release  func() error
 	now     func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
 	// for each CLI version and model (session.Answers).
@@ -205,6 +207,7 @@ func newRun(opts Options) (*orun, error) {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	r.recorder = &recorder{store: r.Store, ledger: r.ledger, events: r.events, now: r.now, log: r.log}
 	r.startNotify()
 	// An earlier run's answers about the window (a day at most): a
 	// session of the same CLI version and model asks nothing.
@@ -242,18 +245,13 @@ func (r *orun) close() {
 }
 
 // save writes the ledger. Its error ends the run (see ErrLedger).
-func (r *orun) save() error {
-	if err := r.Store.Save(r.ledger); err != nil {
-		return fmt.Errorf("%w: %w", ErrLedger, err)
-	}
-	return nil
-}
+func (r *orun) save() error { return r.recorder.save() }
 
-func (r *orun) event(name string, fields map[string]any) {
-	if err := r.events.Append(name, fields); err != nil {
-		r.log.Warn("write events log", "err", err)
-	}
-}
+// savePhase saves a copy of a phase's record, which stays its owner's
+// (recorder.savePhase).
+func (r *orun) savePhase(rec *state.PhaseRecord) error { return r.recorder.savePhase(rec) }
+
+func (r *orun) event(name string, fields map[string]any) { r.recorder.event(name, fields) }
 
 func (r *orun) execute(ctx context.Context) error {
 	r.ctx = ctx
@@ -264,6 +262,7 @@ func (r *orun) execute(ctx context.Context) error {
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	r.spend = spend.New(r.cfg.Budget, r.run.StartedAt)
+	r.recorder.run, r.recorder.spend = r.run, r.spend
 	for _, ph := range order {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})
@@ -305,14 +304,14 @@ func (r *orun) execute(ctx context.Context) error {
 		return r.executeParallel(ctx, order, todo)
 	}
 	for _, ph := range order {
-		rec := r.run.Phase(ph.ID)
 		if !todo[ph.ID] {
 			continue
 		}
+		rec := r.recorder.phase(ph.ID) // the phase's own, saved by copy
 		if err := ctx.Err(); err != nil {
 			return ErrInterrupted
 		}
-		if err := r.runPhase(ctx, ph, rec); err != nil {
+		if err := r.runPhase(ctx, ph, rec, r.Repo, nil); err != nil {
 			return err
 		}
 	}
@@ -416,9 +415,9 @@ func (r *orun) checkTree() error {
 		}
 		listed := len(*commits)
 		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits))
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits, r.save))
 		})
-		r.unlist(commits, listed, err)
+		r.unlist(commits, listed, err, r.save)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:

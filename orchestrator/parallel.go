@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -19,23 +18,27 @@ import (
 // complete — in dependency order, since a phase starts only once its
 // dependencies are merged, from the merged result.
 //
-// The run's state (ledger, phase records, budgets, commits to the user's
-// branch) is shared, so one lock guards it: a phase's goroutine holds it
-// while it runs orchestrator code and lets go only while it waits (the next
-// stream event, gates, a backoff) — see unlocked. The orchestrator's code
-// stays sequential; only the waits overlap.
+// Nothing is locked across a phase's work. Each phase's goroutine owns its
+// record, its worktree and its branch; what it records goes to the run's
+// recorder (recorder.go), whose critical sections are a copy and a file
+// write. A phase's commits (hooks, filters, signing) touch only its own
+// worktree and branch, so they need no lock: git's own locks cover what
+// worktrees share. The user's branch is changed by the scheduler's
+// goroutine alone (worktrees added from it, phases merged into it, one at
+// a time), so merges are serialised without a lock either, and never wait
+// for a phase's commit. The services phases share lock themselves: the
+// spend account, the window answers, the events log, the notifier, the
+// live view; the rest of orun is set before the first phase starts and
+// only read meanwhile (--base/--push, and so unpushed, run one phase at a
+// time in your work tree).
 
 // ErrConflict reads as a verb: "phase 2 cannot be merged into your branch:
 // …". The run stops with exit 1; the user's branch is as it was before.
 var ErrConflict = errors.New("cannot be merged")
 
-// parallel is a --parallel run's shared state.
+// parallel is a --parallel run's scheduling state, the scheduler
+// goroutine's alone.
 type parallel struct {
-	mu    sync.Mutex                 // held by whichever goroutine runs orchestrator code
-	repos map[string]*gitcommit.Repo // phase id → its worktree; guarded by mu
-	// keep: phase id → the paths its commits leave out (its .worktreeinclude
-	// copies); guarded by mu.
-	keep map[string][]string
 	// includes are the files .worktreeinclude selects, listed once.
 	includes *[]gitcommit.IgnoredFile
 }
@@ -44,29 +47,6 @@ type parallel struct {
 // failed (the cause of their context).
 var errFailFast = errors.New("another phase failed (--fail-fast)")
 
-// unlocked runs f, a wait, without the run's lock so concurrent phases
-// proceed meanwhile. f must touch no shared state. One by one, it just runs f.
-func (r *orun) unlocked(f func()) {
-	if r.par == nil {
-		f()
-		return
-	}
-	r.par.mu.Unlock()
-	defer r.par.mu.Lock()
-	f()
-}
-
-// repoFor is where phase id works: its worktree in a parallel run, else
-// the user's work tree.
-func (r *orun) repoFor(id string) *gitcommit.Repo {
-	if r.par != nil {
-		if repo := r.par.repos[id]; repo != nil {
-			return repo
-		}
-	}
-	return r.Repo
-}
-
 // slot is one phase running in its worktree.
 type slot struct {
 	ph           *plans.Phase
@@ -74,6 +54,7 @@ type slot struct {
 	path, branch string
 	repo         *gitcommit.Repo
 	includes     []gitcommit.IgnoredFile // to copy in (worktreefiles.go)
+	keep         []string                // their paths: the phase's commits leave them out
 	// reused: an interrupted run's worktree, readied then; newBranch: the
 	// branch was made for it; discard: nothing of the agent's in it, so
 	// it goes, and its branch too when new.
@@ -96,12 +77,8 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
 			ErrSetup, r.cfg.Parallel)
 	}
-	r.par = &parallel{repos: map[string]*gitcommit.Repo{}, keep: map[string][]string{}}
-	r.par.mu.Lock()
-	defer func() {
-		r.par.mu.Unlock()
-		r.par = nil // every phase goroutine has ended
-	}()
+	r.par = &parallel{}
+	defer func() { r.par = nil }() // every phase goroutine has ended
 
 	// A checkout git would refuse is refused before any phase is paid for.
 	if err := r.Repo.CheckCheckout(); err != nil {
@@ -116,7 +93,9 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 	}
 	started := map[string]bool{}
 	running := map[string]*slot{}
-	results := make(chan phaseResult)
+	// Buffered: a phase that ended never waits for the scheduler (which
+	// may be merging another).
+	results := make(chan phaseResult, r.cfg.Parallel)
 	var first error
 	fail := func(err error) {
 		if first == nil {
@@ -141,31 +120,27 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 				break
 			}
 			running[ph.ID] = s
-			r.par.repos[ph.ID] = s.repo
 			var pctx context.Context
 			pctx, s.cancel = context.WithCancelCause(ctx)
+			// s (its record included) is the goroutine's until it sends
+			// its result; then the scheduler's again, to merge it.
 			go func() {
-				r.par.mu.Lock()
 				err := r.prepareWorktree(pctx, s)
 				if err != nil {
 					err = r.notStarted(s, err)
 				} else {
-					err = r.runPhase(pctx, s.ph, s.rec)
+					err = r.runPhase(pctx, s.ph, s.rec, s.repo, s.keep)
 				}
-				r.par.mu.Unlock()
 				results <- phaseResult{id: s.ph.ID, err: err}
 			}()
 		}
 		if len(running) == 0 {
 			break
 		}
-		var res phaseResult
-		r.unlocked(func() { res = <-results })
+		res := <-results
 		s := running[res.id]
 		s.cancel(nil)
 		delete(running, res.id)
-		delete(r.par.repos, res.id)
-		delete(r.par.keep, res.id)
 		err := res.err
 		if err == nil {
 			err = r.mergePhase(s)
@@ -196,12 +171,12 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 // and unmerged, that phase's branch again, with whatever a killed run left
 // in its worktree committed first.
 func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
-	s := &slot{ph: ph, rec: r.run.Phase(ph.ID),
+	s := &slot{ph: ph, rec: r.recorder.phase(ph.ID), // the phase's own, saved by copy
 		branch: fmt.Sprintf("debussy/%s/phase-%s", r.id, ph.ID),
 		path:   filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)}
 	var prevRun *state.Run
 	if !r.Restart {
-		if run, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
+		if run, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
 			if tip, err := r.Repo.BranchHead(prev.Branch); err == nil && tip != "" {
 				s.branch, prevRun = prev.Branch, run
 				if prev.Worktree != "" {
@@ -219,7 +194,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 	for i, f := range includes {
 		keep[i] = f.Path
 	}
-	r.par.keep[ph.ID] = keep
+	s.keep = keep
 	s.newBranch = prevRun == nil
 	reused := false
 	if prevRun != nil {
@@ -263,7 +238,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 	}
 	s.reused = reused
 	s.rec.Worktree, s.rec.Branch = s.path, s.branch
-	if err := r.save(); err != nil {
+	if err := r.savePhase(s.rec); err != nil {
 		return nil, err
 	}
 	r.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
@@ -291,15 +266,16 @@ func (r *orun) mergePhase(s *slot) error {
 	// it, as every commit is (ledger.go): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
 	listed := len(s.rec.Commits)
+	save := func() error { return r.savePhase(s.rec) }
 	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), r.listFirst(&s.rec.Commits, save))
 	})
-	r.unlist(&s.rec.Commits, listed, err)
+	r.unlist(&s.rec.Commits, listed, err, save)
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
 		s.rec.Merge = c.Hash
-		if err := r.save(); err != nil {
+		if err := save(); err != nil {
 			return err
 		}
 		r.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
@@ -321,7 +297,7 @@ func (r *orun) mergePhase(s *slot) error {
 	s.rec.Reason = publicReason(err)
 	r.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
 	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
-	if serr := r.save(); serr != nil {
+	if serr := save(); serr != nil {
 		return serr
 	}
 	return err

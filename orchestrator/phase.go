@@ -28,6 +28,9 @@ type phaseRun struct {
 	ph   *plans.Phase
 	rec  *state.PhaseRecord
 	repo *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
+	// keep are the paths its commits leave out whatever their content: its
+	// worktree's .worktreeinclude copies (worktreefiles.go).
+	keep []string
 	base string          // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
@@ -77,8 +80,10 @@ type phaseRun struct {
 	priorAttempts int
 }
 
-func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
-	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+// runPhase runs phase ph in repo. rec is the phase's own record, which
+// only this goroutine changes (recorder.go).
+func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) error {
+	p := &phaseRun{ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
 	ctx = r.startPhaseTrace(ctx, p)
 	defer r.endPhaseTrace(p)
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
@@ -92,7 +97,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
 	if !r.Restart {
-		prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID)
+		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
 				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
@@ -136,7 +141,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
 	rec.StartedAt = r.now()
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return err
 	}
 	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
@@ -185,7 +190,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			var res []gate.Result
 			var ok bool
 			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
-			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
+			res, ok = r.runGates(ctx, root, env, ph)
 			if ctx.Err() != nil {
 				r.commit(p, eventInterrupted, "interrupted while running gates")
 				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
@@ -251,7 +256,7 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 		p.rec.LastError = err.Error()
 		p.rec.Reason = publicReason(err)
 	}
-	if serr := r.save(); serr != nil {
+	if serr := r.savePhase(p.rec); serr != nil {
 		if err != nil {
 			r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
 		}
@@ -397,7 +402,7 @@ func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
 	}
 	p.rec.Checkpoint = base + ".json"
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return cp, err
 	}
 	r.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})

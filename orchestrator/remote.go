@@ -292,8 +292,9 @@ func (r *orun) pushContext() (context.Context, context.CancelFunc) {
 // pushBranch pushes repo's HEAD to the phase's branch on the remote. A
 // rejection (the branch moved on) is fetched and merged into HEAD, then
 // pushed again, up to maxPushTries times; a conflict ends it. Merge
-// commits are listed in commits first, as every commit is (listFirst).
-func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, commits *[]string) error {
+// commits are listed in rec's commits first (nil: none), as every commit
+// is (listFirst).
+func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, rec *state.PhaseRecord) error {
 	rem := r.remoteAt(repo.Root())
 	branch := plans.PhaseBranch(r.planID(), phase)
 	for try := 1; ; try++ {
@@ -316,15 +317,15 @@ func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase strin
 		}
 		var opts []gitcommit.CommitOption
 		listed := 0
-		if commits != nil {
-			listed = len(*commits)
-			opts = append(opts, r.listFirst(commits))
+		if rec != nil {
+			listed = len(rec.Commits)
+			opts = append(opts, r.listFirst(&rec.Commits, func() error { return r.savePhase(rec) }))
 		}
 		_, err = r.commitWaiting(func() (gitcommit.Commit, error) {
 			return repo.Merge(r.gitCtx(), rem.Tracking(branch), msg.String(), opts...)
 		})
-		if commits != nil {
-			r.unlist(commits, listed, err)
+		if rec != nil {
+			r.unlist(&rec.Commits, listed, err, func() error { return r.savePhase(rec) })
 		}
 		var ce *gitcommit.ConflictError
 		switch {
@@ -347,7 +348,7 @@ func (r *orun) pushed(p *phaseRun) {
 	ctx, cancel := r.pushContext()
 	defer cancel()
 	branch := plans.PhaseBranch(r.planID(), p.ph.ID)
-	err := r.pushBranch(ctx, p.repo, p.ph.ID, &p.rec.Commits)
+	err := r.pushBranch(ctx, p.repo, p.ph.ID, p.rec)
 	if err != nil {
 		r.unpushed[p.ph.ID] = p
 		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
@@ -370,7 +371,7 @@ func (r *orun) finalPush(err error) error {
 	}
 	for id, p := range r.unpushed {
 		ctx, cancel := r.pushContext()
-		perr := r.pushBranch(ctx, p.repo, id, &p.rec.Commits)
+		perr := r.pushBranch(ctx, p.repo, id, p.rec)
 		cancel()
 		if perr == nil {
 			delete(r.unpushed, id)

@@ -25,7 +25,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	p.sessionTrace = r.startSessionTrace(ctx, p, n)
 	defer func() { r.endSessionTrace(p, res, startErr) }()
 	// A rerun after a crash resumes only phases with a session on record.
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return session.Result{}, err
 	}
 	r.event("session_spawned", map[string]any{"phase": p.ph.ID, "session": n, "prompt_chars": len(prompt)})
@@ -51,15 +51,14 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	p.rec.Zone = string(estimator.ZoneGreen)
 	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
 	for {
-		// The wait lets concurrent phases run meanwhile (parallel.go).
-		r.unlocked(func() { <-sess.Ready() })
+		<-sess.Ready()
 		effects, over := sess.Take()
 		r.apply(p, n, effects)
 		if over {
 			break
 		}
 	}
-	r.unlocked(func() { res = sess.Wait() })
+	res = sess.Wait()
 	effects, _ := sess.Take() // the interrupt's, after the stream ended
 	r.apply(p, n, effects)
 
@@ -77,7 +76,7 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	r.recordSpend(p)
 	snap, out := res.Snapshot, res.Outcome
 	r.progress(p, n, snap, true)
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return res, err
 	}
 	r.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
@@ -110,7 +109,7 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 			if k := len(p.rec.Zones); k > 0 {
 				p.rec.Zones[k-1] = p.rec.Zone
 			}
-			_ = r.save() // live in `debussy status --json`; the session's end saves again
+			_ = r.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
 		case session.Nudged:
 			if len(p.rec.Nudges) < maxNudges {
 				p.rec.Nudges = append(p.rec.Nudges, state.Nudge{Session: n, Kind: e.Nudge.Kind, Tool: e.Nudge.Tool,
@@ -124,7 +123,7 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 			p.lastTrigger = e.At
 		case session.SpendChanged:
 			r.recordSpend(p)
-			_ = r.save() // live in `debussy status --json`; the session's end saves again
+			_ = r.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
 		}
 	}
 }

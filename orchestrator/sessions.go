@@ -187,13 +187,11 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, s policy.Step, class fail
 		return "", err
 	}
 	stopped := false
-	r.unlocked(func() {
-		select {
-		case <-ctx.Done():
-			stopped = true
-		case <-time.After(wait):
-		}
-	})
+	select {
+	case <-ctx.Done():
+		stopped = true
+	case <-time.After(wait):
+	}
 	if stopped {
 		return "", r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 	}

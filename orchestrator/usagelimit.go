@@ -105,7 +105,7 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 		r.announceUsageLimit(p, limit, notify.Event{Resets: resets, ExitCode: &code})
 		return eerr
 	}
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return err
 	}
 	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
@@ -114,20 +114,18 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 		"phase", p.ph.ID)
 	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	stopped := false
-	r.unlocked(func() {
-		t := time.NewTimer(until.Sub(now))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			stopped = true
-		case <-t.C:
-		}
-	})
+	t := time.NewTimer(until.Sub(now))
+	select {
+	case <-ctx.Done():
+		stopped = true
+	case <-t.C:
+	}
+	t.Stop()
 	if stopped {
 		return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
 	}
 	p.rec.WaitingUntil, p.rec.Limit = time.Time{}, ""
-	if err := r.save(); err != nil {
+	if err := r.savePhase(p.rec); err != nil {
 		return err
 	}
 	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end

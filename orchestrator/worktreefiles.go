@@ -48,27 +48,14 @@ func pathSet(files []gitcommit.IgnoredFile) gitcommit.Fingerprints {
 	return out
 }
 
-// neverCommitted are the paths a phase's commits leave out whatever
-// their content or the worktree's ignore rules: its .worktreeinclude copies.
-func (r *orun) neverCommitted(phase string) []string {
-	if r.par == nil {
-		return nil
-	}
-	return r.par.keep[phase]
-}
-
 // prepareWorktree readies a phase's worktree for its first session: the
-// .worktreeinclude copies, then worktree_setup in a new worktree. It runs
-// without the run's lock: it touches only the worktree and its log.
+// .worktreeinclude copies, then worktree_setup in a new worktree, on the
+// phase's goroutine: it touches only the worktree and its log.
 func (r *orun) prepareWorktree(ctx context.Context, s *slot) error {
-	var err error
-	r.unlocked(func() {
-		var n int
-		n, err = worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
-		if err == nil && n > 0 {
-			r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
-		}
-	})
+	n, err := worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
+	if err == nil && n > 0 {
+		r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: copy the files %s names into %s: %w", ErrSetup, s.ph.ID, worktree.IncludeFile, s.path, err)
 	}
@@ -84,10 +71,7 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
-	var res gate.Result
-	r.unlocked(func() {
-		res = gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
-	})
+	res := gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
 	werr := state.WriteFile(logPath, []byte(text)) // res.Output is redacted
@@ -134,7 +118,7 @@ func (r *orun) notStarted(s *slot, err error) error {
 	}
 	r.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
 	r.log.Error("phase ended before its first session", "phase", s.ph.ID, "status", s.rec.Status, "err", err)
-	if serr := r.save(); serr != nil {
+	if serr := r.savePhase(s.rec); serr != nil {
 		return serr
 	}
 	return err
