@@ -117,17 +117,17 @@ func Run(ctx context.Context, opts Options) error {
 // orun is one `debussy run` in progress.
 type orun struct {
 	Options
-	cfg     config.Config
-	limits  policy.Limits // what policy.After decides on
-	log     *slog.Logger
-	id      string
-	ledger  *state.Ledger
-	run     *state.Run
-	events  *state.EventLog
+	cfg    config.Config
+	limits policy.Limits // what policy.After decides on
+	log    *slog.Logger
+	id     string
+	ledger *state.Ledger
+	run    *state.Run
+	events *state.EventLog
 	// recorder owns ledger, run and events while phases run (recorder.go).
 	recorder *recorder
 	release  func() error
-	now     func() time.Time
+	now      func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
 	// for each CLI version and model (session.Answers).
 	answers session.Answers

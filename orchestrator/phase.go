@@ -31,7 +31,7 @@ type phaseRun struct {
 	// keep are the paths its commits leave out whatever their content: its
 	// worktree's .worktreeinclude copies (worktreefiles.go).
 	keep []string
-	base string          // commit the phase started from: "files changed" are against it
+	base string // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
 	events      *checkpoint.Recorder // what the agent did, for checkpoints
