@@ -33,7 +33,7 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 		"GIT_WORK_TREE=" + f.root, "GIT_INDEX_FILE=" + filepath.Join(f.root, ".git", "index")}
 	p := r.econPhase("1")
 	p.repo = linked
-	spec := r.sessionSpec(p, 1, "prompt")
+	spec := p.sessionSpec(1, "prompt")
 	for _, kv := range spec.Env {
 		if k, _, _ := strings.Cut(kv, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" {
 			t.Errorf("session environment keeps %s", kv)

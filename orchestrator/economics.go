@@ -27,7 +27,8 @@ const (
 
 // spendOf is phase p's spend account in this run, opened on first use (a
 // resumed phase's counts what its earlier runs spent).
-func (r *orun) spendOf(p *phaseRun) *spend.Phase {
+func (p *phaseRun) spendOf() *spend.Phase {
+	r := p.r
 	if p.spend == nil {
 		p.spend = r.spend.Phase(p.rec, p.prevSpend)
 	}
@@ -37,7 +38,7 @@ func (r *orun) spendOf(p *phaseRun) *spend.Phase {
 // recordSpend writes the phase's and the run's economics into the ledger's
 // records from the account (the caller saves).
 // The run's economics follow at the next save (recorder.savePhase).
-func (r *orun) recordSpend(p *phaseRun) { r.spendOf(p).RecordPhase(r.now()) }
+func (p *phaseRun) recordSpend() { p.spendOf().RecordPhase(p.r.now()) }
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {
@@ -53,16 +54,17 @@ type ExtendRequest struct {
 // 100K"), and extends it when they say yes: by its configured amount, each
 // limit it sets, recorded in the ledger and the events. It reports whether
 // the phase may go on.
-func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool {
+func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
+	r := p.r
 	if r.Extend == nil || ctx.Err() != nil {
 		return false
 	}
 	scope, what, _ := strings.Cut(spent, " ")
-	ps := r.spendOf(p)
+	ps := p.spendOf()
 	x := ps.Extension(scope)
 	goOn := func() bool {
 		ps.Budget.Reset()
-		r.recordSpend(p)
+		p.recordSpend()
 		return true
 	}
 	// The plan's budget is shared by parallel phases: another phase's
@@ -114,10 +116,11 @@ func extendedWhy(spent string) string {
 
 // exhaustedError is the run's last word when a budget ran out: which
 // budget, what was spent, and how to raise it.
-func (r *orun) exhaustedError(p *phaseRun, spent string) error {
-	r.spendOf(p).Budget.Exhausted = spent
+func (p *phaseRun) exhaustedError(spent string) error {
+	r := p.r
+	p.spendOf().Budget.Exhausted = spent
 	if p.rec.Economics == nil {
-		r.recordSpend(p)
+		p.recordSpend()
 	}
 	p.rec.Economics.Exhausted = true
 	if strings.HasPrefix(spent, scopePlan+" ") {

@@ -114,7 +114,8 @@ func (r *orun) planRel() string {
 
 // commitMessage is the message of a debussy commit for phase p; an outcome
 // carries what the phase took and, when it did not complete, why.
-func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcommit.Message {
+func (p *phaseRun) commitMessage(event commitEvent, what string) gitcommit.Message {
+	r := p.r
 	m := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: phase %s %q — %s", p.ph.ID, p.ph.ShortTitle(), what),
 		Run:     r.id, Plan: r.planRel(), Phase: p.ph.ID, Event: string(event), Session: p.rec.Sessions,
@@ -131,7 +132,8 @@ func (r *orun) commitMessage(p *phaseRun, event commitEvent, what string) gitcom
 // tree is clean: an empty commit, so git history alone knows the outcome.
 // A hook refusing that empty commit refuses no work of the agent's, so it
 // is only a warning (the outcome stays in .debussy/).
-func (r *orun) commitAll(p *phaseRun, event commitEvent, msg gitcommit.Message) (c gitcommit.Commit, err error) {
+func (p *phaseRun) commitAll(event commitEvent, msg gitcommit.Message) (c gitcommit.Commit, err error) {
+	r := p.r
 	keep := gitcommit.Never(p.keep)
 	listed := len(p.rec.Commits)
 	save := func() error { return r.savePhase(p.rec) }
@@ -243,7 +245,7 @@ func isRecorded(event commitEvent) bool {
 
 // recordEnd commits the phase's end when it ends completed, failed or
 // blocked and no commit has recorded it yet; err is the reason.
-func (r *orun) recordEnd(p *phaseRun, status state.Status, err error) {
+func (p *phaseRun) recordEnd(status state.Status, err error) {
 	event := commitEvent(status)
 	if p.recorded || !isRecorded(event) {
 		return
@@ -251,7 +253,7 @@ func (r *orun) recordEnd(p *phaseRun, status state.Status, err error) {
 	if err != nil {
 		p.reason = publicReason(err) // the trailer is pushed: structured words only
 	}
-	r.commit(p, event, string(status))
+	p.commit(event, string(status))
 }
 
 // phaseIDs lists the plan's phase ids, for an error naming one it lacks.

@@ -73,7 +73,8 @@ func notifySummary(plan string, rec *state.Run) *notify.Summary {
 
 // announceBlocked tells that phase p is blocked on question and how to
 // answer it.
-func (r *orun) announceBlocked(p *phaseRun, question string) {
+func (p *phaseRun) announceBlocked(question string) {
+	r := p.r
 	answer := AnswerCommand(p.ph.ID)
 	r.announce(notify.Event{Event: notify.Blocked, Phase: p.ph.ID, Title: p.ph.ShortTitle(), Status: string(state.StatusBlocked),
 		Question: question, Answer: answer,
@@ -82,7 +83,8 @@ func (r *orun) announceBlocked(p *phaseRun, question string) {
 
 // announceUsageLimit tells of a usage limit: waited for (until), or the end
 // of the run with exit code (75).
-func (r *orun) announceUsageLimit(p *phaseRun, limit string, ev notify.Event) {
+func (p *phaseRun) announceUsageLimit(limit string, ev notify.Event) {
+	r := p.r
 	ev.Event, ev.Phase, ev.Title, ev.Limit = notify.UsageLimit, p.ph.ID, p.ph.ShortTitle(), limit
 	name := failure.LimitName(limit)
 	if ev.Waiting {
@@ -171,7 +173,8 @@ func derefInt(p *int) int {
 // blocked phase asked in prev first in the resumed prompt next, as a new
 // attempt of the same phase. Without an answer the phase resumes as any
 // interrupted one, with a warning naming the command.
-func (r *orun) answered(p *phaseRun, prevRun *state.Run, prev *state.PhaseRecord, next string) string {
+func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, next string) string {
+	r := p.r
 	a, err := r.Store.ReadAnswer(prevRun.ID, p.ph.ID)
 	if err != nil {
 		r.log.Warn("read the answer to the blocked phase", "phase", p.ph.ID, "err", err)

@@ -25,6 +25,10 @@ import (
 
 // phaseRun is the state of one phase across its attempts and sessions.
 type phaseRun struct {
+	// r is the run: its configuration, the recorder (recorder.go) and the
+	// services phases share, each read-only while phases run or locking
+	// itself (parallel.go says which).
+	r    *orun
 	ph   *plans.Phase
 	rec  *state.PhaseRecord
 	repo *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
@@ -83,9 +87,9 @@ type phaseRun struct {
 // runPhase runs phase ph in repo. rec is the phase's own record, which
 // only this goroutine changes (recorder.go).
 func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) error {
-	p := &phaseRun{ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
-	ctx = r.startPhaseTrace(ctx, p)
-	defer r.endPhaseTrace(p)
+	p := &phaseRun{r: r, ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	ctx = p.startPhaseTrace(ctx)
+	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
 	head, err := p.repo.Head()
 	if err != nil {
@@ -124,19 +128,19 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			if k := len(prev.Handoffs); k > 0 && filepath.Base(prev.Handoffs[k-1]) == fmt.Sprintf("handoff-%d.md", prev.Sessions) {
 				p.handoff = prev.Handoffs[k-1]
 			}
-			cp, err := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
+			cp, err := p.checkpoint("resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
 			if err != nil {
 				return err
 			}
 			next = cp.Prompt(p.basePrompt)
 			if prev.Status == state.StatusBlocked {
-				next = r.answered(p, prevRun, prev, next)
+				next = p.answered(prevRun, prev, next)
 			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
 	p.progressRuns = append(p.progressRuns, r.id)
-	r.applyHold(p)
+	p.applyHold()
 
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
@@ -156,14 +160,14 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		// A signal that cannot be cleared or read ends the phase as failed
 		// in the ledger too, not left "running".
 		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
-			return r.endPhase(p, state.StatusFailed, err)
+			return p.endPhase(state.StatusFailed, err)
 		}
-		if err := r.runSessions(ctx, p, next); err != nil {
+		if err := p.runSessions(ctx, next); err != nil {
 			return err
 		}
 		sig, err := r.Store.ReadSignal(r.id, ph.ID)
 		if err != nil {
-			return r.endPhase(p, state.StatusFailed, err)
+			return p.endPhase(state.StatusFailed, err)
 		}
 		var problem string
 		hookProblem := false
@@ -174,9 +178,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		switch policy.AfterAttempt(status, r.cfg.RequireDoneSignal) {
 		case policy.VerdictBlocked:
 			rec.Question = secrets.Redact(oneLine(sig.Reason))
-			err := r.endPhase(p, state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
+			err := p.endPhase(state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
 				fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))))
-			r.announceBlocked(p, rec.Question)
+			p.announceBlocked(rec.Question)
 			return err
 		case policy.VerdictAgentFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
@@ -192,18 +196,18 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
 			res, ok = r.runGates(ctx, root, env, ph)
 			if ctx.Err() != nil {
-				r.commit(p, eventInterrupted, "interrupted while running gates")
-				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+				p.commit(eventInterrupted, "interrupted while running gates")
+				return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 			}
 			if ok {
-				r.commit(p, eventCompleted, "completed")
+				p.commit(eventCompleted, "completed")
 				if ctx.Err() != nil && p.uncommitted != nil {
 					// Ctrl-C cut the commit (a hung hook): the work stays in
 					// the tree for the rerun, which resumes the phase.
-					return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+					return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 				}
 				if p.rejected == nil {
-					return r.endPhase(p, state.StatusCompleted, nil)
+					return p.endPhase(state.StatusCompleted, nil)
 				}
 				// The user's hook refused the phase's final commit: the
 				// phase is not done, like a failing gate.
@@ -214,7 +218,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				break
 			}
 			if last := res[len(res)-1]; last.Missing() != "" {
-				return r.endPhase(p, state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
+				return p.endPhase(state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
 			}
 			problem = gate.Evidence(res)
 			lastProblem = gate.Summary(res)
@@ -225,22 +229,23 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
 			"remediation", attempt, "max_retries", r.limits.MaxRetries)
-		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
+		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
 		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)
 		if !hookProblem { // else the problem already is the hook's output
 			next = p.withRejection(next)
 		}
 		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
+	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
 }
 
 // endPhase records the phase's outcome, in git too (a commit with the
 // outcome's trailers, recordEnd); err is returned unchanged unless the
 // ledger cannot be written.
-func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
-	r.recordEnd(p, status, err)
+func (p *phaseRun) endPhase(status state.Status, err error) error {
+	r := p.r
+	p.recordEnd(status, err)
 	if status == state.StatusCompleted && p.uncommitted != nil {
 		// Done but not in git: the next commit would sweep the work into
 		// another phase, a clone would redo this one, and after the last
@@ -280,7 +285,8 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 
 // signalled reports whether the agent ran `debussy done` for the phase in
 // this attempt; an unreadable signal counts, the phase loop reports it.
-func (r *orun) signalled(p *phaseRun) bool {
+func (p *phaseRun) signalled() bool {
+	r := p.r
 	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
 	return err != nil || sig != nil
 }
@@ -305,13 +311,14 @@ const (
 // follows a commit (a checkpoint, the next session, the phase's end). It
 // returns the new commit's hash, or HEAD when there was nothing to commit.
 // A failed commit leaves the work in the tree and the run going.
-func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
+func (p *phaseRun) commit(event commitEvent, what string) string {
+	r := p.r
 	head, _ := p.repo.Head()
 	if !r.cfg.AutoCommit {
 		return head
 	}
-	span := r.startCommitTrace(p, event)
-	c, err := r.commitAll(p, event, r.commitMessage(p, event, what))
+	span := p.startCommitTrace(event)
+	c, err := p.commitAll(event, p.commitMessage(event, what))
 	defer func() { endCommitTrace(span, c, err) }()
 	p.rejected = nil
 	var hookErr *gitcommit.HookError
@@ -347,14 +354,15 @@ func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
 	// commitAll listed it in p.rec.Commits before the branch moved.
 	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
-	r.pushed(p)
+	p.pushed()
 	return c.Hash
 }
 
 // checkpoint builds, saves and returns the checkpoint for the next session.
 // Its error is the ledger's: a checkpoint file that cannot be written is
 // only a warning, since the next prompt carries the checkpoint anyway.
-func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.Checkpoint, error) {
+func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoint, error) {
+	r := p.r
 	files, err := p.repo.Changes(p.base)
 	if err != nil {
 		r.log.Warn("list changed files", "err", err)

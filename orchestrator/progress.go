@@ -35,13 +35,14 @@ type Progress struct {
 type BudgetProgress = session.BudgetProgress
 
 // progress reports a session's snapshot to Options.Progress, if set.
-func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended bool) {
-	r.progressAt(p, session, snap, ended, nil)
+func (p *phaseRun) progress(session int, snap estimator.Snapshot, ended bool) {
+	p.progressAt(session, snap, ended, nil)
 }
 
 // progressAt is progress with the Meters' figures as they were at the
 // event (live, taken on the session's reader), or as they are now (nil).
-func (r *orun) progressAt(p *phaseRun, n int, snap estimator.Snapshot, ended bool, live *session.Live) {
+func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *session.Live) {
+	r := p.r
 	if r.Progress == nil {
 		return
 	}
@@ -51,13 +52,14 @@ func (r *orun) progressAt(p *phaseRun, n int, snap estimator.Snapshot, ended boo
 	if live != nil {
 		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
 	} else {
-		r.liveEconomics(p, &pr)
+		p.liveEconomics(&pr)
 	}
 	r.Progress(pr)
 }
 
 // liveEconomics fills a live view's figures from the Meters.
-func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	l := r.spendOf(p).Live(r.now())
+func (p *phaseRun) liveEconomics(pr *Progress) {
+	r := p.r
+	l := p.spendOf().Live(r.now())
 	pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = l.Tokens, l.CostUSD, l.Activity, l.Budget
 }

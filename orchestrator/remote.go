@@ -341,7 +341,8 @@ func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase strin
 
 // pushed follows a commit for phase p under --push: the push, and what
 // remains to push if it failed (finalPush tries once more).
-func (r *orun) pushed(p *phaseRun) {
+func (p *phaseRun) pushed() {
+	r := p.r
 	if r.Push == "" {
 		return
 	}
@@ -418,7 +419,8 @@ func (r *orun) readHold(ctx context.Context) {
 // applyHold makes the phase wait for the account's usage limit that git
 // records before its first session (mayStartSession waits, or ends the run
 // with exit 75 beyond usage_limit_wait).
-func (r *orun) applyHold(p *phaseRun) {
+func (p *phaseRun) applyHold() {
+	r := p.r
 	h := r.hold
 	if h == nil || !h.Resets.After(r.now()) || !h.Resets.After(p.rec.WaitingUntil) {
 		return

@@ -9,7 +9,8 @@ func lessons(reason string) string {
 }
 
 // openWindow gives an adaptive restart a fresh budget window.
-func (r *orun) openWindow(p *phaseRun) {
-	used := r.spendOf(p).OpenWindow(r.now())
+func (p *phaseRun) openWindow() {
+	r := p.r
+	used := p.spendOf().OpenWindow(r.now())
 	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": used})
 }

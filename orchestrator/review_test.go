@@ -38,7 +38,7 @@ func econRun(t *testing.T, cfg config.Config) *orun {
 func (r *orun) econPhase(id string) *phaseRun {
 	rec := &state.PhaseRecord{ID: id, StartedAt: r.now()}
 	r.run.Phases = append(r.run.Phases, rec)
-	return &phaseRun{ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
+	return &phaseRun{r: r, ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
 }
 
 // Under a strict budget's wrap-up (above 95 %) the agent is told to write

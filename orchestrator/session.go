@@ -17,13 +17,14 @@ import (
 
 // runSession runs the phase's next session (package session owns it) and
 // keeps the ledger up to date with what it decides, on this goroutine.
-func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (session.Result, error) {
+func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Result, error) {
+	r := p.r
 	p.rec.Sessions++
 	n := p.rec.Sessions
 	var res session.Result
 	var startErr error
-	p.sessionTrace = r.startSessionTrace(ctx, p, n)
-	defer func() { r.endSessionTrace(p, res, startErr) }()
+	p.sessionTrace = p.startSessionTrace(ctx, n)
+	defer func() { p.endSessionTrace(res, startErr) }()
 	// A rerun after a crash resumes only phases with a session on record.
 	if err := r.savePhase(p.rec); err != nil {
 		return session.Result{}, err
@@ -37,8 +38,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	if err := state.MkdirPrivate(r.Store.PhaseDir(r.id, p.ph.ID)); err != nil {
 		return session.Result{}, fmt.Errorf("%w: %w", ErrLedger, err)
 	}
-	cfg := r.sessionConfig(ctx, p, n, prompt)
-	r.spendOf(p).StartSession()
+	cfg := p.sessionConfig(ctx, n, prompt)
+	p.spendOf().StartSession()
 	sess, err := session.Start(ctx, cfg)
 	startErr = err
 	if err != nil {
@@ -53,14 +54,14 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	for {
 		<-sess.Ready()
 		effects, over := sess.Take()
-		r.apply(p, n, effects)
+		p.apply(n, effects)
 		if over {
 			break
 		}
 	}
 	res = sess.Wait()
 	effects, _ := sess.Take() // the interrupt's, after the stream ended
-	r.apply(p, n, effects)
+	p.apply(n, effects)
 
 	p.undelivered = res.Undelivered
 	p.pointsChecked = res.PointsChecked
@@ -72,10 +73,10 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 	}
 	// Every API call of the session, counted once: the Meter's figures
 	// (a result's usage covers only its own turn).
-	spent := r.spendOf(p).EndSession()
-	r.recordSpend(p)
+	spent := p.spendOf().EndSession()
+	p.recordSpend()
 	snap, out := res.Snapshot, res.Outcome
-	r.progress(p, n, snap, true)
+	p.progress(n, snap, true)
 	if err := r.savePhase(p.rec); err != nil {
 		return res, err
 	}
@@ -91,7 +92,8 @@ func (r *orun) runSession(ctx context.Context, p *phaseRun, prompt string) (sess
 
 // apply does what the session decided: records, logs, and the ledger's
 // changes (the run's lock held).
-func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
+func (p *phaseRun) apply(n int, effects []session.Effect) {
+	r := p.r
 	for _, e := range effects {
 		switch e := e.(type) {
 		case session.Record:
@@ -101,9 +103,9 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 		case session.Observed:
 			p.contextPeak = max(p.contextPeak, e.Snap.Tokens)
 			p.events.Observe(e.Event)
-			r.progressAt(p, n, e.Snap, false, e.Live)
+			p.progressAt(n, e.Snap, false, e.Live)
 		case session.Tick:
-			r.progress(p, n, e.Snap, false)
+			p.progress(n, e.Snap, false)
 		case session.ZoneChanged:
 			p.rec.Zone = string(e.Zone)
 			if k := len(p.rec.Zones); k > 0 {
@@ -122,7 +124,7 @@ func (r *orun) apply(p *phaseRun, n int, effects []session.Effect) {
 		case session.StopDecided:
 			p.lastTrigger = e.At
 		case session.SpendChanged:
-			r.recordSpend(p)
+			p.recordSpend()
 			_ = r.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
 		}
 	}
@@ -144,7 +146,8 @@ func (r *orun) logAt(level policy.Level, msg string, args ...any) {
 }
 
 // sessionConfig is the phase's session n as package session needs it.
-func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt string) session.Config {
+func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) session.Config {
+	r := p.r
 	ph, c := p.ph, r.cfg
 	// The same path `debussy handoff` writes to (state.Store.HandoffPath),
 	// absolute: the agent is told it.
@@ -152,12 +155,12 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 	if abs, err := filepath.Abs(handoff); err == nil {
 		handoff = abs
 	}
-	spec := r.sessionSpec(p, n, prompt)
+	spec := p.sessionSpec(n, prompt)
 	// An earlier session's answer about the window is reused: the runner
 	// asks again only if init names another CLI version or model.
 	known := r.answers.Known(spec.Model)
 	spec.KnownContext = known
-	ps := r.spendOf(p)
+	ps := p.spendOf()
 	pol := session.PolicyConfig(c, ph.ID, handoff, p.repo.Root())
 	pol.IsSelf = runner.SelfProgram(spec, r.Self)
 	return session.Config{
@@ -176,18 +179,19 @@ func (r *orun) sessionConfig(ctx context.Context, p *phaseRun, n int, prompt str
 }
 
 // sessionSpec is how runner starts the phase's session n.
-func (r *orun) sessionSpec(p *phaseRun, n int, prompt string) runner.Spec {
+func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
+	r := p.r
 	ph := p.ph
 	return runner.Spec{
 		Bin:            r.cfg.ClaudeBin,
-		Model:          r.model(p),
+		Model:          p.model(),
 		PermissionMode: r.cfg.PermissionMode,
 		AllowedTools:   r.cfg.AllowedTools,
 		ExtraArgs:      r.cfg.ExtraArgs,
 		Dir:            p.repo.Root(),
 		Prompt:         prompt,
 		Env:            p.repo.ChildEnv(r.Env), // no GIT_DIR sending the agent's git elsewhere
-		SetEnv: r.withTraceEnv(p, n, map[string]string{
+		SetEnv: p.withTraceEnv(n, map[string]string{
 			state.EnvRunID:    r.id,
 			state.EnvPhaseID:  ph.ID,
 			state.EnvStateDir: r.Store.Dir,

@@ -44,7 +44,8 @@ func (r *orun) endTrace() {
 		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(r.run.Phases)))
 }
 
-func (r *orun) startPhaseTrace(ctx context.Context, p *phaseRun) context.Context {
+func (p *phaseRun) startPhaseTrace(ctx context.Context) context.Context {
+	r := p.r
 	ctx, span := r.Tracer.Start(ctx, "debussy.phase", attribute.String("debussy.run", r.id),
 		attribute.String("debussy.phase", p.ph.ID), attribute.String("debussy.phase.title", p.ph.ShortTitle()))
 	p.trace = ctx
@@ -52,7 +53,7 @@ func (r *orun) startPhaseTrace(ctx context.Context, p *phaseRun) context.Context
 	return ctx
 }
 
-func (r *orun) endPhaseTrace(p *phaseRun) {
+func (p *phaseRun) endPhaseTrace() {
 	if p.phaseSpan == nil {
 		return
 	}
@@ -73,7 +74,8 @@ func (r *orun) endPhaseTrace(p *phaseRun) {
 
 // startSessionTrace starts session n's span under the phase's and returns
 // its context, which the child's TRACEPARENT names (withTraceEnv).
-func (r *orun) startSessionTrace(ctx context.Context, p *phaseRun, n int) context.Context {
+func (p *phaseRun) startSessionTrace(ctx context.Context, n int) context.Context {
+	r := p.r
 	if p.trace != nil {
 		ctx = p.trace
 	}
@@ -85,7 +87,7 @@ func (r *orun) startSessionTrace(ctx context.Context, p *phaseRun, n int) contex
 	return ctx
 }
 
-func (r *orun) endSessionTrace(p *phaseRun, res session.Result, startErr error) {
+func (p *phaseRun) endSessionTrace(res session.Result, startErr error) {
 	span := p.sessionSpan
 	p.sessionSpan, p.sessionTrace = nil, nil
 	if span == nil {
@@ -123,7 +125,8 @@ func (r *orun) endSessionTrace(p *phaseRun, res session.Result, startErr error) 
 // withTraceEnv adds to the child's environment the TRACEPARENT of session
 // n's span and its run, phase and session as resource attributes; set
 // unchanged when tracing is off.
-func (r *orun) withTraceEnv(p *phaseRun, n int, set map[string]string) map[string]string {
+func (p *phaseRun) withTraceEnv(n int, set map[string]string) map[string]string {
+	r := p.r
 	if p.sessionTrace == nil || !r.Tracer.On() {
 		return set
 	}
@@ -134,7 +137,8 @@ func (r *orun) withTraceEnv(p *phaseRun, n int, set map[string]string) map[strin
 	return set
 }
 
-func (r *orun) startCommitTrace(p *phaseRun, event commitEvent) telemetry.Span {
+func (p *phaseRun) startCommitTrace(event commitEvent) telemetry.Span {
+	r := p.r
 	ctx := context.Background()
 	if p.trace != nil {
 		ctx = p.trace
