@@ -143,9 +143,6 @@ type orun struct {
 	userFiles gitcommit.Fingerprints
 	// spend is the run's spend against its budgets, one account.
 	spend *spend.Account
-	// par is the state of a --parallel run (parallel.go); nil when phases
-	// run one by one in the user's work tree.
-	par *parallel
 	// reached is set once a session of the run got an answer from the
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
@@ -301,7 +298,7 @@ func (r *orun) execute(ctx context.Context) error {
 		// tree: a CI job runs one phase.
 		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
 	} else if r.cfg.Parallel > 1 {
-		return r.executeParallel(ctx, order, todo)
+		return (&scheduler{r: r}).run(ctx, order, todo)
 	}
 	for _, ph := range order {
 		if !todo[ph.ID] {

@@ -36,9 +36,11 @@ import (
 // …". The run stops with exit 1; the user's branch is as it was before.
 var ErrConflict = errors.New("cannot be merged")
 
-// parallel is a --parallel run's scheduling state, the scheduler
-// goroutine's alone.
-type parallel struct {
+// scheduler runs a --parallel run's phases: which starts when (a free
+// worker, its dependencies merged), their worktrees, their merges into the
+// user's branch, --fail-fast. Its state is its goroutine's alone.
+type scheduler struct {
+	r *orun
 	// includes are the files .worktreeinclude selects, listed once.
 	includes *[]gitcommit.IgnoredFile
 }
@@ -67,18 +69,17 @@ type phaseResult struct {
 	err error
 }
 
-// executeParallel runs the phases of todo, up to cfg.Parallel at a time. The
+// run runs the phases of todo, up to cfg.Parallel at a time. The
 // first error stops new phases from starting; those running finish (and
 // are merged) before it is returned, so no work or spend is thrown away —
 // or, with --fail-fast, are stopped at a safe point (their work committed
 // to their branches, resumed by a rerun).
-func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
+func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
+	r := sc.r
 	if !r.cfg.AutoCommit {
 		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
 			ErrSetup, r.cfg.Parallel)
 	}
-	r.par = &parallel{}
-	defer func() { r.par = nil }() // every phase goroutine has ended
 
 	// A checkout git would refuse is refused before any phase is paid for.
 	if err := r.Repo.CheckCheckout(); err != nil {
@@ -111,10 +112,10 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 				continue
 			}
 			started[ph.ID] = true
-			s, err := r.openWorktree(ph)
+			s, err := sc.openWorktree(ph)
 			if err != nil {
 				if len(running) > 0 {
-					r.othersAfterFailure(ph.ID, running)
+					sc.othersAfterFailure(ph.ID, running)
 				}
 				fail(err)
 				break
@@ -125,9 +126,9 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 			// s (its record included) is the goroutine's until it sends
 			// its result; then the scheduler's again, to merge it.
 			go func() {
-				err := r.prepareWorktree(pctx, s)
+				err := sc.prepareWorktree(pctx, s)
 				if err != nil {
-					err = r.notStarted(s, err)
+					err = sc.notStarted(s, err)
 				} else {
 					err = r.runPhase(pctx, s.ph, s.rec, s.repo, s.keep)
 				}
@@ -143,17 +144,17 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 		delete(running, res.id)
 		err := res.err
 		if err == nil {
-			err = r.mergePhase(s)
+			err = sc.mergePhase(s)
 		}
 		if err == nil {
 			done[res.id] = true
 		} else {
 			if first == nil && !errors.Is(err, ErrInterrupted) && len(running) > 0 {
-				r.othersAfterFailure(res.id, running)
+				sc.othersAfterFailure(res.id, running)
 			}
 			fail(err)
 		}
-		r.closeWorktree(s, err == nil)
+		sc.closeWorktree(s, err == nil)
 	}
 	if first != nil {
 		return first
@@ -170,7 +171,8 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 // phases merged so far), or, for a phase an earlier run left unfinished
 // and unmerged, that phase's branch again, with whatever a killed run left
 // in its worktree committed first.
-func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
+func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
+	r := sc.r
 	s := &slot{ph: ph, rec: r.recorder.phase(ph.ID), // the phase's own, saved by copy
 		branch: fmt.Sprintf("debussy/%s/phase-%s", r.id, ph.ID),
 		path:   filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)}
@@ -185,7 +187,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			}
 		}
 	}
-	includes, err := r.worktreeIncludes()
+	includes, err := sc.worktreeIncludes()
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +257,8 @@ func samePath(a, b string) bool {
 // mergePhase merges a completed phase's branch into the user's branch. A
 // conflict leaves the branch as it was, marks the phase failed (its work is
 // not in the user's branch, so a rerun must not skip it) and stops the run.
-func (r *orun) mergePhase(s *slot) error {
+func (sc *scheduler) mergePhase(s *slot) error {
+	r := sc.r
 	id := s.ph.ID
 	msg := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: merge phase %s %q", id, s.ph.ShortTitle()),
@@ -306,9 +309,10 @@ func (r *orun) mergePhase(s *slot) error {
 // closeWorktree removes a phase's worktree once its work is committed to
 // its branch (kept, with its work, if anything is left uncommitted), and
 // deletes the branch once merged.
-func (r *orun) closeWorktree(s *slot, merged bool) {
+func (sc *scheduler) closeWorktree(s *slot, merged bool) {
+	r := sc.r
 	if s.discard {
-		r.removeWorktree(s, s.newBranch)
+		sc.removeWorktree(s, s.newBranch)
 		return
 	}
 	dirty, err := s.repo.DirtyTracked(r.gitCtx())
@@ -323,5 +327,5 @@ func (r *orun) closeWorktree(s *slot, merged bool) {
 		r.log.Warn("phase worktree kept: it holds uncommitted work", "phase", s.ph.ID, "path", s.path, "err", err)
 		return
 	}
-	r.removeWorktree(s, merged)
+	sc.removeWorktree(s, merged)
 }

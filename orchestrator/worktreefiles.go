@@ -25,9 +25,10 @@ const setupLog = "worktree-setup.log"
 
 // worktreeIncludes lists, once per run, the files .worktreeinclude selects
 // that git ignores in the user's checkout: never a tracked file.
-func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
-	if r.par.includes != nil {
-		return *r.par.includes, nil
+func (sc *scheduler) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
+	r := sc.r
+	if sc.includes != nil {
+		return *sc.includes, nil
 	}
 	files, found, err := worktree.Includes(r.gitCtx(), r.Repo)
 	if err != nil {
@@ -36,7 +37,7 @@ func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
 	if found {
 		r.log.Info(worktree.IncludeFile+": ignored files each phase worktree gets a copy of", "count", len(files), "files", samplePaths(pathSet(files), 5))
 	}
-	r.par.includes = &files
+	sc.includes = &files
 	return files, nil
 }
 
@@ -51,7 +52,8 @@ func pathSet(files []gitcommit.IgnoredFile) gitcommit.Fingerprints {
 // prepareWorktree readies a phase's worktree for its first session: the
 // .worktreeinclude copies, then worktree_setup in a new worktree, on the
 // phase's goroutine: it touches only the worktree and its log.
-func (r *orun) prepareWorktree(ctx context.Context, s *slot) error {
+func (sc *scheduler) prepareWorktree(ctx context.Context, s *slot) error {
+	r := sc.r
 	n, err := worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
 	if err == nil && n > 0 {
 		r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
@@ -62,12 +64,13 @@ func (r *orun) prepareWorktree(ctx context.Context, s *slot) error {
 	if r.cfg.WorktreeSetup == "" || s.reused {
 		return nil
 	}
-	return r.setupWorktree(ctx, s)
+	return sc.setupWorktree(ctx, s)
 }
 
 // setupWorktree runs worktree_setup in the phase's new worktree, its
 // output (redacted) in worktree-setup.log in the phase's directory.
-func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
+func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
+	r := sc.r
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
@@ -100,7 +103,8 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 
 // notStarted records a phase that ended before its first session: its
 // worktree could not be readied, or --fail-fast or Ctrl-C stopped that.
-func (r *orun) notStarted(s *slot, err error) error {
+func (sc *scheduler) notStarted(s *slot, err error) error {
+	r := sc.r
 	s.rec.Status = state.StatusFailed
 	if errors.Is(err, ErrInterrupted) {
 		s.rec.Status = state.StatusInterrupted
