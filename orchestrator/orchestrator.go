@@ -104,7 +104,7 @@ func Run(ctx context.Context, opts Options) error {
 	ctx = r.startTrace(ctx)
 	r.ctx = ctx
 	err = r.execute(ctx)
-	err = r.finalPush(err)
+	err = r.rem().finalPush(err)
 	ferr := r.finish(err)
 	r.endTrace()
 	r.flushNotify() // before close: a failed delivery is an event
@@ -264,14 +264,14 @@ func (r *orun) execute(ctx context.Context) error {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})
 	}
-	if r.usesRemote() {
+	if r.rem().usesRemote() {
 		// Before the phases are chosen: the merged branches bring the
 		// dependencies' completions into HEAD's ledger.
-		if err := r.syncRemote(ctx); err != nil {
+		if err := r.rem().syncRemote(ctx); err != nil {
 			return err
 		}
 	}
-	r.readHold(ctx)
+	r.rem().readHold(ctx)
 	todo, err := r.selectPhases(order)
 	if err != nil {
 		return err
@@ -293,7 +293,7 @@ func (r *orun) execute(ctx context.Context) error {
 		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
-	if r.cfg.Parallel > 1 && r.usesRemote() {
+	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
 		// --base deps and --push work on one phase's branch in your work
 		// tree: a CI job runs one phase.
 		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
