@@ -31,7 +31,7 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 	r := econRun(t, config.Defaults())
 	r.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_DIR=" + filepath.Join(f.root, ".git"),
 		"GIT_WORK_TREE=" + f.root, "GIT_INDEX_FILE=" + filepath.Join(f.root, ".git", "index")}
-	p := r.econPhase("1")
+	p := econPhase(r, "1")
 	p.repo = linked
 	spec := p.sessionSpec(1, "prompt")
 	for _, kv := range spec.Env {

@@ -95,7 +95,7 @@ func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
 		}
 		return goOn()
 	}
-	r.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
+	r.recorder.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
 		"granted": yes, "extension": req.N, "max_extensions": limit})
 	if !granted {
 		return false
@@ -103,7 +103,7 @@ func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
 	goOn()
 	r.log.Warn("budget extended by the user", "phase", p.ph.ID, "scope", scope, "by", req.By, "spent", what,
 		"extension", req.N, "max_extensions", limit)
-	_ = r.savePhase(p.rec) // the next session's start saves again
+	_ = r.recorder.savePhase(p.rec) // the next session's start saves again
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,7 +53,7 @@ func PlanRel(root, planPath string) string {
 func (r *orun) resolver() completion.Resolver {
 	res := completion.Resolver{Plan: r.Plan, Ledger: r.ledger, PlanPath: r.planPath(), PlanRel: r.planRel(), Fresh: r.Restart}
 	if !r.Restart {
-		res.Git = r.readGitLedger()
+		res.Git = readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log)
 		res.GitKnows = res.Git != nil && r.cfg.AutoCommit
 	}
 	return res
@@ -60,13 +61,13 @@ func (r *orun) resolver() completion.Resolver {
 
 // readGitLedger reads the outcomes in git history; an unreadable history
 // only costs the skip of phases completed elsewhere, so it is a warning.
-func (r *orun) readGitLedger() *gitcommit.Ledger {
-	if r.Repo == nil {
+func readGitLedger(ctx context.Context, repo *gitcommit.Repo, planRel string, log *slog.Logger) *gitcommit.Ledger {
+	if repo == nil {
 		return nil
 	}
-	l, err := r.Repo.ReadLedger(r.gitCtx(), r.planRel())
+	l, err := repo.ReadLedger(ctx, planRel)
 	if err != nil {
-		r.log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
+		log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
 		return nil
 	}
 	return l
@@ -136,10 +137,10 @@ func (p *phaseRun) commitAll(event commitEvent, msg gitcommit.Message) (c gitcom
 	r := p.r
 	keep := gitcommit.Never(p.keep)
 	listed := len(p.rec.Commits)
-	save := func() error { return r.savePhase(p.rec) }
-	defer func() { r.unlist(&p.rec.Commits, listed, err, save) }()
+	save := func() error { return r.recorder.savePhase(p.rec) }
+	defer func() { unlist(&p.rec.Commits, listed, err, save) }()
 	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, r.listFirst(&p.rec.Commits, save))
+		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, listFirst(&p.rec.Commits, save))
 	})
 	if len(c.Unstaged) > 0 {
 		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
@@ -153,7 +154,7 @@ func (p *phaseRun) commitAll(event commitEvent, msg gitcommit.Message) (c gitcom
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
 		c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), r.listFirst(&p.rec.Commits, save))
+			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), listFirst(&p.rec.Commits, save))
 		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
@@ -215,7 +216,7 @@ func (r *orun) commitWaiting(commit func() (gitcommit.Commit, error)) (gitcommit
 // record commits is in) before the branch moves to it, so that killed at any moment debussy never leaves the
 // user's branch at a commit .debussy/ does not list. A commit that then
 // does not land (a git process took the branch's lock) is taken back out.
-func (r *orun) listFirst(commits *[]string, save func() error) gitcommit.CommitOption {
+func listFirst(commits *[]string, save func() error) gitcommit.CommitOption {
 	return gitcommit.Written(func(hash string) error {
 		*commits = append(*commits, hash)
 		if err := save(); err != nil {
@@ -228,7 +229,7 @@ func (r *orun) listFirst(commits *[]string, save func() error) gitcommit.CommitO
 
 // unlist takes back out of commits what listFirst added after its first n
 // when the commit failed after all.
-func (r *orun) unlist(commits *[]string, n int, err error, save func() error) {
+func unlist(commits *[]string, n int, err error, save func() error) {
 	if err == nil || len(*commits) <= n {
 		return
 	}

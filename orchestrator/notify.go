@@ -28,17 +28,9 @@ func (r *orun) startNotify() {
 	r.notifier = notify.New(r.cfg.Notify, notify.Options{
 		Logger: r.log,
 		OnFailure: func(f notify.Failure) {
-			r.event("notify_failed", map[string]any{"kind": f.Kind, "to": f.Target, "notification": f.Event, "error": f.Err.Error()})
+			r.recorder.event("notify_failed", map[string]any{"kind": f.Kind, "to": f.Target, "notification": f.Event, "error": f.Err.Error()})
 		},
 	})
-}
-
-// flushNotify waits for pending deliveries (bounded) before the run's
-// event log closes.
-func (r *orun) flushNotify() {
-	if !r.notifier.Flush() {
-		r.log.Warn("notifications still unsent when the run ended were abandoned")
-	}
 }
 
 // announce sends ev with the run's facts and summary as they are now.
@@ -108,33 +100,33 @@ func (r *orun) announceEnd(err error) {
 		return
 	case err == nil:
 		ev.Event = notify.Completed
-		ev.Message = fmt.Sprintf("run %s completed: %s", r.id, r.phaseCounts())
+		ev.Message = fmt.Sprintf("run %s completed: %s", r.id, phaseCounts(r.run))
 	case errors.Is(err, ErrInterrupted):
 		ev.Event = notify.Interrupted
 		ev.Message = fmt.Sprintf("run %s interrupted (exit %d); the work so far is committed — run it again to resume", r.id, code)
 	case errors.Is(err, ErrBudgetExhausted):
 		ev.Event = notify.BudgetExhausted
-		ev.Phase = r.phaseWith(state.StatusFailed)
+		ev.Phase = phaseWith(r.run, state.StatusFailed)
 		// debussy's own words: which budget, how much, how to raise it.
 		ev.Reason = err.Error()
 		ev.Message = fmt.Sprintf("run %s stopped: budget exhausted (exit %d): %s", r.id, code, oneLine(err.Error()))
 	default:
 		ev.Event = notify.Failed
-		ev.Phase = r.phaseWith(state.StatusFailed)
+		ev.Phase = phaseWith(r.run, state.StatusFailed)
 		// The error may quote a gate's output: only which phase failed
 		// is sent; `debussy status` has the rest.
 		what := "failed"
 		if ev.Phase != "" {
 			what = "failed at phase " + ev.Phase
 		}
-		ev.Message = fmt.Sprintf("run %s %s (exit %d): %s — see debussy status", r.id, what, code, r.phaseCounts())
+		ev.Message = fmt.Sprintf("run %s %s (exit %d): %s — see debussy status", r.id, what, code, phaseCounts(r.run))
 	}
 	r.announce(ev)
 }
 
 // phaseWith is the first phase of the run with that status, or "".
-func (r *orun) phaseWith(s state.Status) string {
-	for _, p := range r.run.Phases {
+func phaseWith(run *state.Run, s state.Status) string {
+	for _, p := range run.Phases {
 		if p.Status == s {
 			return p.ID
 		}
@@ -143,11 +135,11 @@ func (r *orun) phaseWith(s state.Status) string {
 }
 
 // phaseCounts says how many phases ended how: "2 completed, 1 skipped".
-func (r *orun) phaseCounts() string {
+func phaseCounts(run *state.Run) string {
 	order := []state.Status{state.StatusCompleted, state.StatusSkipped, state.StatusFailed, state.StatusBlocked,
 		state.StatusInterrupted, state.StatusPending}
 	n := map[state.Status]int{}
-	for _, p := range r.run.Phases {
+	for _, p := range run.Phases {
 		n[p.Status]++
 	}
 	var parts []string
@@ -190,7 +182,7 @@ func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, next st
 	}
 	p.rec.Answered = a.Text
 	p.priorAttempts = prev.Attempts
-	r.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
+	r.recorder.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
 	r.log.Info("resuming the blocked phase with the person's answer", "phase", p.ph.ID, "attempt", prev.Attempts+1)
 	return prompt.Answered(p.ph.ID, q, a.Text, next)
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"io"
 	"log/slog"
 	"os"
@@ -101,13 +102,17 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer r.close()
-	ctx = r.startTrace(ctx)
+	ctx, r.runSpan = r.Tracer.Start(ctx, "debussy.run", attribute.String("debussy.run", r.id),
+		attribute.String("debussy.plan", r.Plan.Name))
 	r.ctx = ctx
 	err = r.execute(ctx)
 	err = r.rem().finalPush(err)
 	ferr := r.finish(err)
-	r.endTrace()
-	r.flushNotify() // before close: a failed delivery is an event
+	endRunTrace(r.runSpan, r.run)
+	// Before close: a failed delivery is an event.
+	if !r.notifier.Flush() {
+		r.log.Warn("notifications still unsent when the run ended were abandoned")
+	}
 	if ferr != nil && err == nil {
 		return ferr
 	}
@@ -199,7 +204,7 @@ func newRun(opts Options) (*orun, error) {
 		r.log.Warn("took over the lock of a run whose process is gone", "run", stale.RunID, "pid", stale.PID)
 	}
 	r.markStaleRuns()
-	r.reclaimGitLocks()
+	reclaimGitLocks(r.Repo, r.log)
 	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -214,23 +219,19 @@ func newRun(opts Options) (*orun, error) {
 	return r, nil
 }
 
-// keepAnswers saves the run's answers about the window for the next runs.
-func (r *orun) keepAnswers() {
+// close keeps the run's answers about the window for the next runs, closes
+// the events log and releases the lock.
+func (r *orun) close() {
 	var list []state.ContextAnswer
 	r.answers.Each(func(m string, k event.KnownContext, at time.Time) {
 		list = append(list, state.ContextAnswer{SpecModel: m, Known: k, At: at})
 	})
-	if len(list) == 0 {
-		return
+	if len(list) > 0 {
+		slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
+		if err := r.Store.SaveContextAnswers(list); err != nil {
+			r.log.Debug("keep claude's answers about the window", "err", err)
+		}
 	}
-	slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
-	if err := r.Store.SaveContextAnswers(list); err != nil {
-		r.log.Debug("keep claude's answers about the window", "err", err)
-	}
-}
-
-func (r *orun) close() {
-	r.keepAnswers()
 	if r.events != nil {
 		r.events.Close()
 	}
@@ -240,15 +241,6 @@ func (r *orun) close() {
 		}
 	}
 }
-
-// save writes the ledger. Its error ends the run (see ErrLedger).
-func (r *orun) save() error { return r.recorder.save() }
-
-// savePhase saves a copy of a phase's record, which stays its owner's
-// (recorder.savePhase).
-func (r *orun) savePhase(rec *state.PhaseRecord) error { return r.recorder.savePhase(rec) }
-
-func (r *orun) event(name string, fields map[string]any) { r.recorder.event(name, fields) }
 
 func (r *orun) execute(ctx context.Context) error {
 	r.ctx = ctx
@@ -286,10 +278,10 @@ func (r *orun) execute(ctx context.Context) error {
 		return err
 	}
 	r.ledger.Runs = append(r.ledger.Runs, r.run)
-	if err := r.save(); err != nil {
+	if err := r.recorder.save(); err != nil {
 		return err
 	}
-	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
+	r.recorder.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
 		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
@@ -308,7 +300,7 @@ func (r *orun) execute(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return ErrInterrupted
 		}
-		if err := r.runPhase(ctx, ph, rec, r.Repo, nil); err != nil {
+		if err := newPhaseRun(r, ph, rec, r.Repo, nil).run(ctx); err != nil {
 			return err
 		}
 	}
@@ -412,9 +404,9 @@ func (r *orun) checkTree() error {
 		}
 		listed := len(*commits)
 		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits, r.save))
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), listFirst(commits, r.recorder.save))
 		})
-		r.unlist(commits, listed, err, r.save)
+		unlist(commits, listed, err, r.recorder.save)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
@@ -464,12 +456,12 @@ func (r *orun) finish(err error) error {
 	}
 	// The ledger keeps the exit code the user saw.
 	r.run.ExitCode = r.ExitCode(err)
-	serr := r.save()
+	serr := r.recorder.save()
 	if serr != nil && err != nil && !errors.Is(err, ErrLedger) {
 		// The run's own error is returned; this one must still be seen.
 		r.log.Error("ledger not saved", "err", serr)
 	}
-	r.event("run_ended", map[string]any{"status": r.run.Status})
+	r.recorder.event("run_ended", map[string]any{"status": r.run.Status})
 	report.Summary(r.Out, r.run)
 	r.announceEnd(err)
 	if r.StepSummary != "" {

@@ -130,7 +130,7 @@ func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[str
 				if err != nil {
 					err = sc.notStarted(s, err)
 				} else {
-					err = r.runPhase(pctx, s.ph, s.rec, s.repo, s.keep)
+					err = newPhaseRun(r, s.ph, s.rec, s.repo, s.keep).run(pctx)
 				}
 				results <- phaseResult{id: s.ph.ID, err: err}
 			}()
@@ -240,10 +240,10 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 	}
 	s.reused = reused
 	s.rec.Worktree, s.rec.Branch = s.path, s.branch
-	if err := r.savePhase(s.rec); err != nil {
+	if err := r.recorder.savePhase(s.rec); err != nil {
 		return nil, err
 	}
-	r.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
+	r.recorder.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
 	r.log.Info("phase worktree", "phase", ph.ID, "branch", s.branch, "path", relTo(r.Repo.Root(), s.path), "resumed", prevRun != nil)
 	return s, nil
 }
@@ -269,11 +269,11 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	// it, as every commit is (ledger.go): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
 	listed := len(s.rec.Commits)
-	save := func() error { return r.savePhase(s.rec) }
+	save := func() error { return r.recorder.savePhase(s.rec) }
 	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), r.listFirst(&s.rec.Commits, save))
+		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), listFirst(&s.rec.Commits, save))
 	})
-	r.unlist(&s.rec.Commits, listed, err, save)
+	unlist(&s.rec.Commits, listed, err, save)
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
@@ -281,7 +281,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 		if err := save(); err != nil {
 			return err
 		}
-		r.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
+		r.recorder.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
 		r.log.Info("merged into your branch", "phase", id, "commit", gitcommit.Short(c.Hash), "files", c.Files)
 		return nil
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -298,7 +298,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	s.rec.Status = state.StatusFailed
 	s.rec.LastError = err.Error()
 	s.rec.Reason = publicReason(err)
-	r.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
+	r.recorder.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
 	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
 	if serr := save(); serr != nil {
 		return serr

@@ -84,10 +84,15 @@ type phaseRun struct {
 	priorAttempts int
 }
 
-// runPhase runs phase ph in repo. rec is the phase's own record, which
-// only this goroutine changes (recorder.go).
-func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) error {
-	p := &phaseRun{r: r, ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+// newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
+// record, which only the goroutine running it changes (recorder.go).
+func newPhaseRun(r *orun, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) *phaseRun {
+	return &phaseRun{r: r, ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+}
+
+// run runs the phase: its attempts, until it ends.
+func (p *phaseRun) run(ctx context.Context) error {
+	r, ph, rec := p.r, p.ph, p.rec
 	ctx = p.startPhaseTrace(ctx)
 	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
@@ -105,7 +110,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
 				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
-				r.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
+				r.recorder.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
 				prev = nil
 			}
 		}
@@ -145,10 +150,10 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
 	rec.StartedAt = r.now()
-	if err := r.savePhase(p.rec); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
+	r.recorder.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
 	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	// lastProblem is for the agent and the local record; lastPublic is
@@ -194,7 +199,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			var res []gate.Result
 			var ok bool
 			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
-			res, ok = r.runGates(ctx, root, env, ph)
+			res, ok = p.runGates(ctx, root, env)
 			if ctx.Err() != nil {
 				p.commit(eventInterrupted, "interrupted while running gates")
 				return p.endPhase(state.StatusInterrupted, ErrInterrupted)
@@ -234,7 +239,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		if !hookProblem { // else the problem already is the hook's output
 			next = p.withRejection(next)
 		}
-		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
+		r.recorder.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
 	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
@@ -261,13 +266,13 @@ func (p *phaseRun) endPhase(status state.Status, err error) error {
 		p.rec.LastError = err.Error()
 		p.rec.Reason = publicReason(err)
 	}
-	if serr := r.savePhase(p.rec); serr != nil {
+	if serr := r.recorder.savePhase(p.rec); serr != nil {
 		if err != nil {
 			r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
 		}
 		return serr
 	}
-	r.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
+	r.recorder.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
 	switch status {
 	case state.StatusCompleted:
 		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)
@@ -332,7 +337,7 @@ func (p *phaseRun) commit(event commitEvent, what string) string {
 		p.rejected = hookErr
 		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
 			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", text.Tail(hookErr.Output, 2000))
-		r.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
+		r.recorder.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
 			"output": text.Tail(hookErr.Output, 4000), "kind": event})
 		return head
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -347,12 +352,12 @@ func (p *phaseRun) commit(event commitEvent, what string) string {
 			p.rec.Uncommitted = err.Error()
 		}
 		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
-		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
+		r.recorder.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
 		return head
 	}
 	p.uncommitted = nil
 	// commitAll listed it in p.rec.Commits before the branch moved.
-	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
+	r.recorder.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	p.pushed()
 	return c.Hash
@@ -371,7 +376,7 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
-		Refused: r.refused(p.ph.ID),
+		Refused: p.refused(),
 	}
 	for _, f := range files {
 		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
@@ -410,10 +415,10 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
 	}
 	p.rec.Checkpoint = base + ".json"
-	if err := r.savePhase(p.rec); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return cp, err
 	}
-	r.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
+	r.recorder.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
 	return cp, nil
 }
 

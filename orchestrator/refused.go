@@ -11,7 +11,8 @@ import (
 // refused in this phase (tool_denied: the handoff stage, or "why":
 // "budget"), by tool_use id. The stream shows such a refusal as a failed
 // tool; the checkpoint lists it as debussy's refusal instead.
-func (r *orun) refused(phaseID string) map[string]string {
+func (p *phaseRun) refused() map[string]string {
+	r, phaseID := p.r, p.ph.ID
 	events, err := state.ReadEvents(r.Store.EventsPath(r.id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no event yet, so no refusal

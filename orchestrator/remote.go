@@ -154,7 +154,7 @@ func (rm *remoteRun) syncOwn(ctx context.Context, rem remote.Remote) error {
 				return fmt.Errorf("phase %s: its branch %s on %s %w", r.Only, branch, rem.Name, err)
 			}
 			r.log.Info("took up the phase's branch from the remote", "phase", r.Only, "branch", branch, "remote", rem.Name, "commit", gitcommit.Short(tip))
-			r.event("remote_resume", map[string]any{"phase": r.Only, "branch": branch, "commit": tip})
+			r.recorder.event("remote_resume", map[string]any{"phase": r.Only, "branch": branch, "commit": tip})
 			return nil
 		}
 	}
@@ -222,7 +222,7 @@ func (rm *remoteRun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 	if ph == nil {
 		return nil // selectOnly names the mistake
 	}
-	res := completion.Resolver{Plan: r.Plan, Git: r.readGitLedger(), PlanRel: r.planRel()}
+	res := completion.Resolver{Plan: r.Plan, Git: readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log), PlanRel: r.planRel()}
 	for _, dep := range ph.DependsOn {
 		if res.Phase(dep).Source == completion.Table {
 			continue
@@ -278,7 +278,7 @@ func (rm *remoteRun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			return err
 		}
 		r.log.Info("merged a dependency's result", "phase", r.Only, "dependency", dep, "branch", branch, "commit", gitcommit.Short(tip))
-		r.event("base_merge", map[string]any{"phase": r.Only, "dependency": dep, "branch": branch, "commit": tip})
+		r.recorder.event("base_merge", map[string]any{"phase": r.Only, "dependency": dep, "branch": branch, "commit": tip})
 	}
 	return nil
 }
@@ -335,13 +335,13 @@ func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase
 		listed := 0
 		if rec != nil {
 			listed = len(rec.Commits)
-			opts = append(opts, r.listFirst(&rec.Commits, func() error { return r.savePhase(rec) }))
+			opts = append(opts, listFirst(&rec.Commits, func() error { return r.recorder.savePhase(rec) }))
 		}
 		_, err = r.commitWaiting(func() (gitcommit.Commit, error) {
 			return repo.Merge(r.gitCtx(), rem.Tracking(branch), msg.String(), opts...)
 		})
 		if rec != nil {
-			r.unlist(&rec.Commits, listed, err, func() error { return r.savePhase(rec) })
+			unlist(&rec.Commits, listed, err, func() error { return r.recorder.savePhase(rec) })
 		}
 		var ce *gitcommit.ConflictError
 		switch {
@@ -370,13 +370,13 @@ func (p *phaseRun) pushed() {
 		r.unpushed[p.ph.ID] = p
 		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
 			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", err)
-		r.event("push_failed", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "error": err.Error()})
+		r.recorder.event("push_failed", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "error": err.Error()})
 		return
 	}
 	delete(r.unpushed, p.ph.ID)
 	head, _ := p.repo.Head()
 	r.log.Info("pushed", "phase", p.ph.ID, "branch", branch, "remote", r.Push, "commit", gitcommit.Short(head))
-	r.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
+	r.recorder.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
 }
 
 // finalPush tries once more to push every phase whose last push failed.
@@ -393,7 +393,7 @@ func (rm *remoteRun) finalPush(err error) error {
 		cancel()
 		if perr == nil {
 			delete(r.unpushed, id)
-			r.event("push", map[string]any{"phase": id, "branch": plans.PhaseBranch(rm.planID(), id), "remote": r.Push})
+			r.recorder.event("push", map[string]any{"phase": id, "branch": plans.PhaseBranch(rm.planID(), id), "remote": r.Push})
 			continue
 		}
 		head, _ := p.repo.Head()
@@ -446,7 +446,7 @@ func (p *phaseRun) applyHold() {
 	p.rec.WaitingUntil, p.rec.Limit = h.Resets, h.Limit
 	r.log.Warn(fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
 		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
-	r.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
+	r.recorder.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
 }
 
 // remotePlan says, for --dry-run, what --base deps and --push would do.

@@ -12,5 +12,5 @@ func lessons(reason string) string {
 func (p *phaseRun) openWindow() {
 	r := p.r
 	used := p.spendOf().OpenWindow(r.now())
-	r.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": used})
+	r.recorder.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": used})
 }

@@ -32,10 +32,11 @@ func econRun(t *testing.T, cfg config.Config) *orun {
 	}
 	t.Cleanup(func() { ev.Close() })
 	r.events = ev
+	r.recorder = &recorder{store: store, ledger: r.ledger, run: r.run, events: ev, spend: r.spend, now: r.now, log: r.log}
 	return r
 }
 
-func (r *orun) econPhase(id string) *phaseRun {
+func econPhase(r *orun, id string) *phaseRun {
 	rec := &state.PhaseRecord{ID: id, StartedAt: r.now()}
 	r.run.Phases = append(r.run.Phases, rec)
 	return &phaseRun{r: r, ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -26,10 +27,10 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	p.sessionTrace = p.startSessionTrace(ctx, n)
 	defer func() { p.endSessionTrace(res, startErr) }()
 	// A rerun after a crash resumes only phases with a session on record.
-	if err := r.savePhase(p.rec); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return session.Result{}, err
 	}
-	r.event("session_spawned", map[string]any{"phase": p.ph.ID, "session": n, "prompt_chars": len(prompt)})
+	r.recorder.event("session_spawned", map[string]any{"phase": p.ph.ID, "session": n, "prompt_chars": len(prompt)})
 	if !p.lastTrigger.IsZero() {
 		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
 		p.lastTrigger = time.Time{}
@@ -77,10 +78,10 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	p.recordSpend()
 	snap, out := res.Snapshot, res.Outcome
 	p.progress(n, snap, true)
-	if err := r.savePhase(p.rec); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return res, err
 	}
-	r.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
+	r.recorder.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
 		"exit_code": out.ExitCode, "failure": string(out.Failure.Class), "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
 		"zone": string(res.Zone), "policy_state": string(res.State), "trigger": string(res.Trigger), "stop_reason": res.Reason,
 		"done": res.Done, "tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD,
@@ -97,9 +98,9 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 	for _, e := range effects {
 		switch e := e.(type) {
 		case session.Record:
-			r.event(e.Name, e.Fields) // the event log redacts what it writes
+			r.recorder.event(e.Name, e.Fields) // the event log redacts what it writes
 		case session.Log:
-			r.logAt(e.Level, e.Msg, e.Args...)
+			logAt(r.log, e.Level, e.Msg, e.Args...)
 		case session.Observed:
 			p.contextPeak = max(p.contextPeak, e.Snap.Tokens)
 			p.events.Observe(e.Event)
@@ -111,7 +112,7 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 			if k := len(p.rec.Zones); k > 0 {
 				p.rec.Zones[k-1] = p.rec.Zone
 			}
-			_ = r.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
+			_ = r.recorder.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
 		case session.Nudged:
 			if len(p.rec.Nudges) < maxNudges {
 				p.rec.Nudges = append(p.rec.Nudges, state.Nudge{Session: n, Kind: e.Nudge.Kind, Tool: e.Nudge.Tool,
@@ -125,7 +126,7 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 			p.lastTrigger = e.At
 		case session.SpendChanged:
 			p.recordSpend()
-			_ = r.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
+			_ = r.recorder.savePhase(p.rec) // live in `debussy status --json`; the session's end saves again
 		}
 	}
 }
@@ -134,14 +135,14 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 const maxNudges = 100
 
 // logAt logs at a policy level.
-func (r *orun) logAt(level policy.Level, msg string, args ...any) {
+func logAt(log *slog.Logger, level policy.Level, msg string, args ...any) {
 	switch level {
 	case policy.LevelWarn:
-		r.log.Warn(msg, args...)
+		log.Warn(msg, args...)
 	case policy.LevelInfo:
-		r.log.Info(msg, args...)
+		log.Info(msg, args...)
 	case policy.LevelDebug:
-		r.log.Debug(msg, args...)
+		log.Debug(msg, args...)
 	}
 }
 

@@ -181,7 +181,7 @@ func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class
 	why, wait := s.Why, s.Wait
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
 		"retry", p.transient, "max_retries", s.Of)
-	r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
+	r.recorder.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
 		"retry": p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.

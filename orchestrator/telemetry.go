@@ -20,28 +20,23 @@ import (
 // and debussy's own words: no prompt, tool output or error text leaves.
 // With no Tracer, or one that is off, every span is a no-op.
 
-func (r *orun) startTrace(ctx context.Context) context.Context {
-	ctx, r.runSpan = r.Tracer.Start(ctx, "debussy.run", attribute.String("debussy.run", r.id),
-		attribute.String("debussy.plan", r.Plan.Name))
-	return ctx
-}
-
-func (r *orun) endTrace() {
-	if r.runSpan == nil {
+// endRunTrace ends the run's span with the run's record; nil: refused.
+func endRunTrace(span telemetry.Span, run *state.Run) {
+	if span == nil {
 		return
 	}
-	if r.run == nil {
-		telemetry.End(r.runSpan, "refused")
+	if run == nil {
+		telemetry.End(span, "refused")
 		return
 	}
-	t := report.TotalsOf(r.run) // this run's, as the summary says it
+	t := report.TotalsOf(run) // this run's, as the summary says it
 	failed := ""
-	if r.run.Status != state.StatusCompleted {
-		failed = string(r.run.Status)
+	if run.Status != state.StatusCompleted {
+		failed = string(run.Status)
 	}
-	telemetry.End(r.runSpan, failed, attribute.String("debussy.status", string(r.run.Status)),
-		attribute.Int("debussy.exit_code", r.run.ExitCode), attribute.Int64("debussy.tokens", t.RunTokens),
-		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(r.run.Phases)))
+	telemetry.End(span, failed, attribute.String("debussy.status", string(run.Status)),
+		attribute.Int("debussy.exit_code", run.ExitCode), attribute.Int64("debussy.tokens", t.RunTokens),
+		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(run.Phases)))
 }
 
 func (p *phaseRun) startPhaseTrace(ctx context.Context) context.Context {

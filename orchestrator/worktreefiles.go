@@ -81,7 +81,7 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 	if werr != nil {
 		r.log.Warn("worktree_setup's log not saved", "phase", s.ph.ID, "err", werr)
 	}
-	r.event("worktree_setup", map[string]any{"phase": s.ph.ID, "command": command, "exit_code": res.ExitCode,
+	r.recorder.event("worktree_setup", map[string]any{"phase": s.ph.ID, "command": command, "exit_code": res.ExitCode,
 		"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "log": logPath})
 	var why string
 	switch {
@@ -120,9 +120,9 @@ func (sc *scheduler) notStarted(s *slot, err error) error {
 			s.rec.Branch = ""
 		}
 	}
-	r.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
+	r.recorder.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
 	r.log.Error("phase ended before its first session", "phase", s.ph.ID, "status", s.rec.Status, "err", err)
-	if serr := r.savePhase(s.rec); serr != nil {
+	if serr := r.recorder.savePhase(s.rec); serr != nil {
 		return serr
 	}
 	return err
