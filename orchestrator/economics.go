@@ -25,21 +25,6 @@ const (
 	scopePlan  = session.ScopePlan
 )
 
-// spendOf is phase p's spend account in this run, opened on first use (a
-// resumed phase's counts what its earlier runs spent).
-func (p *phaseRun) spendOf() *spend.Phase {
-	r := p.r
-	if p.spend == nil {
-		p.spend = r.spend.Phase(p.rec, p.prevSpend)
-	}
-	return p.spend
-}
-
-// recordSpend writes the phase's and the run's economics into the ledger's
-// records from the account (the caller saves).
-// The run's economics follow at the next save (recorder.savePhase).
-func (p *phaseRun) recordSpend() { p.spendOf().RecordPhase(p.r.now()) }
-
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {
 	Phase, Title string

@@ -2,11 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -28,10 +25,12 @@ type phaseRun struct {
 	// r is the run: its configuration, the recorder (recorder.go) and the
 	// services phases share, each read-only while phases run or locking
 	// itself (parallel.go says which).
-	r    *orun
-	ph   *plans.Phase
-	rec  *state.PhaseRecord
-	repo *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
+	r  *orun
+	ph *plans.Phase
+	// planRel is the plan as the Debussy-Plan trailer names it.
+	planRel string
+	rec     *state.PhaseRecord
+	repo    *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
 	// keep are the paths its commits leave out whatever their content: its
 	// worktree's .worktreeinclude copies (worktreefiles.go).
 	keep []string
@@ -87,7 +86,7 @@ type phaseRun struct {
 // newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
 // record, which only the goroutine running it changes (recorder.go).
 func newPhaseRun(r *orun, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) *phaseRun {
-	return &phaseRun{r: r, ph: ph, rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	return &phaseRun{r: r, ph: ph, planRel: r.planRel(), rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
 }
 
 // run runs the phase: its attempts, until it ends.
@@ -288,172 +287,11 @@ func (p *phaseRun) endPhase(status state.Status, err error) error {
 	return err
 }
 
-// signalled reports whether the agent ran `debussy done` for the phase in
-// this attempt; an unreadable signal counts, the phase loop reports it.
-func (p *phaseRun) signalled() bool {
-	r := p.r
-	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
-	return err != nil || sig != nil
-}
-
-// commitEvent is a commit's Debussy-Event trailer: why debussy committed,
-// which is not a state.Status (a restart or a retry is no phase outcome),
-// so a status cannot be passed for one.
-type commitEvent string
-
-const (
-	eventRestart     commitEvent = "restart"
-	eventRetry       commitEvent = "retry"
-	eventRemediation commitEvent = "remediation"
-	eventCompleted   commitEvent = "completed"
-	eventFailed      commitEvent = "failed"
-	eventBlocked     commitEvent = "blocked"
-	eventInterrupted commitEvent = "interrupted"
-)
-
-// commit commits the tree (if auto_commit) with trailers and records the
-// commit in the phase record; the ledger is saved by the step that always
-// follows a commit (a checkpoint, the next session, the phase's end). It
-// returns the new commit's hash, or HEAD when there was nothing to commit.
-// A failed commit leaves the work in the tree and the run going.
-func (p *phaseRun) commit(event commitEvent, what string) string {
-	r := p.r
-	head, _ := p.repo.Head()
-	if !r.cfg.AutoCommit {
-		return head
-	}
-	span := p.startCommitTrace(event)
-	c, err := p.commitAll(event, p.commitMessage(event, what))
-	defer func() { endCommitTrace(span, c, err) }()
-	p.rejected = nil
-	var hookErr *gitcommit.HookError
-	switch {
-	case errors.As(err, &hookErr):
-		// Nothing is lost: the work stays in the tree (staged, as after a
-		// refused `git commit`) and the next commit tries again. A secret
-		// scanner's output quotes what it found: redacted before it is
-		// logged, recorded or told.
-		hookErr.Output = checkpoint.Redact(hookErr.Output)
-		p.rejected = hookErr
-		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
-			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", text.Tail(hookErr.Output, 2000))
-		r.recorder.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
-			"output": text.Tail(hookErr.Output, 4000), "kind": event})
-		return head
-	case errors.Is(err, gitcommit.ErrNothingToCommit):
-		p.uncommitted = nil
-		r.log.Debug("nothing to commit", "phase", p.ph.ID, "event", event)
-		return head
-	case err != nil:
-		p.uncommitted = err
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			// Interrupted mid-commit: the rerun commits what the agent wrote
-			// (leftByEarlierRuns), not as the user's.
-			p.rec.Uncommitted = err.Error()
-		}
-		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
-		r.recorder.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
-		return head
-	}
-	p.uncommitted = nil
-	// commitAll listed it in p.rec.Commits before the branch moved.
-	r.recorder.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
-	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
-	p.pushed()
-	return c.Hash
-}
-
-// checkpoint builds, saves and returns the checkpoint for the next session.
-// Its error is the ledger's: a checkpoint file that cannot be written is
-// only a warning, since the next prompt carries the checkpoint anyway.
-func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoint, error) {
-	r := p.r
-	files, err := p.repo.Changes(p.base)
-	if err != nil {
-		r.log.Warn("list changed files", "err", err)
-	}
-	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
-		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
-		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
-		Refused: p.refused(),
-	}
-	for _, f := range files {
-		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
-	}
-	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
-		for _, t := range tasks {
-			in.Tasks = append(in.Tasks, checkpoint.Task{Text: t.Text, Done: t.Done, Line: t.Line})
-		}
-	} else {
-		r.log.Warn("read tasks", "err", err)
-	}
-	for _, runID := range p.progressRuns {
-		prog, err := r.Store.ReadProgress(runID, p.ph.ID)
-		if err != nil {
-			r.log.Warn("read progress notes", "err", err)
-		}
-		for _, pr := range prog {
-			in.Progress = append(in.Progress, pr.Message)
-		}
-	}
-	handoff := ""
-	if p.handoff != "" {
-		handoff = readHandoff(p.handoff)
-		redactFile(p.handoff)
-	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
-	p.handoff, p.noHandoff = "", ""
-	cp := checkpoint.Build(in, p.events)
-	p.checkpoints++
-	dir := r.Store.PhaseDir(r.id, p.ph.ID)
-	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
-	js, _ := json.MarshalIndent(cp, "", "  ")
-	werr := errors.Join(state.WriteFile(base+".json", secrets.Default().JSON(js)),
-		state.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown()))))
-	if werr != nil {
-		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
-	}
-	p.rec.Checkpoint = base + ".json"
-	if err := r.recorder.savePhase(p.rec); err != nil {
-		return cp, err
-	}
-	r.recorder.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
-	return cp, nil
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
 	}
 	return err.Error()
-}
-
-// redactFile rewrites a file the agent left under .debussy/ (its handoff)
-// with its secrets redacted, and private (the agent's Write made it
-// 0644): debussy keeps it as a record, and nothing debussy keeps may hold
-// a secret.
-func redactFile(path string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	_ = state.WriteFile(path, []byte(secrets.Redact(string(data))))
-}
-
-// maxHandoffBytes bounds what is read of a handoff file; the checkpoint
-// bounds it again.
-const maxHandoffBytes = 64 << 10
-
-// readHandoff is the handoff's content for the checkpoint, bounded.
-func readHandoff(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, maxHandoffBytes))
-	return string(data)
 }
 
 func relTo(root, path string) string {

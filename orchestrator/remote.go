@@ -355,30 +355,6 @@ func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase
 	}
 }
 
-// pushed follows a commit for phase p under --push: the push, and what
-// remains to push if it failed (finalPush tries once more).
-func (p *phaseRun) pushed() {
-	r := p.r
-	if r.Push == "" {
-		return
-	}
-	ctx, cancel := r.rem().pushContext()
-	defer cancel()
-	branch := plans.PhaseBranch(r.rem().planID(), p.ph.ID)
-	err := r.rem().pushBranch(ctx, p.repo, p.ph.ID, p.rec)
-	if err != nil {
-		r.unpushed[p.ph.ID] = p
-		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
-			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", err)
-		r.recorder.event("push_failed", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "error": err.Error()})
-		return
-	}
-	delete(r.unpushed, p.ph.ID)
-	head, _ := p.repo.Head()
-	r.log.Info("pushed", "phase", p.ph.ID, "branch", branch, "remote", r.Push, "commit", gitcommit.Short(head))
-	r.recorder.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
-}
-
 // finalPush tries once more to push every phase whose last push failed.
 // One that still fails ends the run with ErrPush when it would otherwise
 // succeed; its commits stay in the local branch either way.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
@@ -13,7 +14,10 @@ import (
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/telemetry"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // runSession runs the phase's next session (package session owns it) and
@@ -212,3 +216,123 @@ func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 
 // oneLine folds s to one line of at most 200 runes.
 func oneLine(s string) string { return text.OneLine(s, 200) }
+
+// spendOf is phase p's spend account in this run, opened on first use (a
+// resumed phase's counts what its earlier runs spent).
+func (p *phaseRun) spendOf() *spend.Phase {
+	r := p.r
+	if p.spend == nil {
+		p.spend = r.spend.Phase(p.rec, p.prevSpend)
+	}
+	return p.spend
+}
+
+// recordSpend writes the phase's and the run's economics into the ledger's
+// records from the account (the caller saves).
+// The run's economics follow at the next save (recorder.savePhase).
+func (p *phaseRun) recordSpend() { p.spendOf().RecordPhase(p.r.now()) }
+
+// model is the model the phase's sessions run: the fallback once a limit
+// held for the configured one, else the configured one.
+func (p *phaseRun) model() string {
+	r := p.r
+	if p.rec.Model != "" {
+		return p.rec.Model
+	}
+	return r.cfg.Model
+}
+
+// progress reports a session's snapshot to Options.Progress, if set.
+func (p *phaseRun) progress(session int, snap estimator.Snapshot, ended bool) {
+	p.progressAt(session, snap, ended, nil)
+}
+
+// progressAt is progress with the Meters' figures as they were at the
+// event (live, taken on the session's reader), or as they are now (nil).
+func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *session.Live) {
+	r := p.r
+	if r.Progress == nil {
+		return
+	}
+	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
+		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
+		WaitingUntil: p.rec.WaitingUntil}
+	if live != nil {
+		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
+	} else {
+		p.liveEconomics(&pr)
+	}
+	r.Progress(pr)
+}
+
+// liveEconomics fills a live view's figures from the Meters.
+func (p *phaseRun) liveEconomics(pr *Progress) {
+	r := p.r
+	l := p.spendOf().Live(r.now())
+	pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = l.Tokens, l.CostUSD, l.Activity, l.Budget
+}
+
+// startSessionTrace starts session n's span under the phase's and returns
+// its context, which the child's TRACEPARENT names (withTraceEnv).
+func (p *phaseRun) startSessionTrace(ctx context.Context, n int) context.Context {
+	r := p.r
+	if p.trace != nil {
+		ctx = p.trace
+	}
+	ctx, span := r.Tracer.Start(ctx, "debussy.session", attribute.String("debussy.run", r.id),
+		attribute.String("debussy.phase", p.ph.ID), attribute.Int("debussy.session", n),
+		attribute.Int("debussy.attempt", p.rec.Attempts))
+	p.sessionSpan = span
+	p.contextPeak = 0
+	return ctx
+}
+
+func (p *phaseRun) endSessionTrace(res session.Result, startErr error) {
+	span := p.sessionSpan
+	p.sessionSpan, p.sessionTrace = nil, nil
+	if span == nil {
+		return
+	}
+	if startErr != nil {
+		telemetry.End(span, "start failed")
+		return
+	}
+	out := res.Outcome
+	peak := max(p.contextPeak, res.Snapshot.Tokens)
+	attrs := []attribute.KeyValue{attribute.String("debussy.outcome", string(out.Kind)),
+		attribute.Int("debussy.exit_code", out.ExitCode), attribute.Int64("debussy.context.peak_tokens", peak),
+		attribute.Float64("debussy.context.percent", res.Snapshot.Percent), attribute.Int("debussy.tool_calls", res.Snapshot.ToolCalls)}
+	if res.Trigger != "" {
+		attrs = append(attrs, attribute.String("debussy.restart_trigger", string(res.Trigger)))
+	}
+	if c := out.Failure.Class; c != "" {
+		attrs = append(attrs, attribute.String("debussy.failure_class", string(c)))
+	}
+	if res.Snapshot.Model != "" {
+		attrs = append(attrs, attribute.String("debussy.model", res.Snapshot.Model))
+	}
+	if rs := out.Result; rs != nil {
+		attrs = append(attrs, attribute.Float64("debussy.cost_usd", rs.CostUSD), attribute.Int("debussy.api_turns", rs.NumTurns),
+			attribute.Int64("debussy.tokens", rs.Usage.InputTokens+rs.Usage.OutputTokens+rs.Usage.CacheReadInputTokens+rs.Usage.CacheCreationInputTokens))
+	}
+	failed := ""
+	if out.Failure.Class != "" && string(out.Failure.Class) != "none" {
+		failed = string(out.Failure.Class)
+	}
+	telemetry.End(span, failed, attrs...)
+}
+
+// withTraceEnv adds to the child's environment the TRACEPARENT of session
+// n's span and its run, phase and session as resource attributes; set
+// unchanged when tracing is off.
+func (p *phaseRun) withTraceEnv(n int, set map[string]string) map[string]string {
+	r := p.r
+	if p.sessionTrace == nil || !r.Tracer.On() {
+		return set
+	}
+	for k, v := range r.Tracer.ChildEnv(p.sessionTrace, attribute.String("debussy.run", r.id),
+		attribute.String("debussy.phase", p.ph.ID), attribute.String("debussy.session", strconv.Itoa(n))) {
+		set[k] = v
+	}
+	return set
+}

@@ -135,13 +135,3 @@ func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.T
 	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
 	return nil
 }
-
-// model is the model the phase's sessions run: the fallback once a limit
-// held for the configured one, else the configured one.
-func (p *phaseRun) model() string {
-	r := p.r
-	if p.rec.Model != "" {
-		return p.rec.Model
-	}
-	return r.cfg.Model
-}
