@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,7 @@ import (
 // only a warning, since the next prompt carries the checkpoint anyway.
 func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoint, error) {
 	r := p.r
-	files, err := p.repo.Changes(p.base)
+	files, err := p.committer.Changes(p.base)
 	if err != nil {
 		r.log.Warn("list changed files", "err", err)
 	}
@@ -56,16 +55,13 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 		handoff = readHandoff(p.handoff)
 		redactFile(p.handoff)
 	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
+	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.dir)
 	p.handoff, p.noHandoff = "", ""
 	cp := checkpoint.Build(in, p.events)
 	p.checkpoints++
 	dir := r.Store.PhaseDir(r.id, p.ph.ID)
 	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
-	js, _ := json.MarshalIndent(cp, "", "  ")
-	werr := errors.Join(state.WriteFile(base+".json", secrets.Default().JSON(js)),
-		state.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown()))))
-	if werr != nil {
+	if werr := p.committer.WriteCheckpoint(base, cp); werr != nil {
 		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
 	}
 	p.rec.Checkpoint = base + ".json"

@@ -45,7 +45,7 @@ const (
 // A failed commit leaves the work in the tree and the run going.
 func (p *phaseRun) commit(event commitEvent, what string) string {
 	r := p.r
-	head, _ := p.repo.Head()
+	head, _ := p.committer.Head()
 	if !r.cfg.AutoCommit {
 		return head
 	}
@@ -117,7 +117,7 @@ func (p *phaseRun) commitAll(event commitEvent, msg gitcommit.Message) (c gitcom
 	save := func() error { return r.recorder.savePhase(p.rec) }
 	defer func() { unlist(&p.rec.Commits, listed, err, save) }()
 	c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-		return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, listFirst(&p.rec.Commits, save))
+		return p.committer.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, listFirst(&p.rec.Commits, save))
 	})
 	if len(c.Unstaged) > 0 {
 		r.log.Warn("the agent staged files copied in from "+worktree.IncludeFile+"; they stay in the worktree, out of the commit and the index",
@@ -131,7 +131,7 @@ func (p *phaseRun) commitAll(event commitEvent, msg gitcommit.Message) (c gitcom
 	var hookErr *gitcommit.HookError
 	if errors.Is(err, gitcommit.ErrNothingToCommit) {
 		c, err = r.commitWaiting(func() (gitcommit.Commit, error) {
-			return p.repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), listFirst(&p.rec.Commits, save))
+			return p.committer.CommitAll(r.gitCtx(), msg.String(), excludeUser(r.userFiles, msg), keep, gitcommit.AllowEmpty(), listFirst(&p.rec.Commits, save))
 		})
 		if errors.As(err, &hookErr) {
 			r.log.Warn("a hook refused the empty commit that records the phase's end in git; .debussy/ still has it",
@@ -290,7 +290,7 @@ func (p *phaseRun) pushed() {
 		return
 	}
 	delete(r.unpushed, p.ph.ID)
-	head, _ := p.repo.Head()
+	head, _ := p.committer.Head()
 	r.log.Info("pushed", "phase", p.ph.ID, "branch", branch, "remote", r.Push, "commit", gitcommit.Short(head))
 	r.recorder.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
 }

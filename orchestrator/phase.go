@@ -31,6 +31,15 @@ type phaseRun struct {
 	planRel string
 	rec     *state.PhaseRecord
 	repo    *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
+	// dir is repo's root, where its sessions and gates run; env the
+	// environment they inherit (repo.ChildEnv: no GIT_DIR sending the
+	// agent's git elsewhere).
+	dir string
+	env []string
+	// sessions runs its sessions and committer commits its work and
+	// writes its checkpoints (seams.go).
+	sessions  Sessions
+	committer Committer
 	// keep are the paths its commits leave out whatever their content: its
 	// worktree's .worktreeinclude copies (worktreefiles.go).
 	keep []string
@@ -86,7 +95,8 @@ type phaseRun struct {
 // newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
 // record, which only the goroutine running it changes (recorder.go).
 func newPhaseRun(r *orun, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) *phaseRun {
-	return &phaseRun{r: r, ph: ph, planRel: r.planRel(), rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
+	return &phaseRun{r: r, ph: ph, planRel: r.planRel(), rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow),
+		dir: repo.Root(), env: repo.ChildEnv(r.Env), sessions: claudeSessions{}, committer: gitCommitter{repo}}
 }
 
 // run runs the phase: its attempts, until it ends.
@@ -95,7 +105,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 	ctx = p.startPhaseTrace(ctx)
 	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
-	head, err := p.repo.Head()
+	head, err := p.committer.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
@@ -197,7 +207,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		default:
 			var res []gate.Result
 			var ok bool
-			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
+			root, env := p.dir, p.env
 			res, ok = p.runGates(ctx, root, env)
 			if ctx.Err() != nil {
 				p.commit(eventInterrupted, "interrupted while running gates")

@@ -45,7 +45,7 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	}
 	cfg := p.sessionConfig(ctx, n, prompt)
 	p.spendOf().StartSession()
-	sess, err := session.Start(ctx, cfg)
+	sess, err := p.sessions.Start(ctx, cfg)
 	startErr = err
 	if err != nil {
 		if errors.Is(err, runner.ErrClaudeNotFound) {
@@ -166,7 +166,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 	known := r.answers.Known(spec.Model)
 	spec.KnownContext = known
 	ps := p.spendOf()
-	pol := session.PolicyConfig(c, ph.ID, handoff, p.repo.Root())
+	pol := session.PolicyConfig(c, ph.ID, handoff, p.dir)
 	pol.IsSelf = runner.SelfProgram(spec, r.Self)
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
@@ -178,7 +178,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 		Facts: session.Facts{SignalPath: r.Store.SignalPath(r.id, ph.ID), HandoffSignalPath: r.Store.HandoffSignalPath(r.id, ph.ID),
 			HandoffPath: handoff, PhaseFile: ph.Path},
 		Meters: ps, Budget: &ps.Budget,
-		Answers: &r.answers, Root: p.repo.Root(), PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
+		Answers: &r.answers, Root: p.dir, PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
 		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
 	}
 }
@@ -193,9 +193,9 @@ func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 		PermissionMode: r.cfg.PermissionMode,
 		AllowedTools:   r.cfg.AllowedTools,
 		ExtraArgs:      r.cfg.ExtraArgs,
-		Dir:            p.repo.Root(),
+		Dir:            p.dir,
 		Prompt:         prompt,
-		Env:            p.repo.ChildEnv(r.Env), // no GIT_DIR sending the agent's git elsewhere
+		Env:            p.env, // no GIT_DIR sending the agent's git elsewhere
 		SetEnv: p.withTraceEnv(n, map[string]string{
 			state.EnvRunID:    r.id,
 			state.EnvPhaseID:  ph.ID,
