@@ -15,13 +15,16 @@ import (
 // Ctrl-C path: after the running tool, work committed to their branches,
 // resumed by a rerun); else they go on to their end. Either way the
 // ledger and the summary name them and what became of them.
-func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
+func (sc *scheduler) othersAfterFailure(id string, running map[string]*slot) {
+	r := sc.r
 	ids := slices.Sorted(maps.Keys(running))
-	r.run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
-	if err := r.save(); err != nil {
+	err := r.recorder.update(func(run *state.Run) {
+		run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
+	})
+	if err != nil {
 		r.log.Warn("record the phases running at the failure", "err", err)
 	}
-	r.event("after_failure", map[string]any{"phase": id, "running": ids, "fail_fast": r.FailFast})
+	r.recorder.event("after_failure", map[string]any{"phase": id, "running": ids, "fail_fast": r.FailFast})
 	if !r.FailFast {
 		r.log.Warn("a phase failed: the phases still running go on to their end (--fail-fast would stop them)",
 			"failed", id, "running", strings.Join(ids, ", "))
@@ -37,7 +40,8 @@ func (r *orun) othersAfterFailure(id string, running map[string]*slot) {
 // removeWorktree removes a phase's worktree, and its branch too when
 // deleteBranch: once merged, or when no session ran on a branch made for
 // it (a rerun then starts the phase afresh from your branch).
-func (r *orun) removeWorktree(s *slot, deleteBranch bool) {
+func (sc *scheduler) removeWorktree(s *slot, deleteBranch bool) {
+	r := sc.r
 	if err := r.Repo.RemoveWorktree(r.gitCtx(), s.path); err != nil {
 		r.log.Warn("remove the phase's worktree", "phase", s.ph.ID, "err", err)
 		return

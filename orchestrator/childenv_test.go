@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // debussy started with GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE (say, from
@@ -31,9 +32,9 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 	r := econRun(t, config.Defaults())
 	r.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_DIR=" + filepath.Join(f.root, ".git"),
 		"GIT_WORK_TREE=" + f.root, "GIT_INDEX_FILE=" + filepath.Join(f.root, ".git", "index")}
-	p := r.econPhase("1")
-	p.repo = linked
-	spec := r.sessionSpec(p, 1, "prompt")
+	r.Plan = &plans.Plan{Path: "plan.md"}
+	p := newPhaseRun(r, &plans.Phase{ID: "1"}, &state.PhaseRecord{ID: "1"}, linked, nil)
+	spec := p.sessionSpec(1, "prompt")
 	for _, kv := range spec.Env {
 		if k, _, _ := strings.Cut(kv, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" {
 			t.Errorf("session environment keeps %s", kv)

@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // ErrBudgetExhausted ends a run whose phase or plan budget ran out under
@@ -23,19 +24,6 @@ const (
 	scopePhase = session.ScopePhase
 	scopePlan  = session.ScopePlan
 )
-
-// spendOf is phase p's spend account in this run, opened on first use (a
-// resumed phase's counts what its earlier runs spent).
-func (r *orun) spendOf(p *phaseRun) *spend.Phase {
-	if p.spend == nil {
-		p.spend = r.spend.Phase(p.rec, p.prevSpend)
-	}
-	return p.spend
-}
-
-// recordSpend writes the phase's and the run's economics into the ledger's
-// records from the account (the caller saves).
-func (r *orun) recordSpend(p *phaseRun) { r.spendOf(p).Record(r.run, r.now()) }
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {
@@ -51,16 +39,17 @@ type ExtendRequest struct {
 // 100K"), and extends it when they say yes: by its configured amount, each
 // limit it sets, recorded in the ledger and the events. It reports whether
 // the phase may go on.
-func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool {
+func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
+	r := p.r
 	if r.Extend == nil || ctx.Err() != nil {
 		return false
 	}
 	scope, what, _ := strings.Cut(spent, " ")
-	ps := r.spendOf(p)
+	ps := p.spendOf()
 	x := ps.Extension(scope)
 	goOn := func() bool {
 		ps.Budget.Reset()
-		r.recordSpend(p)
+		p.recordSpend()
 		return true
 	}
 	// The plan's budget is shared by parallel phases: another phase's
@@ -79,26 +68,27 @@ func (r *orun) extendBudget(ctx context.Context, p *phaseRun, spent string) bool
 	}
 	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: report.LimitText(spend.StateLimits(by)),
 		N: count + 1, Max: limit}
-	var yes bool
-	r.unlocked(func() { yes = r.Extend(ctx, req) }) // a person answers: let other phases run
-	yes = yes && ctx.Err() == nil
-	if x.Limits() != asked { // extended meanwhile by another phase's question
+	// A person answers; other phases go on meanwhile, and may ask too.
+	yes := r.Extend(ctx, req) && ctx.Err() == nil
+	// The grant is a compare-and-extend: of two yeses to the same
+	// question, the second finds it extended already.
+	granted := yes && x.GrantIf(asked)
+	if !granted && x.Limits() != asked { // extended meanwhile by another phase's question
 		r.log.Info("budget already extended while the user was asked", "phase", p.ph.ID, "scope", scope)
 		if ctx.Err() != nil || x.Spent(r.now()) {
 			return false
 		}
 		return goOn()
 	}
-	r.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
+	r.recorder.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
 		"granted": yes, "extension": req.N, "max_extensions": limit})
-	if !yes {
+	if !granted {
 		return false
 	}
-	x.Grant()
 	goOn()
 	r.log.Warn("budget extended by the user", "phase", p.ph.ID, "scope", scope, "by", req.By, "spent", what,
 		"extension", req.N, "max_extensions", limit)
-	_ = r.save() // the next session's start saves again
+	_ = r.recorder.savePhase(p.rec) // the next session's start saves again
 	return true
 }
 
@@ -111,14 +101,23 @@ func extendedWhy(spent string) string {
 
 // exhaustedError is the run's last word when a budget ran out: which
 // budget, what was spent, and how to raise it.
-func (r *orun) exhaustedError(p *phaseRun, spent string) error {
-	r.spendOf(p).Budget.Exhausted = spent
+func (p *phaseRun) exhaustedError(spent string) error {
+	r := p.r
+	p.spendOf().Budget.Exhausted = spent
 	if p.rec.Economics == nil {
-		r.recordSpend(p)
+		p.recordSpend()
 	}
 	p.rec.Economics.Exhausted = true
-	if r.run.Economics != nil && strings.HasPrefix(spent, scopePlan+" ") {
-		r.run.Economics.Exhausted = true
+	if strings.HasPrefix(spent, scopePlan+" ") {
+		// The phase's end saves the ledger again.
+		_ = r.recorder.update(func(run *state.Run) {
+			if run.Economics == nil {
+				r.spend.RecordRun(run, r.now())
+			}
+			if run.Economics != nil {
+				run.Economics.Exhausted = true
+			}
+		})
 	}
 	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
 		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))

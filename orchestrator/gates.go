@@ -10,7 +10,6 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
-	"github.com/debussy-dev/debussy/plans"
 )
 
 // missingError is why a phase whose gate could not run failed: the
@@ -34,7 +33,8 @@ func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup
 // runGates runs the phase's gates one by one in the repository root, with
 // env (gitcommit's ChildEnv), and stops at the first failure. ok is true
 // when all passed.
-func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plans.Phase) (results []gate.Result, ok bool) {
+func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (results []gate.Result, ok bool) {
+	r, ph := p.r, p.ph
 	if len(ph.Gates) == 0 {
 		r.log.Info("no gates: the agent's done signal decides", "phase", ph.ID)
 		return nil, true
@@ -44,7 +44,7 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 			// Nothing can run it: it is neither passed nor failed, and the
 			// summary lists it as UNCHECKED.
 			r.log.Warn("gate unchecked: no command, not run", "phase", ph.ID, "gate", g.Name, "requirement", g.Requirement)
-			r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "unchecked": true})
+			r.recorder.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "unchecked": true})
 			continue
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
@@ -52,7 +52,7 @@ func (r *orun) runGates(ctx context.Context, root string, env []string, ph *plan
 		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
 		endGateTrace(span, res)
 		results = append(results, res)
-		r.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
+		r.recorder.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
 			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": text.Tail(res.Output, 2048)})
 		if !res.Passed() {
 			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))

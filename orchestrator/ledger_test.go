@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"github.com/debussy-dev/debussy/plans"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/plans"
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"

@@ -28,17 +28,9 @@ func (r *orun) startNotify() {
 	r.notifier = notify.New(r.cfg.Notify, notify.Options{
 		Logger: r.log,
 		OnFailure: func(f notify.Failure) {
-			r.event("notify_failed", map[string]any{"kind": f.Kind, "to": f.Target, "notification": f.Event, "error": f.Err.Error()})
+			r.recorder.event("notify_failed", map[string]any{"kind": f.Kind, "to": f.Target, "notification": f.Event, "error": f.Err.Error()})
 		},
 	})
-}
-
-// flushNotify waits for pending deliveries (bounded) before the run's
-// event log closes.
-func (r *orun) flushNotify() {
-	if !r.notifier.Flush() {
-		r.log.Warn("notifications still unsent when the run ended were abandoned")
-	}
 }
 
 // announce sends ev with the run's facts and summary as they are now.
@@ -47,32 +39,34 @@ func (r *orun) announce(ev notify.Event) {
 		return
 	}
 	ev.Run, ev.Plan, ev.At = r.id, r.Plan.Name, r.now()
-	ev.Summary = r.notifySummary()
+	// As last saved: a phase may announce while others run (recorder.go).
+	r.recorder.read(func(run *state.Run) { ev.Summary = notifySummary(r.Plan.Name, run) })
 	r.notifier.Send(ev)
 }
 
 // notifySummary is the run's step summary without the phases' errors,
 // which may quote a gate's output: only structured facts leave.
-func (r *orun) notifySummary() *notify.Summary {
-	run := *r.run
+func notifySummary(plan string, rec *state.Run) *notify.Summary {
+	run := *rec
 	run.Phases = nil
 	s := &notify.Summary{}
-	for _, p := range r.run.Phases {
+	for _, p := range rec.Phases {
 		c := *p
 		c.LastError = ""
 		run.Phases = append(run.Phases, &c)
 		s.Phases = append(s.Phases, notify.PhaseState{ID: p.ID, Title: p.Title, Status: string(p.Status), Sessions: p.Sessions,
 			Restarts: p.Restarts, Attempts: p.Attempts, Tokens: p.Tokens, CostUSD: p.CostUSD, Commits: slices.Clone(p.Commits)})
 	}
-	t := report.TotalsOf(r.run) // this run's, as the summary says it
+	t := report.TotalsOf(rec) // this run's, as the summary says it
 	s.Tokens, s.CostUSD = t.RunTokens, t.RunCostUSD
-	s.Markdown = report.StepSummary(r.Plan.Name, &run)
+	s.Markdown = report.StepSummary(plan, &run)
 	return s
 }
 
 // announceBlocked tells that phase p is blocked on question and how to
 // answer it.
-func (r *orun) announceBlocked(p *phaseRun, question string) {
+func (p *phaseRun) announceBlocked(question string) {
+	r := p.r
 	answer := AnswerCommand(p.ph.ID)
 	r.announce(notify.Event{Event: notify.Blocked, Phase: p.ph.ID, Title: p.ph.ShortTitle(), Status: string(state.StatusBlocked),
 		Question: question, Answer: answer,
@@ -81,7 +75,8 @@ func (r *orun) announceBlocked(p *phaseRun, question string) {
 
 // announceUsageLimit tells of a usage limit: waited for (until), or the end
 // of the run with exit code (75).
-func (r *orun) announceUsageLimit(p *phaseRun, limit string, ev notify.Event) {
+func (p *phaseRun) announceUsageLimit(limit string, ev notify.Event) {
+	r := p.r
 	ev.Event, ev.Phase, ev.Title, ev.Limit = notify.UsageLimit, p.ph.ID, p.ph.ShortTitle(), limit
 	name := failure.LimitName(limit)
 	if ev.Waiting {
@@ -105,33 +100,33 @@ func (r *orun) announceEnd(err error) {
 		return
 	case err == nil:
 		ev.Event = notify.Completed
-		ev.Message = fmt.Sprintf("run %s completed: %s", r.id, r.phaseCounts())
+		ev.Message = fmt.Sprintf("run %s completed: %s", r.id, phaseCounts(r.run))
 	case errors.Is(err, ErrInterrupted):
 		ev.Event = notify.Interrupted
 		ev.Message = fmt.Sprintf("run %s interrupted (exit %d); the work so far is committed — run it again to resume", r.id, code)
 	case errors.Is(err, ErrBudgetExhausted):
 		ev.Event = notify.BudgetExhausted
-		ev.Phase = r.phaseWith(state.StatusFailed)
+		ev.Phase = phaseWith(r.run, state.StatusFailed)
 		// debussy's own words: which budget, how much, how to raise it.
 		ev.Reason = err.Error()
 		ev.Message = fmt.Sprintf("run %s stopped: budget exhausted (exit %d): %s", r.id, code, oneLine(err.Error()))
 	default:
 		ev.Event = notify.Failed
-		ev.Phase = r.phaseWith(state.StatusFailed)
+		ev.Phase = phaseWith(r.run, state.StatusFailed)
 		// The error may quote a gate's output: only which phase failed
 		// is sent; `debussy status` has the rest.
 		what := "failed"
 		if ev.Phase != "" {
 			what = "failed at phase " + ev.Phase
 		}
-		ev.Message = fmt.Sprintf("run %s %s (exit %d): %s — see debussy status", r.id, what, code, r.phaseCounts())
+		ev.Message = fmt.Sprintf("run %s %s (exit %d): %s — see debussy status", r.id, what, code, phaseCounts(r.run))
 	}
 	r.announce(ev)
 }
 
 // phaseWith is the first phase of the run with that status, or "".
-func (r *orun) phaseWith(s state.Status) string {
-	for _, p := range r.run.Phases {
+func phaseWith(run *state.Run, s state.Status) string {
+	for _, p := range run.Phases {
 		if p.Status == s {
 			return p.ID
 		}
@@ -140,11 +135,11 @@ func (r *orun) phaseWith(s state.Status) string {
 }
 
 // phaseCounts says how many phases ended how: "2 completed, 1 skipped".
-func (r *orun) phaseCounts() string {
+func phaseCounts(run *state.Run) string {
 	order := []state.Status{state.StatusCompleted, state.StatusSkipped, state.StatusFailed, state.StatusBlocked,
 		state.StatusInterrupted, state.StatusPending}
 	n := map[state.Status]int{}
-	for _, p := range r.run.Phases {
+	for _, p := range run.Phases {
 		n[p.Status]++
 	}
 	var parts []string
@@ -170,7 +165,8 @@ func derefInt(p *int) int {
 // blocked phase asked in prev first in the resumed prompt next, as a new
 // attempt of the same phase. Without an answer the phase resumes as any
 // interrupted one, with a warning naming the command.
-func (r *orun) answered(p *phaseRun, prevRun *state.Run, prev *state.PhaseRecord, next string) string {
+func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, next string) string {
+	r := p.r
 	a, err := r.Store.ReadAnswer(prevRun.ID, p.ph.ID)
 	if err != nil {
 		r.log.Warn("read the answer to the blocked phase", "phase", p.ph.ID, "err", err)
@@ -186,7 +182,7 @@ func (r *orun) answered(p *phaseRun, prevRun *state.Run, prev *state.PhaseRecord
 	}
 	p.rec.Answered = a.Text
 	p.priorAttempts = prev.Attempts
-	r.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
+	r.recorder.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
 	r.log.Info("resuming the blocked phase with the person's answer", "phase", p.ph.ID, "attempt", prev.Attempts+1)
 	return prompt.Answered(p.ph.ID, q, a.Text, next)
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
@@ -101,13 +103,17 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer r.close()
-	ctx = r.startTrace(ctx)
+	ctx, r.runSpan = r.Tracer.Start(ctx, "debussy.run", attribute.String("debussy.run", r.id),
+		attribute.String("debussy.plan", r.Plan.Name))
 	r.ctx = ctx
 	err = r.execute(ctx)
-	err = r.finalPush(err)
+	err = r.rem().finalPush(err)
 	ferr := r.finish(err)
-	r.endTrace()
-	r.flushNotify() // before close: a failed delivery is an event
+	endRunTrace(r.runSpan, r.run)
+	// Before close: a failed delivery is an event.
+	if !r.notifier.Flush() {
+		r.log.Warn("notifications still unsent when the run ended were abandoned")
+	}
 	if ferr != nil && err == nil {
 		return ferr
 	}
@@ -117,15 +123,17 @@ func Run(ctx context.Context, opts Options) error {
 // orun is one `debussy run` in progress.
 type orun struct {
 	Options
-	cfg     config.Config
-	limits  policy.Limits // what policy.After decides on
-	log     *slog.Logger
-	id      string
-	ledger  *state.Ledger
-	run     *state.Run
-	events  *state.EventLog
-	release func() error
-	now     func() time.Time
+	cfg    config.Config
+	limits policy.Limits // what policy.After decides on
+	log    *slog.Logger
+	id     string
+	ledger *state.Ledger
+	run    *state.Run
+	events *state.EventLog
+	// recorder owns ledger, run and events while phases run (recorder.go).
+	recorder *recorder
+	release  func() error
+	now      func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
 	// for each CLI version and model (session.Answers).
 	answers session.Answers
@@ -141,9 +149,6 @@ type orun struct {
 	userFiles gitcommit.Fingerprints
 	// spend is the run's spend against its budgets, one account.
 	spend *spend.Account
-	// par is the state of a --parallel run (parallel.go); nil when phases
-	// run one by one in the user's work tree.
-	par *parallel
 	// reached is set once a session of the run got an answer from the
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
@@ -200,11 +205,12 @@ func newRun(opts Options) (*orun, error) {
 		r.log.Warn("took over the lock of a run whose process is gone", "run", stale.RunID, "pid", stale.PID)
 	}
 	r.markStaleRuns()
-	r.reclaimGitLocks()
+	reclaimGitLocks(r.Repo, r.log)
 	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	r.recorder = &recorder{store: r.Store, ledger: r.ledger, events: r.events, now: r.now, log: r.log}
 	r.startNotify()
 	// An earlier run's answers about the window (a day at most): a
 	// session of the same CLI version and model asks nothing.
@@ -214,23 +220,19 @@ func newRun(opts Options) (*orun, error) {
 	return r, nil
 }
 
-// keepAnswers saves the run's answers about the window for the next runs.
-func (r *orun) keepAnswers() {
+// close keeps the run's answers about the window for the next runs, closes
+// the events log and releases the lock.
+func (r *orun) close() {
 	var list []state.ContextAnswer
 	r.answers.Each(func(m string, k event.KnownContext, at time.Time) {
 		list = append(list, state.ContextAnswer{SpecModel: m, Known: k, At: at})
 	})
-	if len(list) == 0 {
-		return
+	if len(list) > 0 {
+		slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
+		if err := r.Store.SaveContextAnswers(list); err != nil {
+			r.log.Debug("keep claude's answers about the window", "err", err)
+		}
 	}
-	slices.SortFunc(list, func(a, b state.ContextAnswer) int { return strings.Compare(a.SpecModel, b.SpecModel) })
-	if err := r.Store.SaveContextAnswers(list); err != nil {
-		r.log.Debug("keep claude's answers about the window", "err", err)
-	}
-}
-
-func (r *orun) close() {
-	r.keepAnswers()
 	if r.events != nil {
 		r.events.Close()
 	}
@@ -238,20 +240,6 @@ func (r *orun) close() {
 		if err := r.release(); err != nil {
 			r.log.Warn("release lock", "err", err)
 		}
-	}
-}
-
-// save writes the ledger. Its error ends the run (see ErrLedger).
-func (r *orun) save() error {
-	if err := r.Store.Save(r.ledger); err != nil {
-		return fmt.Errorf("%w: %w", ErrLedger, err)
-	}
-	return nil
-}
-
-func (r *orun) event(name string, fields map[string]any) {
-	if err := r.events.Append(name, fields); err != nil {
-		r.log.Warn("write events log", "err", err)
 	}
 }
 
@@ -264,18 +252,19 @@ func (r *orun) execute(ctx context.Context) error {
 	planPath := r.planPath()
 	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
 	r.spend = spend.New(r.cfg.Budget, r.run.StartedAt)
+	r.recorder.run, r.recorder.spend = r.run, r.spend
 	for _, ph := range order {
 		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
 			UncheckedGates: gate.Unchecked(ph)})
 	}
-	if r.usesRemote() {
+	if r.rem().usesRemote() {
 		// Before the phases are chosen: the merged branches bring the
 		// dependencies' completions into HEAD's ledger.
-		if err := r.syncRemote(ctx); err != nil {
+		if err := r.rem().syncRemote(ctx); err != nil {
 			return err
 		}
 	}
-	r.readHold(ctx)
+	r.rem().readHold(ctx)
 	todo, err := r.selectPhases(order)
 	if err != nil {
 		return err
@@ -290,29 +279,29 @@ func (r *orun) execute(ctx context.Context) error {
 		return err
 	}
 	r.ledger.Runs = append(r.ledger.Runs, r.run)
-	if err := r.save(); err != nil {
+	if err := r.recorder.save(); err != nil {
 		return err
 	}
-	r.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
+	r.recorder.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
 		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
-	if r.cfg.Parallel > 1 && r.usesRemote() {
+	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
 		// --base deps and --push work on one phase's branch in your work
 		// tree: a CI job runs one phase.
 		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
 	} else if r.cfg.Parallel > 1 {
-		return r.executeParallel(ctx, order, todo)
+		return (&scheduler{r: r}).run(ctx, order, todo)
 	}
 	for _, ph := range order {
-		rec := r.run.Phase(ph.ID)
 		if !todo[ph.ID] {
 			continue
 		}
+		rec := r.recorder.phase(ph.ID) // the phase's own, saved by copy
 		if err := ctx.Err(); err != nil {
 			return ErrInterrupted
 		}
-		if err := r.runPhase(ctx, ph, rec); err != nil {
+		if err := newPhaseRun(r, ph, rec, r.Repo, nil).run(ctx); err != nil {
 			return err
 		}
 	}
@@ -416,9 +405,9 @@ func (r *orun) checkTree() error {
 		}
 		listed := len(*commits)
 		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), r.listFirst(commits))
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), listFirst(commits, r.recorder.save))
 		})
-		r.unlist(commits, listed, err)
+		unlist(commits, listed, err, r.recorder.save)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
@@ -468,12 +457,12 @@ func (r *orun) finish(err error) error {
 	}
 	// The ledger keeps the exit code the user saw.
 	r.run.ExitCode = r.ExitCode(err)
-	serr := r.save()
+	serr := r.recorder.save()
 	if serr != nil && err != nil && !errors.Is(err, ErrLedger) {
 		// The run's own error is returned; this one must still be seen.
 		r.log.Error("ledger not saved", "err", serr)
 	}
-	r.event("run_ended", map[string]any{"status": r.run.Status})
+	r.recorder.event("run_ended", map[string]any{"status": r.run.Status})
 	report.Summary(r.Out, r.run)
 	r.announceEnd(err)
 	if r.StepSummary != "" {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -19,23 +18,29 @@ import (
 // complete — in dependency order, since a phase starts only once its
 // dependencies are merged, from the merged result.
 //
-// The run's state (ledger, phase records, budgets, commits to the user's
-// branch) is shared, so one lock guards it: a phase's goroutine holds it
-// while it runs orchestrator code and lets go only while it waits (the next
-// stream event, gates, a backoff) — see unlocked. The orchestrator's code
-// stays sequential; only the waits overlap.
+// Nothing is locked across a phase's work. Each phase's goroutine owns its
+// record, its worktree and its branch; what it records goes to the run's
+// recorder (recorder.go), whose critical sections are a copy and a file
+// write. A phase's commits (hooks, filters, signing) touch only its own
+// worktree and branch, so they need no lock: git's own locks cover what
+// worktrees share. The user's branch is changed by the scheduler's
+// goroutine alone (worktrees added from it, phases merged into it, one at
+// a time), so merges are serialised without a lock either, and never wait
+// for a phase's commit. The services phases share lock themselves: the
+// spend account, the window answers, the events log, the notifier, the
+// live view; the rest of orun is set before the first phase starts and
+// only read meanwhile (--base/--push, and so unpushed, run one phase at a
+// time in your work tree).
 
 // ErrConflict reads as a verb: "phase 2 cannot be merged into your branch:
 // …". The run stops with exit 1; the user's branch is as it was before.
 var ErrConflict = errors.New("cannot be merged")
 
-// parallel is a --parallel run's shared state.
-type parallel struct {
-	mu    sync.Mutex                 // held by whichever goroutine runs orchestrator code
-	repos map[string]*gitcommit.Repo // phase id → its worktree; guarded by mu
-	// keep: phase id → the paths its commits leave out (its .worktreeinclude
-	// copies); guarded by mu.
-	keep map[string][]string
+// scheduler runs a --parallel run's phases: which starts when (a free
+// worker, its dependencies merged), their worktrees, their merges into the
+// user's branch, --fail-fast. Its state is its goroutine's alone.
+type scheduler struct {
+	r *orun
 	// includes are the files .worktreeinclude selects, listed once.
 	includes *[]gitcommit.IgnoredFile
 }
@@ -44,29 +49,6 @@ type parallel struct {
 // failed (the cause of their context).
 var errFailFast = errors.New("another phase failed (--fail-fast)")
 
-// unlocked runs f, a wait, without the run's lock so concurrent phases
-// proceed meanwhile. f must touch no shared state. One by one, it just runs f.
-func (r *orun) unlocked(f func()) {
-	if r.par == nil {
-		f()
-		return
-	}
-	r.par.mu.Unlock()
-	defer r.par.mu.Lock()
-	f()
-}
-
-// repoFor is where phase id works: its worktree in a parallel run, else
-// the user's work tree.
-func (r *orun) repoFor(id string) *gitcommit.Repo {
-	if r.par != nil {
-		if repo := r.par.repos[id]; repo != nil {
-			return repo
-		}
-	}
-	return r.Repo
-}
-
 // slot is one phase running in its worktree.
 type slot struct {
 	ph           *plans.Phase
@@ -74,6 +56,7 @@ type slot struct {
 	path, branch string
 	repo         *gitcommit.Repo
 	includes     []gitcommit.IgnoredFile // to copy in (worktreefiles.go)
+	keep         []string                // their paths: the phase's commits leave them out
 	// reused: an interrupted run's worktree, readied then; newBranch: the
 	// branch was made for it; discard: nothing of the agent's in it, so
 	// it goes, and its branch too when new.
@@ -86,22 +69,17 @@ type phaseResult struct {
 	err error
 }
 
-// executeParallel runs the phases of todo, up to cfg.Parallel at a time. The
+// run runs the phases of todo, up to cfg.Parallel at a time. The
 // first error stops new phases from starting; those running finish (and
 // are merged) before it is returned, so no work or spend is thrown away —
 // or, with --fail-fast, are stopped at a safe point (their work committed
 // to their branches, resumed by a rerun).
-func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
+func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[string]bool) error {
+	r := sc.r
 	if !r.cfg.AutoCommit {
 		return fmt.Errorf("%w: --parallel %d needs auto_commit: a phase's work reaches your branch as a merge of its branch's commits",
 			ErrSetup, r.cfg.Parallel)
 	}
-	r.par = &parallel{repos: map[string]*gitcommit.Repo{}, keep: map[string][]string{}}
-	r.par.mu.Lock()
-	defer func() {
-		r.par.mu.Unlock()
-		r.par = nil // every phase goroutine has ended
-	}()
 
 	// A checkout git would refuse is refused before any phase is paid for.
 	if err := r.Repo.CheckCheckout(); err != nil {
@@ -116,7 +94,9 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 	}
 	started := map[string]bool{}
 	running := map[string]*slot{}
-	results := make(chan phaseResult)
+	// Buffered: a phase that ended never waits for the scheduler (which
+	// may be merging another).
+	results := make(chan phaseResult, r.cfg.Parallel)
 	var first error
 	fail := func(err error) {
 		if first == nil {
@@ -132,53 +112,49 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 				continue
 			}
 			started[ph.ID] = true
-			s, err := r.openWorktree(ph)
+			s, err := sc.openWorktree(ph)
 			if err != nil {
 				if len(running) > 0 {
-					r.othersAfterFailure(ph.ID, running)
+					sc.othersAfterFailure(ph.ID, running)
 				}
 				fail(err)
 				break
 			}
 			running[ph.ID] = s
-			r.par.repos[ph.ID] = s.repo
 			var pctx context.Context
 			pctx, s.cancel = context.WithCancelCause(ctx)
+			// s (its record included) is the goroutine's until it sends
+			// its result; then the scheduler's again, to merge it.
 			go func() {
-				r.par.mu.Lock()
-				err := r.prepareWorktree(pctx, s)
+				err := sc.prepareWorktree(pctx, s)
 				if err != nil {
-					err = r.notStarted(s, err)
+					err = sc.notStarted(s, err)
 				} else {
-					err = r.runPhase(pctx, s.ph, s.rec)
+					err = newPhaseRun(r, s.ph, s.rec, s.repo, s.keep).run(pctx)
 				}
-				r.par.mu.Unlock()
 				results <- phaseResult{id: s.ph.ID, err: err}
 			}()
 		}
 		if len(running) == 0 {
 			break
 		}
-		var res phaseResult
-		r.unlocked(func() { res = <-results })
+		res := <-results
 		s := running[res.id]
 		s.cancel(nil)
 		delete(running, res.id)
-		delete(r.par.repos, res.id)
-		delete(r.par.keep, res.id)
 		err := res.err
 		if err == nil {
-			err = r.mergePhase(s)
+			err = sc.mergePhase(s)
 		}
 		if err == nil {
 			done[res.id] = true
 		} else {
 			if first == nil && !errors.Is(err, ErrInterrupted) && len(running) > 0 {
-				r.othersAfterFailure(res.id, running)
+				sc.othersAfterFailure(res.id, running)
 			}
 			fail(err)
 		}
-		r.closeWorktree(s, err == nil)
+		sc.closeWorktree(s, err == nil)
 	}
 	if first != nil {
 		return first
@@ -195,13 +171,14 @@ func (r *orun) executeParallel(ctx context.Context, order []*plans.Phase, todo m
 // phases merged so far), or, for a phase an earlier run left unfinished
 // and unmerged, that phase's branch again, with whatever a killed run left
 // in its worktree committed first.
-func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
-	s := &slot{ph: ph, rec: r.run.Phase(ph.ID),
+func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
+	r := sc.r
+	s := &slot{ph: ph, rec: r.recorder.phase(ph.ID), // the phase's own, saved by copy
 		branch: fmt.Sprintf("debussy/%s/phase-%s", r.id, ph.ID),
 		path:   filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)}
 	var prevRun *state.Run
 	if !r.Restart {
-		if run, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
+		if run, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
 			if tip, err := r.Repo.BranchHead(prev.Branch); err == nil && tip != "" {
 				s.branch, prevRun = prev.Branch, run
 				if prev.Worktree != "" {
@@ -210,7 +187,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 			}
 		}
 	}
-	includes, err := r.worktreeIncludes()
+	includes, err := sc.worktreeIncludes()
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +196,7 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 	for i, f := range includes {
 		keep[i] = f.Path
 	}
-	r.par.keep[ph.ID] = keep
+	s.keep = keep
 	s.newBranch = prevRun == nil
 	reused := false
 	if prevRun != nil {
@@ -263,10 +240,10 @@ func (r *orun) openWorktree(ph *plans.Phase) (*slot, error) {
 	}
 	s.reused = reused
 	s.rec.Worktree, s.rec.Branch = s.path, s.branch
-	if err := r.save(); err != nil {
+	if err := r.recorder.savePhase(s.rec); err != nil {
 		return nil, err
 	}
-	r.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
+	r.recorder.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
 	r.log.Info("phase worktree", "phase", ph.ID, "branch", s.branch, "path", relTo(r.Repo.Root(), s.path), "resumed", prevRun != nil)
 	return s, nil
 }
@@ -280,7 +257,8 @@ func samePath(a, b string) bool {
 // mergePhase merges a completed phase's branch into the user's branch. A
 // conflict leaves the branch as it was, marks the phase failed (its work is
 // not in the user's branch, so a rerun must not skip it) and stops the run.
-func (r *orun) mergePhase(s *slot) error {
+func (sc *scheduler) mergePhase(s *slot) error {
+	r := sc.r
 	id := s.ph.ID
 	msg := gitcommit.Message{
 		Subject: fmt.Sprintf("debussy: merge phase %s %q", id, s.ph.ShortTitle()),
@@ -291,18 +269,19 @@ func (r *orun) mergePhase(s *slot) error {
 	// it, as every commit is (ledger.go): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
 	listed := len(s.rec.Commits)
+	save := func() error { return r.recorder.savePhase(s.rec) }
 	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), r.listFirst(&s.rec.Commits))
+		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), listFirst(&s.rec.Commits, save))
 	})
-	r.unlist(&s.rec.Commits, listed, err)
+	unlist(&s.rec.Commits, listed, err, save)
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
 		s.rec.Merge = c.Hash
-		if err := r.save(); err != nil {
+		if err := save(); err != nil {
 			return err
 		}
-		r.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
+		r.recorder.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
 		r.log.Info("merged into your branch", "phase", id, "commit", gitcommit.Short(c.Hash), "files", c.Files)
 		return nil
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -319,9 +298,9 @@ func (r *orun) mergePhase(s *slot) error {
 	s.rec.Status = state.StatusFailed
 	s.rec.LastError = err.Error()
 	s.rec.Reason = publicReason(err)
-	r.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
+	r.recorder.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
 	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
-	if serr := r.save(); serr != nil {
+	if serr := save(); serr != nil {
 		return serr
 	}
 	return err
@@ -330,9 +309,10 @@ func (r *orun) mergePhase(s *slot) error {
 // closeWorktree removes a phase's worktree once its work is committed to
 // its branch (kept, with its work, if anything is left uncommitted), and
 // deletes the branch once merged.
-func (r *orun) closeWorktree(s *slot, merged bool) {
+func (sc *scheduler) closeWorktree(s *slot, merged bool) {
+	r := sc.r
 	if s.discard {
-		r.removeWorktree(s, s.newBranch)
+		sc.removeWorktree(s, s.newBranch)
 		return
 	}
 	dirty, err := s.repo.DirtyTracked(r.gitCtx())
@@ -347,5 +327,5 @@ func (r *orun) closeWorktree(s *slot, merged bool) {
 		r.log.Warn("phase worktree kept: it holds uncommitted work", "phase", s.ph.ID, "path", s.path, "err", err)
 		return
 	}
-	r.removeWorktree(s, merged)
+	sc.removeWorktree(s, merged)
 }

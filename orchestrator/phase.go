@@ -2,11 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -25,10 +22,28 @@ import (
 
 // phaseRun is the state of one phase across its attempts and sessions.
 type phaseRun struct {
-	ph   *plans.Phase
-	rec  *state.PhaseRecord
-	repo *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
-	base string          // commit the phase started from: "files changed" are against it
+	// r is the run: its configuration, the recorder (recorder.go) and the
+	// services phases share, each read-only while phases run or locking
+	// itself (parallel.go says which).
+	r  *orun
+	ph *plans.Phase
+	// planRel is the plan as the Debussy-Plan trailer names it.
+	planRel string
+	rec     *state.PhaseRecord
+	repo    *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
+	// dir is repo's root, where its sessions and gates run; env the
+	// environment they inherit (repo.ChildEnv: no GIT_DIR sending the
+	// agent's git elsewhere).
+	dir string
+	env []string
+	// sessions runs its sessions and committer commits its work and
+	// writes its checkpoints (seams.go).
+	sessions  Sessions
+	committer Committer
+	// keep are the paths its commits leave out whatever their content: its
+	// worktree's .worktreeinclude copies (worktreefiles.go).
+	keep []string
+	base string // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
 	events      *checkpoint.Recorder // what the agent did, for checkpoints
@@ -77,12 +92,20 @@ type phaseRun struct {
 	priorAttempts int
 }
 
-func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRecord) error {
-	p := &phaseRun{ph: ph, rec: rec, repo: r.repoFor(ph.ID), events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}
-	ctx = r.startPhaseTrace(ctx, p)
-	defer r.endPhaseTrace(p)
+// newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
+// record, which only the goroutine running it changes (recorder.go).
+func newPhaseRun(r *orun, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) *phaseRun {
+	return &phaseRun{r: r, ph: ph, planRel: r.planRel(), rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow),
+		dir: repo.Root(), env: repo.ChildEnv(r.Env), sessions: claudeSessions{}, committer: gitCommitter{repo}}
+}
+
+// run runs the phase: its attempts, until it ends.
+func (p *phaseRun) run(ctx context.Context) error {
+	r, ph, rec := p.r, p.ph, p.rec
+	ctx = p.startPhaseTrace(ctx)
+	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
-	head, err := p.repo.Head()
+	head, err := p.committer.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
@@ -92,11 +115,11 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 	// Resume: a phase an earlier run started but did not finish continues
 	// from a checkpoint, never from a blank prompt.
 	if !r.Restart {
-		prevRun, prev := r.ledger.LastUnfinished(r.planPath(), ph.ID)
+		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
 				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
-				r.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
+				r.recorder.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
 				prev = nil
 			}
 		}
@@ -119,27 +142,27 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 			if k := len(prev.Handoffs); k > 0 && filepath.Base(prev.Handoffs[k-1]) == fmt.Sprintf("handoff-%d.md", prev.Sessions) {
 				p.handoff = prev.Handoffs[k-1]
 			}
-			cp, err := r.checkpoint(p, "resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
+			cp, err := p.checkpoint("resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
 			if err != nil {
 				return err
 			}
 			next = cp.Prompt(p.basePrompt)
 			if prev.Status == state.StatusBlocked {
-				next = r.answered(p, prevRun, prev, next)
+				next = p.answered(prevRun, prev, next)
 			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
 	}
 	p.progressRuns = append(p.progressRuns, r.id)
-	r.applyHold(p)
+	p.applyHold()
 
 	rec.Status = state.StatusRunning
 	rec.BaseCommit = p.base
 	rec.StartedAt = r.now()
-	if err := r.save(); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
+	r.recorder.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
 	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	// lastProblem is for the agent and the local record; lastPublic is
@@ -151,14 +174,14 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		// A signal that cannot be cleared or read ends the phase as failed
 		// in the ledger too, not left "running".
 		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
-			return r.endPhase(p, state.StatusFailed, err)
+			return p.endPhase(state.StatusFailed, err)
 		}
-		if err := r.runSessions(ctx, p, next); err != nil {
+		if err := p.runSessions(ctx, next); err != nil {
 			return err
 		}
 		sig, err := r.Store.ReadSignal(r.id, ph.ID)
 		if err != nil {
-			return r.endPhase(p, state.StatusFailed, err)
+			return p.endPhase(state.StatusFailed, err)
 		}
 		var problem string
 		hookProblem := false
@@ -169,9 +192,9 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		switch policy.AfterAttempt(status, r.cfg.RequireDoneSignal) {
 		case policy.VerdictBlocked:
 			rec.Question = secrets.Redact(oneLine(sig.Reason))
-			err := r.endPhase(p, state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
+			err := p.endPhase(state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
 				fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))))
-			r.announceBlocked(p, rec.Question)
+			p.announceBlocked(rec.Question)
 			return err
 		case policy.VerdictAgentFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
@@ -184,21 +207,21 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		default:
 			var res []gate.Result
 			var ok bool
-			root, env := p.repo.Root(), p.repo.ChildEnv(r.Env)
-			r.unlocked(func() { res, ok = r.runGates(ctx, root, env, ph) })
+			root, env := p.dir, p.env
+			res, ok = p.runGates(ctx, root, env)
 			if ctx.Err() != nil {
-				r.commit(p, eventInterrupted, "interrupted while running gates")
-				return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+				p.commit(eventInterrupted, "interrupted while running gates")
+				return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 			}
 			if ok {
-				r.commit(p, eventCompleted, "completed")
+				p.commit(eventCompleted, "completed")
 				if ctx.Err() != nil && p.uncommitted != nil {
 					// Ctrl-C cut the commit (a hung hook): the work stays in
 					// the tree for the rerun, which resumes the phase.
-					return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+					return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 				}
 				if p.rejected == nil {
-					return r.endPhase(p, state.StatusCompleted, nil)
+					return p.endPhase(state.StatusCompleted, nil)
 				}
 				// The user's hook refused the phase's final commit: the
 				// phase is not done, like a failing gate.
@@ -209,7 +232,7 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 				break
 			}
 			if last := res[len(res)-1]; last.Missing() != "" {
-				return r.endPhase(p, state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
+				return p.endPhase(state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
 			}
 			problem = gate.Evidence(res)
 			lastProblem = gate.Summary(res)
@@ -220,22 +243,23 @@ func (r *orun) runPhase(ctx context.Context, ph *plans.Phase, rec *state.PhaseRe
 		}
 		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
 			"remediation", attempt, "max_retries", r.limits.MaxRetries)
-		r.commit(p, eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
+		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
 		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)
 		if !hookProblem { // else the problem already is the hook's output
 			next = p.withRejection(next)
 		}
-		r.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
+		r.recorder.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
 	}
-	return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
+	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
 }
 
 // endPhase records the phase's outcome, in git too (a commit with the
 // outcome's trailers, recordEnd); err is returned unchanged unless the
 // ledger cannot be written.
-func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
-	r.recordEnd(p, status, err)
+func (p *phaseRun) endPhase(status state.Status, err error) error {
+	r := p.r
+	p.recordEnd(status, err)
 	if status == state.StatusCompleted && p.uncommitted != nil {
 		// Done but not in git: the next commit would sweep the work into
 		// another phase, a clone would redo this one, and after the last
@@ -251,13 +275,13 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 		p.rec.LastError = err.Error()
 		p.rec.Reason = publicReason(err)
 	}
-	if serr := r.save(); serr != nil {
+	if serr := r.recorder.savePhase(p.rec); serr != nil {
 		if err != nil {
 			r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
 		}
 		return serr
 	}
-	r.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
+	r.recorder.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
 	switch status {
 	case state.StatusCompleted:
 		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)
@@ -273,169 +297,11 @@ func (r *orun) endPhase(p *phaseRun, status state.Status, err error) error {
 	return err
 }
 
-// signalled reports whether the agent ran `debussy done` for the phase in
-// this attempt; an unreadable signal counts, the phase loop reports it.
-func (r *orun) signalled(p *phaseRun) bool {
-	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
-	return err != nil || sig != nil
-}
-
-// commitEvent is a commit's Debussy-Event trailer: why debussy committed,
-// which is not a state.Status (a restart or a retry is no phase outcome),
-// so a status cannot be passed for one.
-type commitEvent string
-
-const (
-	eventRestart     commitEvent = "restart"
-	eventRetry       commitEvent = "retry"
-	eventRemediation commitEvent = "remediation"
-	eventCompleted   commitEvent = "completed"
-	eventFailed      commitEvent = "failed"
-	eventBlocked     commitEvent = "blocked"
-	eventInterrupted commitEvent = "interrupted"
-)
-
-// commit commits the tree (if auto_commit) with trailers and records the
-// commit in the phase record; the ledger is saved by the step that always
-// follows a commit (a checkpoint, the next session, the phase's end). It
-// returns the new commit's hash, or HEAD when there was nothing to commit.
-// A failed commit leaves the work in the tree and the run going.
-func (r *orun) commit(p *phaseRun, event commitEvent, what string) string {
-	head, _ := p.repo.Head()
-	if !r.cfg.AutoCommit {
-		return head
-	}
-	span := r.startCommitTrace(p, event)
-	c, err := r.commitAll(p, event, r.commitMessage(p, event, what))
-	defer func() { endCommitTrace(span, c, err) }()
-	p.rejected = nil
-	var hookErr *gitcommit.HookError
-	switch {
-	case errors.As(err, &hookErr):
-		// Nothing is lost: the work stays in the tree (staged, as after a
-		// refused `git commit`) and the next commit tries again. A secret
-		// scanner's output quotes what it found: redacted before it is
-		// logged, recorded or told.
-		hookErr.Output = checkpoint.Redact(hookErr.Output)
-		p.rejected = hookErr
-		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
-			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", text.Tail(hookErr.Output, 2000))
-		r.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
-			"output": text.Tail(hookErr.Output, 4000), "kind": event})
-		return head
-	case errors.Is(err, gitcommit.ErrNothingToCommit):
-		p.uncommitted = nil
-		r.log.Debug("nothing to commit", "phase", p.ph.ID, "event", event)
-		return head
-	case err != nil:
-		p.uncommitted = err
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			// Interrupted mid-commit: the rerun commits what the agent wrote
-			// (leftByEarlierRuns), not as the user's.
-			p.rec.Uncommitted = err.Error()
-		}
-		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
-		r.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
-		return head
-	}
-	p.uncommitted = nil
-	// commitAll listed it in p.rec.Commits before the branch moved.
-	r.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
-	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
-	r.pushed(p)
-	return c.Hash
-}
-
-// checkpoint builds, saves and returns the checkpoint for the next session.
-// Its error is the ledger's: a checkpoint file that cannot be written is
-// only a warning, since the next prompt carries the checkpoint anyway.
-func (r *orun) checkpoint(p *phaseRun, kind, reason, commit string) (checkpoint.Checkpoint, error) {
-	files, err := p.repo.Changes(p.base)
-	if err != nil {
-		r.log.Warn("list changed files", "err", err)
-	}
-	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
-		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
-		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
-		Refused: r.refused(p.ph.ID),
-	}
-	for _, f := range files {
-		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
-	}
-	if tasks, err := plans.ReadTasks(p.ph.Path); err == nil {
-		for _, t := range tasks {
-			in.Tasks = append(in.Tasks, checkpoint.Task{Text: t.Text, Done: t.Done, Line: t.Line})
-		}
-	} else {
-		r.log.Warn("read tasks", "err", err)
-	}
-	for _, runID := range p.progressRuns {
-		prog, err := r.Store.ReadProgress(runID, p.ph.ID)
-		if err != nil {
-			r.log.Warn("read progress notes", "err", err)
-		}
-		for _, pr := range prog {
-			in.Progress = append(in.Progress, pr.Message)
-		}
-	}
-	handoff := ""
-	if p.handoff != "" {
-		handoff = readHandoff(p.handoff)
-		redactFile(p.handoff)
-	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.repo.Root())
-	p.handoff, p.noHandoff = "", ""
-	cp := checkpoint.Build(in, p.events)
-	p.checkpoints++
-	dir := r.Store.PhaseDir(r.id, p.ph.ID)
-	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
-	js, _ := json.MarshalIndent(cp, "", "  ")
-	werr := errors.Join(state.WriteFile(base+".json", secrets.Default().JSON(js)),
-		state.WriteFile(base+".md", []byte(secrets.Redact(cp.Markdown()))))
-	if werr != nil {
-		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
-	}
-	p.rec.Checkpoint = base + ".json"
-	if err := r.save(); err != nil {
-		return cp, err
-	}
-	r.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
-	return cp, nil
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
 	}
 	return err.Error()
-}
-
-// redactFile rewrites a file the agent left under .debussy/ (its handoff)
-// with its secrets redacted, and private (the agent's Write made it
-// 0644): debussy keeps it as a record, and nothing debussy keeps may hold
-// a secret.
-func redactFile(path string) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
-	_ = state.WriteFile(path, []byte(secrets.Redact(string(data))))
-}
-
-// maxHandoffBytes bounds what is read of a handoff file; the checkpoint
-// bounds it again.
-const maxHandoffBytes = 64 << 10
-
-// readHandoff is the handoff's content for the checkpoint, bounded.
-func readHandoff(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, maxHandoffBytes))
-	return string(data)
 }
 
 func relTo(root, path string) string {

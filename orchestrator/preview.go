@@ -68,7 +68,7 @@ func Check(opts Options) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}, Remote: r.remotePlan()}
+	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}, Remote: r.rem().remotePlan()}
 	for _, rec := range r.run.Phases {
 		if rec.Status == state.StatusSkipped {
 			p.Skipped[rec.ID] = true

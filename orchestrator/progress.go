@@ -33,31 +33,3 @@ type Progress struct {
 
 // BudgetProgress is the fuller of the phase's and the plan's budgets.
 type BudgetProgress = session.BudgetProgress
-
-// progress reports a session's snapshot to Options.Progress, if set.
-func (r *orun) progress(p *phaseRun, session int, snap estimator.Snapshot, ended bool) {
-	r.progressAt(p, session, snap, ended, nil)
-}
-
-// progressAt is progress with the Meters' figures as they were at the
-// event (live, taken on the session's reader), or as they are now (nil).
-func (r *orun) progressAt(p *phaseRun, n int, snap estimator.Snapshot, ended bool, live *session.Live) {
-	if r.Progress == nil {
-		return
-	}
-	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
-		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
-		WaitingUntil: p.rec.WaitingUntil}
-	if live != nil {
-		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
-	} else {
-		r.liveEconomics(p, &pr)
-	}
-	r.Progress(pr)
-}
-
-// liveEconomics fills a live view's figures from the Meters.
-func (r *orun) liveEconomics(p *phaseRun, pr *Progress) {
-	l := r.spendOf(p).Live(r.now())
-	pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = l.Tokens, l.CostUSD, l.Activity, l.Budget
-}

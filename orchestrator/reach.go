@@ -38,12 +38,3 @@ func discarded(repo *gitcommit.Repo, prev *state.PhaseRecord) string {
 	}
 	return ""
 }
-
-// root is the user's repository root ("" without a repository): phase
-// files' paths in prompts are relative to it.
-func (r *orun) root() string {
-	if r.Repo == nil {
-		return ""
-	}
-	return r.Repo.Root()
-}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -15,19 +16,19 @@ import (
 // reclaimGitLocks removes the git locks (index.lock mid-commit) of a
 // debussy that was killed while holding them: left, they fail every commit
 // of this run and of git (gitcommit.ReclaimLocks).
-func (r *orun) reclaimGitLocks() {
-	if r.Repo == nil {
+func reclaimGitLocks(repo *gitcommit.Repo, log *slog.Logger) {
+	if repo == nil {
 		return
 	}
-	locks, err := r.Repo.ReclaimLocks()
+	locks, err := repo.ReclaimLocks()
 	for i, l := range locks {
-		locks[i] = relTo(r.Repo.Root(), l)
+		locks[i] = relTo(repo.Root(), l)
 	}
 	switch {
 	case err != nil:
-		r.log.Warn("could not remove the git locks a killed debussy left", "removed", strings.Join(locks, ", "), "err", err)
+		log.Warn("could not remove the git locks a killed debussy left", "removed", strings.Join(locks, ", "), "err", err)
 	case len(locks) > 0:
-		r.log.Warn("removed the git locks a killed debussy left", "locks", strings.Join(locks, ", "))
+		log.Warn("removed the git locks a killed debussy left", "locks", strings.Join(locks, ", "))
 	}
 }
 
@@ -37,7 +38,7 @@ func (r *orun) markStaleRuns() {
 	var gl *gitcommit.Ledger // read once, if a run died
 	ended := func(run *state.Run, phase string) (gitcommit.Outcome, bool) {
 		if gl == nil {
-			if gl = r.readGitLedger(); gl == nil {
+			if gl = readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log); gl == nil {
 				gl = &gitcommit.Ledger{}
 			}
 		}

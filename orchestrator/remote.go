@@ -41,47 +41,58 @@ const maxPushTries = 4
 // run's context is cancelled by then; a second Ctrl-C cuts it at once.
 var pushGrace = 15 * time.Second
 
+// remoteRun is the run's work with the remote (--base deps, --push): a
+// CI job's phase on its branch. Such a run is one phase at a time in the
+// user's work tree, so unpushed and hold are one goroutine's.
+type remoteRun struct{ r *orun }
+
+// rem is the run's work with the remote.
+func (r *orun) rem() *remoteRun { return &remoteRun{r} }
+
 // remoteName is the remote --base deps and --push work with.
-func (r *orun) remoteName() string {
+func (rm *remoteRun) remoteName() string {
+	r := rm.r
 	if r.Push != "" {
 		return r.Push
 	}
 	return "origin"
 }
 
-func (r *orun) remoteAt(dir string) remote.Remote {
+func (rm *remoteRun) remoteAt(dir string) remote.Remote {
+	r := rm.r
 	// Marked with the run id, as its claude sessions are: a git push left
 	// running by a debussy killed mid-push is killed by the next run
 	// (markStaleRuns), which pushes again.
-	return remote.Remote{Dir: dir, Name: r.remoteName(), Env: append(os.Environ(), state.EnvRunID+"="+r.id)}
+	return remote.Remote{Dir: dir, Name: rm.remoteName(), Env: append(os.Environ(), state.EnvRunID+"="+r.id)}
 }
 
 // planID names the plan on the remote (plans.ID).
-func (r *orun) planID() string { return plans.ID(r.planRel()) }
+func (rm *remoteRun) planID() string { return plans.ID(rm.r.planRel()) }
 
 // usesRemote reports whether the run fetches from or pushes to a remote.
-func (r *orun) usesRemote() bool { return r.Base == BaseDeps || r.Push != "" }
+func (rm *remoteRun) usesRemote() bool { return rm.r.Base == BaseDeps || rm.r.Push != "" }
 
 // syncRemote, before the phases are chosen: commits what a killed run
 // left, fetches the plan's phase branches, brings in the phase's own
 // pushed branch (a rerun resumes its work) or pushes what a kill left
 // unpushed, and merges the dependencies' branches. Any refusal leaves HEAD
 // where it was and pushes nothing more.
-func (r *orun) syncRemote(ctx context.Context) error {
+func (rm *remoteRun) syncRemote(ctx context.Context) error {
+	r := rm.r
 	if err := requireCommit(r.Repo); err != nil {
 		return err
 	}
 	if err := r.checkTree(); err != nil {
 		return err
 	}
-	rem := r.remoteAt(r.Repo.Root())
+	rem := rm.remoteAt(r.Repo.Root())
 	if err := rem.Check(ctx); err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	// Every plan's branches: a usage limit any of them records is the
 	// account's (readHold).
 	if err := rem.Fetch(ctx, "debussy/"); err != nil {
-		return fmt.Errorf("%w: %w", ErrSetup, r.interrupted(ctx, err))
+		return fmt.Errorf("%w: %w", ErrSetup, rm.interrupted(ctx, err))
 	}
 	orig, err := r.Repo.Head()
 	if err != nil {
@@ -96,12 +107,12 @@ func (r *orun) syncRemote(ctx context.Context) error {
 		return err
 	}
 	if r.Push != "" && r.Only != "" {
-		if err := r.syncOwn(ctx, rem); err != nil {
+		if err := rm.syncOwn(ctx, rem); err != nil {
 			return undo(err)
 		}
 	}
 	if r.Base == BaseDeps {
-		if err := r.mergeDeps(ctx, rem); err != nil {
+		if err := rm.mergeDeps(ctx, rem); err != nil {
 			return undo(err)
 		}
 	}
@@ -109,7 +120,7 @@ func (r *orun) syncRemote(ctx context.Context) error {
 }
 
 // interrupted is err, or ErrInterrupted when ctx's end caused it.
-func (r *orun) interrupted(ctx context.Context, err error) error {
+func (rm *remoteRun) interrupted(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ErrInterrupted
 	}
@@ -120,8 +131,9 @@ func (r *orun) interrupted(ctx context.Context, err error) error {
 // work HEAD lacks (a job that ran the phase before: its work goes on, a
 // completed phase is skipped), else pushes the phase's commits HEAD has
 // and the remote lacks (a kill between commit and push).
-func (r *orun) syncOwn(ctx context.Context, rem remote.Remote) error {
-	branch := plans.PhaseBranch(r.planID(), r.Only)
+func (rm *remoteRun) syncOwn(ctx context.Context, rem remote.Remote) error {
+	r := rm.r
+	branch := plans.PhaseBranch(rm.planID(), r.Only)
 	ref := rem.Tracking(branch)
 	tip, ok, err := rem.Tip(ctx, ref)
 	if err != nil {
@@ -137,12 +149,12 @@ func (r *orun) syncOwn(ctx context.Context, rem remote.Remote) error {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		if !behind {
-			if err := r.bringIn(ctx, rem, ref, fmt.Sprintf("debussy: phase %s — merge its branch %s from %s", r.Only, branch, rem.Name),
+			if err := rm.bringIn(ctx, rem, ref, fmt.Sprintf("debussy: phase %s — merge its branch %s from %s", r.Only, branch, rem.Name),
 				"The phase's branch on the remote holds work of an earlier run (--push)."); err != nil {
 				return fmt.Errorf("phase %s: its branch %s on %s %w", r.Only, branch, rem.Name, err)
 			}
 			r.log.Info("took up the phase's branch from the remote", "phase", r.Only, "branch", branch, "remote", rem.Name, "commit", gitcommit.Short(tip))
-			r.event("remote_resume", map[string]any{"phase": r.Only, "branch": branch, "commit": tip})
+			r.recorder.event("remote_resume", map[string]any{"phase": r.Only, "branch": branch, "commit": tip})
 			return nil
 		}
 	}
@@ -158,10 +170,10 @@ func (r *orun) syncOwn(ctx context.Context, rem remote.Remote) error {
 		return nil
 	}
 	r.log.Warn("pushing first: commits of the phase an earlier run made but did not push", "phase", r.Only, "commits", len(unpushed), "branch", branch)
-	pctx, cancel := r.pushContext()
+	pctx, cancel := rm.pushContext()
 	defer cancel()
-	if err := r.pushBranch(pctx, r.Repo, r.Only, nil); err != nil {
-		return fmt.Errorf("%w: phase %s: push the commits an earlier run left unpushed: %w", ErrPush, r.Only, r.interrupted(ctx, err))
+	if err := rm.pushBranch(pctx, r.Repo, r.Only, nil); err != nil {
+		return fmt.Errorf("%w: phase %s: push the commits an earlier run left unpushed: %w", ErrPush, r.Only, rm.interrupted(ctx, err))
 	}
 	return nil
 }
@@ -170,7 +182,8 @@ func (r *orun) syncOwn(ctx context.Context, rem remote.Remote) error {
 // it, else a merge commit (git's merge, as --parallel merges). A conflict
 // names the files; nothing is changed then. Its error reads after a noun:
 // "… cannot be merged: …".
-func (r *orun) bringIn(ctx context.Context, rem remote.Remote, ref, subject, body string) error {
+func (rm *remoteRun) bringIn(ctx context.Context, rem remote.Remote, ref, subject, body string) error {
+	r := rm.r
 	head, err := r.Repo.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
@@ -181,7 +194,7 @@ func (r *orun) bringIn(ctx context.Context, rem remote.Remote, ref, subject, bod
 	}
 	if ff {
 		if err := rem.FastForward(ctx, ref); err != nil {
-			return fmt.Errorf("%w: %w", ErrSetup, r.interrupted(ctx, err))
+			return fmt.Errorf("%w: %w", ErrSetup, rm.interrupted(ctx, err))
 		}
 		return nil
 	}
@@ -203,17 +216,18 @@ func (r *orun) bringIn(ctx context.Context, rem remote.Remote, ref, subject, bod
 // dependencies (each holds its own dependencies' merges). A dependency
 // completed in the plan's table, or already in HEAD's history with no
 // branch on the remote, needs nothing.
-func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
+func (rm *remoteRun) mergeDeps(ctx context.Context, rem remote.Remote) error {
+	r := rm.r
 	ph := r.Plan.Phase(r.Only)
 	if ph == nil {
 		return nil // selectOnly names the mistake
 	}
-	res := completion.Resolver{Plan: r.Plan, Git: r.readGitLedger(), PlanRel: r.planRel()}
+	res := completion.Resolver{Plan: r.Plan, Git: readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log), PlanRel: r.planRel()}
 	for _, dep := range ph.DependsOn {
 		if res.Phase(dep).Source == completion.Table {
 			continue
 		}
-		branch := plans.PhaseBranch(r.planID(), dep)
+		branch := plans.PhaseBranch(rm.planID(), dep)
 		ref := rem.Tracking(branch)
 		tip, ok, err := rem.Tip(ctx, ref)
 		if err != nil {
@@ -255,7 +269,7 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			r.log.Debug("dependency already merged", "phase", r.Only, "dependency", dep, "branch", branch)
 			continue
 		}
-		if err := r.bringIn(ctx, rem, ref, fmt.Sprintf("debussy: phase %s — merge dependency phase %s", r.Only, dep),
+		if err := rm.bringIn(ctx, rem, ref, fmt.Sprintf("debussy: phase %s — merge dependency phase %s", r.Only, dep),
 			fmt.Sprintf("--base deps: phase %s's result, branch %s of %s.", dep, branch, rem.Name)); err != nil {
 			if errors.Is(err, ErrConflict) {
 				return fmt.Errorf("--base deps: phase %s's dependency phase %s (branch %s of %s) %w; HEAD is as it was, nothing was pushed (merge the dependencies with git yourself, then rerun)",
@@ -264,7 +278,7 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			return err
 		}
 		r.log.Info("merged a dependency's result", "phase", r.Only, "dependency", dep, "branch", branch, "commit", gitcommit.Short(tip))
-		r.event("base_merge", map[string]any{"phase": r.Only, "dependency": dep, "branch": branch, "commit": tip})
+		r.recorder.event("base_merge", map[string]any{"phase": r.Only, "dependency": dep, "branch": branch, "commit": tip})
 	}
 	return nil
 }
@@ -272,7 +286,8 @@ func (r *orun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 // pushContext is the context a push runs under: the run's, or once Ctrl-C
 // has cancelled that (the interrupt's own commit is pushed), a short grace
 // that a second Ctrl-C cuts.
-func (r *orun) pushContext() (context.Context, context.CancelFunc) {
+func (rm *remoteRun) pushContext() (context.Context, context.CancelFunc) {
+	r := rm.r
 	if r.ctx.Err() == nil {
 		return context.WithCancel(r.ctx)
 	}
@@ -292,10 +307,12 @@ func (r *orun) pushContext() (context.Context, context.CancelFunc) {
 // pushBranch pushes repo's HEAD to the phase's branch on the remote. A
 // rejection (the branch moved on) is fetched and merged into HEAD, then
 // pushed again, up to maxPushTries times; a conflict ends it. Merge
-// commits are listed in commits first, as every commit is (listFirst).
-func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, commits *[]string) error {
-	rem := r.remoteAt(repo.Root())
-	branch := plans.PhaseBranch(r.planID(), phase)
+// commits are listed in rec's commits first (nil: none), as every commit
+// is (listFirst).
+func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, rec *state.PhaseRecord) error {
+	r := rm.r
+	rem := rm.remoteAt(repo.Root())
+	branch := plans.PhaseBranch(rm.planID(), phase)
 	for try := 1; ; try++ {
 		err := rem.Push(ctx, branch)
 		if err == nil || !errors.Is(err, remote.ErrRejected) || try >= maxPushTries {
@@ -316,15 +333,15 @@ func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase strin
 		}
 		var opts []gitcommit.CommitOption
 		listed := 0
-		if commits != nil {
-			listed = len(*commits)
-			opts = append(opts, r.listFirst(commits))
+		if rec != nil {
+			listed = len(rec.Commits)
+			opts = append(opts, listFirst(&rec.Commits, func() error { return r.recorder.savePhase(rec) }))
 		}
 		_, err = r.commitWaiting(func() (gitcommit.Commit, error) {
 			return repo.Merge(r.gitCtx(), rem.Tracking(branch), msg.String(), opts...)
 		})
-		if commits != nil {
-			r.unlist(commits, listed, err)
+		if rec != nil {
+			unlist(&rec.Commits, listed, err, func() error { return r.recorder.savePhase(rec) })
 		}
 		var ce *gitcommit.ConflictError
 		switch {
@@ -338,48 +355,26 @@ func (r *orun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase strin
 	}
 }
 
-// pushed follows a commit for phase p under --push: the push, and what
-// remains to push if it failed (finalPush tries once more).
-func (r *orun) pushed(p *phaseRun) {
-	if r.Push == "" {
-		return
-	}
-	ctx, cancel := r.pushContext()
-	defer cancel()
-	branch := plans.PhaseBranch(r.planID(), p.ph.ID)
-	err := r.pushBranch(ctx, p.repo, p.ph.ID, &p.rec.Commits)
-	if err != nil {
-		r.unpushed[p.ph.ID] = p
-		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
-			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", err)
-		r.event("push_failed", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "error": err.Error()})
-		return
-	}
-	delete(r.unpushed, p.ph.ID)
-	head, _ := p.repo.Head()
-	r.log.Info("pushed", "phase", p.ph.ID, "branch", branch, "remote", r.Push, "commit", gitcommit.Short(head))
-	r.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
-}
-
 // finalPush tries once more to push every phase whose last push failed.
 // One that still fails ends the run with ErrPush when it would otherwise
 // succeed; its commits stay in the local branch either way.
-func (r *orun) finalPush(err error) error {
+func (rm *remoteRun) finalPush(err error) error {
+	r := rm.r
 	if r.Push == "" || len(r.unpushed) == 0 {
 		return err
 	}
 	for id, p := range r.unpushed {
-		ctx, cancel := r.pushContext()
-		perr := r.pushBranch(ctx, p.repo, id, &p.rec.Commits)
+		ctx, cancel := rm.pushContext()
+		perr := rm.pushBranch(ctx, p.repo, id, p.rec)
 		cancel()
 		if perr == nil {
 			delete(r.unpushed, id)
-			r.event("push", map[string]any{"phase": id, "branch": plans.PhaseBranch(r.planID(), id), "remote": r.Push})
+			r.recorder.event("push", map[string]any{"phase": id, "branch": plans.PhaseBranch(rm.planID(), id), "remote": r.Push})
 			continue
 		}
 		head, _ := p.repo.Head()
 		perr = fmt.Errorf("phase %s: %w to %s (branch %s): %w; the work is committed locally at %s — run the same command again to push it first",
-			id, ErrPush, r.Push, plans.PhaseBranch(r.planID(), id), perr, gitcommit.Short(head))
+			id, ErrPush, r.Push, plans.PhaseBranch(rm.planID(), id), perr, gitcommit.Short(head))
 		r.log.Error("push failed", "phase", id, "err", perr)
 		if err == nil {
 			err = perr
@@ -391,14 +386,15 @@ func (r *orun) finalPush(err error) error {
 // readHold reads the usage limit in force that git records (remote.Hold):
 // from HEAD, and with --base/--push from the remote's debussy branches
 // syncRemote fetched. An unreadable record costs only the hold: a warning.
-func (r *orun) readHold(ctx context.Context) {
+func (rm *remoteRun) readHold(ctx context.Context) {
+	r := rm.r
 	if r.Repo == nil {
 		return
 	}
 	rem := remote.Remote{Dir: r.Repo.Root()}
 	var revs []string
-	if r.usesRemote() {
-		rem.Name = r.remoteName()
+	if rm.usesRemote() {
+		rem.Name = rm.remoteName()
 		revs = append(revs, remote.DebussyRefs(rem.Name))
 	}
 	h, ok, err := rem.Hold(ctx, r.now(), revs...)
@@ -406,7 +402,7 @@ func (r *orun) readHold(ctx context.Context) {
 		return // no git installed: the records are read with it
 	}
 	if err != nil {
-		r.log.Warn("read the usage limits recorded in git; going on without them", "err", r.interrupted(ctx, err))
+		r.log.Warn("read the usage limits recorded in git; going on without them", "err", rm.interrupted(ctx, err))
 		return
 	}
 	if ok {
@@ -417,7 +413,8 @@ func (r *orun) readHold(ctx context.Context) {
 // applyHold makes the phase wait for the account's usage limit that git
 // records before its first session (mayStartSession waits, or ends the run
 // with exit 75 beyond usage_limit_wait).
-func (r *orun) applyHold(p *phaseRun) {
+func (p *phaseRun) applyHold() {
+	r := p.r
 	h := r.hold
 	if h == nil || !h.Resets.After(r.now()) || !h.Resets.After(p.rec.WaitingUntil) {
 		return
@@ -425,17 +422,18 @@ func (r *orun) applyHold(p *phaseRun) {
 	p.rec.WaitingUntil, p.rec.Limit = h.Resets, h.Limit
 	r.log.Warn(fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
 		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
-	r.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
+	r.recorder.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
 }
 
 // remotePlan says, for --dry-run, what --base deps and --push would do.
-func (r *orun) remotePlan() []string {
+func (rm *remoteRun) remotePlan() []string {
+	r := rm.r
 	var out []string
 	if r.Base == BaseDeps && r.Only != "" {
 		if ph := r.Plan.Phase(r.Only); ph != nil {
 			for _, dep := range ph.DependsOn {
 				out = append(out, fmt.Sprintf("--base deps: merge phase %s's branch %s from %s (it must end completed there)",
-					dep, plans.PhaseBranch(r.planID(), dep), r.remoteName()))
+					dep, plans.PhaseBranch(rm.planID(), dep), rm.remoteName()))
 			}
 		}
 	}
@@ -445,7 +443,7 @@ func (r *orun) remotePlan() []string {
 			phase = "<ID>"
 		}
 		out = append(out, fmt.Sprintf("--push: push HEAD to %s on %s after every commit (never forced)",
-			plans.PhaseBranch(r.planID(), phase), r.Push))
+			plans.PhaseBranch(rm.planID(), phase), r.Push))
 	}
 	return out
 }

@@ -32,13 +32,14 @@ func econRun(t *testing.T, cfg config.Config) *orun {
 	}
 	t.Cleanup(func() { ev.Close() })
 	r.events = ev
+	r.recorder = &recorder{store: store, ledger: r.ledger, run: r.run, events: ev, spend: r.spend, now: r.now, log: r.log}
 	return r
 }
 
-func (r *orun) econPhase(id string) *phaseRun {
+func econPhase(r *orun, id string) *phaseRun {
 	rec := &state.PhaseRecord{ID: id, StartedAt: r.now()}
 	r.run.Phases = append(r.run.Phases, rec)
-	return &phaseRun{ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
+	return &phaseRun{r: r, ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
 }
 
 // Under a strict budget's wrap-up (above 95 %) the agent is told to write

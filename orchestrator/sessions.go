@@ -32,53 +32,54 @@ func ended(res session.Result, signalled, reached bool) policy.Ended {
 // restarting on context triggers, retrying sessions that failed on their
 // own. A nil error means the last session completed (or hit max turns, or
 // the agent signalled); the caller then looks at the done signal.
-func (r *orun) runSessions(ctx context.Context, p *phaseRun, prompt string) error {
+func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
+	r := p.r
 	for {
-		if err := r.mayStartSession(ctx, p); err != nil {
+		if err := p.mayStartSession(ctx); err != nil {
 			return err
 		}
-		end, err := r.runSession(ctx, p, prompt)
+		end, err := p.runSession(ctx, prompt)
 		if err != nil {
-			return r.sessionFailed(p, err)
+			return p.sessionFailed(err)
 		}
 		if reachedAPI(end.Outcome) {
 			r.reached.Store(true)
 		}
 		// The policy decides what follows, as it decided in the session.
-		e := ended(end, r.signalled(p), r.reached.Load())
-		e.Restarts, e.Retries, e.Model, e.Limits = p.restarts, p.transient, r.model(p), r.limits
+		e := ended(end, p.signalled(), r.reached.Load())
+		e.Restarts, e.Retries, e.Model, e.Limits = p.restarts, p.transient, p.model(), r.limits
 		s := policy.After(e)
 		switch s.Kind {
 		case policy.StepFinish:
 			p.transient = 0
 			return nil
 		case policy.StepInterrupted:
-			r.commit(p, eventInterrupted, "interrupted")
-			return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+			p.commit(eventInterrupted, "interrupted")
+			return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 		case policy.StepFailFast:
 			if refused := end.Outcome.Refused(); refused != nil {
-				return r.failFast(p, fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
+				return p.failFast(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
 			}
-			return r.failFast(p, fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
+			return p.failFast(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
 		case policy.StepUsageLimit, policy.StepFallback:
-			prompt, err = r.usageLimit(ctx, p, end, s)
+			prompt, err = p.atUsageLimit(ctx, end, s)
 		case policy.StepExhausted:
-			prompt, err = r.extendOrEnd(ctx, p, end)
+			prompt, err = p.extendOrEnd(ctx, end)
 		case policy.StepRestart, policy.StepRestartsSpent:
 			why := s.Why
 			if end.Trigger == policy.TriggerAdaptive {
 				why = lessons(why)
 			}
 			if s.Kind == policy.StepRestartsSpent {
-				return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
+				return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
 					p.ph.ID, ErrPhaseFailed, s.Of, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, s.Of)))
 			}
-			prompt, err = r.restart(p, end, why, s)
+			prompt, err = p.restart(end, why, s)
 		case policy.StepRetry:
-			prompt, err = r.retry(ctx, p, s, end.Outcome.Failure.Class)
+			prompt, err = p.retry(ctx, s, end.Outcome.Failure.Class)
 		case policy.StepRetriesSpent:
 			class := end.Outcome.Failure.Class
-			return r.endPhase(p, state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
+			return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
 				p.ph.ID, ErrPhaseFailed, s.N, s.Why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, s.N, classWord(class))))
 		}
 		if err != nil {
@@ -98,52 +99,54 @@ func reachedAPI(o runner.Outcome) bool {
 // a strict budget is spent
 // and the user does not extend it, or a usage limit an earlier run met
 // has not reset yet (the session would only be refused again).
-func (r *orun) mayStartSession(ctx context.Context, p *phaseRun) error {
+func (p *phaseRun) mayStartSession(ctx context.Context) error {
+	r := p.r
 	if w := p.rec.WaitingUntil; !w.IsZero() && w.After(r.now()) {
-		if err := r.waitForReset(ctx, p, p.rec.Limit, w); err != nil {
+		if err := p.waitForReset(ctx, p.rec.Limit, w); err != nil {
 			return err
 		}
 	}
-	if spent, ok := r.spendOf(p).Spent(r.now()); ok && !r.extendBudget(ctx, p, spent) {
-		return r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
+	if spent, ok := p.spendOf().Spent(r.now()); ok && !p.extendBudget(ctx, spent) {
+		return p.endPhase(state.StatusFailed, p.exhaustedError(spent))
 	}
 	return nil
 }
 
 // sessionFailed ends the phase for a session debussy could not run.
-func (r *orun) sessionFailed(p *phaseRun, err error) error {
+func (p *phaseRun) sessionFailed(err error) error {
 	switch {
 	case errors.Is(err, ErrLedger):
 		return err
 	case errors.Is(err, ErrSetup): // claude is missing
-		return r.failFast(p, err)
+		return p.failFast(err)
 	}
-	return r.endPhase(p, state.StatusFailed, err)
+	return p.endPhase(state.StatusFailed, err)
 }
 
 // failFast ends the phase for a failure no retry can fix, with exit 2: no
 // remediation, no "failed" commit on the user's branch (work the agent
 // did is still committed), and the session taken off the count so the
 // fixed command starts the phase fresh.
-func (r *orun) failFast(p *phaseRun, err error) error {
-	r.commit(p, eventInterrupted, "stopped: claude cannot run")
+func (p *phaseRun) failFast(err error) error {
+	p.commit(eventInterrupted, "stopped: claude cannot run")
 	p.recorded = true
 	p.rec.Sessions = max(p.rec.Sessions-1, 0)
-	return r.endPhase(p, state.StatusFailed, err)
+	return p.endPhase(state.StatusFailed, err)
 }
 
 // extendOrEnd follows a budget's stop: the user may extend it (a new
 // session from a checkpoint, which max_restarts does not count: the user
 // chose it); else the phase ends exhausted. It returns the next prompt.
-func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result) (string, error) {
-	spent := r.spendOf(p).Budget.Exhausted
-	if !r.extendBudget(ctx, p, spent) {
-		return "", r.endPhase(p, state.StatusFailed, r.exhaustedError(p, spent))
+func (p *phaseRun) extendOrEnd(ctx context.Context, end session.Result) (string, error) {
+	r := p.r
+	spent := p.spendOf().Budget.Exhausted
+	if !p.extendBudget(ctx, spent) {
+		return "", p.endPhase(state.StatusFailed, p.exhaustedError(spent))
 	}
-	c := r.commit(p, eventRestart, "checkpoint after a budget extension")
+	c := p.commit(eventRestart, "checkpoint after a budget extension")
 	p.keepFrom(end)
 	p.rec.Restarts++
-	cp, err := r.checkpoint(p, "resume", extendedWhy(spent), c) // "resumed", not "restart 0 of N"
+	cp, err := p.checkpoint("resume", extendedWhy(spent), c) // "resumed", not "restart 0 of N"
 	if err != nil {
 		return "", err
 	}
@@ -153,17 +156,18 @@ func (r *orun) extendOrEnd(ctx context.Context, p *phaseRun, end session.Result)
 
 // restart commits, checkpoints and returns the next session's prompt:
 // restart s.N of s.Of, as the policy decided.
-func (r *orun) restart(p *phaseRun, end session.Result, why string, s policy.Step) (string, error) {
-	c := r.commit(p, eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", s.N, s.Of))
+func (p *phaseRun) restart(end session.Result, why string, s policy.Step) (string, error) {
+	r := p.r
+	c := p.commit(eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", s.N, s.Of))
 	p.keepFrom(end)
 	p.restarts = s.N
 	p.rec.Restarts++
-	cp, err := r.checkpoint(p, "restart", why, c)
+	cp, err := p.checkpoint("restart", why, c)
 	if err != nil {
 		return "", err
 	}
 	if end.Trigger == policy.TriggerAdaptive {
-		r.openWindow(p)
+		p.openWindow()
 	}
 	r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", s.N, "max_restarts", s.Of)
 	return p.withRejection(cp.Prompt(p.basePrompt)), nil
@@ -171,31 +175,30 @@ func (r *orun) restart(p *phaseRun, end session.Result, why string, s policy.Ste
 
 // retry follows a session that failed on its own (an API error, a crash,
 // a hang): from a checkpoint, after the policy's backoff.
-func (r *orun) retry(ctx context.Context, p *phaseRun, s policy.Step, class failure.Class) (string, error) {
+func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class) (string, error) {
+	r := p.r
 	p.transient = s.N
 	why, wait := s.Why, s.Wait
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
 		"retry", p.transient, "max_retries", s.Of)
-	r.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
+	r.recorder.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
 		"retry": p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
 	// The subject is pushed: the failure's class, not its text.
-	c := r.commit(p, eventRetry, "checkpoint before retry ("+classWord(class)+")")
-	cp, err := r.checkpoint(p, "retry", why, c)
+	c := p.commit(eventRetry, "checkpoint before retry ("+classWord(class)+")")
+	cp, err := p.checkpoint("retry", why, c)
 	if err != nil {
 		return "", err
 	}
 	stopped := false
-	r.unlocked(func() {
-		select {
-		case <-ctx.Done():
-			stopped = true
-		case <-time.After(wait):
-		}
-	})
+	select {
+	case <-ctx.Done():
+		stopped = true
+	case <-time.After(wait):
+	}
 	if stopped {
-		return "", r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+		return "", p.endPhase(state.StatusInterrupted, ErrInterrupted)
 	}
 	return p.withRejection(cp.Prompt(p.basePrompt)), nil
 }
@@ -205,4 +208,27 @@ func (r *orun) retry(ctx context.Context, p *phaseRun, s policy.Step, class fail
 func (p *phaseRun) keepFrom(end session.Result) {
 	p.handoff, p.noHandoff = end.Handoff, end.NoHandoff
 	p.avoid = append(p.avoid, end.Avoid...)
+}
+
+// openWindow gives an adaptive restart a fresh budget window.
+func (p *phaseRun) openWindow() {
+	r := p.r
+	used := p.spendOf().OpenWindow(r.now())
+	r.recorder.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": used})
+}
+
+// lessons is what an adaptive restart's checkpoint says the last window
+// taught, beside the files, calls and notes every checkpoint carries.
+func lessons(reason string) string {
+	return reason + ". Lessons so far: at the last session's rate the phase would not finish within its budget. " +
+		"The files changed, failed commands and progress notes below are what it tried; do not repeat its exploration, " +
+		"finish the remaining tasks by the most direct route, and record each with `debussy progress`."
+}
+
+// signalled reports whether the agent ran `debussy done` for the phase in
+// this attempt; an unreadable signal counts, the phase loop reports it.
+func (p *phaseRun) signalled() bool {
+	r := p.r
+	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
+	return err != nil || sig != nil
 }

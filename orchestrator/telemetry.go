@@ -2,15 +2,11 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
-	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/debussy-dev/debussy/gate"
-	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/report"
-	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
 )
@@ -20,31 +16,27 @@ import (
 // and debussy's own words: no prompt, tool output or error text leaves.
 // With no Tracer, or one that is off, every span is a no-op.
 
-func (r *orun) startTrace(ctx context.Context) context.Context {
-	ctx, r.runSpan = r.Tracer.Start(ctx, "debussy.run", attribute.String("debussy.run", r.id),
-		attribute.String("debussy.plan", r.Plan.Name))
-	return ctx
-}
-
-func (r *orun) endTrace() {
-	if r.runSpan == nil {
+// endRunTrace ends the run's span with the run's record; nil: refused.
+func endRunTrace(span telemetry.Span, run *state.Run) {
+	if span == nil {
 		return
 	}
-	if r.run == nil {
-		telemetry.End(r.runSpan, "refused")
+	if run == nil {
+		telemetry.End(span, "refused")
 		return
 	}
-	t := report.TotalsOf(r.run) // this run's, as the summary says it
+	t := report.TotalsOf(run) // this run's, as the summary says it
 	failed := ""
-	if r.run.Status != state.StatusCompleted {
-		failed = string(r.run.Status)
+	if run.Status != state.StatusCompleted {
+		failed = string(run.Status)
 	}
-	telemetry.End(r.runSpan, failed, attribute.String("debussy.status", string(r.run.Status)),
-		attribute.Int("debussy.exit_code", r.run.ExitCode), attribute.Int64("debussy.tokens", t.RunTokens),
-		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(r.run.Phases)))
+	telemetry.End(span, failed, attribute.String("debussy.status", string(run.Status)),
+		attribute.Int("debussy.exit_code", run.ExitCode), attribute.Int64("debussy.tokens", t.RunTokens),
+		attribute.Float64("debussy.cost_usd", t.RunCostUSD), attribute.Int("debussy.phases", len(run.Phases)))
 }
 
-func (r *orun) startPhaseTrace(ctx context.Context, p *phaseRun) context.Context {
+func (p *phaseRun) startPhaseTrace(ctx context.Context) context.Context {
+	r := p.r
 	ctx, span := r.Tracer.Start(ctx, "debussy.phase", attribute.String("debussy.run", r.id),
 		attribute.String("debussy.phase", p.ph.ID), attribute.String("debussy.phase.title", p.ph.ShortTitle()))
 	p.trace = ctx
@@ -52,7 +44,7 @@ func (r *orun) startPhaseTrace(ctx context.Context, p *phaseRun) context.Context
 	return ctx
 }
 
-func (r *orun) endPhaseTrace(p *phaseRun) {
+func (p *phaseRun) endPhaseTrace() {
 	if p.phaseSpan == nil {
 		return
 	}
@@ -70,92 +62,6 @@ func (r *orun) endPhaseTrace(p *phaseRun) {
 	}
 	telemetry.End(p.phaseSpan, failed, attrs...)
 }
-
-// startSessionTrace starts session n's span under the phase's and returns
-// its context, which the child's TRACEPARENT names (withTraceEnv).
-func (r *orun) startSessionTrace(ctx context.Context, p *phaseRun, n int) context.Context {
-	if p.trace != nil {
-		ctx = p.trace
-	}
-	ctx, span := r.Tracer.Start(ctx, "debussy.session", attribute.String("debussy.run", r.id),
-		attribute.String("debussy.phase", p.ph.ID), attribute.Int("debussy.session", n),
-		attribute.Int("debussy.attempt", p.rec.Attempts))
-	p.sessionSpan = span
-	p.contextPeak = 0
-	return ctx
-}
-
-func (r *orun) endSessionTrace(p *phaseRun, res session.Result, startErr error) {
-	span := p.sessionSpan
-	p.sessionSpan, p.sessionTrace = nil, nil
-	if span == nil {
-		return
-	}
-	if startErr != nil {
-		telemetry.End(span, "start failed")
-		return
-	}
-	out := res.Outcome
-	peak := max(p.contextPeak, res.Snapshot.Tokens)
-	attrs := []attribute.KeyValue{attribute.String("debussy.outcome", string(out.Kind)),
-		attribute.Int("debussy.exit_code", out.ExitCode), attribute.Int64("debussy.context.peak_tokens", peak),
-		attribute.Float64("debussy.context.percent", res.Snapshot.Percent), attribute.Int("debussy.tool_calls", res.Snapshot.ToolCalls)}
-	if res.Trigger != "" {
-		attrs = append(attrs, attribute.String("debussy.restart_trigger", string(res.Trigger)))
-	}
-	if c := out.Failure.Class; c != "" {
-		attrs = append(attrs, attribute.String("debussy.failure_class", string(c)))
-	}
-	if res.Snapshot.Model != "" {
-		attrs = append(attrs, attribute.String("debussy.model", res.Snapshot.Model))
-	}
-	if rs := out.Result; rs != nil {
-		attrs = append(attrs, attribute.Float64("debussy.cost_usd", rs.CostUSD), attribute.Int("debussy.api_turns", rs.NumTurns),
-			attribute.Int64("debussy.tokens", rs.Usage.InputTokens+rs.Usage.OutputTokens+rs.Usage.CacheReadInputTokens+rs.Usage.CacheCreationInputTokens))
-	}
-	failed := ""
-	if out.Failure.Class != "" && string(out.Failure.Class) != "none" {
-		failed = string(out.Failure.Class)
-	}
-	telemetry.End(span, failed, attrs...)
-}
-
-// withTraceEnv adds to the child's environment the TRACEPARENT of session
-// n's span and its run, phase and session as resource attributes; set
-// unchanged when tracing is off.
-func (r *orun) withTraceEnv(p *phaseRun, n int, set map[string]string) map[string]string {
-	if p.sessionTrace == nil || !r.Tracer.On() {
-		return set
-	}
-	for k, v := range r.Tracer.ChildEnv(p.sessionTrace, attribute.String("debussy.run", r.id),
-		attribute.String("debussy.phase", p.ph.ID), attribute.String("debussy.session", strconv.Itoa(n))) {
-		set[k] = v
-	}
-	return set
-}
-
-func (r *orun) startCommitTrace(p *phaseRun, event commitEvent) telemetry.Span {
-	ctx := context.Background()
-	if p.trace != nil {
-		ctx = p.trace
-	}
-	_, span := r.Tracer.Start(ctx, "debussy.commit", attribute.String("debussy.phase", p.ph.ID),
-		attribute.String("debussy.commit.event", string(event)))
-	return span
-}
-
-func endCommitTrace(span telemetry.Span, c gitcommit.Commit, err error) {
-	switch {
-	case err == nil:
-		telemetry.End(span, "", attribute.String("debussy.commit", c.Hash), attribute.Int("debussy.commit.files", c.Files))
-	case isNothing(err):
-		telemetry.End(span, "", attribute.Bool("debussy.commit.nothing", true))
-	default:
-		telemetry.End(span, "commit failed")
-	}
-}
-
-func isNothing(err error) bool { return errors.Is(err, gitcommit.ErrNothingToCommit) }
 
 func endGateTrace(span telemetry.Span, res gate.Result) {
 	failed := ""

@@ -43,13 +43,14 @@ func (e *UsageLimitError) Error() string {
 
 func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
 
-// usageLimit follows a session that hit a usage limit: the work is
+// atUsageLimit follows a session that hit a usage limit: the work is
 // committed and checkpointed; a limit on one model only goes on at once
 // with fallback_model; else the phase waits for the reset (within
 // usage_limit_wait) and resumes with the checkpoint — no restart or retry
 // is counted, since nothing the agent did caused it — or the run ends
 // with ErrUsageLimit. It returns the next session's prompt.
-func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result, s policy.Step) (string, error) {
+func (p *phaseRun) atUsageLimit(ctx context.Context, end session.Result, s policy.Step) (string, error) {
+	r := p.r
 	f := end.Outcome.Failure
 	name := failure.LimitName(f.LimitType)
 	p.rec.UsageLimits++
@@ -60,24 +61,24 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result, 
 		// holds back every job that reads it until the reset.
 		p.usageLimit = remote.LimitTrailer(f.LimitType, f.Resets)
 	}
-	c := r.commit(p, eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
+	c := p.commit(eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
 	p.usageLimit = ""
 	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
 	if fallback {
-		from := r.model(p)
+		from := p.model()
 		p.rec.Model = s.Model
 		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, s.Model),
 			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
-		r.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": s.Model,
+		r.recorder.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": s.Model,
 			"resets": f.Resets})
 		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, s.Model)
 	}
-	cp, err := r.checkpoint(p, "resume", why, c)
+	cp, err := p.checkpoint("resume", why, c)
 	if err != nil {
 		return "", err
 	}
 	if !fallback {
-		if err := r.waitForReset(ctx, p, f.LimitType, f.Resets); err != nil {
+		if err := p.waitForReset(ctx, f.LimitType, f.Resets); err != nil {
 			return "", err
 		}
 	}
@@ -89,7 +90,8 @@ func (r *orun) usageLimit(ctx context.Context, p *phaseRun, end session.Result, 
 // further away than usage_limit_wait (or unknown), ErrInterrupted on
 // Ctrl-C. The ledger names the reset while it waits and after such an
 // end, so `status` shows it and a rerun before it waits again.
-func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, resets time.Time) error {
+func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.Time) error {
+	r := p.r
 	now := r.now()
 	wait := r.limits.UsageLimitWait
 	p.rec.WaitingUntil, p.rec.Limit = resets, limit
@@ -97,50 +99,39 @@ func (r *orun) waitForReset(ctx context.Context, p *phaseRun, limit string, rese
 	until, ok := policy.ResetWait(resets, now, wait)
 	if !ok {
 		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
-		r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
+		r.recorder.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
 		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
 		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
-		eerr := r.endPhase(p, state.StatusInterrupted, err)
+		eerr := p.endPhase(state.StatusInterrupted, err)
 		code := r.ExitCode(eerr)
-		r.announceUsageLimit(p, limit, notify.Event{Resets: resets, ExitCode: &code})
+		p.announceUsageLimit(limit, notify.Event{Resets: resets, ExitCode: &code})
 		return eerr
 	}
-	if err := r.save(); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
-	r.announceUsageLimit(p, limit, notify.Event{Resets: resets, Waiting: true, Until: until})
+	r.recorder.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
+	p.announceUsageLimit(limit, notify.Event{Resets: resets, Waiting: true, Until: until})
 	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, failure.ResetClock(resets, now)),
 		"phase", p.ph.ID)
-	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
+	p.progress(p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	stopped := false
-	r.unlocked(func() {
-		t := time.NewTimer(until.Sub(now))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			stopped = true
-		case <-t.C:
-		}
-	})
+	t := time.NewTimer(until.Sub(now))
+	select {
+	case <-ctx.Done():
+		stopped = true
+	case <-t.C:
+	}
+	t.Stop()
 	if stopped {
-		return r.endPhase(p, state.StatusInterrupted, ErrInterrupted)
+		return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 	}
 	p.rec.WaitingUntil, p.rec.Limit = time.Time{}, ""
-	if err := r.save(); err != nil {
+	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.progress(p, p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
-	r.event("usage_limit_reset", map[string]any{"phase": p.ph.ID, "limit": limit})
+	p.progress(p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
+	r.recorder.event("usage_limit_reset", map[string]any{"phase": p.ph.ID, "limit": limit})
 	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
 	return nil
-}
-
-// model is the model the phase's sessions run: the fallback once a limit
-// held for the configured one, else the configured one.
-func (r *orun) model(p *phaseRun) string {
-	if p.rec.Model != "" {
-		return p.rec.Model
-	}
-	return r.cfg.Model
 }

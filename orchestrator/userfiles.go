@@ -99,21 +99,6 @@ func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerp
 // leftByEarlierRuns), with room to spare.
 const mtimeLag = 50 * time.Millisecond
 
-// excludeUser is the CommitAll option that keeps the user's files out of a
-// commit whose message is m; a user file the agent changed is committed and
-// named in the body.
-func excludeUser(files gitcommit.Fingerprints, m gitcommit.Message) gitcommit.CommitOption {
-	return gitcommit.Exclude(files, func(_ string, changed []string) string {
-		note := "Untracked when the run started, changed by the agent since, so committed as its work:\n  " +
-			strings.Join(changed, "\n  ")
-		if m.Body != "" {
-			m.Body += "\n\n"
-		}
-		m.Body += note
-		return m.String()
-	})
-}
-
 // samplePaths names up to n paths, sorted, and how many more there are.
 func samplePaths(files gitcommit.Fingerprints, n int) string {
 	paths := make([]string, 0, len(files))

@@ -25,9 +25,10 @@ const setupLog = "worktree-setup.log"
 
 // worktreeIncludes lists, once per run, the files .worktreeinclude selects
 // that git ignores in the user's checkout: never a tracked file.
-func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
-	if r.par.includes != nil {
-		return *r.par.includes, nil
+func (sc *scheduler) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
+	r := sc.r
+	if sc.includes != nil {
+		return *sc.includes, nil
 	}
 	files, found, err := worktree.Includes(r.gitCtx(), r.Repo)
 	if err != nil {
@@ -36,7 +37,7 @@ func (r *orun) worktreeIncludes() ([]gitcommit.IgnoredFile, error) {
 	if found {
 		r.log.Info(worktree.IncludeFile+": ignored files each phase worktree gets a copy of", "count", len(files), "files", samplePaths(pathSet(files), 5))
 	}
-	r.par.includes = &files
+	sc.includes = &files
 	return files, nil
 }
 
@@ -48,53 +49,39 @@ func pathSet(files []gitcommit.IgnoredFile) gitcommit.Fingerprints {
 	return out
 }
 
-// neverCommitted are the paths a phase's commits leave out whatever
-// their content or the worktree's ignore rules: its .worktreeinclude copies.
-func (r *orun) neverCommitted(phase string) []string {
-	if r.par == nil {
-		return nil
-	}
-	return r.par.keep[phase]
-}
-
 // prepareWorktree readies a phase's worktree for its first session: the
-// .worktreeinclude copies, then worktree_setup in a new worktree. It runs
-// without the run's lock: it touches only the worktree and its log.
-func (r *orun) prepareWorktree(ctx context.Context, s *slot) error {
-	var err error
-	r.unlocked(func() {
-		var n int
-		n, err = worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
-		if err == nil && n > 0 {
-			r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
-		}
-	})
+// .worktreeinclude copies, then worktree_setup in a new worktree, on the
+// phase's goroutine: it touches only the worktree and its log.
+func (sc *scheduler) prepareWorktree(ctx context.Context, s *slot) error {
+	r := sc.r
+	n, err := worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
+	if err == nil && n > 0 {
+		r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: copy the files %s names into %s: %w", ErrSetup, s.ph.ID, worktree.IncludeFile, s.path, err)
 	}
 	if r.cfg.WorktreeSetup == "" || s.reused {
 		return nil
 	}
-	return r.setupWorktree(ctx, s)
+	return sc.setupWorktree(ctx, s)
 }
 
 // setupWorktree runs worktree_setup in the phase's new worktree, its
 // output (redacted) in worktree-setup.log in the phase's directory.
-func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
+func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
+	r := sc.r
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
 	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
-	var res gate.Result
-	r.unlocked(func() {
-		res = gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
-	})
+	res := gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
 	werr := state.WriteFile(logPath, []byte(text)) // res.Output is redacted
 	if werr != nil {
 		r.log.Warn("worktree_setup's log not saved", "phase", s.ph.ID, "err", werr)
 	}
-	r.event("worktree_setup", map[string]any{"phase": s.ph.ID, "command": command, "exit_code": res.ExitCode,
+	r.recorder.event("worktree_setup", map[string]any{"phase": s.ph.ID, "command": command, "exit_code": res.ExitCode,
 		"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "log": logPath})
 	var why string
 	switch {
@@ -116,7 +103,8 @@ func (r *orun) setupWorktree(ctx context.Context, s *slot) error {
 
 // notStarted records a phase that ended before its first session: its
 // worktree could not be readied, or --fail-fast or Ctrl-C stopped that.
-func (r *orun) notStarted(s *slot, err error) error {
+func (sc *scheduler) notStarted(s *slot, err error) error {
+	r := sc.r
 	s.rec.Status = state.StatusFailed
 	if errors.Is(err, ErrInterrupted) {
 		s.rec.Status = state.StatusInterrupted
@@ -132,9 +120,9 @@ func (r *orun) notStarted(s *slot, err error) error {
 			s.rec.Branch = ""
 		}
 	}
-	r.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
+	r.recorder.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
 	r.log.Error("phase ended before its first session", "phase", s.ph.ID, "status", s.rec.Status, "err", err)
-	if serr := r.save(); serr != nil {
+	if serr := r.recorder.savePhase(s.rec); serr != nil {
 		return serr
 	}
 	return err

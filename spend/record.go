@@ -13,6 +13,14 @@ import (
 // of a resumed phase spent (the record is this run's), plus what an
 // earlier record of this run carried.
 func (p *Phase) Record(run *state.Run, now time.Time) {
+	p.RecordPhase(now)
+	p.a.RecordRun(run, now)
+}
+
+// RecordPhase writes the phase's economics into its record alone: the
+// phase's goroutine owns that record, while the run's record belongs to
+// whoever saves the ledger (RecordRun).
+func (p *Phase) RecordPhase(now time.Time) {
 	a := p.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -46,7 +54,13 @@ func (p *Phase) Record(run *state.Run, now time.Time) {
 	ec.Extensions = p.extensions
 	p.rec.Tokens = p.carriedTokens + max(ec.Tokens-p.priorTokens, 0)
 	p.rec.CostUSD = p.carriedCost + max(ec.CostUSD-p.priorCost, 0)
+}
 
+// RecordRun writes the run's economics from its phases' records (as they
+// were last recorded) and the plan's budget.
+func (a *Account) RecordRun(run *state.Run, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	sum := run.SumPhases()
 	sum.WallMs = now.Sub(run.StartedAt).Milliseconds()
 	if plan := a.planMeter(); !plan.Limits().None() { // extensions included
@@ -167,4 +181,23 @@ func (x Extension) Grant() {
 	} else {
 		x.p.extensions++
 	}
+}
+
+// GrantIf extends the budget by By only if its limits are still asked,
+// those the user was asked about: of two phases asked at once (--parallel),
+// one yes extends it once. It reports whether it extended.
+func (x Extension) GrantIf(asked budget.Limits) bool {
+	a := x.p.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if x.meter().Limits() != asked {
+		return false
+	}
+	x.meter().Extend(x.By())
+	if x.plan {
+		a.planExtensions++
+	} else {
+		x.p.extensions++
+	}
+	return true
 }
