@@ -60,7 +60,7 @@ func TestRecordBytesAsMaps(t *testing.T) {
 		{record.Worktree{Phase: "1", Path: "/w", Branch: "b", Resumed: true}, map[string]any{"phase": "1", "path": "/w", "branch": "b", "resumed": true}},
 		{record.WorktreeSetup{Phase: "1", Command: "make", ExitCode: 0, TimedOut: false, DurationMs: 10, Log: "/l"},
 			map[string]any{"phase": "1", "command": "make", "exit_code": 0, "timed_out": false, "duration_ms": int64(10), "log": "/l"}},
-		{record.Merge{Phase: "1", Branch: "b", Commit: head, Files: []string{"a.go"}}, map[string]any{"phase": "1", "branch": "b", "commit": head, "files": []string{"a.go"}}},
+		{record.Merge{Phase: "1", Branch: "b", Commit: head, Files: 2}, map[string]any{"phase": "1", "branch": "b", "commit": head, "files": 2}},
 		{record.MergeFailed{Phase: "1", Branch: "b", Error: "conflict"}, map[string]any{"phase": "1", "branch": "b", "error": "conflict"}},
 		{record.BaseMerge{Phase: "2", Dependency: "1", Branch: "b", Commit: head}, map[string]any{"phase": "2", "dependency": "1", "branch": "b", "commit": head}},
 		{record.RemoteResume{Phase: "1", Branch: "b", Commit: head}, map[string]any{"phase": "1", "branch": "b", "commit": head}},
@@ -149,7 +149,11 @@ func TestRecordBytesAsMaps(t *testing.T) {
 	}
 	var ended record.SessionEnded
 	var denied record.Policy
+	var merged record.Merge
 	for _, l := range lines {
+		if e, ok := record.As[record.Merge](l); ok {
+			merged = e // its files are a count, as the orchestrator writes them
+		}
 		if e, ok := record.As[record.SessionEnded](l); ok {
 			ended = e
 		}
@@ -161,6 +165,9 @@ func TestRecordBytesAsMaps(t *testing.T) {
 	}
 	if ended.Tokens != 597500 || ended.CostUSD != 0.2778 || ended.HookLatencyMs["PreToolUse"].N != 4 || !lines[0].TS.Equal(t0) {
 		t.Errorf("session_ended read back as %+v", ended)
+	}
+	if merged.Files != 2 || merged.Commit != head {
+		t.Errorf("merge read back as %+v", merged)
 	}
 	if denied.Phase != "1" || denied.ToolUseID == nil || *denied.ToolUseID != head || denied.Why != "budget" || *denied.Turn != turn {
 		t.Errorf("tool_denied read back as %+v", denied)
