@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -24,7 +25,7 @@ func (sc *scheduler) othersAfterFailure(id string, running map[string]*slot) {
 	if err != nil {
 		r.log.Warn("record the phases running at the failure", "err", err)
 	}
-	r.recorder.event("after_failure", map[string]any{"phase": id, "running": ids, "fail_fast": r.FailFast})
+	r.recorder.event(record.AfterFailure{Phase: id, Running: ids, FailFast: r.FailFast})
 	if !r.FailFast {
 		r.log.Warn("a phase failed: the phases still running go on to their end (--fail-fast would stop them)",
 			"failed", id, "running", strings.Join(ids, ", "))

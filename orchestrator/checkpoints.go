@@ -1,10 +1,8 @@
 package orchestrator
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -29,7 +28,7 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
 		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
 		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
-		Refused: p.refused(),
+		Refused: p.refused,
 	}
 	for _, f := range files {
 		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
@@ -68,7 +67,7 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 	if err := r.recorder.savePhase(p.rec); err != nil {
 		return cp, err
 	}
-	r.recorder.event("checkpoint", map[string]any{"phase": p.ph.ID, "path": base + ".md", "kind": kind, "files": len(in.Files)})
+	r.recorder.event(record.Checkpoint{Phase: p.ph.ID, Path: base + ".md", Kind: kind, Files: len(in.Files)})
 	return cp, nil
 }
 
@@ -114,35 +113,6 @@ func setHandoff(in *checkpoint.Input, handoff, path, noHandoff string, avoid []s
 		_, err := os.Stat(p)
 		return err == nil
 	}
-}
-
-// refused reads back, from the run's events, the tool calls debussy itself
-// refused in this phase (tool_denied: the handoff stage, or "why":
-// "budget"), by tool_use id. The stream shows such a refusal as a failed
-// tool; the checkpoint lists it as debussy's refusal instead.
-func (p *phaseRun) refused() map[string]string {
-	r, phaseID := p.r, p.ph.ID
-	events, err := state.ReadEvents(r.Store.EventsPath(r.id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // no event yet, so no refusal
-	}
-	if err != nil {
-		r.log.Warn("read debussy's refusals from the events log; the checkpoint may call them failures", "err", err)
-		return nil
-	}
-	out := map[string]string{}
-	for _, ev := range events {
-		id, _ := ev["tool_use_id"].(string)
-		if ev["event"] != "tool_denied" || ev["phase"] != phaseID || id == "" {
-			continue
-		}
-		who := "handoff"
-		if why, _ := ev["why"].(string); why != "" {
-			who = why
-		}
-		out[id] = who
-	}
-	return out
 }
 
 // withRejection puts the last hook rejection, if any, before base, so the

@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
 	"github.com/debussy-dev/debussy/worktree"
@@ -64,8 +65,8 @@ func (p *phaseRun) commit(event commitEvent, what string) string {
 		p.rejected = hookErr
 		r.log.Warn("commit rejected by a hook: the work stays in the tree", "phase", p.ph.ID, "event", event,
 			"hook", hookErr.Hook, "exit_code", hookErr.ExitCode, "output", text.Tail(hookErr.Output, 2000))
-		r.recorder.event("commit_rejected", map[string]any{"phase": p.ph.ID, "hook": hookErr.Hook, "exit_code": hookErr.ExitCode,
-			"output": text.Tail(hookErr.Output, 4000), "kind": event})
+		r.recorder.event(record.CommitRejected{Phase: p.ph.ID, Hook: hookErr.Hook, ExitCode: hookErr.ExitCode,
+			Output: text.Tail(hookErr.Output, 4000), Kind: string(event)})
 		return head
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
 		p.uncommitted = nil
@@ -79,12 +80,12 @@ func (p *phaseRun) commit(event commitEvent, what string) string {
 			p.rec.Uncommitted = err.Error()
 		}
 		r.log.Error("commit failed: the work stays in the tree", "phase", p.ph.ID, "event", event, "err", err)
-		r.recorder.event("commit_failed", map[string]any{"phase": p.ph.ID, "error": err.Error()})
+		r.recorder.event(record.CommitFailed{Phase: p.ph.ID, Error: err.Error()})
 		return head
 	}
 	p.uncommitted = nil
 	// commitAll listed it in p.rec.Commits before the branch moved.
-	r.recorder.event("commit", map[string]any{"phase": p.ph.ID, "commit": c.Hash, "files": c.Files, "kind": event})
+	r.recorder.event(record.Commit{Phase: p.ph.ID, Commit: c.Hash, Files: c.Files, Kind: string(event)})
 	r.log.Info("committed", "phase", p.ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files, "event", event)
 	p.pushed()
 	return c.Hash
@@ -286,13 +287,13 @@ func (p *phaseRun) pushed() {
 		r.unpushed[p.ph.ID] = p
 		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
 			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", err)
-		r.recorder.event("push_failed", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "error": err.Error()})
+		r.recorder.event(record.PushFailed{Phase: p.ph.ID, Branch: branch, Remote: r.Push, Error: err.Error()})
 		return
 	}
 	delete(r.unpushed, p.ph.ID)
 	head, _ := p.committer.Head()
 	r.log.Info("pushed", "phase", p.ph.ID, "branch", branch, "remote", r.Push, "commit", gitcommit.Short(head))
-	r.recorder.event("push", map[string]any{"phase": p.ph.ID, "branch": branch, "remote": r.Push, "commit": head})
+	r.recorder.event(record.Push{Phase: p.ph.ID, Branch: branch, Remote: r.Push, Commit: &head})
 }
 
 // PlanRel is the plan's path relative to the repository root, with

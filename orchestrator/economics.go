@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
@@ -80,8 +81,8 @@ func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
 		}
 		return goOn()
 	}
-	r.recorder.event("budget_extension", map[string]any{"phase": p.ph.ID, "scope": scope, "spent": what, "by": req.By,
-		"granted": yes, "extension": req.N, "max_extensions": limit})
+	r.recorder.event(record.BudgetExtension{Phase: p.ph.ID, Scope: scope, Spent: what, By: req.By,
+		Granted: yes, Extension: req.N, MaxExtensions: limit})
 	if !granted {
 		return false
 	}

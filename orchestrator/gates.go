@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // missingError is why a phase whose gate could not run failed: the
@@ -44,7 +45,7 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 			// Nothing can run it: it is neither passed nor failed, and the
 			// summary lists it as UNCHECKED.
 			r.log.Warn("gate unchecked: no command, not run", "phase", ph.ID, "gate", g.Name, "requirement", g.Requirement)
-			r.recorder.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "unchecked": true})
+			r.recorder.event(record.Gate{Phase: ph.ID, Gate: g.Name, Unchecked: true})
 			continue
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
@@ -52,8 +53,7 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
 		endGateTrace(span, res)
 		results = append(results, res)
-		r.recorder.event("gate", map[string]any{"phase": ph.ID, "gate": g.Name, "command": g.Command, "exit_code": res.ExitCode,
-			"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "output_tail": text.Tail(res.Output, 2048)})
+		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))
 		if !res.Passed() {
 			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
 			return results, false
@@ -61,4 +61,12 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
+}
+
+// ranGate is the record of gate name (its command) run for phase: every
+// key is set, zero or not.
+func ranGate(phase, name, command string, res gate.Result) record.Gate {
+	tail := text.Tail(res.Output, 2048)
+	return record.Gate{Phase: phase, Gate: name, Command: &command, ExitCode: &res.ExitCode,
+		TimedOut: &res.TimedOut, DurationMs: new(res.Duration.Milliseconds()), OutputTail: &tail}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -28,7 +29,7 @@ func (r *orun) startNotify() {
 	r.notifier = notify.New(r.cfg.Notify, notify.Options{
 		Logger: r.log,
 		OnFailure: func(f notify.Failure) {
-			r.recorder.event("notify_failed", map[string]any{"kind": f.Kind, "to": f.Target, "notification": f.Event, "error": f.Err.Error()})
+			r.recorder.event(record.NotifyFailed{Kind: f.Kind, To: f.Target, Notification: f.Event, Error: f.Err.Error()})
 		},
 	})
 }
@@ -182,7 +183,7 @@ func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, next st
 	}
 	p.rec.Answered = a.Text
 	p.priorAttempts = prev.Attempts
-	r.recorder.event("answered", map[string]any{"phase": p.ph.ID, "run": prevRun.ID, "attempt": prev.Attempts + 1})
+	r.recorder.event(record.Answered{Phase: p.ph.ID, Run: prevRun.ID, Attempt: prev.Attempts + 1})
 	r.log.Info("resuming the blocked phase with the person's answer", "phase", p.ph.ID, "attempt", prev.Attempts+1)
 	return prompt.Answered(p.ph.ID, q, a.Text, next)
 }

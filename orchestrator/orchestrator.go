@@ -27,6 +27,7 @@ import (
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
@@ -282,8 +283,8 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.recorder.save(); err != nil {
 		return err
 	}
-	r.recorder.event("run_started", map[string]any{"plan": planPath, "phases": len(order),
-		"context_threshold": r.cfg.ContextThreshold, "context_window": r.cfg.ContextWindow})
+	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
+		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
@@ -462,7 +463,7 @@ func (r *orun) finish(err error) error {
 		// The run's own error is returned; this one must still be seen.
 		r.log.Error("ledger not saved", "err", serr)
 	}
-	r.recorder.event("run_ended", map[string]any{"status": r.run.Status})
+	r.recorder.event(record.RunEnded{Status: string(r.run.Status)})
 	report.Summary(r.Out, r.run)
 	r.announceEnd(err)
 	if r.StepSummary != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -243,7 +244,7 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 	if err := r.recorder.savePhase(s.rec); err != nil {
 		return nil, err
 	}
-	r.recorder.event("worktree", map[string]any{"phase": ph.ID, "path": s.path, "branch": s.branch, "resumed": prevRun != nil})
+	r.recorder.event(record.Worktree{Phase: ph.ID, Path: s.path, Branch: s.branch, Resumed: prevRun != nil})
 	r.log.Info("phase worktree", "phase", ph.ID, "branch", s.branch, "path", relTo(r.Repo.Root(), s.path), "resumed", prevRun != nil)
 	return s, nil
 }
@@ -281,7 +282,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 		if err := save(); err != nil {
 			return err
 		}
-		r.recorder.event("merge", map[string]any{"phase": id, "branch": s.branch, "commit": c.Hash, "files": c.Files})
+		r.recorder.event(record.Merge{Phase: id, Branch: s.branch, Commit: c.Hash, Files: c.Files})
 		r.log.Info("merged into your branch", "phase", id, "commit", gitcommit.Short(c.Hash), "files", c.Files)
 		return nil
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -298,7 +299,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	s.rec.Status = state.StatusFailed
 	s.rec.LastError = err.Error()
 	s.rec.Reason = publicReason(err)
-	r.recorder.event("merge_failed", map[string]any{"phase": id, "branch": s.branch, "error": err.Error()})
+	r.recorder.event(record.MergeFailed{Phase: id, Branch: s.branch, Error: err.Error()})
 	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
 	if serr := save(); serr != nil {
 		return serr

@@ -14,6 +14,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
@@ -71,7 +72,12 @@ type phaseRun struct {
 	// calls of every doom loop in this phase.
 	handoff, noHandoff string
 	avoid              []string
-	pointsChecked      bool // warnCompactionPoint ran
+	// refused are the tool calls debussy itself refused in this phase's
+	// sessions of this run, by tool_use id (session.Result.Refused): the
+	// checkpoint lists them as debussy's refusals, not the agent's
+	// failures. Its tool calls are this run's too (events).
+	refused       map[string]string
+	pointsChecked bool // warnCompactionPoint ran
 	// undelivered are notes the last session's policy decided but never
 	// delivered (its stop came first): the next session hears them first.
 	undelivered []string
@@ -119,7 +125,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
 				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
-				r.recorder.event("resume_discarded", map[string]any{"phase": ph.ID, "run": prevRun.ID, "why": why})
+				r.recorder.event(record.ResumeDiscarded{Phase: ph.ID, Run: prevRun.ID, Why: why})
 				prev = nil
 			}
 		}
@@ -162,7 +168,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.recorder.event("phase_started", map[string]any{"phase": ph.ID, "title": ph.Title, "base": p.base})
+	r.recorder.event(record.PhaseStarted{Phase: ph.ID, Title: ph.Title, Base: p.base})
 	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	// lastProblem is for the agent and the local record; lastPublic is
@@ -248,7 +254,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		if !hookProblem { // else the problem already is the hook's output
 			next = p.withRejection(next)
 		}
-		r.recorder.event("remediation", map[string]any{"phase": ph.ID, "attempt": attempt + 1, "problem": lastProblem})
+		r.recorder.event(record.Remediation{Phase: ph.ID, Attempt: attempt + 1, Problem: lastProblem})
 	}
 	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
@@ -281,7 +287,7 @@ func (p *phaseRun) endPhase(status state.Status, err error) error {
 		}
 		return serr
 	}
-	r.recorder.event("phase_ended", map[string]any{"phase": p.ph.ID, "status": status, "error": errString(err)})
+	r.recorder.event(record.PhaseEnded{Phase: p.ph.ID, Status: string(status), Error: errString(err)})
 	switch status {
 	case state.StatusCompleted:
 		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)

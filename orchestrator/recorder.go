@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -119,11 +120,11 @@ func (k *recorder) lastUnfinished(planPath, id string) (*state.Run, *state.Phase
 }
 
 // event appends to the run's events log, which redacts what it writes.
-func (k *recorder) event(name string, fields map[string]any) {
+func (k *recorder) event(ev record.Event) {
 	if k.events == nil {
 		return
 	}
-	if err := k.events.Append(name, fields); err != nil {
+	if err := k.events.Record(ev); err != nil {
 		k.log.Warn("write events log", "err", err)
 	}
 }

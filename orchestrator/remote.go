@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -154,7 +155,7 @@ func (rm *remoteRun) syncOwn(ctx context.Context, rem remote.Remote) error {
 				return fmt.Errorf("phase %s: its branch %s on %s %w", r.Only, branch, rem.Name, err)
 			}
 			r.log.Info("took up the phase's branch from the remote", "phase", r.Only, "branch", branch, "remote", rem.Name, "commit", gitcommit.Short(tip))
-			r.recorder.event("remote_resume", map[string]any{"phase": r.Only, "branch": branch, "commit": tip})
+			r.recorder.event(record.RemoteResume{Phase: r.Only, Branch: branch, Commit: tip})
 			return nil
 		}
 	}
@@ -278,7 +279,7 @@ func (rm *remoteRun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			return err
 		}
 		r.log.Info("merged a dependency's result", "phase", r.Only, "dependency", dep, "branch", branch, "commit", gitcommit.Short(tip))
-		r.recorder.event("base_merge", map[string]any{"phase": r.Only, "dependency": dep, "branch": branch, "commit": tip})
+		r.recorder.event(record.BaseMerge{Phase: r.Only, Dependency: dep, Branch: branch, Commit: tip})
 	}
 	return nil
 }
@@ -369,7 +370,7 @@ func (rm *remoteRun) finalPush(err error) error {
 		cancel()
 		if perr == nil {
 			delete(r.unpushed, id)
-			r.recorder.event("push", map[string]any{"phase": id, "branch": plans.PhaseBranch(rm.planID(), id), "remote": r.Push})
+			r.recorder.event(record.Push{Phase: id, Branch: plans.PhaseBranch(rm.planID(), id), Remote: r.Push})
 			continue
 		}
 		head, _ := p.repo.Head()
@@ -422,7 +423,7 @@ func (p *phaseRun) applyHold() {
 	p.rec.WaitingUntil, p.rec.Limit = h.Resets, h.Limit
 	r.log.Warn(fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
 		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
-	r.recorder.event("usage_limit_hold", map[string]any{"phase": p.ph.ID, "limit": h.Limit, "resets": h.Resets, "commit": h.Commit, "by_phase": h.Phase})
+	r.recorder.event(record.UsageLimitHold{Phase: p.ph.ID, Limit: h.Limit, Resets: h.Resets, Commit: h.Commit, ByPhase: h.Phase})
 }
 
 // remotePlan says, for --dry-run, what --base deps and --push would do.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -171,6 +172,22 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 					if !strings.HasSuffix(c.Spec.Prompt, "THE PHASE PROMPT") || c.Spec.Prompt == "THE PHASE PROMPT" {
 						t.Errorf("session %d's prompt is not a checkpoint ending with the phase prompt:\n%s", i+2, c.Spec.Prompt)
 					}
+				}
+			},
+		},
+		{
+			name: "debussy's refusals of every session reach the checkpoints",
+			cfg:  func(c *config.Config) { c.MaxRestarts = 2 },
+			ends: func(time.Time) []session.Result {
+				first, second := fullEnd, fullEnd
+				first.Refused = map[string]string{"toolu_1": "handoff"}
+				second.Refused = map[string]string{"toolu_2": "budget"}
+				return []session.Result{first, second, doneEnd}
+			},
+			sessions: 3, commits: []string{"restart", "restart"}, checkpoints: 2,
+			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
+				if want := map[string]string{"toolu_1": "handoff", "toolu_2": "budget"}; !maps.Equal(p.refused, want) {
+					t.Errorf("refused %v, want %v", p.refused, want)
 				}
 			},
 		},

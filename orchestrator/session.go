@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
@@ -34,7 +36,7 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	if err := r.recorder.savePhase(p.rec); err != nil {
 		return session.Result{}, err
 	}
-	r.recorder.event("session_spawned", map[string]any{"phase": p.ph.ID, "session": n, "prompt_chars": len(prompt)})
+	r.recorder.event(record.SessionSpawned{Phase: p.ph.ID, Session: n, PromptChars: len(prompt)})
 	if !p.lastTrigger.IsZero() {
 		p.rec.RestartTurnaroundMs = append(p.rec.RestartTurnaroundMs, r.now().Sub(p.lastTrigger).Milliseconds())
 		p.lastTrigger = time.Time{}
@@ -69,6 +71,12 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	p.apply(n, effects)
 
 	p.undelivered = res.Undelivered
+	if len(res.Refused) > 0 {
+		if p.refused == nil {
+			p.refused = map[string]string{}
+		}
+		maps.Copy(p.refused, res.Refused)
+	}
 	p.pointsChecked = res.PointsChecked
 	if !res.StopAt.IsZero() {
 		p.rec.StopLatencyMs = append(p.rec.StopLatencyMs, r.now().Sub(res.StopAt).Milliseconds())
@@ -85,11 +93,11 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	if err := r.recorder.savePhase(p.rec); err != nil {
 		return res, err
 	}
-	r.recorder.event("session_ended", map[string]any{"phase": p.ph.ID, "session": n, "outcome": string(out.Kind), "reason": out.Reason,
-		"exit_code": out.ExitCode, "failure": string(out.Failure.Class), "context_tokens": snap.Tokens, "percent": snap.Percent, "tool_calls": snap.ToolCalls,
-		"zone": string(res.Zone), "policy_state": string(res.State), "trigger": string(res.Trigger), "stop_reason": res.Reason,
-		"done": res.Done, "tokens": spent.Processed(), "cost_usd": spent.CostUSD, "reported_cost_usd": spent.ReportedCostUSD,
-		"api_turns": spent.Turns, "hook_latency_ms": out.HookLatencyMs()})
+	r.recorder.event(record.SessionEnded{Phase: p.ph.ID, Session: n, Outcome: string(out.Kind), Reason: out.Reason,
+		ExitCode: out.ExitCode, Failure: string(out.Failure.Class), ContextTokens: snap.Tokens, Percent: snap.Percent, ToolCalls: snap.ToolCalls,
+		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
+		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
+		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
 	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", out.Describe(),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return res, nil
@@ -102,7 +110,7 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 	for _, e := range effects {
 		switch e := e.(type) {
 		case session.Record:
-			r.recorder.event(e.Name, e.Fields) // the event log redacts what it writes
+			r.recorder.event(e.Event) // the event log redacts what it writes
 		case session.Log:
 			logAt(r.log, e.Level, e.Msg, e.Args...)
 		case session.Observed:

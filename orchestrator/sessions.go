@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
@@ -181,8 +182,7 @@ func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class
 	why, wait := s.Why, s.Wait
 	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
 		"retry", p.transient, "max_retries", s.Of)
-	r.recorder.event("session_retry", map[string]any{"phase": p.ph.ID, "why": why, "failure": string(class), "wait_ms": wait.Milliseconds(),
-		"retry": p.transient})
+	r.recorder.event(record.SessionRetry{Phase: p.ph.ID, Why: why, Failure: string(class), WaitMs: wait.Milliseconds(), Retry: p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
 	// The subject is pushed: the failure's class, not its text.
@@ -214,7 +214,7 @@ func (p *phaseRun) keepFrom(end session.Result) {
 func (p *phaseRun) openWindow() {
 	r := p.r
 	used := p.spendOf().OpenWindow(r.now())
-	r.recorder.event("budget_window", map[string]any{"phase": p.ph.ID, "used_pct": used})
+	r.recorder.event(record.BudgetWindow{Phase: p.ph.ID, UsedPct: used})
 }
 
 // lessons is what an adaptive restart's checkpoint says the last window

@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
@@ -69,8 +70,7 @@ func (p *phaseRun) atUsageLimit(ctx context.Context, end session.Result, s polic
 		p.rec.Model = s.Model
 		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, s.Model),
 			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
-		r.recorder.event("fallback_model", map[string]any{"phase": p.ph.ID, "limit": f.LimitType, "from": from, "to": s.Model,
-			"resets": f.Resets})
+		r.recorder.event(record.FallbackModel{Phase: p.ph.ID, Limit: f.LimitType, From: from, To: s.Model, Resets: f.Resets})
 		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, s.Model)
 	}
 	cp, err := p.checkpoint("resume", why, c)
@@ -99,7 +99,7 @@ func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.T
 	until, ok := policy.ResetWait(resets, now, wait)
 	if !ok {
 		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
-		r.recorder.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": false})
+		r.recorder.event(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets})
 		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
 		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
 		eerr := p.endPhase(state.StatusInterrupted, err)
@@ -110,7 +110,7 @@ func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.T
 	if err := r.recorder.savePhase(p.rec); err != nil {
 		return err
 	}
-	r.recorder.event("usage_limit", map[string]any{"phase": p.ph.ID, "limit": limit, "resets": resets, "waiting": true, "until": until})
+	r.recorder.event(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets, Waiting: true, Until: &until})
 	p.announceUsageLimit(limit, notify.Event{Resets: resets, Waiting: true, Until: until})
 	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, failure.ResetClock(resets, now)),
 		"phase", p.ph.ID)
@@ -131,7 +131,7 @@ func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.T
 		return err
 	}
 	p.progress(p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
-	r.recorder.event("usage_limit_reset", map[string]any{"phase": p.ph.ID, "limit": limit})
+	r.recorder.event(record.UsageLimitReset{Phase: p.ph.ID, Limit: limit})
 	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/worktree"
 )
@@ -81,8 +82,8 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 	if werr != nil {
 		r.log.Warn("worktree_setup's log not saved", "phase", s.ph.ID, "err", werr)
 	}
-	r.recorder.event("worktree_setup", map[string]any{"phase": s.ph.ID, "command": command, "exit_code": res.ExitCode,
-		"timed_out": res.TimedOut, "duration_ms": res.Duration.Milliseconds(), "log": logPath})
+	r.recorder.event(record.WorktreeSetup{Phase: s.ph.ID, Command: command, ExitCode: res.ExitCode,
+		TimedOut: res.TimedOut, DurationMs: res.Duration.Milliseconds(), Log: logPath})
 	var why string
 	switch {
 	case res.Passed():
@@ -120,7 +121,7 @@ func (sc *scheduler) notStarted(s *slot, err error) error {
 			s.rec.Branch = ""
 		}
 	}
-	r.recorder.event("phase_ended", map[string]any{"phase": s.ph.ID, "status": s.rec.Status, "error": err.Error(), "sessions": 0})
+	r.recorder.event(record.PhaseEnded{Phase: s.ph.ID, Status: string(s.rec.Status), Error: err.Error(), Sessions: new(int)})
 	r.log.Error("phase ended before its first session", "phase", s.ph.ID, "status", s.rec.Status, "err", err)
 	if serr := r.recorder.savePhase(s.rec); serr != nil {
 		return serr

@@ -89,31 +89,3 @@ func As[T Event](l Line) (T, bool) {
 	}
 	return v, true
 }
-
-// Map is ev's fields as a map, as state.EventLog.Append takes them: a
-// whole number as an int64, any other as a float64 (the log rounds it).
-//
-// Transitional: only for session.Record.Fields, until orchestrator writes
-// record types (state.EventLog.Record); then it goes.
-func Map(ev Event) (map[string]any, error) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	for k, v := range m {
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				m[k] = i
-			} else {
-				m[k], _ = n.Float64()
-			}
-		}
-	}
-	return m, nil
-}

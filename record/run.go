@@ -174,10 +174,10 @@ type WorktreeSetup struct {
 
 // Merge is a parallel phase's branch merged into the user's.
 type Merge struct {
-	Phase  string   `json:"phase"`
-	Branch string   `json:"branch"`
-	Commit string   `json:"commit"`
-	Files  []string `json:"files"`
+	Phase  string `json:"phase"`
+	Branch string `json:"branch"`
+	Commit string `json:"commit"`
+	Files  int    `json:"files"` // how many, as a commit's
 }
 
 // MergeFailed is a merge that did not happen.

@@ -294,6 +294,18 @@ func TestUsageLimitNotes(t *testing.T) {
 	}
 }
 
+// A parallel phase's merge is a note of the phase, read from the line as
+// the orchestrator writes it (its files a count).
+func TestMergeNote(t *testing.T) {
+	in := demoInput(t)
+	in.Events = append(in.Events,
+		lineOf(t, map[string]any{"ts": "2026-11-24T03:23:05Z", "event": "merge", "phase": "1", "branch": "debussy/p/1", "commit": "1111111aaaa", "files": 3}))
+	notes := strings.Join(Build(in).Phases[0].Notes, "\n")
+	if want := "merged into your branch at 1111111"; !strings.Contains(notes, want) {
+		t.Errorf("notes lack %q:\n%s", want, notes)
+	}
+}
+
 // The phases a run did not start (skipped as done, or pending) are listed
 // with their state in the report's table, and drawn nowhere.
 func TestReportListsPhasesNotRun(t *testing.T) {

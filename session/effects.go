@@ -17,15 +17,7 @@ type Effect interface{ effect() }
 
 // Record is one line of events.jsonl, stamped with the phase, the session
 // and (for what happened on a turn) the turn.
-type Record struct {
-	Event record.Event
-	// Name and Fields are Event as a map.
-	//
-	// Transitional: only until orchestrator writes Event
-	// (state.EventLog.Record); then they go, and with them record.Map.
-	Name   string
-	Fields map[string]any
-}
+type Record struct{ Event record.Event }
 
 // Log is one line of the run's log; Args start with the phase.
 type Log struct {
@@ -141,17 +133,7 @@ func threshold(trig estimator.Trigger) bool {
 }
 
 // record queues a line of events.jsonl.
-func (s *Session) record(ev record.Event) { s.q.push(s.recordOf(ev)) }
-
-// recordOf is ev as an Effect.
-func (s *Session) recordOf(ev record.Event) Effect {
-	r := Record{Event: ev, Name: ev.EventName()}
-	var err error
-	if r.Fields, err = record.Map(ev); err != nil { // transitional (Record.Fields)
-		return s.logOf(policy.LevelWarn, "write events log", "event", r.Name, "err", err)
-	}
-	return r
-}
+func (s *Session) record(ev record.Event) { s.q.push(Record{Event: ev}) }
 
 // stamp is the phase, the session and (withTurn) the turn; on the
 // session's goroutine only when withTurn.

@@ -325,5 +325,5 @@ func (s *Session) watchInterrupt(ctx context.Context) {
 // mark is the runner's stop timeline (Spec.OnMark), on the runner's
 // goroutine: it only queues.
 func (s *Session) mark(m runner.Mark) {
-	s.q.push(s.recordOf(record.Mark{Name: string(m.Name), Session: s.stamp(false), MarkFields: m.Fields}), s.markLog(m))
+	s.q.push(Record{Event: record.Mark{Name: string(m.Name), Session: s.stamp(false), MarkFields: m.Fields}}, s.markLog(m))
 }

@@ -63,25 +63,6 @@ func recordFields(ev record.Event) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
-// Append writes one event from a map of its fields.
-//
-// Transitional: only for package orchestrator until its events are
-// record types (then it calls Record, and Append goes).
-func (e *EventLog) Append(event string, fields map[string]any) error {
-	raw := make(map[string]json.RawMessage, len(fields))
-	for k, v := range fields {
-		if f, ok := v.(float64); ok {
-			v = Clean(f) // no 0.27780000000000005 in the log
-		}
-		data, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("append event %s: field %s: %w", event, k, err)
-		}
-		raw[k] = data
-	}
-	return e.write(event, func(ts time.Time) ([]byte, error) { return encodeRaw(ts, event, raw) }, raw)
-}
-
 // write checks the reserved keys, stamps, redacts and writes one line.
 func (e *EventLog) write(event string, encode func(ts time.Time) ([]byte, error), fields map[string]json.RawMessage) error {
 	for _, k := range []string{"ts", "event"} {
@@ -107,7 +88,7 @@ func (e *EventLog) write(event string, encode func(ts time.Time) ([]byte, error)
 
 // encodeRaw writes ts and event first, then the fields in key order, so
 // the log reads well with plain tools; a fractional number among them is
-// rounded (Clean), as the float64 of a map was.
+// rounded (Clean): no 0.27780000000000005 in the log.
 func encodeRaw(ts time.Time, event string, fields map[string]json.RawMessage) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"ts":`)
@@ -179,34 +160,6 @@ func ReadLog(path string) ([]record.Line, error) {
 			return nil, fmt.Errorf("read events %s:%d: %w", path, i+1, err)
 		}
 		out = append(out, l)
-	}
-	return out, nil
-}
-
-// ReadEvents reads an events.jsonl file as maps.
-//
-// Transitional: only for orchestrator/refused.go, which session.Result's
-// Refused replaces; every other reader takes ReadLog's typed lines.
-func ReadEvents(path string) ([]map[string]any, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	lines := bytes.Split(data, []byte("\n"))
-	var out []map[string]any
-	for i, line := range lines {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			if i == len(lines)-1 { // no trailing newline: unfinished write
-				break
-			}
-			return nil, fmt.Errorf("read events %s:%d: %w", path, i+1, err)
-		}
-		out = append(out, m)
 	}
 	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/debussy-dev/debussy/record"
 )
 
 // Every writer under .debussy/ makes its files 0600 and its directories
@@ -45,7 +47,7 @@ func TestPrivateModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ev.Append("run_started", nil); err != nil {
+	if err := ev.Record(record.RunEnded{}); err != nil {
 		t.Fatal(err)
 	}
 	_ = ev.Close()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/debussy-dev/debussy/record"
 )
 
 var t0 = time.Date(2026, 11, 21, 22, 30, 5, 0, time.UTC)
@@ -333,24 +334,24 @@ func TestEventLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := log.Append("run_started", map[string]any{"plan": "/p/MASTER_PLAN.md", "phases": 3}); err != nil {
+	if err := log.Record(record.RunStarted{Plan: "/p/MASTER_PLAN.md", Phases: 3}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 25 {
-				if err := log.Append("progress", map[string]any{"g": g, "i": i}); err != nil {
+				if err := log.Record(testEvent{G: g, I: i}); err != nil {
 					t.Error(err)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if err := log.Append("bad", map[string]any{"ts": 1}); err == nil {
+	if err := log.Record(reservedEvent{TS: 1}); err == nil {
 		t.Error("reserved field accepted")
 	}
-	if err := log.Append("bad", map[string]any{"ch": make(chan int)}); err == nil {
+	if err := log.Record(unencodableEvent{Ch: make(chan int)}); err == nil {
 		t.Error("unencodable field accepted")
 	}
 	if err := log.Close(); err != nil {
@@ -359,41 +360,68 @@ func TestEventLog(t *testing.T) {
 	if err := log.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}
-	if err := log.Append("late", nil); !errors.Is(err, os.ErrClosed) {
-		t.Errorf("append after close: %v", err)
+	if err := log.Record(record.RunEnded{}); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("record after close: %v", err)
 	}
 
 	path := s.EventsPath("r1")
 	data, _ := os.ReadFile(path)
 	first, _, _ := strings.Cut(string(data), "\n")
-	if want := `{"ts":"2026-11-21T22:30:05.001Z","event":"run_started","phases":3,"plan":"/p/MASTER_PLAN.md"}`; first != want {
+	if want := `{"ts":"2026-11-21T22:30:05.001Z","event":"run_started","context_threshold":0,"context_window":0,"phases":3,"plan":"/p/MASTER_PLAN.md"}`; first != want {
 		t.Errorf("first line\n got %s\nwant %s", first, want)
 	}
-	events, err := ReadEvents(path)
+	lines, err := ReadLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 101 {
-		t.Fatalf("%d events, want 101", len(events))
+	if len(lines) != 101 {
+		t.Fatalf("%d events, want 101", len(lines))
 	}
-	for _, e := range events {
-		if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(e["ts"])); err != nil || e["event"] == "" {
-			t.Fatalf("bad event %v", e)
+	seen := map[testEvent]bool{}
+	for _, l := range lines {
+		if l.TS.IsZero() || l.Event == "" {
+			t.Fatalf("bad event %+v", l)
 		}
+		if e, ok := record.As[testEvent](l); ok {
+			seen[e] = true
+		}
+	}
+	if len(seen) != 100 {
+		t.Errorf("%d distinct progress events read back, want 100", len(seen))
 	}
 
 	// Reopening appends; a torn last line is dropped, a bad middle line is not.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"ts":"2026-11-21T22:31:00Z","event":"tor`)
 	_ = f.Close()
-	if events, err := ReadEvents(path); err != nil || len(events) != 101 {
-		t.Errorf("torn tail: %d events, %v", len(events), err)
+	if lines, err := ReadLog(path); err != nil || len(lines) != 101 {
+		t.Errorf("torn tail: %d events, %v", len(lines), err)
 	}
 	_ = os.WriteFile(path, []byte("{}\nnot json\n{}\n"), 0o644)
-	if _, err := ReadEvents(path); err == nil || !strings.Contains(err.Error(), path+":2") {
+	if _, err := ReadLog(path); err == nil || !strings.Contains(err.Error(), path+":2") {
 		t.Errorf("bad middle line: %v", err)
 	}
 }
+
+// testEvent is an event of the test's own, from several goroutines.
+type testEvent struct {
+	G int `json:"g"`
+	I int `json:"i"`
+}
+
+// reservedEvent has a key the log writes itself.
+type reservedEvent struct {
+	TS int `json:"ts"`
+}
+
+// unencodableEvent has a field JSON cannot write.
+type unencodableEvent struct {
+	Ch chan int `json:"ch"`
+}
+
+func (testEvent) EventName() string        { return "progress" }
+func (reservedEvent) EventName() string    { return "bad" }
+func (unencodableEvent) EventName() string { return "bad" }
 
 func TestFindActive(t *testing.T) {
 	repo := t.TempDir()
