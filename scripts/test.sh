@@ -3,11 +3,11 @@
 # the pinned claude CLI, the end-to-end tests of what the CLI does again on
 # npm's `latest` CLI (make test-latest), and their core (restart, handoff,
 # done, stop, usage limit) on the oldest CLI debussy supports
-# (runner.OldestCLI), after the other packages. Five go test runs side by
-# side: the end-to-end package on the pinned CLI in two halves plus its
-# TestRunner family, on the latest CLI (each spends most of its time in the
-# CLI's start-up, about 1–2 s of CPU per session), and the other packages
-# one at a time. Run in one `go test ./...`, the end-to-end
+# (runner.OldestCLI). Six go test runs side by side: the end-to-end package
+# on the pinned CLI in two halves plus its TestRunner family, on the latest
+# CLI and on the oldest (each spends most of its time in the CLI's
+# start-up, about 1–2 s of CPU per session), and the other packages two at
+# a time. Run in one `go test ./...`, the end-to-end
 # package started last, after gitcommit, and one pass after the other took
 # 16 of CI's 20 minutes. The end-to-end logs are held back and printed after
 # the rest, so the output does not interleave. A failure of any fails the
@@ -79,6 +79,9 @@ pids[2]=$!
 DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
 	$go test -count=1 -timeout 30m ./tests/ >"$logs/latest" 2>&1 &
 second=$!
+DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
+	$go test -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1 &
+third=$!
 
 # Without the race detector: packages of pure computation, where neither
 # the code nor its tests start a goroutine, so the detector has nothing to
@@ -88,12 +91,14 @@ second=$!
 # this list.
 norace='github.com/debussy-dev/debussy/secrets'
 mapfile -t rest < <($go list ./... | grep -vx -e 'github.com/debussy-dev/debussy/tests' -e "$norace")
-DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 1 -timeout 20m "${rest[@]}"
+# Two at a time: one at a time, the other packages (about 240 s of CPU,
+# gitcommit's and orchestrator's the most) were the last to end, a third
+# of a core against the end-to-end passes.
+DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 2 -timeout 20m "${rest[@]}"
 rest_rc=$?
 $go test -count=1 -timeout 20m "$norace"
 rest_rc=$((rest_rc | $?))
-DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1
+wait "$third"
 oldest_rc=$?
 
 wait "${pids[0]}"
