@@ -52,7 +52,7 @@ func TestAgentShellWithoutSnapshot(t *testing.T) {
 	// The login shell did run the commands: its PATH is /etc/profile's
 	// with debussy's directory put back in front.
 	raw := h.runFiles("phase-1/session-1.jsonl")
-	if !strings.Contains(raw, "PATH=/tmp/debussy-e2e-bin-") || strings.Contains(raw, "command not found") {
+	if !strings.Contains(raw, "PATH="+filepath.Dir(debussyBin)+":") || strings.Contains(raw, "command not found") {
 		t.Errorf("the agent's shell:\n%s", grepLines(raw, "PATH="))
 	}
 }
