@@ -3,8 +3,8 @@
 # the pinned claude CLI, the end-to-end tests of what the CLI does again on
 # npm's `latest` CLI (make test-latest), and their core (restart, handoff,
 # done, stop, usage limit) on the oldest CLI debussy supports
-# (runner.OldestCLI). Six go test runs side by side: the end-to-end package
-# on the pinned CLI in two halves plus its TestRunner family, on the latest
+# (runner.OldestCLI). Eight go test runs side by side: the end-to-end package
+# on the pinned CLI in four shards plus its TestRunner family, on the latest
 # CLI and on the oldest (each spends most of its time in the CLI's
 # start-up, about 1–2 s of CPU per session), and the other packages two at
 # a time. Run in one `go test ./...`, the end-to-end
@@ -42,11 +42,14 @@ $go build -race -o "$logs/race/debussy" . || exit 1
 $go build -o "$logs/norace/debussy" . || exit 1
 export DEBUSSY_TEST_BIN=$logs/race/debussy DEBUSSY_TEST_BIN_NORACE=$logs/norace/debussy
 
-# The pinned pass runs in two halves, its tests dealt out alternately in
+# The pinned pass runs in four shards, its tests dealt out in turn in
 # source order (neighbours are alike in cost). Alone at its end, one pass
-# kept one core of two busy for its last four minutes in CI. Listing the
-# tests builds the test binary once, so the halves start from the build
-# cache.
+# kept one core of two busy for its last four minutes in CI; in two halves,
+# the last half ran alone for its last four minutes on an idle machine: the
+# tests are serial within a pass, and many wait (usage-limit resets, hooks
+# that sleep, gitlab-ci-local), so more shards fill the cores rather than
+# add CPU. Listing the tests builds the test binary once, so the shards
+# start from the build cache.
 #
 # The race detector is on debussy, the program under test (the binary the
 # tests run is built with -race for the pinned CLI), and on the test binary
@@ -62,18 +65,20 @@ if ((${#e2e[@]} == 0)); then
 	echo "make test: listing the end-to-end tests failed" >&2
 	exit 1
 fi
-halves=("" "")
+shards=4
+parts=()
 for i in "${!e2e[@]}"; do
-	halves[i % 2]+="${halves[i % 2]:+|}${e2e[i]}"
+	parts[i % shards]+="${parts[i % shards]:+|}${e2e[i]}"
 done
-for h in 0 1; do
+pids=()
+for h in "${!parts[@]}"; do
 	DEBUSSY_TEST_CLAUDE=$pinned \
-		$go test -count=1 -timeout 30m -run "^(${halves[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
-	pids[h]=$!
+		$go test -count=1 -timeout 30m -run "^(${parts[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
+	pids+=($!)
 done
 DEBUSSY_TEST_CLAUDE=$pinned \
-	$go test -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/inproc" 2>&1 &
-pids[2]=$!
+	$go test -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/pinned-inproc" 2>&1 &
+pids+=($!)
 # The second CLIs run debussy without -race (see tests/main_test.go): those
 # passes are about what the CLI does.
 DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
@@ -101,16 +106,15 @@ rest_rc=$((rest_rc | $?))
 wait "$third"
 oldest_rc=$?
 
-wait "${pids[0]}"
-first_rc=$?
-wait "${pids[1]}"
-first_rc=$((first_rc | $?))
-wait "${pids[2]}"
-first_rc=$((first_rc | $?))
+first_rc=0
+for pid in "${pids[@]}"; do
+	wait "$pid"
+	first_rc=$((first_rc | $?))
+done
 wait "$second"
 second_rc=$?
-echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/null | head -n1)), in two halves and the TestRunner family"
-cat "$logs/pinned0" "$logs/pinned1" "$logs/inproc"
+echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/null | head -n1)), in four shards and the TestRunner family"
+cat "$logs"/pinned*
 echo "--- the end-to-end tests on npm's latest CLI ($("$latest" --version 2>/dev/null | head -n1))"
 cat "$logs/latest"
 echo "--- the end-to-end core on the oldest supported CLI ($("$oldest" --version 2>/dev/null | head -n1))"
