@@ -57,8 +57,7 @@ export DEBUSSY_TEST_BIN=$logs/race/debussy DEBUSSY_TEST_BIN_NORACE=$logs/norace/
 # package in the test process itself. The rest of the test binary is the
 # harness and the fake API (whose own package runs under -race with the
 # others): with -race it cost 8–30 % of a test's CPU (the most on long
-# streams) and could find
-# nothing of debussy's. A test that calls debussy's code in process is named
+# streams) and could find nothing of debussy's. A test that calls debussy's code in process is named
 # TestRunner*, or this rule changes.
 inproc='^TestRunner'
 mapfile -t e2e < <(DEBUSSY_TEST_CLAUDE=$pinned $go test -list '^Test' ./tests/ | grep '^Test' | grep -v "$inproc")
