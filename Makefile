@@ -17,7 +17,8 @@ vet:
 	@# A merge once committed its conflict markers into the README.
 	@if git grep -nE '^(<<<<<<<|>>>>>>>) ' -- . ; then echo "conflict markers committed"; exit 1; fi
 
-# The test suite: vet + every package with the race detector, including the
+# The test suite: vet + every package with the race detector (where it can
+# find something: scripts/test.sh says where it is off), including the
 # end-to-end tests that drive the real claude CLI against the fake API, and
 # at the same time the end-to-end package on npm's current `latest` CLI: users
 # run that one, and it differs (default model and window, where hook context
@@ -28,11 +29,12 @@ vet:
 test: vet
 	GO=$(GO) bash scripts/test.sh
 
-# The end-to-end tests alone on npm's latest CLI. DEBUSSY_TEST_SECOND_CLI tells
-# the tests that add nothing on a second CLI to skip (claudetest.OncePerSuite).
+# The end-to-end tests alone on npm's latest CLI. DEBUSSY_TEST_SECOND_CLI runs
+# only the tests of what the CLI does (claudetest.CLISensitive); the others
+# skip (see scripts/test.sh).
 test-latest:
 	DEBUSSY_TEST_CLAUDE=$${DEBUSSY_TEST_CLAUDE_LATEST:-$$(bash scripts/install-claude.sh latest | tail -n1)} \
-		DEBUSSY_TEST_SECOND_CLI=1 $(GO) test -race -count=1 -timeout 15m ./tests/
+		DEBUSSY_TEST_SECOND_CLI=1 $(GO) test -count=1 -timeout 15m ./tests/
 
 # The main job on the built-in demo: the real claude CLI against the fake API,
 # in a fresh temporary git repository. No account needed.

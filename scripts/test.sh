@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# make test: every package with -race on the pinned claude CLI, the
-# end-to-end package again on npm's `latest` CLI (make test-latest), and its
-# core (restart, handoff, done, stop, usage limit) on the oldest CLI debussy
-# supports (runner.OldestCLI), after the other packages. Four
-# go test runs side by side: the end-to-end package on the pinned CLI in two
-# halves and on the latest CLI (each spends most of its time in the CLI's
-# start-up, about 3 s of CPU per session, about one core busy), and the
-# other packages one at a time. Run in one `go test ./...`, the end-to-end
+# make test: every package with -race (but see norace and inproc below) on
+# the pinned claude CLI, the end-to-end tests of what the CLI does again on
+# npm's `latest` CLI (make test-latest), and their core (restart, handoff,
+# done, stop, usage limit) on the oldest CLI debussy supports
+# (runner.OldestCLI). Eight go test runs side by side: the end-to-end package
+# on the pinned CLI in four shards plus its TestRunner family, on the latest
+# CLI and on the oldest (each spends most of its time in the CLI's
+# start-up, about 1–2 s of CPU per session), and the other packages two at
+# a time. Run in one `go test ./...`, the end-to-end
 # package started last, after gitcommit, and one pass after the other took
 # 16 of CI's 20 minutes. The end-to-end logs are held back and printed after
 # the rest, so the output does not interleave. A failure of any fails the
@@ -18,50 +19,102 @@ go=${GO:-go}
 pinned=${DEBUSSY_TEST_CLAUDE:-$(bash scripts/install-claude.sh | tail -n1)} || exit 1
 latest=${DEBUSSY_TEST_CLAUDE_LATEST:-$(bash scripts/install-claude.sh latest | tail -n1)} || exit 1
 oldest=${DEBUSSY_TEST_CLAUDE_OLDEST:-$(bash scripts/install-claude.sh oldest | tail -n1)} || exit 1
+# Which end-to-end tests run on a second CLI (npm's latest, the oldest):
+# those that call claudetest.CLISensitive(t, why), the tests of what the CLI
+# does — its stream format, hooks and control requests, interrupts and
+# signals, compaction, usage limits and API errors, its default model,
+# window and cost, permission modes and shell. A test of debussy's own logic
+# that merely needs *a* claude is not marked: it runs on the pinned CLI
+# only (claudetest.Bin skips it when DEBUSSY_TEST_SECOND_CLI=1), and must
+# not depend on what differs between CLI versions. Each test of the core
+# below must be marked, or the oldest pass skips it.
 # The end-to-end core the oldest supported CLI must pass: a few minutes.
 core='^(TestRunTwoPhasesComplete|TestRunRestartsBeforeContextFills|TestStagesHandoff|TestAgentHandoff|TestSignalsAsFacts|TestRunInterruptAndResume|TestUsageLimitWithoutWaiting)$'
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/debussy-test.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
 
-# The pinned pass runs in two halves, its tests dealt out alternately in
+# debussy for the end-to-end passes, built once each way (tests/main_test.go
+# would link it again in each of the five go test runs, ~3 s of CPU each):
+# with -race for the pinned CLI, without for the latest and the oldest.
+mkdir -p "$logs/race" "$logs/norace"
+$go build -race -o "$logs/race/debussy" . || exit 1
+$go build -o "$logs/norace/debussy" . || exit 1
+export DEBUSSY_TEST_BIN=$logs/race/debussy DEBUSSY_TEST_BIN_NORACE=$logs/norace/debussy
+
+# The pinned pass runs in four shards, its tests dealt out in turn in
 # source order (neighbours are alike in cost). Alone at its end, one pass
-# kept one core of two busy for its last four minutes in CI. Listing the
-# tests builds the test binary and debussy once, so the halves start from
-# the build cache.
-mapfile -t e2e < <(DEBUSSY_TEST_CLAUDE=$pinned $go test -race -list '^Test' ./tests/ | grep '^Test')
+# kept one core of two busy for its last four minutes in CI; in two halves,
+# the last half ran alone for its last four minutes on an idle machine: the
+# tests are serial within a pass, and many wait (usage-limit resets, hooks
+# that sleep, gitlab-ci-local), so more shards fill the cores rather than
+# add CPU. Listing the tests builds the test binary once, so the shards
+# start from the build cache.
+#
+# The race detector is on debussy, the program under test (the binary the
+# tests run is built with -race for the pinned CLI), and on the test binary
+# only for the TestRunner family, the tests that run debussy's runner
+# package in the test process itself. The rest of the test binary is the
+# harness and the fake API (whose own package runs under -race with the
+# others): with -race it cost 8–30 % of a test's CPU (the most on long
+# streams) and could find nothing of debussy's. A test that calls debussy's code in process is named
+# TestRunner*, or this rule changes.
+inproc='^TestRunner'
+mapfile -t e2e < <(DEBUSSY_TEST_CLAUDE=$pinned $go test -list '^Test' ./tests/ | grep '^Test' | grep -v "$inproc")
 if ((${#e2e[@]} == 0)); then
 	echo "make test: listing the end-to-end tests failed" >&2
 	exit 1
 fi
-halves=("" "")
+shards=4
+parts=()
 for i in "${!e2e[@]}"; do
-	halves[i % 2]+="${halves[i % 2]:+|}${e2e[i]}"
+	parts[i % shards]+="${parts[i % shards]:+|}${e2e[i]}"
 done
-for h in 0 1; do
+pids=()
+for h in "${!parts[@]}"; do
 	DEBUSSY_TEST_CLAUDE=$pinned \
-		$go test -race -count=1 -timeout 30m -run "^(${halves[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
-	pids[h]=$!
+		$go test -count=1 -timeout 30m -run "^(${parts[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
+	pids+=($!)
 done
+DEBUSSY_TEST_CLAUDE=$pinned \
+	$go test -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/pinned-inproc" 2>&1 &
+pids+=($!)
+# The second CLIs run debussy without -race (see tests/main_test.go): those
+# passes are about what the CLI does.
 DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -race -count=1 -timeout 30m ./tests/ >"$logs/latest" 2>&1 &
+	$go test -count=1 -timeout 30m ./tests/ >"$logs/latest" 2>&1 &
 second=$!
-
-mapfile -t rest < <($go list ./... | grep -vx 'github.com/debussy-dev/debussy/tests')
-DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 1 -timeout 20m "${rest[@]}"
-rest_rc=$?
 DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -race -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1
+	$go test -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1 &
+third=$!
+
+# Without the race detector: packages of pure computation, where neither
+# the code nor its tests start a goroutine, so the detector has nothing to
+# find and only slows them (secrets' regexps: 87 s of CPU with it, 21 s
+# without, and its TestLarge scans its full text only without it). A
+# package that starts a goroutine, or tests one used concurrently, leaves
+# this list.
+norace='github.com/debussy-dev/debussy/secrets'
+mapfile -t rest < <($go list ./... | grep -vx -e 'github.com/debussy-dev/debussy/tests' -e "$norace")
+# Two at a time: one at a time, the other packages (about 240 s of CPU,
+# gitcommit's and orchestrator's the most) were the last to end, a third
+# of a core against the end-to-end passes.
+DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 2 -timeout 20m "${rest[@]}"
+rest_rc=$?
+$go test -count=1 -timeout 20m "$norace"
+rest_rc=$((rest_rc | $?))
+wait "$third"
 oldest_rc=$?
 
-wait "${pids[0]}"
-first_rc=$?
-wait "${pids[1]}"
-first_rc=$((first_rc | $?))
+first_rc=0
+for pid in "${pids[@]}"; do
+	wait "$pid"
+	first_rc=$((first_rc | $?))
+done
 wait "$second"
 second_rc=$?
-echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/null | head -n1)), in two halves"
-cat "$logs/pinned0" "$logs/pinned1"
+echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/null | head -n1)), in four shards and the TestRunner family"
+cat "$logs"/pinned*
 echo "--- the end-to-end tests on npm's latest CLI ($("$latest" --version 2>/dev/null | head -n1))"
 cat "$logs/latest"
 echo "--- the end-to-end core on the oldest supported CLI ($("$oldest" --version 2>/dev/null | head -n1))"

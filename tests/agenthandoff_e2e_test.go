@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -12,6 +13,7 @@ import (
 // after that call (no further request), the work is committed, and the
 // next session starts from the handoff, counted as a restart.
 func TestAgentHandoff(t *testing.T) {
+	claudetest.CLISensitive(t, "the handoff command read from the session and no request after it")
 	// The session after the handoff is replayPhase's fresh one: done.
 	h, r := replayPhase(t, fakeapi.Conversation{Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Write("feature.txt", "the feature\n")),

@@ -148,6 +148,7 @@ func TestBudgetAdvisoryNotes(t *testing.T) {
 // (the CLI prices claude-sonnet-4-5 at $3/$15, cache writes 1.25×, reads
 // 0.1× input — the defaults debussy uses).
 func TestBudgetCostMatchesCLI(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's own total_cost_usd")
 	u := func(in, write, read, out int64) fakeapi.Usage {
 		return fakeapi.Usage{Input: in, CacheCreation: write, CacheRead: read, Output: out}
 	}

@@ -61,6 +61,7 @@ func TestRunCIJSONLogAndStepSummary(t *testing.T) {
 // A second Ctrl-C kills the session at once; state is still saved, exit 130,
 // no orphans.
 func TestRunSecondInterruptKills(t *testing.T) {
+	claudetest.CLISensitive(t, "how the CLI ends on a second interrupt")
 	h, cmd, stdout, stderr := startLongTool(t)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	waitFor(t, func() bool { return strings.Contains(stderr.String(), "Ctrl-C again") }, 10*time.Second)

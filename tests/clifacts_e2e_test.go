@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -14,6 +15,7 @@ import (
 // no table of debussy's knows), the first answer's breakdown is recorded,
 // and the session's cost equals claude's own within 1 %.
 func TestCLIWindowAndCost(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's default model, window and cost")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(300_000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),

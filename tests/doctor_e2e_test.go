@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -14,6 +15,7 @@ import (
 // login is tested with one short session — one API request, none with
 // --no-login. As root without IS_SANDBOX it names the fix and exits 2.
 func TestDoctorE2E(t *testing.T) {
+	claudetest.CLISensitive(t, "the control requests debussy relies on")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "one"}}, "")
 	res := h.run("doctor")
 	if res.Code != 0 {

@@ -87,6 +87,7 @@ func withoutVar(env []string, name string) []string {
 // the rerun with IS_SANDBOX=1 starts the phase as if the refused run had
 // never tried.
 func TestFailFastRootWithoutSandbox(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's refusal of bypassPermissions as root")
 	if os.Geteuid() != 0 {
 		t.Skip("claude refuses bypass permissions only as root")
 	}
@@ -131,6 +132,7 @@ func TestFailFastRootWithoutSandbox(t *testing.T) {
 // model it does not know (404 not_found_error) at once (the CLI itself
 // sends two requests).
 func TestFailFastAPIRefusals(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's retries on 401 and 404")
 	for _, tc := range []struct {
 		name, config string
 		turn         fakeapi.Turn
@@ -159,6 +161,7 @@ func TestFailFastAPIRefusals(t *testing.T) {
 
 // An option claude does not know in extra_args ends the run at once.
 func TestFailFastUnknownOption(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's answer to an unknown option")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "extra_args: [--no-such-option-for-debussy]\n")
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "--no-such-option-for-debussy", "extra_args")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -50,6 +51,7 @@ func hasMark(out runner.Outcome, name runner.MarkName) bool {
 // Every tool of the response runs, the CLI ends with hook_stopped and sends
 // no request after the stop.
 func TestRunnerHookStopRunsEveryTool(t *testing.T) {
+	claudetest.CLISensitive(t, "the PostToolUse hook and hook_stopped")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "two tools",
 		Turns: []fakeapi.Turn{
@@ -97,6 +99,7 @@ func TestRunnerHookStopRunsEveryTool(t *testing.T) {
 // request, a PreToolUse deny keeps the tool from running, a Stop block
 // continues the session with the feedback.
 func TestRunnerHookAnswers(t *testing.T) {
+	claudetest.CLISensitive(t, "the hooks' answers reaching the CLI")
 	tests := []struct {
 		name   string
 		blocks []fakeapi.Block
@@ -198,6 +201,7 @@ func TestRunnerHookAnswers(t *testing.T) {
 // consumer leaves it unanswered) blocks it. AllowCompact lets it happen,
 // which shows the scenario does reach the CLI's compaction.
 func TestRunnerHookPreCompactBlocked(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's compaction and PreCompact")
 	tests := []struct {
 		name         string
 		allowCompact bool

@@ -15,6 +15,7 @@ import (
 // blocked → exit 1 with the agent's reason, nothing retried, later phases
 // not started.
 func TestRunBlockedStops(t *testing.T) {
+	claudetest.CLISensitive(t, "the blocked signal read from the session")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash(`debussy done --phase 1 --status blocked --reason "needs the staging API key"`)),
@@ -143,6 +144,7 @@ func TestRunCrashRetried(t *testing.T) {
 // 529 on every call: claude's own retries surface as warnings, then the
 // session fails; debussy retries it a few times and fails clearly.
 func TestRunOverloadedExhausted(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's own retries on 529")
 	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
 		{Status: 529, Repeat: 1000},
 	}}}, []phaseSpec{{ID: "1", Title: "Overloaded"}}, "retry_backoff: 100ms\n")
@@ -178,6 +180,7 @@ func TestRunRefusesDirtyTree(t *testing.T) {
 // Ctrl-C during a long tool → exit 130 within seconds, work kept, no
 // orphans; the rerun resumes with a checkpoint and completes.
 func TestRunInterruptAndResume(t *testing.T) {
+	claudetest.CLISensitive(t, "an interrupt during a tool")
 	h, cmd, stdout, stderr := startLongTool(t)
 	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {

@@ -31,12 +31,23 @@ func TestMain(m *testing.M) {
 	if claudetest.SecondCLI() {
 		args = slices.Delete(args, 1, 2)
 	}
-	build := exec.Command("go", args...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build debussy:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	// make test builds each binary once for its passes (linking one costs
+	// about 3 s of CPU, and it ran five times): DEBUSSY_TEST_BIN (race) and
+	// DEBUSSY_TEST_BIN_NORACE name them; it must build them from this tree.
+	prebuilt := os.Getenv("DEBUSSY_TEST_BIN")
+	if claudetest.SecondCLI() {
+		prebuilt = os.Getenv("DEBUSSY_TEST_BIN_NORACE")
+	}
+	if prebuilt != "" {
+		debussyBin = prebuilt
+	} else {
+		build := exec.Command("go", args...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build debussy:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

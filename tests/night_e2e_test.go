@@ -80,6 +80,7 @@ func (h *harness) limitHit() (first, last time.Time) {
 // goes on in the same phase from a checkpoint — no restart or retry
 // counted — and the plan finishes.
 func TestUsageLimitWaitsForTheReset(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's usage-limit answer")
 	const limit = 6 * time.Second
 	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha", Gates: []string{"both: `test -f a.txt && test -f b.txt`"}}}, "")
 	h.Env = oauth(h.Env)
@@ -126,6 +127,7 @@ func TestUsageLimitWaitsForTheReset(t *testing.T) {
 // command that goes on; a rerun before the reset waits for it without a
 // request, and finishes the plan.
 func TestUsageLimitWithoutWaiting(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's usage-limit answer")
 	// Long enough that the first run ends well before the reset even on
 	// a loaded machine: the rerun must meet a limit still in force.
 	const limit = 30 * time.Second
@@ -173,6 +175,7 @@ func TestUsageLimitWithoutWaiting(t *testing.T) {
 // once without a request; debussy stops with exit 2 in seconds, says how to
 // log in, and leaves the branch untouched.
 func TestNotLoggedIn(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's answer without a login")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	h.Env = withoutVar(h.Env, "ANTHROPIC_API_KEY")
 	start := time.Now()
@@ -193,6 +196,7 @@ func TestNotLoggedIn(t *testing.T) {
 // setup error: exit 2 in seconds (not after the CLI's minutes of retries),
 // naming what to check; doctor fails on it as fast.
 func TestAPIUnreachable(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's retries when the API cannot be reached")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	// A closed port: the connection is refused.
 	h.Env = append(withoutVar(h.Env, "ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
@@ -269,6 +273,7 @@ func cutSessionOff(t *testing.T, h *harness) {
 // setup error: the run reached it, so the session is retried from a
 // checkpoint after a backoff, the work kept, and the plan finishes.
 func TestAPIUnreachableAfterAnswersRetries(t *testing.T) {
+	claudetest.CLISensitive(t, "how the CLI fails when the API goes away")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
@@ -312,6 +317,7 @@ func TestAPIUnreachableAfterAnswersRetries(t *testing.T) {
 // ("This command requires approval"), as root or not (measured on 2.1.197
 // and 2.1.332), so the test runs as any user.
 func TestAcceptEditsAsRoot(t *testing.T) {
+	claudetest.CLISensitive(t, "permission_mode acceptEdits and allowed_tools")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Write("a.txt", "alpha\n")),
 		turn(21000, fakeapi.Bash("git --version > b.txt")),

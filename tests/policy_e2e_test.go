@@ -16,6 +16,7 @@ import (
 // with the default handoff stage and once on a strict budget that the same
 // response exhausts.
 func TestPolicyDoneBeatsThreshold(t *testing.T) {
+	claudetest.CLISensitive(t, "the order of the done signal and the usage in the stream")
 	for _, tt := range []struct{ name, config string }{
 		{"handoff stage", "model: claude-sonnet-4-5\n"},
 		{"strict budget exhausted on the same response", "model: claude-sonnet-4-5\nbudget:\n  phase: {tokens: 100000}\n"},
@@ -51,6 +52,7 @@ func TestPolicyDoneBeatsThreshold(t *testing.T) {
 // inputs, is recognised by its path: the Write runs (not refused), ends the
 // session, and the next prompt embeds it, bounded.
 func TestPolicyLargeHandoff(t *testing.T) {
+	claudetest.CLISensitive(t, "a large Write in the stream and the hooks")
 	t.Parallel()
 	big := "## Completed\nBIG-HANDOFF-MARKER-3e1\n" + strings.Repeat("detail line of the handoff, kept verbatim where it fits\n", 1900)
 	if len(big) < 100<<10 {

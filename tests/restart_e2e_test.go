@@ -110,6 +110,7 @@ func TestRunRestartsDisabled(t *testing.T) {
 // The window follows the model: a 1M-window model at 300K tokens does not
 // restart; a 200K model at 170K does.
 func TestRunWindowFollowsModel(t *testing.T) {
+	claudetest.CLISensitive(t, "the model's window as the CLI reports it")
 	cases := []struct {
 		name, model string
 		tokens      int64
@@ -154,6 +155,7 @@ func TestRunWindowFollowsModel(t *testing.T) {
 // fired: debussy restarts from a checkpoint rather than retrying the same
 // overfull session.
 func TestRunPromptTooLongRestarts(t *testing.T) {
+	claudetest.CLISensitive(t, "\"Prompt is too long\" as the CLI reports it")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "full", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Bash("echo a > a.txt")),

@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
 // A two-phase plan completes: each phase's session does its work and signals
 // done, the gates pass, each phase ends in a commit, exit 0.
 func TestRunTwoPhasesComplete(t *testing.T) {
+	claudetest.CLISensitive(t, "a whole session: stream, hooks, done")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),
@@ -59,6 +61,7 @@ func TestRunTwoPhasesComplete(t *testing.T) {
 // second session's prompt names every file the first wrote, it signals done,
 // phase 2 runs, exit 0.
 func TestRunRestartsBeforeContextFills(t *testing.T) {
+	claudetest.CLISensitive(t, "a restart during a slow tool")
 	slow := fakeapi.Turn{Usage: usage(170000), Blocks: []fakeapi.Block{
 		fakeapi.Text("A slow check."), fakeapi.Bash(pause("2") + " && echo checked > slow.txt")}}
 	never := fakeapi.Turn{Usage: usage(171000), Delay: fakeapi.Duration(3e9), Blocks: []fakeapi.Block{

@@ -159,6 +159,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestRunnerMultiBlockResponse(t *testing.T) {
+	claudetest.CLISensitive(t, "the stream of a multi-block response")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "phase one",
 		Turns: []fakeapi.Turn{
@@ -233,6 +234,7 @@ func TestRunnerMultiBlockResponse(t *testing.T) {
 // the runner answers its PostToolUse with continue:false; the ending is
 // "stopped" with nothing cut.
 func TestRunnerStopWaitsForTool(t *testing.T) {
+	claudetest.CLISensitive(t, "the PostToolUse answer during a slow tool")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "slow",
 		Turns: []fakeapi.Turn{
@@ -287,6 +289,7 @@ func TestRunnerStopWaitsForTool(t *testing.T) {
 // rejected, its side effect never happens), then the follow-up runs in the
 // same session.
 func TestRunnerSendMidTool(t *testing.T) {
+	claudetest.CLISensitive(t, "an interrupt while a tool runs")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "long job",
 		Turns: []fakeapi.Turn{
@@ -343,6 +346,7 @@ func TestRunnerSendMidTool(t *testing.T) {
 }
 
 func TestRunnerPromptTooLong(t *testing.T) {
+	claudetest.CLISensitive(t, "\"Prompt is too long\" in the stream")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "huge", Turns: []fakeapi.Turn{{Status: 400}},
 	}}})
@@ -353,6 +357,7 @@ func TestRunnerPromptTooLong(t *testing.T) {
 }
 
 func TestRunnerOverloadedRetry(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's retries on 529")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "busy", Turns: []fakeapi.Turn{{Status: 529, Repeat: 1, Blocks: []fakeapi.Block{fakeapi.Text("made it")}}},
 	}}})
@@ -374,6 +379,7 @@ func TestRunnerOverloadedRetry(t *testing.T) {
 // A hung API request leaves the CLI silent; the idle watchdog kills the whole
 // process group.
 func TestRunnerIdleTimeout(t *testing.T) {
+	claudetest.CLISensitive(t, "a silent CLI and its process group")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "hang", Turns: []fakeapi.Turn{{Hang: true}},
 	}}})
@@ -395,6 +401,7 @@ func TestRunnerIdleTimeout(t *testing.T) {
 
 // A multi-MB Write is one multi-MB stdout line; it must parse.
 func TestRunnerHugeWriteLine(t *testing.T) {
+	claudetest.CLISensitive(t, "a multi-MB stream line")
 	content := strings.Repeat("0123456789abcdef\n", 5<<20/17)
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "big file",
@@ -430,6 +437,7 @@ func TestRunnerHugeWriteLine(t *testing.T) {
 // -c: 2.1.330 refuses a command line that starts with `sleep N` ("Blocked:
 // sleep 300 followed by: …").
 func TestRunnerNoOrphanAfterWait(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's tool processes")
 	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
 		Match: "background",
 		Turns: []fakeapi.Turn{

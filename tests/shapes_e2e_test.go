@@ -211,6 +211,7 @@ func phaseOfCalls(calls int, repeats bool) fakeapi.Shape {
 // read repeated between edits, their results changing after every edit
 // (27 runs of each, 7 within any 20 calls).
 func TestShapesLongPhaseOneSession(t *testing.T) {
+	claudetest.CLISensitive(t, "the hooks over a long session")
 	conv := fakeapi.Replay(phaseOfCalls(80, true), fakeapi.ReplayOptions{End: finishing})
 	h, r := replayPhase(t, conv, "")
 	oneSession(t, h, r, conv)
@@ -225,6 +226,7 @@ func TestShapesLongPhaseOneSession(t *testing.T) {
 // digits differ, like a timing — restart the session, and the call is
 // under "Avoid" in the next session's checkpoint.
 func TestShapesLoopRestartsWithAvoid(t *testing.T) {
+	claudetest.CLISensitive(t, "tool results as the CLI reports them")
 	for _, tt := range []struct{ name, cmd string }{
 		{"identical", "ls plan"},
 		{"digits differ", "echo took $(date +%N)ns"},
@@ -322,6 +324,7 @@ func num(v any) float64 {
 // 1M — npm's latest, and the pinned one's claude-opus-4-8[1m] — runs on
 // from a first response at 300K: 30 %, not "150 % of 200K".
 func TestShapesDefaultModelWindow(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's default model and window")
 	model, window := cliDefaultModel(t)
 	if window < 1000000 {
 		t.Skipf("the CLI's default model %s has a %dK window: a first response at 300K would overflow it; "+
@@ -342,6 +345,7 @@ func TestShapesDefaultModelWindow(t *testing.T) {
 // session's cost (session_ended's cost_usd) equals the CLI's own
 // total_cost_usd within 1 %, also across a restart.
 func TestShapesCostMatchesCLI(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's own total_cost_usd")
 	for _, tt := range []struct{ name, config string }{
 		{"default model", ""},
 		{"claude-sonnet-4-5", shapeModel},

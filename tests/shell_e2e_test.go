@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -17,6 +18,7 @@ import (
 // CLAUDE_ENV_FILE puts its directory first on PATH again. Before, both were
 // "command not found" and the finished phase went to remediation.
 func TestAgentShellWithoutSnapshot(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's shell snapshot")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("debussy progress --phase 1 'shell checked'; echo \"PATH=$PATH\"")),
@@ -50,7 +52,7 @@ func TestAgentShellWithoutSnapshot(t *testing.T) {
 	// The login shell did run the commands: its PATH is /etc/profile's
 	// with debussy's directory put back in front.
 	raw := h.runFiles("phase-1/session-1.jsonl")
-	if !strings.Contains(raw, "PATH=/tmp/debussy-e2e-bin-") || strings.Contains(raw, "command not found") {
+	if !strings.Contains(raw, "PATH="+filepath.Dir(debussyBin)+":") || strings.Contains(raw, "command not found") {
 		t.Errorf("the agent's shell:\n%s", grepLines(raw, "PATH="))
 	}
 }

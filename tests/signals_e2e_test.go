@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -15,6 +16,7 @@ import (
 // typed them — chained after the commands that write the handoff, inside
 // `bash -c`, env-prefixed.
 func TestSignalsAsFacts(t *testing.T) {
+	claudetest.CLISensitive(t, "signals read from what the commands left for the session")
 	const chained = "mkdir -p notes && printf '## Completed\\nHANDOFF-MARKER-c41 a.txt written\\n' > notes/handoff.md && " +
 		"debussy handoff --phase 1 --file notes/handoff.md"
 	t.Run("chained handoff", func(t *testing.T) {
@@ -86,6 +88,7 @@ func TestSignalsAsFacts(t *testing.T) {
 // is not allowed by debussy's hook, so its contents do not run unasked;
 // the real `debussy done` still is.
 func TestOwnCommandIsDebussyItself(t *testing.T) {
+	claudetest.CLISensitive(t, "the permission hook under acceptEdits")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(20000, fakeapi.Bash("./tools/debussy done --phase 1")),
 		turn(21000, done("1")),

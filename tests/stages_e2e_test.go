@@ -57,6 +57,7 @@ func (h *harness) runFiles(pattern string) string {
 // session ends cleanly with no further request; the next session's prompt
 // carries the handoff.
 func TestStagesHandoff(t *testing.T) {
+	claudetest.CLISensitive(t, "the handoff stage: a refused tool and no request after it")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("echo early > early.txt")),
@@ -159,6 +160,7 @@ func TestStagesSecretRedacted(t *testing.T) {
 // A session whose agent ends its turn without `debussy done` is told so by
 // the Stop hook and completes in the same session.
 func TestStagesStopHookAsksForDone(t *testing.T) {
+	claudetest.CLISensitive(t, "the Stop hook")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Write("a.txt", "alpha\n")),
@@ -188,6 +190,7 @@ func TestStagesStopHookAsksForDone(t *testing.T) {
 // The third identical call produces a nudge the API receives; the first
 // and second do not. Zones and nudges reach events.jsonl and status --json.
 func TestStagesNudgeAndZone(t *testing.T) {
+	claudetest.CLISensitive(t, "a nudge reaching the API")
 	same := fakeapi.Bash("ls plan")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
@@ -237,6 +240,7 @@ func TestStagesNudgeAndZone(t *testing.T) {
 // no request after the stop. With handoffs on, the emergency path (no
 // handoff within handoff_grace_calls) ends the same way.
 func TestStagesPlainStopRunsEveryTool(t *testing.T) {
+	claudetest.CLISensitive(t, "hook_stopped after every tool of a response")
 	for _, tc := range []struct{ name, config string }{
 		{"handoff disabled", "model: claude-sonnet-4-5\nhandoff: false\n"},
 		{"emergency at 98 %", "model: claude-sonnet-4-5\n"},
@@ -280,6 +284,7 @@ func TestStagesPlainStopRunsEveryTool(t *testing.T) {
 // threshold above the compaction point is warned about at start. The
 // script stays under the CLI's "prompt too long" point (~177K of 200K).
 func TestStagesCompactionBlocked(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's compaction and PreCompact")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(150000, fakeapi.Bash("echo a > a.txt")),

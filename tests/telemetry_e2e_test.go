@@ -79,6 +79,7 @@ func spanAttr(s *tracepb.Span, key string) (string, bool) {
 // session spans carrying the phase, and the TRACEPARENT the claude child
 // received names its session's span in the same trace.
 func TestTracesJoinTheChild(t *testing.T) {
+	claudetest.CLISensitive(t, "TRACEPARENT in the CLI child")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			// The CLI keeps OTEL_* variables from its tools: the

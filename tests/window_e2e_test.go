@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
 
@@ -38,6 +39,7 @@ func slowCountTokens(t *testing.T, h *harness, d time.Duration) {
 // session hands off at context_max_tokens (400K by default), not at 80 %
 // of 1M, and the next session reuses the answer instead of asking again.
 func TestContextCapOnDefaultModel(t *testing.T) {
+	claudetest.CLISensitive(t, "the CLI's default model and count_tokens")
 	conv := fakeapi.Conversation{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 		turn(300_000, fakeapi.Bash("echo one > one.txt")),
 		turn(360_000, fakeapi.Bash("echo two > two.txt")),
@@ -104,6 +106,7 @@ func TestContextCapOnDefaultModel(t *testing.T) {
 // edit (`go build ./...`: the same call, the same empty output, 31 times)
 // is progress: one session, no loop nudge.
 func TestSilentCheckBetweenEditsOneSession(t *testing.T) {
+	claudetest.CLISensitive(t, "tool results as the CLI reports them")
 	var turns []fakeapi.Turn
 	for i := range 31 {
 		ctx := int64(20_000 + 1_000*i)
@@ -126,6 +129,7 @@ func TestSilentCheckBetweenEditsOneSession(t *testing.T) {
 // fifth ends the session at the next tool and the next session's
 // checkpoint lists the call under Avoid.
 func TestFailingTestLoopRestarts(t *testing.T) {
+	claudetest.CLISensitive(t, "a failed call: is_error in the stream, no PostToolUse")
 	const failing = "echo 'FAIL: TestParse (expected 3, got 2)'; exit 1"
 	var turns []fakeapi.Turn
 	for i := range 6 {

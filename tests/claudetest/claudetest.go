@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -27,6 +28,10 @@ func Bin(t testing.TB) string {
 	}
 	info, err := os.Stat(bin)
 	if err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+		if SecondCLI() && !isCLISensitive(t) {
+			t.Skip("runs on the pinned CLI only (DEBUSSY_TEST_SECOND_CLI=1): not marked claudetest.CLISensitive")
+			return ""
+		}
 		return bin
 	}
 	msg := "\n" + strings.Repeat("!", 78) + "\n" +
@@ -43,10 +48,42 @@ func Bin(t testing.TB) string {
 	return ""
 }
 
+// CLISensitive marks t (the whole top-level test) as a test of what the CLI
+// does — its stream format, hooks, control requests, interrupts and
+// signals, compaction, usage limits and API errors, its default model,
+// window and cost, its permission modes and shell — so that it runs on every
+// CLI of a run: npm's latest and, for the core, the oldest supported one.
+// Every other end-to-end test runs on the pinned CLI only: on a second CLI
+// (DEBUSSY_TEST_SECOND_CLI=1) Bin skips it. Call it before Bin; why says
+// which CLI behaviour the test depends on.
+func CLISensitive(t testing.TB, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatal("claudetest.CLISensitive: say which CLI behaviour the test depends on")
+	}
+	sensitive.Store(topLevel(t), true)
+}
+
+// sensitive holds the names of the top-level tests marked CLISensitive.
+var sensitive sync.Map
+
+func isCLISensitive(t testing.TB) bool {
+	_, ok := sensitive.Load(topLevel(t))
+	return ok
+}
+
+// topLevel is t's top-level test: a subtest inherits its parent's mark.
+func topLevel(t testing.TB) string {
+	name, _, _ := strings.Cut(t.Name(), "/")
+	return name
+}
+
 // OncePerSuite skips t on the second CLI of a run (`make test-latest` sets
 // DEBUSSY_TEST_SECOND_CLI=1): for a test of debussy's own logic that the
 // CLI's version cannot change, so the suite stays short. why says what the
-// test is about; tests of what the CLI does must not call it.
+// test is about; tests of what the CLI does must not call it. Bin skips
+// every test not marked CLISensitive there anyway: OncePerSuite says why
+// in the test, and covers one that skips before it calls Bin.
 func OncePerSuite(t testing.TB, why string) {
 	t.Helper()
 	if SecondCLI() {

@@ -52,6 +52,7 @@ func TestBin(t *testing.T) {
 			t.Setenv("DEBUSSY_TEST_CLAUDE", tt.testClaude)
 			t.Setenv("DEBUSSY_CLAUDE_CACHE", tt.cache)
 			t.Setenv("CI", tt.ci)
+			t.Setenv("DEBUSSY_TEST_SECOND_CLI", "")
 			r := &recorder{TB: t}
 			got := claudetest.Bin(r)
 			if got != tt.want || (r.skipped != "") != tt.wantSkip || (r.fatal != "") != tt.wantErr {
@@ -62,6 +63,39 @@ func TestBin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// On a second CLI, Bin skips a test unless it (or its top-level test) was
+// marked CLISensitive; on the pinned CLI it skips none.
+func TestCLISensitive(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DEBUSSY_TEST_CLAUDE", exe)
+	bin := func(t testing.TB) (string, string) {
+		r := &recorder{TB: t}
+		return claudetest.Bin(r), r.skipped
+	}
+	t.Setenv("DEBUSSY_TEST_SECOND_CLI", "")
+	if got, skipped := bin(t); got != exe || skipped != "" {
+		t.Errorf("pinned, unmarked: Bin = %q, skipped %q; want it run", got, skipped)
+	}
+	t.Setenv("DEBUSSY_TEST_SECOND_CLI", "1")
+	if got, skipped := bin(t); got != "" || !strings.Contains(skipped, "CLISensitive") {
+		t.Errorf("second CLI, unmarked: Bin = %q, skipped %q; want a skip naming the marker", got, skipped)
+	}
+	t.Run("marked", func(t *testing.T) {
+		claudetest.CLISensitive(t, "the test's own mark")
+		if got, skipped := bin(t); got != exe || skipped != "" {
+			t.Errorf("second CLI, marked: Bin = %q, skipped %q", got, skipped)
+		}
+	})
+	t.Run("sibling", func(t *testing.T) {
+		if got, skipped := bin(t); got != exe || skipped != "" {
+			t.Errorf("second CLI, marked top-level test: Bin = %q, skipped %q", got, skipped)
+		}
+	})
 }
 
 func TestEnv(t *testing.T) {
