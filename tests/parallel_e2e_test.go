@@ -15,8 +15,14 @@ import (
 // rendezvous is a Bash command that leaves mark and waits (60 s at most)
 // for other: two sessions running it can only get past it together.
 func rendezvous(dir, mark, other string) string {
-	return fmt.Sprintf("touch %s/%s; for i in $(seq 1200); do [ -e %s/%s ] && break; sleep 0.05; done; [ -e %s/%s ]",
-		dir, mark, dir, other, dir, other)
+	return fmt.Sprintf("touch %s/%s; %s", dir, mark, awaitMark(dir, other, time.Minute))
+}
+
+// awaitMark is a Bash command that waits (at most within) for dir/name to
+// exist, and fails if it never does.
+func awaitMark(dir, name string, within time.Duration) string {
+	return fmt.Sprintf("for i in $(seq %d); do [ -e %s/%s ] && break; sleep 0.05; done; [ -e %s/%s ]",
+		int(within/(50*time.Millisecond)), dir, name, dir, name)
 }
 
 // span is when a conversation's first and last API requests came.

@@ -25,9 +25,6 @@ const slowHook = 30 * time.Second
 func TestParallelOwnerSlowHookHoldsNoPhase(t *testing.T) {
 	claudetest.OncePerSuite(t, "no lock held across a phase's commit under --parallel")
 	marks := t.TempDir()
-	waitFor := func(name string) string {
-		return fmt.Sprintf("for i in $(seq 1200); do [ -e %s/%s ] && break; sleep 0.05; done; [ -e %s/%s ]", marks, name, marks, name)
-	}
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("echo one > one.txt")),
@@ -35,7 +32,7 @@ func TestParallelOwnerSlowHookHoldsNoPhase(t *testing.T) {
 			turn(22000, fakeapi.Text("Phase 1 done.")),
 		}},
 		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(waitFor("committing"))),
+			turn(20000, fakeapi.Bash(awaitMark(marks, "committing", time.Minute))),
 			turn(21000, fakeapi.Bash("echo two > two.txt")),
 			turn(22000, done("2")),
 			turn(23000, fakeapi.Text("Phase 2 done.")),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
@@ -136,9 +137,6 @@ func TestPolicyHooksNeverWaitOnTheRunLock(t *testing.T) {
 	claudetest.OncePerSuite(t, "debussy's locks under --parallel")
 	t.Parallel()
 	marks := t.TempDir()
-	waitFor := func(name string) string {
-		return fmt.Sprintf("for i in $(seq 600); do [ -e %s/%s ] && break; sleep 0.05; done; [ -e %s/%s ]", marks, name, marks, name)
-	}
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("echo one > one.txt")),
@@ -146,7 +144,7 @@ func TestPolicyHooksNeverWaitOnTheRunLock(t *testing.T) {
 			turn(22000, fakeapi.Text("Phase 1 done.")),
 		}},
 		{Name: "p2", Match: phaseMatch("2"), Turns: []fakeapi.Turn{
-			turn(20000, fakeapi.Bash(waitFor("committing"))),
+			turn(20000, fakeapi.Bash(awaitMark(marks, "committing", 30*time.Second))),
 			turn(21000, fakeapi.Bash("echo a >> two.txt")),
 			turn(22000, fakeapi.Bash("echo b >> two.txt")),
 			turn(23000, fakeapi.Bash("echo c >> two.txt")),
