@@ -7,19 +7,12 @@ import (
 	"github.com/debussy-dev/debussy/state"
 )
 
-// Record writes the phase's and the run's economics into the ledger's
-// records (the caller saves). The phase's tokens and cost are the Meter's,
-// counted per API call across the phase's sessions, less what earlier runs
-// of a resumed phase spent (the record is this run's), plus what an
-// earlier record of this run carried.
-func (p *Phase) Record(run *state.Run, now time.Time) {
-	p.RecordPhase(now)
-	p.a.RecordRun(run, now)
-}
-
 // RecordPhase writes the phase's economics into its record alone: the
 // phase's goroutine owns that record, while the run's record belongs to
-// whoever saves the ledger (RecordRun).
+// whoever saves the ledger (RecordRun). The phase's tokens and cost are the
+// Meter's, counted per API call across the phase's sessions, less what
+// earlier runs of a resumed phase spent (the record is this run's), plus
+// what an earlier record of this run carried.
 func (p *Phase) RecordPhase(now time.Time) {
 	a := p.a
 	a.mu.Lock()
@@ -168,19 +161,6 @@ func (x Extension) Count() int {
 		return x.p.a.planExtensions
 	}
 	return x.p.extensions
-}
-
-// Grant extends the budget by By.
-func (x Extension) Grant() {
-	a := x.p.a
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	x.meter().Extend(x.By())
-	if x.plan {
-		a.planExtensions++
-	} else {
-		x.p.extensions++
-	}
 }
 
 // GrantIf extends the budget by By only if its limits are still asked,

@@ -74,11 +74,13 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 					p.StartSession()
 				case "end":
 					p.EndSession()
-					p.Record(run, now)
+					p.RecordPhase(now)
+					a.RecordRun(run, now)
 				default:
 					p.Observe(o.ev)
 					p.Check(now)
-					p.Record(run, now)
+					p.RecordPhase(now)
+					a.RecordRun(run, now)
 				}
 			}
 			var sum int64
