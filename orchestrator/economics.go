@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
-	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -19,12 +19,6 @@ import (
 // committed, later phases are not started. The phase is recorded failed
 // with economics.exhausted set, so a rerun resumes it like any failure.
 var ErrBudgetExhausted = errors.New("budget exhausted")
-
-// Budget scopes, in messages and events.
-const (
-	scopePhase = session.ScopePhase
-	scopePlan  = session.ScopePlan
-)
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {
@@ -109,7 +103,7 @@ func (p *phaseRun) exhaustedError(spent string) error {
 		p.recordSpend()
 	}
 	p.rec.Economics.Exhausted = true
-	if strings.HasPrefix(spent, scopePlan+" ") {
+	if strings.HasPrefix(spent, policy.ScopePlan+" ") {
 		// The phase's end saves the ledger again.
 		_ = r.recorder.update(func(run *state.Run) {
 			if run.Economics == nil {
@@ -139,7 +133,7 @@ func raiseHint(spent string) string {
 	}
 	cfgKey := fmt.Sprintf("budget.%s.%s", scope, key)
 	switch {
-	case scope == scopePhase && flag != "":
+	case scope == policy.ScopePhase && flag != "":
 		return fmt.Sprintf("To go on, raise %s in .debussy.yaml (or pass %s, env %s) and run again: the phase resumes from a checkpoint.",
 			cfgKey, flag, config.EnvVar(cfgKey))
 	default:

@@ -12,12 +12,6 @@ import (
 	"github.com/debussy-dev/debussy/record"
 )
 
-// Budget scopes, in messages and events (policy's).
-const (
-	ScopePhase = policy.ScopePhase
-	ScopePlan  = policy.ScopePlan
-)
-
 // Meters are the budgets one session spends from: its phase's and the
 // plan's. The plan's is shared with other phases' sessions under
 // --parallel, so each method locks what it shares; none does I/O.
@@ -128,9 +122,9 @@ func (s *Session) checkBudgets() {
 			return
 		}
 	}
-	cur, scope, lim := ps, ScopePhase, st.PhaseLimits
+	cur, scope, lim := ps, policy.ScopePhase, st.PhaseLimits
 	if check.Fuller() == policy.PickPlan {
-		cur, scope, lim = pl, ScopePlan, st.PlanLimits
+		cur, scope, lim = pl, policy.ScopePlan, st.PlanLimits
 	}
 	reading := policy.BudgetReading{Scope: scope, Action: cur.Action, Left: lim.Remaining(cur.Spend, cur.Dimension)}
 	// The plan's Meter is shared by the phases: each level of the plan's
@@ -144,7 +138,7 @@ func (s *Session) checkBudgets() {
 	for _, x := range []struct {
 		budget.Status
 		scope string
-	}{{ps, ScopePhase}, {pl, ScopePlan}} {
+	}{{ps, policy.ScopePhase}, {pl, policy.ScopePlan}} {
 		if x.Note != "" {
 			reading.Notes = append(reading.Notes, policy.BudgetNote{Scope: x.scope, Level: x.Level, Text: x.Note, WrapUpOnly: x.Action.WrapUpOnly})
 		}

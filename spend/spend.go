@@ -15,6 +15,7 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -148,7 +149,7 @@ type scope struct {
 // budgets are the phase's budgets: its own, then the plan's (brought up to
 // date). a.mu held.
 func (p *Phase) budgets() [2]scope {
-	return [2]scope{{session.ScopePhase, p.meter, p.rec.StartedAt}, {session.ScopePlan, p.a.planMeter(), p.a.runStart}}
+	return [2]scope{{policy.ScopePhase, p.meter, p.rec.StartedAt}, {policy.ScopePlan, p.a.planMeter(), p.a.runStart}}
 }
 
 // Observe counts a stream event (session.Meters).
