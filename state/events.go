@@ -40,14 +40,32 @@ func (s *Store) OpenEvents(runID string, clock func() time.Time) (*EventLog, err
 	return &EventLog{f: f, clock: clock}, nil
 }
 
-// Record writes one event.
+// Record writes one event: its keys may not be "ts" and "event", which
+// the log stamps; the line is redacted.
 func (e *EventLog) Record(ev record.Event) error {
 	name := ev.EventName()
-	raw, err := recordFields(ev)
+	fields, err := recordFields(ev)
 	if err != nil {
 		return fmt.Errorf("append event %s: %w", name, err)
 	}
-	return e.write(name, func(ts time.Time) ([]byte, error) { return encodeRaw(ts, name, raw) }, raw)
+	for _, k := range []string{"ts", "event"} {
+		if _, ok := fields[k]; ok {
+			return fmt.Errorf("append event %s: field %q is reserved", name, k)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.f == nil {
+		return fmt.Errorf("append event %s: %w", name, fs.ErrClosed)
+	}
+	line, err := encodeRaw(e.clock(), name, fields)
+	if err != nil {
+		return fmt.Errorf("append event %s: %w", name, err)
+	}
+	if _, err := e.f.Write(secrets.Default().JSON(line)); err != nil {
+		return fmt.Errorf("append event %s: %w", name, err)
+	}
+	return nil
 }
 
 // recordFields is ev's keys, each with its JSON.
@@ -61,29 +79,6 @@ func recordFields(ev record.Event) (map[string]json.RawMessage, error) {
 		return nil, err
 	}
 	return raw, nil
-}
-
-// write checks the reserved keys, stamps, redacts and writes one line.
-func (e *EventLog) write(event string, encode func(ts time.Time) ([]byte, error), fields map[string]json.RawMessage) error {
-	for _, k := range []string{"ts", "event"} {
-		if _, ok := fields[k]; ok {
-			return fmt.Errorf("append event %s: field %q is reserved", event, k)
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.f == nil {
-		return fmt.Errorf("append event %s: %w", event, fs.ErrClosed)
-	}
-	line, err := encode(e.clock())
-	if err != nil {
-		return fmt.Errorf("append event %s: %w", event, err)
-	}
-	line = secrets.Default().JSON(line)
-	if _, err := e.f.Write(line); err != nil {
-		return fmt.Errorf("append event %s: %w", event, err)
-	}
-	return nil
 }
 
 // encodeRaw writes ts and event first, then the fields in key order, so
