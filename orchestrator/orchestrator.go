@@ -90,7 +90,7 @@ type Options struct {
 	// out (a terminal, never CI): true raises it by its configured amount
 	// and the phase goes on. At most budget.max_extensions times per
 	// budget; nil never extends. It may block (a person answering) and is
-	// called without the run's lock, from one phase at a time or several.
+	// called while other phases go on, from one phase at a time or several.
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.go); nil exports none.
 	Tracer *telemetry.Tracer

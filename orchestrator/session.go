@@ -103,8 +103,8 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	return res, nil
 }
 
-// apply does what the session decided: records, logs, and the ledger's
-// changes (the run's lock held).
+// apply does what the session decided: records, logs, and the changes to
+// the phase's own record (saved through the recorder).
 func (p *phaseRun) apply(n int, effects []session.Effect) {
 	r := p.r
 	for _, e := range effects {

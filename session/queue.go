@@ -4,7 +4,7 @@ import "sync"
 
 // queue is an unbounded queue from the session's goroutine to its owner:
 // the session must never wait on it, or a hook answer would wait with it
-// (the owner waits for the run's lock while another phase commits).
+// (the owner may be committing, running the user's pre-commit hook).
 type queue struct {
 	mu     sync.Mutex
 	items  []Effect

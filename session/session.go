@@ -8,7 +8,7 @@
 // Result.
 //
 // It imports neither the ledger (state) nor a logger: a hook's answer
-// cannot wait on the run's lock, events.jsonl, a log handler or another
+// cannot wait on the ledger, events.jsonl, a log handler or another
 // phase, by the import graph rather than by convention. The owner (the
 // orchestrator) records, logs and saves what the Effects say, on its own
 // goroutine.

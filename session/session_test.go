@@ -60,8 +60,8 @@ func journalOf(t *testing.T, path string) string {
 }
 
 // Every hook call is answered while the owner takes none of the session's
-// effects: an answer never waits on the owner (the orchestrator waits for
-// the run's lock while another phase commits or merges).
+// effects: an answer never waits on the owner (which may be committing,
+// running the user's pre-commit hook).
 func TestAnswersNeverWaitOnTheOwner(t *testing.T) {
 	cfg, journal := fakeConfig(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

@@ -23,7 +23,7 @@ import (
 // Account is a run's spend against its budgets.
 type Account struct {
 	// mu guards every Meter and the phases' map: the sessions count and
-	// check without the run's lock. Held only around Meter calls, never
+	// check on their own goroutines. Held only around Meter calls, never
 	// across I/O.
 	mu                      sync.Mutex
 	mode                    budget.Mode
