@@ -130,8 +130,8 @@ type orun struct {
 	id     string
 	ledger *state.Ledger
 	run    *state.Run
-	events *state.EventLog
-	// recorder owns ledger, run and events while phases run (recorder.go).
+	// recorder owns ledger, run and the events log while phases run
+	// (recorder.go).
 	recorder *recorder
 	release  func() error
 	now      func() time.Time
@@ -207,11 +207,12 @@ func newRun(opts Options) (*orun, error) {
 	}
 	r.markStaleRuns()
 	reclaimGitLocks(r.Repo, r.log)
-	if r.events, err = r.Store.OpenEvents(r.id, r.now); err != nil {
+	events, err := r.Store.OpenEvents(r.id, r.now)
+	if err != nil {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	r.recorder = &recorder{store: r.Store, ledger: r.ledger, events: r.events, now: r.now, log: r.log}
+	r.recorder = &recorder{store: r.Store, ledger: r.ledger, events: events, now: r.now, log: r.log}
 	r.startNotify()
 	// An earlier run's answers about the window (a day at most): a
 	// session of the same CLI version and model asks nothing.
@@ -234,8 +235,8 @@ func (r *orun) close() {
 			r.log.Debug("keep claude's answers about the window", "err", err)
 		}
 	}
-	if r.events != nil {
-		r.events.Close()
+	if r.recorder != nil && r.recorder.events != nil {
+		r.recorder.events.Close()
 	}
 	if r.release != nil {
 		if err := r.release(); err != nil {

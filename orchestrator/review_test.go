@@ -31,7 +31,6 @@ func econRun(t *testing.T, cfg config.Config) *orun {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ev.Close() })
-	r.events = ev
 	r.recorder = &recorder{store: store, ledger: r.ledger, run: r.run, events: ev, spend: r.spend, now: r.now, log: r.log}
 	return r
 }
