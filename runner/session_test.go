@@ -326,8 +326,17 @@ func TestSessionDrainsPipeWithoutConsumer(t *testing.T) {
 	s := start(t, t.Context(), spec)
 	out := wait(t, s)
 	evs := drain(t, s)
-	if out.Kind != OutcomeCompleted || len(evs) != 2002 {
-		t.Errorf("outcome = %s, %d events", out.Kind, len(evs))
+	// On a loaded machine the 2000 lines can take longer than the CLI has
+	// to answer get_context_usage (the flood never does): the session then
+	// adds the late-answer event. The stream's own events must all arrive.
+	n := 0
+	for _, e := range evs {
+		if e.Kind != KindContextUsage {
+			n++
+		}
+	}
+	if out.Kind != OutcomeCompleted || n != 2002 {
+		t.Errorf("outcome = %s, %d events of the stream (of %d)", out.Kind, n, len(evs))
 	}
 }
 
