@@ -54,7 +54,9 @@ trap 'rm -rf "$logs" ${shm:+"$shm"}' EXIT
 
 # debussy for the end-to-end passes, built once each way (tests/main_test.go
 # would link it again in each of the five go test runs, ~3 s of CPU each):
-# with -race for the pinned CLI, without for the latest and the oldest.
+# with -race and without (tests/main_test.go raceBinary says which runs
+# take which: on the pinned CLI, those with phases at once or a test acting
+# on the run while it goes; on the latest and the oldest, none).
 mkdir -p "$logs/race" "$logs/norace"
 $go build -race -o "$logs/race/debussy" . || exit 1
 $go build -o "$logs/norace/debussy" . || exit 1
@@ -75,8 +77,8 @@ export GORACE=${GORACE:-atexit_sleep_ms=0}
 # add CPU. Listing the tests builds the test binary once, so the shards
 # start from the build cache.
 #
-# The race detector is on debussy, the program under test (the binary the
-# tests run is built with -race for the pinned CLI), and on the test binary
+# The race detector is on debussy, the program under test (its runs with
+# phases at once, or acted on while they run: see raceBinary), and on the test binary
 # only for the TestRunner family, the tests that run debussy's runner
 # package in the test process itself. The rest of the test binary is the
 # harness and the fake API (whose own package runs under -race with the

@@ -112,9 +112,15 @@ func (r result) String() string {
 	return fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 }
 
-// command prepares `debussy args...` in the repository.
+// command prepares `debussy args...` in the repository, for a test that
+// acts on it while it runs: the -race build (see raceBinary).
 func (h *harness) command(args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
-	cmd := exec.Command(debussyBin, args...)
+	h.t.Helper()
+	return h.commandOf(raceBinary(h.t), args...)
+}
+
+func (h *harness) commandOf(bin string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = h.Repo
 	cmd.Env = h.Env
 	var stdout, stderr syncBuffer
@@ -125,7 +131,7 @@ func (h *harness) command(args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) 
 // run runs debussy to the end (bounded so a hang fails the test).
 func (h *harness) run(args ...string) result {
 	h.t.Helper()
-	cmd, stdout, stderr := h.command(args...)
+	cmd, stdout, stderr := h.commandOf(binaryFor(h.t, args), args...)
 	if err := cmd.Start(); err != nil {
 		h.t.Fatalf("start debussy: %v", err)
 	}

@@ -9,13 +9,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/debussy-dev/debussy/tests/claudetest"
 )
 
-// debussyBin is the debussy binary built once for the whole package.
-var debussyBin string
+// debussyBin is the debussy binary built once for the whole package, and
+// raceBin the same built with -race (see raceBinary for which runs use it).
+var (
+	debussyBin string
+	binDirs    string // where TestMain builds them, removed at its end
+	raceBin    = sync.OnceValues(buildRace)
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "debussy-e2e-bin-")
@@ -23,27 +30,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "make temp dir:", err)
 		os.Exit(1)
 	}
-	debussyBin = filepath.Join(dir, "debussy")
-	// With the race detector, except on the second CLI (make test-latest):
-	// that pass is about what the CLI does, and the pinned pass has already
-	// run every flow under -race. It halves debussy's CPU on a 2-core box.
-	args := []string{"build", "-race", "-o", debussyBin, ".."}
-	if claudetest.SecondCLI() {
-		args = slices.Delete(args, 1, 2)
-	}
-	// make test builds each binary once for its passes (linking one costs
-	// about 3 s of CPU, and it ran five times): DEBUSSY_TEST_BIN (race) and
-	// DEBUSSY_TEST_BIN_NORACE name them; it must build them from this tree.
-	prebuilt := os.Getenv("DEBUSSY_TEST_BIN")
-	if claudetest.SecondCLI() {
-		prebuilt = os.Getenv("DEBUSSY_TEST_BIN_NORACE")
-	}
-	if prebuilt != "" {
-		debussyBin = prebuilt
-	} else {
-		build := exec.Command("go", args...)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
+	binDirs = dir
+	// make test builds each binary once for all its passes (linking one
+	// costs about 3 s of CPU, and it ran five times): DEBUSSY_TEST_BIN_NORACE
+	// and DEBUSSY_TEST_BIN (-race) name them; it must build them from this tree.
+	debussyBin = os.Getenv("DEBUSSY_TEST_BIN_NORACE")
+	if debussyBin == "" {
+		debussyBin = filepath.Join(dir, "plain", "debussy")
+		if err := build(debussyBin); err != nil {
 			fmt.Fprintln(os.Stderr, "build debussy:", err)
 			os.RemoveAll(dir)
 			os.Exit(1)
@@ -52,4 +46,54 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// build builds debussy at out (each binary in its own directory, named
+// debussy: the agent's `debussy done` finds it on PATH there).
+func build(out string, flags ...string) error {
+	cmd := exec.Command("go", slices.Concat([]string{"build"}, flags, []string{"-o", out, ".."})...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return cmd.Run()
+}
+
+// buildRace returns the -race build, made the first time a test needs it.
+func buildRace() (string, error) {
+	if bin := os.Getenv("DEBUSSY_TEST_BIN"); bin != "" {
+		return bin, nil
+	}
+	bin := filepath.Join(binDirs, "race", "debussy")
+	if err := build(bin, "-race"); err != nil {
+		return "", fmt.Errorf("build debussy -race: %w", err)
+	}
+	return bin, nil
+}
+
+// raceBinary is the debussy a run uses when debussy's own goroutines meet
+// in ways its packages' -race tests cannot stage: several phases at once
+// (--parallel), and a run the test acts on while it goes (signals, kills,
+// a second command; tests start those with h.command), or that an outside
+// driver starts alongside others (binDir). Every other run uses the plain
+// build: there debussy's concurrency is its packages', all tested under
+// -race, and the detector cost 18 % of the end-to-end tests' CPU (six
+// tests: 40.6 s against 33.4 s). On a second CLI (DEBUSSY_TEST_SECOND_CLI),
+// a pass about what the CLI does, every run uses the plain build.
+func raceBinary(t testing.TB) string {
+	t.Helper()
+	if claudetest.SecondCLI() {
+		return debussyBin
+	}
+	bin, err := raceBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// binaryFor is the debussy for `debussy args...` run to its end by h.run.
+func binaryFor(t testing.TB, args []string) string {
+	t.Helper()
+	if slices.ContainsFunc(args, func(a string) bool { return a == "--parallel" || strings.HasPrefix(a, "--parallel=") }) {
+		return raceBinary(t)
+	}
+	return debussyBin
 }

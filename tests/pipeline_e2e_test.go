@@ -68,7 +68,7 @@ func sequentialTree(t *testing.T) string {
 func binDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.Symlink(debussyBin, filepath.Join(dir, "debussy")); err != nil {
+	if err := os.Symlink(raceBinary(t), filepath.Join(dir, "debussy")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
