@@ -1,16 +1,25 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/debussy-dev/debussy/internal/fakeclaude"
+	"github.com/debussy-dev/debussy/internal/fakeexe"
 )
 
-// The fake claude is this test binary re-executed (internal/fakeclaude).
+// fake is the program run as claude: this test package re-executed
+// (internal/fakeclaude), built without -race under -race (internal/fakeexe).
+var fake fakeexe.Exe
+
 func TestMain(m *testing.M) {
 	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
 		os.Exit(fakeclaude.Main(scenario))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := fake.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
 }
