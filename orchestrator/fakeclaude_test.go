@@ -32,11 +32,7 @@ func TestMain(m *testing.M) {
 	if script := os.Getenv(scriptEnv); script != "" {
 		os.Exit(fakeClaude(script))
 	}
-	code := m.Run()
-	if err := fake.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(fake.Run(m))
 }
 
 // script maps a phase id to its sessions, each a list of steps:

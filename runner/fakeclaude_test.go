@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -17,9 +16,5 @@ func TestMain(m *testing.M) {
 	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
 		os.Exit(fakeclaude.Main(scenario))
 	}
-	code := m.Run()
-	if err := fake.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(fake.Run(m))
 }

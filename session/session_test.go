@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,11 +27,7 @@ func TestMain(m *testing.M) {
 	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
 		os.Exit(fakeclaude.Main(scenario))
 	}
-	code := m.Run()
-	if err := fake.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(fake.Run(m))
 }
 
 // fakeConfig is a session of the fake's "hooks" scenario: two Bash calls

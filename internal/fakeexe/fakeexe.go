@@ -21,7 +21,7 @@ import (
 )
 
 // Exe is one test process's fake program, built on first use. Keep one in
-// a package variable; TestMain calls Close after m.Run.
+// a package variable and end TestMain with os.Exit(fake.Run(m)).
 type Exe struct {
 	once sync.Once
 	path string
@@ -41,12 +41,15 @@ func (e *Exe) Path(t testing.TB) string {
 	return e.path
 }
 
-// Close removes the build, if there is one.
-func (e *Exe) Close() error {
-	if e.dir == "" {
-		return nil
+// Run runs the tests, then removes the build, and returns m.Run's code.
+func (e *Exe) Run(m *testing.M) int {
+	code := m.Run()
+	if e.dir != "" {
+		if err := os.RemoveAll(e.dir); err != nil {
+			fmt.Fprintf(os.Stderr, "remove fake build: %v\n", err)
+		}
 	}
-	return os.RemoveAll(e.dir)
+	return code
 }
 
 func (e *Exe) build() {

@@ -17,11 +17,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("race=%t env=%s args=%q\n", raceEnabled, v, os.Args[1:])
 		os.Exit(0)
 	}
-	code := m.Run()
-	if err := fake.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	os.Exit(code)
+	os.Exit(fake.Run(m))
 }
 
 func TestPathRunsWithoutRace(t *testing.T) {
