@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/fakeexe"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -21,13 +22,17 @@ import (
 // steps per session. Each process plays the next session of its phase
 // (DEBUSSY_PHASE_ID; a counter file beside the script) and saves the prompt
 // it was given for the test to read.
+// Under -race the fake is this test package built without it
+// (internal/fakeexe).
 const scriptEnv = "FAKE_CLAUDE_SCRIPT"
+
+var fake fakeexe.Exe
 
 func TestMain(m *testing.M) {
 	if script := os.Getenv(scriptEnv); script != "" {
 		os.Exit(fakeClaude(script))
 	}
-	os.Exit(m.Run())
+	os.Exit(fake.Run(m))
 }
 
 // script maps a phase id to its sessions, each a list of steps:

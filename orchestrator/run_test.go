@@ -93,7 +93,7 @@ func newFixture(t *testing.T, s script, phases ...phaseSpec) *fixture {
 	}
 	f.script = writeScript(t, t.TempDir(), s)
 	f.cfg = config.Defaults()
-	f.cfg.ClaudeBin = os.Args[0]
+	f.cfg.ClaudeBin = fake.Path(t)
 	f.cfg.ContextWindow = 100_000
 	f.cfg.ContextThreshold = 50
 	f.cfg.MaxRestarts = 2
@@ -126,8 +126,8 @@ func (f *fixture) options() Options {
 		Store:  f.store,
 		Logger: slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Out:    f.out,
-		// The race runtime sleeps 1 s at exit by default, in every fake.
-		Env:      append(os.Environ(), scriptEnv+"="+f.script, "GORACE=atexit_sleep_ms=0"),
+		// No GORACE: the fakes are built without -race (internal/fakeexe).
+		Env:      append(os.Environ(), scriptEnv+"="+f.script),
 		Backoff:  func(int) time.Duration { return 0 },
 		ExitCode: testExitCode,
 	}

@@ -5,12 +5,16 @@ import (
 	"testing"
 
 	"github.com/debussy-dev/debussy/internal/fakeclaude"
+	"github.com/debussy-dev/debussy/internal/fakeexe"
 )
 
-// The fake claude is this test binary re-executed (internal/fakeclaude).
+// fake is the program run as claude: this test package re-executed
+// (internal/fakeclaude), built without -race under -race (internal/fakeexe).
+var fake fakeexe.Exe
+
 func TestMain(m *testing.M) {
 	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
 		os.Exit(fakeclaude.Main(scenario))
 	}
-	os.Exit(m.Run())
+	os.Exit(fake.Run(m))
 }

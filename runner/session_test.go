@@ -30,13 +30,10 @@ func fixturePath(t *testing.T, name string) string {
 	return p
 }
 
-// fakeSpec runs this test binary as claude in the given scenario.
+// fakeSpec runs the fake claude in the given scenario.
 func fakeSpec(t *testing.T, scenario string, env map[string]string) (Spec, harness) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := fake.Path(t)
 	dir := t.TempDir()
 	h := harness{
 		journal: filepath.Join(dir, "journal"),
@@ -45,7 +42,6 @@ func fakeSpec(t *testing.T, scenario string, env map[string]string) (Spec, harne
 	set := map[string]string{
 		"FAKE_CLAUDE":         scenario,
 		"FAKE_CLAUDE_JOURNAL": h.journal,
-		"GORACE":              "atexit_sleep_ms=0", // a -race fake would linger 1 s at exit
 	}
 	maps.Copy(set, env)
 	return Spec{

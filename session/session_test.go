@@ -12,28 +12,29 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/internal/fakeclaude"
+	"github.com/debussy-dev/debussy/internal/fakeexe"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 )
 
-// The fake claude is this test binary re-executed (internal/fakeclaude);
+// fake is the program run as claude: this test package re-executed
+// (internal/fakeclaude), built without -race under -race (internal/fakeexe);
 // the end-to-end tests run the real CLI.
+var fake fakeexe.Exe
+
 func TestMain(m *testing.M) {
 	if scenario := os.Getenv("FAKE_CLAUDE"); scenario != "" {
 		os.Exit(fakeclaude.Main(scenario))
 	}
-	os.Exit(m.Run())
+	os.Exit(fake.Run(m))
 }
 
 // fakeConfig is a session of the fake's "hooks" scenario: two Bash calls
 // (PreToolUse, PostToolUse each), a text answer, the Stop hook.
 func fakeConfig(t *testing.T) (Config, string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe := fake.Path(t)
 	dir := t.TempDir()
 	journal := filepath.Join(dir, "journal")
 	handoff := filepath.Join(dir, "handoff-1.md")
@@ -41,7 +42,7 @@ func fakeConfig(t *testing.T) (Config, string) {
 		Phase: "1", Number: 1,
 		Spec: runner.Spec{Bin: exe, Dir: dir, Prompt: "do the thing", LogPath: filepath.Join(dir, "session-1.jsonl"),
 			StopGrace: 10 * time.Second, KillGrace: 10 * time.Second,
-			SetEnv: map[string]string{"FAKE_CLAUDE": "hooks", "FAKE_CLAUDE_JOURNAL": journal, "GORACE": "atexit_sleep_ms=0"}},
+			SetEnv: map[string]string{"FAKE_CLAUDE": "hooks", "FAKE_CLAUDE_JOURNAL": journal}},
 		Policy:           policy.Config{Phase: "1", ContextThreshold: 80, MaxRestarts: 3, Handoff: true, HandoffPath: handoff, Root: dir},
 		HandoffGraceTime: time.Minute,
 		Facts: Facts{SignalPath: filepath.Join(dir, "signal.json"), HandoffSignalPath: filepath.Join(dir, "handoff.json"),

@@ -1,0 +1,5 @@
+//go:build race
+
+package fakeexe
+
+const raceEnabled = true
