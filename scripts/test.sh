@@ -15,6 +15,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 go=${GO:-go}
+# make test runs `go vet ./...` (every analyzer) before this script, so go
+# test's own vet pass (a subset, on each package it builds) is off: in a
+# fresh clone it cost 13 s of CPU for the -race pass alone.
+gotest() { $go test -vet=off "$@"; }
 
 pinned=${DEBUSSY_TEST_CLAUDE:-$(bash scripts/install-claude.sh | tail -n1)} || exit 1
 latest=${DEBUSSY_TEST_CLAUDE_LATEST:-$(bash scripts/install-claude.sh latest | tail -n1)} || exit 1
@@ -86,7 +90,7 @@ export GORACE=${GORACE:-atexit_sleep_ms=0}
 # streams) and could find nothing of debussy's. A test that calls debussy's code in process is named
 # TestRunner*, or this rule changes.
 inproc='^TestRunner'
-mapfile -t all < <(DEBUSSY_TEST_CLAUDE=$pinned $go test -list '^Test' ./tests/ | grep '^Test')
+mapfile -t all < <(DEBUSSY_TEST_CLAUDE=$pinned gotest -list '^Test' ./tests/ | grep '^Test')
 mapfile -t e2e < <(printf '%s\n' "${all[@]}" | grep -v "$inproc")
 if ((${#e2e[@]} == 0)); then
 	echo "make test: listing the end-to-end tests failed" >&2
@@ -100,11 +104,11 @@ done
 pids=()
 for h in "${!parts[@]}"; do
 	DEBUSSY_TEST_CLAUDE=$pinned \
-		$go test -count=1 -timeout 30m -run "^(${parts[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
+		gotest -count=1 -timeout 30m -run "^(${parts[h]})\$" ./tests/ >"$logs/pinned$h" 2>&1 &
 	pids+=($!)
 done
 DEBUSSY_TEST_CLAUDE=$pinned \
-	$go test -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/pinned-inproc" 2>&1 &
+	gotest -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/pinned-inproc" 2>&1 &
 pids+=($!)
 # The second CLIs run debussy without -race (see tests/main_test.go): those
 # passes are about what the CLI does.
@@ -117,11 +121,11 @@ done
 second=()
 for h in 0 1; do
 	DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
-		$go test -count=1 -timeout 30m -run "^(${latest_parts[h]})\$" ./tests/ >"$logs/latest$h" 2>&1 &
+		gotest -count=1 -timeout 30m -run "^(${latest_parts[h]})\$" ./tests/ >"$logs/latest$h" 2>&1 &
 	second+=($!)
 done
 DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
-	$go test -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1 &
+	gotest -count=1 -timeout 20m -run "$core" ./tests/ >"$logs/oldest" 2>&1 &
 third=$!
 
 # Without the race detector: packages of pure computation, where neither
@@ -139,11 +143,11 @@ mapfile -t rest < <($go list ./... | grep -vx -e 'github.com/debussy-dev/debussy
 # one goroutine copying and parsing bytes, where the detector has nothing
 # to find and took 22 s of CPU of their 24 (norace: 6 s).
 huge='^(TestSessionHugeLine|TestLineReaderHugeLine)$'
-DEBUSSY_TEST_CLAUDE=$pinned $go test -race -count=1 -p 2 -timeout 20m -skip "$huge" "${rest[@]}"
+DEBUSSY_TEST_CLAUDE=$pinned gotest -race -count=1 -p 2 -timeout 20m -skip "$huge" "${rest[@]}"
 rest_rc=$?
-$go test -count=1 -timeout 20m "$norace"
+gotest -count=1 -timeout 20m "$norace"
 rest_rc=$((rest_rc | $?))
-$go test -count=1 -timeout 20m -run "$huge" ./runner/
+gotest -count=1 -timeout 20m -run "$huge" ./runner/
 rest_rc=$((rest_rc | $?))
 wait "$third"
 oldest_rc=$?
