@@ -256,7 +256,11 @@ func TestRunIdleTimeoutRetried(t *testing.T) {
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Hang"}}, "idle_timeout: 6s\nretry_backoff: 100ms\n")
+	// The idle clock starts with the process, and on CI's loaded two cores
+	// the CLI once took over 6 s to print its first line: with
+	// idle_timeout 6s the retries were cut before they began. 20 s is
+	// far above any start seen, and only the hung session waits it out.
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Hang"}}, "idle_timeout: 20s\nretry_backoff: 100ms\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
