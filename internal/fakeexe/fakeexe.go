@@ -18,12 +18,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/debussy-dev/debussy/internal/race"
 )
 
 // Exe is one test process's fake program, built on first use. Keep one in
 // a package variable and end TestMain with os.Exit(fake.Run(m)).
 type Exe struct {
 	once sync.Once
+	pkg  string // the package's directory: TestMain's working directory
 	path string
 	dir  string
 	err  error
@@ -42,7 +45,13 @@ func (e *Exe) Path(t testing.TB) string {
 }
 
 // Run runs the tests, then removes the build, and returns m.Run's code.
+// It notes the package's directory first: go test starts the test binary
+// there, and a test may change directory (t.Chdir) before the first Path.
 func (e *Exe) Run(m *testing.M) int {
+	e.pkg, e.err = os.Getwd()
+	if e.err != nil {
+		e.err = fmt.Errorf("build fake without -race: %w", e.err)
+	}
 	code := m.Run()
 	if e.dir != "" {
 		if err := os.RemoveAll(e.dir); err != nil {
@@ -53,20 +62,17 @@ func (e *Exe) Run(m *testing.M) int {
 }
 
 func (e *Exe) build() {
-	if !raceEnabled {
+	if e.err != nil {
+		return
+	}
+	if !race.Enabled {
 		e.path, e.err = os.Executable()
 		if e.err != nil {
 			e.err = fmt.Errorf("find test binary: %w", e.err)
 		}
 		return
 	}
-	// go test runs the test binary in its package's directory, so "." is
-	// the package under test.
-	pkg, err := os.Getwd()
-	if err != nil {
-		e.err = fmt.Errorf("build fake without -race: %w", err)
-		return
-	}
+	var err error
 	e.dir, err = os.MkdirTemp("", "fakeexe-")
 	if err != nil {
 		e.err = fmt.Errorf("build fake without -race: %w", err)
@@ -75,9 +81,9 @@ func (e *Exe) build() {
 	out := filepath.Join(e.dir, strings.TrimSuffix(filepath.Base(os.Args[0]), ".test")+"-fake.test")
 	// -race=false over a GOFLAGS=-race; no vet: the race pass vets the package.
 	cmd := exec.Command(goTool(), "test", "-c", "-race=false", "-vet=off", "-o", out, ".")
-	cmd.Dir = pkg
+	cmd.Dir = e.pkg
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		e.err = fmt.Errorf("build fake without -race in %s: %w\n%s", pkg, err, msg)
+		e.err = fmt.Errorf("build fake without -race in %s: %w\n%s", e.pkg, err, msg)
 		return
 	}
 	e.path = out

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/internal/race"
 )
 
 var fake Exe
@@ -14,7 +16,7 @@ var fake Exe
 // the race detector, its argv and its environment's FAKEEXE_PROBE.
 func TestMain(m *testing.M) {
 	if v := os.Getenv("FAKEEXE_PROBE"); v != "" {
-		fmt.Printf("race=%t env=%s args=%q\n", raceEnabled, v, os.Args[1:])
+		fmt.Printf("race=%t env=%s args=%q\n", race.Enabled, v, os.Args[1:])
 		os.Exit(0)
 	}
 	os.Exit(fake.Run(m))
@@ -39,7 +41,7 @@ func TestPathRunsWithoutRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if (path == self) == raceEnabled {
-		t.Fatalf("fake is %s, test binary %s (race %t): a race binary should run a separate build", path, self, raceEnabled)
+	if (path == self) == race.Enabled {
+		t.Fatalf("fake is %s, test binary %s (race %t): a race binary should run a separate build", path, self, race.Enabled)
 	}
 }

@@ -1,5 +1,0 @@
-//go:build race
-
-package fakeexe
-
-const raceEnabled = true
