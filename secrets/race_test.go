@@ -1,6 +1,0 @@
-//go:build race
-
-package secrets
-
-// The race detector slows regexps ~10×; TestLarge then uses less text.
-const raceEnabled = true
