@@ -235,9 +235,7 @@ func (r *orun) close() {
 			r.log.Debug("keep claude's answers about the window", "err", err)
 		}
 	}
-	if r.recorder != nil && r.recorder.events != nil {
-		r.recorder.events.Close()
-	}
+	r.recorder.close()
 	if r.release != nil {
 		if err := r.release(); err != nil {
 			r.log.Warn("release lock", "err", err)

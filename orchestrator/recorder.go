@@ -43,6 +43,13 @@ type recorder struct {
 	log    *slog.Logger
 }
 
+// close closes the events log, at the run's end.
+func (k *recorder) close() {
+	if k != nil && k.events != nil {
+		k.events.Close()
+	}
+}
+
 // save writes the ledger as it is. Its error ends the run (see ErrLedger).
 func (k *recorder) save() error {
 	k.mu.Lock()
