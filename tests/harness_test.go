@@ -119,6 +119,7 @@ func (h *harness) command(args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) 
 	return h.commandOf(raceBinary(h.t), args...)
 }
 
+// commandOf prepares `bin args...` in the repository.
 func (h *harness) commandOf(bin string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = h.Repo
@@ -131,7 +132,7 @@ func (h *harness) commandOf(bin string, args ...string) (*exec.Cmd, *syncBuffer,
 // run runs debussy to the end (bounded so a hang fails the test).
 func (h *harness) run(args ...string) result {
 	h.t.Helper()
-	cmd, stdout, stderr := h.commandOf(binaryFor(h.t, args), args...)
+	cmd, stdout, stderr := h.commandOf(h.binaryFor(args), args...)
 	if err := cmd.Start(); err != nil {
 		h.t.Fatalf("start debussy: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/tests/claudetest"
 )
 
@@ -89,11 +90,16 @@ func raceBinary(t testing.TB) string {
 	return bin
 }
 
-// binaryFor is the debussy for `debussy args...` run to its end by h.run.
-func binaryFor(t testing.TB, args []string) string {
-	t.Helper()
-	if slices.ContainsFunc(args, func(a string) bool { return a == "--parallel" || strings.HasPrefix(a, "--parallel=") }) {
-		return raceBinary(t)
+// binaryFor is the debussy for `debussy args...` run to its end by h.run:
+// the race build when the run may start phases at once, by its flag or by
+// its configuration (.debussy.yaml, DEBUSSY_PARALLEL), as debussy reads it.
+func (h *harness) binaryFor(args []string) string {
+	h.t.Helper()
+	flag := slices.ContainsFunc(args, func(a string) bool {
+		return strings.TrimLeft(a, "-") == "parallel" || strings.HasPrefix(strings.TrimLeft(a, "-"), "parallel=")
+	})
+	if cfg, _, err := config.Load(h.Repo, "", h.Env); flag || err == nil && cfg.Parallel > 1 {
+		return raceBinary(h.t)
 	}
 	return debussyBin
 }
