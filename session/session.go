@@ -112,6 +112,7 @@ type Session struct {
 	pointsChecked bool
 	refused       map[string]string // Result.Refused
 	grace         *time.Timer
+	early         early // tool hook calls waiting for their assistant line
 	econTimer     *time.Timer
 	stopAt        time.Time
 	over          bool // the stream ended: a stop decided now has nothing to stop
@@ -194,6 +195,9 @@ func (s *Session) loop() {
 		case <-s.graceC():
 			s.pol.GraceExpired(s.cfg.HandoffGraceTime.String())
 			s.perform()
+		case <-s.early.C():
+			s.earlyExpired()
+			s.perform()
 		case <-s.econC():
 			// No event for a while (a long tool): the duration budgets
 			// are checked all the same, and a stop waits for that tool's
@@ -218,6 +222,7 @@ func (s *Session) finish() {
 	// saw to its end (a handoff left for this session restarts from it,
 	// never "ended without `debussy done`").
 	s.over = true
+	s.answerParked(true)
 	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
 	s.facts.close()
 	s.perform()
@@ -241,7 +246,11 @@ func (s *Session) see(ev event.Event) {
 	s.pol.Observe(ev, snap)
 	s.observeBudgets(ev)
 	if ev.Kind == event.KindHook && ev.Hook != nil {
-		s.answer(ev.Hook)
+		s.hook(ev.Hook)
+	}
+	if ev.Kind == event.KindAssistant {
+		s.early.sawLine(ev)
+		s.answerParked(false)
 	}
 	if ev.Kind == event.KindToolResult {
 		s.facts.changed()

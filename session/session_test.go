@@ -241,3 +241,80 @@ func TestInterrupted(t *testing.T) {
 		t.Error("no interrupt record")
 	}
 }
+
+// spentByLine is a budget the first assistant line asking for a tool spends.
+type spentByLine struct{ spent bool }
+
+func (m *spentByLine) Observe(ev event.Event) budget.Progress {
+	if ev.Kind == event.KindAssistant && len(ev.Assistant.ToolUses) > 0 {
+		m.spent = true
+	}
+	return ""
+}
+
+func (m *spentByLine) Check(time.Time) (Standing, bool) {
+	st := budget.Status{Dimension: budget.DimTokens, Action: budget.Strict.Action(budget.LevelNone)}
+	if m.spent {
+		st = budget.Status{Spend: budget.Spend{Tokens: 1200}, Used: 1.2, Dimension: budget.DimTokens, Level: budget.LevelExhausted,
+			Action: budget.Strict.Action(budget.LevelExhausted), Exhausted: "tokens 1.2K of 1K"}
+	}
+	return Standing{Phase: st, PhaseLimits: budget.Limits{Tokens: 1000}}, true
+}
+func (m *spentByLine) Quarter(time.Time, int, int) (budget.Quarter, bool) {
+	return budget.Quarter{}, false
+}
+func (m *spentByLine) NextLevel(time.Time) (time.Duration, bool) { return 0, false }
+func (m *spentByLine) Live(time.Time) Live                       { return Live{} }
+
+// A tool's hook calls can reach debussy before the assistant line that
+// asked for the tool (claude's output lags its tool executor under load).
+// That line's usage spends a strict budget: the tool's PostToolUse ends the
+// session, rather than letting the agent's next response run a tool.
+func TestHookCallsBeforeTheirLine(t *testing.T) {
+	cfg, journal := fakeConfig(t)
+	cfg.Spec.SetEnv["FAKE_CLAUDE"] = "hooks-late"
+	cfg.Meters = &spentByLine{}
+	cfg.Budget = &BudgetState{Mode: budget.Strict, Written: map[string]bool{}}
+	s, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Wait()
+	j := journalOf(t, journal)
+	if res.Trigger != policy.TriggerBudget || !strings.Contains(j, "hook stopped") || strings.Contains(j, "run toolu_C") {
+		t.Fatalf("trigger %q; the fake's journal:\n%s", res.Trigger, j)
+	}
+	if !strings.Contains(j, "the held-back line") {
+		t.Errorf("the PreToolUse was answered before its line came:\n%s", j)
+	}
+}
+
+// A CLI whose line never comes in time costs one wait: the parked call is
+// answered without it, and the session's later calls at once.
+func TestHookCallsWithoutTheirLine(t *testing.T) {
+	defer func(w time.Duration) { earlyWait = w }(earlyWait)
+	earlyWait = 50 * time.Millisecond
+	cfg, journal := fakeConfig(t)
+	cfg.Spec.SetEnv["FAKE_CLAUDE"] = "hooks-late"
+	cfg.Spec.SetEnv["FAKE_CLAUDE_LATE_MS"] = "20000" // the line never comes in time
+	s, err := Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.Wait()
+	j := journalOf(t, journal)
+	if res.Outcome.Kind != runner.OutcomeCompleted || strings.Contains(j, "no answer") || strings.Contains(j, "held-back") ||
+		!strings.Contains(j, "run toolu_C") {
+		t.Fatalf("outcome %+v; the fake's journal:\n%s", res.Outcome, j)
+	}
+	effects, _ := s.Take()
+	var said bool
+	for _, e := range effects {
+		if l, ok := e.(Log); ok && strings.Contains(l.Msg, "without the tool's assistant line") {
+			said = true
+		}
+	}
+	if !said {
+		t.Error("the wait in vain is not logged")
+	}
+}

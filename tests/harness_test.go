@@ -308,13 +308,62 @@ func (h *harness) explainFailure() {
 		if err != nil {
 			continue
 		}
+		name := filepath.Base(filepath.Dir(p)) + "/" + filepath.Base(p)
 		for _, l := range strings.Split(string(data), "\n") {
 			if strings.Contains(l, `"tool_result"`) {
 				if len(l) > 600 {
 					l = l[:600] + "…"
 				}
-				h.t.Logf("%s: %s", filepath.Base(filepath.Dir(p))+"/"+filepath.Base(p), l)
+				h.t.Logf("%s: %s", name, l)
+			}
+		}
+		for _, early := range hooksBeforeTheirLine(data) {
+			h.t.Logf("%s: %s came before the assistant line asking for its tool", name, early)
+		}
+	}
+	// The stop's timeline: what was decided, asked of the runner, sent to claude.
+	logs, _ := filepath.Glob(filepath.Join(h.Repo, ".debussy", "runs", "*", "events.jsonl"))
+	var ev []byte
+	for _, p := range logs {
+		data, _ := os.ReadFile(p)
+		ev = append(ev, data...)
+	}
+	for _, l := range strings.Split(string(ev), "\n") {
+		for _, name := range []string{"stop_decided", "stop_requested", "hook_stop", "interrupt_sent", "hook_slow", "tool_denied"} {
+			if strings.Contains(l, `"event":"`+name+`"`) {
+				h.t.Logf("events.jsonl: %s", l)
 			}
 		}
 	}
+}
+
+// hooksBeforeTheirLine lists the tool hook calls of a raw session stream
+// that came before the assistant line asking for their tool.
+func hooksBeforeTheirLine(stream []byte) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range bytes.Split(stream, []byte("\n")) {
+		var m struct {
+			Type    string
+			Message struct{ Content []struct{ Type, ID string } }
+			Request struct {
+				Input struct {
+					Event     string `json:"hook_event_name"`
+					ToolUseID string `json:"tool_use_id"`
+				}
+			}
+		}
+		if json.Unmarshal(l, &m) != nil {
+			continue
+		}
+		for _, c := range m.Message.Content {
+			if m.Type == "assistant" && c.Type == "tool_use" {
+				seen[c.ID] = true
+			}
+		}
+		if id := m.Request.Input.ToolUseID; m.Type == "control_request" && id != "" && !seen[id] {
+			out = append(out, m.Request.Input.Event+" "+id)
+		}
+	}
+	return out
 }
