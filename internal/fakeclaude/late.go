@@ -7,7 +7,9 @@ import (
 
 // lateWait is how long a hook call waits for its answer before the fake
 // writes the assistant line it held back (FAKE_CLAUDE_LATE_MS, 300 ms).
-func lateWait() time.Duration { return time.Duration(envInt("FAKE_CLAUDE_LATE_MS", 300)) * time.Millisecond }
+func lateWait() time.Duration {
+	return time.Duration(envInt("FAKE_CLAUDE_LATE_MS", 300)) * time.Millisecond
+}
 
 // lateLine is an assistant line written after the hook calls of its tool,
 // as claude's output may lag its tool executor.
