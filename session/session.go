@@ -238,8 +238,9 @@ func (s *Session) finish() {
 
 // see folds one stream event into the estimator, the policy and the
 // budgets and, for a hook call, answers it, in stream order, so every
-// answer is decided with all the events before it. Then it queues what
-// was decided and what is worth telling.
+// answer is decided with all the events before it — and with the assistant
+// line that asked for its tool, which a tool's call can precede (early.go).
+// Then it queues what was decided and what is worth telling.
 func (s *Session) see(ev event.Event) {
 	snap := s.est.Observe(ev)
 	s.snap, s.turn = snap, snap.Messages
