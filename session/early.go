@@ -65,6 +65,9 @@ func (e *early) C() <-chan time.Time {
 // take returns the parked calls whose lines were seen (all of them when
 // all), in the order they came.
 func (e *early) take(all bool) []*event.HookCall {
+	if len(e.parked) == 0 {
+		return nil
+	}
 	var out, keep []*event.HookCall
 	for _, h := range e.parked {
 		if all || e.seen[h.ToolUseID] {
@@ -85,23 +88,25 @@ func (e *early) take(all bool) []*event.HookCall {
 func (s *Session) hook(h *event.HookCall) {
 	if s.early.waits(h) {
 		s.early.parked = append(s.early.parked, h)
-
 		return
 	}
-	s.answer(h)
-	if h.Event == event.HookPostToolUse {
-		delete(s.early.seen, h.ToolUseID)
-	}
+	s.answerTool(h)
 }
 
 // answerParked answers the parked calls whose lines were seen (every one
 // when the wait is over or the stream ended).
 func (s *Session) answerParked(all bool) {
 	for _, h := range s.early.take(all) {
-		s.answer(h)
-		if h.Event == event.HookPostToolUse {
-			delete(s.early.seen, h.ToolUseID)
-		}
+		s.answerTool(h)
+	}
+}
+
+// answerTool answers h; a tool's PostToolUse is its last call, so its id
+// is forgotten.
+func (s *Session) answerTool(h *event.HookCall) {
+	s.answer(h)
+	if h.Event == event.HookPostToolUse {
+		delete(s.early.seen, h.ToolUseID)
 	}
 }
 
