@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
@@ -329,13 +331,18 @@ func (h *harness) explainFailure() {
 		ev = append(ev, data...)
 	}
 	for _, l := range strings.Split(string(ev), "\n") {
-		for _, name := range []string{"stop_decided", "stop_requested", "hook_stop", "interrupt_sent", "hook_slow", "tool_denied"} {
+		for _, name := range stopTimeline {
 			if strings.Contains(l, `"event":"`+name+`"`) {
 				h.t.Logf("events.jsonl: %s", l)
 			}
 		}
 	}
 }
+
+// stopTimeline names the events.jsonl records of a stop, decided to done.
+var stopTimeline = []string{string(record.StopDecided), string(record.ToolDenied), string(record.HookStop),
+	string(runner.MarkStopRequested), string(runner.MarkHookStopSent), string(runner.MarkHookSlow),
+	string(runner.MarkToolDrained), string(runner.MarkInterruptSent), string(runner.MarkInterruptAcked)}
 
 // hooksBeforeTheirLine lists the tool hook calls of a raw session stream
 // that came before the assistant line asking for their tool.
