@@ -36,6 +36,15 @@ func TestMain(m *testing.M) {
 	// costs about 3 s of CPU, and it ran five times): DEBUSSY_TEST_BIN_NORACE
 	// and DEBUSSY_TEST_BIN (-race) name them; it must build them from this tree.
 	debussyBin = os.Getenv("DEBUSSY_TEST_BIN_NORACE")
+	for _, v := range []string{"DEBUSSY_TEST_BIN_NORACE", "DEBUSSY_TEST_BIN"} {
+		// debussy puts its own directory on the agent's PATH: under
+		// another name, every `debussy done` would be "command not found".
+		if bin := os.Getenv(v); bin != "" && filepath.Base(bin) != "debussy" {
+			fmt.Fprintf(os.Stderr, "%s=%s: the binary must be named debussy\n", v, bin)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
 	if debussyBin == "" {
 		debussyBin = filepath.Join(dir, "plain", "debussy")
 		if err := build(debussyBin); err != nil {
