@@ -22,7 +22,8 @@ func (m *machine) hookCall(h *HookCall, now time.Time) {
 		m.logf(slog.LevelDebug, "hook call after stdin was closed: not answered", "hook", h.Event, "request_id", h.RequestID)
 		return
 	}
-	m.pending = append(m.pending, pendingHook{reqID: h.RequestID, event: h.Event, tool: h.ToolName, at: now, deadline: now.Add(m.cfg.hookTimeout)})
+	m.pending = append(m.pending, pendingHook{reqID: h.RequestID, event: h.Event, tool: h.ToolName, toolID: h.ToolUseID,
+		at: now, deadline: now.Add(m.cfg.hookTimeout)})
 }
 
 // hookAnswered sends the consumer's answer, unless the runner already
@@ -75,6 +76,9 @@ func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
 	if p.event == HookPostToolUse && m.cause != "" && a.StopReason == "" {
 		a.StopReason = m.reason
 	}
+	if p.event == HookPreToolUse && m.afterStop[p.toolID] {
+		a = HookAnswer{Deny: stoppedDenyReason + m.reason}
+	}
 	m.emit(action{kind: actWrite, data: hookResponse(p.reqID, p.event, a)})
 	if m.hookWaits == nil {
 		m.hookWaits = map[HookEvent][]time.Duration{}
@@ -93,10 +97,47 @@ func (m *machine) answer(p pendingHook, a HookAnswer, now time.Time) {
 		m.answerPending(now)
 	}
 	m.mark(MarkHookStopSent, now, record.MarkFields{RequestID: ref(p.reqID), Tool: ref(p.tool), Reason: ref(a.StopReason)})
+	if !m.hookStopSent {
+		m.stopMsg = m.lastMsg
+	}
 	m.hookStopSent = true
 	switch m.phase {
 	case phaseRunning, phaseDraining, phaseHookWait:
 		m.phase, m.since, m.deadline = phaseHookStopped, now, now.Add(m.cfg.stopGrace)
+	}
+}
+
+// stoppedDenyReason begins the refusal of a tool the CLI asked for after
+// the session was stopped.
+const stoppedDenyReason = "debussy stopped this session before this tool: "
+
+// stopIgnored handles a main-thread response that began after a PostToolUse
+// was answered continue:false, which the CLI should not have asked for
+// (measured: 2.1.197 asks when the stopped tool ends before its response
+// has, 2.1.112 and 2.1.332 do not). None of its tools runs — a PreToolUse
+// for one is denied, so an agent's `debussy done` in it cannot outvote the
+// stop — and the turn is interrupted rather than left to the stop's grace.
+func (m *machine) stopIgnored(a *Assistant, now time.Time) {
+	if !m.hookStopSent || m.stopMsg == "" || a.MessageID == "" || a.MessageID == m.stopMsg {
+		return
+	}
+	first := m.afterStop == nil
+	if first {
+		m.afterStop = map[string]bool{}
+	}
+	for _, tu := range a.ToolUses {
+		m.afterStop[tu.ID] = true
+	}
+	// Refused, they are not tools a stop cuts in half.
+	m.inflight = slices.DeleteFunc(m.inflight, func(tu ToolUse) bool { return m.afterStop[tu.ID] })
+	if !first {
+		return
+	}
+	m.mark(MarkHookStopIgnored, now, record.MarkFields{Reason: ref(m.reason), InFlight: inFlight(len(m.inflight))})
+	m.logf(slog.LevelInfo, "claude went on after debussy's stop at a tool: its next tools are refused and the turn interrupted",
+		"reason", m.reason)
+	if m.phase == phaseHookStopped {
+		m.interrupt(now)
 	}
 }
 

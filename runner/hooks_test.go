@@ -44,6 +44,25 @@ func TestStopMachineHooks(t *testing.T) {
 			}, ending("2s", "finish stopped: context at 80%")...),
 		},
 		{
+			name: "a response the CLI asks for after the stop: its tools are refused, its turn interrupted",
+			cfg:  hooks,
+			steps: []step{
+				at(0, hooksOK(), toolUseIn("m1", "A")), at(0, stop("budget exhausted")),
+				at(time.Second, hook(HookPostToolUse, "h1", "A")), at(0, answerHook("h1", HookAnswer{})), at(0, toolResult("A")),
+				at(time.Second, toolUseIn("m2", "B")),
+				at(0, hook(HookPreToolUse, "h2", "B")), at(0, answerHook("h2", HookAnswer{Allow: "the consumer's"})),
+				at(0, ack("req_1"), result("error_during_execution", true)), at(0, exitAndGone(exitCode(0))...),
+			},
+			want: append([]string{
+				"0s stop_requested stopped",
+				`1s answer h1 {"continue":false,"stopReason":"budget exhausted"}`, "1s hook_stop_sent h1",
+				"2s mark hook_stop_ignored", "2s write interrupt req_1",
+				"2s interrupt_sent",
+				`2s answer h2 {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"debussy stopped this session before this tool: budget exhausted"}}`,
+				"2s interrupt_acked", "2s result_received", "2s close stdin", "2s stdin_closed",
+			}, ending("2s", "finish stopped: budget exhausted")...),
+		},
+		{
 			name: "a PostToolUse the consumer has not answered yet ends the session at the stop",
 			cfg:  hooks,
 			steps: []step{

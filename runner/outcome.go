@@ -76,13 +76,17 @@ const (
 	MarkStdinClosed    MarkName = "stdin_closed"
 	MarkIdleTimeout    MarkName = "idle_timeout"
 	MarkHookStopSent   MarkName = "hook_stop_sent" // a PostToolUse answered continue:false
-	MarkHookSlow       MarkName = "hook_slow"      // a hook call not answered within Spec.HookTimeout
-	MarkHookCancelled  MarkName = "hook_cancelled" // the CLI withdrew a hook call
-	MarkSigint         MarkName = "sigint"
-	MarkSigterm        MarkName = "sigterm"
-	MarkSigkill        MarkName = "sigkill"
-	MarkExited         MarkName = "exited"
-	MarkGroupKilled    MarkName = "group_killed"
+	// MarkHookStopIgnored: the CLI sent another request after a PostToolUse
+	// was answered continue:false (2.1.197 does when the tool ends before its
+	// response does); that response's tools are refused, the turn interrupted.
+	MarkHookStopIgnored MarkName = "hook_stop_ignored"
+	MarkHookSlow        MarkName = "hook_slow"      // a hook call not answered within Spec.HookTimeout
+	MarkHookCancelled   MarkName = "hook_cancelled" // the CLI withdrew a hook call
+	MarkSigint          MarkName = "sigint"
+	MarkSigterm         MarkName = "sigterm"
+	MarkSigkill         MarkName = "sigkill"
+	MarkExited          MarkName = "exited"
+	MarkGroupKilled     MarkName = "group_killed"
 )
 
 // ref is v's address, for a MarkFields value.

@@ -126,6 +126,7 @@ type pendingHook struct {
 	reqID    string
 	event    HookEvent
 	tool     string
+	toolID   string // the stream's tool_use id
 	at       time.Time
 	deadline time.Time
 }
@@ -163,6 +164,9 @@ type machine struct {
 	pending      []pendingHook
 	sessionID    string // the session's own, from its first init
 	hookStopSent bool
+	lastMsg      string                        // the message id of the last main-thread assistant line
+	stopMsg      string                        // lastMsg when a PostToolUse was first answered continue:false
+	afterStop    map[string]bool               // tool_use ids of main-thread responses the CLI asked for after that
 	hookWaits    map[HookEvent][]time.Duration // from the call to its answer
 
 	exit                            *exitFacts
@@ -245,9 +249,11 @@ func (m *machine) observe(in input, now time.Time) {
 	m.noteFacts(ev)
 	switch ev.Kind {
 	case KindAssistant:
-		if ev.Assistant.MainThread() {
+		if a := ev.Assistant; a.MainThread() {
 			m.responseOpen, m.lastAssistantAt = true, in.at
-			m.inflight = append(m.inflight, ev.Assistant.ToolUses...)
+			m.inflight = append(m.inflight, a.ToolUses...)
+			m.lastMsg = a.MessageID
+			m.stopIgnored(a, now)
 		}
 	case KindToolResult, KindUser:
 		m.responseOpen = false

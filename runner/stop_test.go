@@ -28,8 +28,11 @@ func timer() step                          { return step{timer: true} }
 
 func line(ev Event) input { return input{kind: inLine, event: &ev} }
 
-func toolUse(ids ...string) input {
-	a := &Assistant{MessageID: "msg"}
+func toolUse(ids ...string) input { return toolUseIn("msg", ids...) }
+
+// toolUseIn is a main-thread assistant line of response msg asking for ids.
+func toolUseIn(msg string, ids ...string) input {
+	a := &Assistant{MessageID: msg}
 	for _, id := range ids {
 		a.ToolUses = append(a.ToolUses, ToolUse{ID: id, Name: "Bash"})
 	}

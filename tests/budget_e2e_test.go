@@ -4,7 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/tests/claudetest"
 	"github.com/debussy-dev/debussy/tests/fakeapi"
 )
@@ -108,6 +110,36 @@ func TestBudgetStrictStops(t *testing.T) {
 	}
 	if text := h.run("status"); !strings.Contains(text.Stdout, "budget tokens 100K: 10") || !strings.Contains(text.Stdout, "exhausted") {
 		t.Errorf("status text lacks the budget:\n%s", text.Stdout)
+	}
+}
+
+// The strict stop when the 5th response lingers after its tool_use, so the
+// tool is done (and its PostToolUse answered continue:false) before the
+// response is: the pinned 2.1.197 sends a 6th request anyway (CI's flake of
+// TestBudgetExtendedOnTerminal, under load). The agent's `debussy done` in
+// that response is refused, so the phase still fails on its budget.
+func TestBudgetStrictStopsWhenTheCLIGoesOn(t *testing.T) {
+	claudetest.CLISensitive(t, "a PostToolUse continue:false answered before the response ends")
+	script := budgetScript()
+	script.Conversations[0].Turns[4].Linger = fakeapi.Duration(800 * time.Millisecond)
+	h := newHarness(t, script, twoPhases, "model: claude-sonnet-4-5\nbudget:\n  phase: {tokens: 100000}\n")
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "budget exhausted: phase tokens 10") {
+		t.Fatalf("want exit 1 on the budget: %s", r)
+	}
+	if n := len(h.requestsOf(phaseMatch("1"))[0]); n > 6 {
+		t.Errorf("phase 1 made %d requests, want 5, or 6 from a CLI that goes on after a stop", n)
+	} else if ignored := h.events(string(runner.MarkHookStopIgnored)); (n == 6) != (len(ignored) == 1) {
+		t.Errorf("%d requests, hook_stop_ignored events %v", n, ignored)
+	}
+	if p1 := h.status()["phases"].([]any)[0].(map[string]any); p1["status"] != "failed" {
+		t.Errorf("phase 1 %v, want failed: the done after the stop counted", p1["status"])
+	}
+	if !h.exists("e.txt") {
+		t.Error("the stopped tool's work is missing")
+	}
+	if st := h.git("status", "--porcelain"); strings.TrimSpace(st) != "" {
+		t.Errorf("work left uncommitted:\n%s", st)
 	}
 }
 

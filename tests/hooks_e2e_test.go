@@ -95,6 +95,61 @@ func TestRunnerHookStopRunsEveryTool(t *testing.T) {
 	}
 }
 
+// A stop answered at a PostToolUse while the tool's response still
+// streams (the model lingers after its tool_use; a quick tool is done
+// first). 2.1.197 then sends the next request anyway; 2.1.112 and 2.1.332
+// do not. Either way nothing the model asks for after the stop runs: the
+// runner refuses the late response's tools and interrupts its turn.
+func TestRunnerHookStopInsideTheResponse(t *testing.T) {
+	claudetest.CLISensitive(t, "a PostToolUse continue:false answered before the response ends")
+	e := newE2E(t, fakeapi.Script{Conversations: []fakeapi.Conversation{{
+		Match: "lingering response",
+		Turns: []fakeapi.Turn{
+			{Blocks: []fakeapi.Block{fakeapi.Bash("echo one > one.txt")}, Linger: fakeapi.Duration(800 * time.Millisecond)},
+			{Blocks: []fakeapi.Block{fakeapi.Bash("echo two > two.txt")}},
+			{Blocks: []fakeapi.Block{fakeapi.Text("never asked")}},
+		},
+	}}})
+	var once sync.Once
+	evs, out := e.start("lingering response", func(s *runner.Session, ev runner.Event) {
+		if _, ok := firstToolUse(ev, "Bash"); ok {
+			once.Do(func() { s.RequestStop("budget exhausted") })
+		}
+		answerAll(nil)(s, ev)
+	}).wait(t)
+
+	if _, err := os.Stat(filepath.Join(e.dir, "one.txt")); err != nil {
+		t.Errorf("one.txt: %v: the stop cut the response's tool", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "two.txt")); err == nil {
+		t.Error("two.txt exists: a tool asked for after the stop ran")
+	}
+	if out.Kind != runner.OutcomeStopped || out.Reason != "budget exhausted" {
+		t.Errorf("outcome %s %q, want stopped", out.Kind, out.Reason)
+	}
+	if len(out.InFlightAtStop) != 0 {
+		t.Errorf("in flight at stop %+v: a refused tool is not one a stop cut", out.InFlightAtStop)
+	}
+	switch n := len(e.srv.Requests()); n {
+	case 1: // the CLI honoured the stop
+		if hasMark(out, runner.MarkHookStopIgnored) || out.Result == nil || out.Result.TerminalReason != "hook_stopped" {
+			t.Errorf("1 request, marks %s, result %+v: want hook_stopped", markNames(out.Marks), out.Result)
+		}
+	case 2: // it went on: the late tool refused, the turn interrupted
+		t.Logf("this CLI sent a request after continue:false")
+		if !hasMark(out, runner.MarkHookStopIgnored) || !hasMark(out, runner.MarkInterruptSent) {
+			t.Errorf("marks %s: want hook_stop_ignored and interrupt_sent", markNames(out.Marks))
+		}
+		for _, h := range hookCalls(evs, runner.HookPostToolUse) {
+			if strings.Contains(string(h.ToolInput), "two.txt") {
+				t.Errorf("the late tool ran to its PostToolUse")
+			}
+		}
+	default:
+		t.Errorf("%d API requests, want at most 2", n)
+	}
+}
+
 // The consumer's answers reach the CLI: a PostToolUse note is in the next
 // request, a PreToolUse deny keeps the tool from running, a Stop block
 // continues the session with the feedback.

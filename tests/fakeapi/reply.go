@@ -82,8 +82,9 @@ func buildMessage(p plan, model string, blocks []Block) message {
 const deltaChunk = 64 << 10
 
 // writeStream sends m as server-sent events; cut drops the connection in
-// the middle of the first content block instead of finishing.
-func writeStream(w http.ResponseWriter, m message, cut bool) {
+// the middle of the first content block instead of finishing; linger, when
+// set, is called between the last content block and the message's end.
+func writeStream(w http.ResponseWriter, m message, cut bool, linger func()) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -138,6 +139,9 @@ func writeStream(w http.ResponseWriter, m message, cut bool) {
 		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	if linger != nil {
+		linger()
 	}
 	send("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": *m.StopReason, "stop_sequence": nil},

@@ -55,6 +55,11 @@ type Turn struct {
 	Blocks []Block `json:"blocks"`
 	// Delay is waited before answering; it ends early when the server closes.
 	Delay Duration `json:"delay,omitempty"`
+	// Linger is waited after the reply's last content block, before its
+	// message_delta and message_stop: the model still streaming after its
+	// tool_use, which the CLI starts running at the block's end. A quick
+	// tool then ends, and its PostToolUse is asked, inside the response.
+	Linger Duration `json:"linger,omitempty"`
 	// Status answers an HTTP error instead of a reply: 529 overloaded_error,
 	// 400 invalid_request_error (default message: prompt is too long), 500
 	// api_error, ...
@@ -189,8 +194,8 @@ func (s Script) Validate() error {
 			if t.Status != 0 && (t.Status < 400 || t.Status > 599) {
 				errs = append(errs, fmt.Errorf("%s turn %d: status %d is not an HTTP error", where, ti, t.Status))
 			}
-			if t.Repeat < 0 || t.Delay < 0 {
-				errs = append(errs, fmt.Errorf("%s turn %d: negative repeat or delay", where, ti))
+			if t.Repeat < 0 || t.Delay < 0 || t.Linger < 0 {
+				errs = append(errs, fmt.Errorf("%s turn %d: negative repeat, delay or linger", where, ti))
 			}
 			for bi, b := range t.Blocks {
 				if b.Tool != "" && b.Text != "" {

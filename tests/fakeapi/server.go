@@ -295,7 +295,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := buildMessage(p, wr.Model, blocks)
 	if wr.Stream {
-		writeStream(w, resp, p.turn.Cut)
+		var linger func()
+		if d := time.Duration(p.turn.Linger); d > 0 {
+			linger = func() { s.sleep(r.Context(), d) }
+		}
+		writeStream(w, resp, p.turn.Cut, linger)
 	} else {
 		writeJSON(w, http.StatusOK, resp)
 	}
