@@ -14,11 +14,12 @@ var earlyWait = 2 * time.Second
 
 // early holds tool hook calls that reached debussy before the assistant
 // line asking for their tool. claude writes that line and runs the tool
-// on separate paths, so under load a tool's PreToolUse and PostToolUse
-// can come first (a strict budget, spent by the response that asked for
-// the tool, then let the agent's next response run and signal done). The
-// line carries the response's usage, which the answers depend on: such a
-// call is answered once the line is seen.
+// on separate paths, so a tool's PreToolUse and PostToolUse could come
+// first. The line carries the response's usage, which the answers depend
+// on: such a call is answered once the line is seen. A defence, not a
+// fix of something seen: no recorded stream has the order, and the CI
+// failure it was written for had another cause (the CLI going on after a
+// continue:false, see runner's stopIgnored).
 type early struct {
 	seen   map[string]bool // tool_use ids of the assistant lines seen, until their PostToolUse
 	parked []*event.HookCall
