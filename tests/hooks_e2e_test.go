@@ -32,6 +32,18 @@ func answerAll(pick func(h *runner.HookCall) runner.HookAnswer) func(*runner.Ses
 	}
 }
 
+// stopAtFirstBash requests a stop with reason as the first Bash tool use
+// is seen, and answers every hook call with {}.
+func stopAtFirstBash(reason string) func(*runner.Session, runner.Event) {
+	var once sync.Once
+	return func(s *runner.Session, ev runner.Event) {
+		if _, ok := firstToolUse(ev, "Bash"); ok {
+			once.Do(func() { s.RequestStop(reason) })
+		}
+		answerAll(nil)(s, ev)
+	}
+}
+
 func hookCalls(evs []runner.Event, ev runner.HookEvent) []*runner.HookCall {
 	var out []*runner.HookCall
 	for _, e := range evs {
@@ -62,13 +74,7 @@ func TestRunnerHookStopRunsEveryTool(t *testing.T) {
 			{Blocks: []fakeapi.Block{fakeapi.Text("never asked")}},
 		},
 	}}})
-	var once sync.Once
-	evs, out := e.start("two tools, then more", func(s *runner.Session, ev runner.Event) {
-		if _, ok := firstToolUse(ev, "Bash"); ok {
-			once.Do(func() { s.RequestStop("context 80%") })
-		}
-		answerAll(nil)(s, ev)
-	}).wait(t)
+	evs, out := e.start("two tools, then more", stopAtFirstBash("context 80%")).wait(t)
 
 	for _, f := range []string{"one.txt", "two.txt"} {
 		if _, err := os.Stat(filepath.Join(e.dir, f)); err != nil {
@@ -110,13 +116,7 @@ func TestRunnerHookStopInsideTheResponse(t *testing.T) {
 			{Blocks: []fakeapi.Block{fakeapi.Text("never asked")}},
 		},
 	}}})
-	var once sync.Once
-	evs, out := e.start("lingering response", func(s *runner.Session, ev runner.Event) {
-		if _, ok := firstToolUse(ev, "Bash"); ok {
-			once.Do(func() { s.RequestStop("budget exhausted") })
-		}
-		answerAll(nil)(s, ev)
-	}).wait(t)
+	evs, out := e.start("lingering response", stopAtFirstBash("budget exhausted")).wait(t)
 
 	if _, err := os.Stat(filepath.Join(e.dir, "one.txt")); err != nil {
 		t.Errorf("one.txt: %v: the stop cut the response's tool", err)
