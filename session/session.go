@@ -112,7 +112,6 @@ type Session struct {
 	pointsChecked bool
 	refused       map[string]string // Result.Refused
 	grace         *time.Timer
-	early         early // tool hook calls waiting for their assistant line
 	econTimer     *time.Timer
 	stopAt        time.Time
 	over          bool // the stream ended: a stop decided now has nothing to stop
@@ -195,9 +194,6 @@ func (s *Session) loop() {
 		case <-s.graceC():
 			s.pol.GraceExpired(s.cfg.HandoffGraceTime.String())
 			s.perform()
-		case <-s.early.C():
-			s.earlyExpired()
-			s.perform()
 		case <-s.econC():
 			// No event for a while (a long tool): the duration budgets
 			// are checked all the same, and a stop waits for that tool's
@@ -222,7 +218,6 @@ func (s *Session) finish() {
 	// saw to its end (a handoff left for this session restarts from it,
 	// never "ended without `debussy done`").
 	s.over = true
-	s.answerParked(true)
 	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
 	s.facts.close()
 	s.perform()
@@ -238,20 +233,15 @@ func (s *Session) finish() {
 
 // see folds one stream event into the estimator, the policy and the
 // budgets and, for a hook call, answers it, in stream order, so every
-// answer is decided with all the events before it — and with the assistant
-// line that asked for its tool, which a tool's call can precede (early.go).
-// Then it queues what was decided and what is worth telling.
+// answer is decided with all the events before it. Then it queues what
+// was decided and what is worth telling.
 func (s *Session) see(ev event.Event) {
 	snap := s.est.Observe(ev)
 	s.snap, s.turn = snap, snap.Messages
 	s.pol.Observe(ev, snap)
 	s.observeBudgets(ev)
 	if ev.Kind == event.KindHook && ev.Hook != nil {
-		s.hook(ev.Hook)
-	}
-	if ev.Kind == event.KindAssistant {
-		s.early.sawLine(ev)
-		s.answerParked(false)
+		s.answer(ev.Hook)
 	}
 	if ev.Kind == event.KindToolResult {
 		s.facts.changed()

@@ -254,7 +254,7 @@ func Main(scenario string) int {
 		f.journal = j
 	}
 	exitCode := envInt("FAKE_CLAUDE_EXIT", 0)
-	f.hooks = scenario == "hooks" || scenario == "hooks-late" || scenario == "probe"
+	f.hooks = scenario == "hooks" || scenario == "probe"
 	switch {
 	case slices.Contains(os.Args[1:], "--version"):
 		fmt.Println("2.1.197 (Claude Code)")
@@ -362,9 +362,6 @@ func Main(scenario string) int {
 		}
 		f.awaitUser()
 		return exitCode
-
-	case "hooks-late":
-		return f.hooksLate(exitCode)
 
 	case "hang", "ignore-sigint":
 		f.emit(initLine())
@@ -485,11 +482,7 @@ func (f *fake) replay(name string, exitCode int) int {
 
 // hook asks the runner at a hook, as the CLI does, and waits for the answer
 // (at most 30 s); it returns the hook output JSON and journals it.
-func (f *fake) hook(event, fields string) string { return f.hookLate(event, fields, nil) }
-
-// hookLate is hook with an assistant line held back (late, when not nil):
-// it is written if the answer has not come within lateWait.
-func (f *fake) hookLate(event, fields string, late *lateLine) string {
+func (f *fake) hook(event, fields string) string {
 	f.hookN++
 	reqID := fmt.Sprintf("hook_%d", f.hookN)
 	if fields != "" {
@@ -498,15 +491,8 @@ func (f *fake) hookLate(event, fields string, late *lateLine) string {
 	f.emit(fmt.Sprintf(`{"type":"control_request","request_id":%q,"request":{"subtype":"hook_callback","callback_id":"x","input":{"session_id":"fake","hook_event_name":%q%s}}}`,
 		reqID, event, fields))
 	deadline := time.After(30 * time.Second)
-	var lateC <-chan time.Time
-	if late != nil && !late.sent {
-		lateC = time.After(lateWait())
-	}
 	for {
 		select {
-		case <-lateC:
-			f.logf("no answer %s within %s: the held-back line", event, lateWait())
-			f.flush(late)
 		case msg, ok := <-f.in:
 			if !ok {
 				f.logf("no answer %s: stdin closed", event)
