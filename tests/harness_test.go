@@ -341,7 +341,7 @@ func (h *harness) explainFailure() {
 
 // stopTimeline names the events.jsonl records of a stop, decided to done.
 var stopTimeline = []string{string(record.StopDecided), string(record.ToolDenied), string(record.HookStop),
-	string(runner.MarkStopRequested), string(runner.MarkHookStopSent), string(runner.MarkHookSlow),
+	string(runner.MarkStopRequested), string(runner.MarkHookStopSent), string(runner.MarkHookStopIgnored), string(runner.MarkHookSlow),
 	string(runner.MarkToolDrained), string(runner.MarkInterruptSent), string(runner.MarkInterruptAcked)}
 
 // hooksBeforeTheirLine lists the tool hook calls of a raw session stream
