@@ -115,6 +115,10 @@ func secretCorpus() []secretCase {
 		c("pgpassword", "PGPASSWORD={S} psql", f.s(alnum, 14)),
 		c("passphrase", "passphrase: {S}", f.s(alnum, 16)),
 		c("private-key-field", `"private_key": "{S}"`, f.s(b64, 60)),
+		// Digits under a PIN's name: the name alone says secret.
+		c("pin-field", "PIN: {S}", "4"+f.s("0123456789", 5)),
+		c("pin-env", "export SIM_PIN={S}", "7"+f.s("0123456789", 3)),
+		c("pin-flag", "card-tool sign --pin {S} doc.pdf", "2"+f.s("0123456789", 5)),
 	}
 }
 
@@ -177,6 +181,13 @@ func lookAlikes() []string {
 		"access_token_ttl: 3600",
 		`"session": 3, "restarts": 1, "tool": "Bash"`,
 		"curl -u $USER:$PASS https://x",
+		// pin as a word of a name, with a pin's number or a count: kept.
+		"LED_PIN = 13",
+		"gpio: {pin: 17, mode: out}",
+		"pin_count: 4000",
+		"pinned: 20240101",
+		"mapping: 123456",
+		"spinner_delay: 250000",
 	}
 }
 

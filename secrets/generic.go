@@ -7,7 +7,7 @@ import (
 )
 
 // Words that make a name a secret's: API_KEY, db_password, --auth-token.
-const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk`
+const secretWords = `key|token|secret|passw(?:or)?d|pwd|passphrase|credentials?|creds?|auth|pass|pw|pat|jwt|cookie|mnemonic|psk|pin`
 
 // foreignRoots are the word for password (and secret key) in other
 // languages: Passwort/Kennwort, contraseña/clave, mot de passe, senha,
@@ -166,7 +166,7 @@ func genericRules() []rule {
 }
 
 func lowerWords() []string {
-	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk"}
+	return []string{"key", "token", "secret", "pass", "pwd", "cred", "auth", "pw", "pat", "jwt", "cookie", "mnemonic", "psk", "pin"}
 }
 
 // foreignKeywords find foreignRoots' names (lower case, as asciiLower
