@@ -22,6 +22,23 @@ import (
 	"github.com/debussy-dev/debussy/runner"
 )
 
+// mergeGit is the first git whose merge-tree writes a tree
+// (--write-tree), which debussy merges with (gitcommit/mergegit.go).
+var mergeGit = [2]int{2, 38}
+
+// gitVersionFinding judges git --version's line: an older git than
+// mergeGit commits a phase's work but cannot merge one.
+func gitVersionFinding(out, mode string) finding {
+	v := strings.TrimSpace(out)
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "git version %d.%d", &major, &minor); err == nil &&
+		(major < mergeGit[0] || major == mergeGit[0] && minor < mergeGit[1]) {
+		return finding{"warn", "git", fmt.Sprintf("%s%s: merging a phase (--parallel, --base deps, --push after a rejected push) needs git %d.%d or later", v, mode, mergeGit[0], mergeGit[1]),
+			"upgrade git; runs without those options work with this one"}
+	}
+	return finding{"ok", "git", v + mode, ""}
+}
+
 // ErrDoctor is returned when doctor found something that stops a run.
 var ErrDoctor = errors.New("doctor found problems")
 
@@ -50,7 +67,7 @@ Checks, without touching the repository:
               API (one small API request; --no-login skips it)
   permission  whether claude accepts permission_mode here: as root it refuses
               bypassPermissions (--dangerously-skip-permissions) unless IS_SANDBOX=1
-  git         git's version
+  git         git's version (merging phases needs 2.38 or later)
   config      the config file and DEBUSSY_* variables in effect
   hooks       your own hooks on the events debussy answers (PreToolUse, PostToolUse,
               Stop, PreCompact) in ~/.claude/settings.json ($CLAUDE_CONFIG_DIR) and the
@@ -170,7 +187,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		if ws != nil && ws.Repo != nil {
 			mode = "; commits: staged by " + ws.Repo.Mode()
 		}
-		add("ok", "git", strings.TrimSpace(string(out))+mode, "")
+		fs = append(fs, gitVersionFinding(string(out), mode))
 	}
 
 	// Hooks and plugins of the user's own that claude runs beside debussy's.

@@ -153,3 +153,27 @@ func TestDoctorListsHooksAndPlugins(t *testing.T) {
 		t.Errorf("a hook on another event is listed:\n%s", out)
 	}
 }
+
+// git older than 2.38 commits but cannot merge: doctor warns with the
+// options that merge; a version it cannot read is shown as it is.
+func TestGitVersionFinding(t *testing.T) {
+	for _, tt := range []struct{ out, level string }{
+		{"git version 2.39.5\n", "ok"},
+		{"git version 2.38.0", "ok"},
+		{"git version 3.0.1", "ok"},
+		{"git version 2.39.3 (Apple Git-146)", "ok"},
+		{"git version 2.45.1.windows.1", "ok"},
+		{"git version 2.37.7", "warn"},
+		{"git version 2.9.5", "warn"},
+		{"git version 1.8.3.1", "warn"},
+		{"something else", "ok"},
+	} {
+		f := gitVersionFinding(tt.out, "; commits: staged by git")
+		if f.level != tt.level || !strings.HasPrefix(f.text, strings.TrimSpace(tt.out)+"; commits: staged by git") {
+			t.Errorf("%q: %s %q, want level %s", tt.out, f.level, f.text, tt.level)
+		}
+		if f.level == "warn" && (!strings.Contains(f.text, "needs git 2.38 or later") || f.fix == "") {
+			t.Errorf("%q: the warning does not say what needs 2.38 and what to do: %q %q", tt.out, f.text, f.fix)
+		}
+	}
+}
