@@ -133,7 +133,7 @@ func TestPolicyNoteCarriedOver(t *testing.T) {
 // handoff: every hook answer of phase 2 comes at once (no hook_slow, no
 // default answer after the 10 s timeout), and the tool after the handoff
 // request is refused, not run.
-func TestPolicyHooksNeverWaitOnTheRunLock(t *testing.T) {
+func TestPolicyHooksNeverWaitOnAnotherPhasesCommit(t *testing.T) {
 	claudetest.OncePerSuite(t, "debussy's locks under --parallel")
 	t.Parallel()
 	marks := t.TempDir()
