@@ -82,7 +82,8 @@ completed ones:
                   write_repository) as a CI variable; the job token may not push.
                   Each job works in a private clone of its checkout, in a fresh
                   temporary directory (before_script), so jobs that share one
-                  checkout never share a working tree.
+                  checkout never share a working tree; after_script removes it
+                  when the job passed and keeps it (with its raw logs) when not.
 --format k8s      one batch/v1 Job per phase ready now (backoffLimit 0: debussy retries
                   itself), each cloning --repo at --ref into an emptyDir and running the
                   phase; it reads CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY (and
@@ -284,11 +285,25 @@ type gitlabJob struct {
 type gitlabDefault struct {
 	Image        string   `yaml:"image,omitempty"`
 	BeforeScript []string `yaml:"before_script"`
+	AfterScript  []string `yaml:"after_script"`
+}
+
+// gitlabClone is the job's clone, found again by its job id: after_script
+// runs in a shell of its own, where before_script's cd and variables are
+// gone.
+const gitlabClone = `"${TMPDIR:-/tmp}/debussy-job-${CI_JOB_ID}"`
+
+// gitlabAfterScript removes the job's clone when the job passed: a shell
+// runner would otherwise keep one full clone per job in its TMPDIR for
+// ever. A job that did not pass keeps it, with the .debussy/ raw logs its
+// pushed commits do not carry, and says where.
+var gitlabAfterScript = []string{
+	`if [ "${CI_JOB_STATUS:-}" = success ]; then rm -rf ` + gitlabClone + `.*; else echo "debussy: this job's clone, with its .debussy/ raw logs, is kept in" ` + gitlabClone + `.*; fi`,
 }
 
 // gitlabBeforeScript makes every job's working tree its own: a private
 // clone of the job's checkout at the pipeline's commit, in a fresh
-// temporary directory. Jobs that share one checkout (a shell runner's
+// temporary directory named for the job (gitlabAfterScript removes it). Jobs that share one checkout (a shell runner's
 // shared builds dir, gitlab-ci-local without --shell-isolation) would
 // otherwise share one working tree and .debussy/, and two phases collide
 // on its lock and on git's checkout. The clone is local (no download) and
@@ -300,7 +315,7 @@ type gitlabDefault struct {
 // not), and it gets a git identity.
 func gitlabBeforeScript(remoteName string) []string {
 	lines := []string{
-		`cd "$(mktemp -d)" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
+		`cd "$(mktemp -d ` + gitlabClone[:len(gitlabClone)-1] + `.XXXXXX")" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
 		`git remote set-url origin "$(git -C "$CI_PROJECT_DIR" remote get-url origin)"`,
 	}
 	if remoteName != "origin" {
@@ -327,7 +342,7 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 			{Key: "DEBUSSY_PLAN", Value: secrets.Redact(ps.rel)},
 		}},
 		{Key: "stages", Value: []string{"phases", "collect"}},
-		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript(opts.Remote)}},
+		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript(opts.Remote), AfterScript: gitlabAfterScript}},
 	}
 	for _, ph := range remaining {
 		job := gitlabJob{Stage: "phases", Needs: []string{},
@@ -356,7 +371,8 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 	note += "# Trigger it from a parent (examples/gitlab-ci.yml). Jobs need GIT_DEPTH \"0\" and\n" +
 		"# " + pushTokenVar + " (a project access token that may push) as a CI variable. Each job\n" +
 		"# works in a private clone of its checkout (before_script), so jobs that share a\n" +
-		"# checkout do not share a working tree.\n"
+		"# checkout do not share a working tree; after_script removes the clone of a job\n" +
+		"# that passed.\n"
 	_, err = fmt.Fprintf(w, "%s%s%s", header(ps, formatGitLab, h), note, b)
 	return err
 }

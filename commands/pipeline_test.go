@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +237,7 @@ func TestPipelineGitLabBeforeScriptClones(t *testing.T) {
 	var child struct {
 		Default struct {
 			BeforeScript []string `json:"before_script"`
+			AfterScript  []string `json:"after_script"`
 		} `json:"default"`
 	}
 	if err := sigsyaml.Unmarshal([]byte(stdout), &child); err != nil {
@@ -258,9 +260,10 @@ func TestPipelineGitLabBeforeScriptClones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI_PROJECT_DIR="+dir, "CI_COMMIT_SHA="+sha,
+	env := append(os.Environ(), "TMPDIR="+tmp, "CI_PROJECT_DIR="+dir, "CI_COMMIT_SHA="+sha, "CI_JOB_ID=41",
 		"DEBUSSY_PUSH_TOKEN=glpat-x", "CI_SERVER_PROTOCOL=https", "CI_SERVER_URL=https://gitlab.example.com",
 		"CI_PROJECT_PATH=team/app", "GITLAB_USER_NAME=Job", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("before_script: %v\n%s", err, out)
@@ -272,6 +275,37 @@ func TestPipelineGitLabBeforeScriptClones(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); !bytes.Equal(after, config) {
 		t.Errorf("the shared checkout's config changed:\n%s", after)
+	}
+
+	// after_script, in a shell of its own in the project directory as
+	// GitLab runs it: a failed job's clone stays and is named, a passed
+	// job's goes, and another job's clone is not touched.
+	other := filepath.Join(tmp, "debussy-job-410.abcdef")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	after := func(status string) string {
+		cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+strings.Join(child.Default.AfterScript, "\n"))
+		cmd.Dir = dir
+		cmd.Env = append(slices.Clone(env), "CI_JOB_STATUS="+status)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("after_script (%s): %v\n%s", status, err, out)
+		}
+		return string(out)
+	}
+	if out := after("failed"); !strings.Contains(out, "kept in "+got[0]) {
+		t.Errorf("after a failed job: %q, want it to name %s", out, got[0])
+	}
+	if _, err := os.Stat(got[0]); err != nil {
+		t.Errorf("a failed job's clone is gone: %v", err)
+	}
+	after("success")
+	if _, err := os.Stat(got[0]); !os.IsNotExist(err) {
+		t.Errorf("a passed job's clone %s is still there (%v)", got[0], err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another job's clone went too: %v", err)
 	}
 }
 

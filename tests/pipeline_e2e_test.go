@@ -154,8 +154,9 @@ func runGitLabChild(t *testing.T, glcl, want string, args ...string) {
 		"--json-schema-validation", "--no-color", "--max-job-name-padding", "0"}, args...)...)
 	cmd.Dir = driver.Repo
 	// The jobs' clones go to TMPDIR: the test's, removed with it.
+	tmp := t.TempDir()
 	cmd.Env = append(slices.Clone(h.Env), "PATH="+binDir(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TMPDIR="+t.TempDir())
+		"TMPDIR="+tmp)
 	out, err := cmd.CombinedOutput()
 	t.Logf("gitlab-ci-local %s:\n%s", strings.Join(args, " "), out)
 	if err != nil {
@@ -167,6 +168,10 @@ func runGitLabChild(t *testing.T, glcl, want string, args ...string) {
 		}
 	}
 	checkCollected(t, origin, want)
+	// Every job passed: after_script removed each one's clone.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "debussy-job-*")); len(left) > 0 {
+		t.Errorf("jobs that passed left their clones: %v", left)
+	}
 	for _, p := range diamondPhases {
 		if n := len(h.sessionsOf(phaseMatch(p.ID))); n != 1 {
 			t.Errorf("phase %s ran %d sessions, want 1", p.ID, n)
