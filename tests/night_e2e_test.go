@@ -133,13 +133,10 @@ func TestUsageLimitWithoutWaiting(t *testing.T) {
 	const limit = 30 * time.Second
 	h := newHarness(t, limitScript(limit), []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	h.Env = oauth(h.Env)
-	start := time.Now()
 	r := h.run("run", "plan/MASTER_PLAN.md", "--usage-limit-wait", "0")
+	ended := time.Now()
 	if r.Code != 75 {
 		t.Fatalf("want exit 75: %s", r)
-	}
-	if took := time.Since(start); took > limit {
-		t.Errorf("the run took %s: it waited", took)
 	}
 	for _, want := range []string{"5-hour limit reached", "it resets at", "usage_limit_wait is 0", "debussy run plan/MASTER_PLAN.md"} {
 		if !strings.Contains(r.Stderr, want) {
@@ -153,6 +150,11 @@ func TestUsageLimitWithoutWaiting(t *testing.T) {
 		t.Errorf("work left uncommitted: %q", st)
 	}
 	first, _ := h.limitHit()
+	// From the limit on, not from the start: on a loaded machine the CLI's
+	// start-up alone has taken 20 s.
+	if after := ended.Sub(first); after >= limit {
+		t.Errorf("the run ended %s after the limit: it waited", after)
+	}
 
 	// The rerun, before the reset: it waits (the ledger has the reset)
 	// and sends nothing meanwhile.
@@ -194,7 +196,12 @@ func TestNotLoggedIn(t *testing.T) {
 
 // An API that cannot be reached before any session got an answer is a
 // setup error: exit 2 in seconds (not after the CLI's minutes of retries),
-// naming what to check; doctor fails on it as fast.
+// naming what to check; doctor fails on it as fast. The bound is half the
+// CLI's own retries (10, backoff doubling from 0.5 s up to ~40 s: about 3
+// minutes); debussy stops at the third. It was 30 s: a loaded 2-core
+// machine took 44 s for doctor's two start-ups of the CLI.
+const unreachableBound = 90 * time.Second
+
 func TestAPIUnreachable(t *testing.T) {
 	claudetest.CLISensitive(t, "the CLI's retries when the API cannot be reached")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
@@ -202,16 +209,16 @@ func TestAPIUnreachable(t *testing.T) {
 	h.Env = append(withoutVar(h.Env, "ANTHROPIC_BASE_URL"), "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
 	start := time.Now()
 	h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "could not connect to the API", "ANTHROPIC_BASE_URL=http://127.0.0.1:9")
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("run took %s to give up, want < 30 s", took)
+	if took := time.Since(start); took > unreachableBound {
+		t.Errorf("run took %s to give up, want < %s", took, unreachableBound)
 	}
 	start = time.Now()
 	r := h.run("doctor")
 	if r.Code != 2 || !strings.Contains(r.Stdout, "could not connect to the API") || strings.Contains(r.Stdout, "a run would work here") {
 		t.Errorf("doctor does not fail on the unreachable API: %s", r)
 	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("doctor took %s to give up, want < 30 s", took)
+	if took := time.Since(start); took > unreachableBound {
+		t.Errorf("doctor took %s to give up, want < %s", took, unreachableBound)
 	}
 }
 

@@ -225,8 +225,13 @@ func TestRunnerMultiBlockResponse(t *testing.T) {
 	}
 	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
 	initAt := slices.IndexFunc(lines, func(l []byte) bool { return bytes.Contains(l, []byte(`"subtype":"init"`)) })
-	if len(lines) != len(evs) || !bytes.Contains(lines[0], []byte(`"request_id":"init_1"`)) || initAt < 1 || initAt > 2 {
-		t.Errorf("session log: %d lines for %d events; first %.80s", len(lines), len(evs), lines[0])
+	// A get_context_usage left unanswered for 15 s (a loaded machine) is an
+	// event of the runner's own, with no line.
+	fromLines := slices.DeleteFunc(slices.Clone(evs), func(ev runner.Event) bool {
+		return ev.Kind == runner.KindContextUsage && ev.Size == 0
+	})
+	if len(lines) != len(fromLines) || !bytes.Contains(lines[0], []byte(`"request_id":"init_1"`)) || initAt < 1 || initAt > 2 {
+		t.Errorf("session log: %d lines for %d events from lines; first %.80s", len(lines), len(fromLines), lines[0])
 	}
 }
 
@@ -299,8 +304,11 @@ func TestRunnerSendMidTool(t *testing.T) {
 		},
 	}}})
 	// Send lets a tool in flight finish for up to StopGrace first; the tool
-	// takes 30 s, so a short grace makes the interrupt reject it.
+	// takes 30 s, so a short grace makes the interrupt reject it. The
+	// interrupted turn's result then comes within KillGrace: 1 s was too
+	// short for a CLI on a loaded 2-core machine.
 	e.spec.StopGrace = time.Second
+	e.spec.KillGrace = 15 * time.Second
 	sendErr := make(chan error, 1)
 	var bashID string
 	var once sync.Once
