@@ -22,19 +22,13 @@ import (
 	"github.com/debussy-dev/debussy/runner"
 )
 
-// mergeGit is the first git whose merge-tree writes a tree
-// (--write-tree), which debussy merges with (gitcommit/mergegit.go).
-var mergeGit = [2]int{2, 38}
-
-// gitVersionFinding judges git --version's line: an older git than
-// mergeGit commits a phase's work but cannot merge one.
+// gitVersionFinding judges git --version's line: a git that cannot merge
+// (gitcommit.CanMerge) commits a phase's work but cannot merge one.
 func gitVersionFinding(out, mode string) finding {
 	v := strings.TrimSpace(out)
-	var major, minor int
-	if _, err := fmt.Sscanf(v, "git version %d.%d", &major, &minor); err == nil &&
-		(major < mergeGit[0] || major == mergeGit[0] && minor < mergeGit[1]) {
-		return finding{"warn", "git", fmt.Sprintf("%s%s: merging a phase (--parallel, --base deps, --push after a rejected push) needs git %d.%d or later", v, mode, mergeGit[0], mergeGit[1]),
-			"upgrade git; runs without those options work with this one"}
+	if ok, known := gitcommit.CanMerge(v); known && !ok {
+		return finding{"warn", "git", fmt.Sprintf("%s%s: merging a phase (--parallel, --base deps, --push after a rejected push) needs git %d.%d or later",
+			v, mode, gitcommit.MergeGit[0], gitcommit.MergeGit[1]), "upgrade git; runs without those options work with this one"}
 	}
 	return finding{"ok", "git", v + mode, ""}
 }

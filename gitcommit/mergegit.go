@@ -18,6 +18,20 @@ import (
 // renames, attributes and merge drivers) without touching the index or the
 // work tree; Merge then checks the merged tree out with git.
 
+// MergeGit is the first git whose merge-tree writes a tree (--write-tree):
+// an older one commits, but cannot merge.
+var MergeGit = [2]int{2, 38}
+
+// CanMerge reports whether the git that printed versionLine (`git
+// --version`) merges; known is false for a line it cannot read.
+func CanMerge(versionLine string) (ok, known bool) {
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimSpace(versionLine), "git version %d.%d", &major, &minor); err != nil {
+		return false, false
+	}
+	return major > MergeGit[0] || major == MergeGit[0] && minor >= MergeGit[1], true
+}
+
 // gitMergeEnv is the environment git merges in: the process's, without
 // the variables that would point git at another repository, index or
 // object directory (or ref namespace) than the one given on its command
@@ -46,7 +60,7 @@ func (r *Repo) mergeByGit(ctx context.Context, ours, theirs plumbing.Hash) (tree
 	var ee *exec.ExitError
 	clean := err == nil
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git 2.38 or later): %w: %s", err, strings.TrimSpace(stderr.String()))
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git %d.%d or later): %w: %s", MergeGit[0], MergeGit[1], err, strings.TrimSpace(stderr.String()))
 	}
 	tree, names, messages, err := parseMergeTree(stdout.Bytes())
 	if err != nil {
