@@ -288,25 +288,26 @@ type gitlabDefault struct {
 	AfterScript  []string `yaml:"after_script"`
 }
 
-// gitlabClone is the job's clone, found again by its job id: after_script
-// runs in a shell of its own, where before_script's cd and variables are
-// gone.
-const gitlabClone = `"${TMPDIR:-/tmp}/debussy-job-${CI_JOB_ID}"`
+// gitlabClone is the prefix of the job's clone, found again by its job
+// id: after_script runs in a shell of its own, where before_script's cd
+// and variables are gone.
+const gitlabClone = `${TMPDIR:-/tmp}/debussy-job-${CI_JOB_ID}`
 
 // gitlabAfterScript removes the job's clone when the job passed: a shell
 // runner would otherwise keep one full clone per job in its TMPDIR for
 // ever. A job that did not pass keeps it, with the .debussy/ raw logs its
 // pushed commits do not carry, and says where.
 var gitlabAfterScript = []string{
-	`if [ "${CI_JOB_STATUS:-}" = success ]; then rm -rf ` + gitlabClone + `.*; else echo "debussy: this job's clone, with its .debussy/ raw logs, is kept in" ` + gitlabClone + `.*; fi`,
+	`if [ "${CI_JOB_STATUS:-}" = success ]; then rm -rf "` + gitlabClone + `".*; else echo "debussy: this job's clone, with its .debussy/ raw logs, is kept in" "` + gitlabClone + `".*; fi`,
 }
 
 // gitlabBeforeScript makes every job's working tree its own: a private
 // clone of the job's checkout at the pipeline's commit, in a fresh
-// temporary directory named for the job (gitlabAfterScript removes it). Jobs that share one checkout (a shell runner's
-// shared builds dir, gitlab-ci-local without --shell-isolation) would
-// otherwise share one working tree and .debussy/, and two phases collide
-// on its lock and on git's checkout. The clone is local (no download) and
+// temporary directory named for the job (gitlabAfterScript removes it).
+// Jobs that share one checkout (a shell runner's shared builds dir,
+// gitlab-ci-local without --shell-isolation) would otherwise share one
+// working tree and .debussy/, and two phases collide on its lock and on
+// git's checkout. The clone is local (no download) and
 // holds exactly the checkout's history, so GIT_DEPTH still decides it;
 // unlike a worktree it shares no refs, so concurrent fetches take no ref
 // locks from each other. GitLab runs before_script and script in one
@@ -315,7 +316,7 @@ var gitlabAfterScript = []string{
 // not), and it gets a git identity.
 func gitlabBeforeScript(remoteName string) []string {
 	lines := []string{
-		`cd "$(mktemp -d ` + gitlabClone[:len(gitlabClone)-1] + `.XXXXXX")" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
+		`cd "$(mktemp -d "` + gitlabClone + `.XXXXXX")" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
 		`git remote set-url origin "$(git -C "$CI_PROJECT_DIR" remote get-url origin)"`,
 	}
 	if remoteName != "origin" {
