@@ -196,13 +196,12 @@ func TestNotLoggedIn(t *testing.T) {
 
 // An API that cannot be reached before any session got an answer is a
 // setup error: exit 2 in seconds (not after the CLI's minutes of retries),
-// naming what to check; doctor fails on it as fast. The bound is half the
-// CLI's own retries (10, backoff doubling from 0.5 s up to ~40 s: about 3
-// minutes); debussy stops at the third. It was 30 s: a loaded 2-core
-// machine took 44 s for doctor's two start-ups of the CLI.
-const unreachableBound = 90 * time.Second
-
+// naming what to check; doctor fails on it as fast.
 func TestAPIUnreachable(t *testing.T) {
+	// Half the CLI's own retries (10, backoff doubling from 0.5 s up to
+	// ~40 s: about 3 minutes); debussy stops at the third. It was 30 s: a
+	// loaded 2-core machine took 44 s for doctor's two start-ups of the CLI.
+	const unreachableBound = 90 * time.Second
 	claudetest.CLISensitive(t, "the CLI's retries when the API cannot be reached")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
 	// A closed port: the connection is refused.
