@@ -3,15 +3,11 @@
 # the pinned claude CLI, the end-to-end tests of what the CLI does again on
 # npm's `latest` CLI (make test-latest), and their core (restart, handoff,
 # done, stop, usage limit) on the oldest CLI debussy supports
-# (runner.OldestCLI). Nine go test runs side by side: the end-to-end package
-# on the pinned CLI in four shards plus its TestRunner family, on the latest
-# CLI (in two halves) and on the oldest (each spends most of its time in the CLI's
-# start-up, about 1–2 s of CPU per session), and the other packages two at
-# a time. Run in one `go test ./...`, the end-to-end
-# package started last, after gitcommit, and one pass after the other took
-# 16 of CI's 20 minutes. The end-to-end logs are held back and printed after
-# the rest, so the output does not interleave. A failure of any fails the
-# target.
+# (runner.OldestCLI). The work is a queue of jobs run a few at a time
+# (DEBUSSY_TEST_JOBS, default 3): the other packages' -race pass, the
+# TestRunner family, and each end-to-end test on each CLI as its own job.
+# Logs are held back and printed after the rest, so the output does not
+# interleave. A failure of any job fails the target.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 go=${GO:-go}
@@ -33,7 +29,7 @@ oldest=${DEBUSSY_TEST_CLAUDE_OLDEST:-$(bash scripts/install-claude.sh oldest | t
 # not depend on what differs between CLI versions. Each test of the core
 # below must be marked, or the oldest pass skips it.
 # The end-to-end core the oldest supported CLI must pass: a few minutes.
-core='^(TestRunTwoPhasesComplete|TestRunRestartsBeforeContextFills|TestStagesHandoff|TestAgentHandoff|TestSignalsAsFacts|TestRunInterruptAndResume|TestUsageLimitWithoutWaiting)$'
+core=(TestRunTwoPhasesComplete TestRunRestartsBeforeContextFills TestStagesHandoff TestAgentHandoff TestSignalsAsFacts TestRunInterruptAndResume TestUsageLimitWithoutWaiting)
 
 # The tests' temporary files (their repositories, .debussy stores, the
 # CLI's homes, go test's own builds) on tmpfs where the machine has one
@@ -72,30 +68,19 @@ export DEBUSSY_TEST_BIN=$logs/race/debussy DEBUSSY_TEST_BIN_NORACE=$logs/norace/
 # race found is still reported and still fails the run (exit 66).
 export GORACE=${GORACE:-atexit_sleep_ms=0}
 
-# The pinned pass runs in four shards, its tests dealt out in turn in
-# source order (neighbours are alike in cost). Alone at its end, one pass
-# kept one core of two busy for its last four minutes in CI; in two halves,
-# the last half ran alone for its last four minutes on an idle machine: the
-# tests are serial within a pass, and many wait (usage-limit resets, hooks
-# that sleep, gitlab-ci-local), so more shards fill the cores rather than
-# add CPU. Listing the tests builds the test binary once, so the shards
-# start from the build cache.
-#
 # The race detector is on debussy, the program under test (its runs with
-# phases at once, or acted on while they run: see raceBinary), and on the test binary
-# only for the TestRunner family, the tests that run debussy's runner
-# package in the test process itself. The rest of the test binary is the
-# harness and the fake API (whose own package runs under -race with the
+# phases at once, or acted on while they run: see raceBinary), and on the
+# test binary only for the TestRunner family, the tests that run debussy's
+# runner package in the test process itself. The rest of the test binary is
+# the harness and the fake API (whose own package runs under -race with the
 # others): with -race it cost 8–30 % of a test's CPU (the most on long
-# streams) and could find nothing of debussy's. A test that calls debussy's code in process is named
-# TestRunner*, or this rule changes.
+# streams) and could find nothing of debussy's. A test that calls debussy's
+# code in process is named TestRunner*, or this rule changes.
 inproc='^TestRunner'
-# The end-to-end test binary without -race, linked once: the listing and
-# seven passes run it (the pinned shards, the latest halves, the oldest
-# core), where go test linked it again for each (2.3 s of CPU a link,
-# measured: go test -run '^$' 5.5 s of CPU, the built binary 3.2). It runs
-# in its package's directory, as go test runs it; e2etest prints go test's
-# ok/FAIL line after it.
+# The end-to-end test binary without -race, linked once for every job that
+# runs it (2.3 s of CPU a link, measured: go test -run '^$' 5.5 s of CPU,
+# the built binary 3.2). It runs in its package's directory, as go test
+# runs it; e2etest prints go test's ok/FAIL line after it.
 $go test -vet=off -c -o "$logs/e2e.test" ./tests/ || exit 1
 e2etest() {
 	local name=$1 start=$SECONDS rc=0
@@ -114,37 +99,6 @@ if ((${#e2e[@]} == 0)); then
 	echo "make test: listing the end-to-end tests failed" >&2
 	exit 1
 fi
-shards=4
-parts=()
-for i in "${!e2e[@]}"; do
-	parts[i % shards]+="${parts[i % shards]:+|}${e2e[i]}"
-done
-pids=()
-for h in "${!parts[@]}"; do
-	DEBUSSY_TEST_CLAUDE=$pinned \
-		e2etest "pinned, shard $h" -test.timeout 30m -test.run "^(${parts[h]})\$" >"$logs/pinned$h" 2>&1 &
-	pids+=($!)
-done
-DEBUSSY_TEST_CLAUDE=$pinned \
-	gotest -race -count=1 -timeout 30m -run "$inproc" ./tests/ >"$logs/pinned-inproc" 2>&1 &
-pids+=($!)
-# The second CLIs run debussy without -race (see tests/main_test.go): those
-# passes are about what the CLI does.
-# The latest CLI's pass in two halves too (its marked tests, dealt out of
-# all of them in turn: the others skip at once): in one, it ended last.
-latest_parts=("" "")
-for i in "${!all[@]}"; do
-	latest_parts[i % 2]+="${latest_parts[i % 2]:+|}${all[i]}"
-done
-second=()
-for h in 0 1; do
-	DEBUSSY_TEST_CLAUDE=$latest DEBUSSY_TEST_SECOND_CLI=1 \
-		e2etest "latest, half $h" -test.timeout 30m -test.run "^(${latest_parts[h]})\$" >"$logs/latest$h" 2>&1 &
-	second+=($!)
-done
-DEBUSSY_TEST_CLAUDE=$oldest DEBUSSY_TEST_SECOND_CLI=1 \
-	e2etest "oldest, core" -test.timeout 20m -test.run "$core" >"$logs/oldest" 2>&1 &
-third=$!
 
 # Without the race detector: packages of pure computation, where neither
 # the code nor its tests start a goroutine, so the detector has nothing to
@@ -154,40 +108,88 @@ third=$!
 # this list.
 norace='github.com/debussy-dev/debussy/secrets'
 mapfile -t rest < <($go list ./... | grep -vx -e 'github.com/debussy-dev/debussy/tests' -e "$norace")
-# Two at a time: one at a time, the other packages (about 240 s of CPU,
-# gitcommit's and orchestrator's the most) were the last to end, a third
-# of a core against the end-to-end passes.
 # runner's two 100 MB-line tests run in the pass without -race: they are
 # one goroutine copying and parsing bytes, where the detector has nothing
 # to find and took 22 s of CPU of their 24 (norace: 6 s).
 huge='^(TestSessionHugeLine|TestLineReaderHugeLine)$'
-DEBUSSY_TEST_CLAUDE=$pinned gotest -race -count=1 -p 2 -timeout 20m -skip "$huge" "${rest[@]}"
-rest_rc=$?
-gotest -count=1 -timeout 20m "$norace"
-rest_rc=$((rest_rc | $?))
-gotest -count=1 -timeout 20m -run "$huge" ./runner/
-rest_rc=$((rest_rc | $?))
-wait "$third"
-oldest_rc=$?
 
-first_rc=0
-for pid in "${pids[@]}"; do
-	wait "$pid"
-	first_rc=$((first_rc | $?))
-done
-second_rc=0
-for pid in "${second[@]}"; do
-	wait "$pid"
-	second_rc=$((second_rc | $?))
-done
-echo "--- the end-to-end tests on the pinned CLI ($("$pinned" --version 2>/dev/null | head -n1)), in four shards and the TestRunner family"
-cat "$logs"/pinned*
-echo "--- the end-to-end tests on npm's latest CLI ($("$latest" --version 2>/dev/null | head -n1))"
-cat "$logs/latest0" "$logs/latest1"
-echo "--- the end-to-end core on the oldest supported CLI ($("$oldest" --version 2>/dev/null | head -n1))"
-cat "$logs/oldest"
+# One job: its kind and, for an end-to-end job, the test's name. Its output
+# goes to its own log, its exit code beside it.
+job() {
+	local kind=$1 name=${2:-} out=$logs/out/$1${2:+.$2} rc=0
+	case $kind in
+	packages)
+		# Two packages at a time: gitcommit's and orchestrator's tests are
+		# the longest jobs of all (84 s and 65 s alone), and start first.
+		DEBUSSY_TEST_CLAUDE=$pinned gotest -race -count=1 -p 2 -timeout 20m -skip "$huge" "${rest[@]}" || rc=$?
+		gotest -count=1 -timeout 20m "$norace" || rc=$?
+		gotest -count=1 -timeout 20m -run "$huge" ./runner/ || rc=$?
+		;;
+	inproc)
+		DEBUSSY_TEST_CLAUDE=$pinned gotest -race -count=1 -timeout 30m -run "$inproc" ./tests/ || rc=$?
+		;;
+	pinned)
+		DEBUSSY_TEST_CLAUDE=$pinned e2etest "pinned, $name" -test.timeout 15m -test.run "^$name\$" || rc=$?
+		;;
+	latest | oldest)
+		# The second CLIs run debussy without -race (see tests/main_test.go):
+		# those passes are about what the CLI does. An unmarked test skips at
+		# once.
+		local bin=$latest
+		[[ $kind == oldest ]] && bin=$oldest
+		DEBUSSY_TEST_CLAUDE=$bin DEBUSSY_TEST_SECOND_CLI=1 \
+			e2etest "$kind, $name" -test.timeout 15m -test.run "^$name\$" || rc=$?
+		;;
+	esac >"$out" 2>&1
+	echo "$rc" >"$out.rc"
+}
 
-if ((rest_rc != 0 || first_rc != 0 || second_rc != 0 || oldest_rc != 0)); then
-	echo "make test: failed (other packages: exit $rest_rc; e2e on the pinned CLI: exit $first_rc; on the latest CLI: exit $second_rc; core on the oldest CLI: exit $oldest_rc)" >&2
+# The queue, longest first where it is known: the packages, then the
+# end-to-end tests in source order on each CLI. Every machine this ran on
+# has two cores, and its CPU is the bound: the whole suite is about 1,600
+# CPU-seconds of work, most of it starting processes (the CLI, git,
+# debussy). Three jobs at a time fill both cores while a test waits (a
+# usage-limit reset, a hook that sleeps, gitlab-ci-local); every process
+# more at once costs CPU of its own on a virtual machine, where a switch
+# between processes is dear: 8 CLI sessions took 12.7–13.4 CPU-s one at a
+# time, 14.0–14.7 two at a time, 14.6–15.8 four and 16.0–18.1 eight. Nine
+# passes side by side (the layout before the queue) spent 1,900 CPU-s.
+mkdir -p "$logs/out"
+{
+	echo packages
+	echo inproc
+	printf 'pinned %s\n' "${e2e[@]}"
+	printf 'latest %s\n' "${all[@]}"
+	printf 'oldest %s\n' "${core[@]}"
+} >"$logs/queue"
+jobs=${DEBUSSY_TEST_JOBS:-3}
+running=0
+while read -r kind name; do
+	if ((running >= jobs)); then
+		wait -n
+		running=$((running - 1))
+	fi
+	job "$kind" "$name" </dev/null &
+	running=$((running + 1))
+done <"$logs/queue"
+wait
+
+# The logs in queue order: a passing end-to-end job by its ok line, the
+# packages and a failing job in full.
+failed=()
+while read -r kind name; do
+	out=$logs/out/$kind${name:+.$name}
+	if [[ $(cat "$out.rc" 2>/dev/null) != 0 ]]; then
+		failed+=("$kind${name:+ $name}")
+		cat "$out"
+	elif [[ $kind == packages || $kind == inproc ]]; then
+		cat "$out"
+	else
+		tail -n1 "$out"
+	fi
+done <"$logs/queue"
+echo "--- CLIs: pinned $("$pinned" --version 2>/dev/null | head -n1); latest $("$latest" --version 2>/dev/null | head -n1); oldest $("$oldest" --version 2>/dev/null | head -n1)"
+if ((${#failed[@]} > 0)); then
+	printf 'make test: failed: %s\n' "${failed[@]}" >&2
 	exit 1
 fi
