@@ -4,7 +4,7 @@
 # npm's `latest` CLI (make test-latest), and their core (restart, handoff,
 # done, stop, usage limit) on the oldest CLI debussy supports
 # (runner.OldestCLI). The work is a queue of jobs run a few at a time
-# (DEBUSSY_TEST_JOBS, default 3): the other packages' -race pass, the
+# (DEBUSSY_TEST_JOBS, default 4): the other packages' -race pass, the
 # TestRunner family, and each end-to-end test on each CLI as its own job.
 # Logs are held back and printed after the rest, so the output does not
 # interleave. A failure of any job fails the target.
@@ -144,25 +144,27 @@ job() {
 	echo "$rc" >"$out.rc"
 }
 
-# The queue, longest first where it is known: the packages, then the
-# end-to-end tests in source order on each CLI. Every machine this ran on
-# has two cores, and its CPU is the bound: the whole suite is about 1,600
+# The queue: the packages first (the longest job), then the oldest CLI's
+# core (its usage-limit test waits 30 s, beside the packages' CPU), the
+# pinned CLI's tests and the latest's, whose unmarked tests skip at once and
+# fill the end. The suite is bound by CPU on two cores, about 1,600
 # CPU-seconds of work, most of it starting processes (the CLI, git,
-# debussy). Three jobs at a time fill both cores while a test waits (a
-# usage-limit reset, a hook that sleeps, gitlab-ci-local); every process
-# more at once costs CPU of its own on a virtual machine, where a switch
-# between processes is dear: 8 CLI sessions took 12.7–13.4 CPU-s one at a
-# time, 14.0–14.7 two at a time, 14.6–15.8 four and 16.0–18.1 eight. Nine
-# passes side by side (the layout before the queue) spent 1,900 CPU-s.
+# debussy), and every process more at once costs CPU of its own on a
+# virtual machine, where a switch between processes is dear: 8 CLI sessions
+# took 12.7–13.4 CPU-s one at a time, 14.0–14.7 two at a time, 14.6–15.8
+# four and 16.0–18.1 eight. Nine passes side by side (the layout before the
+# queue) spent 1,900 CPU-s and 16:30; the queue three at a time 1,575 and
+# 15:00, with the cores idle an eighth of it while tests waited (a
+# usage-limit reset, a hook that sleeps, gitlab-ci-local).
 mkdir -p "$logs/out"
 {
 	echo packages
 	echo inproc
+	printf 'oldest %s\n' "${core[@]}"
 	printf 'pinned %s\n' "${e2e[@]}"
 	printf 'latest %s\n' "${all[@]}"
-	printf 'oldest %s\n' "${core[@]}"
 } >"$logs/queue"
-jobs=${DEBUSSY_TEST_JOBS:-3}
+jobs=${DEBUSSY_TEST_JOBS:-4}
 running=0
 while read -r kind name; do
 	if ((running >= jobs)); then
