@@ -4,7 +4,7 @@
 # npm's `latest` CLI (make test-latest), and their core (restart, handoff,
 # done, stop, usage limit) on the oldest CLI debussy supports
 # (runner.OldestCLI). The work is a queue of jobs run a few at a time
-# (DEBUSSY_TEST_JOBS, default 4): the other packages' -race pass, the
+# (DEBUSSY_TEST_JOBS, default 3): the other packages' -race pass, the
 # TestRunner family, and each end-to-end test on each CLI as its own job.
 # Logs are held back and printed after the rest, so the output does not
 # interleave. A failure of any job fails the target.
@@ -152,10 +152,10 @@ job() {
 # debussy), and every process more at once costs CPU of its own on a
 # virtual machine, where a switch between processes is dear: 8 CLI sessions
 # took 12.7–13.4 CPU-s one at a time, 14.0–14.7 two at a time, 14.6–15.8
-# four and 16.0–18.1 eight. Nine passes side by side (the layout before the
-# queue) spent 1,900 CPU-s and 16:30; the queue three at a time 1,575 and
-# 15:00, with the cores idle an eighth of it while tests waited (a
-# usage-limit reset, a hook that sleeps, gitlab-ci-local).
+# four and 16.0–18.1 eight. The whole suite (CI=true .ci/run, fresh clone):
+# nine passes side by side, the layout before the queue, 1,900–2,040 CPU-s
+# and 16:30–17:40; the queue four at a time 1,781 CPU-s and 15:38; three at
+# a time 1,575 and 15:00.
 mkdir -p "$logs/out"
 {
 	echo packages
@@ -164,7 +164,7 @@ mkdir -p "$logs/out"
 	printf 'pinned %s\n' "${e2e[@]}"
 	printf 'latest %s\n' "${all[@]}"
 } >"$logs/queue"
-jobs=${DEBUSSY_TEST_JOBS:-4}
+jobs=${DEBUSSY_TEST_JOBS:-3}
 running=0
 while read -r kind name; do
 	if ((running >= jobs)); then
