@@ -155,7 +155,7 @@ job() {
 # four and 16.0–18.1 eight. The whole suite (CI=true .ci/run, fresh clone):
 # nine passes side by side, the layout before the queue, 1,900–2,040 CPU-s
 # and 16:30–17:40 (3 runs); the queue four at a time 1,781 and 15:38 (1
-# run), three at a time 1,575–1,912 and 15:00–17:40 (2 runs). A whole run
+# run), three at a time 1,575–1,912 and 15:00–17:40 (3 runs). A whole run
 # varies by a sixth there under load, so the queue's gain is its lower mean
 # CPU and load (4–7 against 10–15), not a wall time shown.
 mkdir -p "$logs/out"
