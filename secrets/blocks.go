@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"reflect"
-	"regexp"
 )
 
 // BlockWriter redacts what is written to it in units the caller chooses:
@@ -35,10 +34,10 @@ func NewBlockWriter(w io.Writer) *BlockWriter { return &BlockWriter{w: beneath(w
 func (b *BlockWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 
 var (
-	blockBegin = regexp.MustCompile(pemBegin + `|(?i)Private-Lines:`)
-	blockEnd   = regexp.MustCompile(pemEnd + `|(?i)Private-MAC:`)
+	blockBegin = lazyRegexp(pemBegin + `|(?i)Private-Lines:`)
+	blockEnd   = lazyRegexp(pemEnd + `|(?i)Private-MAC:`)
 	// A block's next line, behind a transcript's indent or marker.
-	blockLine = regexp.MustCompile(`^\s*(?:[^\sA-Za-z0-9+/=]{1,3}\s*)?(?:[A-Za-z0-9+/=]{16,}|=[A-Za-z0-9+/]{4})\s*$`)
+	blockLine = lazyRegexp(`^\s*(?:[^\sA-Za-z0-9+/=]{1,3}\s*)?(?:[A-Za-z0-9+/=]{16,}|=[A-Za-z0-9+/]{4})\s*$`)
 )
 
 // openBlock reports whether text ends inside a private block.

@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -18,24 +17,24 @@ var (
 	// identRE: a variable, field access or path (api_key, cfg.Password,
 	// env::var, self->token), a type (Option<String>, &[u8], []byte,
 	// *string, Vec<u8>, SecretStr), a macro (vec!).
-	identRE = regexp.MustCompile(`^(?:&(?:mut )?|\*|\[\])*[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*(?:<.*>|\[.*\]|\(.*\)?|![[({].*)?[?]?$|^&?\[.*\]$`)
+	identRE = lazyRegexp(`^(?:&(?:mut )?|\*|\[\])*[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*(?:<.*>|\[.*\]|\(.*\)?|![[({].*)?[?]?$|^&?\[.*\]$`)
 	// typeRE: type names a field may be annotated with.
-	typeRE = regexp.MustCompile(`^(?:Secret|Sensitive|Masked|Redacted|Optional|Option)?(?:Str|String|Bytes|Value|Secret)$|^(?:str|string|bytes|bytearray|int|int\d+|uint\d*|float\d*|bool|boolean|number|any|unknown|object|dict|list|Any|Buffer|Uint8Array|byte|char|usize|isize|[ui](?:8|16|32|64|128)|SecretStr|Text|text)$`)
+	typeRE = lazyRegexp(`^(?:Secret|Sensitive|Masked|Redacted|Optional|Option)?(?:Str|String|Bytes|Value|Secret)$|^(?:str|string|bytes|bytearray|int|int\d+|uint\d*|float\d*|bool|boolean|number|any|unknown|object|dict|list|Any|Buffer|Uint8Array|byte|char|usize|isize|[ui](?:8|16|32|64|128)|SecretStr|Text|text)$`)
 	// codeWord: keywords that start an expression, not a value.
-	codeWord = regexp.MustCompile(`^(?:await|new|async|yield|typeof|function|lambda|require|import|from|return|if|of|in|is|not|and|or|self|this|super|mut|ref|move|let|const|var|static|dyn|impl|fn|func|def|struct|type|interface|class|enum|match|case|when|then|else|do|with|as|use)$`)
+	codeWord = lazyRegexp(`^(?:await|new|async|yield|typeof|function|lambda|require|import|from|return|if|of|in|is|not|and|or|self|this|super|mut|ref|move|let|const|var|static|dyn|impl|fn|func|def|struct|type|interface|class|enum|match|case|when|then|else|do|with|as|use)$`)
 	// statusWord: a state reported under a secret's name (password: YES,
 	// id-token: write, token: expired), not a value.
-	statusWord = regexp.MustCompile(`(?i)^(?:yes|no|on|off|ok|set|unset|write|read|none|required|missing|invalid|expired|hidden|masked|present|absent|valid|wrong|incorrect|failed|denied|ignored|provided|supplied|configured|enabled|disabled|rotated|revoked|sensitive|redacted|omitted|n/a|na|unknown|default|inherit|auto|empty)[).,;:]*$`)
+	statusWord = lazyRegexp(`(?i)^(?:yes|no|on|off|ok|set|unset|write|read|none|required|missing|invalid|expired|hidden|masked|present|absent|valid|wrong|incorrect|failed|denied|ignored|provided|supplied|configured|enabled|disabled|rotated|revoked|sensitive|redacted|omitted|n/a|na|unknown|default|inherit|auto|empty)[).,;:]*$`)
 	// filePos: a position in a file (auth.py:112, 27:24, :9).
-	filePos = regexp.MustCompile(`^(?:[\w./-]+\.[A-Za-z]{1,5}:\d+(?::\d+)*|\d+(?::\d+)+|:\d+(?::\d+)*)[:)]?$`)
+	filePos = lazyRegexp(`^(?:[\w./-]+\.[A-Za-z]{1,5}:\d+(?::\d+)*|\d+(?::\d+)+|:\d+(?::\d+)*)[:)]?$`)
 	// fileExt: a name that is a file's (token.go, secret.rs), so the colon
 	// after it opens a position.
-	fileExt = regexp.MustCompile(`(?i)\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|rb|java|kt|kts|scala|c|cc|cpp|h|hpp|cs|php|swift|m|ex|exs|erl|hs|ml|lua|pl|sh|bash|zsh|ps1|sql|yaml|yml|json|toml|ini|cfg|conf|tf|hcl|md|txt|html|vue|svelte|dart|zig|nim|jl|r)$`)
+	fileExt = lazyRegexp(`(?i)\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|rb|java|kt|kts|scala|c|cc|cpp|h|hpp|cs|php|swift|m|ex|exs|erl|hs|ml|lua|pl|sh|bash|zsh|ps1|sql|yaml|yml|json|toml|ini|cfg|conf|tf|hcl|md|txt|html|vue|svelte|dart|zig|nim|jl|r)$`)
 	// testName: the name of a test function or case.
-	testName = regexp.MustCompile(`^(?:Test|Example|Fuzz|Benchmark|test_|tests?::|should|it_)`)
+	testName = lazyRegexp(`^(?:Test|Example|Fuzz|Benchmark|test_|tests?::|should|it_)`)
 	// selfNamed: a value made of words that name a secret (fixture-refresh-
 	// token, test_password, dev-secret): it names itself, a fixture's.
-	selfNamed = regexp.MustCompile(`(?i)^[a-z]+(?:[_-][a-z]+)*[_-](?:token|password|passwd|secret|key|pass|pwd|credentials?)(?:[_-][a-z]+)*$|^(?:token|password|passwd|secret|key|pass|pwd)[_-][a-z]+(?:[_-][a-z]+)*$`)
+	selfNamed = lazyRegexp(`(?i)^[a-z]+(?:[_-][a-z]+)*[_-](?:token|password|passwd|secret|key|pass|pwd|credentials?)(?:[_-][a-z]+)*$|^(?:token|password|passwd|secret|key|pass|pwd)[_-][a-z]+(?:[_-][a-z]+)*$`)
 )
 
 // codeOrProse reports whether the value at whole[s:e], under name (which
@@ -92,9 +91,9 @@ func codeOrProse(whole string, name string, ns, ne, s, e int) bool {
 }
 
 // passwordName: a password's name (not a token's, a key's or auth).
-var passwordName = regexp.MustCompile(`(?i)passw|pwd|passphrase|^pass$|pass[_.-]|[_.-]pass$|` + foreignRoots)
+var passwordName = lazyRegexp(`(?i)passw|pwd|passphrase|^pass$|pass[_.-]|[_.-]pass$|` + foreignRoots)
 
-var typeWidth = regexp.MustCompile(`(?:^|[^A-Za-z0-9])(?:[uif](?:8|16|32|64|128)|u?int(?:8|16|32|64)|float(?:32|64))(?:$|[^A-Za-z0-9])|(?i)u?int(?:8|16|32|64)array|float(?:32|64)array|sha(?:1|256|512)`)
+var typeWidth = lazyRegexp(`(?:^|[^A-Za-z0-9])(?:[uif](?:8|16|32|64|128)|u?int(?:8|16|32|64)|float(?:32|64))(?:$|[^A-Za-z0-9])|(?i)u?int(?:8|16|32|64)array|float(?:32|64)array|sha(?:1|256|512)`)
 
 func hasDigitOutsideType(v string) bool {
 	// Vec<u8>, int64, Uint8Array, sha256: digits of a type's width.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -341,5 +342,31 @@ func TestGitleaksRulesPinned(t *testing.T) {
 	}
 	if len(rules) < 200 {
 		t.Errorf("%d gitleaks rules loaded, want 200 or more", len(rules))
+	}
+}
+
+// Rules compile on first use (lazyRE): one that cannot compile fails
+// here, not in a run.
+func TestRulesCompile(t *testing.T) {
+	r, err := compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(id string, res ...*lazyRE) {
+		for _, re := range res {
+			if re == nil {
+				continue
+			}
+			if _, err := regexp.Compile(re.src); err != nil {
+				t.Errorf("%s: %v", id, err)
+			}
+		}
+	}
+	check("global allowlist", r.global.regexes...)
+	for _, ru := range r.rules {
+		check("rule "+ru.id, ru.re, ru.anchored)
+		for _, a := range ru.allow {
+			check("rule "+ru.id+" allowlist", a.regexes...)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -19,12 +18,12 @@ func familyRules() []rule {
 			// tools, a password to these. mysql's is attached (-pSECRET;
 			// "-p db" prompts), as is 7-Zip's and rar's.
 			id:       "cli-password-attached",
-			re:       regexp.MustCompile(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
+			re:       lazyRegexp(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
 			keywords: []string{" -p"},
 		},
 		{
 			id: "cli-password-flag",
-			re: regexp.MustCompile(`\b(?:` +
+			re: lazyRegexp(`\b(?:` +
 				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
 				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+|` +
 				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine|az|oc|cf|psexec|paexec|winexe)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
@@ -54,7 +53,7 @@ func familyRules() []rule {
 		{
 			// smbclient -U user%password, --user=DOMAIN/user%password
 			id:       "smb-user-password",
-			re:       regexp.MustCompile(`(?:^|[\s"'])(?:-U|--user(?:name)?|-u)(?:=|[ \t]+)["']?[^\s%"']+%([^\s"']+)`),
+			re:       lazyRegexp(`(?:^|[\s"'])(?:-U|--user(?:name)?|-u)(?:=|[ \t]+)["']?[^\s%"']+%([^\s"']+)`),
 			keywords: []string{"%"},
 			keep:     keepFlagValue,
 		},
@@ -63,7 +62,7 @@ func familyRules() []rule {
 			// keytool -storepass X: a flag named for a pass, whatever the
 			// tool. env:, file:, fd: and stdin name where it is instead.
 			id:       "pass-flag",
-			re:       regexp.MustCompile(`(?i)(?:^|[\s"'])--?[a-z0-9-]*pass(?:in|out|word|wd|phrase)?(?:=|[ \t]+)(?:pass:)?` + quotedOrBare),
+			re:       lazyRegexp(`(?i)(?:^|[\s"'])--?[a-z0-9-]*pass(?:in|out|word|wd|phrase)?(?:=|[ \t]+)(?:pass:)?` + quotedOrBare),
 			keywords: []string{"pass"},
 			keep: func(g []string, v string) bool {
 				flag := strings.ToLower(g[0])
@@ -76,7 +75,7 @@ func familyRules() []rule {
 			// Windows tools: /p:secret, /password:secret (msbuild's
 			// /p:Name=Value is a property, not a password).
 			id:       "slash-password",
-			re:       regexp.MustCompile(`(?i)(?:^|[\s"'])/(?:p|pass|password|passwd|pwd|rp)[:=]` + quotedOrBare),
+			re:       lazyRegexp(`(?i)(?:^|[\s"'])/(?:p|pass|password|passwd|pwd|rp)[:=]` + quotedOrBare),
 			keywords: []string{"/p"},
 			keep: func(g []string, v string) bool {
 				return strings.Contains(v, "=") || keepFlagValue(g, v)
@@ -85,20 +84,20 @@ func familyRules() []rule {
 		{
 			// net use \\host\share PASSWORD /user:DOMAIN\user
 			id:       "net-use",
-			re:       regexp.MustCompile(`(?i)\bnet[ \t]+use[ \t]+(?:\S+:[ \t]+)?\\\\\S+[ \t]+` + quotedOrBare + `[ \t]+/user:`),
+			re:       lazyRegexp(`(?i)\bnet[ \t]+use[ \t]+(?:\S+:[ \t]+)?\\\\\S+[ \t]+` + quotedOrBare + `[ \t]+/user:`),
 			keywords: []string{"net"},
 			keep:     keepFlagValue,
 		},
 		{
 			id:       "powershell-securestring",
-			re:       regexp.MustCompile(`(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)')`),
+			re:       lazyRegexp(`(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)')`),
 			keywords: []string{"convertto-securestring"},
 			keep:     keepFlagValue,
 		},
 		{
 			// echo SECRET | docker login --password-stdin
 			id:       "echo-to-stdin",
-			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login|sudo[ \t]+-S|chpasswd|passwd[ \t]+--stdin)`),
+			re:       lazyRegexp(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login|sudo[ \t]+-S|chpasswd|passwd[ \t]+--stdin)`),
 			keywords: []string{"stdin", "login", "with-token", "sudo", "passwd"},
 			keep:     keepFlagValue,
 		},
@@ -106,7 +105,7 @@ func familyRules() []rule {
 			// aws configure set aws_secret_access_key X, setx API_TOKEN X,
 			// git config github.token X: a secret's name, a space, its value.
 			id:       "set-name-value",
-			re:       regexp.MustCompile(`(?i)\b(?:configure[ \t]+set|config(?:[ \t]+--?[a-z-]+)*(?:[ \t]+set)?|setx|set-item|secret[ \t]+set)[ \t]+(?:\S*?:)?(` + nameRE + `)[ \t]+(?:--?(?:body|value|b)(?:[ \t]+|=))?` + quotedOrBare),
+			re:       lazyRegexp(`(?i)\b(?:configure[ \t]+set|config(?:[ \t]+--?[a-z-]+)*(?:[ \t]+set)?|setx|set-item|secret[ \t]+set)[ \t]+(?:\S*?:)?(` + nameRE + `)[ \t]+(?:--?(?:body|value|b)(?:[ \t]+|=))?` + quotedOrBare),
 			from:     2,
 			keywords: []string{"set", "config"},
 			keep:     keepField,
@@ -115,7 +114,7 @@ func familyRules() []rule {
 			// Secrets in a URL's query: ?sig= (Azure SAS), ?access_token=,
 			// ?X-Amz-Security-Token=, ?key= (Google), ?password=.
 			id:       "url-query-secret",
-			re:       regexp.MustCompile(`[?&;]([A-Za-z0-9_.-]*(?i:sig|signature|token|key|passw(?:or)?d|pwd|pass|secret|auth|session|sid|credential)[A-Za-z0-9_.-]*)=([^&#\s"'<>]+)`),
+			re:       lazyRegexp(`[?&;]([A-Za-z0-9_.-]*(?i:sig|signature|token|key|passw(?:or)?d|pwd|pass|secret|auth|session|sid|credential)[A-Za-z0-9_.-]*)=([^&#\s"'<>]+)`),
 			from:     2,
 			keywords: []string{"?", "&"},
 			keep: func(g []string, v string) bool {
@@ -127,7 +126,7 @@ func familyRules() []rule {
 			// Function arguments and PHP arrays: define('DB_PASSWORD', 'x'),
 			// setProperty("api.token", "x").
 			id:       "quoted-pair",
-			re:       regexp.MustCompile(`\([ \t]*["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
+			re:       lazyRegexp(`\([ \t]*["'](` + nameRE + `)["'][ \t]*,[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')`),
 			from:     2,
 			keywords: []string{"(\"", "('", "( \"", "( '"},
 			keep:     keepField,
@@ -136,7 +135,7 @@ func familyRules() []rule {
 			// <password>x</password> (Maven's settings.xml, NuGet.Config,
 			// FileZilla's sitemanager.xml).
 			id:       "xml-element",
-			re:       regexp.MustCompile(`<((?:[A-Za-z0-9_-]+:)?` + nameRE + `)>[ \t]*([^<\s][^<\n]{0,500}?)[ \t]*</`),
+			re:       lazyRegexp(`<((?:[A-Za-z0-9_-]+:)?` + nameRE + `)>[ \t]*([^<\s][^<\n]{0,500}?)[ \t]*</`),
 			from:     2,
 			keywords: lowerWords(),
 			keep:     keepField,
@@ -145,7 +144,7 @@ func familyRules() []rule {
 			// <add key="ClearTextPassword" value="x" /> (NuGet.Config,
 			// app.config), <property name="db.password" value="x"/>.
 			id:       "xml-key-value",
-			re:       regexp.MustCompile(`\b(?:key|name)=["'](` + nameRE + `)["'][ \t]+value=(?:"([^"\n]*)"|'([^'\n]*)')`),
+			re:       lazyRegexp(`\b(?:key|name)=["'](` + nameRE + `)["'][ \t]+value=(?:"([^"\n]*)"|'([^'\n]*)')`),
 			from:     2,
 			keywords: []string{"value="},
 			keep:     keepField,
@@ -154,7 +153,7 @@ func familyRules() []rule {
 			// .netrc: machine host login user password SECRET, on one line
 			// or several.
 			id:       "netrc",
-			re:       regexp.MustCompile(`\b(?:login|account)[ \t\r\n]+\S+[ \t\r\n]+(?:account[ \t\r\n]+\S+[ \t\r\n]+)?password[ \t\r\n]+` + val),
+			re:       lazyRegexp(`\b(?:login|account)[ \t\r\n]+\S+[ \t\r\n]+(?:account[ \t\r\n]+\S+[ \t\r\n]+)?password[ \t\r\n]+` + val),
 			keywords: []string{"password"},
 			keep:     keepFlagValue,
 		},
@@ -162,7 +161,7 @@ func familyRules() []rule {
 			// Oracle: jdbc:oracle:thin:user/pw@host, sqlplus user/pw@db,
 			// user/pw@//host:1521/svc (EZConnect), CONNECT user/pw.
 			id: "oracle-user-password",
-			re: regexp.MustCompile(`(?i)(?:jdbc:oracle:[a-z0-9]+:|\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl|sqlcl|conn|connect)(?:[ \t]+-\S+)*[ \t]+(?:userid=|target=)?["']?)` +
+			re: lazyRegexp(`(?i)(?:jdbc:oracle:[a-z0-9]+:|\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman|dgmgrl|sqlcl|conn|connect)(?:[ \t]+-\S+)*[ \t]+(?:userid=|target=)?["']?)` +
 				`[A-Za-z0-9_$#.]+/([^\s@/"']+)|\b[A-Za-z0-9_$#.]+/([^\s@/"':]+)@(?://[A-Za-z0-9.-]+|[A-Za-z0-9.-]+:\d{2,5}[/:][A-Za-z])`),
 			keywords: []string{"oracle", "sqlplus", "sqlldr", "expdp", "impdp", " exp ", " imp ", "userid=", "rman", "dgmgrl", "sqlcl", "conn ", "connect ", "@"},
 			keep:     keepFlagValue,
@@ -173,7 +172,7 @@ func familyRules() []rule {
 			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
 			// others.
 			id: "vendor-prefix",
-			re: regexp.MustCompile(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
+			re: lazyRegexp(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
 			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
 				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz", "atbb", "oy2", "cio", "sl."},
 			// The prefix says what it is: only a fake or a word is kept.
@@ -184,13 +183,13 @@ func familyRules() []rule {
 		{
 			// Firebase Cloud Messaging server keys.
 			id:       "fcm-server-key",
-			re:       regexp.MustCompile(`\b(AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,})`),
+			re:       lazyRegexp(`\b(AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{60,})`),
 			keywords: []string{":apa91b"},
 		},
 		{
 			// Mailgun's private API keys: key- and 32 characters.
 			id:       "mailgun-key",
-			re:       regexp.MustCompile(`\b(key-[0-9a-zA-Z]{32})\b`),
+			re:       lazyRegexp(`\b(key-[0-9a-zA-Z]{32})\b`),
 			keywords: []string{"key-"},
 			keep:     func(_ []string, v string) bool { return !generated(v[4:]) },
 		},
@@ -198,14 +197,14 @@ func familyRules() []rule {
 			// Telegram bot tokens: the bot's id, a colon, and a hash that
 			// starts with AA — bare, or in a /bot<token>/ URL path.
 			id:       "telegram-bot-token",
-			re:       regexp.MustCompile(`\b(?:bot)?(\d{6,12}:AA[A-Za-z0-9_-]{30,40})\b`),
+			re:       lazyRegexp(`\b(?:bot)?(\d{6,12}:AA[A-Za-z0-9_-]{30,40})\b`),
 			keywords: []string{":aa"},
 		},
 		{
 			// kubeadm bootstrap tokens (abcdef.0123456789abcdef), near
 			// their name: "--token", "kubeadm", a TOKEN column.
 			id:       "kubeadm-token",
-			re:       regexp.MustCompile(`\b(` + bootstrapTokenRE + `)\b`),
+			re:       lazyRegexp(`\b(` + bootstrapTokenRE + `)\b`),
 			keywords: []string{"token", "kubeadm", "bootstrap"},
 			keep:     func(_ []string, v string) bool { return !hasDigit.MatchString(v) || fake(v) },
 		},
@@ -213,7 +212,7 @@ func familyRules() []rule {
 			// A secret encoded in base64: a PEM block (LS0tLS1CRUdJTi…),
 			// a docker config ({"auths":…}), a JSON credential.
 			id:       "base64-secret",
-			re:       regexp.MustCompile(`(?:LS0tLS1|eyJ|ewog|eyAi|ewoi)[A-Za-z0-9+/_-]{36,}={0,2}`),
+			re:       lazyRegexp(`(?:LS0tLS1|eyJ|ewog|eyAi|ewoi)[A-Za-z0-9+/_-]{36,}={0,2}`),
 			keywords: []string{"ls0tls1", "eyj", "ewog", "eyai", "ewoi"},
 			keep:     func(_ []string, v string) bool { return !encodedSecret(v) },
 		},
@@ -221,13 +220,13 @@ func familyRules() []rule {
 			// PuTTY .ppk: the base64 lines after Private-Lines: are the
 			// private key.
 			id:        "putty-private-lines",
-			re:        regexp.MustCompile(`(?i)Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[^\S\n]*[A-Za-z0-9+/=]{4,}[ \t]*(?:\r?\n|\z))+)`),
+			re:        lazyRegexp(`(?i)Private-Lines:[ \t]*\d+[ \t]*\r?\n((?:[^\S\n]*[A-Za-z0-9+/=]{4,}[ \t]*(?:\r?\n|\z))+)`),
 			keywords:  []string{"private-lines"},
 			multiline: true,
 		},
 		{
 			id:       "putty-private-mac",
-			re:       regexp.MustCompile(`(?i)Private-MAC:[ \t]*([0-9a-f]{32,})`),
+			re:       lazyRegexp(`(?i)Private-MAC:[ \t]*([0-9a-f]{32,})`),
 			keywords: []string{"private-mac"},
 		},
 	}
@@ -241,7 +240,7 @@ func generated(v string) bool {
 }
 
 // queryStrong: query parameters that hold a secret by their name alone.
-var queryStrong = regexp.MustCompile(`(?i)^(?:sig|signature|x-amz-signature|x-goog-signature|session|sid|sessionid)$`)
+var queryStrong = lazyRegexp(`(?i)^(?:sig|signature|x-amz-signature|x-goog-signature|session|sid|sessionid)$`)
 
 // keepFlagValue keeps a flag's value that names no secret: a placeholder,
 // a variable, a path to read it from, an empty string, a fake.

@@ -2,7 +2,6 @@ package secrets
 
 import (
 	"encoding/base64"
-	"regexp"
 	"strings"
 )
 
@@ -36,7 +35,7 @@ func genericRules() []rule {
 			// A private key block; one cut short (clipped output) is
 			// redacted to the end.
 			id:        "private-key",
-			re:        regexp.MustCompile(`(?s)` + pemBegin + `.*?(?:` + pemEnd + `|\z)`),
+			re:        lazyRegexp(`(?s)` + pemBegin + `.*?(?:` + pemEnd + `|\z)`),
 			keywords:  []string{"private key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
@@ -46,7 +45,7 @@ func genericRules() []rule {
 			// keeps its tail): the base64 lines before its END line, and
 			// the line the cut went through.
 			id:        "private-key-tail",
-			re:        regexp.MustCompile(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*` + pemEnd),
+			re:        lazyRegexp(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*` + pemEnd),
 			keywords:  []string{"private key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
@@ -54,7 +53,7 @@ func genericRules() []rule {
 		{
 			// scheme://user:password@host — the password.
 			id:       "url-credentials",
-			re:       regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@'"<>]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]`),
+			re:       lazyRegexp(`\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/@'"<>]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]`),
 			keywords: []string{"://"},
 			keep:     func(_ []string, v string) bool { return placeholder(v) },
 		},
@@ -62,21 +61,21 @@ func genericRules() []rule {
 			// Authorization: <any scheme> <credentials> (Basic, Bearer, Bot,
 			// SSWS, GenieKey, Negotiate, …), Proxy-Authorization: …
 			id:       "authorization-header",
-			re:       regexp.MustCompile("(?i)\\bauthorization[\"'`]?[ \\t]*[:=][ \\t]*[\"'`]?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \\t]+)?([^\\s\"'`]{6,}[^\"'`\\r\\n]*)"),
+			re:       lazyRegexp("(?i)\\bauthorization[\"'`]?[ \\t]*[:=][ \\t]*[\"'`]?(?:([A-Za-z][A-Za-z0-9_.-]*)[ \\t]+)?([^\\s\"'`]{6,}[^\"'`\\r\\n]*)"),
 			from:     2,
 			keywords: []string{"authorization"},
 			keep:     func(_ []string, v string) bool { return placeholder(strings.TrimSpace(v)) },
 		},
 		{
 			id:       "bearer",
-			re:       regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
+			re:       lazyRegexp(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)`),
 			keywords: []string{"bearer"},
 		},
 		{
 			// Basic credentials outside a header: only base64 that
 			// decodes to user:password, so "Basic authentication" stays.
 			id:       "basic-credentials",
-			re:       regexp.MustCompile(`(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
+			re:       lazyRegexp(`(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
 			keywords: []string{"basic"},
 			keep: func(_ []string, v string) bool {
 				d, err := base64.StdEncoding.DecodeString(v)
@@ -87,7 +86,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       regexp.MustCompile(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       lazyRegexp(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -100,7 +99,7 @@ func genericRules() []rule {
 			// names of other languages (a rule of its own: Unicode case
 			// folding in secret-field's regexp would slow every "key").
 			id:       "foreign-field",
-			re:       regexp.MustCompile(`(?i)(?:^|[^\p{L}0-9_.-])([\p{L}0-9_.-]*?(?:` + foreignRoots + `)[\p{L}0-9_.-]*)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*|[ \t]*=[ \t]*)` + valueRE),
+			re:       lazyRegexp(`(?i)(?:^|[^\p{L}0-9_.-])([\p{L}0-9_.-]*?(?:` + foreignRoots + `)[\p{L}0-9_.-]*)["'*` + "`" + `]{0,3}(?:[ \t]*[:：][ \t]*|[ \t]*=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: foreignKeywords,
 			keep:     keepField,
@@ -109,7 +108,7 @@ func genericRules() []rule {
 		{
 			// --password x, --api-token "x", -auth x
 			id:       "secret-flag",
-			re:       regexp.MustCompile(`(?:^|[\s"'])--?(` + nameRE + `)[ \t]+` + valueRE),
+			re:       lazyRegexp(`(?:^|[\s"'])--?(` + nameRE + `)[ \t]+` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			keep: func(g []string, v string) bool {
@@ -120,7 +119,7 @@ func genericRules() []rule {
 		{
 			// curl -u user:password, --user=user:password
 			id:       "user-password-flag",
-			re:       regexp.MustCompile(`(?:^|\s)(?:-u|--user)(?:=|[ \t]*)["']?[^\s:"'@]+:([^\s"']+)`),
+			re:       lazyRegexp(`(?:^|\s)(?:-u|--user)(?:=|[ \t]*)["']?[^\s:"'@]+:([^\s"']+)`),
 			keywords: []string{"-u"},
 			keep: func(g []string, v string) bool {
 				user := strings.TrimLeft(g[0][:strings.LastIndex(g[0], ":")], " \t")
@@ -132,14 +131,14 @@ func genericRules() []rule {
 			// OpenAI and Anthropic (sk-ant-…) keys; the length keeps
 			// "sk-learn" out.
 			id:       "sk-key",
-			re:       regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
+			re:       lazyRegexp(`\bsk-[A-Za-z0-9_-]{16,}`),
 			keywords: []string{"sk-"},
 		},
 		{
 			// Shorter than gitleaks' exact lengths: a token cut or typed
 			// short is still a token. Fakes (ghp_xxxx…) stay.
 			id:       "github-token",
-			re:       regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
+			re:       lazyRegexp(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`),
 			keywords: []string{"gh", "github_pat_"},
 			keep:     func(_ []string, v string) bool { return fake(v) },
 		},
@@ -147,19 +146,19 @@ func genericRules() []rule {
 			// Slack tokens: xoxb-<team digits>-…; one ending in "-" was
 			// cut before a placeholder (xoxp-…-####).
 			id:       "slack-token",
-			re:       regexp.MustCompile(`\bxox[abeoprs]-[0-9]{10,}-[A-Za-z0-9-]{8,}`),
+			re:       lazyRegexp(`\bxox[abeoprs]-[0-9]{10,}-[A-Za-z0-9-]{8,}`),
 			keywords: []string{"xox"},
 			keep:     func(_ []string, v string) bool { return fake(v) || strings.HasSuffix(v, "-") },
 		},
 		{
 			id:       "aws-access-key-id",
-			re:       regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
+			re:       lazyRegexp(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
 			keywords: []string{"akia", "asia", "abia", "acca"},
 			keep:     func(_ []string, v string) bool { return fake(v) },
 		},
 		{
 			id:       "slack-webhook",
-			re:       regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{16,})`),
+			re:       lazyRegexp(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9+/_-]{16,})`),
 			keywords: []string{"hooks.slack.com"},
 		},
 	}
@@ -176,16 +175,16 @@ var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola
 
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
+var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = regexp.MustCompile(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = lazyRegexp(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // foreignName: a name holding a root of foreignRoots. Its regexp folds
 // Unicode case, slow: it runs only on a name with a non-ASCII byte or an
 // ASCII root of another language in it.
-var foreignName = regexp.MustCompile(`(?i)` + foreignRoots)
+var foreignName = lazyRegexp(`(?i)` + foreignRoots)
 
 var foreignASCII = []string{"passwort", "kennwort", "contrasen", "clave", "senha", "parola", "wachtwoord", "haslo", "sifre", "losenord", "adgangskode", "passord", "salasana", "heslo", "jelszo", "sandi"}
 
@@ -215,27 +214,27 @@ func keyBody(v string) bool {
 	return strings.ContainsAny(armor.ReplaceAllString(v, ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=")
 }
 
-var armor = regexp.MustCompile(`-----(?:BEGIN|END) [A-Z0-9 ]*-----`)
+var armor = lazyRegexp(`-----(?:BEGIN|END) [A-Z0-9 ]*-----`)
 
 var (
-	allDigits = regexp.MustCompile(`^[0-9]+(?:\.[0-9]+)?[kKmMbB]?$`)
-	codeLike  = regexp.MustCompile(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(|\[|\.[A-Za-z_$][\w$]*$)|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$`)
-	hasDigit  = regexp.MustCompile(`[0-9]`)
-	hasLetter = regexp.MustCompile(`[A-Za-z]`)
+	allDigits = lazyRegexp(`^[0-9]+(?:\.[0-9]+)?[kKmMbB]?$`)
+	codeLike  = lazyRegexp(`^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(|\[|\.[A-Za-z_$][\w$]*$)|^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$`)
+	hasDigit  = lazyRegexp(`[0-9]`)
+	hasLetter = lazyRegexp(`[A-Za-z]`)
 )
 
 // camelNotSecret: notSecretName's suffixes after a lower-case letter, as
 // in camelCase (credentialsId, issuerKeyHash, SharedAccessKeyName).
-var camelNotSecret = regexp.MustCompile(`[a-z0-9](?:File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
+var camelNotSecret = lazyRegexp(`[a-z0-9](?:File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
 
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
 // authentication results.
-var otherName = regexp.MustCompile(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|unauthori[sz]|authori[sz]ed|authori[sz]e$|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
+var otherName = lazyRegexp(`(?i)public|foreign|manager$|vault$|kms$|tokens$|bypass|compass|passthrough|surpass|trespass|overpass|underpass|passenger|passive|passage|^pub[_.-]?key|pubkey|(?:^|[_.-])(?:event|events|handler|callback|listener|mode|index|column|label|policy|alias|region)$|^(?:io|com|org|net|community|ansible)\.|authentication|authenticity|authority|authored|unauthori[sz]|authori[sz]ed|authori[sz]e$|^existing|(?:password|token)key$|secretkeyref|secretref|secretname`)
 
 // keySegment: "key" as a word of the name (api_key, signingKey, KEY), not
 // inside one (keyword, monkeys, keying).
-var keySegment = regexp.MustCompile(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.-]|[A-Z0-9])|(?:^|[_.-])keys?(?:$|[_.-])`)
+var keySegment = lazyRegexp(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.-]|[A-Z0-9])|(?:^|[_.-])keys?(?:$|[_.-])`)
 
 // keepField decides whether a named value is not a secret: g[1] is the
 // name, v the value.
@@ -270,11 +269,11 @@ func digitSecret(name, v string) bool {
 	return len(v) >= 6 || len(v) >= 4 && pinName.MatchString(name)
 }
 
-var pinName = regexp.MustCompile(`(?i)(?:^|[_.-])(?:pin|passcode|otp)(?:$|[_.-])`)
+var pinName = lazyRegexp(`(?i)(?:^|[_.-])(?:pin|passcode|otp)(?:$|[_.-])`)
 
 // bootstrapToken is kubeadm's abcdef.0123456789abcdef, which codeLike
 // would take for a field access.
-var bootstrapToken = regexp.MustCompile(`^` + bootstrapTokenRE + `$`)
+var bootstrapToken = lazyRegexp(`^` + bootstrapTokenRE + `$`)
 
 // bootstrapTokenRE is kubeadm's token id.secret (the kubeadm-token rule).
 const bootstrapTokenRE = `[a-z0-9]{6}\.[a-z0-9]{16}`
@@ -282,7 +281,7 @@ const bootstrapTokenRE = `[a-z0-9]{6}\.[a-z0-9]{16}`
 // placeholder: values that stand in for a secret rather than being one:
 // placeholderRE's, and fake's (an ellipsis, [redacted], your_…, a run of
 // one character), which placeholderRE does not spell again.
-var placeholderRE = regexp.MustCompile(`(?i)^(?:` +
+var placeholderRE = lazyRegexp(`(?i)^(?:` +
 	`\*+|x+|\.+|<.*|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{.*\}|\$\(.*|\{.*\}|%[A-Za-z_]+%|\[[A-Za-z_ -]*\]|` +
 	`(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)|` +
 	`none|null|nil|true|false|undefined|empty|required|optional|string|str|bool|int|secret|password|token|pass|passwd|pwd|pw|test|file|env|stdin|prompt|` +
@@ -296,4 +295,4 @@ func placeholder(v string) bool {
 
 // secretReference: where a secret is kept, not the secret: a 1Password,
 // Vault, SOPS or cloud secret manager reference, a template, a YAML tag.
-var secretReference = regexp.MustCompile(`^(?:op|vault|ref\+[a-z0-9]+|awssm|awsssm|gcpsm|azkv|keyvault|secretsmanager|ssm|k8s|doppler|infisical|bw|lpass|bitwarden|onepassword)://|^arn:aws[a-z-]*:|^projects/[^/]+/secrets/|^ENC\[|^\$\{|^\{\{|^!`)
+var secretReference = lazyRegexp(`^(?:op|vault|ref\+[a-z0-9]+|awssm|awsssm|gcpsm|azkv|keyvault|secretsmanager|ssm|k8s|doppler|infisical|bw|lpass|bitwarden|onepassword)://|^arn:aws[a-z-]*:|^projects/[^/]+/secrets/|^ENC\[|^\$\{|^\{\{|^!`)

@@ -50,7 +50,7 @@ type tomlConfig struct {
 // text without a file path.
 type allowlist struct {
 	target    string // "secret" (default), "match" or "line"
-	regexes   []*regexp.Regexp
+	regexes   []*lazyRE
 	stopWords []string
 }
 
@@ -77,58 +77,43 @@ func (a allowlist) allowed(secret, match, line string) bool {
 	return false
 }
 
-// loadGitleaks compiles the embedded rules. Rules scoped to a file path
-// are left out: redaction sees text, not files. So are allowlists that
-// only apply with a path (a path list alone, or condition AND with one).
+// loadGitleaks reads the embedded rules; their regexps compile on first
+// use (lazyRE), and TestRulesCompile compiles every one. Rules scoped to
+// a file path are left out: redaction sees text, not files. So are
+// allowlists that only apply with a path (a path list alone, or condition
+// AND with one).
 func loadGitleaks() (rules []rule, global allowlist, err error) {
 	var cfg tomlConfig
 	if err := toml.Unmarshal(gitleaksTOML, &cfg); err != nil {
 		return nil, allowlist{}, fmt.Errorf("load gitleaks rules: %w", err)
 	}
-	compileList := func(t tomlAllowlist) (allowlist, bool, error) {
+	readList := func(t tomlAllowlist) (allowlist, bool) {
 		if len(t.Paths) > 0 && (strings.EqualFold(t.Condition, "AND") || len(t.Regexes)+len(t.StopWords) == 0) {
-			return allowlist{}, false, nil
+			return allowlist{}, false
 		}
 		a := allowlist{target: t.RegexTarget}
 		for _, w := range t.StopWords {
 			a.stopWords = append(a.stopWords, strings.ToLower(w))
 		}
 		for _, s := range t.Regexes {
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return a, false, err
-			}
-			a.regexes = append(a.regexes, re)
+			a.regexes = append(a.regexes, lazyRegexp(s))
 		}
-		return a, true, nil
+		return a, true
 	}
-	global, _, err = compileList(cfg.Allowlist)
-	if err != nil {
-		return nil, allowlist{}, fmt.Errorf("load gitleaks rules: global allowlist: %w", err)
-	}
+	global, _ = readList(cfg.Allowlist)
 	for _, tr := range cfg.Rules {
 		if tr.Regex == "" || tr.Path != "" {
 			continue
 		}
-		re, err := regexp.Compile(tr.Regex)
-		if err != nil {
-			return nil, allowlist{}, fmt.Errorf("load gitleaks rules: rule %s: %w", tr.ID, err)
-		}
-		r := rule{id: "gitleaks:" + tr.ID, re: re, group: tr.SecretGroup, entropy: tr.Entropy}
-		if tr.SecretGroup == 0 && namedOnly(re) {
-			// Named groups tag what matched (jwt-base64's alg, kid, …);
-			// the secret is the whole match, not the tag.
-			r.whole = true
-		}
+		r := rule{id: "gitleaks:" + tr.ID, re: lazyRegexp(tr.Regex), group: tr.SecretGroup, entropy: tr.Entropy}
+		// Named groups tag what matched (jwt-base64's alg, kid, …): with
+		// only those, the secret is the whole match, not the tag.
+		r.wholeIfNamed = tr.SecretGroup == 0
 		for _, k := range tr.Keywords {
 			r.keywords = append(r.keywords, strings.ToLower(k))
 		}
 		for _, ta := range tr.Allowlists {
-			a, ok, err := compileList(ta)
-			if err != nil {
-				return nil, allowlist{}, fmt.Errorf("load gitleaks rules: rule %s allowlist: %w", tr.ID, err)
-			}
-			if ok {
+			if a, ok := readList(ta); ok {
 				r.allow = append(r.allow, a)
 			}
 		}

@@ -6,6 +6,11 @@ import "strings"
 // and which of them are secrets (not allowed, not code, trimmed of what
 // belongs to the text around them).
 
+// wholeMatch: the whole match is the secret, whatever its groups.
+func (ru *rule) wholeMatch() bool {
+	return ru.whole || ru.wholeIfNamed && namedOnly(ru.re.get())
+}
+
 func (ru *rule) hit(lower string) bool {
 	if len(ru.keywords) == 0 {
 		return true
@@ -47,7 +52,7 @@ func (r *Redactor) scanned(ru *rule, found []span, text string, offset int, span
 func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []span, whole string, base int) []span {
 	if m != nil {
 		start, end := m[0], m[1]
-		if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.whole {
+		if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.wholeMatch() {
 			g := ru.group
 			if g == 0 {
 				for i := max(1, ru.from); i <= ngroups; i++ {

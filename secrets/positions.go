@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -34,14 +33,14 @@ func positionRules() []rule {
 		{id: "spaced-name", scanL: scanSpacedNames, keywords: []string{" key", " token", " secret"}},
 		{
 			id:       "sql-password",
-			re:       regexp.MustCompile(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
+			re:       lazyRegexp(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
 			keywords: []string{"identified", "password"},
 			keep:     func(_ []string, v string) bool { return placeholder(v) },
 		},
 		{
 			// Redis' AUTH [user] password, at a line's start or a prompt.
 			id:       "redis-auth",
-			re:       regexp.MustCompile(`(?m)(?:^|> ?|\bredis-cli\b[^\n]*[ \t])[ \t]*AUTH[ \t]+(?:[^\s]+[ \t]+)?([^\s]+)[ \t]*$`),
+			re:       lazyRegexp(`(?m)(?:^|> ?|\bredis-cli\b[^\n]*[ \t])[ \t]*AUTH[ \t]+(?:[^\s]+[ \t]+)?([^\s]+)[ \t]*$`),
 			keywords: []string{"auth "},
 			keep:     keepFlagValue,
 		},
@@ -49,26 +48,26 @@ func positionRules() []rule {
 			// A call that takes a credential: its last string argument
 			// after the first (login("u", "x"), SetBasicAuth("u", "x")).
 			id:       "credential-call",
-			re:       regexp.MustCompile(`(?i)\b(?:log_?in|login_user|login_as|sign_?in|authenticate|auth|connect|basic_?auth|setbasicauth|httpbasicauth|digestauth|set_?password|change_?password|with_?credentials|credentials)[ \t]*\([ \t]*(?:[^,()\n]+,[ \t]*)+(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[,)]`),
+			re:       lazyRegexp(`(?i)\b(?:log_?in|login_user|login_as|sign_?in|authenticate|auth|connect|basic_?auth|setbasicauth|httpbasicauth|digestauth|set_?password|change_?password|with_?credentials|credentials)[ \t]*\([ \t]*(?:[^,()\n]+,[ \t]*)+(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[,)]`),
 			keywords: []string{"login(", "log_in(", "signin(", "sign_in(", "authenticate(", "auth(", "connect(", "password(", "credentials(", "login (", "auth ("},
 			keep:     func(g []string, v string) bool { return strings.ContainsAny(v, " \t") || keepFlagValue(g, v) },
 		},
 		{
 			id:       "vault-login",
-			re:       regexp.MustCompile(`\bvault[ \t]+login[ \t]+(?:-[^\s]+[ \t]+)*([^\s=-][^\s=]{7,})(?:\s|$)`),
+			re:       lazyRegexp(`\bvault[ \t]+login[ \t]+(?:-[^\s]+[ \t]+)*([^\s=-][^\s=]{7,})(?:\s|$)`),
 			keywords: []string{"vault"},
 			keep:     keepFlagValue,
 		},
 		{
 			id:       "chpasswd",
-			re:       regexp.MustCompile(`\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)?["']?[^:\s"']+:([^\s"']+)["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd`),
+			re:       lazyRegexp(`\b(?:echo|printf)[ \t]+(?:-[a-z]+[ \t]+)?["']?[^:\s"']+:([^\s"']+)["']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd`),
 			keywords: []string{"chpasswd"},
 			keep:     keepFlagValue,
 		},
 		{
 			// \"password\": \"x\" — JSON in a JSON string, as text.
 			id:       "escaped-field",
-			re:       regexp.MustCompile(`\\+"(` + nameRE + `)\\+"[ \t]*:[ \t]*\\+"((?:[^"\\\n]|\\[^"\\])*)\\+"`),
+			re:       lazyRegexp(`\\+"(` + nameRE + `)\\+"[ \t]*:[ \t]*\\+"((?:[^"\\\n]|\\[^"\\])*)\\+"`),
 			from:     2,
 			keywords: []string{`\"`},
 			keep:     keepField,
@@ -106,7 +105,7 @@ func windowsAt(text, lower string, kws []string, before, after int) []span {
 
 // scanWindows runs re over the windows around kws and returns its
 // matches' indexes in text.
-func scanWindows(re *regexp.Regexp, text, lower string, kws []string, before, after int) [][]int {
+func scanWindows(re *lazyRE, text, lower string, kws []string, before, after int) [][]int {
 	var out [][]int
 	for _, w := range windowsAt(text, lower, kws, before, after) {
 		for _, m := range re.FindAllStringSubmatchIndex(text[w.start:w.end], -1) {
@@ -127,7 +126,7 @@ var spacedFirst = map[string]bool{"api": true, "access": true, "secret": true, "
 	"master": true, "auth": true, "bearer": true, "refresh": true, "session": true, "client": true, "app": true, "bot": true, "deploy": true}
 
 // spacedValue: the separator and value after a two-word name.
-var spacedValue = regexp.MustCompile(`^[ \t]*(?::|=|->|→)[ \t]*` + valueRE)
+var spacedValue = lazyRegexp(`^[ \t]*(?::|=|->|→)[ \t]*` + valueRE)
 
 // scanSpacedNames finds "API key: x", "Access token = x": at each " key",
 // " token", " secret", a first word from spacedFirst before it and a
@@ -179,12 +178,12 @@ var proseRoots = []string{"password", "passwd", "passphrase", "passcode", "pin",
 var (
 	// proseAfter: after a root, what makes the next word its value:
 	// "password is x", "token for the bot is x", "password reset to x".
-	proseAfter = regexp.MustCompile(`^(?i:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to|ist|lautet|war|est|était|es|era|é|è|jest|je|är|er|будет|—|->|→|=>)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)|` +
+	proseAfter = lazyRegexp(`^(?i:` + proseName + `)(?:[ \t]+(?:for|of|on)[ \t]+[^\s,.:;]+(?:[ \t]+[^\s,.:;]+)?)?[ \t]+(?:is|was|are|be|becomes|now|set[ \t]+to|changed[ \t]+to|reset[ \t]+to|updated[ \t]+to|to|ist|lautet|war|est|était|es|era|é|è|jest|je|är|er|будет|—|->|→|=>)(?:[ \t]+(?:now|still|set[ \t]+to|just))?[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)|` +
 		`^(?:` + foreignRoots + `)[ \t]*(?:是|为|為|は|는|은|：)[ \t]*[*"'` + "`" + `「]{0,2}([^\s"'` + "`" + `*」。，]+)`)
 	// proseVerb: before a root, a verb that makes the word after it its
 	// value: "log in with password x", "use the token x".
-	proseVerb    = regexp.MustCompile(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:[a-z]+[ \t]+)?$`)
-	proseNameVal = regexp.MustCompile(`^(?i:` + proseName + `)[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`)
+	proseVerb    = lazyRegexp(`(?i)\b(?:with|using|use|enter|type|try)[ \t]+(?:the[ \t]+)?(?:[a-z]+[ \t]+)?$`)
+	proseNameVal = lazyRegexp(`^(?i:` + proseName + `)[ \t]+[*"'` + "`" + `]{0,2}([^\s"'` + "`" + `*]+)`)
 )
 
 // scanProse finds "the password is x" and "with password x": at each
@@ -257,7 +256,7 @@ func codeBefore(head string) bool {
 const proseName = `passwords?|passwd|passphrase|pass[ -]?code|pin|(?:api|access|auth|bearer|bot|personal[ \t]+access|refresh|session)?[ \t]*(?:token|key)|secret|client[ \t]+secret|credentials?|` + foreignRoots
 
 // proseWords: what follows "the password is" in prose, not a password.
-var proseWords = regexp.MustCompile(`(?i)^(?:the|a|an|not|no|now|still|set|stored|kept|in|at|on|being|too|required|invalid|expired|wrong|incorrect|missing|empty|correct|valid|used|needed|read|written|saved|changed|reset|rotated|revoked|generated|encrypted|hashed|hidden|masked|redacted|shown|printed|given|provided|supplied|configured|defined|passed|sent|available|ready|different|same|only|also|case|from|to|for|of|with|by|and|or|but|if|when|this|that|it|its|your|my|our|their|his|her|what|which|where|there|here|unknown|none|null|nil|true|false|ok|done|correct|right|secure|strong|weak|short|long|too|very|just|always|never|each|every|one|two|three|[a-z]+(?:ed|ing|ly|able|ible|ous|ive|al|ful|less|ment|ness|tion|sion)|\d{1,3})[.,;:!?)]*$`)
+var proseWords = lazyRegexp(`(?i)^(?:the|a|an|not|no|now|still|set|stored|kept|in|at|on|being|too|required|invalid|expired|wrong|incorrect|missing|empty|correct|valid|used|needed|read|written|saved|changed|reset|rotated|revoked|generated|encrypted|hashed|hidden|masked|redacted|shown|printed|given|provided|supplied|configured|defined|passed|sent|available|ready|different|same|only|also|case|from|to|for|of|with|by|and|or|but|if|when|this|that|it|its|your|my|our|their|his|her|what|which|where|there|here|unknown|none|null|nil|true|false|ok|done|correct|right|secure|strong|weak|short|long|too|very|just|always|never|each|every|one|two|three|[a-z]+(?:ed|ing|ly|able|ible|ous|ive|al|ful|less|ment|ness|tion|sion)|\d{1,3})[.,;:!?)]*$`)
 
 // proseValue reports whether v, after "the password is", is a value.
 func proseValue(v string) bool {
@@ -291,7 +290,7 @@ var pairKeywords = []string{"value:", "value\":", "value':", "value =", "value="
 // pairRE: a name field, up to three other fields, a value field: the
 // name/value pairs of Kubernetes env, ECS task definitions, Postman
 // environments, SSM parameters, HAR headers, CloudFormation parameters.
-var pairRE = regexp.MustCompile(`(?i)["']?(?:name|key|parametername|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^"'\s,{}\[\]]+)["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?` +
+var pairRE = lazyRegexp(`(?i)["']?(?:name|key|parametername|parameterkey)["']?[ \t]*[:=][ \t]*["']?([^"'\s,{}\[\]]+)["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?` +
 	`(?:["']?(?:type|enabled|description|version|arn|datatype|tier)["']?[ \t]*[:=][ \t]*["']?[^"'\n,{}]*["']?[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?){0,3}` +
 	`["']?(?:value|parametervalue|secretstring|secret_string)["']?[ \t]*[:=][ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s,{}"'\[\]][^\s,{}"']*))`)
 
@@ -353,11 +352,11 @@ func cells(line string) (cs []span, ok bool) {
 }
 
 var (
-	ruleLine    = regexp.MustCompile(`^[ \t|+:=-]*$`)
-	valueHeader = regexp.MustCompile(`(?i)^(?:value|secret|secretstring|secret value|password|key value)$`)
-	nameHeader  = regexp.MustCompile(`(?i)^(?:name|key|parameter|parametername|parameter name)$`)
+	ruleLine    = lazyRegexp(`^[ \t|+:=-]*$`)
+	valueHeader = lazyRegexp(`(?i)^(?:value|secret|secretstring|secret value|password|key value)$`)
+	nameHeader  = lazyRegexp(`(?i)^(?:name|key|parameter|parametername|parameter name)$`)
 	// tableHeader: a header cell: a few words.
-	tableHeader = regexp.MustCompile(`^[\p{L} _'-]{1,40}$`)
+	tableHeader = lazyRegexp(`^[\p{L} _'-]{1,40}$`)
 )
 
 // scanTableColumns redacts the cells of a table's column headed by a
@@ -420,7 +419,7 @@ func scanTableColumns(text string) []span {
 }
 
 // printedRE: a command that prints a secret, alone, on its next line.
-var printedRE = regexp.MustCompile(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t]+configure[ \t]+get[ \t]+\S*(?:secret|token|password|key)\b|\bvault[ \t]+(?:kv[ \t]+)?(?:read|get)\b[^\n]*-field[= ]|` +
+var printedRE = lazyRegexp(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t]+configure[ \t]+get[ \t]+\S*(?:secret|token|password|key)\b|\bvault[ \t]+(?:kv[ \t]+)?(?:read|get)\b[^\n]*-field[= ]|` +
 	`\bkubectl[ \t]+get[ \t]+secrets?\b[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)|\bop[ \t]+(?:read|item[ \t]+get[^\n]*--fields?)\b|` +
 	`\bgcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b|\baz[ \t]+account[ \t]+get-access-token\b|` +
 	`\bsecurity[ \t]+find-(?:generic|internet)-password\b[^\n]*[ \t]-w\b|\b(?:go)?pass[ \t]+show\b|\baws[ \t]+ecr[ \t]+get-login-password\b|` +

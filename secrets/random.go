@@ -2,7 +2,6 @@ package secrets
 
 import (
 	"encoding/base64"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -12,7 +11,7 @@ import (
 // encoded text, a fake).
 
 // fakeRE: values that say they stand in for a secret.
-var fakeRE = regexp.MustCompile(`(?i)\.\.\.|…|\[redacted\]|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
+var fakeRE = lazyRegexp(`(?i)\.\.\.|…|\[redacted\]|changeme|placeholder|dummy|(?:^|[_-])(?:your|put|insert|replace)[_-]|[_-]here$`)
 
 // fake reports whether v stands in for a secret: a quarter of it or more
 // one character in a row, eight at least (xxxxxxxx, 00000000, ########; a
@@ -121,11 +120,11 @@ func wordLike(w string) bool {
 }
 
 var (
-	uuidRE = regexp.MustCompile(`(?i)^[{(]?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[})]?$`)
-	hexRE  = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+)$`)
+	uuidRE = lazyRegexp(`(?i)^[{(]?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}[})]?$`)
+	hexRE  = lazyRegexp(`^(?:[0-9a-f]+|[0-9A-F]+)$`)
 	// A digest named by its algorithm (sha256:…, sha512-…, h1:…), or a
 	// name with a digest at its end (a cache key: deps-linux-<sha256>).
-	digestRE = regexp.MustCompile(`(?i)^(?:sha1|sha224|sha256|sha384|sha512|md5|h1|blake2b|blake3|xxh64|crc32)[:-]|^[A-Za-z][A-Za-z0-9._:-]*[-_.:/](?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})$`)
+	digestRE = lazyRegexp(`(?i)^(?:sha1|sha224|sha256|sha384|sha512|md5|h1|blake2b|blake3|xxh64|crc32)[:-]|^[A-Za-z][A-Za-z0-9._:-]*[-_.:/](?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{56}|[0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})$`)
 )
 
 // lookAlike reports whether v is something generated that is not a
@@ -141,19 +140,19 @@ func lookAlike(v string) bool {
 // content ids (Qm…, bafy…), Stripe object ids (ch_, cus_, pi_ — not
 // sk_/rk_, which are keys), bech32 addresses and public keys (age1…,
 // npub1…, bc1…), ULIDs.
-var publicID = regexp.MustCompile(`^0x[0-9a-fA-F]{8,}$|^Qm[1-9A-HJ-NP-Za-km-z]{44}$|^b[a-z2-7]{58,}$|` +
+var publicID = lazyRegexp(`^0x[0-9a-fA-F]{8,}$|^Qm[1-9A-HJ-NP-Za-km-z]{44}$|^b[a-z2-7]{58,}$|` +
 	`^(?:ch|cus|pi|pm|sub|in|txn|py|re|src|card|ba|evt|prod|price|seti|si|ii|acct|cs|po|tr|ic|il|dp|du|fee|plan|txi|cbtxn|iv|or|pr|qt|cn|req|msg|msgbatch|toolu|srvtoolu)_[0-9A-Za-z]{8,}$|` +
 	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$`)
 
 // sshPublic: an SSH public key's base64 (ssh-rsa, ssh-ed25519, ecdsa-…).
-var sshPublic = regexp.MustCompile(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)
+var sshPublic = lazyRegexp(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)
 
 // fileName: a path or file name with a known extension (an asset named by
 // its hash: logo-3f2a9c….png).
-var fileName = regexp.MustCompile(`(?i)\.(?:png|jpe?g|gif|svg|webp|ico|css|js|mjs|map|html?|json|ya?ml|toml|txt|md|go|py|rb|rs|java|kt|tar|gz|tgz|zip|whl|jar|so|dll|exe|pdf|image|woff2?|ttf|lock|log)$`)
+var fileName = lazyRegexp(`(?i)\.(?:png|jpe?g|gif|svg|webp|ico|css|js|mjs|map|html?|json|ya?ml|toml|txt|md|go|py|rb|rs|java|kt|tar|gz|tgz|zip|whl|jar|so|dll|exe|pdf|image|woff2?|ttf|lock|log)$`)
 
 // hexKey: hex of an API key's length (32, 48), not a digest's.
-var hexKey = regexp.MustCompile(`^(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{48}|[0-9A-F]{48})$`)
+var hexKey = lazyRegexp(`^(?:[0-9a-f]{32}|[0-9A-F]{32}|[0-9a-f]{48}|[0-9A-F]{48})$`)
 
 // idLike is lookAlike for a value under a bare "key" (Ocp-Apim-
 // Subscription-Key, cache key): 32 hex characters there are an API key
@@ -189,7 +188,7 @@ func decode64(v string) ([]byte, bool) {
 }
 
 // encodedSecretRE: what a decoded blob holds when it is a credential.
-var encodedSecretRE = regexp.MustCompile(`(?i)PRIVATE KEY|"auths?"\s*:|"password"\s*:|"(?:access_|refresh_|id_)?token"\s*:|"(?:client_)?secret"\s*:|"private_key"|aws_secret_access_key|_authToken|PuTTY-User-Key-File`)
+var encodedSecretRE = lazyRegexp(`(?i)PRIVATE KEY|"auths?"\s*:|"password"\s*:|"(?:access_|refresh_|id_)?token"\s*:|"(?:client_)?secret"\s*:|"private_key"|aws_secret_access_key|_authToken|PuTTY-User-Key-File`)
 
 // encodedSecret reports whether v is base64 of a credential: a PEM block,
 // a docker config, a JSON credential file.

@@ -35,10 +35,16 @@ const chunkSize = 4 << 10
 // rule is one pattern. Its secret is the capture group group, or with
 // group 0 the first non-empty group, or the whole match without groups.
 type rule struct {
-	id    string
-	re    *regexp.Regexp
+	id string
+	// re compiles on first use: most rules run only where their keywords
+	// occur, and compiling all ~300 was most of the CPU of a debussy that
+	// prints one line (the agent's `debussy done`).
+	re    *lazyRE
 	group int
 	whole bool // the whole match is the secret, whatever its groups
+	// wholeIfNamed: whole when every group of the regexp is named (a
+	// gitleaks rule whose groups tag what matched, decided once compiled).
+	wholeIfNamed bool
 	// from is where the search for a non-empty group starts with group 0
 	// (the groups before it are context, such as a name).
 	from     int
@@ -64,7 +70,7 @@ type rule struct {
 	// run anchored (see findNamed) from lead bytes before the name.
 	named    bool
 	lead     int
-	anchored *regexp.Regexp
+	anchored *lazyRE
 }
 
 // Redactor replaces secrets. It is safe for concurrent use.
@@ -202,7 +208,7 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
-			ru.anchored = regexp.MustCompile(`^(?:` + ru.re.String() + `)`)
+			ru.anchored = lazyRegexp(`^(?:` + ru.re.src + `)`)
 		}
 	}
 	index := map[string]int{}

@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -26,7 +25,7 @@ func tokenByte(c byte) bool {
 }
 
 // secretSegment: a URL path segment after which tokens go.
-var secretSegment = regexp.MustCompile(`(?i)^(?:web)?hooks?$|^webhooks?|^(?:services|triggers|tokens?|keys?|secrets?|api[_-]?keys?|access[_-]?tokens?|auth|sig|signatures?|credentials?|bot)$`)
+var secretSegment = lazyRegexp(`(?i)^(?:web)?hooks?$|^webhooks?|^(?:services|triggers|tokens?|keys?|secrets?|api[_-]?keys?|access[_-]?tokens?|auth|sig|signatures?|credentials?|bot)$`)
 
 // otherValueName: a name whose value is not a secret, for the rules that
 // judge a value by its look.
@@ -37,12 +36,12 @@ func otherValueName(name string) bool {
 
 // notSecretValueName: names whose values are generated but public: ids,
 // digests, versions, nonces in traces (x-request-id, etag, integrity).
-var notSecretValueName = regexp.MustCompile(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
+var notSecretValueName = lazyRegexp(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
 
 // publicValueName: names whose random-looking values are public: a
 // WireGuard peer, a recipient, an address, a signature of Claude's
 // thinking, a JWK's modulus and coordinates, a charge, a numbered id.
-var publicValueName = regexp.MustCompile(`(?i)^(?:peer|recipient|recipients|address|addr|from|to|owner|contract|sender|signer|cid|charge|subscription|customer|invoice|payment_intent|balance_transaction|transaction|txn|tx|block|blockhash|signature|data|n|e|x|y|modulus|exponent|nodekey|machinekey|discokey)$|(?:^|[_.-])id(?:[_.-]?\d+)$`)
+var publicValueName = lazyRegexp(`(?i)^(?:peer|recipient|recipients|address|addr|from|to|owner|contract|sender|signer|cid|charge|subscription|customer|invoice|payment_intent|balance_transaction|transaction|txn|tx|block|blockhash|signature|data|n|e|x|y|modulus|exponent|nodekey|machinekey|discokey)$|(?:^|[_.-])id(?:[_.-]?\d+)$`)
 
 // scanRandom finds random-looking tokens of 20 or more characters in a
 // position that holds a value: after NAME= or Name: (an assignment, a
@@ -162,10 +161,10 @@ func valuePosition(text string, i int) bool {
 }
 
 var (
-	cookieRE = regexp.MustCompile(`(?i)(?:\b(?:set-)?cookie2?["']?[ \t]*[:=][ \t]*["']?|(?:^|\s)(?:-b|--cookie)[ \t]+["']?)([^"'\r\n]+)`)
+	cookieRE = lazyRegexp(`(?i)(?:\b(?:set-)?cookie2?["']?[ \t]*[:=][ \t]*["']?|(?:^|\s)(?:-b|--cookie)[ \t]+["']?)([^"'\r\n]+)`)
 	// Set-Cookie's attributes, not values.
-	cookieAttr = regexp.MustCompile(`(?i)^(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)$`)
-	sessionish = regexp.MustCompile(`(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key|user`)
+	cookieAttr = lazyRegexp(`(?i)^(?:path|domain|expires|max-age|samesite|secure|httponly|priority|partitioned|version|comment)$`)
+	sessionish = lazyRegexp(`(?i)sess|sid|auth|token|jwt|login|remember|csrf|xsrf|secret|key|user`)
 )
 
 // scanCookies redacts each cookie's value in Cookie and Set-Cookie
@@ -204,7 +203,7 @@ func cookieSecret(name, v string) bool {
 
 // csvSecretColumn: a CSV header naming a secret (an IAM credentials
 // export's "Secret access key", a "password" column).
-var csvSecretColumn = regexp.MustCompile(`(?i)^\s*"?(?:[\w.-]+ ){0,2}[\w.-]*(?:password|passwd|pwd|secret|token|api[ _-]?key|private[ _-]?key)[\w.-]*(?: [\w.-]+){0,2}"?\s*$`)
+var csvSecretColumn = lazyRegexp(`(?i)^\s*"?(?:[\w.-]+ ){0,2}[\w.-]*(?:password|passwd|pwd|secret|token|api[ _-]?key|private[ _-]?key)[\w.-]*(?: [\w.-]+){0,2}"?\s*$`)
 
 // scanCSV redacts the secret columns of CSV rows under a header that
 // names them, up to the first line with another number of fields.
@@ -296,7 +295,7 @@ func scanTableRows(text string) []span {
 
 // tableName: a table's key (password, api_key, DB_PASS), not a Go
 // struct's field aligned with its type (Tokens   int64).
-var tableName = regexp.MustCompile(`^(?:[a-z0-9_.-]+|[A-Z0-9_.-]+)$`)
+var tableName = lazyRegexp(`^(?:[a-z0-9_.-]+|[A-Z0-9_.-]+)$`)
 
 // scanPgpass redacts the password of .pgpass lines:
 // host:port:database:user:password, the port a number or *.
