@@ -31,6 +31,48 @@ type harness struct {
 	Repo string
 	API  *fakeapi.Server
 	Env  []string
+	runs *inFlight // Repo's debussy processes, for fsck
+}
+
+// inFlight is the debussy processes prepared in one repository and not yet
+// waited for. fsck runs only when none is left: a run still going may be
+// mid-commit, and a fsck beside it reports the commit whose object it did
+// not scan but whose reflog entry it read as missing (a chaos second-run,
+// refused by the lock, ended while the first run committed). A fsck put off
+// runs at the next quiet wait, or when the test ends.
+type inFlight struct {
+	mu     sync.Mutex
+	cmds   map[*exec.Cmd]bool
+	putOff bool
+}
+
+func newInFlight(t *testing.T, fsck func()) *inFlight {
+	f := &inFlight{cmds: map[*exec.Cmd]bool{}}
+	t.Cleanup(func() {
+		f.mu.Lock()
+		putOff := f.putOff
+		f.mu.Unlock()
+		if putOff {
+			fsck()
+		}
+	})
+	return f
+}
+
+func (f *inFlight) add(cmd *exec.Cmd) {
+	f.mu.Lock()
+	f.cmds[cmd] = true
+	f.mu.Unlock()
+}
+
+// ended says cmd was waited for and reports whether the repository is quiet
+// now: true means fsck it.
+func (f *inFlight) ended(cmd *exec.Cmd) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.cmds, cmd)
+	f.putOff = len(f.cmds) > 0
+	return !f.putOff
 }
 
 // phaseSpec describes one phase file of a generated plan.
@@ -50,6 +92,7 @@ func newHarness(t *testing.T, script fakeapi.Script, phases []phaseSpec, config 
 	}
 	t.Cleanup(api.Close)
 	h := &harness{t: t, Repo: claudetest.GitRepo(t), API: api}
+	h.runs = newInFlight(t, h.fsck)
 	t.Cleanup(h.explainFailure) // runs before the repository is removed
 	h.Env = append(claudetest.Env(t, api.URL()), "DEBUSSY_CLAUDE_BIN="+claude)
 	h.write(".gitignore", ".debussy/\n")
@@ -128,6 +171,7 @@ func (h *harness) commandOf(bin string, args ...string) (*exec.Cmd, *syncBuffer,
 	cmd.Env = h.Env
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	h.runs.add(cmd)
 	return cmd, &stdout, &stderr
 }
 
@@ -163,7 +207,11 @@ func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *syncBuffer, limit time.Dur
 		h.t.Fatalf("run debussy: %v", err)
 	}
 	h.t.Logf("debussy %s → exit %d\n%s", strings.Join(cmd.Args[1:], " "), res.Code, res.Stderr)
-	h.fsck()
+	if h.runs.ended(cmd) {
+		h.fsck()
+	} else {
+		h.t.Logf("git fsck put off: another debussy still runs in %s", h.Repo)
+	}
 	return res
 }
 

@@ -35,6 +35,7 @@ func (h *harness) cloneOf(origin string) *harness {
 	claudetest.Git(h.t, dir, "config", "user.email", "other@debussy.invalid")
 	c := *h
 	c.Repo = dir
+	c.runs = newInFlight(h.t, c.fsck)
 	return &c
 }
 
