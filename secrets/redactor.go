@@ -179,8 +179,8 @@ func (r *Redactor) denied(s string, spans []span) []span {
 	return spans
 }
 
-// compiled holds the rules every Redactor shares: compiling ~230 regexps
-// takes milliseconds, done once per process.
+// compiled holds the rules every Redactor shares, read once per process;
+// each rule's regexp compiles on its first use (lazyRE).
 var compiled = sync.OnceValues(func() (*Redactor, error) {
 	gl, global, err := loadGitleaks()
 	if err != nil {
