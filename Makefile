@@ -19,11 +19,12 @@ vet:
 
 # The test suite: vet + every package with the race detector (where it can
 # find something: scripts/test.sh says where it is off), including the
-# end-to-end tests that drive the real claude CLI against the fake API, and
-# at the same time the end-to-end package on npm's current `latest` CLI: users
-# run that one, and it differs (default model and window, where hook context
-# lands). scripts/test.sh installs either CLI (npm) if it is missing, runs
-# the passes side by side and fails if either fails.
+# end-to-end tests that drive the real claude CLI against the fake API, those
+# of what the CLI does again on npm's current `latest` CLI (users run that
+# one, and it differs: default model and window, where hook context lands),
+# and their core on the oldest supported CLI. scripts/test.sh installs a
+# missing CLI (npm), runs the packages and each end-to-end test on each CLI
+# as jobs of one queue, and fails if any job fails.
 # -count=1: the e2e tests build debussy themselves, so a cached pass could hide
 # a change to the binary.
 test: vet

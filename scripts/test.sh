@@ -52,8 +52,8 @@ fi
 logs=$(mktemp -d "${TMPDIR:-/tmp}/debussy-test.XXXXXX")
 trap 'rm -rf "$logs" ${shm:+"$shm"}' EXIT
 
-# debussy for the end-to-end passes, built once each way (tests/main_test.go
-# would link it again in each of the five go test runs, ~3 s of CPU each):
+# debussy for the end-to-end jobs, built once each way (tests/main_test.go
+# would link it again in each job's test process, ~3 s of CPU each):
 # with -race and without (tests/main_test.go raceBinary says which runs
 # take which: on the pinned CLI, those with phases at once or a test acting
 # on the run while it goes; on the latest and the oldest, none).

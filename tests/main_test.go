@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDirs = dir
-	// make test builds each binary once for all its passes (linking one
-	// costs about 3 s of CPU, and it ran five times): DEBUSSY_TEST_BIN_NORACE
+	// make test builds each binary once for all its jobs (linking one
+	// costs about 3 s of CPU, and each test is a job): DEBUSSY_TEST_BIN_NORACE
 	// and DEBUSSY_TEST_BIN (-race) name them; it must build them from this tree.
 	debussyBin = os.Getenv("DEBUSSY_TEST_BIN_NORACE")
 	for _, v := range []string{"DEBUSSY_TEST_BIN_NORACE", "DEBUSSY_TEST_BIN"} {
