@@ -130,7 +130,10 @@ var (
 	// "Unable to connect to API (ConnectionRefused)"; 2.1.332:
 	// "Connection refused — a firewall or proxy may be blocking it
 	// (ECONNREFUSED)"), or a name that does not resolve, a TLS failure.
-	unreachableText = regexp.MustCompile(`(?i)unable to connect|connection (?:refused|error|reset)|ECONN[A-Z]+|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|getaddrinfo|certificate|socket hang up|network is unreachable|fetch failed`)
+	// The node-run CLIs (2.1.112) name undici's error codes instead of the
+	// system's: a connection the API dropped is "Unable to connect to API
+	// (UND_ERR_SOCKET)", so the family UND_ERR_* is matched, not one code.
+	unreachableText = regexp.MustCompile(`(?i)unable to connect|connection (?:refused|error|reset|dropped|closed)|ECONN[A-Z]+|UND_ERR_[A-Z_]+|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|getaddrinfo|certificate|socket hang up|network is unreachable|fetch failed`)
 	// Credits and balances are told apart before this (FixCredits).
 	authText = regexp.MustCompile(`(?i)not logged in|please run /login|invalid api key|invalid x-api-key|authentication_error|oauth token (?:has )?expired|token (?:is )?(?:expired|revoked)|does not have access|permission_error|billing`)
 )

@@ -61,6 +61,14 @@ func TestClassify(t *testing.T) {
 			Text: "API Error: Unable to connect to API (ECONNRESET)", Retries: 1}, class: Unreachable},
 		{name: "connection dropped 2.1.332", f: Facts{HasResult: true, IsError: true,
 			Text: "API Error: Connection dropped (ECONNRESET). Check the gateway set in ANTHROPIC_BASE_URL, then try again.", Retries: 1}, class: Unreachable},
+		// Measured: 2.1.112 (run by node) when the connection drops mid-session.
+		{name: "connection dropped 2.1.112", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Unable to connect to API (UND_ERR_SOCKET)", Retries: 1}, class: Unreachable},
+		// undici's code alone, under a wording no CLI has used yet.
+		{name: "an undici code alone", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Request failed (UND_ERR_HEADERS_TIMEOUT)"}, class: Unreachable},
+		{name: "connection dropped, no code", f: Facts{HasResult: true, IsError: true,
+			Text: "API Error: Connection dropped. Check the gateway set in ANTHROPIC_BASE_URL, then try again."}, class: Unreachable},
 		{name: "overloaded", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 529, Text: "API Error: Repeated 529 Overloaded errors"}, class: Overloaded},
 		{name: "prompt too long", f: Facts{HasResult: true, IsError: true, APIErrorStatus: 400, Text: "Prompt is too long"}, class: PromptTooLong},
 		{name: "crash", f: Facts{Stderr: "Segmentation fault"}, class: Crashed},

@@ -3,7 +3,6 @@ package tests
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -297,11 +296,13 @@ func TestAPIUnreachableAfterAnswersRetries(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
 	}
-	// Both CLIs end the cut session with "… (ECONNRESET)", which failure
-	// classifies as unreachable (TestClassify); before any answer that
-	// would be exit 2 (TestAPIUnreachable).
+	// The CLIs word the cut session differently ("… (ECONNRESET)" on
+	// 2.1.197 and 2.1.332, "… (UND_ERR_SOCKET)" on 2.1.112, run by node);
+	// failure classifies each as unreachable (TestClassify), and that class
+	// is what this test holds to. Before any answer it would be exit 2
+	// (TestAPIUnreachable).
 	retries := h.events("session_retry")
-	if len(retries) != 1 || !strings.Contains(fmt.Sprint(retries[0]["why"]), "ECONNRESET") || retries[0]["failure"] != "unreachable" {
+	if len(retries) != 1 || retries[0]["why"] == nil || retries[0]["failure"] != "unreachable" {
 		t.Errorf("session_retry events %v, want one for the dropped connection, classed unreachable", retries)
 	}
 	if ended := h.events("session_ended"); len(ended) != 2 || ended[0]["failure"] != "unreachable" || ended[1]["failure"] != "" {
