@@ -78,7 +78,7 @@ func (a allowlist) allowed(secret, match, line string) bool {
 }
 
 // loadGitleaks reads the embedded rules; their regexps compile on first
-// use (lazyRE), and TestRulesCompile compiles every one. Rules scoped to
+// use (lazyRE), and TestRegexpsCompile compiles every one. Rules scoped to
 // a file path are left out: redaction sees text, not files. So are
 // allowlists that only apply with a path (a path list alone, or condition
 // AND with one).

@@ -20,7 +20,22 @@ type lazyRE struct {
 	re   *regexp.Regexp
 }
 
-func lazyRegexp(src string) *lazyRE { return &lazyRE{src: src} }
+// allLazy is every lazyRE made, so TestRegexpsCompile compiles each one:
+// a pattern that cannot compile used to fail every test of the package at
+// init (regexp.MustCompile); lazy, it would panic only where a run first
+// used it.
+var allLazy struct {
+	sync.Mutex
+	res []*lazyRE
+}
+
+func lazyRegexp(src string) *lazyRE {
+	l := &lazyRE{src: src}
+	allLazy.Lock()
+	allLazy.res = append(allLazy.res, l)
+	allLazy.Unlock()
+	return l
+}
 
 func (l *lazyRE) get() *regexp.Regexp {
 	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
