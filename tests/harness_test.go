@@ -210,7 +210,7 @@ func (h *harness) wait(cmd *exec.Cmd, stdout, stderr *syncBuffer, limit time.Dur
 	if h.runs.ended(cmd) {
 		h.fsck()
 	} else {
-		h.t.Logf("git fsck put off: another debussy still runs in %s", h.Repo)
+		h.t.Logf("git fsck put off: another debussy of this test in %s has not been waited for", h.Repo)
 	}
 	return res
 }
