@@ -26,21 +26,35 @@ func judged(snap estimator.Snapshot) bool { return snap.Window > 0 && !snap.Wind
 
 func (p *Policy) contextLimit(snap estimator.Snapshot) contextLimit {
 	thr := p.cfg.ContextThreshold
-	var l contextLimit
-	if judged(snap) && thr > 0 && thr < 100 {
-		l.at = snap.Window * int64(thr) / 100
-		l.warnAt = snap.Window * int64(max(thr-WarnBelow, 0)) / 100
-	}
-	if c := p.cfg.ContextMaxTokens; c > 0 && (l.at == 0 || c < l.at) {
+	at, byCap := HandoffPoint(snap, thr, p.cfg.ContextMaxTokens)
+	switch {
+	case at == 0:
+		return contextLimit{}
+	case byCap:
 		// The warning comes as many points before the cap as before the
 		// threshold: 350K for a 400K cap at the default 80 %.
 		pct := int64(thr)
 		if pct <= 0 || pct >= 100 {
 			pct = 100
 		}
-		l = contextLimit{at: c, warnAt: c * max(pct-WarnBelow, 0) / pct, byCap: true}
+		return contextLimit{at: at, warnAt: at * max(pct-WarnBelow, 0) / pct, byCap: true}
 	}
-	return l
+	return contextLimit{at: at, warnAt: snap.Window * int64(max(thr-WarnBelow, 0)) / 100}
+}
+
+// HandoffPoint is the context, in tokens, at which a session hands off:
+// the lower of threshold percent of a window that may be judged and the
+// cap maxTokens (context_max_tokens), 0 when neither applies; byCap says
+// the cap is the lower. The session's check of the CLI's compaction
+// points asks it too, so the point is computed here alone.
+func HandoffPoint(snap estimator.Snapshot, threshold int, maxTokens int64) (at int64, byCap bool) {
+	if judged(snap) && threshold > 0 && threshold < 100 {
+		at = snap.Window * int64(threshold) / 100
+	}
+	if maxTokens > 0 && (at == 0 || maxTokens < at) {
+		return maxTokens, true
+	}
+	return at, false
 }
 
 // due reports whether snap reached the limit. The threshold compares

@@ -260,10 +260,7 @@ func (s *Session) warnCompactionPoint(snap estimator.Snapshot) {
 		return
 	}
 	s.pointsChecked = true
-	at := snap.Window * int64(pc.ContextThreshold) / 100
-	if c := pc.ContextMaxTokens; c > 0 && c < at {
-		at = c // the cap hands off first
-	}
+	at, _ := policy.HandoffPoint(snap, pc.ContextThreshold, pc.ContextMaxTokens)
 	// The CLI's own numbers when it answered get_context_usage; compact
 	// is 0 when it said it will not compact on its own.
 	compact, tooLong := estimator.CompactionPoints(snap)
