@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test test-latest demo build install bench vet fuzz chaos
+.PHONY: test check test-latest demo build install bench vet fuzz chaos
 
 build:
 	$(GO) build -o bin/debussy .
@@ -29,6 +29,16 @@ vet:
 # a change to the binary.
 test: vet
 	GO=$(GO) bash scripts/test.sh
+
+# The quick loop for contributors: vet and gofmt (the vet target), then every
+# test that needs no real claude session — every package's, the fake API's
+# and the end-to-end package's own checks; its tests that start claude skip
+# (DEBUSSY_TEST_NO_CLI=1, CI or not) — once each, without -race (make test
+# runs them with it, and the claude sessions). Measured: 79 CPU-s (59 user, 20
+# sys) for the tests, 1:48 wall with the machine's load at 12-14; about a
+# minute on two idle cores.
+check: vet
+	DEBUSSY_TEST_NO_CLI=1 $(GO) test -count=1 ./...
 
 # The end-to-end tests alone on npm's latest CLI. DEBUSSY_TEST_SECOND_CLI runs
 # only the tests of what the CLI does (claudetest.CLISensitive); the others

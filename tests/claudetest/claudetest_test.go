@@ -38,6 +38,7 @@ func TestBin(t *testing.T) {
 		name              string
 		testClaude, cache string
 		ci                string
+		noCLI             bool // DEBUSSY_TEST_NO_CLI=1
 		want              string
 		wantSkip, wantErr bool
 	}{
@@ -46,6 +47,7 @@ func TestBin(t *testing.T) {
 		{name: "missing skips", cache: t.TempDir(), wantSkip: true},
 		{name: "missing in CI fails", cache: t.TempDir(), ci: "true", wantErr: true},
 		{name: "not executable", testClaude: filepath.Join(dir, "nope"), wantSkip: true},
+		{name: "make check skips even in CI", testClaude: exe, ci: "true", noCLI: true, wantSkip: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,12 +55,16 @@ func TestBin(t *testing.T) {
 			t.Setenv("DEBUSSY_CLAUDE_CACHE", tt.cache)
 			t.Setenv("CI", tt.ci)
 			t.Setenv("DEBUSSY_TEST_SECOND_CLI", "")
+			t.Setenv("DEBUSSY_TEST_NO_CLI", "")
+			if tt.noCLI {
+				t.Setenv("DEBUSSY_TEST_NO_CLI", "1")
+			}
 			r := &recorder{TB: t}
 			got := claudetest.Bin(r)
 			if got != tt.want || (r.skipped != "") != tt.wantSkip || (r.fatal != "") != tt.wantErr {
 				t.Errorf("Bin = %q skipped=%q fatal=%q", got, r.skipped, r.fatal)
 			}
-			if msg := r.skipped + r.fatal; msg != "" && !strings.Contains(msg, "scripts/install-claude.sh") {
+			if msg := r.skipped + r.fatal; msg != "" && !tt.noCLI && !strings.Contains(msg, "scripts/install-claude.sh") {
 				t.Errorf("message does not name the install script: %s", msg)
 			}
 		})
@@ -73,6 +79,7 @@ func TestCLISensitive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("DEBUSSY_TEST_CLAUDE", exe)
+	t.Setenv("DEBUSSY_TEST_NO_CLI", "")
 	bin := func(t testing.TB) (string, string) {
 		r := &recorder{TB: t}
 		return claudetest.Bin(r), r.skipped
