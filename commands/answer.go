@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/internal/text"
-	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -113,7 +112,7 @@ func blockedLines(store *state.Store, run *state.Run) []string {
 			out = append(out, fmt.Sprintf("  answered: %s — the next `debussy run` resumes it", text.OneLine(a.Text, 300)))
 			continue
 		}
-		out = append(out, "  answer with: "+orchestrator.AnswerCommand(p.ID)+", then run again")
+		out = append(out, "  answer with: "+state.AnswerCommand(p.ID)+", then run again")
 	}
 	return out
 }

@@ -104,7 +104,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			PlanTokens: tot.PlanTokens, PlanCostUSD: tot.PlanCostUSD}
 		for _, p := range run.Phases {
 			if p.Status == state.StatusBlocked {
-				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
+				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: state.AnswerCommand(p.ID)}
 				if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
 					b.Answer = a.Text
 				}

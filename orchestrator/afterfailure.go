@@ -5,10 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/debussy-dev/debussy/record"
-	"github.com/debussy-dev/debussy/state"
 )
 
 // othersAfterFailure handles the phases still running when phase id of a
@@ -19,20 +17,10 @@ import (
 func (sc *scheduler) othersAfterFailure(id string, running map[string]*slot) {
 	r := sc.r
 	ids := slices.Sorted(maps.Keys(running))
-	err := r.recorder.update(func(run *state.Run) {
-		run.AfterFailure = &state.AfterFailure{Phase: id, FailFast: r.FailFast, Running: ids}
-	})
-	if err != nil {
-		r.log.Warn("record the phases running at the failure", "err", err)
-	}
-	r.recorder.event(record.AfterFailure{Phase: id, Running: ids, FailFast: r.FailFast})
+	r.rec.Emit(record.AfterFailure{Phase: id, Running: ids, FailFast: r.FailFast})
 	if !r.FailFast {
-		r.log.Warn("a phase failed: the phases still running go on to their end (--fail-fast would stop them)",
-			"failed", id, "running", strings.Join(ids, ", "))
 		return
 	}
-	r.log.Warn("a phase failed: --fail-fast stops the phases still running at a safe point",
-		"failed", id, "running", strings.Join(ids, ", "))
 	for _, s := range running {
 		s.cancel(errFailFast)
 	}

@@ -9,26 +9,28 @@ import (
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/plans"
-	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
-// checkpoint builds, saves and returns the checkpoint for the next session.
-// Its error is the ledger's: a checkpoint file that cannot be written is
-// only a warning, since the next prompt carries the checkpoint anyway.
-func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoint, error) {
-	r := p.r
-	files, err := p.committer.Changes(p.base)
-	if err != nil {
-		r.log.Warn("list changed files", "err", err)
+// checkpoint builds, writes and returns the checkpoint for the next
+// session. A checkpoint file that cannot be written is only a warning:
+// the next prompt carries the checkpoint anyway.
+func (p *phaseRun) checkpoint(kind, reason, commit string) checkpoint.Checkpoint {
+	warn := func(what string, err error) {
+		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: what, Error: err.Error()})
 	}
+	files, err := p.commits.Changes(p.start.base)
+	if err != nil {
+		warn("list changed files", err)
+	}
+	rec := p.rec.Record()
 	in := checkpoint.Input{
-		RunID: r.id, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(r.root(), p.ph),
-		Restart: p.restarts, RestartsOf: r.limits.Restarts, Reason: reason, Commit: commit,
-		TokensSoFar: p.rec.PhaseTokens(), CostSoFar: p.rec.PhaseCostUSD(), Kind: kind,
-		Refused: p.refused,
+		RunID: p.files.run, PhaseID: p.ph.ID, PhaseTitle: p.ph.ShortTitle(), PhaseFile: phaseFile(p.start.root, p.ph),
+		Restart: p.tries.restarts, RestartsOf: p.limits.Restarts, Reason: reason, Commit: commit,
+		TokensSoFar: rec.PhaseTokens(), CostSoFar: rec.PhaseCostUSD(), Kind: kind,
+		Refused: p.carry.refused,
 	}
 	for _, f := range files {
 		in.Files = append(in.Files, checkpoint.FileChange{Status: f.Status, Path: f.Path})
@@ -38,37 +40,33 @@ func (p *phaseRun) checkpoint(kind, reason, commit string) (checkpoint.Checkpoin
 			in.Tasks = append(in.Tasks, checkpoint.Task{Text: t.Text, Done: t.Done, Line: t.Line})
 		}
 	} else {
-		r.log.Warn("read tasks", "err", err)
+		warn("read tasks", err)
 	}
-	for _, runID := range p.progressRuns {
-		prog, err := r.Store.ReadProgress(runID, p.ph.ID)
+	for _, runID := range p.start.progressRuns {
+		prog, err := p.files.store.ReadProgress(runID, p.ph.ID)
 		if err != nil {
-			r.log.Warn("read progress notes", "err", err)
+			warn("read progress notes", err)
 		}
 		for _, pr := range prog {
 			in.Progress = append(in.Progress, pr.Message)
 		}
 	}
+	c := &p.carry
 	handoff := ""
-	if p.handoff != "" {
-		handoff = readHandoff(p.handoff)
-		redactFile(p.handoff)
+	if c.handoff != "" {
+		handoff = readHandoff(c.handoff)
+		redactFile(c.handoff)
 	}
-	setHandoff(&in, handoff, p.handoff, p.noHandoff, p.avoid, p.dir)
-	p.handoff, p.noHandoff = "", ""
-	cp := checkpoint.Build(in, p.events)
-	p.checkpoints++
-	dir := r.Store.PhaseDir(r.id, p.ph.ID)
-	base := filepath.Join(dir, fmt.Sprintf("checkpoint-%d", p.checkpoints))
-	if werr := p.committer.WriteCheckpoint(base, cp); werr != nil {
-		r.log.Warn("checkpoint file not saved; the next prompt carries it anyway", "phase", p.ph.ID, "err", werr)
+	setHandoff(&in, handoff, c.handoff, c.noHandoff, c.avoid, p.start.dir)
+	c.handoff, c.noHandoff = "", ""
+	cp := checkpoint.Build(in, c.events)
+	c.checkpoints++
+	base := filepath.Join(p.files.store.PhaseDir(p.files.run, p.ph.ID), fmt.Sprintf("checkpoint-%d", c.checkpoints))
+	if werr := p.commits.WriteCheckpoint(base, cp); werr != nil {
+		warn("checkpoint file not saved; the next prompt carries it anyway", werr)
 	}
-	p.rec.Checkpoint = base + ".json"
-	if err := r.recorder.savePhase(p.rec); err != nil {
-		return cp, err
-	}
-	r.recorder.event(record.Checkpoint{Phase: p.ph.ID, Path: base + ".md", Kind: kind, Files: len(in.Files)})
-	return cp, nil
+	p.rec.Emit(record.Checkpoint{Phase: p.ph.ID, Path: base + ".md", Kind: kind, Files: len(in.Files)})
+	return cp
 }
 
 // redactFile rewrites a file the agent left under .debussy/ (its handoff)
@@ -113,12 +111,6 @@ func setHandoff(in *checkpoint.Input, handoff, path, noHandoff string, avoid []s
 		_, err := os.Stat(p)
 		return err == nil
 	}
-}
-
-// withRejection puts the last hook rejection, if any, before base, so the
-// session that follows a refused checkpoint commit hears about it.
-func (p *phaseRun) withRejection(base string) string {
-	return prompt.WithRejection(p.rejected, base)
 }
 
 // phaseFile is the phase file's path relative to the repository root at

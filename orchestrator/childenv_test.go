@@ -33,8 +33,8 @@ func TestSessionAndGatesDropRepoVariables(t *testing.T) {
 	r.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "GIT_DIR=" + filepath.Join(f.root, ".git"),
 		"GIT_WORK_TREE=" + f.root, "GIT_INDEX_FILE=" + filepath.Join(f.root, ".git", "index")}
 	r.Plan = &plans.Plan{Path: "plan.md"}
-	p := newPhaseRun(r, &plans.Phase{ID: "1"}, &state.PhaseRecord{ID: "1"}, linked, nil)
-	spec := p.sessionSpec(1, "prompt")
+	p := r.newPhase(&plans.Phase{ID: "1"}, r.rec.NewPhase(&state.PhaseRecord{ID: "1"}), linked, nil)
+	spec := p.launch.spec(p, 1, "prompt")
 	for _, kv := range spec.Env {
 		if k, _, _ := strings.Cut(kv, "="); k == "GIT_DIR" || k == "GIT_WORK_TREE" || k == "GIT_INDEX_FILE" {
 			t.Errorf("session environment keeps %s", kv)

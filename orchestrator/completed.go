@@ -26,18 +26,9 @@ func Completed(opts Options) (map[string]bool, error) {
 			return nil, fmt.Errorf("read the ledger: %w", err)
 		}
 	}
-	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
-	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending})
-	}
-	if _, err := r.selectPhases(order); err != nil {
+	sel, err := r.selectPhases(order)
+	if err != nil {
 		return nil, err
 	}
-	done := map[string]bool{}
-	for _, rec := range r.run.Phases {
-		if rec.Status == state.StatusSkipped {
-			done[rec.ID] = true
-		}
-	}
-	return done, nil
+	return sel.skippedIDs(), nil
 }

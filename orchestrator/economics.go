@@ -11,7 +11,6 @@ import (
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/spend"
-	"github.com/debussy-dev/debussy/state"
 )
 
 // ErrBudgetExhausted ends a run whose phase or plan budget ran out under
@@ -35,12 +34,11 @@ type ExtendRequest struct {
 // limit it sets, recorded in the ledger and the events. It reports whether
 // the phase may go on.
 func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
-	r := p.r
-	if r.Extend == nil || ctx.Err() != nil {
+	if p.extend == nil || ctx.Err() != nil {
 		return false
 	}
 	scope, what, _ := strings.Cut(spent, " ")
-	ps := p.spendOf()
+	ps := p.spend
 	x := ps.Extension(scope)
 	goOn := func() bool {
 		ps.Budget.Reset()
@@ -50,41 +48,35 @@ func (p *phaseRun) extendBudget(ctx context.Context, spent string) bool {
 	// The plan's budget is shared by parallel phases: another phase's
 	// question may have raised it since this phase ran out, or while
 	// this one was asked. One yes is one extension; the others go on.
-	if !x.Spent(r.now()) {
+	if !x.Spent(p.now()) {
 		return goOn()
 	}
 	asked, by, count := x.Limits(), x.By(), x.Count()
-	limit := r.cfg.Budget.MaxExtensions
+	limit := p.cfg.Budget.MaxExtensions
 	if count >= limit || by.None() {
-		if limit > 0 {
-			r.log.Info("budget not extended: max_extensions reached", "phase", p.ph.ID, "scope", scope, "max_extensions", limit)
-		}
+		p.rec.Emit(record.ExtensionSkipped{Phase: p.ph.ID, Scope: scope, MaxExtensions: limit})
 		return false
 	}
 	req := ExtendRequest{Phase: p.ph.ID, Title: p.ph.Title, Scope: scope, Spent: what, By: report.LimitText(spend.StateLimits(by)),
 		N: count + 1, Max: limit}
 	// A person answers; other phases go on meanwhile, and may ask too.
-	yes := r.Extend(ctx, req) && ctx.Err() == nil
+	yes := p.extend(ctx, req) && ctx.Err() == nil
 	// The grant is a compare-and-extend: of two yeses to the same
 	// question, the second finds it extended already.
 	granted := yes && x.GrantIf(asked)
 	if !granted && x.Limits() != asked { // extended meanwhile by another phase's question
-		r.log.Info("budget already extended while the user was asked", "phase", p.ph.ID, "scope", scope)
-		if ctx.Err() != nil || x.Spent(r.now()) {
+		p.rec.Emit(record.ExtensionSkipped{Phase: p.ph.ID, Scope: scope, Meanwhile: true, MaxExtensions: limit})
+		if ctx.Err() != nil || x.Spent(p.now()) {
 			return false
 		}
 		return goOn()
 	}
-	r.recorder.event(record.BudgetExtension{Phase: p.ph.ID, Scope: scope, Spent: what, By: req.By,
+	p.rec.Emit(record.BudgetExtension{Phase: p.ph.ID, Scope: scope, Spent: what, By: req.By,
 		Granted: yes, Extension: req.N, MaxExtensions: limit})
 	if !granted {
 		return false
 	}
-	goOn()
-	r.log.Warn("budget extended by the user", "phase", p.ph.ID, "scope", scope, "by", req.By, "spent", what,
-		"extension", req.N, "max_extensions", limit)
-	_ = r.recorder.savePhase(p.rec) // the next session's start saves again
-	return true
+	return goOn()
 }
 
 // extendedWhy is the checkpoint's reason after an extension.
@@ -97,23 +89,12 @@ func extendedWhy(spent string) string {
 // exhaustedError is the run's last word when a budget ran out: which
 // budget, what was spent, and how to raise it.
 func (p *phaseRun) exhaustedError(spent string) error {
-	r := p.r
-	p.spendOf().Budget.Exhausted = spent
-	if p.rec.Economics == nil {
+	p.spend.Budget.Exhausted = spent
+	if p.rec.Record().Economics == nil {
 		p.recordSpend()
 	}
-	p.rec.Economics.Exhausted = true
-	if strings.HasPrefix(spent, policy.ScopePlan+" ") {
-		// The phase's end saves the ledger again.
-		_ = r.recorder.update(func(run *state.Run) {
-			if run.Economics == nil {
-				r.spend.RecordRun(run, r.now())
-			}
-			if run.Economics != nil {
-				run.Economics.Exhausted = true
-			}
-		})
-	}
+	scope, what, _ := strings.Cut(spent, " ")
+	p.rec.Emit(record.BudgetExhausted{Phase: p.ph.ID, Scope: scope, Spent: what})
 	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
 		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))
 }

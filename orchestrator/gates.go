@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/record"
@@ -31,42 +29,41 @@ type setupFailure string
 func (e setupFailure) Error() string   { return string(e) }
 func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup} }
 
-// runGates runs the phase's gates one by one in the repository root, with
-// env (gitcommit's ChildEnv), and stops at the first failure. ok is true
-// when all passed.
-func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (results []gate.Result, ok bool) {
-	r, ph := p.r, p.ph
+// runGates runs the phase's gates one by one where its sessions run, with
+// their environment (gitcommit's ChildEnv), and stops at the first
+// failure. ok is true when all passed.
+func (p *phaseRun) runGates(ctx context.Context) (results []gate.Result, ok bool) {
+	ph := p.ph
 	if len(ph.Gates) == 0 {
-		r.log.Info("no gates: the agent's done signal decides", "phase", ph.ID)
+		p.rec.Emit(record.NoGates{Phase: ph.ID})
 		return nil, true
 	}
 	for _, g := range ph.Gates {
 		if g.Unchecked {
 			// Nothing can run it: it is neither passed nor failed, and the
 			// summary lists it as UNCHECKED.
-			r.log.Warn("gate unchecked: no command, not run", "phase", ph.ID, "gate", g.Name, "requirement", g.Requirement)
-			r.recorder.event(record.Gate{Phase: ph.ID, Gate: g.Name, Unchecked: true})
+			p.rec.Emit(record.Gate{Phase: ph.ID, Gate: g.Name, Unchecked: true, Requirement: g.Requirement})
 			continue
 		}
-		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
-		gctx, span := r.Tracer.Start(ctx, "debussy.gate", attribute.String("debussy.phase", ph.ID), attribute.String("debussy.gate", g.Name))
-		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
-		endGateTrace(span, res)
+		p.rec.Emit(record.GateStarted{Phase: ph.ID, Gate: g.Name, Command: g.Command})
+		res := gate.Run(ctx, p.start.dir, p.start.env, g, time.Duration(p.cfg.GateTimeout))
 		results = append(results, res)
-		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))
+		p.rec.Emit(ranGate(ph.ID, g.Name, g.Command, res, results))
 		if !res.Passed() {
-			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
 			return results, false
 		}
-		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))
 	}
 	return results, true
 }
 
 // ranGate is the record of gate name (its command) run for phase: every
-// key is set, zero or not.
-func ranGate(phase, name, command string, res gate.Result) record.Gate {
+// key is set, zero or not. all are the phase's gates run so far.
+func ranGate(phase, name, command string, res gate.Result, all []gate.Result) record.Gate {
 	tail := text.Tail(res.Output, 2048)
-	return record.Gate{Phase: phase, Gate: name, Command: &command, ExitCode: &res.ExitCode,
-		TimedOut: &res.TimedOut, DurationMs: new(res.Duration.Milliseconds()), OutputTail: &tail}
+	g := record.Gate{Phase: phase, Gate: name, Command: &command, ExitCode: &res.ExitCode,
+		TimedOut: &res.TimedOut, DurationMs: new(res.Duration.Milliseconds()), OutputTail: &tail, Passed: res.Passed()}
+	if !g.Passed {
+		g.Problem = gate.Summary(all)
+	}
+	return g
 }

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
 	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
@@ -28,6 +26,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
@@ -47,7 +46,7 @@ var (
 	ErrBlocked     = errors.New("was blocked")
 	// ErrLedger stops a run whose ledger cannot be written: a rerun
 	// resumes from the ledger, so going on without it would lose work.
-	ErrLedger = errors.New("ledger not saved")
+	ErrLedger = recorder.ErrLedger
 )
 
 // Options are a run's inputs, all resolved by the caller.
@@ -92,54 +91,48 @@ type Options struct {
 	// budget; nil never extends. It may block (a person answering) and is
 	// called while other phases go on, from one phase at a time or several.
 	Extend func(context.Context, ExtendRequest) bool
-	// Tracer exports the run's spans (telemetry.go); nil exports none.
+	// Tracer exports the run's spans (telemetry.Spans); nil exports none.
 	Tracer *telemetry.Tracer
 }
 
 // Run executes the plan. It returns nil when every phase completed; what
 // happened is in the ledger (debussy status) and the summary on Out.
 func Run(ctx context.Context, opts Options) error {
-	r, err := newRun(opts)
+	r, err := newRun(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer r.close()
-	ctx, r.runSpan = r.Tracer.Start(ctx, "debussy.run", attribute.String("debussy.run", r.id),
-		attribute.String("debussy.plan", r.Plan.Name))
 	r.ctx = ctx
 	err = r.execute(ctx)
 	err = r.rem().finalPush(err)
-	ferr := r.finish(err)
-	endRunTrace(r.runSpan, r.run)
-	// Before close: a failed delivery is an event.
-	if !r.notifier.Flush() {
-		r.log.Warn("notifications still unsent when the run ended were abandoned")
-	}
-	if ferr != nil && err == nil {
-		return ferr
-	}
-	return err
+	return r.finish(err)
 }
 
-// orun is one `debussy run` in progress.
+// orun is one `debussy run` in progress: it decides which phases run and
+// in which order, and starts them; what happens is the recorder's to
+// record (rec).
 type orun struct {
 	Options
 	cfg    config.Config
 	limits policy.Limits // what policy.After decides on
 	log    *slog.Logger
 	id     string
-	ledger *state.Ledger
-	run    *state.Run
-	// recorder owns ledger, run and the events log while phases run
-	// (recorder.go).
-	recorder *recorder
-	release  func() error
-	now      func() time.Time
+	// ledger is the ledger as loaded: the run's goroutine reads it until
+	// the recorder starts (rec.Start), the recorder's goroutine from then
+	// on (rec.Read). run is this run's record, the recorder's too, read
+	// here again once the recorder closed.
+	ledger  *state.Ledger
+	run     *state.Run
+	rec     *recorder.Recorder
+	started bool // the run started (record.RunStarted): its end is recorded
+	release func() error
+	now     func() time.Time
 	// answers are claude's get_context_usage answers, asked once per run
 	// for each CLI version and model (session.Answers).
 	answers session.Answers
-	// recovered is set when a stale run was taken over; its leftover
-	// work in the tree is committed rather than refused as dirty.
+	// recovered are the runs found dead (recover.go): their leftover work
+	// in the tree is committed rather than refused as dirty.
 	recovered []*state.Run
 	// ctx is the run's root context (execute's): git commands, hooks and
 	// the pushes that follow commits take it (gitCtx, remote.go), so a
@@ -155,21 +148,23 @@ type orun struct {
 	// a setup error (sessions.go).
 	reached atomic.Bool
 	// unpushed are the phases whose last push failed (remote.go).
-	unpushed map[string]*phaseRun
+	unpushed map[string]*committer
 	// hold is the account's usage limit git records, read at the start
 	// (remote.go); nil when none is in force.
 	hold *remote.Hold
 	// preview is set for Check (--dry-run): nothing is fetched, so --base
 	// deps's dependencies are not required to be done yet.
 	preview bool
-	// notifier sends the run's notifications (notify.go); nil sends none.
+	// notifier sends the run's notifications; spans are the run's traces
+	// (both subscribers of the record: wiring.go).
 	notifier *notify.Dispatcher
-	// runSpan is the run's root span (telemetry.go).
-	runSpan telemetry.Span
+	spans    *telemetry.Spans
+	// launch makes the config of every session of the run (session.go).
+	launch *launcher
 }
 
-func newRun(opts Options) (*orun, error) {
-	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now, ctx: context.Background(), unpushed: map[string]*phaseRun{}}
+func newRun(ctx context.Context, opts Options) (*orun, error) {
+	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now, ctx: context.Background(), unpushed: map[string]*committer{}}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -205,15 +200,14 @@ func newRun(opts Options) (*orun, error) {
 	if stale != nil {
 		r.log.Warn("took over the lock of a run whose process is gone", "run", stale.RunID, "pid", stale.PID)
 	}
-	r.markStaleRuns()
-	reclaimGitLocks(r.Repo, r.log)
 	events, err := r.Store.OpenEvents(r.id, r.now)
 	if err != nil {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	r.recorder = &recorder{store: r.Store, ledger: r.ledger, events: events, now: r.now, log: r.log}
-	r.startNotify()
+	r.startRecord(ctx, events)
+	r.markStaleRuns()
+	reclaimGitLocks(r.Repo, r.log)
 	// An earlier run's answers about the window (a day at most): a
 	// session of the same CLI version and model asks nothing.
 	for _, a := range r.Store.ContextAnswers(r.now()) {
@@ -223,7 +217,7 @@ func newRun(opts Options) (*orun, error) {
 }
 
 // close keeps the run's answers about the window for the next runs, closes
-// the events log and releases the lock.
+// the record and releases the lock.
 func (r *orun) close() {
 	var list []state.ContextAnswer
 	r.answers.Each(func(m string, k event.KnownContext, at time.Time) {
@@ -235,7 +229,7 @@ func (r *orun) close() {
 			r.log.Debug("keep claude's answers about the window", "err", err)
 		}
 	}
-	r.recorder.close()
+	_ = r.rec.Close()
 	if r.release != nil {
 		if err := r.release(); err != nil {
 			r.log.Warn("release lock", "err", err)
@@ -249,14 +243,8 @@ func (r *orun) execute(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", plans.ErrInvalidPlan, err)
 	}
-	planPath := r.planPath()
-	r.run = &state.Run{ID: r.id, Plan: planPath, Status: state.StatusRunning, StartedAt: r.now(), PID: os.Getpid()}
-	r.spend = spend.New(r.cfg.Budget, r.run.StartedAt)
-	r.recorder.run, r.recorder.spend = r.run, r.spend
-	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending,
-			UncheckedGates: gate.Unchecked(ph)})
-	}
+	start := r.now()
+	r.spend = spend.New(r.cfg.Budget, start)
 	if r.rem().usesRemote() {
 		// Before the phases are chosen: the merged branches bring the
 		// dependencies' completions into HEAD's ledger.
@@ -265,7 +253,7 @@ func (r *orun) execute(ctx context.Context) error {
 		}
 	}
 	r.rem().readHold(ctx)
-	todo, err := r.selectPhases(order)
+	sel, err := r.selectPhases(order)
 	if err != nil {
 		return err
 	}
@@ -278,30 +266,41 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.recordUserFiles(); err != nil {
 		return err
 	}
-	r.ledger.Runs = append(r.ledger.Runs, r.run)
-	if err := r.recorder.save(); err != nil {
+	planned := make([]record.PlannedPhase, 0, len(order))
+	for _, ph := range order {
+		planned = append(planned, record.PlannedPhase{ID: ph.ID, Title: ph.ShortTitle(), Unchecked: gate.Unchecked(ph)})
+	}
+	r.rec.EmitAt(start, record.RunStarted{Plan: r.planPath(), Phases: len(order), ContextThreshold: r.cfg.ContextThreshold,
+		ContextWindow: r.cfg.ContextWindow, Name: r.Plan.Name, PID: os.Getpid(), Order: planned})
+	for _, ph := range order {
+		if skip, ok := sel.skipped[ph.ID]; ok && !sel.todo[ph.ID] {
+			r.rec.Emit(skip)
+		}
+	}
+	r.started = true
+	if err := r.rec.Sync(); err != nil {
 		return err
 	}
-	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
-		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow})
-	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
+	r.rec.Start()
+	r.launch = &launcher{cfg: r.cfg, plan: r.Plan.Path, store: r.Store, run: r.id, self: r.Self, selfDir: r.SelfDir,
+		hard: r.Hard, grace: r.InterruptGrace, live: r.Progress != nil, answers: &r.answers, reached: &r.reached,
+		traceEnv: r.spans.ChildEnv, log: r.log}
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
 		// --base deps and --push work on one phase's branch in your work
 		// tree: a CI job runs one phase.
 		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
 	} else if r.cfg.Parallel > 1 {
-		return (&scheduler{r: r}).run(ctx, order, todo)
+		return (&scheduler{r: r}).run(ctx, order, sel.todo)
 	}
 	for _, ph := range order {
-		if !todo[ph.ID] {
+		if !sel.todo[ph.ID] {
 			continue
 		}
-		rec := r.recorder.phase(ph.ID) // the phase's own, saved by copy
 		if err := ctx.Err(); err != nil {
 			return ErrInterrupted
 		}
-		if err := newPhaseRun(r, ph, rec, r.Repo, nil).run(ctx); err != nil {
+		if err := r.newPhase(ph, r.rec.Phase(ph.ID), r.Repo, nil).run(ctx); err != nil {
 			return err
 		}
 	}
@@ -317,33 +316,40 @@ func (r *orun) planPath() string {
 	return p
 }
 
+// selection is which phases a run executes (todo) and which it skips,
+// with why.
+type selection struct {
+	todo    map[string]bool
+	skipped map[string]record.PhaseSkipped
+}
+
 // selectPhases decides which phases this run executes and logs why the
 // others are skipped.
-func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
-	todo := map[string]bool{}
+func (r *orun) selectPhases(order []*plans.Phase) (selection, error) {
+	sel := selection{todo: map[string]bool{}, skipped: map[string]record.PhaseSkipped{}}
 	done := map[string]string{} // id → why it counts as completed
 	res := r.resolver()
 	for _, ph := range order {
 		if a := res.Phase(ph.ID); a.Done {
-			rec := r.run.Phase(ph.ID)
 			done[ph.ID] = a.Why
-			rec.Status = state.StatusSkipped
+			skip := record.PhaseSkipped{Phase: ph.ID, Why: a.Why}
 			if a.Source != completion.Table {
-				rec.Commits = a.Commits
+				skip.Commits = a.Commits
 			}
+			sel.skipped[ph.ID] = skip
 			continue
 		}
-		todo[ph.ID] = true
+		sel.todo[ph.ID] = true
 	}
 	if r.Only != "" {
-		if err := r.selectOnly(order, todo, done); err != nil {
-			return nil, err
+		if err := r.selectOnly(order, sel.todo, done); err != nil {
+			return sel, err
 		}
 	}
 	if r.PhaseID != "" {
 		start := r.Plan.Phase(r.PhaseID)
 		if start == nil {
-			return nil, fmt.Errorf("%w: --phase %s: no such phase in %s; its phases are %s", ErrSetup, r.PhaseID, r.Plan.Path, phaseIDs(r.Plan))
+			return sel, fmt.Errorf("%w: --phase %s: no such phase in %s; its phases are %s", ErrSetup, r.PhaseID, r.Plan.Path, phaseIDs(r.Plan))
 		}
 		// --phase runs that phase and what follows it in run order; its
 		// dependencies (transitively) must already be complete.
@@ -352,30 +358,34 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 			if len(missing) > 1 {
 				noun = "phases"
 			}
-			return nil, fmt.Errorf("%w: --phase %s depends on unfinished %s %s; run them first or drop --phase",
+			return sel, fmt.Errorf("%w: --phase %s depends on unfinished %s %s; run them first or drop --phase",
 				ErrSetup, r.PhaseID, noun, strings.Join(missing, ", "))
 		}
-		todo[start.ID] = true
+		sel.todo[start.ID] = true
 		delete(done, start.ID)
-		before := true
+		delete(sel.skipped, start.ID)
 		for _, ph := range order {
 			if ph.ID == start.ID {
-				before = false
+				break
 			}
-			if before {
-				delete(todo, ph.ID)
-				if r.run.Phase(ph.ID).Status == state.StatusPending {
-					r.run.Phase(ph.ID).Status = state.StatusSkipped
-				}
+			delete(sel.todo, ph.ID)
+			if _, ok := sel.skipped[ph.ID]; !ok {
+				sel.skipped[ph.ID] = record.PhaseSkipped{Phase: ph.ID} // before --phase: not done, not run
 			}
 		}
 	}
-	for _, ph := range order {
-		if why, ok := done[ph.ID]; ok {
-			r.log.Info("phase skipped", "phase", ph.ID, "why", why)
+	return sel, nil
+}
+
+// skippedIDs are the phases sel skips.
+func (sel selection) skippedIDs() map[string]bool {
+	out := map[string]bool{}
+	for id := range sel.skipped {
+		if !sel.todo[id] {
+			out[id] = true
 		}
 	}
-	return todo, nil
+	return out
 }
 
 // checkTree refuses a tree with uncommitted changes to tracked files: debussy
@@ -397,23 +407,16 @@ func (r *orun) checkTree() error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		var commits *[]string // listed before the branch moves to it
-		if p := last.Phase(phase); p != nil {
-			commits = &p.Commits
-		} else {
-			commits = new([]string)
-		}
-		listed := len(*commits)
-		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return r.Repo.CommitAll(r.gitCtx(), msg.String(), excludeUser(user, msg), listFirst(commits, r.recorder.save))
+		// Listed in that run's record before the branch moves to it.
+		c, err := r.committer(nil, r.rec, last.ID, phase, true).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), append(opts, excludeUser(user, msg))...)
 		})
-		unlist(commits, listed, err, r.recorder.save)
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
 			return fmt.Errorf("%w: commit the interrupted run's work: %w", ErrSetup, err)
 		default:
-			r.log.Info("committed the work an interrupted run left", "commit", gitcommit.Short(c.Hash), "files", c.Files, "run", last.ID)
+			r.rec.Emit(record.LeftoverCommit{Run: last.ID, Commit: c.Hash, Files: c.Files})
 		}
 	}
 	dirty, err := r.Repo.DirtyTracked(r.gitCtx())
@@ -436,39 +439,50 @@ func runningPhase(run *state.Run) string {
 	return ""
 }
 
-// finish records the run's end in the ledger, prints the summary and
-// writes the CI step summary. Its error is the ledger's.
+// finish records the run's end, closes its record, prints the summary and
+// writes the CI step summary. It returns err, or the ledger's error when
+// err is nil.
 func (r *orun) finish(err error) error {
-	if r.run == nil || r.ledger.Run(r.id) == nil {
-		return nil // refused before it started: nothing to record
+	if !r.started {
+		return err // refused before it started: nothing to record
 	}
-	r.run.EndedAt = r.now()
+	status := state.StatusFailed
 	switch {
 	case err == nil:
-		r.run.Status = state.StatusCompleted
+		status = state.StatusCompleted
 	case errors.Is(err, ErrLedger):
-		r.run.Status = state.StatusFailed
 	case errors.Is(err, ErrInterrupted):
-		r.run.Status = state.StatusInterrupted
+		status = state.StatusInterrupted
 	case errors.Is(err, ErrBlocked):
-		r.run.Status = state.StatusBlocked
-	default:
-		r.run.Status = state.StatusFailed
+		status = state.StatusBlocked
 	}
 	// The ledger keeps the exit code the user saw.
-	r.run.ExitCode = r.ExitCode(err)
-	serr := r.recorder.save()
+	end := record.RunEnded{Status: string(status), ExitCode: r.ExitCode(err)}
+	if err != nil {
+		end.Reason, end.Error = publicReason(err), err.Error()
+	}
+	r.rec.Emit(end)
+	serr := r.rec.Sync()
+	// Before the record closes: a failed delivery is one of its facts.
+	if !r.notifier.Flush() {
+		r.rec.Emit(record.Warning{What: "notifications still unsent when the run ended were abandoned"})
+	}
+	if cerr := r.rec.Close(); serr == nil {
+		serr = cerr
+	}
 	if serr != nil && err != nil && !errors.Is(err, ErrLedger) {
 		// The run's own error is returned; this one must still be seen.
 		r.log.Error("ledger not saved", "err", serr)
 	}
-	r.recorder.event(record.RunEnded{Status: string(r.run.Status)})
+	// The recorder is closed: the run's record is this goroutine's again.
 	report.Summary(r.Out, r.run)
-	r.announceEnd(err)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	return serr
 }

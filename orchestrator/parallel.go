@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -20,9 +21,8 @@ import (
 // dependencies are merged, from the merged result.
 //
 // Nothing is locked across a phase's work. Each phase's goroutine owns its
-// record, its worktree and its branch; what it records goes to the run's
-// recorder (recorder.go), whose critical sections are a copy and a file
-// write. A phase's commits (hooks, filters, signing) touch only its own
+// worktree, its branch and its side of the record: what happens it emits
+// to the run's recorder, which never waits on a phase. A phase's commits (hooks, filters, signing) touch only its own
 // worktree and branch, so they need no lock: git's own locks cover what
 // worktrees share. The user's branch is changed by the scheduler's
 // goroutine alone (worktrees added from it, phases merged into it, one at
@@ -53,7 +53,7 @@ var errFailFast = errors.New("another phase failed (--fail-fast)")
 // slot is one phase running in its worktree.
 type slot struct {
 	ph           *plans.Phase
-	rec          *state.PhaseRecord
+	rec          *recorder.Phase
 	path, branch string
 	repo         *gitcommit.Repo
 	includes     []gitcommit.IgnoredFile // to copy in (worktreefiles.go)
@@ -131,7 +131,7 @@ func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[str
 				if err != nil {
 					err = sc.notStarted(s, err)
 				} else {
-					err = newPhaseRun(r, s.ph, s.rec, s.repo, s.keep).run(pctx)
+					err = r.newPhase(s.ph, s.rec, s.repo, s.keep).run(pctx)
 				}
 				results <- phaseResult{id: s.ph.ID, err: err}
 			}()
@@ -174,12 +174,15 @@ func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[str
 // in its worktree committed first.
 func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 	r := sc.r
-	s := &slot{ph: ph, rec: r.recorder.phase(ph.ID), // the phase's own, saved by copy
+	s := &slot{ph: ph, rec: r.rec.Phase(ph.ID), // the phase's side of the record
 		branch: fmt.Sprintf("debussy/%s/phase-%s", r.id, ph.ID),
 		path:   filepath.Join(r.Store.Dir, "worktrees", r.id, "phase-"+ph.ID)}
 	var prevRun *state.Run
 	if !r.Restart {
-		if run, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID); prev != nil && prev.Branch != "" && prev.Merge == "" {
+		var run *state.Run
+		var prev *state.PhaseRecord
+		r.rec.Read(func(l *state.Ledger, _ *state.Run) { run, prev = l.LastUnfinished(r.planPath(), ph.ID) })
+		if prev != nil && prev.Branch != "" && prev.Merge == "" {
 			if tip, err := r.Repo.BranchHead(prev.Branch); err == nil && tip != "" {
 				s.branch, prevRun = prev.Branch, run
 				if prev.Worktree != "" {
@@ -227,25 +230,23 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the phase's worktree.",
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
-		// Waits out a git lock like every other commit (commitWaiting).
-		c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-			return s.repo.CommitAll(r.gitCtx(), msg.String(), gitcommit.Never(keep))
+		// Waits out a git lock like every other commit (committer).
+		c, err := r.committer(nil, s.rec, "", ph.ID, false).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+			return s.repo.CommitAll(r.gitCtx(), msg.String(), append(opts, gitcommit.Never(keep))...)
 		})
 		switch {
 		case errors.Is(err, gitcommit.ErrNothingToCommit):
 		case err != nil:
 			return nil, fmt.Errorf("%w: phase %s: commit the interrupted run's work in %s: %w", ErrSetup, ph.ID, s.path, err)
 		default:
-			r.log.Info("committed the work an interrupted run left", "phase", ph.ID, "commit", gitcommit.Short(c.Hash), "files", c.Files)
+			s.rec.Emit(record.LeftoverCommit{Phase: ph.ID, Run: prevRun.ID, Commit: c.Hash, Files: c.Files})
 		}
 	}
 	s.reused = reused
-	s.rec.Worktree, s.rec.Branch = s.path, s.branch
-	if err := r.recorder.savePhase(s.rec); err != nil {
+	s.rec.Emit(record.Worktree{Phase: ph.ID, Path: s.path, Branch: s.branch, Resumed: prevRun != nil})
+	if err := s.rec.Sync(); err != nil {
 		return nil, err
 	}
-	r.recorder.event(record.Worktree{Phase: ph.ID, Path: s.path, Branch: s.branch, Resumed: prevRun != nil})
-	r.log.Info("phase worktree", "phase", ph.ID, "branch", s.branch, "path", relTo(r.Repo.Root(), s.path), "resumed", prevRun != nil)
 	return s, nil
 }
 
@@ -267,24 +268,16 @@ func (sc *scheduler) mergePhase(s *slot) error {
 		Run:     r.id, Plan: r.planRel(), Phase: id, Event: "merge",
 	}
 	// The merge is listed in the ledger before the user's branch moves to
-	// it, as every commit is (ledger.go): a kill -9 in between must not
+	// it, as every commit is (committer): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
-	listed := len(s.rec.Commits)
-	save := func() error { return r.recorder.savePhase(s.rec) }
-	c, err := r.commitWaiting(func() (gitcommit.Commit, error) {
-		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), listFirst(&s.rec.Commits, save))
+	c, err := r.committer(nil, s.rec, "", id, true).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), opts...)
 	})
-	unlist(&s.rec.Commits, listed, err, save)
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil:
-		s.rec.Merge = c.Hash
-		if err := save(); err != nil {
-			return err
-		}
-		r.recorder.event(record.Merge{Phase: id, Branch: s.branch, Commit: c.Hash, Files: c.Files})
-		r.log.Info("merged into your branch", "phase", id, "commit", gitcommit.Short(c.Hash), "files", c.Files)
-		return nil
+		s.rec.Emit(record.Merge{Phase: id, Branch: s.branch, Commit: c.Hash, Files: c.Files})
+		return s.rec.Sync()
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
 		return nil // already in the user's branch
 	case errors.As(err, &ce) && ce.Untracked:
@@ -296,12 +289,8 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	default:
 		err = fmt.Errorf("phase %s %w into your branch: %w; the phase's work is on branch %s", id, ErrConflict, err, s.branch)
 	}
-	s.rec.Status = state.StatusFailed
-	s.rec.LastError = err.Error()
-	s.rec.Reason = publicReason(err)
-	r.recorder.event(record.MergeFailed{Phase: id, Branch: s.branch, Error: err.Error()})
-	r.log.Error("phase not merged", "phase", id, "branch", s.branch, "err", err)
-	if serr := save(); serr != nil {
+	s.rec.Emit(record.MergeFailed{Phase: id, Branch: s.branch, Error: err.Error(), Reason: publicReason(err)})
+	if serr := s.rec.Sync(); serr != nil {
 		return serr
 	}
 	return err

@@ -2,12 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
+	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
@@ -15,193 +15,141 @@ import (
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/recorder"
+	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
-	"github.com/debussy-dev/debussy/telemetry"
 )
 
-// phaseRun is the state of one phase across its attempts and sessions.
+// phaseRun is one phase across its attempts and sessions. What it needs of
+// the run comes as narrow values — its sessions, a committer, its side of
+// the record (rec: emit a fact, read what its facts made of its record),
+// the policy's limits, its files, a clock — never the run itself.
 type phaseRun struct {
-	// r is the run: its configuration, the recorder (recorder.go) and the
-	// services phases share, each read-only while phases run or locking
-	// itself (parallel.go says which).
-	r  *orun
-	ph *plans.Phase
-	// planRel is the plan as the Debussy-Plan trailer names it.
-	planRel string
-	rec     *state.PhaseRecord
-	repo    *gitcommit.Repo // where the phase works: the user's tree, or its worktree (parallel.go)
-	// dir is repo's root, where its sessions and gates run; env the
-	// environment they inherit (repo.ChildEnv: no GIT_DIR sending the
-	// agent's git elsewhere).
-	dir string
-	env []string
-	// sessions runs its sessions and committer commits its work and
-	// writes its checkpoints (seams.go).
-	sessions  Sessions
-	committer Committer
-	// keep are the paths its commits leave out whatever their content: its
-	// worktree's .worktreeinclude copies (worktreefiles.go).
-	keep []string
-	base string // commit the phase started from: "files changed" are against it
-	// basePrompt is the phase prompt every session's prompt ends with.
-	basePrompt  string
-	events      *checkpoint.Recorder // what the agent did, for checkpoints
-	window      int64                // learned from the CLI's result, for the next session
-	restarts    int                  // context restarts in the current attempt
-	transient   int                  // retries after sessions that failed on their own
-	checkpoints int
-	lastTrigger time.Time // when the last restart was triggered, for turnaround
-	// rejected is the user's hook that refused debussy's last commit; the
-	// next prompt carries its output so the agent can fix what it reports.
-	rejected *gitcommit.HookError
-	// uncommitted is why the last commit failed for another reason than a
-	// hook (a lock held past lockWait, a full disk); nil once one lands.
-	uncommitted error
+	ph       *plans.Phase
+	rec      *recorder.Phase
+	sessions Sessions
+	launch   *launcher // what the run's sessions share (session.go)
+	commits  *committer
+	limits   policy.Limits
+	files    phaseFiles
+	now      func() time.Time
+	cfg      config.Config
+	// extend asks the user whether to extend a spent budget (Options.Extend).
+	extend func(context.Context, ExtendRequest) bool
+	spend  *spend.Phase // the phase's account in this run
+	start  phaseStart
+	carry  carried
+	tries  tries
+}
+
+// phaseStart is where a phase starts from: fixed before its first session.
+type phaseStart struct {
+	plan    *plans.Plan
+	planRel string // the plan as the Debussy-Plan trailer names it
+	// root is the user's repository root (phase files' paths in prompts
+	// are relative to it); dir where the phase's sessions and gates run
+	// (the root, or its worktree), env the environment they inherit
+	// (repo.ChildEnv: no GIT_DIR sending the agent's git elsewhere).
+	root, dir string
+	env       []string
+	// prev is the earlier run's record of the phase it resumes (prevRun's),
+	// nil to start afresh; hold the account's usage limit git records.
+	prevRun *state.Run
+	prev    *state.PhaseRecord
+	hold    *remote.Hold
+	// base is the commit the phase started from ("files changed" are
+	// against it); basePrompt the phase prompt every prompt ends with.
+	base, basePrompt string
 	// progressRuns are the runs whose `debussy progress` lines belong to
 	// this phase (earlier interrupted runs when resuming).
 	progressRuns []string
-	// prevSpend is what an earlier run of this phase spent (a resume): its
-	// budget counts it.
-	prevSpend *state.Economics
-	// spend is the phase's account in this run (spendOf).
-	spend *spend.Phase
-	// From the session that just ended, for the next checkpoint: the
-	// agent's handoff file or why there is none; avoid lists the repeated
-	// calls of every doom loop in this phase.
-	handoff, noHandoff string
-	avoid              []string
-	// refused are the tool calls debussy itself refused in this phase's
-	// sessions of this run, by tool_use id (session.Result.Refused): the
-	// checkpoint lists them as debussy's refusals, not the agent's
-	// failures. Its tool calls are this run's too (events).
-	refused       map[string]string
-	pointsChecked bool // warnCompactionPoint ran
-	// undelivered are notes the last session's policy decided but never
-	// delivered (its stop came first): the next session hears them first.
-	undelivered []string
-	// recorded is set once a commit recorded the phase's end in git
-	// (ledger.go); reason is why it did not complete, for that commit.
-	recorded bool
-	reason   string
-	// usageLimit is the Debussy-Usage-Limit trailer of the commit made at a
-	// usage limit (usagelimit.go); "" otherwise.
-	usageLimit string
-	// trace is the context of the phase's span; sessionTrace that of its
-	// current session's (telemetry.go).
-	trace, sessionTrace    context.Context
-	phaseSpan, sessionSpan telemetry.Span
-	contextPeak            int64 // the current session's highest context
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
 }
 
-// newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
-// record, which only the goroutine running it changes (recorder.go).
-func newPhaseRun(r *orun, ph *plans.Phase, rec *state.PhaseRecord, repo *gitcommit.Repo, keep []string) *phaseRun {
-	return &phaseRun{r: r, ph: ph, planRel: r.planRel(), rec: rec, repo: repo, keep: keep, events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow),
-		dir: repo.Root(), env: repo.ChildEnv(r.Env), sessions: claudeSessions{}, committer: gitCommitter{repo}}
+// carried is what the sessions that ended leave the next checkpoint and
+// the next session.
+type carried struct {
+	events      *checkpoint.Recorder // what the agent did, for checkpoints
+	window      int64                // learned from the CLI's result, for the next session
+	checkpoints int
+	lastTrigger time.Time // when the last restart was triggered, for turnaround
+	// The agent's handoff file or why there is none; avoid lists the
+	// repeated calls of every doom loop in this phase.
+	handoff, noHandoff string
+	avoid              []string
+	// refused are the tool calls debussy itself refused in this phase's
+	// sessions of this run, by tool_use id (session.Result.Refused): the
+	// checkpoint lists them as debussy's refusals, not the agent's
+	// failures.
+	refused       map[string]string
+	pointsChecked bool // warnCompactionPoint ran
+	// undelivered are notes the last session's policy decided but never
+	// delivered (its stop came first): the next session hears them first.
+	undelivered []string
+}
+
+// tries count the current attempt's context restarts and the retries after
+// sessions that failed on their own.
+type tries struct{ restarts, retries int }
+
+// phaseFiles are where a phase's files are: .debussy/runs/<run>/.
+type phaseFiles struct {
+	store *state.Store
+	run   string
 }
 
 // run runs the phase: its attempts, until it ends.
 func (p *phaseRun) run(ctx context.Context) error {
-	r, ph, rec := p.r, p.ph, p.rec
-	ctx = p.startPhaseTrace(ctx)
-	defer p.endPhaseTrace()
-	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
-	head, err := p.committer.Head()
+	ph, st := p.ph, &p.start
+	st.basePrompt = prompt.Phase(st.plan, ph, phaseFile(st.root, ph))
+	head, err := p.commits.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
 	}
-	p.base = head
-	next := p.basePrompt
-
-	// Resume: a phase an earlier run started but did not finish continues
-	// from a checkpoint, never from a blank prompt.
-	if !r.Restart {
-		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
-		if prev != nil && prevRun.ID != r.id {
-			if why := discarded(p.repo, prev); why != "" {
-				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
-				r.recorder.event(record.ResumeDiscarded{Phase: ph.ID, Run: prevRun.ID, Why: why})
-				prev = nil
-			}
-		}
-		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
-			if prev.BaseCommit != "" {
-				p.base = prev.BaseCommit
-			}
-			p.progressRuns = append(p.progressRuns, prevRun.ID)
-			// This run's figures start at 0; the earlier runs' stay theirs
-			// (status --all would count them twice otherwise).
-			rec.PriorTokens, rec.PriorCostUSD = prev.PhaseTokens(), prev.PhaseCostUSD()
-			// A usage limit the earlier run stopped at is waited out before
-			// the first session (mayStartSession), not asked about again;
-			// a fallback model it switched to stays.
-			rec.WaitingUntil, rec.Limit, rec.Model = prev.WaitingUntil, prev.Limit, prev.Model
-			p.prevSpend = prev.Economics
-			// A handoff its last session wrote (a budget's wrap-up asks for
-			// one before the stop) is what the resume starts from; an
-			// earlier session's went into a restart's prompt already.
-			if k := len(prev.Handoffs); k > 0 && filepath.Base(prev.Handoffs[k-1]) == fmt.Sprintf("handoff-%d.md", prev.Sessions) {
-				p.handoff = prev.Handoffs[k-1]
-			}
-			cp, err := p.checkpoint("resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, ph.ID), head)
-			if err != nil {
-				return err
-			}
-			next = cp.Prompt(p.basePrompt)
-			if prev.Status == state.StatusBlocked {
-				next = p.answered(prevRun, prev, next)
-			}
-			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
-		}
+	st.base = head
+	next := st.basePrompt
+	if st.prev != nil {
+		next = p.resume(head)
 	}
-	p.progressRuns = append(p.progressRuns, r.id)
+	st.progressRuns = append(st.progressRuns, p.files.run)
 	p.applyHold()
-
-	rec.Status = state.StatusRunning
-	rec.BaseCommit = p.base
-	rec.StartedAt = r.now()
-	if err := r.recorder.savePhase(p.rec); err != nil {
+	p.rec.Emit(record.PhaseStarted{Phase: ph.ID, Title: ph.Title, Base: st.base, Attempt: st.priorAttempts + 1, Short: ph.ShortTitle()})
+	if err := p.rec.Sync(); err != nil {
 		return err
 	}
-	r.recorder.event(record.PhaseStarted{Phase: ph.ID, Title: ph.Title, Base: p.base})
-	r.log.Info("phase started", "phase", ph.ID, "title", ph.ShortTitle())
 
 	// lastProblem is for the agent and the local record; lastPublic is
 	// what the commit trailer and step summary may say (public.go).
 	var lastProblem, lastPublic string
 	for attempt := 1; ; attempt++ {
-		rec.Attempts = p.priorAttempts + attempt
-		p.restarts = 0
+		p.tries.restarts = 0
 		// A signal that cannot be cleared or read ends the phase as failed
 		// in the ledger too, not left "running".
-		if err := r.Store.ClearSignal(r.id, ph.ID); err != nil {
+		if err := p.files.store.ClearSignal(p.files.run, ph.ID); err != nil {
 			return p.endPhase(state.StatusFailed, err)
 		}
 		if err := p.runSessions(ctx, next); err != nil {
 			return err
 		}
-		sig, err := r.Store.ReadSignal(r.id, ph.ID)
+		sig, err := p.files.store.ReadSignal(p.files.run, ph.ID)
 		if err != nil {
 			return p.endPhase(state.StatusFailed, err)
 		}
 		var problem string
-		hookProblem := false
+		var rejected *gitcommit.HookError
 		status := ""
 		if sig != nil {
 			status = string(sig.Status)
 		}
-		switch policy.AfterAttempt(status, r.cfg.RequireDoneSignal) {
+		switch policy.AfterAttempt(status, p.cfg.RequireDoneSignal) {
 		case policy.VerdictBlocked:
-			rec.Question = secrets.Redact(oneLine(sig.Reason))
-			err := p.endPhase(state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
-				fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))))
-			p.announceBlocked(rec.Question)
-			return err
+			return p.end(record.PhaseEnded{Status: string(state.StatusBlocked), Question: secrets.Redact(oneLine(sig.Reason))},
+				withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
+					fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))), true)
 		case policy.VerdictAgentFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
@@ -211,30 +159,21 @@ func (p *phaseRun) run(ctx context.Context) error {
 			lastProblem = "the session ended without `debussy done`"
 			lastPublic = lastProblem
 		default:
-			var res []gate.Result
-			var ok bool
-			root, env := p.dir, p.env
-			res, ok = p.runGates(ctx, root, env)
+			res, ok := p.runGates(ctx)
 			if ctx.Err() != nil {
-				p.commit(eventInterrupted, "interrupted while running gates")
+				p.commit(eventInterrupted, "interrupted while running gates", commitOpts{})
 				return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 			}
 			if ok {
-				p.commit(eventCompleted, "completed")
-				if ctx.Err() != nil && p.uncommitted != nil {
-					// Ctrl-C cut the commit (a hung hook): the work stays in
-					// the tree for the rerun, which resumes the phase.
-					return p.endPhase(state.StatusInterrupted, ErrInterrupted)
-				}
-				if p.rejected == nil {
-					return p.endPhase(state.StatusCompleted, nil)
+				var ended bool
+				if rejected, ended, err = p.completed(ctx); ended {
+					return err
 				}
 				// The user's hook refused the phase's final commit: the
 				// phase is not done, like a failing gate.
-				problem = prompt.HookEvidence(p.rejected)
-				lastProblem = p.rejected.Hook + " hook rejected the commit"
-				lastPublic = text.OneLine(p.rejected.Hook, 40) + " hook rejected the commit"
-				hookProblem = true
+				problem = prompt.HookEvidence(rejected)
+				lastProblem = rejected.Hook + " hook rejected the commit"
+				lastPublic = text.OneLine(rejected.Hook, 40) + " hook rejected the commit"
 				break
 			}
 			if last := res[len(res)-1]; last.Missing() != "" {
@@ -244,63 +183,135 @@ func (p *phaseRun) run(ctx context.Context) error {
 			lastProblem = gate.Summary(res)
 			lastPublic = gatePublic(res)
 		}
-		if !policy.Remediate(attempt, r.limits.MaxRetries) {
+		if !policy.Remediate(attempt, p.limits.MaxRetries) {
 			break
 		}
-		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
-			"remediation", attempt, "max_retries", r.limits.MaxRetries)
-		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
-		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)
-		if !hookProblem { // else the problem already is the hook's output
-			next = p.withRejection(next)
+		c := p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, p.limits.MaxRetries), commitOpts{})
+		next = prompt.Remediation(ph, attempt, p.limits.MaxRetries, problem, st.basePrompt)
+		if rejected == nil { // else the problem already is the hook's output
+			next = prompt.WithRejection(c.rejected, next)
 		}
-		r.recorder.event(record.Remediation{Phase: ph.ID, Attempt: attempt + 1, Problem: lastProblem})
+		p.rec.Emit(record.Remediation{Phase: ph.ID, Attempt: st.priorAttempts + attempt + 1, Problem: lastProblem,
+			Remediation: attempt, MaxRetries: p.limits.MaxRetries})
 	}
-	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, rec.Attempts, lastProblem),
-		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, rec.Attempts, lastPublic)))
+	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, p.rec.Record().Attempts, lastProblem),
+		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, p.rec.Record().Attempts, lastPublic)))
 }
 
-// endPhase records the phase's outcome, in git too (a commit with the
-// outcome's trailers, recordEnd); err is returned unchanged unless the
-// ledger cannot be written.
+// completed commits a phase whose gates passed and, unless a hook refused
+// that commit (returned, for the next attempt), ends it: completed, or
+// failed when its work could not be committed (a lock held past lockWait,
+// a full disk: done but not in git, the next commit would sweep the work
+// into another phase and a clone would redo this one; a rerun resumes
+// it), or interrupted when Ctrl-C cut the commit (a hung hook: the work
+// stays in the tree for the rerun).
+func (p *phaseRun) completed(ctx context.Context) (rejected *gitcommit.HookError, ended bool, err error) {
+	c := p.commit(eventCompleted, "completed", commitOpts{})
+	switch {
+	case ctx.Err() != nil && c.err != nil:
+		return nil, true, p.endPhase(state.StatusInterrupted, ErrInterrupted)
+	case c.rejected != nil:
+		return c.rejected, false, nil
+	case c.err != nil:
+		return nil, true, p.end(record.PhaseEnded{Status: string(state.StatusFailed), Uncommitted: c.err.Error()},
+			fmt.Errorf("phase %s %w: its work could not be committed and stays in the tree (%w); fix that, then rerun to commit it",
+				p.ph.ID, ErrPhaseFailed, c.err), false)
+	}
+	return nil, true, p.end(record.PhaseEnded{Status: string(state.StatusCompleted)}, nil, false)
+}
+
+// resume takes the phase up from the checkpoint of the earlier run that
+// did not finish it, and returns the first prompt.
+func (p *phaseRun) resume(head string) string {
+	st, prev, prevRun := &p.start, p.start.prev, p.start.prevRun
+	if prev.BaseCommit != "" {
+		st.base = prev.BaseCommit
+	}
+	st.progressRuns = append(st.progressRuns, prevRun.ID)
+	// This run's figures start at 0; the earlier runs' stay theirs (status
+	// --all would count them twice otherwise). A usage limit the earlier
+	// run stopped at is waited out before the first session
+	// (mayStartSession), not asked about again; a fallback model it
+	// switched to stays.
+	resumed := record.PhaseResumed{Phase: p.ph.ID, Run: prevRun.ID, Status: string(prev.Status), PriorTokens: prev.PhaseTokens(),
+		PriorCostUSD: prev.PhaseCostUSD(), Limit: prev.Limit, Model: prev.Model}
+	if !prev.WaitingUntil.IsZero() {
+		resumed.WaitingUntil = &prev.WaitingUntil
+	}
+	// A handoff its last session wrote (a budget's wrap-up asks for one
+	// before the stop) is what the resume starts from; an earlier
+	// session's went into a restart's prompt already.
+	if k := len(prev.Handoffs); k > 0 && filepath.Base(prev.Handoffs[k-1]) == fmt.Sprintf("handoff-%d.md", prev.Sessions) {
+		p.carry.handoff = prev.Handoffs[k-1]
+		resumed.Handoff = p.carry.handoff
+	}
+	p.rec.Emit(resumed)
+	cp := p.checkpoint("resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, p.ph.ID), head)
+	next := cp.Prompt(st.basePrompt)
+	if prev.Status == state.StatusBlocked {
+		next = p.answered(next)
+	}
+	return next
+}
+
+// endPhase ends the phase with status, committing a failed or blocked end
+// in git (an outcome commit, even empty); err is returned unchanged unless
+// the ledger cannot be written.
 func (p *phaseRun) endPhase(status state.Status, err error) error {
-	r := p.r
-	p.recordEnd(status, err)
-	if status == state.StatusCompleted && p.uncommitted != nil {
-		// Done but not in git: the next commit would sweep the work into
-		// another phase, a clone would redo this one, and after the last
-		// phase the work would stay uncommitted. A rerun resumes it.
-		status = state.StatusFailed
-		p.rec.Uncommitted = p.uncommitted.Error()
-		err = fmt.Errorf("phase %s %w: its work could not be committed and stays in the tree (%w); fix that, then rerun to commit it",
-			p.ph.ID, ErrPhaseFailed, p.uncommitted)
+	return p.end(record.PhaseEnded{Status: string(status)}, err, true)
+}
+
+// end records the phase's end ev, and its outcome commit first when
+// commitEnd and the outcome is one git records (failed, blocked): the
+// completed phase's commit is made before, and a failure no commit
+// records (claude cannot run) has none.
+func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
+	ev.Phase = p.ph.ID
+	if event := commitEvent(ev.Status); commitEnd && isRecorded(event) && event != eventCompleted {
+		p.commit(event, ev.Status, commitOpts{reason: publicReason(err)})
 	}
-	p.rec.Status = status
-	p.rec.EndedAt = r.now()
 	if err != nil {
-		p.rec.LastError = err.Error()
-		p.rec.Reason = publicReason(err)
+		ev.Error, ev.Reason = err.Error(), publicReason(err)
 	}
-	if serr := r.recorder.savePhase(p.rec); serr != nil {
-		if err != nil {
-			r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
-		}
+	p.rec.Emit(ev)
+	if serr := p.rec.Sync(); serr != nil {
 		return serr
 	}
-	r.recorder.event(record.PhaseEnded{Phase: p.ph.ID, Status: string(status), Error: errString(err)})
-	switch status {
-	case state.StatusCompleted:
-		r.log.Info("phase completed", "phase", p.ph.ID, "sessions", p.rec.Sessions, "restarts", p.rec.Restarts)
-	case state.StatusInterrupted:
-		if errors.Is(err, ErrUsageLimit) {
-			r.log.Warn(err.Error(), "resets", p.rec.WaitingUntil.Format(time.RFC3339))
-			break
-		}
-		r.log.Warn("phase interrupted: work committed, state saved — run the same command again to resume", "phase", p.ph.ID)
-	default:
-		r.log.Error("phase ended", "phase", p.ph.ID, "status", status, "err", err)
-	}
 	return err
+}
+
+// answered puts the person's answer (debussy answer) to the question the
+// blocked phase asked first in the resumed prompt next, as a new attempt
+// of the same phase. Without an answer the phase resumes as any
+// interrupted one, with a warning naming the command.
+func (p *phaseRun) answered(next string) string {
+	prevRun, prev := p.start.prevRun, p.start.prev
+	a, err := p.files.store.ReadAnswer(prevRun.ID, p.ph.ID)
+	if err != nil {
+		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: "read the answer to the blocked phase", Error: err.Error()})
+	}
+	if a == nil {
+		p.rec.Emit(record.Unanswered{Phase: p.ph.ID, Run: prevRun.ID, Question: prev.Question})
+		return next
+	}
+	q := a.Question
+	if q == "" {
+		q = prev.Question
+	}
+	p.start.priorAttempts = prev.Attempts
+	p.rec.Emit(record.Answered{Phase: p.ph.ID, Run: prevRun.ID, Attempt: prev.Attempts + 1, Text: a.Text})
+	return prompt.Answered(p.ph.ID, q, a.Text, next)
+}
+
+// applyHold makes the phase wait for the account's usage limit that git
+// records before its first session (mayStartSession waits, or ends the run
+// with exit 75 beyond usage_limit_wait).
+func (p *phaseRun) applyHold() {
+	h := p.start.hold
+	if h == nil || !h.Resets.After(p.now()) || !h.Resets.After(p.rec.Record().WaitingUntil) {
+		return
+	}
+	p.rec.Emit(record.UsageLimitHold{Phase: p.ph.ID, Limit: h.Limit, Resets: h.Resets, Commit: h.Commit, ByPhase: h.Phase})
 }
 
 func errString(err error) string {
@@ -316,4 +327,48 @@ func relTo(root, path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
+}
+
+// newPhase is phase ph of the run, to run in repo with rec, its side of
+// the record; keep are its worktree's .worktreeinclude copies.
+func (r *orun) newPhase(ph *plans.Phase, rec *recorder.Phase, repo *gitcommit.Repo, keep []string) *phaseRun {
+	c := r.committer(gitCommitter{repo}, rec, "", ph.ID, true)
+	c.user, c.keep = r.userFiles, keep
+	if r.Push != "" {
+		c.push = func() { r.rem().pushed(ph.ID, repo, c) }
+	}
+	p := &phaseRun{ph: ph, rec: rec, sessions: claudeSessions{}, launch: r.launch, commits: c, limits: r.limits,
+		files: phaseFiles{store: r.Store, run: r.id}, now: r.now, cfg: r.cfg, extend: r.Extend,
+		start: phaseStart{plan: r.Plan, planRel: r.planRel(), root: r.root(), dir: repo.Root(), env: repo.ChildEnv(r.Env), hold: r.hold},
+		carry: carried{events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}}
+	var prevSpend *state.Economics
+	if !r.Restart {
+		p.start.prevRun, p.start.prev = r.resumeFrom(ph.ID, repo)
+		if p.start.prev != nil {
+			prevSpend = p.start.prev.Economics
+		}
+	}
+	p.spend = r.spend.Phase(rec.Record(), prevSpend)
+	return p
+}
+
+// resumeFrom is the earlier run's record of phase id to resume from: the
+// last that ran a session and did not finish, unless git no longer has its
+// work (a `git reset --hard` past it: its checkpoint, handoff and notes
+// describe files that are gone).
+func (r *orun) resumeFrom(id string, repo *gitcommit.Repo) (*state.Run, *state.PhaseRecord) {
+	var prevRun *state.Run
+	var prev *state.PhaseRecord
+	r.rec.Read(func(l *state.Ledger, _ *state.Run) { prevRun, prev = l.LastUnfinished(r.planPath(), id) })
+	if prev == nil || prevRun.ID == r.id {
+		return nil, nil
+	}
+	if why := discarded(repo, prev); why != "" {
+		r.rec.Emit(record.ResumeDiscarded{Phase: id, Run: prevRun.ID, Why: why})
+		return nil, nil
+	}
+	if prev.Sessions == 0 {
+		return nil, nil
+	}
+	return prevRun, prev
 }

@@ -60,20 +60,11 @@ func Check(opts Options) (*Preview, error) {
 	} else {
 		r.ledger = &state.Ledger{}
 	}
-	r.run = &state.Run{Plan: r.planPath(), Status: state.StatusRunning}
-	for _, ph := range order {
-		r.run.Phases = append(r.run.Phases, &state.PhaseRecord{ID: ph.ID, Title: ph.ShortTitle(), Status: state.StatusPending})
-	}
-	todo, err := r.selectPhases(order)
+	sel, err := r.selectPhases(order)
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Order: order, Todo: todo, Skipped: map[string]bool{}, Remote: r.rem().remotePlan()}
-	for _, rec := range r.run.Phases {
-		if rec.Status == state.StatusSkipped {
-			p.Skipped[rec.ID] = true
-		}
-	}
+	p := &Preview{Order: order, Todo: sel.todo, Skipped: sel.skippedIDs(), Remote: r.rem().remotePlan()}
 	if r.Repo == nil {
 		return p, nil
 	}

@@ -33,3 +33,8 @@ type Progress struct {
 
 // BudgetProgress is the fuller of the phase's and the plan's budgets.
 type BudgetProgress = session.BudgetProgress
+
+// Progress is a volatile fact: the live view's (a subscriber of the run's
+// record), never a line of events.jsonl.
+func (Progress) EventName() string { return "progress" }
+func (Progress) Volatile()         {}

@@ -2,10 +2,10 @@ package orchestrator
 
 import (
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -32,7 +32,7 @@ func reclaimGitLocks(repo *gitcommit.Repo, log *slog.Logger) {
 	}
 }
 
-// markStaleRuns marks runs whose process died (kill -9, a crash) as
+// markStaleRuns records the runs whose process died (kill -9, a crash) as
 // interrupted, and kills any claude session they left behind.
 func (r *orun) markStaleRuns() {
 	var gl *gitcommit.Ledger // read once, if a run died
@@ -42,13 +42,10 @@ func (r *orun) markStaleRuns() {
 				gl = &gitcommit.Ledger{}
 			}
 		}
-		root := ""
-		if r.Repo != nil {
-			root = r.Repo.Root()
-		}
-		o, ok := gl.Latest(PlanRel(root, run.Plan), phase)
+		o, ok := gl.Latest(PlanRel(r.root(), run.Plan), phase)
 		return o, ok && o.Run == run.ID && isRecorded(commitEvent(o.Event))
 	}
+	var facts []record.StaleRun
 	for _, run := range r.ledger.Runs {
 		// This run holds the lock, so no other run recorded as running is
 		// alive: a live one would hold the lock.
@@ -57,11 +54,7 @@ func (r *orun) markStaleRuns() {
 		}
 		// Its claude session and the tools it started (some in sessions
 		// of their own) all carry the run id in their environment.
-		if n := runner.KillByEnv(state.EnvRunID + "=" + run.ID); n > 0 {
-			r.log.Warn("killed processes left by a run that died", "run", run.ID, "processes", n)
-		}
-		run.Status = state.StatusInterrupted
-		run.EndedAt = r.now()
+		f := record.StaleRun{Run: run.ID, PID: run.PID, Processes: runner.KillByEnv(state.EnvRunID + "=" + run.ID)}
 		for _, p := range run.Phases {
 			if p.Status != state.StatusRunning {
 				continue
@@ -69,17 +62,18 @@ func (r *orun) markStaleRuns() {
 			if o, ok := ended(run, p.ID); ok {
 				// Killed after the phase's end was committed, before it
 				// was saved: git has how it ended.
-				p.Status, p.LastError, p.Reason = state.Status(o.Event), o.Reason, o.Reason
-				if !slices.Contains(p.Commits, o.Commit) {
-					p.Commits = append(p.Commits, o.Commit)
-				}
+				f.Phases = append(f.Phases, record.StalePhase{Phase: p.ID, Status: o.Event, Reason: o.Reason, Commit: o.Commit})
 				continue
 			}
-			p.Status = state.StatusInterrupted
-			p.LastError = "debussy stopped without saving (killed or crashed)"
-			p.Reason = p.LastError
+			f.Phases = append(f.Phases, record.StalePhase{Phase: p.ID, Status: string(state.StatusInterrupted),
+				Reason: "debussy stopped without saving (killed or crashed)"})
 		}
+		facts = append(facts, f)
 		r.recovered = append(r.recovered, run)
-		r.log.Warn("an earlier run died without saving; resuming where it stopped", "run", run.ID, "pid", run.PID)
+	}
+	// Applied now (the recorder has not started): the ledger this run
+	// reads says they are interrupted.
+	for _, f := range facts {
+		r.rec.Emit(f)
 	}
 }

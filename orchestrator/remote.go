@@ -154,8 +154,7 @@ func (rm *remoteRun) syncOwn(ctx context.Context, rem remote.Remote) error {
 				"The phase's branch on the remote holds work of an earlier run (--push)."); err != nil {
 				return fmt.Errorf("phase %s: its branch %s on %s %w", r.Only, branch, rem.Name, err)
 			}
-			r.log.Info("took up the phase's branch from the remote", "phase", r.Only, "branch", branch, "remote", rem.Name, "commit", gitcommit.Short(tip))
-			r.recorder.event(record.RemoteResume{Phase: r.Only, Branch: branch, Commit: tip})
+			r.rec.Emit(record.RemoteResume{Phase: r.Only, Branch: branch, Commit: tip, Remote: rem.Name})
 			return nil
 		}
 	}
@@ -200,7 +199,9 @@ func (rm *remoteRun) bringIn(ctx context.Context, rem remote.Remote, ref, subjec
 		return nil
 	}
 	msg := gitcommit.Message{Subject: subject, Body: body, Run: r.id, Plan: r.planRel(), Phase: r.Only, Event: "merge"}
-	_, err = r.commitWaiting(func() (gitcommit.Commit, error) { return r.Repo.Merge(r.gitCtx(), ref, msg.String()) })
+	_, err = r.committer(nil, r.rec, "", r.Only, false).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+		return r.Repo.Merge(r.gitCtx(), ref, msg.String(), opts...)
+	})
 	var ce *gitcommit.ConflictError
 	switch {
 	case err == nil, errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -278,8 +279,7 @@ func (rm *remoteRun) mergeDeps(ctx context.Context, rem remote.Remote) error {
 			}
 			return err
 		}
-		r.log.Info("merged a dependency's result", "phase", r.Only, "dependency", dep, "branch", branch, "commit", gitcommit.Short(tip))
-		r.recorder.event(record.BaseMerge{Phase: r.Only, Dependency: dep, Branch: branch, Commit: tip})
+		r.rec.Emit(record.BaseMerge{Phase: r.Only, Dependency: dep, Branch: branch, Commit: tip})
 	}
 	return nil
 }
@@ -308,18 +308,21 @@ func (rm *remoteRun) pushContext() (context.Context, context.CancelFunc) {
 // pushBranch pushes repo's HEAD to the phase's branch on the remote. A
 // rejection (the branch moved on) is fetched and merged into HEAD, then
 // pushed again, up to maxPushTries times; a conflict ends it. Merge
-// commits are listed in rec's commits first (nil: none), as every commit
-// is (listFirst).
-func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, rec *state.PhaseRecord) error {
+// commits go through c, the phase's committer (nil: one that lists them
+// nowhere), as every commit does.
+func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase string, c *committer) error {
 	r := rm.r
 	rem := rm.remoteAt(repo.Root())
 	branch := plans.PhaseBranch(rm.planID(), phase)
+	if c == nil {
+		c = r.committer(nil, r.rec, "", phase, false)
+	}
 	for try := 1; ; try++ {
 		err := rem.Push(ctx, branch)
 		if err == nil || !errors.Is(err, remote.ErrRejected) || try >= maxPushTries {
 			return err
 		}
-		r.log.Warn("push rejected: the remote branch moved on; fetching and merging it", "phase", phase, "branch", branch, "try", try)
+		c.rec.Emit(record.PushRejected{Phase: phase, Branch: branch, Try: try})
 		ok, err := rem.FetchBranch(ctx, branch)
 		if err != nil {
 			return err
@@ -332,18 +335,9 @@ func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase
 			Body:    "The push was rejected: another push had moved the branch on (--push).",
 			Run:     r.id, Plan: r.planRel(), Phase: phase, Event: "merge",
 		}
-		var opts []gitcommit.CommitOption
-		listed := 0
-		if rec != nil {
-			listed = len(rec.Commits)
-			opts = append(opts, listFirst(&rec.Commits, func() error { return r.recorder.savePhase(rec) }))
-		}
-		_, err = r.commitWaiting(func() (gitcommit.Commit, error) {
+		_, err = c.write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
 			return repo.Merge(r.gitCtx(), rem.Tracking(branch), msg.String(), opts...)
 		})
-		if rec != nil {
-			unlist(&rec.Commits, listed, err, func() error { return r.recorder.savePhase(rec) })
-		}
 		var ce *gitcommit.ConflictError
 		switch {
 		case err == nil, errors.Is(err, gitcommit.ErrNothingToCommit):
@@ -356,6 +350,24 @@ func (rm *remoteRun) pushBranch(ctx context.Context, repo *gitcommit.Repo, phase
 	}
 }
 
+// pushed follows a commit of phase (in repo, by its committer c) under
+// --push: the push, and what remains to push if it failed (finalPush
+// tries once more).
+func (rm *remoteRun) pushed(phase string, repo *gitcommit.Repo, c *committer) {
+	r := rm.r
+	ctx, cancel := rm.pushContext()
+	defer cancel()
+	branch := plans.PhaseBranch(rm.planID(), phase)
+	if err := rm.pushBranch(ctx, repo, phase, c); err != nil {
+		r.unpushed[phase] = c
+		c.rec.Emit(record.PushFailed{Phase: phase, Branch: branch, Remote: r.Push, Error: err.Error()})
+		return
+	}
+	delete(r.unpushed, phase)
+	head, _ := repo.Head()
+	c.rec.Emit(record.Push{Phase: phase, Branch: branch, Remote: r.Push, Commit: &head})
+}
+
 // finalPush tries once more to push every phase whose last push failed.
 // One that still fails ends the run with ErrPush when it would otherwise
 // succeed; its commits stay in the local branch either way.
@@ -364,19 +376,21 @@ func (rm *remoteRun) finalPush(err error) error {
 	if r.Push == "" || len(r.unpushed) == 0 {
 		return err
 	}
-	for id, p := range r.unpushed {
+	for id, c := range r.unpushed {
+		repo := c.Committer.(gitCommitter).Repo
 		ctx, cancel := rm.pushContext()
-		perr := rm.pushBranch(ctx, p.repo, id, p.rec)
+		perr := rm.pushBranch(ctx, repo, id, c)
 		cancel()
+		branch := plans.PhaseBranch(rm.planID(), id)
 		if perr == nil {
 			delete(r.unpushed, id)
-			r.recorder.event(record.Push{Phase: id, Branch: plans.PhaseBranch(rm.planID(), id), Remote: r.Push})
+			r.rec.Emit(record.Push{Phase: id, Branch: branch, Remote: r.Push})
 			continue
 		}
-		head, _ := p.repo.Head()
+		head, _ := repo.Head()
 		perr = fmt.Errorf("phase %s: %w to %s (branch %s): %w; the work is committed locally at %s — run the same command again to push it first",
-			id, ErrPush, r.Push, plans.PhaseBranch(rm.planID(), id), perr, gitcommit.Short(head))
-		r.log.Error("push failed", "phase", id, "err", perr)
+			id, ErrPush, r.Push, branch, perr, gitcommit.Short(head))
+		r.rec.Emit(record.PushFailed{Phase: id, Branch: branch, Remote: r.Push, Error: perr.Error(), Final: true})
 		if err == nil {
 			err = perr
 		}
@@ -409,21 +423,6 @@ func (rm *remoteRun) readHold(ctx context.Context) {
 	if ok {
 		r.hold = &h
 	}
-}
-
-// applyHold makes the phase wait for the account's usage limit that git
-// records before its first session (mayStartSession waits, or ends the run
-// with exit 75 beyond usage_limit_wait).
-func (p *phaseRun) applyHold() {
-	r := p.r
-	h := r.hold
-	if h == nil || !h.Resets.After(r.now()) || !h.Resets.After(p.rec.WaitingUntil) {
-		return
-	}
-	p.rec.WaitingUntil, p.rec.Limit = h.Resets, h.Limit
-	r.log.Warn(fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
-		failure.LimitName(h.Limit), h.Phase, gitcommit.Short(h.Commit), failure.ResetClock(h.Resets, r.now())), "phase", p.ph.ID)
-	r.recorder.event(record.UsageLimitHold{Phase: p.ph.ID, Limit: h.Limit, Resets: h.Resets, Commit: h.Commit, ByPhase: h.Phase})
 }
 
 // remotePlan says, for --dry-run, what --base deps and --push would do.

@@ -13,32 +13,25 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
 
-// econRun is an orun with just what the economics need, for tests that
-// drive them event by event in an order a real run only reaches by chance.
+// econRun is an orun with just what a phase needs of it (its record on
+// its own goroutine, the spend account, the sessions' launcher), for
+// tests that build a phase by hand.
 func econRun(t *testing.T, cfg config.Config) *orun {
 	t.Helper()
 	store := state.New(filepath.Join(t.TempDir(), state.DirName))
 	now := time.Now()
-	r := &orun{cfg: cfg, log: slog.New(slog.DiscardHandler), now: func() time.Time { return now },
-		ledger: &state.Ledger{}, run: &state.Run{ID: "r", StartedAt: now}, spend: spend.New(cfg.Budget, now)}
+	r := &orun{cfg: cfg, id: "r", log: slog.New(slog.DiscardHandler), now: func() time.Time { return now },
+		ledger: &state.Ledger{}, run: &state.Run{ID: "r"}, spend: spend.New(cfg.Budget, now)}
 	r.Store = store
-	ev, err := store.OpenEvents("r", r.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	r.recorder = &recorder{store: store, ledger: r.ledger, run: r.run, events: ev, spend: r.spend, now: r.now, log: r.log}
+	r.rec = recorder.Start(recorder.Options{Store: store, Ledger: r.ledger, Run: r.run, Now: r.now})
+	t.Cleanup(func() { _ = r.rec.Close() })
+	r.launch = &launcher{cfg: cfg, store: store, run: r.id, answers: &r.answers, reached: &r.reached, log: r.log}
 	return r
-}
-
-func econPhase(r *orun, id string) *phaseRun {
-	rec := &state.PhaseRecord{ID: id, StartedAt: r.now()}
-	r.run.Phases = append(r.run.Phases, rec)
-	return &phaseRun{r: r, ph: &plans.Phase{ID: id, Title: "Phase " + id}, rec: rec}
 }
 
 // Under a strict budget's wrap-up (above 95 %) the agent is told to write

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,8 +20,11 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -105,27 +109,28 @@ func (l *ledgerFake) trailer(key string) []string {
 	return out
 }
 
-// fakePhase is phase 1 of a run with cfg, its sessions and commits faked.
-func fakePhase(t *testing.T, cfg config.Config, backoff func(int) time.Duration, s *scripted) (*phaseRun, *ledgerFake) {
+// fakePhase is phase 1 of a run with cfg, its narrow dependencies given
+// by hand: its sessions and commits faked, its record on a recorder of
+// its own, its clock now, its backoff and extension the test's.
+func fakePhase(t *testing.T, cfg config.Config, backoff func(int) time.Duration, s *scripted, now time.Time,
+	extend func(context.Context, ExtendRequest) bool) (*phaseRun, *ledgerFake) {
 	t.Helper()
-	r := econRun(t, cfg)
-	r.Plan = &plans.Plan{Path: "plan.md"}
-	r.limits = policy.LimitsOf(cfg, backoff)
-	r.ExitCode = func(err error) int { // as commands maps them
-		switch {
-		case err == nil:
-			return 0
-		case errors.Is(err, ErrUsageLimit):
-			return 75
-		}
-		return 1
-	}
-	rec := &state.PhaseRecord{ID: "1", StartedAt: r.now(), Status: state.StatusRunning}
-	r.run.Phases = append(r.run.Phases, rec)
+	clock := func() time.Time { return now }
+	store := state.New(filepath.Join(t.TempDir(), state.DirName))
+	rec := recorder.Start(recorder.Options{Store: store, Run: &state.Run{ID: "r"}, Now: clock})
+	t.Cleanup(func() { _ = rec.Close() })
+	rec.Emit(record.RunStarted{Plan: "plan.md", Phases: 1, Order: []record.PlannedPhase{{ID: "1", Title: "One"}}})
+	ph := rec.Phase("1")
+	ph.Emit(record.PhaseStarted{Phase: "1", Title: "One", Base: "base", Attempt: 1})
 	l := &ledgerFake{}
-	p := &phaseRun{r: r, ph: &plans.Phase{ID: "1", Title: "One", Path: filepath.Join(t.TempDir(), "phase-1.md")},
-		planRel: "plan.md", rec: rec, dir: t.TempDir(), base: "base", basePrompt: "THE PHASE PROMPT",
-		events: checkpoint.NewRecorder(), sessions: s, committer: l}
+	var reached atomic.Bool
+	p := &phaseRun{ph: &plans.Phase{ID: "1", Title: "One", Path: filepath.Join(t.TempDir(), "phase-1.md")}, rec: ph, sessions: s,
+		launch:  &launcher{cfg: cfg, store: store, run: "r", answers: &session.Answers{}, reached: &reached},
+		commits: &committer{Committer: l, rec: ph, list: true, phase: "1", now: clock, gitCtx: context.Background},
+		limits:  policy.LimitsOf(cfg, backoff), files: phaseFiles{store: store, run: "r"}, now: clock, cfg: cfg, extend: extend,
+		start: phaseStart{plan: &plans.Plan{Path: "plan.md"}, planRel: "plan.md", dir: t.TempDir(), base: "base", basePrompt: "THE PHASE PROMPT"},
+		carry: carried{events: checkpoint.NewRecorder()}}
+	p.spend = spend.New(cfg.Budget, now).Phase(ph.Record(), nil)
 	return p, l
 }
 
@@ -174,8 +179,8 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			ends:     func(time.Time) []session.Result { return []session.Result{fullEnd, fullEnd, doneEnd} },
 			sessions: 3, commits: []string{"restart", "restart"}, checkpoints: 2,
 			check: func(t *testing.T, p *phaseRun, s *scripted, _ *ledgerFake) {
-				if p.rec.Restarts != 2 || p.restarts != 2 {
-					t.Errorf("restarts: record %d, attempt %d; want 2, 2", p.rec.Restarts, p.restarts)
+				if p.rec.Record().Restarts != 2 || p.tries.restarts != 2 {
+					t.Errorf("restarts: record %d, attempt %d; want 2, 2", p.rec.Record().Restarts, p.tries.restarts)
 				}
 				for i, c := range s.configs[1:] {
 					if !strings.HasSuffix(c.Spec.Prompt, "THE PHASE PROMPT") || c.Spec.Prompt == "THE PHASE PROMPT" {
@@ -195,8 +200,8 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			},
 			sessions: 3, commits: []string{"restart", "restart"}, checkpoints: 2,
 			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
-				if want := map[string]string{"toolu_1": "handoff", "toolu_2": "budget"}; !maps.Equal(p.refused, want) {
-					t.Errorf("refused %v, want %v", p.refused, want)
+				if want := map[string]string{"toolu_1": "handoff", "toolu_2": "budget"}; !maps.Equal(p.carry.refused, want) {
+					t.Errorf("refused %v, want %v", p.carry.refused, want)
 				}
 			},
 		},
@@ -207,8 +212,8 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			wantErr:  ErrPhaseFailed,
 			sessions: 2, commits: []string{"restart", "failed"}, checkpoints: 1,
 			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
-				if p.rec.Status != state.StatusFailed || !strings.Contains(p.rec.LastError, "max restarts (1) exceeded") {
-					t.Errorf("record: %s, %q", p.rec.Status, p.rec.LastError)
+				if p.rec.Record().Status != state.StatusFailed || !strings.Contains(p.rec.Record().LastError, "max restarts (1) exceeded") {
+					t.Errorf("record: %s, %q", p.rec.Record().Status, p.rec.Record().LastError)
 				}
 			},
 		},
@@ -235,9 +240,9 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			},
 			sessions: 2, commits: []string{"retry"}, checkpoints: 1,
 			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
-				if p.rec.UsageLimits != 1 || !p.rec.WaitingUntil.IsZero() || p.restarts != 0 || p.transient != 0 {
+				if p.rec.Record().UsageLimits != 1 || !p.rec.Record().WaitingUntil.IsZero() || p.tries.restarts != 0 || p.tries.retries != 0 {
 					t.Errorf("usage limits %d, waiting until %s, restarts %d, retries %d; want 1, none, 0, 0",
-						p.rec.UsageLimits, p.rec.WaitingUntil, p.restarts, p.transient)
+						p.rec.Record().UsageLimits, p.rec.Record().WaitingUntil, p.tries.restarts, p.tries.retries)
 				}
 			},
 		},
@@ -250,8 +255,8 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			wantErr:  ErrUsageLimit,
 			sessions: 1, commits: []string{"retry"}, checkpoints: 1,
 			check: func(t *testing.T, p *phaseRun, _ *scripted, l *ledgerFake) {
-				if p.rec.Status != state.StatusInterrupted || p.rec.WaitingUntil.IsZero() {
-					t.Errorf("record: %s, waiting until %s; want interrupted with the reset", p.rec.Status, p.rec.WaitingUntil)
+				if p.rec.Record().Status != state.StatusInterrupted || p.rec.Record().WaitingUntil.IsZero() {
+					t.Errorf("record: %s, waiting until %s; want interrupted with the reset", p.rec.Record().Status, p.rec.Record().WaitingUntil)
 				}
 				if got := l.trailer("Debussy-Usage-Limit"); len(got) != 1 || !strings.HasPrefix(got[0], "five_hour") {
 					t.Errorf("Debussy-Usage-Limit trailers %q, want the limit and its reset", got)
@@ -280,8 +285,8 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			wantErr:  ErrBudgetExhausted,
 			sessions: 1, commits: []string{"failed"},
 			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
-				if p.rec.Economics == nil || !p.rec.Economics.Exhausted {
-					t.Errorf("economics %+v: want exhausted", p.rec.Economics)
+				if p.rec.Record().Economics == nil || !p.rec.Record().Economics.Exhausted {
+					t.Errorf("economics %+v: want exhausted", p.rec.Record().Economics)
 				}
 			},
 		},
@@ -294,10 +299,10 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			extend:   true,
 			sessions: 2, commits: []string{"restart"}, checkpoints: 1,
 			check: func(t *testing.T, p *phaseRun, _ *scripted, _ *ledgerFake) {
-				if p.rec.Restarts != 1 || p.restarts != 0 {
-					t.Errorf("restarts: record %d, counted %d; want 1, 0 (the user's choice is no restart of max_restarts)", p.rec.Restarts, p.restarts)
+				if p.rec.Record().Restarts != 1 || p.tries.restarts != 0 {
+					t.Errorf("restarts: record %d, counted %d; want 1, 0 (the user's choice is no restart of max_restarts)", p.rec.Record().Restarts, p.tries.restarts)
 				}
-				if e := p.rec.Economics; e == nil || e.Extensions != 1 || e.Limits.Tokens != 200_000 {
+				if e := p.rec.Record().Economics; e == nil || e.Extensions != 1 || e.Limits.Tokens != 200_000 {
 					t.Errorf("economics %+v: want one extension, to 200K", e)
 				}
 			},
@@ -313,12 +318,12 @@ func TestSessionsLoopWithoutAProcess(t *testing.T) {
 			var backoffs []int
 			backoff := func(n int) time.Duration { backoffs = append(backoffs, n); return 0 }
 			s := &scripted{ends: tt.ends(now), exhaust: tt.budget, spend: tt.spend}
-			p, l := fakePhase(t, cfg, backoff, s)
-			p.r.now = func() time.Time { return now }
+			var extend func(context.Context, ExtendRequest) bool
 			if tt.extend {
-				p.r.Extend = func(context.Context, ExtendRequest) bool { return true }
+				extend = func(context.Context, ExtendRequest) bool { return true }
 			}
-			err := p.runSessions(context.Background(), p.basePrompt)
+			p, l := fakePhase(t, cfg, backoff, s, now, extend)
+			err := p.runSessions(context.Background(), p.start.basePrompt)
 			if tt.wantErr == nil && err != nil || tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Fatalf("runSessions: %v, want %v", err, tt.wantErr)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -34,7 +35,6 @@ func ended(res session.Result, signalled, reached bool) policy.Ended {
 // own. A nil error means the last session completed (or hit max turns, or
 // the agent signalled); the caller then looks at the done signal.
 func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
-	r := p.r
 	for {
 		if err := p.mayStartSession(ctx); err != nil {
 			return err
@@ -44,18 +44,18 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			return p.sessionFailed(err)
 		}
 		if reachedAPI(end.Outcome) {
-			r.reached.Store(true)
+			p.launch.reached.Store(true)
 		}
 		// The policy decides what follows, as it decided in the session.
-		e := ended(end, p.signalled(), r.reached.Load())
-		e.Restarts, e.Retries, e.Model, e.Limits = p.restarts, p.transient, p.model(), r.limits
+		e := ended(end, p.signalled(), p.launch.reached.Load())
+		e.Restarts, e.Retries, e.Model, e.Limits = p.tries.restarts, p.tries.retries, p.model(), p.limits
 		s := policy.After(e)
 		switch s.Kind {
 		case policy.StepFinish:
-			p.transient = 0
+			p.tries.retries = 0
 			return nil
 		case policy.StepInterrupted:
-			p.commit(eventInterrupted, "interrupted")
+			p.commit(eventInterrupted, "interrupted", commitOpts{})
 			return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 		case policy.StepFailFast:
 			if refused := end.Outcome.Refused(); refused != nil {
@@ -97,17 +97,16 @@ func reachedAPI(o runner.Outcome) bool {
 }
 
 // mayStartSession ends the phase before a session that must not start:
-// a strict budget is spent
-// and the user does not extend it, or a usage limit an earlier run met
-// has not reset yet (the session would only be refused again).
+// a strict budget is spent and the user does not extend it, or a usage
+// limit an earlier run met has not reset yet (the session would only be
+// refused again).
 func (p *phaseRun) mayStartSession(ctx context.Context) error {
-	r := p.r
-	if w := p.rec.WaitingUntil; !w.IsZero() && w.After(r.now()) {
-		if err := p.waitForReset(ctx, p.rec.Limit, w); err != nil {
+	if rec := p.rec.Record(); !rec.WaitingUntil.IsZero() && rec.WaitingUntil.After(p.now()) {
+		if err := p.waitForReset(ctx, rec.Limit, rec.WaitingUntil, 0); err != nil {
 			return err
 		}
 	}
-	if spent, ok := p.spendOf().Spent(r.now()); ok && !p.extendBudget(ctx, spent) {
+	if spent, ok := p.spend.Spent(p.now()); ok && !p.extendBudget(ctx, spent) {
 		return p.endPhase(state.StatusFailed, p.exhaustedError(spent))
 	}
 	return nil
@@ -129,92 +128,64 @@ func (p *phaseRun) sessionFailed(err error) error {
 // did is still committed), and the session taken off the count so the
 // fixed command starts the phase fresh.
 func (p *phaseRun) failFast(err error) error {
-	p.commit(eventInterrupted, "stopped: claude cannot run")
-	p.recorded = true
-	p.rec.Sessions = max(p.rec.Sessions-1, 0)
-	return p.endPhase(state.StatusFailed, err)
+	p.commit(eventInterrupted, "stopped: claude cannot run", commitOpts{})
+	n := max(p.rec.Record().Sessions-1, 0)
+	return p.end(record.PhaseEnded{Status: string(state.StatusFailed), Sessions: &n}, err, false)
 }
 
 // extendOrEnd follows a budget's stop: the user may extend it (a new
 // session from a checkpoint, which max_restarts does not count: the user
 // chose it); else the phase ends exhausted. It returns the next prompt.
 func (p *phaseRun) extendOrEnd(ctx context.Context, end session.Result) (string, error) {
-	r := p.r
-	spent := p.spendOf().Budget.Exhausted
+	spent := p.spend.Budget.Exhausted
 	if !p.extendBudget(ctx, spent) {
 		return "", p.endPhase(state.StatusFailed, p.exhaustedError(spent))
 	}
-	c := p.commit(eventRestart, "checkpoint after a budget extension")
+	c := p.commit(eventRestart, "checkpoint after a budget extension", commitOpts{})
 	p.keepFrom(end)
-	p.rec.Restarts++
-	cp, err := p.checkpoint("resume", extendedWhy(spent), c) // "resumed", not "restart 0 of N"
-	if err != nil {
-		return "", err
-	}
-	r.log.Info("restarting the session from a checkpoint after the budget's extension", "phase", p.ph.ID)
-	return p.withRejection(cp.Prompt(p.basePrompt)), nil
+	cp := p.checkpoint("resume", extendedWhy(spent), c.hash) // "resumed", not "restart 0 of N"
+	p.rec.Emit(record.Restart{Phase: p.ph.ID, Of: p.limits.Restarts, Extension: true})
+	return prompt.WithRejection(c.rejected, cp.Prompt(p.start.basePrompt)), nil
 }
 
 // restart commits, checkpoints and returns the next session's prompt:
 // restart s.N of s.Of, as the policy decided.
 func (p *phaseRun) restart(end session.Result, why string, s policy.Step) (string, error) {
-	r := p.r
-	c := p.commit(eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", s.N, s.Of))
+	c := p.commit(eventRestart, fmt.Sprintf("checkpoint before restart %d/%d", s.N, s.Of), commitOpts{})
 	p.keepFrom(end)
-	p.restarts = s.N
-	p.rec.Restarts++
-	cp, err := p.checkpoint("restart", why, c)
-	if err != nil {
-		return "", err
-	}
+	p.tries.restarts = s.N
+	cp := p.checkpoint("restart", why, c.hash)
 	if end.Trigger == policy.TriggerAdaptive {
-		p.openWindow()
+		p.rec.Emit(record.BudgetWindow{Phase: p.ph.ID, UsedPct: p.spend.OpenWindow(p.now())})
 	}
-	r.log.Info("restarting the session from a checkpoint", "phase", p.ph.ID, "restart", s.N, "max_restarts", s.Of)
-	return p.withRejection(cp.Prompt(p.basePrompt)), nil
+	p.rec.Emit(record.Restart{Phase: p.ph.ID, Restart: s.N, Of: s.Of})
+	return prompt.WithRejection(c.rejected, cp.Prompt(p.start.basePrompt)), nil
 }
 
 // retry follows a session that failed on its own (an API error, a crash,
 // a hang): from a checkpoint, after the policy's backoff.
 func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class) (string, error) {
-	r := p.r
-	p.transient = s.N
-	why, wait := s.Why, s.Wait
-	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
-		"retry", p.transient, "max_retries", s.Of)
-	r.recorder.event(record.SessionRetry{Phase: p.ph.ID, Why: why, Failure: string(class), WaitMs: wait.Milliseconds(), Retry: p.transient})
+	p.tries.retries = s.N
+	p.rec.Emit(record.SessionRetry{Phase: p.ph.ID, Why: s.Why, Failure: string(class), WaitMs: s.Wait.Milliseconds(),
+		Retry: s.N, MaxRetries: s.Of})
 	// The retry starts from a checkpoint: what was done, and why the last
-	// session ended.
-	// The subject is pushed: the failure's class, not its text.
-	c := p.commit(eventRetry, "checkpoint before retry ("+classWord(class)+")")
-	cp, err := p.checkpoint("retry", why, c)
-	if err != nil {
-		return "", err
-	}
-	stopped := false
+	// session ended. The subject is pushed: the failure's class, not its
+	// text.
+	c := p.commit(eventRetry, "checkpoint before retry ("+classWord(class)+")", commitOpts{})
+	cp := p.checkpoint("retry", s.Why, c.hash)
 	select {
 	case <-ctx.Done():
-		stopped = true
-	case <-time.After(wait):
-	}
-	if stopped {
 		return "", p.endPhase(state.StatusInterrupted, ErrInterrupted)
+	case <-time.After(s.Wait):
 	}
-	return p.withRejection(cp.Prompt(p.basePrompt)), nil
+	return prompt.WithRejection(c.rejected, cp.Prompt(p.start.basePrompt)), nil
 }
 
 // keepFrom keeps what the next checkpoint needs of the session that ended:
 // the handoff or why there is none, and the calls to avoid.
 func (p *phaseRun) keepFrom(end session.Result) {
-	p.handoff, p.noHandoff = end.Handoff, end.NoHandoff
-	p.avoid = append(p.avoid, end.Avoid...)
-}
-
-// openWindow gives an adaptive restart a fresh budget window.
-func (p *phaseRun) openWindow() {
-	r := p.r
-	used := p.spendOf().OpenWindow(r.now())
-	r.recorder.event(record.BudgetWindow{Phase: p.ph.ID, UsedPct: used})
+	p.carry.handoff, p.carry.noHandoff = end.Handoff, end.NoHandoff
+	p.carry.avoid = append(p.carry.avoid, end.Avoid...)
 }
 
 // lessons is what an adaptive restart's checkpoint says the last window
@@ -228,7 +199,6 @@ func lessons(reason string) string {
 // signalled reports whether the agent ran `debussy done` for the phase in
 // this attempt; an unreadable signal counts, the phase loop reports it.
 func (p *phaseRun) signalled() bool {
-	r := p.r
-	sig, err := r.Store.ReadSignal(r.id, p.ph.ID)
+	sig, err := p.files.store.ReadSignal(p.files.run, p.ph.ID)
 	return err != nil || sig != nil
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
-	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/session"
@@ -51,87 +51,61 @@ func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
 // is counted, since nothing the agent did caused it — or the run ends
 // with ErrUsageLimit. It returns the next session's prompt.
 func (p *phaseRun) atUsageLimit(ctx context.Context, end session.Result, s policy.Step) (string, error) {
-	r := p.r
 	f := end.Outcome.Failure
 	name := failure.LimitName(f.LimitType)
-	p.rec.UsageLimits++
 	p.keepFrom(end)
 	fallback := s.Kind == policy.StepFallback
+	o := commitOpts{}
 	if !fallback && !f.Resets.IsZero() {
 		// The limit is the account's: its commit (pushed with --push)
 		// holds back every job that reads it until the reset.
-		p.usageLimit = remote.LimitTrailer(f.LimitType, f.Resets)
+		o.usageLimit = remote.LimitTrailer(f.LimitType, f.Resets)
 	}
-	c := p.commit(eventRetry, fmt.Sprintf("checkpoint at the %s limit", name))
-	p.usageLimit = ""
+	c := p.commit(eventRetry, fmt.Sprintf("checkpoint at the %s limit", name), o)
 	why := fmt.Sprintf("the %s limit was reached; the phase resumes after its reset", name)
 	if fallback {
-		from := p.model()
-		p.rec.Model = s.Model
-		r.log.Warn(fmt.Sprintf("%s limit reached: going on with fallback_model %s", name, s.Model),
-			"phase", p.ph.ID, "from", from, "resets", failure.ResetClock(f.Resets, r.now()))
-		r.recorder.event(record.FallbackModel{Phase: p.ph.ID, Limit: f.LimitType, From: from, To: s.Model, Resets: f.Resets})
+		p.rec.Emit(record.FallbackModel{Phase: p.ph.ID, Limit: f.LimitType, From: p.model(), To: s.Model, Resets: f.Resets})
 		why = fmt.Sprintf("the %s limit was reached; the phase goes on with %s", name, s.Model)
 	}
-	cp, err := p.checkpoint("resume", why, c)
-	if err != nil {
-		return "", err
-	}
+	cp := p.checkpoint("resume", why, c.hash)
 	if !fallback {
-		if err := p.waitForReset(ctx, f.LimitType, f.Resets); err != nil {
+		if err := p.waitForReset(ctx, f.LimitType, f.Resets, p.rec.Record().Sessions); err != nil {
 			return "", err
 		}
 	}
-	return p.withRejection(cp.Prompt(p.basePrompt)), nil
+	return prompt.WithRejection(c.rejected, cp.Prompt(p.start.basePrompt)), nil
 }
 
 // waitForReset waits until a usage limit has reset, sending nothing to the
 // API meanwhile, or ends the phase: ErrUsageLimit when the reset is
 // further away than usage_limit_wait (or unknown), ErrInterrupted on
 // Ctrl-C. The ledger names the reset while it waits and after such an
-// end, so `status` shows it and a rerun before it waits again.
-func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.Time) error {
-	r := p.r
-	now := r.now()
-	wait := r.limits.UsageLimitWait
-	p.rec.WaitingUntil, p.rec.Limit = resets, limit
-	name := failure.LimitName(limit)
+// end, so `status` shows it and a rerun before it waits again. session is
+// the session that met the limit, 0 for a wait carried over.
+func (p *phaseRun) waitForReset(ctx context.Context, limit string, resets time.Time, session int) error {
+	now := p.now()
+	wait := p.limits.UsageLimitWait
 	until, ok := policy.ResetWait(resets, now, wait)
 	if !ok {
-		err := &UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}
-		r.recorder.event(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets})
-		r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; not waiting (usage_limit_wait %s)", name, failure.ResetClock(resets, now), wait), "phase", p.ph.ID)
-		p.recorded = true // no "failed" commit: nothing failed, the phase goes on after the reset
-		eerr := p.endPhase(state.StatusInterrupted, err)
-		code := r.ExitCode(eerr)
-		p.announceUsageLimit(limit, notify.Event{Resets: resets, ExitCode: &code})
-		return eerr
+		p.rec.Emit(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets, Session: session, Wait: wait})
+		// No "failed" commit: nothing failed, the phase goes on after the
+		// reset.
+		return p.end(record.PhaseEnded{Status: string(state.StatusInterrupted)},
+			&UsageLimitError{Phase: p.ph.ID, Limit: limit, Resets: resets, Wait: wait, Now: now}, false)
 	}
-	if err := r.recorder.savePhase(p.rec); err != nil {
+	p.rec.Emit(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets, Waiting: true, Until: &until, Session: session, Wait: wait})
+	if err := p.rec.Sync(); err != nil {
 		return err
 	}
-	r.recorder.event(record.UsageLimit{Phase: p.ph.ID, Limit: limit, Resets: resets, Waiting: true, Until: &until})
-	p.announceUsageLimit(limit, notify.Event{Resets: resets, Waiting: true, Until: until})
-	r.log.Warn(fmt.Sprintf("%s limit reached; resets %s; waiting — Ctrl-C stops, `debussy run …` resumes", name, failure.ResetClock(resets, now)),
-		"phase", p.ph.ID)
-	p.progress(p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
-	stopped := false
+	p.progress(p.rec.Record().Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
 	t := time.NewTimer(until.Sub(now))
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		stopped = true
+		return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 	case <-t.C:
 	}
-	t.Stop()
-	if stopped {
-		return p.endPhase(state.StatusInterrupted, ErrInterrupted)
-	}
-	p.rec.WaitingUntil, p.rec.Limit = time.Time{}, ""
-	if err := r.recorder.savePhase(p.rec); err != nil {
-		return err
-	}
-	p.progress(p.rec.Sessions, estimator.Snapshot{}, true) // the live view shows the wait, or its end
-	r.recorder.event(record.UsageLimitReset{Phase: p.ph.ID, Limit: limit})
-	r.log.Info(fmt.Sprintf("%s limit reset: going on", name), "phase", p.ph.ID)
+	p.rec.Emit(record.UsageLimitReset{Phase: p.ph.ID, Limit: limit})
+	p.progress(p.rec.Record().Sessions, estimator.Snapshot{}, true)
 	return nil
 }

@@ -57,7 +57,7 @@ func (sc *scheduler) prepareWorktree(ctx context.Context, s *slot) error {
 	r := sc.r
 	n, err := worktree.CopyIncludes(r.log, r.Repo.Root(), s.path, s.includes)
 	if err == nil && n > 0 {
-		r.log.Info("copied ignored files into the phase's worktree ("+worktree.IncludeFile+")", "phase", s.ph.ID, "files", n)
+		s.rec.Emit(record.IncludesCopied{Phase: s.ph.ID, Files: n})
 	}
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: copy the files %s names into %s: %w", ErrSetup, s.ph.ID, worktree.IncludeFile, s.path, err)
@@ -74,20 +74,19 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 	r := sc.r
 	command, timeout := r.cfg.WorktreeSetup, time.Duration(r.cfg.WorktreeSetupTimeout)
 	logPath := filepath.Join(r.Store.PhaseDir(r.id, s.ph.ID), setupLog)
-	r.log.Info("worktree_setup running", "phase", s.ph.ID, "command", command, "log", relTo(r.Repo.Root(), logPath))
+	s.rec.Emit(record.WorktreeSetupStarted{Phase: s.ph.ID, Command: command, Log: logPath})
 	res := gate.Run(ctx, s.path, s.repo.ChildEnv(r.Env), plans.Gate{Name: "worktree_setup", Command: command}, timeout)
 	text := fmt.Sprintf("$ %s\n(in %s)\n%s\n[exit %d after %s, timed out: %t]\n", command, s.path,
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
 	werr := state.WriteFile(logPath, []byte(text)) // res.Output is redacted
 	if werr != nil {
-		r.log.Warn("worktree_setup's log not saved", "phase", s.ph.ID, "err", werr)
+		s.rec.Emit(record.Warning{Phase: s.ph.ID, What: "worktree_setup's log not saved", Error: werr.Error()})
 	}
-	r.recorder.event(record.WorktreeSetup{Phase: s.ph.ID, Command: command, ExitCode: res.ExitCode,
+	s.rec.Emit(record.WorktreeSetup{Phase: s.ph.ID, Command: command, ExitCode: res.ExitCode,
 		TimedOut: res.TimedOut, DurationMs: res.Duration.Milliseconds(), Log: logPath})
 	var why string
 	switch {
 	case res.Passed():
-		r.log.Info("worktree_setup done", "phase", s.ph.ID, "took", res.Duration.Round(time.Millisecond))
 		return nil
 	case ctx.Err() != nil:
 		return ErrInterrupted
@@ -105,25 +104,18 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 // notStarted records a phase that ended before its first session: its
 // worktree could not be readied, or --fail-fast or Ctrl-C stopped that.
 func (sc *scheduler) notStarted(s *slot, err error) error {
-	r := sc.r
-	s.rec.Status = state.StatusFailed
+	status := state.StatusFailed
 	if errors.Is(err, ErrInterrupted) {
-		s.rec.Status = state.StatusInterrupted
+		status = state.StatusInterrupted
 	}
-	s.rec.LastError = err.Error()
-	s.rec.Reason = publicReason(err)
-	s.rec.EndedAt = r.now()
 	if !s.reused {
 		// Nothing of the agent's is in it: a rerun starts afresh.
 		s.discard = true
-		s.rec.Worktree = ""
-		if s.newBranch {
-			s.rec.Branch = ""
-		}
+		s.rec.Emit(record.WorktreeDiscarded{Phase: s.ph.ID, Branch: s.newBranch})
 	}
-	r.recorder.event(record.PhaseEnded{Phase: s.ph.ID, Status: string(s.rec.Status), Error: err.Error(), Sessions: new(int)})
-	r.log.Error("phase ended before its first session", "phase", s.ph.ID, "status", s.rec.Status, "err", err)
-	if serr := r.recorder.savePhase(s.rec); serr != nil {
+	s.rec.Emit(record.PhaseEnded{Phase: s.ph.ID, Status: string(status), Error: err.Error(), Reason: publicReason(err),
+		Sessions: new(int), NotStarted: true})
+	if serr := s.rec.Sync(); serr != nil {
 		return serr
 	}
 	return err

@@ -4,33 +4,61 @@ import "time"
 
 // The events the run itself records (package orchestrator), by name.
 
-// RunStarted opens a run's log.
+// RunStarted opens a run's log: the plan (its path and name), its phases in
+// run order, and the process.
 type RunStarted struct {
-	Plan             string `json:"plan"`
-	Phases           int    `json:"phases"`
-	ContextThreshold int    `json:"context_threshold"`
-	ContextWindow    int    `json:"context_window"`
+	Plan             string         `json:"plan"`
+	Phases           int            `json:"phases"`
+	ContextThreshold int            `json:"context_threshold"`
+	ContextWindow    int            `json:"context_window"`
+	Name             string         `json:"name,omitempty"`
+	PID              int            `json:"pid,omitempty"`
+	Order            []PlannedPhase `json:"order,omitempty"`
 }
 
-// RunEnded closes it.
+// PlannedPhase is one phase of the plan as a run starts it: pending.
+type PlannedPhase struct {
+	ID    string `json:"id"`
+	Title string `json:"title,omitempty"`
+	// Unchecked are its gates with no command (never run).
+	Unchecked []string `json:"unchecked_gates,omitempty"`
+}
+
+// RunEnded closes it: its status, the exit code the user saw and, when it
+// did not complete, what may be published about why (Reason) and debussy's
+// own error (Error).
 type RunEnded struct {
-	Status string `json:"status"`
-}
-
-// PhaseStarted is a phase's first session about to start (or its resume).
-type PhaseStarted struct {
-	Phase string `json:"phase"`
-	Title string `json:"title"`
-	Base  string `json:"base"`
-}
-
-// PhaseEnded is a phase's outcome; Sessions is set (0) only for a phase
-// that ended before its first session.
-type PhaseEnded struct {
-	Phase    string `json:"phase"`
 	Status   string `json:"status"`
-	Error    string `json:"error"`
-	Sessions *int   `json:"sessions,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// PhaseStarted is a phase's first session about to start (or its resume),
+// in its Attempt (1, or the one after a blocked run's).
+type PhaseStarted struct {
+	Phase   string `json:"phase"`
+	Title   string `json:"title"`
+	Base    string `json:"base"`
+	Attempt int    `json:"attempt,omitempty"`
+	Short   string `json:"-"` // the title as the log shows it
+}
+
+// PhaseEnded is a phase's outcome. Sessions is set when the count it
+// leaves differs from the sessions started: 0 for a phase that ended
+// before its first session (NotStarted), one less for a session claude
+// could not run. Reason is what may be published about Error; Question
+// the blocked agent's (redacted); Uncommitted why its work could not be
+// committed.
+type PhaseEnded struct {
+	Phase       string `json:"phase"`
+	Status      string `json:"status"`
+	Error       string `json:"error"`
+	Sessions    *int   `json:"sessions,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Question    string `json:"question,omitempty"`
+	Uncommitted string `json:"uncommitted,omitempty"`
+	NotStarted  bool   `json:"not_started,omitempty"`
 }
 
 // ResumeDiscarded is an earlier run's work no longer in git: the phase
@@ -41,18 +69,24 @@ type ResumeDiscarded struct {
 	Why   string `json:"why"`
 }
 
-// Remediation is another attempt at a phase after a failed one.
+// Remediation is another attempt at a phase after a failed one: the
+// phase's Attempt (a blocked run's included), the run's Remediation count
+// of MaxRetries.
 type Remediation struct {
-	Phase   string `json:"phase"`
-	Attempt int    `json:"attempt"`
-	Problem string `json:"problem"`
+	Phase       string `json:"phase"`
+	Attempt     int    `json:"attempt"`
+	Problem     string `json:"problem"`
+	Remediation int    `json:"remediation,omitempty"`
+	MaxRetries  int    `json:"max_retries,omitempty"`
 }
 
-// Answered is a blocked phase resumed with a person's answer.
+// Answered is a blocked phase resumed with a person's answer (Text,
+// redacted).
 type Answered struct {
 	Phase   string `json:"phase"`
 	Run     string `json:"run"`
 	Attempt int    `json:"attempt"`
+	Text    string `json:"text,omitempty"`
 }
 
 // AfterFailure is a phase failing while others run.
@@ -62,11 +96,13 @@ type AfterFailure struct {
 	FailFast bool     `json:"fail_fast"`
 }
 
-// SessionSpawned is a session about to start.
+// SessionSpawned is a session about to start; TurnaroundMs is how long
+// after the stop that triggered it (a restart), when one did.
 type SessionSpawned struct {
-	Phase       string `json:"phase"`
-	Session     int    `json:"session"`
-	PromptChars int    `json:"prompt_chars"`
+	Phase        string `json:"phase"`
+	Session      int    `json:"session"`
+	PromptChars  int    `json:"prompt_chars"`
+	TurnaroundMs *int64 `json:"restart_turnaround_ms,omitempty"`
 }
 
 // HookLatency is the CLI's wait for one hook's answers, in milliseconds.
@@ -99,39 +135,56 @@ type SessionEnded struct {
 	ReportedCostUSD float64                `json:"reported_cost_usd"`
 	APITurns        int                    `json:"api_turns"`
 	HookLatencyMs   map[string]HookLatency `json:"hook_latency_ms"`
+	// StopLatencyMs is how long a requested stop took; PeakTokens the
+	// highest context the session reached; Model the model it ran.
+	StopLatencyMs *int64 `json:"stop_latency_ms,omitempty"`
+	PeakTokens    int64  `json:"context_peak_tokens,omitempty"`
+	Model         string `json:"model,omitempty"`
+	// Described is the outcome in a few words, for the log.
+	Described string `json:"-"`
 }
 
 // SessionRetry is a session that failed on its own, retried.
 type SessionRetry struct {
-	Phase   string `json:"phase"`
-	Why     string `json:"why"`
-	Failure string `json:"failure"`
-	WaitMs  int64  `json:"wait_ms"`
-	Retry   int    `json:"retry"`
+	Phase      string `json:"phase"`
+	Why        string `json:"why"`
+	Failure    string `json:"failure"`
+	WaitMs     int64  `json:"wait_ms"`
+	Retry      int    `json:"retry"`
+	MaxRetries int    `json:"max_retries,omitempty"`
 }
 
 // Commit is a commit of the phase's work; Kind says which (restart,
-// retry, the end...).
+// retry, the end...). DurationMs is how long committing took, hooks and
+// lock waits included.
 type Commit struct {
-	Phase  string `json:"phase"`
-	Commit string `json:"commit"`
-	Files  int    `json:"files"`
-	Kind   string `json:"kind"`
+	Phase      string `json:"phase"`
+	Commit     string `json:"commit"`
+	Files      int    `json:"files"`
+	Kind       string `json:"kind"`
+	DurationMs int64  `json:"duration_ms,omitempty"`
 }
 
 // CommitFailed is a commit that failed: the work stays in the tree.
+// Interrupted: Ctrl-C cut it (the rerun commits the work as the agent's).
 type CommitFailed struct {
-	Phase string `json:"phase"`
-	Error string `json:"error"`
+	Phase       string `json:"phase"`
+	Error       string `json:"error"`
+	Kind        string `json:"kind,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	DurationMs  int64  `json:"duration_ms,omitempty"`
 }
 
-// CommitRejected is a commit a git hook refused.
+// CommitRejected is a commit a git hook refused; Empty: the empty commit
+// that records the phase's end (no work of the agent's refused).
 type CommitRejected struct {
-	Phase    string `json:"phase"`
-	Hook     string `json:"hook"`
-	ExitCode int    `json:"exit_code"`
-	Output   string `json:"output"`
-	Kind     string `json:"kind"`
+	Phase      string `json:"phase"`
+	Hook       string `json:"hook"`
+	ExitCode   int    `json:"exit_code"`
+	Output     string `json:"output"`
+	Kind       string `json:"kind"`
+	Empty      bool   `json:"empty,omitempty"`
+	DurationMs int64  `json:"duration_ms,omitempty"`
 }
 
 // Checkpoint is the checkpoint written for the next session.
@@ -152,6 +205,11 @@ type Gate struct {
 	TimedOut   *bool   `json:"timed_out,omitempty"`
 	DurationMs *int64  `json:"duration_ms,omitempty"`
 	OutputTail *string `json:"output_tail,omitempty"`
+	// For the log: the unchecked gate's requirement; whether it passed,
+	// else the gates' problem in a line.
+	Requirement string `json:"-"`
+	Passed      bool   `json:"-"`
+	Problem     string `json:"-"`
 }
 
 // Worktree is a parallel phase's work tree.
@@ -180,11 +238,12 @@ type Merge struct {
 	Files  int    `json:"files"` // how many, as a commit's
 }
 
-// MergeFailed is a merge that did not happen.
+// MergeFailed is a merge that did not happen: the phase failed.
 type MergeFailed struct {
 	Phase  string `json:"phase"`
 	Branch string `json:"branch"`
 	Error  string `json:"error"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // BaseMerge is a dependency's branch merged for --base deps.
@@ -200,6 +259,7 @@ type RemoteResume struct {
 	Phase  string `json:"phase"`
 	Branch string `json:"branch"`
 	Commit string `json:"commit"`
+	Remote string `json:"remote,omitempty"`
 }
 
 // Push is a phase's branch pushed; Commit is unset for the final retry.
@@ -210,12 +270,14 @@ type Push struct {
 	Commit *string `json:"commit,omitempty"`
 }
 
-// PushFailed is a push that failed (retried at the run's end).
+// PushFailed is a push that failed: retried at the run's end, or (Final)
+// that retry.
 type PushFailed struct {
 	Phase  string `json:"phase"`
 	Branch string `json:"branch"`
 	Remote string `json:"remote"`
 	Error  string `json:"error"`
+	Final  bool   `json:"final,omitempty"`
 }
 
 // NotifyFailed is a notification not delivered.
@@ -253,13 +315,17 @@ type FallbackModel struct {
 	Resets time.Time `json:"resets"`
 }
 
-// UsageLimit is a usage limit reached: waited out until Until, or not.
+// UsageLimit is a usage limit reached: waited out until Until, or not;
+// Session is the session that met it (0: a wait an earlier run or
+// another job recorded).
 type UsageLimit struct {
-	Phase   string     `json:"phase"`
-	Limit   string     `json:"limit"`
-	Resets  time.Time  `json:"resets"`
-	Waiting bool       `json:"waiting"`
-	Until   *time.Time `json:"until,omitempty"`
+	Phase   string        `json:"phase"`
+	Limit   string        `json:"limit"`
+	Resets  time.Time     `json:"resets"`
+	Waiting bool          `json:"waiting"`
+	Until   *time.Time    `json:"until,omitempty"`
+	Session int           `json:"session,omitempty"`
+	Wait    time.Duration `json:"-"` // usage_limit_wait, for the log
 }
 
 // UsageLimitHold is a usage limit another job recorded in git.

@@ -7,23 +7,18 @@ import (
 	"github.com/debussy-dev/debussy/state"
 )
 
-// RecordPhase writes the phase's economics into its record alone: the
-// phase's goroutine owns that record, while the run's record belongs to
-// whoever saves the ledger (RecordRun). The phase's tokens and cost are the
-// Meter's, counted per API call across the phase's sessions, less what
-// earlier runs of a resumed phase spent (the record is this run's), plus
-// what an earlier record of this run carried.
-func (p *Phase) RecordPhase(now time.Time) {
+// Figures are the phase's economics and this run's tokens and cost, for
+// its record (the recorder applies them: recorder.Spend). The phase's
+// tokens and cost are the Meter's, counted per API call across the
+// phase's sessions, less what earlier runs of a resumed phase spent (the
+// record is this run's), plus what an earlier record of this run carried.
+// Exhausted and a progress phase not known yet are the record's to keep.
+func (p *Phase) Figures(now time.Time) (ec state.Economics, tokens int64, costUSD float64) {
 	a := p.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := p.meter.Totals()
 	lim := p.meter.Limits()
-	ec := p.rec.Economics
-	if ec == nil {
-		ec = &state.Economics{}
-		p.rec.Economics = ec
-	}
 	ec.TokensByKind = t.Tokens
 	ec.Tokens = t.Processed()
 	ec.CostUSD = t.CostUSD
@@ -41,12 +36,9 @@ func (p *Phase) RecordPhase(now time.Time) {
 		ec.Level = budget.LevelOf(used).String()
 	}
 	ec.Quarters = p.meter.Quarters()
-	if pr := p.meter.Progress(); pr != "" {
-		ec.Progress = string(pr)
-	}
+	ec.Progress = string(p.meter.Progress())
 	ec.Extensions = p.extensions
-	p.rec.Tokens = p.carriedTokens + max(ec.Tokens-p.priorTokens, 0)
-	p.rec.CostUSD = p.carriedCost + max(ec.CostUSD-p.priorCost, 0)
+	return ec, p.carriedTokens + max(ec.Tokens-p.priorTokens, 0), p.carriedCost + max(ec.CostUSD-p.priorCost, 0)
 }
 
 // RecordRun writes the run's economics from its phases' records (as they

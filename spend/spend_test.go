@@ -62,10 +62,16 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 			run := &state.Run{ID: "r", StartedAt: now}
 			a := New(cfg.Budget, now)
 			phases := map[string]*Phase{}
+			recs := map[string]*state.PhaseRecord{}
 			for _, id := range []string{"1", "2"} {
 				rec := &state.PhaseRecord{ID: id, StartedAt: now}
 				run.Phases = append(run.Phases, rec)
-				phases[id] = a.Phase(rec, nil)
+				phases[id], recs[id] = a.Phase(rec, nil), rec
+			}
+			// What the recorder does with a phase's figures (recorder.Spend).
+			record := func(id string) {
+				ec, tokens, cost := phases[id].Figures(now)
+				recs[id].Economics, recs[id].Tokens, recs[id].CostUSD = &ec, tokens, cost
 			}
 			for _, o := range tt.ops {
 				p := phases[o.phase]
@@ -74,12 +80,12 @@ func TestPlanBudgetConcurrentSessions(t *testing.T) {
 					p.StartSession()
 				case "end":
 					p.EndSession()
-					p.RecordPhase(now)
+					record(o.phase)
 					a.RecordRun(run, now)
 				default:
 					p.Observe(o.ev)
 					p.Check(now)
-					p.RecordPhase(now)
+					record(o.phase)
 					a.RecordRun(run, now)
 				}
 			}

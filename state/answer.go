@@ -76,3 +76,9 @@ func (l *Ledger) Blocked() (*Run, []*PhaseRecord) {
 	}
 	return nil, nil
 }
+
+// AnswerCommand is the command that answers a blocked phase, as status,
+// the log and the notification print it.
+func AnswerCommand(phase string) string {
+	return fmt.Sprintf("debussy answer --phase %s \"…\"", phase)
+}

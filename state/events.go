@@ -42,7 +42,11 @@ func (s *Store) OpenEvents(runID string, clock func() time.Time) (*EventLog, err
 
 // Record writes one event: its keys may not be "ts" and "event", which
 // the log stamps; the line is redacted.
-func (e *EventLog) Record(ev record.Event) error {
+func (e *EventLog) Record(ev record.Event) error { return e.RecordAt(time.Time{}, ev) }
+
+// RecordAt is Record with the time the event happened (zero: the log's
+// clock now).
+func (e *EventLog) RecordAt(at time.Time, ev record.Event) error {
 	name := ev.EventName()
 	fields, err := recordFields(ev)
 	if err != nil {
@@ -58,7 +62,10 @@ func (e *EventLog) Record(ev record.Event) error {
 	if e.f == nil {
 		return fmt.Errorf("append event %s: %w", name, fs.ErrClosed)
 	}
-	line, err := encodeRaw(e.clock(), name, fields)
+	if at.IsZero() {
+		at = e.clock()
+	}
+	line, err := encodeRaw(at, name, fields)
 	if err != nil {
 		return fmt.Errorf("append event %s: %w", name, err)
 	}
