@@ -18,7 +18,7 @@ import (
 // killed at any moment, debussy never leaves a branch at a commit
 // .debussy/ does not list) and takes it back out when it does not land.
 // A phase's committer also knows what its commits leave out and pushes
-// after each one under --push.
+// after each one under --push (cijob.Job.Pushed).
 type committer struct {
 	// Committer is the repository's own side (seams.go): nil for a
 	// committer that only merges.
@@ -43,20 +43,17 @@ type emitter interface {
 	Sync() error
 }
 
-// writeFunc is one git write (a commit, a merge) with the committer's
-// options added to the caller's.
-type writeFunc func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error)
-
 // lockWait bounds how long a commit waits for a git process holding the
 // index or branch lock (the user's `git status` refreshing the index, an
 // editor's git integration): git's own commands take milliseconds, and
 // failing at once would leave a finished phase uncommitted.
 var lockWait = 10 * time.Second
 
-// write runs w until it does not fail on a git lock, or lockWait has
+// Write runs w, one git write (a commit, a merge) given the committer's
+// options, until it does not fail on a git lock, or lockWait has
 // passed; each commit it makes is listed first and unlisted if its
 // branch did not move.
-func (c *committer) write(w writeFunc) (gitcommit.Commit, error) {
+func (c *committer) Write(w func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error)) (gitcommit.Commit, error) {
 	deadline := c.now().Add(lockWait)
 	for warned := false; ; warned = true {
 		listed := ""
@@ -91,7 +88,7 @@ func (c *committer) write(w writeFunc) (gitcommit.Commit, error) {
 // commitAll commits the tree with msg, leaving out the user's files and
 // the worktree's copies.
 func (c *committer) commitAll(msg gitcommit.Message, opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
-	return c.write(func(more ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+	return c.Write(func(more ...gitcommit.CommitOption) (gitcommit.Commit, error) {
 		all := append(append([]gitcommit.CommitOption{excludeUser(c.user, msg), gitcommit.Never(c.keep)}, opts...), more...)
 		return c.Committer.CommitAll(c.gitCtx(), msg.String(), all...)
 	})
@@ -137,3 +134,6 @@ func (r *orun) gitCtx() context.Context {
 	context.AfterFunc(ctx, cancel) // released once done or past the wait
 	return ctx
 }
+
+// Emit records ev where the committer's commits are listed.
+func (c *committer) Emit(ev record.Event) { c.rec.Emit(ev) }

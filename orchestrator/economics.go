@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,12 +11,6 @@ import (
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/spend"
 )
-
-// ErrBudgetExhausted ends a run whose phase or plan budget ran out under
-// strict enforcement (or adaptive at 100 % without a restart): the work is
-// committed, later phases are not started. The phase is recorded failed
-// with economics.exhausted set, so a rerun resumes it like any failure.
-var ErrBudgetExhausted = errors.New("budget exhausted")
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
 type ExtendRequest struct {

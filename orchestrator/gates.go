@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/record"
 )
 
@@ -18,16 +19,9 @@ func missingError(phase string, g gate.Result) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+	return outcome.SetupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
 		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name)))
 }
-
-// setupFailure is a phase that failed on the setup, not on the agent's
-// work: it reads "phase 2 failed: …" and exits 2 like ErrSetup.
-type setupFailure string
-
-func (e setupFailure) Error() string   { return string(e) }
-func (e setupFailure) Unwrap() []error { return []error{ErrPhaseFailed, ErrSetup} }
 
 // runGates runs the phase's gates one by one where its sessions run, with
 // their environment (gitcommit's ChildEnv), and stops at the first

@@ -65,7 +65,7 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	for _, p := range order {
 		delete(todo, p.ID)
 	}
-	if why, ok := done[ph.ID]; ok && r.rem().usesRemote() {
+	if why, ok := done[ph.ID]; ok && r.newJob().UsesRemote() {
 		// A CI job run again (--base/--push): the phase's branch says it
 		// is done, so there is nothing to redo (--restart redoes it).
 		r.log.Info("nothing to do: the phase is already completed", "phase", ph.ID, "why", why)

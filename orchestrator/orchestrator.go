@@ -17,36 +17,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/debussy-dev/debussy/cijob"
 	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/notify"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/recorder"
-	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
-)
-
-// Errors that decide exit codes (mapped in commands).
-var (
-	ErrInterrupted = errors.New("interrupted")
-	ErrDirty       = errors.New("uncommitted changes to tracked files")
-	ErrSetup       = errors.New("cannot start")
-	// ErrPhaseFailed and ErrBlocked read as verbs in messages:
-	// "phase 2 failed on attempt 3: …".
-	ErrPhaseFailed = errors.New("failed")
-	ErrBlocked     = errors.New("was blocked")
-	// ErrLedger stops a run whose ledger cannot be written: a rerun
-	// resumes from the ledger, so going on without it would lose work.
-	ErrLedger = recorder.ErrLedger
 )
 
 // Options are a run's inputs, all resolved by the caller.
@@ -66,8 +53,8 @@ type Options struct {
 	Only        string // --only: run exactly this phase (ledger.go)
 	Restart     bool   // --restart: ignore the ledger
 	FailFast    bool   // --fail-fast: a failed phase of a --parallel run stops the running others (afterfailure.go)
-	Base        string // --base: BaseDeps merges the --only phase's dependencies' branches from the remote first; "" nothing (remote.go)
-	Push        string // --push REMOTE: push the phase's branch after every commit debussy makes for it; "" pushes nothing (remote.go)
+	Base        string // --base: BaseDeps merges the --only phase's dependencies' branches from the remote first; "" nothing (cijob)
+	Push        string // --push REMOTE: push the phase's branch after every commit debussy makes for it; "" pushes nothing (cijob)
 	Hard        <-chan struct{}
 	Env         []string // the environment claude inherits
 	StepSummary string   // GITHUB_STEP_SUMMARY path, if set
@@ -105,7 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer r.close()
 	r.ctx = ctx
 	err = r.execute(ctx)
-	err = r.rem().finalPush(err)
+	err = r.job.FinalPush(err)
 	return r.finish(err)
 }
 
@@ -147,11 +134,8 @@ type orun struct {
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error (sessions.go).
 	reached atomic.Bool
-	// unpushed are the phases whose last push failed (remote.go).
-	unpushed map[string]*committer
-	// hold is the account's usage limit git records, read at the start
-	// (remote.go); nil when none is in force.
-	hold *remote.Hold
+	// job is the run's work with the remote (--base deps, --push).
+	job *cijob.Job
 	// preview is set for Check (--dry-run): nothing is fetched, so --base
 	// deps's dependencies are not required to be done yet.
 	preview bool
@@ -164,7 +148,7 @@ type orun struct {
 }
 
 func newRun(ctx context.Context, opts Options) (*orun, error) {
-	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now, ctx: context.Background(), unpushed: map[string]*committer{}}
+	r := &orun{Options: opts, cfg: opts.Config, log: opts.Logger, now: opts.Now, ctx: context.Background()}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -206,6 +190,7 @@ func newRun(ctx context.Context, opts Options) (*orun, error) {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	r.startRecord(ctx, events)
+	r.job = r.newJob()
 	r.markStaleRuns()
 	reclaimGitLocks(r.Repo, r.log)
 	// An earlier run's answers about the window (a day at most): a
@@ -245,14 +230,14 @@ func (r *orun) execute(ctx context.Context) error {
 	}
 	start := r.now()
 	r.spend = spend.New(r.cfg.Budget, start)
-	if r.rem().usesRemote() {
+	if r.job.UsesRemote() {
 		// Before the phases are chosen: the merged branches bring the
 		// dependencies' completions into HEAD's ledger.
-		if err := r.rem().syncRemote(ctx); err != nil {
+		if err := r.job.Sync(ctx); err != nil {
 			return err
 		}
 	}
-	r.rem().readHold(ctx)
+	r.job.ReadHold(ctx)
 	sel, err := r.selectPhases(order)
 	if err != nil {
 		return err
@@ -286,7 +271,7 @@ func (r *orun) execute(ctx context.Context) error {
 		hard: r.Hard, grace: r.InterruptGrace, live: r.Progress != nil, answers: &r.answers, reached: &r.reached,
 		traceEnv: r.spans.ChildEnv, log: r.log}
 
-	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
+	if r.cfg.Parallel > 1 && r.job.UsesRemote() {
 		// --base deps and --push work on one phase's branch in your work
 		// tree: a CI job runs one phase.
 		r.log.Info("--base/--push: phases run one by one in your work tree", "parallel", r.cfg.Parallel)
@@ -408,7 +393,7 @@ func (r *orun) checkTree() error {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
 		// Listed in that run's record before the branch moves to it.
-		c, err := r.committer(nil, r.rec, last.ID, phase, true).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+		c, err := r.committer(nil, r.rec, last.ID, phase, true).Write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
 			return r.Repo.CommitAll(r.gitCtx(), msg.String(), append(opts, excludeUser(user, msg))...)
 		})
 		switch {
@@ -459,7 +444,7 @@ func (r *orun) finish(err error) error {
 	// The ledger keeps the exit code the user saw.
 	end := record.RunEnded{Status: string(status), ExitCode: r.ExitCode(err)}
 	if err != nil {
-		end.Reason, end.Error = publicReason(err), err.Error()
+		end.Reason, end.Error = outcome.PublicReason(err), err.Error()
 	}
 	r.rec.Emit(end)
 	serr := r.rec.Sync()
@@ -485,4 +470,20 @@ func (r *orun) finish(err error) error {
 		return err
 	}
 	return serr
+}
+
+// BaseDeps is --base deps.
+const BaseDeps = cijob.BaseDeps
+
+// newJob is the run's work with the remote.
+func (r *orun) newJob() *cijob.Job {
+	return &cijob.Job{Repo: r.Repo, Plan: r.Plan, PlanRel: r.planRel(), Only: r.Only, Base: r.Base, Push: r.Push, Run: r.id,
+		Now: r.now, Hard: r.Hard, Log: r.log, Rec: r.rec, Ctx: func() context.Context { return r.ctx }, GitCtx: r.gitCtx,
+		Writer: func(phase string, list bool) cijob.Writer { return r.committer(nil, r.rec, "", phase, list) },
+		Ready: func() error {
+			if err := requireCommit(r.Repo); err != nil {
+				return err
+			}
+			return r.checkTree()
+		}, Preview: r.preview}
 }

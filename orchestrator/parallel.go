@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/recorder"
@@ -32,10 +33,6 @@ import (
 // live view; the rest of orun is set before the first phase starts and
 // only read meanwhile (--base/--push, and so unpushed, run one phase at a
 // time in your work tree).
-
-// ErrConflict reads as a verb: "phase 2 cannot be merged into your branch:
-// …". The run stops with exit 1; the user's branch is as it was before.
-var ErrConflict = errors.New("cannot be merged")
 
 // scheduler runs a --parallel run's phases: which starts when (a free
 // worker, its dependencies merged), their worktrees, their merges into the
@@ -231,7 +228,7 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 			Run:     prevRun.ID, Plan: r.planRel(), Phase: ph.ID, Event: string(eventInterrupted),
 		}
 		// Waits out a git lock like every other commit (committer).
-		c, err := r.committer(nil, s.rec, "", ph.ID, false).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+		c, err := r.committer(nil, s.rec, "", ph.ID, false).Write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
 			return s.repo.CommitAll(r.gitCtx(), msg.String(), append(opts, gitcommit.Never(keep))...)
 		})
 		switch {
@@ -270,7 +267,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	// The merge is listed in the ledger before the user's branch moves to
 	// it, as every commit is (committer): a kill -9 in between must not
 	// leave the branch at a commit no run lists.
-	c, err := r.committer(nil, s.rec, "", id, true).write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+	c, err := r.committer(nil, s.rec, "", id, true).Write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
 		return r.Repo.Merge(r.gitCtx(), s.branch, msg.String(), opts...)
 	})
 	var ce *gitcommit.ConflictError
@@ -289,7 +286,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	default:
 		err = fmt.Errorf("phase %s %w into your branch: %w; the phase's work is on branch %s", id, ErrConflict, err, s.branch)
 	}
-	s.rec.Emit(record.MergeFailed{Phase: id, Branch: s.branch, Error: err.Error(), Reason: publicReason(err)})
+	s.rec.Emit(record.MergeFailed{Phase: id, Branch: s.branch, Error: err.Error(), Reason: outcome.PublicReason(err)})
 	if serr := s.rec.Sync(); serr != nil {
 		return serr
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
@@ -148,12 +149,12 @@ func (p *phaseRun) run(ctx context.Context) error {
 		switch policy.AfterAttempt(status, p.cfg.RequireDoneSignal) {
 		case policy.VerdictBlocked:
 			return p.end(record.PhaseEnded{Status: string(state.StatusBlocked), Question: secrets.Redact(oneLine(sig.Reason))},
-				withPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
-					fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, agentReason(sig.Reason))), true)
+				outcome.WithPublic(fmt.Errorf("phase %s %w: the agent reported: %s", ph.ID, ErrBlocked, sig.Reason),
+					fmt.Sprintf("phase %s was blocked: the agent reported: %s", ph.ID, outcome.AgentReason(sig.Reason))), true)
 		case policy.VerdictAgentFailed:
 			problem = fmt.Sprintf("In your last session you reported this phase failed: %s\nLook again: fix what can be fixed, or explain precisely with `debussy done --phase %s --status blocked --reason ...`.", sig.Reason, ph.ID)
 			lastProblem = "the agent reported failure: " + sig.Reason
-			lastPublic = "the agent reported failure: " + agentReason(sig.Reason)
+			lastPublic = "the agent reported failure: " + outcome.AgentReason(sig.Reason)
 		case policy.VerdictNoSignal:
 			problem = fmt.Sprintf("Your last session ended without running `debussy done --phase %s`, so debussy cannot tell whether the phase is finished. Check the phase's tasks and gates, finish what is missing, then run `debussy done --phase %s`.", ph.ID, ph.ID)
 			lastProblem = "the session ended without `debussy done`"
@@ -177,11 +178,11 @@ func (p *phaseRun) run(ctx context.Context) error {
 				break
 			}
 			if last := res[len(res)-1]; last.Missing() != "" {
-				return p.endPhase(state.StatusFailed, withPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, gatePublic(res))))
+				return p.endPhase(state.StatusFailed, outcome.WithPublic(missingError(ph.ID, last), fmt.Sprintf("phase %s failed: %s", ph.ID, outcome.GatePublic(res))))
 			}
 			problem = gate.Evidence(res)
 			lastProblem = gate.Summary(res)
-			lastPublic = gatePublic(res)
+			lastPublic = outcome.GatePublic(res)
 		}
 		if !policy.Remediate(attempt, p.limits.MaxRetries) {
 			break
@@ -194,7 +195,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		p.rec.Emit(record.Remediation{Phase: ph.ID, Attempt: st.priorAttempts + attempt + 1, Problem: lastProblem,
 			Remediation: attempt, MaxRetries: p.limits.MaxRetries})
 	}
-	return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, p.rec.Record().Attempts, lastProblem),
+	return p.endPhase(state.StatusFailed, outcome.WithPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, p.rec.Record().Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, p.rec.Record().Attempts, lastPublic)))
 }
 
@@ -268,10 +269,10 @@ func (p *phaseRun) endPhase(status state.Status, err error) error {
 func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
 	ev.Phase = p.ph.ID
 	if event := commitEvent(ev.Status); commitEnd && isRecorded(event) && event != eventCompleted {
-		p.commit(event, ev.Status, commitOpts{reason: publicReason(err)})
+		p.commit(event, ev.Status, commitOpts{reason: outcome.PublicReason(err)})
 	}
 	if err != nil {
-		ev.Error, ev.Reason = err.Error(), publicReason(err)
+		ev.Error, ev.Reason = err.Error(), outcome.PublicReason(err)
 	}
 	p.rec.Emit(ev)
 	if serr := p.rec.Sync(); serr != nil {
@@ -335,11 +336,11 @@ func (r *orun) newPhase(ph *plans.Phase, rec *recorder.Phase, repo *gitcommit.Re
 	c := r.committer(gitCommitter{repo}, rec, "", ph.ID, true)
 	c.user, c.keep = r.userFiles, keep
 	if r.Push != "" {
-		c.push = func() { r.rem().pushed(ph.ID, repo, c) }
+		c.push = func() { r.job.Pushed(ph.ID, repo, c) }
 	}
 	p := &phaseRun{ph: ph, rec: rec, sessions: claudeSessions{}, launch: r.launch, commits: c, limits: r.limits,
 		files: phaseFiles{store: r.Store, run: r.id}, now: r.now, cfg: r.cfg, extend: r.Extend,
-		start: phaseStart{plan: r.Plan, planRel: r.planRel(), root: r.root(), dir: repo.Root(), env: repo.ChildEnv(r.Env), hold: r.hold},
+		start: phaseStart{plan: r.Plan, planRel: r.planRel(), root: r.root(), dir: repo.Root(), env: repo.ChildEnv(r.Env), hold: r.job.Hold()},
 		carry: carried{events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}}
 	var prevSpend *state.Economics
 	if !r.Restart {

@@ -64,7 +64,7 @@ func Check(opts Options) (*Preview, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Preview{Order: order, Todo: sel.todo, Skipped: sel.skippedIDs(), Remote: r.rem().remotePlan()}
+	p := &Preview{Order: order, Todo: sel.todo, Skipped: sel.skippedIDs(), Remote: r.newJob().Plans()}
 	if r.Repo == nil {
 		return p, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
@@ -72,7 +73,7 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 				why = lessons(why)
 			}
 			if s.Kind == policy.StepRestartsSpent {
-				return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
+				return p.endPhase(state.StatusFailed, outcome.WithPublic(fmt.Errorf("phase %s %w: max restarts (%d) exceeded: %s; work committed",
 					p.ph.ID, ErrPhaseFailed, s.Of, why), fmt.Sprintf("phase %s failed: max restarts (%d) exceeded", p.ph.ID, s.Of)))
 			}
 			prompt, err = p.restart(end, why, s)
@@ -80,8 +81,8 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			prompt, err = p.retry(ctx, s, end.Outcome.Failure.Class)
 		case policy.StepRetriesSpent:
 			class := end.Outcome.Failure.Class
-			return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
-				p.ph.ID, ErrPhaseFailed, s.N, s.Why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, s.N, classWord(class))))
+			return p.endPhase(state.StatusFailed, outcome.WithPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
+				p.ph.ID, ErrPhaseFailed, s.N, s.Why), fmt.Sprintf("phase %s failed: its session failed %d times (%s)", p.ph.ID, s.N, outcome.ClassWord(class))))
 		}
 		if err != nil {
 			return err
@@ -171,7 +172,7 @@ func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended. The subject is pushed: the failure's class, not its
 	// text.
-	c := p.commit(eventRetry, "checkpoint before retry ("+classWord(class)+")", commitOpts{})
+	c := p.commit(eventRetry, "checkpoint before retry ("+outcome.ClassWord(class)+")", commitOpts{})
 	cp := p.checkpoint("retry", s.Why, c.hash)
 	select {
 	case <-ctx.Done():

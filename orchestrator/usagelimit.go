@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,34 +14,6 @@ import (
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
-
-// ErrUsageLimit ends a run at a subscription's usage limit that resets
-// later than usage_limit_wait allows (exit 75, EX_TEMPFAIL): the work is
-// committed, and the same command after the reset resumes the phase.
-var ErrUsageLimit = errors.New("usage limit reached")
-
-// UsageLimitError says which limit, when it resets, and that a rerun goes on.
-type UsageLimitError struct {
-	Phase  string
-	Limit  string // five_hour, seven_day, ...
-	Resets time.Time
-	Wait   time.Duration // usage_limit_wait; 0 means waiting is off
-	Now    time.Time
-}
-
-func (e *UsageLimitError) Error() string {
-	why := fmt.Sprintf("it resets at %s, later than usage_limit_wait (%s) allows", failure.ResetClock(e.Resets, e.Now), e.Wait)
-	switch {
-	case e.Wait == 0:
-		why = fmt.Sprintf("it resets at %s and usage_limit_wait is 0", failure.ResetClock(e.Resets, e.Now))
-	case e.Resets.IsZero():
-		why = "claude did not say when it resets"
-	}
-	return fmt.Sprintf("phase %s: %s limit reached: %s; the work so far is committed — run the same command after the reset to go on",
-		e.Phase, failure.LimitName(e.Limit), why)
-}
-
-func (e *UsageLimitError) Unwrap() error { return ErrUsageLimit }
 
 // atUsageLimit follows a session that hit a usage limit: the work is
 // committed and checkpointed; a limit on one model only goes on at once

@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
@@ -97,7 +98,7 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 	default:
 		why = fmt.Sprintf("exit %d", res.ExitCode)
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v before its first session: worktree_setup `%s` %s; its output is in %s",
+	return outcome.SetupFailure(fmt.Sprintf("phase %s %v before its first session: worktree_setup `%s` %s; its output is in %s",
 		s.ph.ID, ErrPhaseFailed, command, why, relTo(r.Repo.Root(), logPath)))
 }
 
@@ -113,7 +114,7 @@ func (sc *scheduler) notStarted(s *slot, err error) error {
 		s.discard = true
 		s.rec.Emit(record.WorktreeDiscarded{Phase: s.ph.ID, Branch: s.newBranch})
 	}
-	s.rec.Emit(record.PhaseEnded{Phase: s.ph.ID, Status: string(status), Error: err.Error(), Reason: publicReason(err),
+	s.rec.Emit(record.PhaseEnded{Phase: s.ph.ID, Status: string(status), Error: err.Error(), Reason: outcome.PublicReason(err),
 		Sessions: new(int), NotStarted: true})
 	if serr := s.rec.Sync(); serr != nil {
 		return serr

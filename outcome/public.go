@@ -1,4 +1,4 @@
-package orchestrator
+package outcome
 
 import (
 	"errors"
@@ -31,17 +31,17 @@ type publicError struct {
 func (e *publicError) Error() string { return e.err.Error() }
 func (e *publicError) Unwrap() error { return e.err }
 
-// withPublic attaches public, the structured reason, to err.
-func withPublic(err error, public string) error {
+// WithPublic attaches public, the structured reason, to err.
+func WithPublic(err error, public string) error {
 	if err == nil {
 		return nil
 	}
 	return &publicError{err: err, public: public}
 }
 
-// publicReason is what may be published about err: the reason attached
-// by withPublic, else the class of error, never its text.
-func publicReason(err error) string {
+// PublicReason is what may be published about err: the reason attached
+// by WithPublic, else the class of error, never its text.
+func PublicReason(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -49,7 +49,7 @@ func publicReason(err error) string {
 	if errors.As(err, &pe) {
 		return pe.public
 	}
-	var sf setupFailure
+	var sf SetupFailure
 	for _, c := range []struct {
 		is   error
 		what string
@@ -74,15 +74,15 @@ func publicReason(err error) string {
 	return "error (see debussy logs)"
 }
 
-// agentReason is the agent's own reason as it may be published: one
+// AgentReason is the agent's own reason as it may be published: one
 // line, redacted, at most maxAgentReason runes.
-func agentReason(s string) string {
+func AgentReason(s string) string {
 	return text.OneLine(secrets.Redact(s), maxAgentReason)
 }
 
-// gatePublic says which gate failed and how: its ordinal and name (the
+// GatePublic says which gate failed and how: its ordinal and name (the
 // plan's words), its exit code — not its command or output.
-func gatePublic(res []gate.Result) string {
+func GatePublic(res []gate.Result) string {
 	if len(res) == 0 {
 		return "a gate failed"
 	}
@@ -99,8 +99,8 @@ func gatePublic(res []gate.Result) string {
 	return fmt.Sprintf("gate %d %q failed (exit %d)", len(res), name, g.ExitCode)
 }
 
-// classWord names a session failure's class where it is published.
-func classWord(c failure.Class) string {
+// ClassWord names a session failure's class where it is published.
+func ClassWord(c failure.Class) string {
 	if c == failure.None {
 		return "session failed"
 	}

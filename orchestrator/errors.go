@@ -1,0 +1,21 @@
+package orchestrator
+
+import "github.com/debussy-dev/debussy/outcome"
+
+// The errors that decide exit codes are package outcome's; these are
+// their names here, which commands maps.
+var (
+	ErrInterrupted     = outcome.ErrInterrupted
+	ErrDirty           = outcome.ErrDirty
+	ErrSetup           = outcome.ErrSetup
+	ErrPhaseFailed     = outcome.ErrPhaseFailed
+	ErrBlocked         = outcome.ErrBlocked
+	ErrLedger          = outcome.ErrLedger
+	ErrConflict        = outcome.ErrConflict
+	ErrPush            = outcome.ErrPush
+	ErrBudgetExhausted = outcome.ErrBudgetExhausted
+	ErrUsageLimit      = outcome.ErrUsageLimit
+)
+
+// UsageLimitError is outcome's.
+type UsageLimitError = outcome.UsageLimitError
