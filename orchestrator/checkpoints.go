@@ -5,12 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -113,26 +113,9 @@ func setHandoff(in *checkpoint.Input, handoff, path, noHandoff string, avoid []s
 	}
 }
 
-// phaseFile is the phase file's path relative to the repository root at
-// root — what the agent, working there, can open; ph.File is relative to
-// the master plan ("phase-1.md" for docs/plans/phase-1.md). Outside the
-// repository it stays as the plan wrote it.
-func phaseFile(root string, ph *plans.Phase) string {
-	if root == "" || ph.Path == "" {
-		return filepath.ToSlash(ph.File)
-	}
-	rel := PlanRel(root, ph.Path)
-	if rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
-		return filepath.ToSlash(ph.File)
-	}
-	return rel
-}
-
-// root is the user's repository root ("" without a repository): phase
-// files' paths in prompts are relative to it.
-func (r *orun) root() string {
-	if r.Repo == nil {
-		return ""
-	}
-	return r.Repo.Root()
+// keepFrom keeps what the next checkpoint needs of the session that ended:
+// the handoff or why there is none, and the calls to avoid.
+func (p *phaseRun) keepFrom(end session.Result) {
+	p.carry.handoff, p.carry.noHandoff = end.Handoff, end.NoHandoff
+	p.carry.avoid = append(p.carry.avoid, end.Avoid...)
 }

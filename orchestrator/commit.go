@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/record"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // A phase's commits: when debussy commits (commitEvent), the message and
@@ -134,26 +134,37 @@ func isRecorded(event commitEvent) bool {
 	return slices.Contains([]commitEvent{eventCompleted, eventFailed, eventBlocked}, event)
 }
 
-// PlanRel is the plan's path relative to the repository root, with
-// slashes: the Debussy-Plan trailer, the same on every clone. A plan
-// outside the repository keeps its absolute path.
-func PlanRel(root, planPath string) string {
-	abs, err := filepath.Abs(planPath)
-	if err != nil {
-		return filepath.ToSlash(planPath)
-	}
-	// Resolve symlinks on both sides (a temp dir under a symlinked /tmp).
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	if a, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = a
-	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return filepath.ToSlash(abs)
-	}
-	return filepath.ToSlash(rel)
+func isNothing(err error) bool { return errors.Is(err, gitcommit.ErrNothingToCommit) }
+
+// endPhase ends the phase with status, committing a failed or blocked end
+// in git (an outcome commit, even empty); err is returned unchanged unless
+// the ledger cannot be written.
+func (p *phaseRun) endPhase(status state.Status, err error) error {
+	return p.end(record.PhaseEnded{Status: string(status)}, err, true)
 }
 
-func isNothing(err error) bool { return errors.Is(err, gitcommit.ErrNothingToCommit) }
+// end records the phase's end ev, and its outcome commit first when
+// commitEnd and the outcome is one git records (failed, blocked): the
+// completed phase's commit is made before, and a failure no commit
+// records (claude cannot run) has none.
+func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
+	ev.Phase = p.ph.ID
+	if event := commitEvent(ev.Status); commitEnd && isRecorded(event) && event != eventCompleted {
+		p.commit(event, ev.Status, commitOpts{reason: outcome.PublicReason(err)})
+	}
+	if err != nil {
+		ev.Error, ev.Reason = err.Error(), outcome.PublicReason(err)
+	}
+	p.rec.Emit(ev)
+	if serr := p.rec.Sync(); serr != nil {
+		return serr
+	}
+	return err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

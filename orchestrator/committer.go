@@ -10,39 +10,6 @@ import (
 	"github.com/debussy-dev/debussy/record"
 )
 
-// committer is how every commit site commits: a phase's commits, its
-// branch's merge into yours (--parallel), a killed run's leftovers, the
-// merges of --base deps and of a rejected push. write waits out a git
-// process holding the repository's lock (lockWait), lists the commit in
-// the record before the branch moves to it (record.CommitListed, synced:
-// killed at any moment, debussy never leaves a branch at a commit
-// .debussy/ does not list) and takes it back out when it does not land.
-// A phase's committer also knows what its commits leave out and pushes
-// after each one under --push (cijob.Job.Pushed).
-type committer struct {
-	// Committer is the repository's own side (seams.go): nil for a
-	// committer that only merges.
-	Committer
-	rec emitter
-	// list: commits are listed in phase's record of run ("" this run's).
-	list       bool
-	run, phase string
-	now        func() time.Time
-	gitCtx     func() context.Context
-	// user are the untracked files of the user's at the start, keep the
-	// phase worktree's .worktreeinclude copies: out of every commit.
-	user gitcommit.Fingerprints
-	keep []string
-	// push follows a phase's commit under --push; nil without.
-	push func()
-}
-
-// emitter is where facts go: the run's recorder or a phase's side of it.
-type emitter interface {
-	Emit(record.Event)
-	Sync() error
-}
-
 // lockWait bounds how long a commit waits for a git process holding the
 // index or branch lock (the user's `git status` refreshing the index, an
 // editor's git integration): git's own commands take milliseconds, and

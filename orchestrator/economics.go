@@ -12,15 +12,6 @@ import (
 	"github.com/debussy-dev/debussy/spend"
 )
 
-// ExtendRequest is a budget that ran out, put to the user (Options.Extend).
-type ExtendRequest struct {
-	Phase, Title string
-	Scope        string // whose budget: "phase" or "plan"
-	Spent        string // what was spent of which dimension: "tokens 101.2K of 100K"
-	By           string // what an extension adds, the configured budget: "tokens 100K"
-	N, Max       int    // this would be extension N of at most Max of this budget
-}
-
 // extendBudget asks the user (Options.Extend) whether to extend the budget
 // that ran out, spent being its scope and spend ("phase tokens 101K of
 // 100K"), and extends it when they say yes: by its configured amount, each

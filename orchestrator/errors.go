@@ -1,6 +1,10 @@
 package orchestrator
 
-import "github.com/debussy-dev/debussy/outcome"
+import (
+	"errors"
+
+	"github.com/debussy-dev/debussy/outcome"
+)
 
 // The errors that decide exit codes are package outcome's; these are
 // their names here, which commands maps.
@@ -19,3 +23,7 @@ var (
 
 // UsageLimitError is outcome's.
 type UsageLimitError = outcome.UsageLimitError
+
+// errFailFast is why --fail-fast stops the phases still running once one
+// failed (the cause of their context).
+var errFailFast = errors.New("another phase failed (--fail-fast)")

@@ -11,7 +11,6 @@ import (
 	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/record"
-	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -33,39 +32,6 @@ import (
 // live view; the rest of orun is set before the first phase starts and
 // only read meanwhile (--base/--push, and so unpushed, run one phase at a
 // time in your work tree).
-
-// scheduler runs a --parallel run's phases: which starts when (a free
-// worker, its dependencies merged), their worktrees, their merges into the
-// user's branch, --fail-fast. Its state is its goroutine's alone.
-type scheduler struct {
-	r *orun
-	// includes are the files .worktreeinclude selects, listed once.
-	includes *[]gitcommit.IgnoredFile
-}
-
-// errFailFast is why --fail-fast stops the phases still running once one
-// failed (the cause of their context).
-var errFailFast = errors.New("another phase failed (--fail-fast)")
-
-// slot is one phase running in its worktree.
-type slot struct {
-	ph           *plans.Phase
-	rec          *recorder.Phase
-	path, branch string
-	repo         *gitcommit.Repo
-	includes     []gitcommit.IgnoredFile // to copy in (worktreefiles.go)
-	keep         []string                // their paths: the phase's commits leave them out
-	// reused: an interrupted run's worktree, readied then; newBranch: the
-	// branch was made for it; discard: nothing of the agent's in it, so
-	// it goes, and its branch too when new.
-	reused, newBranch, discard bool
-	cancel                     context.CancelCauseFunc // stops the phase at a safe point
-}
-
-type phaseResult struct {
-	id  string
-	err error
-}
 
 // run runs the phases of todo, up to cfg.Parallel at a time. The
 // first error stops new phases from starting; those running finish (and

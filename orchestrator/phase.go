@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/debussy-dev/debussy/checkpoint"
-	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
@@ -17,91 +15,9 @@ import (
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/recorder"
-	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/secrets"
-	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 )
-
-// phaseRun is one phase across its attempts and sessions. What it needs of
-// the run comes as narrow values — its sessions, a committer, its side of
-// the record (rec: emit a fact, read what its facts made of its record),
-// the policy's limits, its files, a clock — never the run itself.
-type phaseRun struct {
-	ph       *plans.Phase
-	rec      *recorder.Phase
-	sessions Sessions
-	launch   *launcher // what the run's sessions share (session.go)
-	commits  *committer
-	limits   policy.Limits
-	files    phaseFiles
-	now      func() time.Time
-	cfg      config.Config
-	// extend asks the user whether to extend a spent budget (Options.Extend).
-	extend func(context.Context, ExtendRequest) bool
-	spend  *spend.Phase // the phase's account in this run
-	start  phaseStart
-	carry  carried
-	tries  tries
-}
-
-// phaseStart is where a phase starts from: fixed before its first session.
-type phaseStart struct {
-	plan    *plans.Plan
-	planRel string // the plan as the Debussy-Plan trailer names it
-	// root is the user's repository root (phase files' paths in prompts
-	// are relative to it); dir where the phase's sessions and gates run
-	// (the root, or its worktree), env the environment they inherit
-	// (repo.ChildEnv: no GIT_DIR sending the agent's git elsewhere).
-	root, dir string
-	env       []string
-	// prev is the earlier run's record of the phase it resumes (prevRun's),
-	// nil to start afresh; hold the account's usage limit git records.
-	prevRun *state.Run
-	prev    *state.PhaseRecord
-	hold    *remote.Hold
-	// base is the commit the phase started from ("files changed" are
-	// against it); basePrompt the phase prompt every prompt ends with.
-	base, basePrompt string
-	// progressRuns are the runs whose `debussy progress` lines belong to
-	// this phase (earlier interrupted runs when resuming).
-	progressRuns []string
-	// priorAttempts are the attempts of the blocked run this one resumes
-	// with the person's answer: the answer starts the next attempt.
-	priorAttempts int
-}
-
-// carried is what the sessions that ended leave the next checkpoint and
-// the next session.
-type carried struct {
-	events      *checkpoint.Recorder // what the agent did, for checkpoints
-	window      int64                // learned from the CLI's result, for the next session
-	checkpoints int
-	lastTrigger time.Time // when the last restart was triggered, for turnaround
-	// The agent's handoff file or why there is none; avoid lists the
-	// repeated calls of every doom loop in this phase.
-	handoff, noHandoff string
-	avoid              []string
-	// refused are the tool calls debussy itself refused in this phase's
-	// sessions of this run, by tool_use id (session.Result.Refused): the
-	// checkpoint lists them as debussy's refusals, not the agent's
-	// failures.
-	refused       map[string]string
-	pointsChecked bool // warnCompactionPoint ran
-	// undelivered are notes the last session's policy decided but never
-	// delivered (its stop came first): the next session hears them first.
-	undelivered []string
-}
-
-// tries count the current attempt's context restarts and the retries after
-// sessions that failed on their own.
-type tries struct{ restarts, retries int }
-
-// phaseFiles are where a phase's files are: .debussy/runs/<run>/.
-type phaseFiles struct {
-	store *state.Store
-	run   string
-}
 
 // run runs the phase: its attempts, until it ends.
 func (p *phaseRun) run(ctx context.Context) error {
@@ -255,32 +171,6 @@ func (p *phaseRun) resume(head string) string {
 	return next
 }
 
-// endPhase ends the phase with status, committing a failed or blocked end
-// in git (an outcome commit, even empty); err is returned unchanged unless
-// the ledger cannot be written.
-func (p *phaseRun) endPhase(status state.Status, err error) error {
-	return p.end(record.PhaseEnded{Status: string(status)}, err, true)
-}
-
-// end records the phase's end ev, and its outcome commit first when
-// commitEnd and the outcome is one git records (failed, blocked): the
-// completed phase's commit is made before, and a failure no commit
-// records (claude cannot run) has none.
-func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
-	ev.Phase = p.ph.ID
-	if event := commitEvent(ev.Status); commitEnd && isRecorded(event) && event != eventCompleted {
-		p.commit(event, ev.Status, commitOpts{reason: outcome.PublicReason(err)})
-	}
-	if err != nil {
-		ev.Error, ev.Reason = err.Error(), outcome.PublicReason(err)
-	}
-	p.rec.Emit(ev)
-	if serr := p.rec.Sync(); serr != nil {
-		return serr
-	}
-	return err
-}
-
 // answered puts the person's answer (debussy answer) to the question the
 // blocked phase asked first in the resumed prompt next, as a new attempt
 // of the same phase. Without an answer the phase resumes as any
@@ -313,21 +203,6 @@ func (p *phaseRun) applyHold() {
 		return
 	}
 	p.rec.Emit(record.UsageLimitHold{Phase: p.ph.ID, Limit: h.Limit, Resets: h.Resets, Commit: h.Commit, ByPhase: h.Phase})
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func relTo(root, path string) string {
-	rel, err := filepath.Rel(root, path)
-	if err != nil {
-		return path
-	}
-	return filepath.ToSlash(rel)
 }
 
 // newPhase is phase ph of the run, to run in repo with rec, its side of

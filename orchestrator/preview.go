@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/plans"
@@ -95,15 +94,4 @@ func Check(opts Options) (*Preview, error) {
 		return nil, dirtyError(dirty)
 	}
 	return p, nil
-}
-
-// dirtyError refuses uncommitted changes to tracked files, naming them.
-func dirtyError(dirty []string) error {
-	const show = 20
-	list := dirty
-	if len(list) > show {
-		list = append(list[:show:show], fmt.Sprintf("… and %d more", len(dirty)-show))
-	}
-	return fmt.Errorf("%w:\n  %s\ncommit or stash them first, or pass --allow-dirty to let debussy commit them with the agent's work",
-		ErrDirty, strings.Join(list, "\n  "))
 }

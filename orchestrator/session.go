@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 
-	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
@@ -126,27 +124,6 @@ func slogLevel(level policy.Level) slog.Level {
 		return slog.LevelInfo
 	}
 	return slog.LevelDebug
-}
-
-// launcher makes the configs of a run's sessions: what they share.
-type launcher struct {
-	cfg           config.Config
-	plan          string // the master plan's path
-	store         *state.Store
-	run           string
-	self, selfDir string
-	hard          <-chan struct{}
-	grace         time.Duration // InterruptGrace
-	live          bool          // a live view takes the Meters' figures
-	answers       *session.Answers
-	// reached is set once a session of the run got an answer from the
-	// API: from then on an unreachable API is a blip to retry, before it
-	// a setup error.
-	reached *atomic.Bool
-	// traceEnv is the TRACEPARENT and resource attributes of a session's
-	// span (telemetry.Spans.ChildEnv).
-	traceEnv func(phase string, n int) map[string]string
-	log      *slog.Logger
 }
 
 // config is phase p's session n as package session needs it.

@@ -182,13 +182,6 @@ func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class
 	return prompt.WithRejection(c.rejected, cp.Prompt(p.start.basePrompt)), nil
 }
 
-// keepFrom keeps what the next checkpoint needs of the session that ended:
-// the handoff or why there is none, and the calls to avoid.
-func (p *phaseRun) keepFrom(end session.Result) {
-	p.carry.handoff, p.carry.noHandoff = end.Handoff, end.NoHandoff
-	p.carry.avoid = append(p.carry.avoid, end.Avoid...)
-}
-
 // lessons is what an adaptive restart's checkpoint says the last window
 // taught, beside the files, calls and notes every checkpoint carries.
 func lessons(reason string) string {

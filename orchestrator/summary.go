@@ -3,13 +3,10 @@ package orchestrator
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
-
-func absPath(p string) (string, error) { return filepath.Abs(p) }
 
 // appendStepSummary appends the run's markdown summary (report.StepSummary)
 // to the file at path, GitHub Actions' $GITHUB_STEP_SUMMARY.

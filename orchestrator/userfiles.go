@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -99,15 +101,64 @@ func (r *orun) leftByEarlierRuns(files gitcommit.Fingerprints) gitcommit.Fingerp
 // leftByEarlierRuns), with room to spare.
 const mtimeLag = 50 * time.Millisecond
 
-// samplePaths names up to n paths, sorted, and how many more there are.
-func samplePaths(files gitcommit.Fingerprints, n int) string {
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
+// dirtyError refuses uncommitted changes to tracked files, naming them.
+func dirtyError(dirty []string) error {
+	const show = 20
+	list := dirty
+	if len(list) > show {
+		list = append(list[:show:show], fmt.Sprintf("… and %d more", len(dirty)-show))
 	}
-	slices.Sort(paths)
-	if len(paths) > n {
-		return strings.Join(paths[:n], ", ") + fmt.Sprintf(" and %d more", len(paths)-n)
+	return fmt.Errorf("%w:\n  %s\ncommit or stash them first, or pass --allow-dirty to let debussy commit them with the agent's work",
+		ErrDirty, strings.Join(list, "\n  "))
+}
+
+// checkTree refuses a tree with uncommitted changes to tracked files: debussy
+// must not sweep the user's own edits into its commits. Leftovers of a run
+// that died are that run's work and are committed instead.
+func (r *orun) checkTree() error {
+	if len(r.recovered) > 0 && r.cfg.AutoCommit {
+		// A run that died (kill -9, crash) left its agent's work in the
+		// tree, tracked or new: commit it as that run's, before anything else.
+		last := r.recovered[len(r.recovered)-1]
+		phase := runningPhase(last)
+		msg := gitcommit.Message{
+			Subject: fmt.Sprintf("debussy: phase %s — work left by interrupted run %s", phase, last.ID),
+			Body:    "debussy stopped without committing (killed or crashed); this is what it left in the tree.",
+			Run:     last.ID, Plan: PlanRel(r.Repo.Root(), last.Plan), Phase: phase, Event: string(eventInterrupted),
+		}
+		// The files that run found at its start are still the user's.
+		user, _, err := r.Store.LoadUserFiles(last.ID)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		// Listed in that run's record before the branch moves to it.
+		c, err := r.committer(nil, r.rec, last.ID, phase, true).Write(func(opts ...gitcommit.CommitOption) (gitcommit.Commit, error) {
+			return r.Repo.CommitAll(r.gitCtx(), msg.String(), append(opts, excludeUser(user, msg))...)
+		})
+		switch {
+		case errors.Is(err, gitcommit.ErrNothingToCommit):
+		case err != nil:
+			return fmt.Errorf("%w: commit the interrupted run's work: %w", ErrSetup, err)
+		default:
+			r.rec.Emit(record.LeftoverCommit{Run: last.ID, Commit: c.Hash, Files: c.Files})
+		}
 	}
-	return strings.Join(paths, ", ")
+	dirty, err := r.Repo.DirtyTracked(r.gitCtx())
+	if err != nil {
+		return fmt.Errorf("%w: check the work tree: %w", ErrSetup, err)
+	}
+	dirty = withoutOwnIgnore(r.Repo, dirty)
+	if len(dirty) == 0 || r.cfg.AllowDirty {
+		return nil
+	}
+	return dirtyError(dirty)
+}
+
+func runningPhase(run *state.Run) string {
+	for _, p := range run.Phases {
+		if p.Status == state.StatusInterrupted || p.Status == state.StatusRunning {
+			return p.ID
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/debussy-dev/debussy/cijob"
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/recorder"
@@ -75,4 +76,17 @@ func (t told) Close() error {
 		return nil
 	}
 	return t.close()
+}
+
+// newJob is the run's work with the remote.
+func (r *orun) newJob() *cijob.Job {
+	return &cijob.Job{Repo: r.Repo, Plan: r.Plan, PlanRel: r.planRel(), Only: r.Only, Base: r.Base, Push: r.Push, Run: r.id,
+		Now: r.now, Hard: r.Hard, Log: r.log, Rec: r.rec, Ctx: func() context.Context { return r.ctx }, GitCtx: r.gitCtx,
+		Writer: func(phase string, list bool) cijob.Writer { return r.committer(nil, r.rec, "", phase, list) },
+		Ready: func() error {
+			if err := requireCommit(r.Repo); err != nil {
+				return err
+			}
+			return r.checkTree()
+		}, Preview: r.preview}
 }

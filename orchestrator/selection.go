@@ -1,15 +1,12 @@
 package orchestrator
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/debussy-dev/debussy/completion"
-	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // Git as the ledger: every phase end is a commit whose trailers say how it
@@ -28,20 +25,6 @@ func (r *orun) resolver() completion.Resolver {
 		res.GitKnows = res.Git != nil && r.cfg.AutoCommit
 	}
 	return res
-}
-
-// readGitLedger reads the outcomes in git history; an unreadable history
-// only costs the skip of phases completed elsewhere, so it is a warning.
-func readGitLedger(ctx context.Context, repo *gitcommit.Repo, planRel string, log *slog.Logger) *gitcommit.Ledger {
-	if repo == nil {
-		return nil
-	}
-	l, err := repo.ReadLedger(ctx, planRel)
-	if err != nil {
-		log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
-		return nil
-	}
-	return l
 }
 
 // selectOnly narrows todo to the --only phase, which must exist and whose
@@ -76,19 +59,67 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	return nil
 }
 
-// planRel is this run's plan as the Debussy-Plan trailer names it.
-func (r *orun) planRel() string {
-	if r.Repo == nil {
-		return filepath.ToSlash(r.Plan.Path)
+// selectPhases decides which phases this run executes and logs why the
+// others are skipped.
+func (r *orun) selectPhases(order []*plans.Phase) (selection, error) {
+	sel := selection{todo: map[string]bool{}, skipped: map[string]record.PhaseSkipped{}}
+	done := map[string]string{} // id → why it counts as completed
+	res := r.resolver()
+	for _, ph := range order {
+		if a := res.Phase(ph.ID); a.Done {
+			done[ph.ID] = a.Why
+			skip := record.PhaseSkipped{Phase: ph.ID, Why: a.Why}
+			if a.Source != completion.Table {
+				skip.Commits = a.Commits
+			}
+			sel.skipped[ph.ID] = skip
+			continue
+		}
+		sel.todo[ph.ID] = true
 	}
-	return PlanRel(r.Repo.Root(), r.planPath())
+	if r.Only != "" {
+		if err := r.selectOnly(order, sel.todo, done); err != nil {
+			return sel, err
+		}
+	}
+	if r.PhaseID != "" {
+		start := r.Plan.Phase(r.PhaseID)
+		if start == nil {
+			return sel, fmt.Errorf("%w: --phase %s: no such phase in %s; its phases are %s", ErrSetup, r.PhaseID, r.Plan.Path, phaseIDs(r.Plan))
+		}
+		// --phase runs that phase and what follows it in run order; its
+		// dependencies (transitively) must already be complete.
+		if missing := r.Plan.Unfinished(start, func(id string) bool { _, ok := done[id]; return ok }); len(missing) > 0 {
+			noun := "phase"
+			if len(missing) > 1 {
+				noun = "phases"
+			}
+			return sel, fmt.Errorf("%w: --phase %s depends on unfinished %s %s; run them first or drop --phase",
+				ErrSetup, r.PhaseID, noun, strings.Join(missing, ", "))
+		}
+		sel.todo[start.ID] = true
+		delete(done, start.ID)
+		delete(sel.skipped, start.ID)
+		for _, ph := range order {
+			if ph.ID == start.ID {
+				break
+			}
+			delete(sel.todo, ph.ID)
+			if _, ok := sel.skipped[ph.ID]; !ok {
+				sel.skipped[ph.ID] = record.PhaseSkipped{Phase: ph.ID} // before --phase: not done, not run
+			}
+		}
+	}
+	return sel, nil
 }
 
-// phaseIDs lists the plan's phase ids, for an error naming one it lacks.
-func phaseIDs(p *plans.Plan) string {
-	ids := make([]string, 0, len(p.Phases))
-	for _, ph := range p.Phases {
-		ids = append(ids, ph.ID)
+// skippedIDs are the phases sel skips.
+func (sel selection) skippedIDs() map[string]bool {
+	out := map[string]bool{}
+	for id := range sel.skipped {
+		if !sel.todo[id] {
+			out[id] = true
+		}
 	}
-	return strings.Join(ids, ", ")
+	return out
 }
