@@ -75,6 +75,11 @@ type Result struct {
 	// Conflict names the branch and files of the merge that stopped
 	// collect; nil when none did.
 	Conflict *gitcommit.ConflictError
+	// Records are the plan's run records its jobs pushed (run --push),
+	// fetched and kept here (remote.RecordsPrefix); RecordsErr why they
+	// could not be, which costs collect nothing else.
+	Records    int
+	RecordsErr error
 }
 
 // Collect fetches the plan's phase branches from opts.Remote and merges the
@@ -112,6 +117,17 @@ func Collect(ctx context.Context, opts Options) (Result, error) {
 	// must not be merged from a stale copy.
 	if err := rem.Fetch(ctx, "debussy/"+planID+"/"); err != nil {
 		return res, err
+	}
+	// The jobs' records travel with their branches: kept here too, so the
+	// collected repository has the run's whole record (status --from).
+	if res.RecordsErr = rem.FetchRecords(ctx); res.RecordsErr == nil {
+		recs, err := rem.Records(ctx)
+		res.RecordsErr = err
+		for _, r := range recs {
+			if r.Plan == planID {
+				res.Records++
+			}
+		}
 	}
 
 	here, err := opts.Repo.ReadLedger(ctx, opts.PlanRel)

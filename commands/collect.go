@@ -12,6 +12,8 @@ import (
 	"github.com/debussy-dev/debussy/collect"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/remote"
 )
 
 type collectOptions struct {
@@ -41,7 +43,8 @@ target to the branch of the same name on REMOTE; a push rejected because the rem
 on is fetched, merged and tried again, never forced.
 
 Phase branches are never deleted: the phases that depend on one merge it when they start
-(--base deps).
+(--base deps). The jobs' run records (refs/debussy/records/, pushed by run --push) are
+fetched and kept too: debussy status --from REMOTE and report --from REMOTE read them.
 
 Exit codes: 0 every completed phase is merged and none failed or was blocked (phases not
 run yet, still running or interrupted are listed and do not fail collect: a driver loop
@@ -121,6 +124,13 @@ func (e *Env) printCollect(rel string, opts collectOptions, res collect.Result) 
 	_ = tw.Flush()
 	for _, l := range strings.SplitAfter(table.String(), "\n") {
 		fmt.Fprint(e.Stdout, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
+	}
+	switch {
+	case res.RecordsErr != nil:
+		fmt.Fprintf(e.Stderr, "debussy: the jobs' run records were not kept: %v\n", res.RecordsErr)
+	case res.Records > 0:
+		fmt.Fprintf(e.Stdout, "kept the records of %s under %s%s/ (debussy status --from %s shows the run across its jobs)\n",
+			plural(res.Records, "job"), remote.RecordsPrefix, plans.ID(rel), opts.From)
 	}
 	if res.Pushed {
 		fmt.Fprintf(e.Stdout, "pushed %s to %s\n", res.Target, opts.From)

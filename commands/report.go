@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"io"
 	"io/fs"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -42,11 +42,13 @@ changed. --md prints the same as markdown with Mermaid charts (GitHub renders th
 Examples:
   debussy report                              # the latest run → .debussy/runs/<run>/report.html
   debussy report --html run.html              # somewhere else
-  debussy report --run 20261121-2230-4f2c --md > run.md`,
+  debussy report --run 20261121-2230-4f2c --md > run.md
+  debussy report --from origin --md           # a run spread over CI jobs (run --push)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run `ID` (default: the latest run with a session; debussy status shows ids)"},
 			&cli.StringFlag{Name: "html", Usage: "write the HTML report to `FILE`", DefaultText: ".debussy/runs/<run>/report.html"},
 			&cli.BoolFlag{Name: "md", Usage: "print markdown with Mermaid charts instead"},
+			&cli.StringFlag{Name: "from", Usage: fromUsage},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -55,7 +57,14 @@ Examples:
 			if c.IsSet("html") && c.Bool("md") {
 				return usageErr(c, "--html and --md: choose one")
 			}
-			return e.report(c.Context, reportOptions{Run: c.String("run"), HTML: e.abs(c.String("html")), MD: c.Bool("md")})
+			opts := reportOptions{Run: c.String("run"), HTML: e.abs(c.String("html")), MD: c.Bool("md")}
+			if from := c.String("from"); from != "" {
+				if opts.Run != "" {
+					return usageErr(c, "--from and --run: choose one")
+				}
+				return e.reportFrom(c.Context, from, opts)
+			}
+			return e.report(c.Context, opts)
 		},
 	}
 }

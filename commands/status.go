@@ -27,10 +27,17 @@ func (e *Env) statusCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the run record as JSON (includes stop latency and restart turnaround)"},
 			&cli.BoolFlag{Name: "all", Usage: "list every run, newest first"},
+			&cli.StringFlag{Name: "from", Usage: fromUsage},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr(c, "unexpected arguments: %s", strings.Join(c.Args().Slice(), " "))
+			}
+			if from := c.String("from"); from != "" {
+				if c.Bool("all") {
+					return usageErr(c, "--from and --all: choose one")
+				}
+				return e.statusFrom(c.Context, from, c.Bool("json"))
 			}
 			if c.Bool("all") {
 				return e.statusAll(c.Bool("json"))

@@ -83,8 +83,8 @@ func newRun(ctx context.Context, opts Options) (*orun, error) {
 		r.release()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	r.startRecord(ctx, events)
 	r.job = r.newJob()
+	r.startRecord(ctx, events)
 	r.markStaleRuns()
 	reclaimGitLocks(r.Repo, r.log)
 	// An earlier run's answers about the window (a day at most): a

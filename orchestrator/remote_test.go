@@ -113,6 +113,21 @@ func TestBaseDepsMergesAndPushes(t *testing.T) {
 	if ev := gitT(t, origin, "log", "-1", "--format=%(trailers:key=Debussy-Event,valueonly)", tip); ev != "completed" {
 		t.Errorf("phase 2's branch ends with event %q", ev)
 	}
+	// Each job pushed its record beside its branch, one ref per phase and
+	// run: what it did, never a transcript, no error text.
+	refs := strings.Fields(gitT(t, origin, "for-each-ref", "--format=%(refname)", "refs/debussy/records/"+testPlanID+"/"))
+	if len(refs) != 2 || !strings.Contains(refs[0], "/phase-1/") || !strings.Contains(refs[1], "/phase-2/") {
+		t.Fatalf("records on origin: %v", refs)
+	}
+	run := gitT(t, origin, "cat-file", "blob", refs[1]+":run.json")
+	events := gitT(t, origin, "cat-file", "blob", refs[1]+":events.jsonl")
+	if !strings.Contains(run, `"status": "completed"`) || !strings.Contains(events, `"event":"session_ended"`) ||
+		!strings.Contains(events, `"event":"run_ended"`) || strings.Contains(events, "session-1.jsonl") {
+		t.Errorf("phase 2's record:\n%s\n%s", run, events)
+	}
+	if names := gitT(t, origin, "ls-tree", "--name-only", refs[1]); names != "events.jsonl\nrun.json" {
+		t.Errorf("phase 2's record holds %q", names)
+	}
 
 	// The same job again (a CI retry): nothing to do, nothing pushed anew.
 	c2 := f.clone(origin, script{})

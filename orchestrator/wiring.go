@@ -13,7 +13,7 @@ import (
 
 // The run's record and who is told of it: the recorder owns the ledger and
 // hands each fact to events.jsonl, the log, the live view, the notifier,
-// the tracer and, with --push, the record's pusher (pushrecord.go). The
+// the tracer and, with --push, the record's pusher (cijob.RecordPusher). The
 // phases and the run emit facts; nothing here decides anything.
 
 // startRecord makes the run's recorder and its subscribers.
@@ -41,8 +41,8 @@ func (r *orun) startRecord(ctx context.Context, events *state.EventLog) {
 		subs = append(subs, told{tell: r.notifier.Facts(r.id, r.Plan.Name, r.ExitCode(&UsageLimitError{})).Tell})
 	}
 	subs = append(subs, told{tell: r.spans.Tell, close: r.spans.Close})
-	if p := r.recordPusher(); p != nil {
-		subs = append(subs, p)
+	if p := r.job.RecordPusher(); p != nil {
+		subs = append(subs, p) // --push: the record beside the phase's branch
 	}
 	r.rec = recorder.New(recorder.Options{Store: r.Store, Ledger: r.ledger, Run: r.run, Now: r.now, Log: r.log,
 		BeforeWrite: func(run *state.Run, now time.Time) {
@@ -51,6 +51,7 @@ func (r *orun) startRecord(ctx context.Context, events *state.EventLog) {
 			}
 		},
 		Subscribers: subs})
+	r.job.Rec = r.rec
 }
 
 func hasEconomics(run *state.Run) bool {

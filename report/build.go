@@ -67,6 +67,7 @@ type Session struct {
 	Refusals      []string
 	Nudges        []string
 	started       bool
+	endCost       float64 // what its session_ended says it cost (no stream to read)
 }
 
 // Mark is something that happened in a session, placed on its turn.
@@ -215,6 +216,8 @@ type builder struct {
 func (b *builder) session(p *Phase, s *Session) {
 	d := b.in.Sessions[SessionKey{p.ID, s.N}]
 	if d == nil {
+		// No stream (a CI job's record): what its end recorded.
+		s.Spend.Cost = s.endCost
 		return
 	}
 	s.Model, s.Window, s.Points, s.SubagentTools = d.Model(), d.Window(), d.Points, d.SubagentTools
@@ -291,7 +294,7 @@ func (b *builder) event(l record.Line) {
 	}
 	if ev, ok := record.As[record.SessionEnded](l); ok {
 		if s != nil {
-			s.End = at
+			s.End, s.endCost = at, ev.CostUSD
 			s.Outcome = ev.Outcome
 			if ev.Reason != "" {
 				s.Outcome += ": " + ev.Reason

@@ -75,6 +75,20 @@ func (e *EventLog) RecordAt(at time.Time, ev record.Event) error {
 	return nil
 }
 
+// EncodeEvent is ev as a line of events.jsonl at at, redacted: what
+// RecordAt writes.
+func EncodeEvent(at time.Time, ev record.Event) ([]byte, error) {
+	fields, err := recordFields(ev)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.EventName(), err)
+	}
+	line, err := encodeRaw(at, ev.EventName(), fields)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.EventName(), err)
+	}
+	return secrets.Default().JSON(line), nil
+}
+
 // recordFields is ev's keys, each with its JSON.
 func recordFields(ev record.Event) (map[string]json.RawMessage, error) {
 	data, err := json.Marshal(ev)
