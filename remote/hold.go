@@ -54,6 +54,11 @@ type Hold struct {
 	Commit string    `json:"commit"` // the commit that records it
 }
 
+// holdHorizon is how far back a commit can record a usage limit that has
+// not reset yet: the longest limit's window (seven days), and a day for
+// clocks that disagree.
+const holdHorizon = 8 * 24 * time.Hour
+
 // Hold returns, of the usage limits recorded in commits reachable from revs
 // (git log's: refs, or --glob=…) and HEAD, the one that resets last after
 // now; ok is false when none is in force.
@@ -66,6 +71,10 @@ func (r Remote) Hold(ctx context.Context, now time.Time, revs ...string) (Hold, 
 	if len(revs) == 0 {
 		return Hold{}, false, nil
 	}
+	// A limit still in force was met within its window (seven days at
+	// most): older commits cannot hold one, so the walk stops there
+	// instead of reading the whole history.
+	revs = append([]string{"--since=" + now.Add(-holdHorizon).Format(time.RFC3339)}, revs...)
 	cs, err := r.log(ctx, LimitKey+":", revs...)
 	if err != nil {
 		return Hold{}, false, fmt.Errorf("read the usage limits recorded in git: %w", err)

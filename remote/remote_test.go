@@ -101,6 +101,16 @@ func TestAccountHold(t *testing.T) {
 	if h, ok, _ := (Remote{Dir: clone}).Hold(ctx, now.Add(3*time.Hour), DebussyRefs("")); ok {
 		t.Errorf("expired records hold: %+v", h)
 	}
+	// A commit older than the longest limit's window records none in
+	// force (whatever its trailer says): the walk stops before it, which
+	// keeps status quick on a long history.
+	record(clone, "3", now.Add(10*24*time.Hour)) // a (made-up) reset in ten days, recorded today
+	if h, ok, _ := (Remote{Dir: clone}).Hold(ctx, now.Add(9*24*time.Hour), DebussyRefs("")); ok {
+		t.Errorf("a record nine days old holds: %+v", h)
+	}
+	if h, ok, _ := (Remote{Dir: clone}).Hold(ctx, now.Add(-time.Minute), DebussyRefs("")); !ok || h.Phase != "3" {
+		t.Errorf("a record of today does not hold: %+v", h)
+	}
 }
 
 // A push never forces: a moved branch is ErrRejected; a remote hook's

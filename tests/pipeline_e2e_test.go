@@ -2,9 +2,11 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -108,6 +110,59 @@ func checkCollected(t *testing.T, origin, want string) {
 	}
 }
 
+// checkRecordsFrom ends a distributed run's test: every job pushed its
+// record beside its branch, and `debussy status --from origin` and
+// `report --from origin` (run in h's clone) show the whole run across the
+// jobs — each phase completed by one job, which ran one session (as the
+// fake API saw) and cost something; the report has every phase's
+// sessions and cost.
+func checkRecordsFrom(t *testing.T, h *harness) {
+	t.Helper()
+	r := h.run("status", "--from", "origin", "--json")
+	var plans []struct {
+		Status string
+		Phases []struct {
+			ID       string
+			Status   string
+			Sessions int
+			Tokens   int64
+			CostUSD  float64 `json:"cost_usd"`
+			Jobs     []struct{ Run, Status string }
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &plans); r.Code != 0 || err != nil || len(plans) != 1 {
+		t.Fatalf("status --from origin --json (%v): %s", err, r)
+	}
+	if plans[0].Status != "completed" || len(plans[0].Phases) != len(diamondPhases) {
+		t.Fatalf("status --from origin: the run is %s with %d phases, want completed with %d:\n%s", plans[0].Status,
+			len(plans[0].Phases), len(diamondPhases), r.Stdout)
+	}
+	for i, p := range plans[0].Phases {
+		want := diamondPhases[i].ID
+		if p.ID != want || p.Status != "completed" || len(p.Jobs) != 1 || p.Jobs[0].Status != "completed" ||
+			p.Sessions != len(h.sessionsOf(phaseMatch(want))) || p.Sessions != 1 || p.Tokens <= 0 || p.CostUSD <= 0 {
+			t.Errorf("status --from origin, phase %s: %+v; want completed by one job, its one session, tokens and cost", want, p)
+		}
+	}
+	text := h.run("status", "--from", "origin")
+	if text.Code != 0 || !strings.Contains(text.Stdout, "completed, 5 jobs") || !strings.Contains(text.Stdout, "across its jobs: 5 sessions, 0 restarts") {
+		t.Errorf("status --from origin: %s", text)
+	}
+	md := h.run("report", "--from", "origin", "--md")
+	if md.Code != 0 {
+		t.Fatalf("report --from origin --md: %s", md)
+	}
+	for _, p := range diamondPhases {
+		row := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(p.ID) + ` \| ` + regexp.QuoteMeta(p.Title) + ` \| completed \| 1 \| 0 \| [0-9.]+K? \| \$([0-9.]+) \|`)
+		if m := row.FindStringSubmatch(md.Stdout); m == nil || m[1] == "0.00" {
+			t.Errorf("report --from origin has no row of phase %s with its session and cost:\n%s", p.ID, md.Stdout)
+		}
+	}
+	if strings.Contains(md.Stdout, "debussy done --phase") {
+		t.Errorf("the pushed record carries what the agent ran:\n%s", md.Stdout)
+	}
+}
+
 // The diamond plan through the GitLab child pipeline debussy writes, run
 // by gitlab-ci-local (GitLab's schema, needs:, stages, when: always) with
 // the shell executor against a bare origin, twice: each job in its own copy
@@ -168,6 +223,7 @@ func runGitLabChild(t *testing.T, glcl, want string, args ...string) {
 		}
 	}
 	checkCollected(t, origin, want)
+	checkRecordsFrom(t, driver)
 	// Every job passed: after_script removed each one's clone.
 	if left, _ := filepath.Glob(filepath.Join(tmp, "debussy-job-*")); len(left) > 0 {
 		t.Errorf("jobs that passed left their clones: %v", left)
@@ -275,6 +331,7 @@ func TestPipelineK8sDriverRunsThePlan(t *testing.T) {
 		t.Errorf("the driver did not end with nothing ready")
 	}
 	checkCollected(t, origin, want)
+	checkRecordsFrom(t, driver)
 }
 
 func must[T any](v T, err error) T {
