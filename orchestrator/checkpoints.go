@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/plans"
@@ -118,4 +119,19 @@ func setHandoff(in *checkpoint.Input, handoff, path, noHandoff string, avoid []s
 func (p *phaseRun) keepFrom(end session.Result) {
 	p.carry.handoff, p.carry.noHandoff = end.Handoff, end.NoHandoff
 	p.carry.avoid = append(p.carry.avoid, end.Avoid...)
+}
+
+// phaseFile is the phase file's path relative to the repository root at
+// root — what the agent, working there, can open; ph.File is relative to
+// the master plan ("phase-1.md" for docs/plans/phase-1.md). Outside the
+// repository it stays as the plan wrote it.
+func phaseFile(root string, ph *plans.Phase) string {
+	if root == "" || ph.Path == "" {
+		return filepath.ToSlash(ph.File)
+	}
+	rel := PlanRel(root, ph.Path)
+	if rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return filepath.ToSlash(ph.File)
+	}
+	return rel
 }

@@ -105,21 +105,6 @@ func readGitLedger(ctx context.Context, repo *gitcommit.Repo, planRel string, lo
 	return l
 }
 
-// phaseFile is the phase file's path relative to the repository root at
-// root — what the agent, working there, can open; ph.File is relative to
-// the master plan ("phase-1.md" for docs/plans/phase-1.md). Outside the
-// repository it stays as the plan wrote it.
-func phaseFile(root string, ph *plans.Phase) string {
-	if root == "" || ph.Path == "" {
-		return filepath.ToSlash(ph.File)
-	}
-	rel := PlanRel(root, ph.Path)
-	if rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
-		return filepath.ToSlash(ph.File)
-	}
-	return rel
-}
-
 func absPath(p string) (string, error) { return filepath.Abs(p) }
 
 // BaseDeps is --base deps.
