@@ -261,7 +261,7 @@ func (j *Job) mergeDeps(ctx context.Context, rem remote.Remote) error {
 	if ph == nil {
 		return nil // selectOnly names the mistake
 	}
-	res := completion.Resolver{Plan: j.Plan, Git: readGitLedger(j.GitCtx(), j.Repo, j.PlanRel, j.Log), PlanRel: j.PlanRel}
+	res := completion.Resolver{Plan: j.Plan, Git: completion.ReadGit(j.GitCtx(), j.Repo, j.PlanRel, j.Log), PlanRel: j.PlanRel}
 	for _, dep := range ph.DependsOn {
 		if res.Phase(dep).Source == completion.Table {
 			continue
@@ -480,18 +480,4 @@ func (j *Job) Plans() []string {
 			plans.PhaseBranch(j.planID(), phase), j.Push))
 	}
 	return out
-}
-
-// readGitLedger reads the outcomes in git history; an unreadable history
-// only costs the skip of phases completed elsewhere, so it is a warning.
-func readGitLedger(ctx context.Context, repo *gitcommit.Repo, planRel string, log *slog.Logger) *gitcommit.Ledger {
-	if repo == nil {
-		return nil
-	}
-	l, err := repo.ReadLedger(ctx, planRel)
-	if err != nil {
-		log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
-		return nil
-	}
-	return l
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"text/tabwriter"
 	"time"
@@ -257,16 +258,11 @@ func (e *Env) reportFrom(ctx context.Context, from string, opts reportOptions) e
 		}
 		path := opts.HTML
 		if path == "" || len(plans) > 1 {
-			path = fmt.Sprintf("%s/%s/from/%s.html", root, state.DirName, a.Plan)
+			path = filepath.Join(root, state.DirName, "from", a.Plan+".html")
 		}
-		var buf bytes.Buffer
-		if err := report.HTML(&buf, rep); err != nil {
+		if err := e.writeHTML(path, rep); err != nil {
 			return err
 		}
-		if err := state.WriteFile(path, buf.Bytes()); err != nil {
-			return fmt.Errorf("write report: %w", err)
-		}
-		fmt.Fprintln(e.Stdout, path)
 	}
 	return nil
 }

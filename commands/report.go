@@ -94,6 +94,12 @@ func (e *Env) report(_ context.Context, opts reportOptions) error {
 	if path == "" {
 		path = filepath.Join(store.RunDir(run.ID), "report.html")
 	}
+	return e.writeHTML(path, rep)
+}
+
+// writeHTML writes rep's HTML page at path (private, as .debussy/ is)
+// and prints the path.
+func (e *Env) writeHTML(path string, rep *report.Report) error {
 	var buf bytes.Buffer
 	if err := report.HTML(&buf, rep); err != nil {
 		return err

@@ -27,7 +27,9 @@
 package completion
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
@@ -124,4 +126,19 @@ func (r Resolver) plan(id string) *plans.Phase {
 		return nil
 	}
 	return r.Plan.Phase(id)
+}
+
+// ReadGit reads the outcomes in repo's git history for the resolver (its
+// Git); an unreadable history only costs the skip of phases completed
+// elsewhere, so it is a warning and nil.
+func ReadGit(ctx context.Context, repo *gitcommit.Repo, planRel string, log *slog.Logger) *gitcommit.Ledger {
+	if repo == nil {
+		return nil
+	}
+	l, err := repo.ReadLedger(ctx, planRel)
+	if err != nil {
+		log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
+		return nil
+	}
+	return l
 }

@@ -1,9 +1,7 @@
 package orchestrator
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,20 +87,6 @@ func samplePaths(files gitcommit.Fingerprints, n int) string {
 		return strings.Join(paths[:n], ", ") + fmt.Sprintf(" and %d more", len(paths)-n)
 	}
 	return strings.Join(paths, ", ")
-}
-
-// readGitLedger reads the outcomes in git history; an unreadable history
-// only costs the skip of phases completed elsewhere, so it is a warning.
-func readGitLedger(ctx context.Context, repo *gitcommit.Repo, planRel string, log *slog.Logger) *gitcommit.Ledger {
-	if repo == nil {
-		return nil
-	}
-	l, err := repo.ReadLedger(ctx, planRel)
-	if err != nil {
-		log.Warn("read phase outcomes from git history; relying on .debussy/ alone", "err", err)
-		return nil
-	}
-	return l
 }
 
 func absPath(p string) (string, error) { return filepath.Abs(p) }

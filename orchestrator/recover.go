@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
@@ -38,7 +39,7 @@ func (r *orun) markStaleRuns() {
 	var gl *gitcommit.Ledger // read once, if a run died
 	ended := func(run *state.Run, phase string) (gitcommit.Outcome, bool) {
 		if gl == nil {
-			if gl = readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log); gl == nil {
+			if gl = completion.ReadGit(r.gitCtx(), r.Repo, r.planRel(), r.log); gl == nil {
 				gl = &gitcommit.Ledger{}
 			}
 		}

@@ -21,7 +21,7 @@ import (
 func (r *orun) resolver() completion.Resolver {
 	res := completion.Resolver{Plan: r.Plan, Ledger: r.ledger, PlanPath: r.planPath(), PlanRel: r.planRel(), Fresh: r.Restart}
 	if !r.Restart {
-		res.Git = readGitLedger(r.gitCtx(), r.Repo, r.planRel(), r.log)
+		res.Git = completion.ReadGit(r.gitCtx(), r.Repo, r.planRel(), r.log)
 		res.GitKnows = res.Git != nil && r.cfg.AutoCommit
 	}
 	return res

@@ -235,17 +235,21 @@ func (s *Spans) endRun(at time.Time, run *state.Run) {
 		attribute.Float64("debussy.cost_usd", cost), attribute.Int("debussy.phases", len(run.Phases)))
 }
 
-// endAt is End at a fact's time.
+// endAt is End at a fact's time (zero: now).
 func endAt(span Span, at time.Time, failed string, attrs ...attribute.KeyValue) {
+	var opts []trace.SpanEndOption
+	if !at.IsZero() {
+		opts = append(opts, trace.WithTimestamp(at))
+	}
 	if !span.IsRecording() {
-		span.End()
+		span.End(opts...)
 		return
 	}
 	span.SetAttributes(attrs...)
 	if failed != "" {
 		span.SetStatus(codes.Error, failed)
 	}
-	span.End(trace.WithTimestamp(at))
+	span.End(opts...)
 }
 
 func deref[T any](p *T) T {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -151,15 +150,7 @@ func escapeAttr(s string) string {
 // that description — debussy's own word for the outcome (a status, a
 // failure class), never an error's text, which may quote tool output.
 func End(span Span, failed string, attrs ...attribute.KeyValue) {
-	if !span.IsRecording() {
-		span.End()
-		return
-	}
-	span.SetAttributes(attrs...)
-	if failed != "" {
-		span.SetStatus(codes.Error, failed)
-	}
-	span.End()
+	endAt(span, time.Time{}, failed, attrs...)
 }
 
 // Shutdown flushes the spans not yet exported, waiting at most timeout.
