@@ -23,7 +23,7 @@ import (
 func (e *Env) statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show the latest run with sessions (--all: every run): each phase's status, attempts, restarts, tokens, cost, commits",
+		Usage: "show the latest run with sessions (--all: every run; --from REMOTE: a run across CI jobs): each phase's status, attempts, restarts, tokens, cost, commits",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the run record as JSON (includes stop latency and restart turnaround)"},
 			&cli.BoolFlag{Name: "all", Usage: "list every run, newest first"},
