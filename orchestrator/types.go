@@ -61,8 +61,9 @@ type Options struct {
 	// the ledger records. commands passes its mapping so exit codes are
 	// decided in one place; nil records 0 for success and 1 otherwise.
 	ExitCode func(error) int
-	// Progress, when set, is called from the session loop after every
-	// stream event (and once when the session ends): the live view.
+	// Progress, when set, is told a phase's figures after every stream
+	// event (and once when the session ends): the live view, a subscriber
+	// of the run's record, called on the recorder's goroutine in order.
 	Progress func(Progress)
 	// Extend, when set, asks the user whether to extend a budget that ran
 	// out (a terminal, never CI): true raises it by its configured amount
