@@ -51,9 +51,14 @@ type SubscriberFunc func(f Fact, run *state.Run)
 
 func (s SubscriberFunc) Fact(f Fact, run *state.Run) { s(f, run) }
 
-// FlushEvery bounds how long a change that no durable fact came with (the
-// live figures, the zone) waits for the ledger's next write.
-var FlushEvery = 500 * time.Millisecond
+// FlushEvery bounds how long a change that only volatile facts made (the
+// live figures) waits for the ledger's next write; FlushSoon how long a
+// fact's: the facts that come meanwhile (a session's end is several) are
+// written with it. A Sync writes at once.
+var (
+	FlushEvery = 500 * time.Millisecond
+	FlushSoon  = 50 * time.Millisecond
+)
 
 // Options are a recorder's inputs.
 type Options struct {
@@ -91,6 +96,7 @@ type Recorder struct {
 	run         *state.Run
 	started     bool
 	dirty       bool
+	due         time.Time           // when the pending write is due (zero: none)
 	others      map[*state.Run]bool // other runs a fact changed, to encode again
 	beforeWrite func(*state.Run, time.Time)
 	subs        []Subscriber
@@ -133,6 +139,11 @@ func New(o Options) *Recorder {
 // ledger and the run's record are read through Read only, and Emit
 // never waits.
 func (r *Recorder) Start() {
+	r.inline.Lock()
+	if r.dirty && r.started && !r.running {
+		r.save() // what came since the last Sync
+	}
+	r.inline.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.running || r.closed {
@@ -249,7 +260,7 @@ func (r *Recorder) loop() {
 // the batch asks for it (or arms flush to), answers its Syncs and, for a
 // Close, closes the subscribers; it reports whether it closed.
 func (r *Recorder) process(items []item, timeout bool, flush *<-chan time.Time) (closing bool) {
-	write := timeout
+	write, soon := timeout, false
 	var syncs []chan error
 	for _, it := range items {
 		switch {
@@ -262,19 +273,31 @@ func (r *Recorder) process(items []item, timeout bool, flush *<-chan time.Time) 
 		default:
 			if r.apply(it.fact) {
 				if _, volatile := it.fact.Event.(record.Volatile); !volatile {
-					write = true
+					soon = true
 				}
 			}
 		}
 	}
 	// Before the run starts only a Sync writes (a killed run's leftover
 	// commit is listed in its record before the branch moves): a run
-	// refused at its start leaves the ledger as it found it.
-	if r.dirty && (write && r.started || len(syncs) > 0) {
+	// refused at its start leaves the ledger as it found it. Before the
+	// goroutine starts, the facts wait for a Sync or Start.
+	switch {
+	case !r.dirty:
+	case write && r.started || len(syncs) > 0:
 		r.save()
-		*flush = nil
-	} else if r.dirty && r.started && *flush == nil && r.running {
-		*flush = time.After(FlushEvery)
+		*flush, r.due = nil, time.Time{}
+	case r.started && r.running:
+		// The write is due within FlushSoon of a fact, FlushEvery of a
+		// volatile change: a stream of facts never puts it off.
+		wait := FlushEvery
+		if soon {
+			wait = FlushSoon
+		}
+		if due := time.Now().Add(wait); r.due.IsZero() || due.Before(r.due) {
+			r.due = due
+			*flush = time.After(wait)
+		}
 	}
 	err := r.stickyErr()
 	for _, c := range syncs {
