@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -63,5 +64,40 @@ func TestLedgerFileWritesWhatSaveWrites(t *testing.T) {
 	same(l)
 	if fi, err := os.Stat(written.ledgerPath()); err != nil || fi.Mode().Perm() != FileMode {
 		t.Fatalf("ledger mode: %v %v", fi, err)
+	}
+}
+
+// The cost of one write of a ledger with 50 earlier runs as a run goes on:
+// Save encodes and redacts every run, LedgerFile only the one that changed.
+//
+//	go test -run '^$' -bench Ledger ./state/
+func BenchmarkLedgerSave(b *testing.B)      { benchLedger(b, false) }
+func BenchmarkLedgerFileWrite(b *testing.B) { benchLedger(b, true) }
+
+func benchLedger(b *testing.B, incremental bool) {
+	store := &Store{Dir: filepath.Join(b.TempDir(), DirName)}
+	l := &Ledger{Version: 1}
+	for i := range 51 {
+		r := &Run{ID: fmt.Sprintf("r%d", i), Plan: "/p", Status: StatusCompleted}
+		for p := range 8 {
+			r.Phases = append(r.Phases, &PhaseRecord{ID: fmt.Sprint(p), Status: StatusCompleted, Sessions: 3,
+				Commits: []string{"0123456789abcdef0123456789abcdef01234567"}, LastError: "gate 1 failed: exit 1"})
+		}
+		l.Runs = append(l.Runs, r)
+	}
+	cur := l.Runs[50]
+	w := store.NewLedgerFile()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cur.Phases[0].Sessions = i
+		var err error
+		if incremental {
+			err = w.Write(l, cur)
+		} else {
+			err = store.Save(l)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }
