@@ -34,9 +34,9 @@ test: vet
 # test that needs no real claude session — every package's, the fake API's
 # and the end-to-end package's own checks; its tests that start claude skip
 # (DEBUSSY_TEST_NO_CLI=1, CI or not) — once each, without -race (make test
-# runs them with it, and the claude sessions). Measured: 79 CPU-s (59 user, 20
-# sys) for the tests, 1:48 wall with the machine's load at 12-14; about a
-# minute on two idle cores.
+# runs them with it, and the claude sessions). Measured on two cores shared
+# with other work (load 5-9): 78 CPU-s, 1:25 wall with Go's build cache warm;
+# 241 CPU-s, 5:01 wall from a cold cache (every dependency compiled).
 check: vet
 	DEBUSSY_TEST_NO_CLI=1 $(GO) test -count=1 ./...
 
