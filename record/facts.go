@@ -22,14 +22,14 @@ type PhaseSkipped struct {
 	Commits []string `json:"commits,omitempty"`
 }
 
-// PhaseResumed is a phase taken up from an earlier run's checkpoint: that
-// run (Run, where it stood), the files changed so far, what the earlier
-// runs spent, and the wait and model it carries over.
+// PhaseResumed is a phase taken up from an earlier run's checkpoint (the
+// checkpoint of kind resume that follows): that run (Run, where it
+// stood), what the earlier runs spent, and the wait, model and handoff it
+// carries over.
 type PhaseResumed struct {
 	Phase        string     `json:"phase"`
 	Run          string     `json:"run"`
 	Status       string     `json:"status"`
-	Files        int        `json:"files_changed"`
 	PriorTokens  int64      `json:"prior_tokens,omitempty"`
 	PriorCostUSD float64    `json:"prior_cost_usd,omitempty"`
 	WaitingUntil *time.Time `json:"waiting_until,omitempty"`

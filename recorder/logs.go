@@ -21,11 +21,14 @@ type Logger struct {
 	log  *slog.Logger
 	run  string // the run's id
 	root string // the repository root: paths are shown relative to it
+	// resumed are the phases resumed from an earlier run (its id), until
+	// their first checkpoint.
+	resumed map[string]string
 }
 
 // NewLogger logs the facts of run runID, paths relative to root.
 func NewLogger(log *slog.Logger, runID, root string) *Logger {
-	return &Logger{log: log, run: runID, root: root}
+	return &Logger{log: log, run: runID, root: root, resumed: map[string]string{}}
 }
 
 // Fact logs f.
@@ -72,7 +75,15 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 		return warn, "not resuming from an earlier run: its work was discarded from git; the phase starts fresh",
 			[]any{"phase", ev.Phase, "run", ev.Run, "why", ev.Why}
 	case record.PhaseResumed:
-		return info, "resuming the phase from a checkpoint", []any{"phase", ev.Phase, "run", ev.Run, "files_changed", ev.Files}
+		l.resumed[ev.Phase] = ev.Run // said with its checkpoint, which counts the files
+		return info, "", nil
+	case record.Checkpoint:
+		run, ok := l.resumed[ev.Phase]
+		if !ok || ev.Kind != "resume" {
+			return info, "", nil
+		}
+		delete(l.resumed, ev.Phase)
+		return info, "resuming the phase from a checkpoint", []any{"phase", ev.Phase, "run", run, "files_changed", ev.Files}
 	case record.Answered:
 		return info, "resuming the blocked phase with the person's answer", []any{"phase", ev.Phase, "attempt", ev.Attempt}
 	case record.Unanswered:

@@ -159,3 +159,42 @@ func TestRecorderVolatileFacts(t *testing.T) {
 		t.Fatalf("log:\n%s", logs.String())
 	}
 }
+
+// The log says each fact once, in the words it always used: a resumed
+// phase when its checkpoint counts the files, a phase's end by how it
+// ended, nothing for a fact the log has no line for.
+func TestLoggerLines(t *testing.T) {
+	var logs bytes.Buffer
+	l := NewLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), "r1", "/repo")
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	run := &state.Run{ID: "r1", Phases: []*state.PhaseRecord{{ID: "1", Sessions: 2, Restarts: 1, WaitingUntil: t0.Add(time.Hour)}}}
+	for _, ev := range []record.Event{
+		record.PhaseResumed{Phase: "1", Run: "r0"},
+		record.Checkpoint{Phase: "1", Kind: "resume", Files: 3},
+		record.Checkpoint{Phase: "1", Kind: "restart", Files: 4},
+		record.PhaseEnded{Phase: "1", Status: "completed"},
+		record.PhaseEnded{Phase: "1", Status: "interrupted", Error: "phase 1: 5-hour limit reached", Reason: "usage limit reached"},
+		record.PhaseEnded{Phase: "1", Status: "failed", Error: "boom"},
+		record.Worktree{Phase: "1", Path: "/repo/.debussy/worktrees/r1/phase-1", Branch: "b"},
+		Spend{Phase: "1", Tokens: 5},
+		Log{Phase: "1", Level: slog.LevelWarn, Msg: "nudge", Args: []any{"phase", "1", "kind", "doom_loop"}},
+	} {
+		l.Fact(Fact{At: t0, Event: ev}, run)
+	}
+	want := []string{
+		`level=INFO msg="resuming the phase from a checkpoint" phase=1 run=r0 files_changed=3`,
+		`level=INFO msg="phase completed" phase=1 sessions=2 restarts=1`,
+		`level=WARN msg="phase 1: 5-hour limit reached" resets=2026-12-05T10:00:00Z`,
+		`level=ERROR msg="phase ended" phase=1 status=failed err=boom`,
+		`level=INFO msg="phase worktree" phase=1 branch=b path=.debussy/worktrees/r1/phase-1 resumed=false`,
+		`level=WARN msg=nudge phase=1 kind=doom_loop`,
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		_, rest, _ := strings.Cut(line, " ") // time=…
+		got = append(got, rest)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
