@@ -94,6 +94,9 @@ type Turn struct {
 	// Handoff: the turn was spent on the handoff debussy asked for, not on
 	// the phase's work.
 	Handoff bool
+	// Adaptive: an adaptive budget's quarter restarted the session at
+	// this turn (budget.enforcement: adaptive).
+	Adaptive bool
 }
 
 // Context is the turn's context: input plus both cache figures.

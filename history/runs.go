@@ -78,6 +78,7 @@ type sessionFacts struct {
 	triggerAt   int             // trigger or stop_decided, whichever came first
 	doneAt      int
 	handedOffAt int
+	adaptiveAt  int
 }
 
 // readRun reads one run's events and sessions; false when the run is
@@ -201,7 +202,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 			if st.WindowFrom != "config" && lg.window > 0 && (st.WindowFrom != "cli" || lg.windowFrom == "cli") {
 				st.Window, st.WindowFrom = lg.window, lg.windowFrom
 			}
-			markTurns(s, p.facts[n])
+			markTurns(s, p.facts[n], lg.at)
 			if len(s.Turns) == 0 {
 				continue
 			}
@@ -241,6 +242,9 @@ func sessionEvent(l record.Line, s *Session, f *sessionFacts, st *Stream) {
 		if s.Trigger == "" && pe.Trigger != nil {
 			s.Trigger = *pe.Trigger
 		}
+		if pe.Trigger != nil && *pe.Trigger == "adaptive" && f.adaptiveAt == 0 {
+			f.adaptiveAt = turn()
+		}
 	case string(record.HandoffRequested):
 		if f.askedAt == 0 {
 			f.askedAt = turn()
@@ -278,12 +282,24 @@ func sessionEvent(l record.Line, s *Session, f *sessionFacts, st *Stream) {
 
 // markTurns puts the session's recorded facts on its turns: the crossing,
 // the calls refused, the handoff's turns, the agent's signals.
-func markTurns(s *Session, f *sessionFacts) {
-	at := func(turn int) *Turn {
-		if turn < 1 || turn > len(s.Turns) {
-			return nil
+func markTurns(s *Session, f *sessionFacts, msgs []int) {
+	// index is the turn an event's number names: the estimator's count of
+	// messages, which synthetic replies are part of.
+	index := func(turn int) int {
+		if turn >= 1 && turn <= len(msgs) {
+			return msgs[turn-1]
 		}
-		return &s.Turns[turn-1]
+		return min(turn, len(s.Turns)) - 1
+	}
+	at := func(turn int) *Turn {
+		if i := index(turn); i >= 0 && i < len(s.Turns) {
+			return &s.Turns[i]
+		}
+		return nil
+	}
+	asked := 0 // the crossing turn's index + 1
+	if f.askedAt > 0 {
+		asked = index(f.askedAt) + 1
 	}
 	for i := range s.Turns {
 		t := &s.Turns[i]
@@ -294,7 +310,7 @@ func markTurns(s *Session, f *sessionFacts) {
 		t.Refused = refused
 		// After the handoff was asked for, what the agent does is the
 		// handoff, not the phase's work.
-		t.Handoff = f.askedAt > 0 && i >= f.askedAt
+		t.Handoff = asked > 0 && i >= asked
 	}
 	if t := at(f.doneAt); t != nil {
 		t.Done = true
@@ -302,11 +318,14 @@ func markTurns(s *Session, f *sessionFacts) {
 	if t := at(f.handedOffAt); t != nil {
 		t.HandedOff = true
 	}
+	if t := at(f.adaptiveAt); t != nil {
+		t.Adaptive = true
+	}
 	switch {
-	case f.askedAt > 0:
-		s.TriggerTurn = f.askedAt - 1
+	case asked > 0:
+		s.TriggerTurn = asked - 1
 	case f.triggerAt > 0:
-		s.TriggerTurn = min(f.triggerAt, len(s.Turns)) - 1
+		s.TriggerTurn = index(f.triggerAt)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 // sessionLog is one session's raw stream (the runner's log), digested.
 type sessionLog struct {
 	turns      []Turn
+	at         []int // the estimator's message n (from 1) is turns[at[n-1]]
 	side       budget.Tokens
 	model      string
 	version    string
@@ -55,7 +56,7 @@ func readSessionLog(path string) (sessionLog, error) {
 			return lg, rerr
 		}
 	}
-	lg.turns, lg.side = tb.finish(), tb.side
+	lg.turns, lg.side, lg.at = tb.finish(), tb.side, tb.at
 	return lg, nil
 }
 
@@ -71,7 +72,12 @@ func (lg *sessionLog) observe(ev runner.Event, tb *turnBuilder) {
 	case ev.Assistant != nil:
 		a := ev.Assistant
 		if strings.HasPrefix(a.Model, "<") {
-			return // "<synthetic>": the CLI's own reply, no API call
+			// "<synthetic>": the CLI's own reply, no API call, but a
+			// message the estimator counts (events name turns by it).
+			if a.MainThread() {
+				tb.count(a.MessageID)
+			}
+			return
 		}
 		uses := make([]Call, 0, len(a.ToolUses))
 		for _, tu := range a.ToolUses {
@@ -126,6 +132,11 @@ type turnBuilder struct {
 	byCall    map[string][2]int // tool_use id → turn, call
 	side      budget.Tokens
 	compacted bool // a compaction came since the last main response
+	// at maps the estimator's count of main-thread messages (which the
+	// events' turn numbers are) to turns: synthetic replies count there
+	// and are no turn here.
+	at      []int
+	counted map[string]bool
 	// reportedOutput is the CLI's output total for the session, 0 when
 	// unknown: the placeholder output of stream lines is scaled to it.
 	reportedOutput int64
@@ -144,6 +155,7 @@ func (b *turnBuilder) response(id string, sub bool, u budget.Tokens, calls []Cal
 		}
 		return
 	}
+	counted := b.count(id)
 	i, seen := b.byMsg[id]
 	if !seen || id == "" {
 		i = len(b.turns)
@@ -160,6 +172,9 @@ func (b *turnBuilder) response(id string, sub bool, u budget.Tokens, calls []Cal
 		t.Usage.Output = max(t.Usage.Output, u.Output)
 	}
 	b.chars[i] += chars
+	if counted {
+		b.at[len(b.at)-1] = i
+	}
 	t := &b.turns[i]
 	for _, c := range calls {
 		if _, dup := b.byCall[c.ID]; dup && c.ID != "" {
@@ -170,6 +185,23 @@ func (b *turnBuilder) response(id string, sub bool, u budget.Tokens, calls []Cal
 		}
 		t.Calls = append(t.Calls, c)
 	}
+}
+
+// count counts a main-thread message as the estimator does (each id
+// once, a line without one every time) and reports whether it is new; a
+// new one points at the last turn until response makes its own.
+func (b *turnBuilder) count(id string) bool {
+	if b.counted == nil {
+		b.counted = map[string]bool{}
+	}
+	if id != "" && b.counted[id] {
+		return false
+	}
+	if id != "" {
+		b.counted[id] = true
+	}
+	b.at = append(b.at, len(b.turns)-1)
+	return true
 }
 
 func (b *turnBuilder) result(id, content string, n int, isError bool) {

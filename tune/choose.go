@@ -46,6 +46,9 @@ func recommend(cands []Candidate, objective string) *Recommendation {
 	if cur := cands[0]; cur.Current && !pick.Current {
 		why += fmt.Sprintf(" (now $%.2f, %d restarts)", cur.CostUSD, cur.Restarts)
 	}
+	if pick.Adaptive != nil && !*pick.Adaptive {
+		why += "; without the adaptive budget's restarts (budget.enforcement is yours to change)"
+	}
 	if pick.OutOfRestarts > 0 {
 		why += fmt.Sprintf("; every candidate runs %d phases out of restarts", pick.OutOfRestarts)
 	}

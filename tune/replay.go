@@ -23,6 +23,9 @@ import (
 // handoff the agent writes on the turn after it is asked for (the handoff
 // turn), and a restarted session's first context (the restart prompt).
 
+// cfgMinProbability only words an adaptive restart's reason.
+const cfgMinProbability = 0.5
+
 // handoffPath is where a replayed session is told to write its handoff.
 const (
 	replayRoot  = "/replay"
@@ -51,14 +54,16 @@ type replaySession struct {
 	model     string
 	msgs      int
 	signalled bool
+	adaptive  bool // an adaptive budget's restarts are replayed where they happened
 }
 
 func newReplaySession(cfg config.Config, window int64, model string, carried []string) *replaySession {
 	pc := policy.ConfigOf(cfg, "replay", handoffPath, replayRoot)
 	return &replaySession{
-		pol:   policy.New(pc, carried),
-		est:   estimator.New(estimator.Config{Window: window}),
-		model: model,
+		pol:      policy.New(pc, carried),
+		est:      estimator.New(estimator.Config{Window: window}),
+		model:    model,
+		adaptive: cfg.Budget.Enforcement == config.EnforceAdaptive,
 	}
 }
 
@@ -81,6 +86,12 @@ func (s *replaySession) response(u budget.Tokens, t *history.Turn) (refused bool
 		a.ToolUses = append(a.ToolUses, event.ToolUse{ID: c.ID, Name: c.Name, Input: c.Input, Command: c.Command, FilePath: c.FilePath})
 	}
 	s.observe(event.Event{Kind: event.KindAssistant, Assistant: a})
+	if t != nil && t.Adaptive && s.adaptive {
+		// The quarter's evaluation is the budget's (package budget, on
+		// spend and tasks done); where it restarted, the policy is asked
+		// as the session asked it.
+		s.pol.Quarter(budget.Quarter{Decision: budget.Restart}, cfgMinProbability)
+	}
 	if len(calls) == 0 {
 		// The agent ended its turn: the Stop hook, as the session asks it.
 		s.pol.Signals(false, t != nil && t.HandedOff)

@@ -88,6 +88,10 @@ type StreamInfo struct {
 	Window   int64          `json:"window"`
 	Sessions int            `json:"sessions"`
 	Turns    int            `json:"turns"`
+	// Compactions are the CLI's own, before a turn; SideTokens what
+	// subagents processed (cost, not context).
+	Compactions int   `json:"compactions"`
+	SideTokens  int64 `json:"side_tokens"`
 }
 
 // SelfCheck is every recorded run replayed at the settings it ran with.
@@ -123,7 +127,10 @@ type Candidate struct {
 	ContextThreshold int  `json:"context_threshold"`
 	ContextMaxTokens int  `json:"context_max_tokens"`
 	MaxRestarts      int  `json:"max_restarts"`
-	Sessions         int  `json:"sessions"`
+	// Adaptive says whether an adaptive budget's restarts are replayed
+	// (where they happened); set only when the history has any.
+	Adaptive *bool `json:"adaptive,omitempty"`
+	Sessions int   `json:"sessions"`
 	Restarts         int  `json:"restarts"`
 	// RestartsBySession is one entry per stream (Report.Streams' order).
 	RestartsBySession []int `json:"restarts_by_session"`
@@ -173,8 +180,14 @@ func Tune(streams []history.Stream, opts Options) (*Report, error) {
 	for i := range streams {
 		works[i] = layout(&streams[i])
 		st := &streams[i]
-		rep.Streams = append(rep.Streams, StreamInfo{Source: st.Source, Run: st.Run, Phase: st.Phase, Path: st.Path,
-			Model: st.Model, Window: st.Window, Sessions: len(st.Sessions), Turns: len(works[i].pos)})
+		info := StreamInfo{Source: st.Source, Run: st.Run, Phase: st.Phase, Path: st.Path,
+			Model: st.Model, Window: st.Window, Sessions: len(st.Sessions), Turns: len(works[i].pos), SideTokens: works[i].side.Processed()}
+		for _, p := range works[i].pos {
+			if p.turn.Compacted {
+				info.Compactions++
+			}
+		}
+		rep.Streams = append(rep.Streams, info)
 	}
 	m := measure(works)
 	rep.Model = m
@@ -293,6 +306,18 @@ func grid(works []*work, opts Options, m *model) []Candidate {
 		out = append(out, c)
 		return &out[len(out)-1]
 	}
+	if adaptiveRestarts(works) {
+		on := cur.Budget.Enforcement == config.EnforceAdaptive
+		out[0].Adaptive = &on
+		if on {
+			// The same settings without the adaptive budget's restarts.
+			off := cur
+			off.Budget.Enforcement = config.EnforceSoft
+			c := evaluate(works, off, m, opts.Prices)
+			c.Adaptive = new(bool)
+			out = append(out, c)
+		}
+	}
 	for _, thr := range thresholds {
 		for _, cp := range uniq(caps) {
 			for _, mr := range restarts {
@@ -308,6 +333,19 @@ func grid(works []*work, opts Options, m *model) []Candidate {
 		}
 	}
 	return out
+}
+
+// adaptiveRestarts reports whether an adaptive budget restarted any
+// recorded session.
+func adaptiveRestarts(works []*work) bool {
+	for _, w := range works {
+		for _, p := range w.pos {
+			if p.turn.Adaptive {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // long reports whether any stream runs with a window above 200K.
