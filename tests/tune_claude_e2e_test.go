@@ -27,7 +27,9 @@ func transcriptModel() (react func(fakeapi.Request) (fakeapi.Turn, bool), reset 
 		step = 0
 		mu.Unlock()
 	}
-	ctx := func(n int64) fakeapi.Usage { return fakeapi.Usage{Input: 3, CacheRead: n - 1003, CacheCreation: 1000, Output: 50} }
+	ctx := func(n int64) fakeapi.Usage {
+		return fakeapi.Usage{Input: 3, CacheRead: n - 1003, CacheCreation: 1000, Output: 50}
+	}
 	return func(r fakeapi.Request) (fakeapi.Turn, bool) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -131,7 +131,7 @@ type Candidate struct {
 	// (where they happened); set only when the history has any.
 	Adaptive *bool `json:"adaptive,omitempty"`
 	Sessions int   `json:"sessions"`
-	Restarts         int  `json:"restarts"`
+	Restarts int   `json:"restarts"`
 	// RestartsBySession is one entry per stream (Report.Streams' order).
 	RestartsBySession []int `json:"restarts_by_session"`
 	// OutOfRestarts are the streams whose phase would have failed for
