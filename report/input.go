@@ -36,6 +36,8 @@ type Input struct {
 	// context_window, for runs whose events do not record them.
 	Threshold int
 	Window    int64
+	// Tuning is `debussy tune` on the run's sessions; nil leaves it out.
+	Tuning *Tuning
 }
 
 // SessionKey names one session of one phase; N counts from 1.

@@ -59,19 +59,18 @@ func (r *Report) WriteText(w io.Writer) {
 	r.writeSelfCheck(w)
 	fmt.Fprintln(w)
 	r.writeTable(w)
-	if rec := r.Recommended; rec != nil {
-		fmt.Fprintf(w, "\nRecommended (objective %s): context_threshold %d, context_max_tokens %s, max_restarts %d — %s.\n",
-			rec.Objective, rec.ContextThreshold, capText(rec.ContextMaxTokens), rec.MaxRestarts, rec.Why)
+	if r.Recommended != nil {
+		fmt.Fprintf(w, "\n%s\n", r.RecommendedText())
 	}
 	r.writeAssumptions(w)
 	r.writeQuality(w)
 }
 
-func (r *Report) writeSelfCheck(w io.Writer) {
+// SelfCheckText words the self-check: "exact — 2 phases, …".
+func (r *Report) SelfCheckText() string {
 	sc := r.SelfCheck
 	if len(sc.Sessions) == 0 {
-		fmt.Fprintln(w, "Self-check: no debussy run to replay at its own settings (transcripts only).")
-		return
+		return "none (no debussy run to replay at its own settings)"
 	}
 	rec, rep := 0, 0
 	for _, s := range sc.Sessions {
@@ -82,8 +81,17 @@ func (r *Report) writeSelfCheck(w io.Writer) {
 	if !sc.Exact {
 		verdict = "NOT exact"
 	}
-	fmt.Fprintf(w, "Self-check at the recorded settings: %s — %d phases, %d restarts recorded, %d replayed; modelled $%.2f, recorded $%.2f.\n",
-		verdict, len(sc.Sessions), rec, rep, sc.CostUSD, sc.RecordedCostUSD)
+	return fmt.Sprintf("%s — %s, %d restarts recorded, %d replayed; modelled $%.2f, recorded $%.2f",
+		verdict, plural(len(sc.Sessions), "phase"), rec, rep, sc.CostUSD, sc.RecordedCostUSD)
+}
+
+func (r *Report) writeSelfCheck(w io.Writer) {
+	sc := r.SelfCheck
+	if len(sc.Sessions) == 0 {
+		fmt.Fprintln(w, "Self-check: no debussy run to replay at its own settings (transcripts only).")
+		return
+	}
+	fmt.Fprintf(w, "Self-check at the recorded settings: %s.\n", r.SelfCheckText())
 	for _, s := range sc.Sessions {
 		if !s.Exact {
 			fmt.Fprintf(w, "  run %s phase %s: restarts recorded at turns %v, replayed at %v\n", s.Run, s.Phase, s.RecordedAt, s.ReplayedAt)
@@ -92,6 +100,16 @@ func (r *Report) writeSelfCheck(w io.Writer) {
 			fmt.Fprintf(w, "  run %s phase %s: the run predates recorded settings; the current ones (but its threshold and window) stand in\n", s.Run, s.Phase)
 		}
 	}
+}
+
+// RecommendedText words the recommendation.
+func (r *Report) RecommendedText() string {
+	rec := r.Recommended
+	if rec == nil {
+		return ""
+	}
+	return fmt.Sprintf("Recommended (objective %s): context_threshold %d, context_max_tokens %s, max_restarts %d — %s.",
+		rec.Objective, rec.ContextThreshold, capText(rec.ContextMaxTokens), rec.MaxRestarts, rec.Why)
 }
 
 func (r *Report) writeTable(w io.Writer) {
@@ -112,13 +130,18 @@ func (r *Report) writeTable(w io.Writer) {
 	tw.Flush()
 }
 
-func (r *Report) writeAssumptions(w io.Writer) {
+// Assumptions says what the model assumed beyond the recorded turns.
+func (r *Report) Assumptions() string {
 	m := r.Model
-	fmt.Fprintf(w, "\nThe model: a restart's session starts at %s tokens (%s; %.0f %% read from the cache, the rest written at the cache-write price);\n",
-		estimator.FormatTokens(m.Base), fromWords(m.BaseFrom, "the recorded restarts' first responses", "a fresh session's first response + 3K of checkpoint"), m.BaseRead*100)
-	fmt.Fprintf(w, "the handoff turn adds %s tokens and writes %s (%s); a turn whose growth was not recorded adds %s (the median).\n",
+	return fmt.Sprintf("The model: a restart's session starts at %s tokens (%s; %.0f %% read from the cache, the rest written at the cache-write price); "+
+		"the handoff turn adds %s tokens and writes %s (%s); a turn whose growth was not recorded adds %s (the median).",
+		estimator.FormatTokens(m.Base), fromWords(m.BaseFrom, "the recorded restarts' first responses", "a fresh session's first response + 3K of checkpoint"), m.BaseRead*100,
 		estimator.FormatTokens(m.Handoff), estimator.FormatTokens(m.HandoffOutput), fromWords(m.HandoffFrom, "measured", "default"),
 		estimator.FormatTokens(m.Delta))
+}
+
+func (r *Report) writeAssumptions(w io.Writer) {
+	fmt.Fprintf(w, "\n%s\n", r.Assumptions())
 	for _, p := range r.Prices {
 		guess := ""
 		if !p.Known {

@@ -142,7 +142,23 @@ type Candidate struct {
 	TurnsOver200K int           `json:"turns_over_200k"`
 	TurnsOver400K int           `json:"turns_over_400k"`
 	CostUSD       float64       `json:"cost_usd"`
+	CostByKind    CostByKind    `json:"cost_by_kind"`
 	Tokens        budget.Tokens `json:"tokens"`
+}
+
+// CostByKind splits a modelled cost by token kind, USD.
+type CostByKind struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheWrite float64 `json:"cache_write"`
+	CacheRead  float64 `json:"cache_read"`
+}
+
+func (c *CostByKind) add(p budget.Price, t budget.Tokens) {
+	c.Input += float64(t.Input) * p.Input / 1e6
+	c.Output += float64(t.Output) * p.Output / 1e6
+	c.CacheWrite += float64(t.CacheWrite) * p.CacheWrite / 1e6
+	c.CacheRead += float64(t.CacheRead) * p.CacheRead / 1e6
 }
 
 // Recommendation is the candidate an objective picks.
@@ -238,9 +254,11 @@ func evaluate(works []*work, cfg config.Config, m *model, prices budget.Prices) 
 			}
 			c.Tokens = c.Tokens.Add(t.usage)
 			c.CostUSD += price.Cost(t.usage)
+			c.CostByKind.add(price, t.usage)
 		}
 		c.Tokens = c.Tokens.Add(w.side)
 		c.CostUSD += price.Cost(w.side)
+		c.CostByKind.add(price, w.side)
 	}
 	return c
 }
