@@ -105,16 +105,23 @@ Examples:
 				return usageErr(c, "--objective %q: want one of %s", opts.Objective, strings.Join(tune.Objectives, ", "))
 			}
 			fc := c.Generic("from-claude").(*optionalDir)
-			opts.FromClaude, opts.ClaudeDir = fc.set, e.abs(fc.dir)
+			opts.FromClaude = fc.set
+			if fc.dir != "" {
+				opts.ClaudeDir = absPath(e.abs(fc.dir))
+			}
 			for _, a := range c.Args().Slice() {
-				if info, err := os.Stat(e.abs(a)); err == nil && info.IsDir() && opts.FromClaude && opts.ClaudeDir == "" {
-					opts.ClaudeDir = e.abs(a)
-					continue
-				}
-				if opts.Plan != "" {
+				p := absPath(e.abs(a))
+				info, err := os.Stat(p)
+				switch {
+				case err == nil && info.IsDir() && opts.FromClaude && opts.ClaudeDir == "":
+					opts.ClaudeDir = p // --from-claude DIR
+				case opts.Plan != "":
 					return usageErr(c, "unexpected argument %q", a)
+				case err != nil:
+					return usageErr(c, "no master plan %s: %v", a, err)
+				default:
+					opts.Plan = p
 				}
-				opts.Plan = e.abs(a)
 			}
 			var err error
 			if opts.Thresholds, err = intList(c.String("threshold"), parsePercent); err != nil {
@@ -225,6 +232,14 @@ func selfCheckWord(rep *tune.Report) string {
 		return "exact"
 	}
 	return "not exact"
+}
+
+// absPath is p absolute, as runs record their plan.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func cmpOr(a, b string) string {
