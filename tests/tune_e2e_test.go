@@ -3,6 +3,8 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -231,6 +233,14 @@ func TestTunePredictsRestarts(t *testing.T) {
 	if slices.Max(atA) < 1 {
 		t.Fatalf("the recorded run made no restart (%v): nothing for the self-check to reproduce", atA)
 	}
+	if keep := os.Getenv("DEBUSSY_TUNE_KEEP"); keep != "" {
+		// The recording, for docs/tune.md's table: `debussy tune` in KEEP.
+		for _, f := range []string{".debussy", ".debussy.yaml"} {
+			if out, err := exec.Command("cp", "-a", filepath.Join(recorded.Repo, f), keep).CombinedOutput(); err != nil {
+				t.Fatalf("keep: %v %s", err, out)
+			}
+		}
+	}
 	out := runTune(t, recorded, "--threshold", "60,70")
 	if !out.SelfCheck.Exact {
 		t.Errorf("the self-check at the recorded settings is not exact: %+v", out.SelfCheck.Sessions)
@@ -261,4 +271,29 @@ func TestTunePredictsRestartsLongWindow(t *testing.T) {
 	}
 	_, atB := shapeRun(t, shapes, cfg+"context_max_tokens: 250000\n")
 	checkPrediction(t, "cap 250K", out.predicted(t, 80, 250_000), atB)
+}
+
+// The way TestShapesReplay plays a shape (the session after a restart
+// only signals done): recorded at 80 %, tuned, and run at 60 % and 70 %.
+func TestTuneAfterShapesReplay(t *testing.T) {
+	claudetest.OncePerSuite(t, "debussy's replay of its own policy")
+	conv := fakeapi.Replay(fakeapi.Generate(2, 30).Scale(shapeWindow*84/100), fakeapi.ReplayOptions{End: finishing})
+	restarts := func(h *harness) []int {
+		n := 0
+		for _, c := range h.events("checkpoint") {
+			if c["kind"] == "restart" {
+				n++
+			}
+		}
+		return []int{n}
+	}
+	recorded, _ := replayPhase(t, conv, shapeModel+"context_threshold: 80\n")
+	out := runTune(t, recorded, "--threshold", "60,70")
+	if !out.SelfCheck.Exact || !slices.Equal(out.Candidates[0].RestartsBySession, restarts(recorded)) {
+		t.Errorf("self-check %+v, the current settings predict %v, the run made %v", out.SelfCheck, out.Candidates[0].RestartsBySession, restarts(recorded))
+	}
+	for _, thr := range []int{60, 70} {
+		h, _ := replayPhase(t, conv, shapeModel+fmt.Sprintf("context_threshold: %d\n", thr))
+		checkPrediction(t, fmt.Sprintf("%d %%", thr), out.predicted(t, thr, 400_000), restarts(h))
+	}
 }
