@@ -2,6 +2,7 @@ package history
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,5 +148,29 @@ func TestRuns(t *testing.T) {
 	}
 	if res := Runs(filepath.Join("testdata", "run"), RunFilter{Plan: "/elsewhere/MASTER_PLAN.md"}); len(res.Streams) != 0 {
 		t.Errorf("another plan's run was read")
+	}
+}
+
+// A session log that cannot be read is named and skipped (the stream goes
+// on afresh after it); a bad events line is counted.
+func TestRunsSkip(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-a", filepath.Join("testdata", "run", "runs"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "phase-1", "session-2.jsonl"))
+	os.Remove(logs[0])
+	events, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "events.jsonl"))
+	data, _ := os.ReadFile(events[0])
+	os.WriteFile(events[0], append([]byte("{torn\n"), data...), 0o600)
+	res := Runs(dir, RunFilter{})
+	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "session-2.jsonl") {
+		t.Errorf("skipped %v", res.Skipped)
+	}
+	if len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "1 unreadable lines skipped") {
+		t.Errorf("notes %v", res.Notes)
+	}
+	if len(res.Streams) != 1 || len(res.Streams[0].Sessions) != 2 || res.Streams[0].Sessions[0].End != EndRetry {
+		t.Errorf("streams %+v", res.Streams)
 	}
 }

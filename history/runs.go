@@ -93,7 +93,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 	if bad > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: %d unreadable lines skipped", path, bad))
 	}
-	base := Stream{Source: SourceRun, Run: id, Threshold: 0}
+	var base Stream // what run_started says
 	var window int64
 	phases := map[string]*runPhase{}
 	var order []string
@@ -168,10 +168,8 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 		st.Source, st.Run, st.Phase, st.Started = SourceRun, id, phase, base.Started
 		st.Threshold, st.Settings = base.Threshold, base.Settings
 		st.Model = cmp.Or(st.Model, base.Model)
-		switch {
-		case window > 0:
+		if window > 0 {
 			st.Window, st.WindowFrom = window, "config"
-		case st.Window > 0:
 		}
 		slices.Sort(p.order)
 		for _, n := range p.order {
@@ -183,7 +181,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 				if len(st.Sessions) > 0 {
 					// The stream cannot be joined across a session it
 					// lacks: what follows starts afresh.
-					st.Sessions[len(st.Sessions)-1].End = cmp.Or(st.Sessions[len(st.Sessions)-1].End, EndRetry)
+					st.Sessions[len(st.Sessions)-1].End = EndRetry
 				}
 				continue
 			}
