@@ -47,15 +47,30 @@ type streamOut struct {
 }
 
 // replaySession is one session's policy and estimator, fed like package
-// session feeds them.
+// session feeds them: each event observed (estimator, then policy), a
+// hook call observed and then answered by policy.Hook, the run's own
+// dispatch, with the facts the recording gives.
 type replaySession struct {
-	pol       *policy.Policy
-	est       *estimator.Estimator
-	model     string
-	msgs      int
-	signalled bool
-	adaptive  bool // an adaptive budget's restarts are replayed where they happened
+	pol      *policy.Policy
+	est      *estimator.Estimator
+	model    string
+	msgs     int
+	facts    replayFacts
+	adaptive bool // an adaptive budget's restarts are replayed where they happened
 }
+
+// replayFacts are the facts on disk as the recording says they were: the
+// done and handoff signals from the turn the agent sent them, the
+// handoff's size once the replay's handoff turn has written it.
+type replayFacts struct {
+	done, handedOff bool
+	handoff         int64
+}
+
+func (f *replayFacts) Signalled() bool        { return f.done }
+func (f *replayFacts) HandedOff() bool        { return f.handedOff }
+func (f *replayFacts) HandoffSize() int64     { return f.handoff }
+func (f *replayFacts) PhaseFile(*policy.Call) {} // only a budget asks, and budgets are not replayed
 
 func newReplaySession(cfg config.Config, window int64, model string, carried []string) *replaySession {
 	pc := policy.ConfigOf(cfg, "replay", handoffPath, replayRoot)
@@ -72,8 +87,15 @@ func (s *replaySession) observe(ev event.Event) {
 	s.pol.Observe(ev, snap)
 }
 
-// response feeds one API response of u with calls, and answers their
-// hooks as the run would; it reports whether any call was refused.
+// hook is one hook call: observed like every event, then answered.
+func (s *replaySession) hook(h *event.HookCall) event.HookAnswer {
+	s.observe(event.Event{Kind: event.KindHook, Hook: h})
+	return s.pol.Hook(h, &s.facts)
+}
+
+// response feeds one API response of usage u making t's calls (nil: a
+// response without any), each with its hooks and its result as the CLI
+// sends them; it reports whether any call was refused.
 func (s *replaySession) response(u budget.Tokens, t *history.Turn) (refused bool) {
 	s.msgs++
 	a := &event.Assistant{MessageID: fmt.Sprintf("msg_%d", s.msgs), Model: s.model, Usage: event.Usage{
@@ -86,22 +108,24 @@ func (s *replaySession) response(u budget.Tokens, t *history.Turn) (refused bool
 		a.ToolUses = append(a.ToolUses, event.ToolUse{ID: c.ID, Name: c.Name, Input: c.Input, Command: c.Command, FilePath: c.FilePath})
 	}
 	s.observe(event.Event{Kind: event.KindAssistant, Assistant: a})
-	if t != nil && t.Adaptive && s.adaptive {
-		// The quarter's evaluation is the budget's (package budget, on
-		// spend and tasks done); where it restarted, the policy is asked
-		// as the session asked it.
+	if t == nil {
+		t = &history.Turn{}
+	}
+	if t.Adaptive && s.adaptive {
+		// The quarter's evaluation is the budget's (on spend and tasks
+		// done, not replayed); where it restarted, the policy is asked as
+		// the session asked it.
 		s.pol.Quarter(budget.Quarter{Decision: budget.Restart}, cfgMinProbability)
 	}
+	// The agent's signals are on disk from the turn that sent them.
+	s.facts.done = s.facts.done || t.Done
+	s.facts.handedOff = s.facts.handedOff || t.HandedOff
 	if len(calls) == 0 {
-		// The agent ended its turn: the Stop hook, as the session asks it.
-		s.pol.Signals(false, t != nil && t.HandedOff)
-		s.signalled = s.signalled || (t != nil && t.Done)
-		s.pol.Stop(false, s.signalled)
+		s.hook(&event.HookCall{Event: event.HookStop}) // the agent ended its turn
 		return false
 	}
 	for _, c := range calls {
-		pc := policy.Call{Tool: c.Name, ToolUseID: c.ID, Input: c.Input, FilePath: c.FilePath, Command: c.Command}
-		if ans := s.pol.PreToolUse(pc, ""); ans.Deny != "" {
+		if ans := s.hook(&event.HookCall{Event: event.HookPreToolUse, ToolName: c.Name, ToolUseID: c.ID, ToolInput: c.Input}); ans.Deny != "" {
 			// The CLI hands the refusal back as the tool's error.
 			refused = true
 			s.observe(event.Event{Kind: event.KindToolResult, ToolResults: []event.ToolResult{{ToolUseID: c.ID, IsError: true,
@@ -109,14 +133,12 @@ func (s *replaySession) response(u budget.Tokens, t *history.Turn) (refused bool
 			continue
 		}
 		if c.NoResult {
-			continue
+			continue // the session ended before the tool did
 		}
 		if !c.IsError {
-			// A failed tool gets no PostToolUse: the stream's result is
-			// where the policy judges it.
-			s.signalled = s.signalled || t.Done
-			pc.Response, pc.Signalled, pc.HandedOff = c.Result, s.signalled, t.HandedOff
-			s.pol.PostToolUse(pc)
+			// A failed tool gets no PostToolUse: the policy judges it from
+			// the stream's result.
+			s.hook(&event.HookCall{Event: event.HookPostToolUse, ToolName: c.Name, ToolUseID: c.ID, ToolInput: c.Input, ToolResponse: c.Result})
 		}
 		s.observe(event.Event{Kind: event.KindToolResult, ToolResults: []event.ToolResult{{ToolUseID: c.ID, IsError: c.IsError,
 			Content: c.Result, ContentLen: c.ResultLen}}})
@@ -127,24 +149,11 @@ func (s *replaySession) response(u budget.Tokens, t *history.Turn) (refused bool
 // handoff is the turn on which the agent writes the handoff it was asked
 // for: a Write of the handoff file, whose PostToolUse finds it written.
 func (s *replaySession) handoff(u budget.Tokens) {
-	id := fmt.Sprintf("handoff_%d", s.msgs+1)
 	input := fmt.Appendf(nil, `{"file_path":%q,"content":"## Completed\n"}`, handoffPath)
-	t := &history.Turn{Calls: []history.Call{{ID: id, Name: "Write", Input: input, FilePath: handoffPath,
-		Result: "File created successfully at: " + handoffPath}}}
-	s.msgs++
-	a := &event.Assistant{MessageID: fmt.Sprintf("msg_%d", s.msgs), Model: s.model, Usage: event.Usage{
-		InputTokens: u.Input, OutputTokens: u.Output, CacheReadInputTokens: u.CacheRead, CacheCreationInputTokens: u.CacheWrite},
-		ToolUses: []event.ToolUse{{ID: id, Name: "Write", Input: input, FilePath: handoffPath}}}
-	s.observe(event.Event{Kind: event.KindAssistant, Assistant: a})
-	c := t.Calls[0]
-	pc := policy.Call{Tool: c.Name, ToolUseID: c.ID, Input: c.Input, FilePath: c.FilePath}
-	s.pol.PreToolUse(pc, "")
-	pc.Response, pc.Signalled = c.Result, s.signalled
-	if s.pol.WantsHandoffSize() {
-		pc.HandoffBytes = int64(len(input))
-	}
-	s.pol.PostToolUse(pc)
-	s.observe(event.Event{Kind: event.KindToolResult, ToolResults: []event.ToolResult{{ToolUseID: id, Content: c.Result, ContentLen: len(c.Result)}}})
+	t := &history.Turn{Calls: []history.Call{{ID: fmt.Sprintf("handoff_%d", s.msgs+1), Name: "Write", Input: input,
+		FilePath: handoffPath, Result: "File created successfully at: " + handoffPath}}}
+	s.facts.handoff = int64(len(input))
+	s.response(u, t)
 }
 
 // stopping reports whether the session ends after the current response.
@@ -154,9 +163,9 @@ func (s *replaySession) stopping() bool {
 
 // ended is the session's end as policy.After takes it.
 func (s *replaySession) ended(stopped bool, restarts int, limits policy.Limits) (policy.Step, policy.Outcome) {
-	s.pol.Signals(s.signalled, false) // the stream is over: the signals once more
+	s.pol.Signals(s.facts.done, s.facts.handedOff) // the stream is over: the signals once more
 	o := s.pol.Outcome()
-	e := policy.Ended{Done: o.Done, Signalled: s.signalled, Trigger: o.Trigger, Reason: o.Reason,
+	e := policy.Ended{Done: o.Done, Signalled: s.facts.done, Trigger: o.Trigger, Reason: o.Reason,
 		Stopped: stopped && o.Trigger != "", Completed: !stopped || o.Trigger == "",
 		Restarts: restarts, Limits: limits}
 	return policy.After(e), o
@@ -229,7 +238,7 @@ func replay(w *work, cfg config.Config, window int64, m *model) streamOut {
 			out.outOfRestarts = true
 			return out
 		}
-		if step.Kind == policy.StepFinish && (o.Done || s.signalled) {
+		if step.Kind == policy.StepFinish && (o.Done || s.facts.done) {
 			// The agent signalled done: the attempt is over. What the
 			// recording did after it belongs to the next attempt, if any.
 			for endAt < len(w.pos) && w.pos[endAt].brk == "" {
