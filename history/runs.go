@@ -114,7 +114,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 	}
 	for _, l := range lines {
 		if ev, ok := record.As[record.RunStarted](l); ok {
-			if plan != "" && filepath.Clean(ev.Plan) != filepath.Clean(plan) {
+			if plan != "" && !samePath(ev.Plan, plan) {
 				return nil, false
 			}
 			base.Started, base.Threshold, base.Settings = l.TS, ev.ContextThreshold, ev.Settings
@@ -325,6 +325,17 @@ func markTurns(s *Session, f *sessionFacts, msgs []int) {
 	case f.triggerAt > 0:
 		s.TriggerTurn = index(f.triggerAt)
 	}
+}
+
+// samePath reports whether a and b name one file: the same path, or
+// (through a link, another spelling) the same file on disk.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }
 
 // readEvents reads an events.jsonl, skipping lines that do not parse

@@ -5,7 +5,7 @@
 // quality signals of the history, with a recommendation under an explicit
 // objective. It first replays every recorded run at the settings it ran
 // with: the self-check, which must reproduce the restarts the run made,
-// where it made them. It is pure: history in, a Report out.
+// where it made them. It reads no file: history in, a Report out.
 package tune
 
 import (
