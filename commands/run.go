@@ -253,67 +253,23 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 			logger.Warn("config note", "note", n)
 		}
 	}
-	// From here to the first session, --dry-run refuses what the run
-	// refuses, in the same order and with the same errors.
-	if ws.Repo == nil && ws.RepoErr != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, ws.RepoErr)
-	}
-	if ws.Repo == nil {
-		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
-	}
 	// Opened again now that the logger exists: the first open, needed to
 	// find the config, discards gitcommit's warnings and commit details.
-	if !opts.DryRun {
+	if ws.Repo != nil && !opts.DryRun {
 		if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
 			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 		}
 	}
-	if ws.Config.AutoCommit {
-		// Before any session: an unfinished merge or rebase, or a git
-		// feature debussy's commits would not honour, is refused now rather
-		// than at the first checkpoint.
-		if err := ws.Repo.Preflight(); err != nil {
-			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
-		}
+	// From here to the first session, --dry-run refuses what the run
+	// refuses, in the same order and with the same errors (preflight.go,
+	// which check shares).
+	if opts.DryRun {
+		return e.dryRun(ws, plan, opts, logger)
 	}
-	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
-	}
-	if ws.Config.StrictGit && ws.Repo.Mode() != "git" {
-		return fmt.Errorf("%w: strict_git: git is not installed here, and go-git's own staging differs from git's (README, \"What debussy's commits honour\"); install git, or set strict_git: false", orchestrator.ErrSetup)
+	if err := e.preflight(ws, plan, opts, preflightRun).err(); err != nil {
+		return err
 	}
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
-	if opts.DryRun {
-		preview, err := orchestrator.Check(orchestrator.Options{
-			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Only: opts.Only, Restart: opts.Restart,
-			Base: opts.Base, Push: opts.Push,
-		})
-		if err != nil {
-			return err
-		}
-		perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
-		if perm != "" {
-			logger.Error("a run would fail here", "problem", perm)
-		}
-		for _, p := range problems {
-			logger.Error("a run would fail here", "problem", p)
-		}
-		if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
-			logger.Warn("the agent's commands would be refused", "problem", note)
-		}
-		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil {
-			return err
-		}
-		if perm != "" {
-			// The run exits 2 on it before its first session: so does its
-			// dry run.
-			problems = append(problems, perm)
-		}
-		if len(problems) == 0 {
-			return nil
-		}
-		return &shownError{hereError(problems)} // exit 2, as the run would
-	}
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -50,10 +49,10 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	sess, err := p.sessions.Start(ctx, cfg)
 	startErr = err
 	if err != nil {
-		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
-		}
-		return session.Result{}, fmt.Errorf("start claude: %w", err)
+		// claude missing, not a program, no pipe or working directory:
+		// nothing ran, and a retry would meet the same (exit 2, no
+		// commit). The error says "start claude:" already.
+		return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	p.undelivered = nil
 	p.rec.Zone = string(estimator.ZoneGreen)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // LookPath finds the claude binary ("" means "claude" on PATH), so a
@@ -21,7 +23,45 @@ func LookPath(bin string) (string, error) {
 	if err != nil {
 		return "", notFound(bin, err)
 	}
+	if plainText(path) {
+		return "", notProgram(bin, nil)
+	}
 	return path, nil
+}
+
+// plainText reports whether the file at path is text without a "#!" line:
+// executable by its mode, but the kernel refuses it ("exec format error"),
+// as it refuses a wrapper script whose first line was forgotten. Anything
+// else, binary or unreadable, is left for exec to judge.
+func plainText(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if n == 0 {
+		return true // an empty file runs nothing either
+	}
+	if bytes.HasPrefix(head, []byte("#!")) {
+		return false
+	}
+	for _, c := range head {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func notProgram(bin string, err error) error {
+	const fix = "neither a native program nor a script starting with #!; point --claude-bin / DEBUSSY_CLAUDE_BIN at the claude CLI"
+	if err == nil {
+		err = syscall.ENOEXEC
+	}
+	return fmt.Errorf("start claude: %w: %q cannot be run (%s): %w", ErrClaudeNotProgram, bin, fix, err)
 }
 
 func notFound(bin string, err error) error {
