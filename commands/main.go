@@ -205,6 +205,7 @@ interrupted (work committed; run again to resume).`),
 			e.progressCommand(),
 			e.handoffCommand(),
 			e.initCommand(),
+			e.configCommand(),
 			e.completionCommand(),
 			{
 				Name:  "version",

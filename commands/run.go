@@ -49,7 +49,7 @@ completed are skipped; an interrupted phase resumes
 from a checkpoint. Flags may come before or after the plan path.
 
 Settings come from defaults < .debussy.yaml < DEBUSSY_<KEY> env < flags
-(see .debussy.example.yaml for every key).
+('debussy config example' prints every key with its meaning).
 
 Examples:
   debussy run docs/plans/MASTER_PLAN.md
