@@ -86,6 +86,9 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 			attrs := []any{"err", err, "exit_code", exitCode(err)}
 			if errors.As(err, &ended) {
 				attrs = append(attrs, "resume", ended.resume, "logs", ended.logs)
+				if cmds := ended.answerCommands(); len(cmds) > 0 {
+					attrs = append(attrs, "answer_with", cmds)
+				}
 			}
 			e.logger.Error("debussy stopped", attrs...)
 		case errors.As(err, &ended):

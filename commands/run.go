@@ -15,6 +15,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/report"
@@ -34,6 +35,9 @@ type runOptions struct {
 	Base       string // --base deps: merge the --only phase's dependencies' branches first ("" or HEAD: no merge)
 	Push       string // --push REMOTE: push the phase's branch after every commit
 	Answer     string // --answer: the blocked phase's answer (answer.go)
+	// ResumeBlocked (--resume-blocked) resumes a blocked phase nobody
+	// answered; without it the phase stays blocked and starts no session.
+	ResumeBlocked bool
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -112,6 +116,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
+			&cli.BoolFlag{Name: "resume-blocked", Usage: "resume a blocked phase nobody answered (without it, the phase stays blocked and starts no session until debussy answer)"},
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -155,6 +160,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 				Answer:     strings.TrimSpace(c.String("answer")),
 				set:        flagSetter(c),
 			}
+			opts.ResumeBlocked = c.Bool("resume-blocked")
 			return e.run(c.Context, opts)
 		},
 	}
@@ -308,6 +314,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Only:        opts.Only,
 		Restart:     opts.Restart,
 		FailFast:    opts.FailFast,
+		Unblock:     opts.ResumeBlocked,
 		Base:        opts.Base,
 		Push:        opts.Push,
 		Hard:        e.Hard,
@@ -403,11 +410,61 @@ func (r *runEndedError) next() string {
 	case r.run.Status == state.StatusInterrupted:
 		what = "interrupted; the work so far is committed"
 	case r.run.Status == state.StatusBlocked:
-		what = "blocked; resolve what the summary says"
+		return r.blocked()
 	default:
 		what = string(r.run.Status) + "; fix what the summary says"
 	}
 	return fmt.Sprintf("debussy: run %s %s, then resume with:\n  %s\nlogs: %s\n", r.run.ID, what, r.resume, r.logs)
+}
+
+// blocked is the ending of a blocked run: each blocked phase's question
+// and the command that answers it, then how to go on. Without an answer
+// the next run leaves the phase blocked (no session) unless
+// --resume-blocked.
+func (r *runEndedError) blocked() string {
+	var b strings.Builder
+	var ids []string
+	for _, p := range r.blockedPhases() {
+		ids = append(ids, p.ID)
+		q := p.Question
+		if q == "" {
+			q = "(see debussy status)"
+		}
+		fmt.Fprintf(&b, "debussy: run %s blocked: phase %s asks: %s\n", r.run.ID, p.ID, text.OneLine(q, 300))
+	}
+	if len(ids) == 0 { // not recorded: the summary says why
+		fmt.Fprintf(&b, "debussy: run %s blocked\n", r.run.ID)
+	}
+	b.WriteString("answer, then resume:\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "  %s\n", orchestrator.AnswerCommand(id))
+	}
+	fmt.Fprintf(&b, "  %s\n", r.resume)
+	if len(ids) == 1 {
+		fmt.Fprintf(&b, "or in one step: %s --answer \"…\"\n", r.resume)
+	}
+	fmt.Fprintf(&b, "(unanswered, a phase stays blocked and starts no session; --resume-blocked resumes it without an answer)\nlogs: %s\n", r.logs)
+	return b.String()
+}
+
+// blockedPhases are the run's blocked phases.
+func (r *runEndedError) blockedPhases() []*state.PhaseRecord {
+	var out []*state.PhaseRecord
+	for _, p := range r.run.Phases {
+		if p.Status == state.StatusBlocked {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// answerCommands are the commands that answer the run's blocked phases.
+func (r *runEndedError) answerCommands() []string {
+	var out []string
+	for _, p := range r.blockedPhases() {
+		out = append(out, orchestrator.AnswerCommand(p.ID))
+	}
+	return out
 }
 
 // runEnded turns the error of a run that started (the ledger has it) into

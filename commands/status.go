@@ -105,7 +105,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		for _, p := range run.Phases {
 			if p.Status == state.StatusBlocked {
 				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
-				if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
+				if a := answerOf(store, run, p); a != nil {
 					b.Answer = a.Text
 				}
 				out.Blocked = append(out.Blocked, b)

@@ -94,6 +94,10 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.go); nil exports none.
 	Tracer *telemetry.Tracer
+
+	// Unblock (--resume-blocked) resumes a blocked phase nobody has
+	// answered; without it such a phase stays blocked and starts no session.
+	Unblock bool
 }
 
 // Run executes the plan. It returns nil when every phase completed; what

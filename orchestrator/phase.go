@@ -129,6 +129,14 @@ func (p *phaseRun) run(ctx context.Context) error {
 				prev = nil
 			}
 		}
+		var answer *state.Answer
+		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 && prev.Status == state.StatusBlocked {
+			// Its question waits for a person: no session is spent on it
+			// until they answer, unless --resume-blocked says so.
+			if answer = p.answerTo(prevRun); answer == nil && !r.Unblock {
+				return p.stillBlocked(prevRun, prev)
+			}
+		}
 		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
 			if prev.BaseCommit != "" {
 				p.base = prev.BaseCommit
@@ -154,7 +162,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 			}
 			next = cp.Prompt(p.basePrompt)
 			if prev.Status == state.StatusBlocked {
-				next = p.answered(prevRun, prev, next)
+				next = p.answered(prevRun, prev, answer, next)
 			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}

@@ -97,7 +97,13 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
 		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
-	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", out.Describe(),
+	outcome := out.Describe()
+	if sig, _ := r.Store.ReadSignal(r.id, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
+		// The CLI's session completed; what the agent said of the phase
+		// is what the reader needs: blocked on a question, or failed.
+		outcome = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+	}
+	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", outcome,
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return res, nil
 }

@@ -218,7 +218,9 @@ func (s *Session) finish() {
 	// saw to its end (a handoff left for this session restarts from it,
 	// never "ended without `debussy done`").
 	s.over = true
-	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
+	done := s.facts.signalled()
+	s.pol.SignalStatus(s.facts.signalStatus())
+	s.pol.Signals(done, s.facts.handedOff())
 	s.facts.close()
 	s.perform()
 	o := s.pol.Outcome()
@@ -272,6 +274,7 @@ func (s *Session) answer(h *event.HookCall) {
 		}
 		// After every tool, whatever it was: a stat of each signal.
 		c.Signalled, c.HandedOff = s.facts.signalled(), s.facts.handedOff()
+		s.pol.SignalStatus(s.facts.signalStatus())
 		h.Answer(s.pol.PostToolUse(c))
 	case event.HookStop:
 		s.pol.Signals(false, s.facts.handedOff())
