@@ -298,7 +298,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	started := time.Now()
 	live := e.startView(logger)
 	if live != nil {
-		live.threshold = ws.Config.ContextThreshold
+		live.threshold, live.maxTokens = ws.Config.ContextThreshold, int64(ws.Config.ContextMaxTokens)
 	}
 	defer live.close()
 	err = orchestrator.Run(ctx, orchestrator.Options{

@@ -287,7 +287,7 @@ func (r *orun) execute(ctx context.Context) error {
 		return err
 	}
 	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
-		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow})
+		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens)})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {

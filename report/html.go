@@ -64,7 +64,7 @@ func HTML(w io.Writer, r *Report) error {
 	d.Tokens, d.Cost = spendCharts(labels, spends, len(labels)-1, r.Budget)
 	names := toolNames(r)
 	for _, p := range r.Phases {
-		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r.Threshold)}
+		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r)}
 		labels, spends = nil, nil
 		for _, s := range p.Sessions {
 			labels = append(labels, fmt.Sprintf("session %d", s.N))

@@ -427,9 +427,11 @@ func (m *machine) kill(now time.Time, by string) {
 	}
 	m.killed = true
 	m.noteInFlightAtStop()
+	// The reason says what the kind does not: Describe prints
+	// "killed: cancel_grace", never "killed: killed: cancel_grace".
 	m.cause, m.reason = OutcomeKilled, "killed"
 	if by != "kill" {
-		m.reason = "killed: " + by
+		m.reason = by
 	}
 	m.phase, m.sigLevel, m.escalateAt = phaseClosing, 3, time.Time{}
 	m.emit(action{kind: actSignal, sig: syscall.SIGKILL, mark: MarkSigkill, at: now, fields: record.MarkFields{By: ref(by)}})
