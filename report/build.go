@@ -54,6 +54,18 @@ type Phase struct {
 	Notes  []string // remediation, retries, merges: what happened between sessions
 }
 
+// UncheckedGates are the names of the phase's gates that had no command
+// and did not run: never a pass, whatever the phase's status.
+func (p *Phase) UncheckedGates() []string {
+	var out []string
+	for _, g := range p.Gates {
+		if g.Unchecked && !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
 // Session is one claude process of a phase.
 type Session struct {
 	N             int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
@@ -24,6 +25,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":    func(a, b time.Time) string { return took(a, b) },
 	"gate":   gateLine,
 	"plural": plural,
+	"join":   strings.Join,
 }).Parse(pageSource))
 
 type legendItem struct{ Name, Fill, Letter string }

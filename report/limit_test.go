@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,52 @@ func TestChartsNameTheLimitThatActed(t *testing.T) {
 				if !strings.Contains(md.String(), l) {
 					t.Errorf("the markdown chart lacks %q:\n%s", l, md.String())
 				}
+			}
+		})
+	}
+}
+
+// An UNCHECKED gate (no command, not run) is never drawn as a pass: no
+// green ✓ after its session, a grey "?" instead, and the phase's heading
+// says UNCHECKED beside its status; a failed gate beside it still reads
+// as a failure.
+func TestHTMLUncheckedGateNotAPass(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		gates  []Gate
+		letter string
+	}{
+		{"unchecked alone", []Gate{{Name: "i18n", Unchecked: true}}, "?"},
+		{"passed and unchecked", []Gate{{Name: "test", Passed: true}, {Name: "i18n", Unchecked: true}}, "?"},
+		{"failed and unchecked", []Gate{{Name: "test", ExitCode: 1}, {Name: "i18n", Unchecked: true}}, "✗"},
+		{"passed", []Gate{{Name: "test", Passed: true}}, "✓"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range tc.gates {
+				tc.gates[i].AfterSession = 1
+			}
+			r := &Report{RunID: "r1", Status: "completed", Threshold: 80, Phases: []*Phase{{ID: "1", Status: "completed",
+				Sessions: []*Session{{N: 1, Window: 200_000, Points: []Point{{Turn: 1, Tokens: 1000}}}}, Gates: tc.gates}}}
+			var page bytes.Buffer
+			if err := HTML(&page, r); err != nil {
+				t.Fatal(err)
+			}
+			html := page.String()
+			i := strings.Index(html, "gates after session 1:")
+			if i < 0 {
+				t.Fatal("no gates mark")
+			}
+			mark := html[i:min(i+400, len(html))]
+			mark = mark[:strings.Index(mark, "</g>")]
+			if !strings.Contains(mark, `class="letter">`+tc.letter+`<`) {
+				t.Errorf("the gates mark is not %q:\n%s", tc.letter, mark)
+			}
+			if tc.letter != "✓" && strings.Contains(mark, "#16a34a") {
+				t.Errorf("the gates mark is green:\n%s", mark)
+			}
+			want := slices.ContainsFunc(tc.gates, func(g Gate) bool { return g.Unchecked })
+			if got := strings.Contains(html, `<span class="status unchecked"`); got != want {
+				t.Errorf("UNCHECKED beside the phase's status: %v, want %v", got, want)
 			}
 		})
 	}

@@ -160,12 +160,20 @@ func contextChart(p *Phase, r *Report) chart {
 			}
 		}
 		if len(gates) > 0 {
+			// A pass only when every gate ran and passed: an UNCHECKED
+			// gate (no command, not run) is grey "?", a failure red.
 			fill, letter, title := "#16a34a", "✓", "gates after session "+fmt.Sprint(s.N)+":"
+			failed, unchecked := false, false
 			for _, g := range gates {
 				title += "\n" + gateLine(g)
-				if !g.Passed && !g.Unchecked {
-					fill, letter = "#dc2626", "✗"
-				}
+				failed = failed || !g.Passed && !g.Unchecked
+				unchecked = unchecked || g.Unchecked
+			}
+			switch {
+			case failed:
+				fill, letter = "#dc2626", "✗"
+			case unchecked:
+				fill, letter = uncheckedFill, "?"
 			}
 			c.Dots = append(c.Dots, dot{X: end + step*0.5, Y: y(0) - 8, Fill: fill, Letter: letter, Title: title})
 			c.Texts = append(c.Texts, text{X: end + step*0.5, Y: y(0) + 14, Text: "gates", Anchor: "middle", Class: "axis"})
@@ -217,6 +225,10 @@ func LimitLabel(l policy.ContextLimit, window int64) string {
 	}
 	return fmt.Sprintf("threshold %s %% = %s", pct(share), estimator.FormatTokens(l.At))
 }
+
+// uncheckedFill is an UNCHECKED gate's colour: neither a pass's green nor
+// a failure's red.
+const uncheckedFill = "#9ca3af"
 
 func gateLine(g Gate) string {
 	switch {
@@ -295,7 +307,7 @@ func timelineChart(p *Phase) chart {
 			fill = statusColor("failed")
 		}
 		if g.Unchecked {
-			fill = "#9ca3af"
+			fill = uncheckedFill
 		}
 		start := g.End.Add(-g.Duration)
 		c.Rects = append(c.Rects, rect{X: x(start), Y: gy + 5, W: math.Max(x(g.End)-x(start), 3), H: rowH - 10, Fill: fill, Title: gateLine(g)})
