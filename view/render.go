@@ -36,6 +36,9 @@ type Phase struct {
 	Restarts    int
 	Started     time.Time // the phase's start, for the elapsed time
 	Ended       bool      // the session ended; the next one or the gates follow
+	// EndedAt is when the session ended (Live sets it): the elapsed time
+	// stops there, and the panel stops ticking for that phase.
+	EndedAt time.Time
 
 	// Activity is what the agent is doing: exploring, planning, acting or
 	// verifying; "" before its first telling tool call.
@@ -183,7 +186,11 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		add(60, plural(p.Restarts, "restart"))
 	}
 	if !p.Started.IsZero() {
-		add(20, formatElapsed(now.Sub(p.Started)))
+		end := now
+		if p.Ended && !p.EndedAt.IsZero() {
+			end = p.EndedAt
+		}
+		add(20, formatElapsed(end.Sub(p.Started)))
 	}
 	return parts
 }
