@@ -327,9 +327,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Tracer:      tracer,
 	})
 	live.close()
-	if terr := tracer.Shutdown(traceFlushWait); terr != nil {
-		logger.Warn("traces not all exported", "err", terr)
-	}
+	endTracer(tracer, logger)
 	if path := e.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		e.stepSummaryCharts(path, store, ws, started, logger)
 	}
