@@ -72,6 +72,10 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
 	}
+	if n := len(args); n >= 1 && args[n-1] == completeFlag {
+		e.complete(app, args[1:n-1])
+		return ExitOK
+	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil && notFound {
 		return ExitUsage
