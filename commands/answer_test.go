@@ -123,3 +123,27 @@ func TestAnswerAppendsAndFollowsTheQuestion(t *testing.T) {
 		t.Errorf("status does not show the answer:\n%s", st)
 	}
 }
+
+// status has the summary's columns, sessions included, in its order.
+func TestStatusSessionsColumn(t *testing.T) {
+	dir := gitRepo(t)
+	store := state.New(filepath.Join(dir, ".debussy"))
+	run := &state.Run{ID: "20261127-0100-abcd", Plan: filepath.Join(dir, "plan", "MASTER_PLAN.md"), Status: state.StatusFailed,
+		StartedAt: time.Now().Add(-time.Hour), Phases: []*state.PhaseRecord{{ID: "1", Status: state.StatusFailed, Sessions: 4, Restarts: 2, Attempts: 2}}}
+	if err := store.Save(&state.Ledger{Runs: []*state.Run{run}}); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := invoke(t, dir, nil, "status")
+	header, row := "", ""
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "PHASE"):
+			header = strings.Join(strings.Fields(l), " ")
+		case strings.HasPrefix(l, "1 "):
+			row = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	if !strings.HasPrefix(header, "PHASE STATUS SESSIONS RESTARTS ATTEMPTS TOKENS") || !strings.HasPrefix(row, "1 failed 4 2 2 ") {
+		t.Errorf("status table:\n%s", out)
+	}
+}
