@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -84,7 +85,28 @@ func claudeArgs(spec Spec) []string {
 	for _, t := range spec.AllowedTools {
 		args = append(args, "--allowedTools", t)
 	}
+	args = append(args, "--settings", sessionSettings(spec))
 	return append(args, spec.ExtraArgs...)
+}
+
+// SettingsFlag is how claude names the settings debussy passes with
+// --settings when it says they did not all load (settings_not_in_effect).
+const SettingsFlag = "--settings"
+
+// sessionSettings is the inline --settings every session gets: Spec's,
+// and idleCompaction off. From 2.1.286 claude may compact a long
+// conversation while it is idle, just before the prompt cache expires; a
+// debussy session is restarted from a checkpoint instead, and a summary
+// made behind its back would change the context it judges. An older CLI
+// ignores the key (measured on 2.1.112 and 2.1.197).
+func sessionSettings(spec Spec) string {
+	s := map[string]any{"idleCompaction": false}
+	maps.Copy(s, spec.Settings)
+	b, err := json.Marshal(s) // keys sorted: the same line every time
+	if err != nil {
+		panic(fmt.Sprintf("encode settings: %v", err)) // plain values: cannot fail
+	}
+	return string(b)
 }
 
 // childEnv removes CLAUDECODE (its nested-session guard makes claude exit

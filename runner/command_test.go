@@ -38,16 +38,18 @@ func TestStartClaudeNotFound(t *testing.T) {
 
 func TestClaudeArgs(t *testing.T) {
 	base := "-p --input-format stream-json --output-format stream-json --verbose"
+	const settings = ` --settings {"idleCompaction":false}`
 	tests := []struct {
 		name string
 		spec Spec
 		want string
 	}{
-		{"defaults", Spec{}, base},
-		{"model", Spec{Model: "claude-opus-4-8[1m]"}, base + " --model claude-opus-4-8[1m]"},
-		{"bypass", Spec{PermissionMode: "bypassPermissions"}, base + " --dangerously-skip-permissions"},
-		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits"},
-		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + " --append-system-prompt be brief"},
+		{"defaults", Spec{}, base + settings},
+		{"model", Spec{Model: "claude-opus-4-8[1m]"}, base + " --model claude-opus-4-8[1m]" + settings},
+		{"bypass", Spec{PermissionMode: "bypassPermissions"}, base + " --dangerously-skip-permissions" + settings},
+		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits" + settings},
+		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + settings + " --append-system-prompt be brief"},
+		{"settings", Spec{Settings: map[string]any{"sandbox": map[string]any{"enabled": true}}}, base + ` --settings {"idleCompaction":false,"sandbox":{"enabled":true}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

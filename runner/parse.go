@@ -129,6 +129,10 @@ type wireLine struct {
 	ToolUseID    string  `json:"tool_use_id"`
 	Description  text    `json:"description"`
 	Summary      text    `json:"summary"` // task_notification's description
+	// system/informational (2.1.330+): tag settings_not_in_effect, ...
+	Tag     string `json:"tag"`
+	Content text   `json:"content"`
+	Level   string `json:"level"`
 
 	// rate_limit_event
 	RateLimitInfo struct {
@@ -391,6 +395,9 @@ func (w *wireLine) build(ev *Event) {
 			TaskID:        w.TaskID,
 			ToolUseID:     w.ToolUseID,
 			Description:   cmp.Or(w.Description.s, w.Summary.s),
+			Tag:           w.Tag,
+			Content:       w.Content.s,
+			Level:         w.Level,
 		}
 	case "rate_limit_event":
 		ev.Kind = KindRateLimit

@@ -47,6 +47,9 @@ type Spec struct {
 	// value becomes --permission-mode.
 	PermissionMode string
 	ExtraArgs      []string
+	// Settings are debussy's own settings for claude, passed as one
+	// inline --settings (command.go adds idleCompaction: false to them).
+	Settings map[string]any
 	// AllowedTools are permission rules passed as --allowedTools (one flag
 	// each, so a rule may hold a space: "Bash(npm test:*)").
 	AllowedTools []string

@@ -147,6 +147,7 @@ type machine struct {
 	lastLine        time.Time
 	lastResult      *Result
 	facts           failure.Facts // what the stream said about a failure, for Outcome.Failure
+	settingsWarned  bool          // claude said the user's settings are not in effect: logged once
 
 	sendPending bool
 	sendMsg     string
@@ -245,6 +246,7 @@ func (m *machine) observe(in input, now time.Time) {
 		return
 	}
 	m.refuseOnAuth(ev, now)
+	m.settingsNotInEffect(ev, now)
 	m.giveUpUnreachable(ev, now)
 	m.noteFacts(ev)
 	switch ev.Kind {
