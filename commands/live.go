@@ -79,6 +79,12 @@ func phaseView(p orchestrator.Progress) view.Phase {
 		ph.WaitingUntil = p.WaitingUntil.Local() // the user's clock
 	}
 	ph.WindowPending = s.WindowPending
+	if r := p.Running; r != nil {
+		ph.Running, ph.RunningSince = r.Description, r.Since
+		if ph.Running == "" {
+			ph.Running = r.Tool
+		}
+	}
 	if b := p.Budget; b != nil {
 		ph.BudgetScope, ph.BudgetLevel, ph.BudgetPct = b.Scope, b.Level, b.UsedPct
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
@@ -96,6 +97,8 @@ type phaseRun struct {
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
+	// running is the current session's tool in flight, for the live view.
+	running *session.Running
 }
 
 // newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own

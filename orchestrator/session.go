@@ -54,7 +54,7 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		// commit). The error says "start claude:" already.
 		return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	p.undelivered = nil
+	p.undelivered, p.running = nil, nil
 	p.rec.Zone = string(estimator.ZoneGreen)
 	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
 	for {
@@ -121,6 +121,7 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 		case session.Observed:
 			p.contextPeak = max(p.contextPeak, e.Snap.Tokens)
 			p.events.Observe(e.Event)
+			p.running = e.Running
 			p.progressAt(n, e.Snap, false, e.Live)
 		case session.Tick:
 			p.progress(n, e.Snap, false)
@@ -270,6 +271,9 @@ func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
 		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
 		WaitingUntil: p.rec.WaitingUntil}
+	if !ended {
+		pr.Running = p.running
+	}
 	if live != nil {
 		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
 	} else {

@@ -399,6 +399,13 @@ func (w *wireLine) build(ev *Event) {
 			Content:       w.Content.s,
 			Level:         w.Level,
 		}
+	case "tool_progress":
+		// A long tool's heartbeat; 2.1.333 adds the description of a Bash,
+		// Agent or Monitor call. A subagent's or a hook's has a parent.
+		if w.ParentToolUseID == "" && w.ToolUseID != "" {
+			ev.Kind = KindSystem
+			ev.System = &System{Subtype: "tool_progress", ToolUseID: w.ToolUseID, Description: w.Description.s}
+		}
 	case "rate_limit_event":
 		ev.Kind = KindRateLimit
 		ri := w.RateLimitInfo

@@ -101,6 +101,8 @@ type Session struct {
 	pol   *policy.Policy
 	est   *estimator.Estimator
 	facts *watcher
+	// running is the main thread's tool in flight, for the live view.
+	running runningTool
 	known *event.KnownContext
 	now   func() time.Time
 
@@ -249,7 +251,8 @@ func (s *Session) see(ev event.Event) {
 		s.facts.changed()
 	}
 	s.perform()
-	o := Observed{Event: ev, Snap: snap}
+	s.running.observe(ev, s.now())
+	o := Observed{Event: ev, Snap: snap, Running: s.running.now()}
 	if s.cfg.Live && s.cfg.Meters != nil {
 		live := s.cfg.Meters.Live(s.now())
 		o.Live = &live

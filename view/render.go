@@ -51,7 +51,15 @@ type Phase struct {
 	// WaitingUntil is set while the phase waits for a usage limit to reset,
 	// in the zone it is shown in.
 	WaitingUntil time.Time
+	// Running is what the main thread's tool in flight does ("wait for
+	// the build"), RunningSince when it started: shown once it has run
+	// longer than LongTool.
+	Running      string
+	RunningSince time.Time
 }
+
+// LongTool is how long a tool runs before the view says what it is doing.
+const LongTool = 5 * time.Second
 
 // barWidth is the context bar's cells; ten per 10 % would crowd an 80
 // column terminal.
@@ -170,6 +178,9 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 	}
 	if !p.Ended {
 		add(50, plural(p.ToolCalls, "tool"))
+		if p.Running != "" && !p.RunningSince.IsZero() && now.Sub(p.RunningSince) >= LongTool {
+			add(35, "running "+ansi.Truncate(p.Running, 40, "…")+" "+formatElapsed(now.Sub(p.RunningSince)))
+		}
 	}
 	if p.TotalTokens > 0 {
 		add(70, formatTokens(p.TotalTokens)+" tokens")
