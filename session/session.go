@@ -103,8 +103,8 @@ type Session struct {
 	facts *watcher
 	// running is the main thread's tool in flight, for the live view.
 	running runningTool
-	known *event.KnownContext
-	now   func() time.Time
+	known   *event.KnownContext
+	now     func() time.Time
 
 	// The loop's own: read and written on its goroutine only.
 	snap          estimator.Snapshot
