@@ -144,6 +144,10 @@ func (p *Policy) Signals(done, handedOff bool) {
 	}
 }
 
+// SignalStatus tells the status the done signal on disk carries
+// (completed, blocked, failed; "" unknown), so its log says which.
+func (p *Policy) SignalStatus(status string) { p.doneStatus = status }
+
 // done is the agent's `debussy done`: it beats a stop decided on the same
 // response, and no threshold restarts the session after it.
 func (p *Policy) done() {
@@ -151,7 +155,14 @@ func (p *Policy) done() {
 		p.stopAfterDone = true
 	}
 	p.state = Done
-	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, "the agent signalled `debussy done`")
+	msg := "the agent signalled `debussy done`"
+	switch p.doneStatus {
+	case "blocked":
+		msg = "the agent signalled the phase blocked (`debussy done --status blocked`): it waits for a person's answer"
+	case "failed":
+		msg = "the agent signalled the phase failed (`debussy done --status failed`)"
+	}
+	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, msg)
 }
 
 // agentHandoff is the agent's `debussy handoff`: its handoff is written at

@@ -10,6 +10,10 @@ type RunStarted struct {
 	Phases           int    `json:"phases"`
 	ContextThreshold int    `json:"context_threshold"`
 	ContextWindow    int    `json:"context_window"`
+	// ContextMaxTokens is context_max_tokens: the handoff comes at the
+	// lower of it and the threshold (the report draws the one that acts).
+	// Nil in runs recorded before it was.
+	ContextMaxTokens *int `json:"context_max_tokens,omitempty"`
 }
 
 // RunEnded closes it.
