@@ -139,7 +139,8 @@ func reportRun(l *state.Ledger) *state.Run {
 // an error.
 func loadReport(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg config.Config) (report.Input, error) {
 	in := report.Input{Run: run, PlanName: planTitle(run.Plan), Sessions: map[report.SessionKey]*report.Digest{},
-		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow)}
+		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow),
+		MaxTokens: int64(cfg.ContextMaxTokens)}
 	events, err := state.ReadLog(store.EventsPath(run.ID))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return in, err

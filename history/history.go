@@ -41,9 +41,11 @@ type Stream struct {
 	// the 1M beta), "context" (a context beyond 200K), "default" (200K).
 	Window     int64
 	WindowFrom string
-	// Threshold and Settings are what the run recorded (run_started):
-	// Settings nil for transcripts and runs recorded before they were kept.
+	// Threshold, MaxTokens and Settings are what the run recorded
+	// (run_started): MaxTokens and Settings nil for transcripts and for
+	// runs recorded before they were kept.
 	Threshold int
+	MaxTokens *int
 	Settings  *record.Settings
 	Sessions  []Session
 }

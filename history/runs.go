@@ -117,7 +117,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 			if plan != "" && !samePath(ev.Plan, plan) {
 				return nil, false
 			}
-			base.Started, base.Threshold, base.Settings = l.TS, ev.ContextThreshold, ev.Settings
+			base.Started, base.Threshold, base.MaxTokens, base.Settings = l.TS, ev.ContextThreshold, ev.ContextMaxTokens, ev.Settings
 			if ev.Settings != nil {
 				base.Model = ev.Settings.Model
 			}
@@ -166,7 +166,7 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 		p := phases[phase]
 		st := p.stream
 		st.Source, st.Run, st.Phase, st.Started = SourceRun, id, phase, base.Started
-		st.Threshold, st.Settings = base.Threshold, base.Settings
+		st.Threshold, st.MaxTokens, st.Settings = base.Threshold, base.MaxTokens, base.Settings
 		st.Model = cmp.Or(st.Model, base.Model)
 		if window > 0 {
 			st.Window, st.WindowFrom = window, "config"

@@ -38,7 +38,7 @@ func ConfigOf(c config.Config, phase, handoffPath, root string) Config {
 // the settings they ran under (`debussy tune`).
 func Recorded(c config.Config) record.Settings {
 	return record.Settings{
-		Model: c.Model, ContextMaxTokens: c.ContextMaxTokens, MaxRestarts: c.MaxRestarts,
+		Model: c.Model, MaxRestarts: c.MaxRestarts,
 		ToolCallThreshold: c.ToolCallThreshold, Handoff: c.Handoff, HandoffGraceCalls: c.HandoffGraceCalls,
 		AllowCompaction: c.AllowCompaction, RequireDoneSignal: c.RequireDoneSignal, ZoneAction: c.ZoneAction,
 		Zones: [6]int{c.ZoneToolCallsYellow, c.ZoneToolCallsRed, c.ZoneLargeReadsYellow, c.ZoneLargeReadsRed,
@@ -49,14 +49,17 @@ func Recorded(c config.Config) record.Settings {
 }
 
 // WithRecorded is c with what a run recorded put back: its threshold and
-// window (recorded since the first runs) and, when recorded, the rest of
-// Recorded. What a run did not record keeps c's value.
-func WithRecorded(c config.Config, threshold, window int, s *record.Settings) config.Config {
+// window (recorded since the first runs), its cap and, when recorded, the
+// rest of Recorded. What a run did not record keeps c's value.
+func WithRecorded(c config.Config, threshold, window int, maxTokens *int, s *record.Settings) config.Config {
 	c.ContextThreshold, c.ContextWindow = threshold, window
+	if maxTokens != nil {
+		c.ContextMaxTokens = *maxTokens
+	}
 	if s == nil {
 		return c
 	}
-	c.Model, c.ContextMaxTokens, c.MaxRestarts = s.Model, s.ContextMaxTokens, s.MaxRestarts
+	c.Model, c.MaxRestarts = s.Model, s.MaxRestarts
 	c.ToolCallThreshold, c.Handoff, c.HandoffGraceCalls = s.ToolCallThreshold, s.Handoff, s.HandoffGraceCalls
 	c.AllowCompaction, c.RequireDoneSignal, c.ZoneAction = s.AllowCompaction, s.RequireDoneSignal, s.ZoneAction
 	z := s.Zones

@@ -7,8 +7,9 @@ import (
 	"github.com/debussy-dev/debussy/config"
 )
 
-// Whatever ConfigOf reads of a configuration, a run records (Recorded)
-// and a replay puts back (WithRecorded): every field of config.Config is
+// Whatever ConfigOf reads of a configuration, a run records (run_started's
+// threshold, window, cap and Recorded) and a replay puts back
+// (WithRecorded): every field of config.Config is
 // changed in turn, and the policy a replay builds from the record must
 // equal the run's. A field ConfigOf starts to read without Recorded
 // keeping it fails here.
@@ -22,7 +23,7 @@ func TestRecordedCoversConfigOf(t *testing.T) {
 			continue
 		}
 		rec := Recorded(c)
-		replayed := WithRecorded(config.Defaults(), c.ContextThreshold, c.ContextWindow, &rec)
+		replayed := WithRecorded(config.Defaults(), c.ContextThreshold, c.ContextWindow, &c.ContextMaxTokens, &rec)
 		if got, want := ConfigOf(replayed, "1", "/h", "/r"), ConfigOf(c, "1", "/h", "/r"); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the policy replayed from the record differs from the run's:\n got %+v\nwant %+v", name, got, want)
 		}

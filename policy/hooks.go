@@ -48,10 +48,11 @@ func CallOf(h *event.HookCall) Call {
 // the answer needs it: package session reads them on disk, a replay
 // (`debussy tune`) knows them from the recording.
 type Facts interface {
-	Signalled() bool    // the agent's `debussy done` signal for this session is on disk
-	HandedOff() bool    // its `debussy handoff` signal is
-	HandoffSize() int64 // the handoff file's size; 0 when missing or empty
-	PhaseFile(c *Call)  // sets c.PhaseFile when the call reads one of the phase's own files
+	Signalled() bool      // the agent's `debussy done` signal for this session is on disk
+	SignalStatus() string // what that signal says: completed, blocked, failed; "" unknown
+	HandedOff() bool      // its `debussy handoff` signal is
+	HandoffSize() int64   // the handoff file's size; 0 when missing or empty
+	PhaseFile(c *Call)    // sets c.PhaseFile when the call reads one of the phase's own files
 }
 
 // Hook answers one of the CLI's hook calls, with the facts it needs from
@@ -69,6 +70,7 @@ func (p *Policy) Hook(h *event.HookCall, f Facts) event.HookAnswer {
 		}
 		// After every tool, whatever it was: each signal.
 		c.Signalled, c.HandedOff = f.Signalled(), f.HandedOff()
+		p.SignalStatus(f.SignalStatus())
 		return p.PostToolUse(c)
 	case event.HookStop:
 		p.Signals(false, f.HandedOff())
@@ -179,6 +181,10 @@ func (p *Policy) Signals(done, handedOff bool) {
 	}
 }
 
+// SignalStatus tells the status the done signal on disk carries
+// (completed, blocked, failed; "" unknown), so its log says which.
+func (p *Policy) SignalStatus(status string) { p.doneStatus = status }
+
 // done is the agent's `debussy done`: it beats a stop decided on the same
 // response, and no threshold restarts the session after it.
 func (p *Policy) done() {
@@ -186,7 +192,14 @@ func (p *Policy) done() {
 		p.stopAfterDone = true
 	}
 	p.state = Done
-	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, "the agent signalled `debussy done`")
+	msg := "the agent signalled `debussy done`"
+	switch p.doneStatus {
+	case "blocked":
+		msg = "the agent signalled the phase blocked (`debussy done --status blocked`): it waits for a person's answer"
+	case "failed":
+		msg = "the agent signalled the phase failed (`debussy done --status failed`)"
+	}
+	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, msg)
 }
 
 // agentHandoff is the agent's `debussy handoff`: its handoff is written at

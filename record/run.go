@@ -10,7 +10,12 @@ type RunStarted struct {
 	Phases           int    `json:"phases"`
 	ContextThreshold int    `json:"context_threshold"`
 	ContextWindow    int    `json:"context_window"`
-	// Settings are the rest of what the in-session policy decided on:
+	// ContextMaxTokens is context_max_tokens: the handoff comes at the
+	// lower of it and the threshold (the report draws the one that acts).
+	// Nil in runs recorded before it was.
+	ContextMaxTokens *int `json:"context_max_tokens,omitempty"`
+	// Settings are the rest of what the in-session policy decided on
+	// (beside the threshold, the window and the cap above):
 	// `debussy tune` replays the run's sessions at them. Nil in runs
 	// recorded before they were kept.
 	Settings *Settings `json:"settings,omitempty"`
@@ -19,7 +24,6 @@ type RunStarted struct {
 // Settings are a run's policy settings as .debussy.yaml names them.
 type Settings struct {
 	Model             string `json:"model"`
-	ContextMaxTokens  int    `json:"context_max_tokens"`
 	MaxRestarts       int    `json:"max_restarts"`
 	ToolCallThreshold int    `json:"tool_call_threshold"`
 	Handoff           bool   `json:"handoff"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
@@ -24,6 +25,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":    func(a, b time.Time) string { return took(a, b) },
 	"gate":   gateLine,
 	"plural": plural,
+	"join":   strings.Join,
 }).Parse(pageSource))
 
 type legendItem struct{ Name, Fill, Letter string }
@@ -69,7 +71,7 @@ func HTML(w io.Writer, r *Report) error {
 	}
 	names := toolNames(r)
 	for _, p := range r.Phases {
-		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r.Threshold)}
+		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r)}
 		labels, spends = nil, nil
 		for _, s := range p.Sessions {
 			labels = append(labels, fmt.Sprintf("session %d", s.N))

@@ -101,8 +101,10 @@ type Session struct {
 	pol   *policy.Policy
 	est   *estimator.Estimator
 	facts *watcher
-	known *event.KnownContext
-	now   func() time.Time
+	// running is the main thread's tool in flight, for the live view.
+	running runningTool
+	known   *event.KnownContext
+	now     func() time.Time
 
 	// The loop's own: read and written on its goroutine only.
 	snap          estimator.Snapshot
@@ -218,7 +220,9 @@ func (s *Session) finish() {
 	// saw to its end (a handoff left for this session restarts from it,
 	// never "ended without `debussy done`").
 	s.over = true
-	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
+	done := s.facts.signalled()
+	s.pol.SignalStatus(s.facts.signalStatus())
+	s.pol.Signals(done, s.facts.handedOff())
 	s.facts.close()
 	s.perform()
 	o := s.pol.Outcome()
@@ -247,7 +251,8 @@ func (s *Session) see(ev event.Event) {
 		s.facts.changed()
 	}
 	s.perform()
-	o := Observed{Event: ev, Snap: snap}
+	s.running.observe(ev, s.now())
+	o := Observed{Event: ev, Snap: snap, Running: s.running.now()}
 	if s.cfg.Live && s.cfg.Meters != nil {
 		live := s.cfg.Meters.Live(s.now())
 		o.Live = &live
@@ -268,6 +273,7 @@ func (s *Session) answer(h *event.HookCall) {
 type hookFacts struct{ s *Session }
 
 func (f hookFacts) Signalled() bool          { return f.s.facts.signalled() }
+func (f hookFacts) SignalStatus() string     { return f.s.facts.signalStatus() }
 func (f hookFacts) HandedOff() bool          { return f.s.facts.handedOff() }
 func (f hookFacts) HandoffSize() int64       { return f.s.facts.handoffSize() }
 func (f hookFacts) PhaseFile(c *policy.Call) { f.s.callPhaseFile(c) }

@@ -68,6 +68,7 @@ type replayFacts struct {
 }
 
 func (f *replayFacts) Signalled() bool        { return f.done }
+func (f *replayFacts) SignalStatus() string   { return "" } // it only words the log
 func (f *replayFacts) HandedOff() bool        { return f.handedOff }
 func (f *replayFacts) HandoffSize() int64     { return f.handoff }
 func (f *replayFacts) PhaseFile(*policy.Call) {} // only a budget asks, and budgets are not replayed

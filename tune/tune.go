@@ -275,7 +275,7 @@ func selfCheck(works []*work, opts Options, m *model) SelfCheck {
 		if st.WindowFrom == "config" {
 			window = int(st.Window)
 		}
-		cfg := policy.WithRecorded(opts.Config, st.Threshold, window, st.Settings)
+		cfg := policy.WithRecorded(opts.Config, st.Threshold, window, st.MaxTokens, st.Settings)
 		out := replay(w, cfg, windowOf(w, cfg), m)
 		cs := CheckStream{Run: st.Run, Phase: st.Phase, RecordedRestarts: len(w.restarts), ReplayedRestarts: len(out.restarts),
 			RecordedAt: append([]int{}, w.restarts...), ReplayedAt: append([]int{}, out.restarts...), SettingsRecorded: st.Settings != nil}
