@@ -84,16 +84,15 @@ func TestTuneWrite(t *testing.T) {
 	dir := tuneRepo(t)
 	user := "# the team's settings\nmodel: claude-sonnet-4-5 # cheap\nmax_restarts: 2\n"
 	os.WriteFile(filepath.Join(dir, config.FileName), []byte(user), 0o644)
-	os.MkdirAll(filepath.Join(dir, "plan"), 0o755)
-	os.WriteFile(filepath.Join(dir, "plan", "MASTER_PLAN.md"), []byte("# P\n\n| Phase | Title | Focus | Risk | Status |\n|---|---|---|---|---|\n| 1 | [One](phase-1.md) | x | Low | Not Started |\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "plan", "phase-1.md"), []byte("# Phase 1: One\n\n**Depends On:** N/A\n\n## Tasks\n- [ ] one\n"), 0o644)
 	tj := runTuneJSON(t, dir, nil, "--write", "--objective", "balanced")
 	if tj.Written != filepath.Join(dir, config.FileName) || tj.Recommended == nil {
 		t.Fatalf("written %q, recommended %+v", tj.Written, tj.Recommended)
 	}
 	data, _ := os.ReadFile(tj.Written)
 	text := string(data)
-	for _, want := range []string{"# the team's settings\nmodel: claude-sonnet-4-5 # cheap\n", "# debussy tune ", "(objective balanced): from 3 sessions of run 20261206-0230-7843."} {
+	runs, _ := filepath.Glob(filepath.Join(dir, ".debussy", "runs", "*"))
+	for _, want := range []string{"# the team's settings\nmodel: claude-sonnet-4-5 # cheap\n", "# debussy tune ",
+		"(objective balanced): from 3 sessions of run " + filepath.Base(runs[0]) + "."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the file lacks %q:\n%s", want, text)
 		}
@@ -105,6 +104,7 @@ func TestTuneWrite(t *testing.T) {
 	if r := tj.Recommended; cfg.ContextThreshold != r.ContextThreshold || cfg.ContextMaxTokens != r.ContextMaxTokens || cfg.MaxRestarts != r.MaxRestarts {
 		t.Errorf("the file says %d/%d/%d, the recommendation %+v", cfg.ContextThreshold, cfg.ContextMaxTokens, cfg.MaxRestarts, r)
 	}
+	// gitRepo's plan (examples/demo), committed.
 	if code, out, errOut := invoke(t, dir, nil, "check", "plan/MASTER_PLAN.md"); code != 0 {
 		t.Errorf("debussy check after --write: exit %d\n%s\n%s", code, out, errOut)
 	}

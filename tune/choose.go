@@ -44,7 +44,7 @@ func recommend(cands []Candidate, objective string) *Recommendation {
 		why = fmt.Sprintf("the lowest modelled cost: $%.2f", pick.CostUSD)
 	}
 	if cur := cands[0]; cur.Current && !pick.Current {
-		why += fmt.Sprintf(" (now $%.2f, %d restarts)", cur.CostUSD, cur.Restarts)
+		why += fmt.Sprintf(" (now $%.2f, %s)", cur.CostUSD, plural(cur.Restarts, "restart"))
 	}
 	if pick.Adaptive != nil && !*pick.Adaptive {
 		why += "; without the adaptive budget's restarts (budget.enforcement is yours to change)"
