@@ -286,8 +286,10 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.recorder.save(); err != nil {
 		return err
 	}
+	settings := policy.Recorded(r.cfg)
 	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
-		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens)})
+		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens),
+		Settings: &settings})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {

@@ -32,6 +32,7 @@ type Report struct {
 	Spend  Spend
 	Totals Totals
 	Budget Limits // the plan's
+	Tuning *Tuning
 }
 
 // NotRunPhase is a phase of the plan the run did not start, with its state.
@@ -172,7 +173,7 @@ const (
 func Build(in Input) *Report {
 	run := in.Run
 	r := &Report{RunID: run.ID, Plan: in.PlanName, Status: string(run.Status), Started: run.StartedAt, Ended: run.EndedAt,
-		Threshold: in.Threshold, MaxTokens: in.MaxTokens, Totals: TotalsOf(run)}
+		Threshold: in.Threshold, MaxTokens: in.MaxTokens, Totals: TotalsOf(run), Tuning: in.Tuning}
 	if r.Plan == "" {
 		r.Plan = filepath.Base(run.Plan)
 	}

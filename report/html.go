@@ -39,6 +39,7 @@ type phaseView struct {
 type pageData struct {
 	R            *Report
 	Tokens, Cost chart
+	Tuning       *chart
 	Marks        []legendItem
 	Kinds        []legendItem
 	Phases       []phaseView
@@ -64,6 +65,10 @@ func HTML(w io.Writer, r *Report) error {
 	labels = append(labels, "run")
 	spends = append(spends, r.Spend)
 	d.Tokens, d.Cost = spendCharts(labels, spends, len(labels)-1, r.Budget)
+	if r.Tuning != nil && len(r.Tuning.Rows) > 0 {
+		c := tuningChart(r.Tuning)
+		d.Tuning = &c
+	}
 	names := toolNames(r)
 	for _, p := range r.Phases {
 		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r)}

@@ -38,6 +38,8 @@ type Input struct {
 	Threshold int
 	Window    int64
 	MaxTokens int64
+	// Tuning is `debussy tune` on the run's sessions; nil leaves it out.
+	Tuning *Tuning
 }
 
 // SessionKey names one session of one phase; N counts from 1.
