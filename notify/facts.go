@@ -122,7 +122,13 @@ func (f *Facts) ended(at time.Time, end record.RunEnded, run *state.Run) {
 // send sends ev with the run's facts and summary as they are now.
 func (f *Facts) send(at time.Time, run *state.Run, ev Event) {
 	ev.Run, ev.Plan, ev.At = f.run, f.plan, at
-	ev.Summary = summaryOf(f.plan, run)
+	status := run.Status
+	if ev.Event == Blocked && status == state.StatusRunning {
+		// A block ends the run (recorded a moment later): its summary is
+		// headed blocked, not running.
+		status = state.StatusBlocked
+	}
+	ev.Summary = summaryOf(f.plan, run, status)
 	f.d.Send(ev)
 }
 
@@ -133,10 +139,12 @@ func title(run *state.Run, phase string) string {
 	return ""
 }
 
-// summaryOf is the run's step summary without the phases' errors, which
-// may quote a gate's output: only structured facts leave.
-func summaryOf(plan string, rec *state.Run) *Summary {
+// summaryOf is the run's step summary, headed with status, without the
+// phases' errors, which may quote a gate's output: only structured facts
+// leave.
+func summaryOf(plan string, rec *state.Run, status state.Status) *Summary {
 	run := *rec
+	run.Status = status
 	run.Phases = nil
 	s := &Summary{}
 	for _, p := range rec.Phases {

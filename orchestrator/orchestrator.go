@@ -149,8 +149,10 @@ func (r *orun) execute(ctx context.Context) error {
 	for _, ph := range order {
 		planned = append(planned, record.PlannedPhase{ID: ph.ID, Title: ph.ShortTitle(), Unchecked: gate.Unchecked(ph)})
 	}
+	settings := policy.Recorded(r.cfg)
 	r.rec.EmitAt(start, record.RunStarted{Plan: r.planPath(), Phases: len(order), ContextThreshold: r.cfg.ContextThreshold,
-		ContextWindow: r.cfg.ContextWindow, Name: r.Plan.Name, PID: os.Getpid(), Order: planned})
+		ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens), Settings: &settings,
+		Name: r.Plan.Name, PID: os.Getpid(), Order: planned})
 	for _, ph := range order {
 		if skip, ok := sel.skipped[ph.ID]; ok && !sel.todo[ph.ID] {
 			r.rec.Emit(skip)

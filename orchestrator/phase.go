@@ -30,7 +30,15 @@ func (p *phaseRun) run(ctx context.Context) error {
 	st.base = head
 	next := st.basePrompt
 	if st.prev != nil {
-		next = p.resume(head)
+		var answer *state.Answer
+		if st.prev.Status == state.StatusBlocked {
+			// Its question waits for a person: no session is spent on it
+			// until they answer, unless --resume-blocked says so.
+			if answer = p.answerTo(); answer == nil && !st.unblock {
+				return p.stillBlocked()
+			}
+		}
+		next = p.resume(head, answer)
 	}
 	st.progressRuns = append(st.progressRuns, p.files.run)
 	p.applyHold()
@@ -139,7 +147,7 @@ func (p *phaseRun) completed(ctx context.Context) (rejected *gitcommit.HookError
 
 // resume takes the phase up from the checkpoint of the earlier run that
 // did not finish it, and returns the first prompt.
-func (p *phaseRun) resume(head string) string {
+func (p *phaseRun) resume(head string, answer *state.Answer) string {
 	st, prev, prevRun := &p.start, p.start.prev, p.start.prevRun
 	if prev.BaseCommit != "" {
 		st.base = prev.BaseCommit
@@ -166,21 +174,41 @@ func (p *phaseRun) resume(head string) string {
 	cp := p.checkpoint("resume", fmt.Sprintf("run %s stopped (%s) before phase %s was done", prevRun.ID, prev.Status, p.ph.ID), head)
 	next := cp.Prompt(st.basePrompt)
 	if prev.Status == state.StatusBlocked {
-		next = p.answered(next)
+		next = p.answered(answer, next)
 	}
 	return next
 }
 
-// answered puts the person's answer (debussy answer) to the question the
-// blocked phase asked first in the resumed prompt next, as a new attempt
-// of the same phase. Without an answer the phase resumes as any
-// interrupted one, with a warning naming the command.
-func (p *phaseRun) answered(next string) string {
-	prevRun, prev := p.start.prevRun, p.start.prev
-	a, err := p.files.store.ReadAnswer(prevRun.ID, p.ph.ID)
+// answerTo is the person's answer (debussy answer) to the question the
+// phase asked in the blocked run it resumes, or nil.
+func (p *phaseRun) answerTo() *state.Answer {
+	a, err := p.files.store.ReadAnswer(p.start.prevRun.ID, p.ph.ID)
 	if err != nil {
 		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: "read the answer to the blocked phase", Error: err.Error()})
 	}
+	return a
+}
+
+// stillBlocked ends the phase, blocked in the run it would resume and not
+// answered since, as blocked again without a session: the question
+// stands, and a session would only meet it again. Nothing is committed
+// (the blocked run's commit recorded the block); the answer still goes to
+// that run, whose question it is (this record has no session, so the next
+// run resumes from that one).
+func (p *phaseRun) stillBlocked() error {
+	prevRun, prev, id := p.start.prevRun, p.start.prev, p.ph.ID
+	p.rec.Emit(record.StillBlocked{Phase: id, Run: prevRun.ID, Question: prev.Question})
+	return p.end(record.PhaseEnded{Status: string(state.StatusBlocked), Question: prev.Question},
+		outcome.WithPublic(fmt.Errorf("phase %s %w: its question (run %s) is not answered yet: %s", id, ErrBlocked, prevRun.ID, prev.Question),
+			fmt.Sprintf("phase %s was blocked: its question is not answered yet", id)), false)
+}
+
+// answered puts the person's answer a (debussy answer) to the question the
+// blocked phase asked first in the resumed prompt next, as a new attempt
+// of the same phase. Without an answer (--resume-blocked) the phase
+// resumes as any interrupted one, with a warning naming the command.
+func (p *phaseRun) answered(a *state.Answer, next string) string {
+	prevRun, prev := p.start.prevRun, p.start.prev
 	if a == nil {
 		p.rec.Emit(record.Unanswered{Phase: p.ph.ID, Run: prevRun.ID, Question: prev.Question})
 		return next
@@ -215,7 +243,8 @@ func (r *orun) newPhase(ph *plans.Phase, rec *recorder.Phase, repo *gitcommit.Re
 	}
 	p := &phaseRun{ph: ph, rec: rec, sessions: claudeSessions{}, launch: r.launch, commits: c, limits: r.limits,
 		files: phaseFiles{store: r.Store, run: r.id}, now: r.now, cfg: r.cfg, extend: r.Extend,
-		start: phaseStart{plan: r.Plan, planRel: r.planRel(), root: r.root(), dir: repo.Root(), env: repo.ChildEnv(r.Env), hold: r.job.Hold()},
+		start: phaseStart{plan: r.Plan, planRel: r.planRel(), root: r.root(), dir: repo.Root(), env: repo.ChildEnv(r.Env), hold: r.job.Hold(),
+			unblock: r.Unblock},
 		carry: carried{events: checkpoint.NewRecorder(), window: int64(r.cfg.ContextWindow)}}
 	var prevSpend *state.Economics
 	if !r.Restart {

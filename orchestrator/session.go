@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -41,24 +40,24 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	p.spend.StartSession()
 	sess, err := p.sessions.Start(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
-		}
-		return session.Result{}, fmt.Errorf("start claude: %w", err)
+		// claude missing, not a program, no pipe or working directory:
+		// nothing ran, and a retry would meet the same (exit 2, no
+		// commit). The error says "start claude:" already.
+		return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	p.carry.undelivered = nil
-	var peak int64 // the session's highest context
+	var cur current
 	for {
 		<-sess.Ready()
 		effects, over := sess.Take()
-		peak = max(peak, p.apply(n, effects))
+		p.apply(n, effects, &cur)
 		if over {
 			break
 		}
 	}
 	res := sess.Wait()
 	effects, _ := sess.Take() // the interrupt's, after the stream ended
-	peak = max(peak, p.apply(n, effects))
+	p.apply(n, effects, &cur)
 
 	p.carry.undelivered = res.Undelivered
 	if len(res.Refused) > 0 {
@@ -81,7 +80,12 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		ExitCode: out.ExitCode, Failure: string(out.Failure.Class), ContextTokens: snap.Tokens, Percent: snap.Percent, ToolCalls: snap.ToolCalls,
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
-		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs(), PeakTokens: peak, Model: snap.Model, Described: out.Describe()}
+		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs(), PeakTokens: cur.peak, Model: snap.Model, Described: out.Describe()}
+	if sig, _ := p.files.store.ReadSignal(p.files.run, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
+		// The CLI's session completed; what the agent said of the phase
+		// is what the reader needs: blocked on a question, or failed.
+		ended.Described = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+	}
 	if !res.StopAt.IsZero() {
 		ended.StopLatencyMs = new(p.now().Sub(res.StopAt).Milliseconds())
 	}
@@ -89,9 +93,15 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	return res, nil
 }
 
-// apply emits what the session decided and returns the highest context it
-// saw.
-func (p *phaseRun) apply(n int, effects []session.Effect) (peak int64) {
+// current is what the running session's effects have said so far: the
+// highest context, the main thread's tool in flight (for the live view).
+type current struct {
+	peak    int64
+	running *session.Running
+}
+
+// apply emits what the session decided, and keeps what cur follows.
+func (p *phaseRun) apply(n int, effects []session.Effect, cur *current) {
 	for _, e := range effects {
 		switch e := e.(type) {
 		case session.Record:
@@ -99,11 +109,12 @@ func (p *phaseRun) apply(n int, effects []session.Effect) (peak int64) {
 		case session.Log:
 			p.rec.Emit(recorder.Log{Phase: p.ph.ID, Level: slogLevel(e.Level), Msg: e.Msg, Args: e.Args})
 		case session.Observed:
-			peak = max(peak, e.Snap.Tokens)
+			cur.peak = max(cur.peak, e.Snap.Tokens)
+			cur.running = e.Running
 			p.carry.events.Observe(e.Event)
-			p.progressAt(n, e.Snap, false, e.Live)
+			p.progressAt(n, e.Snap, false, e.Live, cur.running)
 		case session.Tick:
-			p.progress(n, e.Snap, false)
+			p.progressAt(n, e.Snap, false, nil, cur.running)
 		case session.Emergency:
 			p.rec.Emit(record.NoHandoff{Phase: p.ph.ID, Session: n})
 		case session.StopDecided:
@@ -112,7 +123,6 @@ func (p *phaseRun) apply(n int, effects []session.Effect) (peak int64) {
 			p.recordSpend() // live in `debussy status --json`
 		}
 	}
-	return peak
 }
 
 // slogLevel is a policy level as the log's.
@@ -208,18 +218,22 @@ func (p *phaseRun) model() string {
 
 // progress reports a session's snapshot to the live view.
 func (p *phaseRun) progress(session int, snap estimator.Snapshot, ended bool) {
-	p.progressAt(session, snap, ended, nil)
+	p.progressAt(session, snap, ended, nil, nil)
 }
 
 // progressAt is progress with the Meters' figures as they were at the
-// event (live, taken on the session's reader), or as they are now (nil).
-func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *session.Live) {
+// event (live, taken on the session's reader), or as they are now (nil),
+// and the tool the session runs (nil: none).
+func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *session.Live, running *session.Running) {
 	if !p.launch.live {
 		return
 	}
 	rec := p.rec.Record()
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
 		Restarts: rec.Restarts, Started: rec.StartedAt, Ended: ended, Zone: rec.Zone, WaitingUntil: rec.WaitingUntil}
+	if !ended {
+		pr.Running = running
+	}
 	if live == nil {
 		l := p.spend.Live(p.now())
 		live = &l

@@ -73,6 +73,10 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.Spans); nil exports none.
 	Tracer *telemetry.Tracer
+
+	// Unblock (--resume-blocked) resumes a blocked phase nobody has
+	// answered; without it such a phase stays blocked and starts no session.
+	Unblock bool
 }
 
 // ExtendRequest is a budget that ran out, put to the user (Options.Extend).
@@ -188,6 +192,8 @@ type phaseStart struct {
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
+	// unblock resumes a blocked phase nobody answered (--resume-blocked).
+	unblock bool
 }
 
 // carried is what the sessions that ended leave the next checkpoint and

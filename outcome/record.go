@@ -90,6 +90,9 @@ func PublicEvent(ev record.Event) (record.Event, bool) {
 	case record.Unanswered:
 		e.Question = ""
 		return e, true
+	case record.StillBlocked:
+		e.Question = ""
+		return e, true
 	case record.WorktreeSetup:
 		e.Command, e.Log = "", ""
 		return e, true

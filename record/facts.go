@@ -38,7 +38,16 @@ type PhaseResumed struct {
 	Handoff      string     `json:"handoff,omitempty"`
 }
 
-// Unanswered is a blocked phase resumed without the person's answer.
+// StillBlocked is a phase blocked in run Run whose question nobody has
+// answered: it stays blocked, and no session starts.
+type StillBlocked struct {
+	Phase    string `json:"phase"`
+	Run      string `json:"run"`
+	Question string `json:"question,omitempty"`
+}
+
+// Unanswered is a blocked phase resumed without the person's answer
+// (--resume-blocked).
 type Unanswered struct {
 	Phase    string `json:"phase"`
 	Run      string `json:"run"`
@@ -197,6 +206,7 @@ type IncludesCopied struct {
 func (PhaseSkipped) EventName() string      { return "phase_skipped" }
 func (PhaseResumed) EventName() string      { return "phase_resumed" }
 func (Unanswered) EventName() string        { return "unanswered" }
+func (StillBlocked) EventName() string      { return "still_blocked" }
 func (StaleRun) EventName() string          { return "stale_run" }
 func (Restart) EventName() string           { return "restart" }
 func (NoHandoff) EventName() string         { return "no_handoff" }

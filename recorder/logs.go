@@ -87,8 +87,12 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 	case record.Answered:
 		return info, "resuming the blocked phase with the person's answer", []any{"phase", ev.Phase, "attempt", ev.Attempt}
 	case record.Unanswered:
-		return warn, "the phase was blocked and nobody answered: resuming it without an answer",
+		return warn, "resuming the blocked phase without an answer (--resume-blocked)",
 			[]any{"phase", ev.Phase, "question", ev.Question, "answer_with", state.AnswerCommand(ev.Phase)}
+	case record.StillBlocked:
+		return warn, "the phase is still blocked: no session starts until its question is answered",
+			[]any{"phase", ev.Phase, "question", ev.Question, "answer_with", state.AnswerCommand(ev.Phase),
+				"or", "run again with --resume-blocked to resume it unanswered"}
 	case record.UsageLimitHold:
 		return warn, fmt.Sprintf("the account's %s limit, met by phase %s (commit %s), resets %s: no session starts before then",
 			failure.LimitName(ev.Limit), ev.ByPhase, short(ev.Commit), failure.ResetClock(ev.Resets, f.At)), []any{"phase", ev.Phase}

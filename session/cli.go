@@ -260,7 +260,7 @@ func (s *Session) warnCompactionPoint(snap estimator.Snapshot) {
 		return
 	}
 	s.pointsChecked = true
-	at, _ := policy.HandoffPoint(snap, pc.ContextThreshold, pc.ContextMaxTokens)
+	at := policy.ContextLimitOf(pc.ContextThreshold, pc.ContextMaxTokens, snap.Window).At
 	// The CLI's own numbers when it answered get_context_usage; compact
 	// is 0 when it said it will not compact on its own.
 	compact, tooLong := estimator.CompactionPoints(snap)
