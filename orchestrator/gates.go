@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 )
 
@@ -55,7 +56,7 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		results = append(results, res)
 		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))
 		if !res.Passed() {
-			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
+			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", public.Words(gatePublic(results), gate.Summary(results)))
 			return results, false
 		}
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))

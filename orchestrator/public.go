@@ -31,6 +31,10 @@ type publicError struct {
 func (e *publicError) Error() string { return e.err.Error() }
 func (e *publicError) Unwrap() error { return e.err }
 
+// Public is what may be published: a log that carries structure only
+// (public.Handler) shows it in place of the error's text.
+func (e *publicError) Public() string { return e.public }
+
 // withPublic attaches public, the structured reason, to err.
 func withPublic(err error, public string) error {
 	if err == nil {

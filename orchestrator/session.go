@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -98,7 +99,7 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
 		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
-	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", out.Describe(),
+	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", public.Words(out.Words(), out.Describe()),
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return res, nil
 }
