@@ -56,9 +56,6 @@ func TestExportCarriesStructureOnly(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "bundle")
-	if d := os.Getenv("EXPORT_KEEP"); d != "" {
-		out = d
-	}
 	code, stdout, stderr := invoke(t, dir, nil, "export", "-o", out)
 	if code != 0 {
 		t.Fatalf("export: exit %d\n%s%s", code, stdout, stderr)
