@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/secrets"
 )
@@ -108,11 +109,15 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 // (public.Handler): a bad usage, config, plan or setup is debussy's own
 // words about the user's files and machine, shown whole; a run's end says
 // its public reason (a gate's name and exit code, never its output).
-func loggedError(err error) error {
-	if exitCode(err) == ExitUsage {
+func loggedError(err error) any {
+	var p public.Publisher
+	switch {
+	case exitCode(err) == ExitUsage:
 		return public.OwnErr(err)
+	case errors.As(err, &p):
+		return err
 	}
-	return err
+	return public.Words(orchestrator.PublicReason(err), err.Error())
 }
 
 // jsonRequested reports whether this invocation asked for JSON logs with

@@ -43,6 +43,9 @@ func withPublic(err error, public string) error {
 	return &publicError{err: err, public: public}
 }
 
+// PublicReason is publicReason, for the last line a run logs.
+func PublicReason(err error) string { return publicReason(err) }
+
 // publicReason is what may be published about err: the reason attached
 // by withPublic, else the class of error, never its text.
 func publicReason(err error) string {

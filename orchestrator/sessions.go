@@ -60,9 +60,11 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 		case policy.StepFailFast:
 			if refused := end.Outcome.Refused(); refused != nil {
-				return p.failFast(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
+				// A setup problem (a login, a permission, a missing CLI) in
+				// debussy's words: the CI log and the step summary say it.
+				return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused)))
 			}
-			return p.failFast(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
+			return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why)))
 		case policy.StepUsageLimit, policy.StepFallback:
 			prompt, err = p.atUsageLimit(ctx, end, s)
 		case policy.StepExhausted:

@@ -65,7 +65,9 @@ func (e *ownError) Public() string { return e.err.Error() }
 const maxRunes = 200
 
 // Keys name structure: their text is a name, a status, a place or a
-// number in words, never a tool's or the agent's text. Keys are the log's
+// number in words, never a tool's or the agent's text. A command is not
+// structure, even the plan's own gate: what leaves the machine names a
+// gate by its name and exit code (as the commit trailers do). Keys are the log's
 // attribute keys and events.jsonl's, which share their names.
 var Keys = map[string]bool{
 	// what and when
@@ -80,8 +82,6 @@ var Keys = map[string]bool{
 	// names: tools, gates, hooks, models, the CLI's version
 	"tool": true, "name": true, "gate": true, "hook": true, "model": true, "claude": true, "requirement": true,
 	"tool_use_id": true, "request_id": true, "id": true, "code": true, "notification": true,
-	// the plan's and the config's own commands (a gate, worktree_setup)
-	"command": true,
 	// git
 	"commit": true, "branch": true, "remote": true, "base": true, "commits": true,
 	// paths: files in the repository, debussy's own files
