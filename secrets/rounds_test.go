@@ -152,7 +152,8 @@ func places() map[string]func(string) string {
 	return map[string]func(string) string{
 		"text": func(s string) string { return Default().String(s) },
 		"checkpoint.md": func(s string) string {
-			return Default().String("## Handoff\n\n```\n" + s + "\n```\n")
+			out := Default().String("## Handoff\n\n```\n" + s + "\n```\n")
+			return strings.TrimSuffix(strings.TrimPrefix(out, "## Handoff\n\n```\n"), "\n```\n")
 		},
 		"events.jsonl": func(s string) string {
 			doc, _ := json.Marshal(map[string]any{"event": "gate", "output": s})
@@ -167,7 +168,7 @@ func places() map[string]func(string) string {
 				b.Write([]byte("  " + l + "\n"))
 			}
 			_ = b.Close()
-			return strings.ReplaceAll(out.String(), "\n  ", "\n")
+			return strings.TrimSuffix(strings.TrimPrefix(strings.ReplaceAll(out.String(), "\n  ", "\n"), "  "), "\n")
 		},
 		"report": func(s string) string {
 			v := &struct{ Output []string }{[]string{s}}
