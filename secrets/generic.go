@@ -86,7 +86,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       lazyRegexp(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       lazyRegexp(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:=[ \t]*|[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -243,8 +243,11 @@ func keepField(g []string, v string) bool {
 	if len(g) > 5 && g[5] != "" && strings.ContainsAny(g[5], " \t") {
 		return true // `cmd arg`: a shell's command substitution, not markdown's code
 	}
-	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
-		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
+	if secretIDName.MatchString(name) && strings.ContainsAny(v, "/:") {
+		return true // AWS's SecretId names the secret: a path, an ARN
+	}
+	if !secretIDName.MatchString(name) && (notSecretName.MatchString(name) || camelNotSecret.MatchString(name)) || otherName.MatchString(name) ||
+		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
 	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
@@ -258,6 +261,30 @@ func keepField(g []string, v string) bool {
 	}
 	return false
 }
+
+// secretIDName: Vault's, Consul's and Nomad's secret id (SecretID,
+// secret_id) is the secret itself, not an id of one.
+var secretIDName = lazyRegexp(`(?i)^secret[ _.-]?id$`)
+
+// codeSegments: each dotted part of v is a name as code writes them
+// (config.api_key, os.environ, settings.DB_PASSWORD), not a password
+// with a dot in it (VBx4B.FCPUE3).
+func codeSegments(v string) bool {
+	if strings.ContainsAny(v, "([") {
+		return true // a call, an index
+	}
+	for _, seg := range strings.Split(v, ".") {
+		if !lowerIdent.MatchString(seg) && !upperIdent.MatchString(seg) && !wordy(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	lowerIdent = lazyRegexp(`^[a-z_$][a-z0-9_$]*$`)
+	upperIdent = lazyRegexp(`^[A-Z_][A-Z0-9_]*$`)
+)
 
 // digitSecret: digits that are a secret under their name — a PIN, or six
 // or more under a password's or secret's name (not a count: max_tokens

@@ -27,7 +27,7 @@ func (ru *rule) hit(lower string) bool {
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
 	if ru.scanL != nil {
-		return r.scanned(ru, ru.scanL(text, asciiLower(text)), text, offset, spans)
+		return r.scanned(ru, ru.scanL(text, foldLower(text)), text, offset, spans)
 	}
 	if ru.scan != nil {
 		return r.scanned(ru, ru.scan(text), text, offset, spans)

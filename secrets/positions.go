@@ -281,6 +281,9 @@ func secretName(name string) bool {
 		n = n[i+1:] // /prod/db/password
 	}
 	words := strings.ReplaceAll(n, " ", "_")
+	if secretIDName.MatchString(words) {
+		return true
+	}
 	return strong(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
 }
 

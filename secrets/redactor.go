@@ -204,7 +204,7 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 			}
 		}
 	}
-	own := append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...)
+	own := append(append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...), grammarRules()...)
 	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
@@ -281,7 +281,7 @@ func (r *Redactor) redact(s string, depth int) string {
 		s = s[:Budget]
 	}
 	var spans []span
-	lower := asciiLower(s)
+	lower := foldLower(s)
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.multiline && ru.hit(lower) {
 			if ru.scanL != nil {

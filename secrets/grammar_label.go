@@ -1,0 +1,164 @@
+package secrets
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Label lines: words that name a secret, then a separator, then the value
+// on the same line — "Enter the password to proceed: x", "Password (leave
+// blank to generate): x", "AWS Secret Access Key [None]: x", "API key
+// provided: x.", "Пароль администратора: x", "Database password ....... x".
+// The words between the name and the separator may be anything but a word
+// that makes the phrase name something else (secretLabel). A label that is
+// a bare identifier (DB_PASSWORD: x) is secret-field's.
+
+// rootKeywords find the lines that may hold a secret's name (folded).
+var rootKeywords = func() []string {
+	kws := []string{"pass", "pw", "secret", "token", "key", "cred", "psk", "pin", "puk", "jwt", "mnemonic", "authtok"}
+	for _, r := range foreignStems {
+		kws = append(kws, r.stem)
+	}
+	return kws
+}()
+
+// lineStarts are the starts of the lines of text holding one of kws in
+// lower, each once, in order.
+func lineStarts(text, lower string, kws []string) []int {
+	var starts []int
+	for _, kw := range kws {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], kw)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			ls := strings.LastIndexByte(text[:p], '\n') + 1
+			starts = append(starts, ls)
+			from = lineEnd(text, p)
+			if from >= len(text) {
+				break
+			}
+		}
+	}
+	if len(starts) < 2 {
+		return starts
+	}
+	slices.Sort(starts)
+	out := starts[:1]
+	for _, s := range starts[1:] {
+		if s != out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func scanLabels(text, lower string) []span {
+	var spans []span
+	for _, ls := range lineStarts(text, lower, rootKeywords) {
+		le := lineEnd(text, ls)
+		if s, e, ok := labelValue(text[ls:le]); ok {
+			spans = append(spans, span{ls + s, ls + e})
+		}
+	}
+	return spans
+}
+
+// labelSep finds the separator before a label line's value: the last
+// ": ", "：" or run of leader dots; end is where the value may start.
+func labelSep(line string) (start, end int) {
+	start, end = -1, -1
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
+			start, end = i, i+1
+		case strings.HasPrefix(line[i:], "："):
+			start, end = i, i+len("：")
+		case line[i] == '.' && i+2 < len(line) && line[i+1] == '.' && line[i+2] == '.' && i > 0 && line[i-1] == ' ':
+			j := i
+			for j < len(line) && (line[j] == '.' || line[j] == ' ') {
+				j++
+			}
+			if j < len(line) && line[j] == ':' {
+				j++
+			}
+			start, end = i, j
+			i = j - 1
+		}
+	}
+	return start, end
+}
+
+// labelValue finds a label line's value: its offsets in line.
+func labelValue(line string) (int, int, bool) {
+	sep, vs := labelSep(line)
+	if sep <= 0 {
+		return 0, 0, false
+	}
+	label := strings.TrimSpace(strings.TrimRight(line[:sep], ". \t"))
+	// A bare identifier is secret-field's (it judges code, types, prose).
+	if label == "" || isIdentifier(label) || len(label) > 120 || strings.Count(label, " ") > 12 ||
+		strings.ContainsAny(label, "={};") || strings.HasPrefix(label, "$ ") || strings.Contains(label, " | ") {
+		return 0, 0, false
+	}
+	for vs < len(line) && (line[vs] == ' ' || line[vs] == '\t') {
+		vs++
+	}
+	if vs >= len(line) {
+		return 0, 0, false
+	}
+	ve := vs
+	quote := byte(0)
+	if c := line[vs]; c == '"' || c == '\'' || c == '`' {
+		quote = c
+		vs++
+		ve = vs
+		for ve < len(line) && line[ve] != quote {
+			ve++
+		}
+		if ve >= len(line) {
+			return 0, 0, false
+		}
+	} else {
+		for ve < len(line) && !unicode.IsSpace(rune(line[ve])) && line[ve] != '\'' && line[ve] != '"' {
+			ve++
+		}
+		for ve > vs && strings.IndexByte(".,;)", line[ve-1]) >= 0 {
+			ve--
+		}
+	}
+	v := line[vs:ve]
+	if quote == 0 {
+		// The rest of the line is nothing, or a sentence's or a string's end.
+		rest := strings.TrimSpace(line[ve:])
+		if rest != "" && !strings.ContainsAny(rest[:1], ".,;)'\"]}") {
+			return 0, 0, false
+		}
+	} else if strings.ContainsAny(v, " \t") {
+		return 0, 0, false
+	}
+	kind, ok := secretLabel(label)
+	if !ok {
+		return 0, 0, false
+	}
+	if allDigits.MatchString(v) {
+		if kind != rootPassword || len(v) < 6 {
+			return 0, 0, false
+		}
+	} else if !plausibleSecret(v, kind) {
+		return 0, 0, false
+	}
+	return vs, ve, true
+}
+
+// isIdentifier: a name in code or config: letters, digits, _ . - only.
+func isIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,18 @@
+package secrets
+
+// grammarRules read structure: each tokenises one family of grammars
+// (label lines, config keywords, markup siblings, JSON paths, tables,
+// calls, test output) into a name and the value it stands for, and
+// judges both the same way (judge.go).
+func grammarRules() []rule {
+	return []rule{
+		{id: "label-line", scanL: scanLabels, keywords: rootKeywords, multiline: true},
+		{id: "config-line", scanL: scanConfigLines, keywords: configKeywords, multiline: true},
+		{
+			// An NTP or chrony keys file: id, type, key (HEX: or ASCII:).
+			id:       "ntp-key",
+			re:       lazyRegexp(`(?im)^[ 	]*\d{1,5}[ 	]+(?:M|MD5|SHA1?|SHA224|SHA256|SHA384|SHA512|RMD160|AES128CMAC|AES256CMAC)[ 	]+(?:HEX:|ASCII:)?([!-~]{8,})[ 	]*$`),
+			keywords: []string{"md5", "sha", "cmac", "rmd160", " m "},
+		},
+	}
+}
