@@ -421,31 +421,6 @@ func scanTableColumns(text string) []span {
 	return spans
 }
 
-// printedRE: a command that prints a secret, alone, on its next line.
-var printedRE = lazyRegexp(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t]+configure[ \t]+get[ \t]+\S*(?:secret|token|password|key)\b|\bvault[ \t]+(?:kv[ \t]+)?(?:read|get)\b[^\n]*-field[= ]|` +
-	`\bkubectl[ \t]+get[ \t]+secrets?\b[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)|\bop[ \t]+(?:read|item[ \t]+get[^\n]*--fields?)\b|` +
-	`\bgcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b|\baz[ \t]+account[ \t]+get-access-token\b|` +
-	`\bsecurity[ \t]+find-(?:generic|internet)-password\b[^\n]*[ \t]-w\b|\b(?:go)?pass[ \t]+show\b|\baws[ \t]+ecr[ \t]+get-login-password\b|` +
-	`\baws[ \t]+codeartifact[ \t]+get-authorization-token\b|\bkubectl[ \t]+create[ \t]+token\b|\bopenssl[ \t]+rand\b|\bpwgen\b|\bheroku[ \t]+auth:token\b|` +
-	`\bdoctl[ \t]+auth[ \t]+token\b|\bnpm[ \t]+token[ \t]+create\b|\bprintenv[ \t]+\S*(?:token|secret|passw|key)\S*|\becho[ \t]+"?\$\{?\w*(?:token|secret|passw|pwd|key)\w*\}?"?[ \t]*$|` +
-	`\bcat[ \t]+\S*(?:token|secret|passw|credential|\.key\b)\S*[ \t]*$)[^\n]*\n(?:[ \t]*\n)?[ \t]*([^\s]{6,})[ \t]*(?:\n|$)`)
-
-var printedKeywords = []string{"auth token", "configure get", "-field", "base64", "op read", "op item", "print-access-token", "print-identity-token", "get-access-token",
-	"find-generic-password", "find-internet-password", "pass show", "get-login-password", "get-authorization-token", "create token", "openssl rand", "pwgen",
-	"auth:token", "token create", "printenv", "echo $", "echo \"$", "cat "}
-
-func scanPrinted(text, lower string) []span {
-	var spans []span
-	for _, m := range scanWindows(printedRE, text, lower, printedKeywords, 0, 2) {
-		v := text[m[2]:m[3]]
-		if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ">") || placeholder(v) || wordRun(v) {
-			continue // the next prompt, a comment, a placeholder, a word
-		}
-		spans = append(spans, span{m[2], m[3]})
-	}
-	return spans
-}
-
 // mayName reports whether lower (lower-cased) holds a root of a secret's
 // name: a cheap look before secretName's regexps.
 func mayName(lower string) bool {
