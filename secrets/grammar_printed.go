@@ -15,7 +15,7 @@ import (
 // output (aws … --output text), each generated-looking field.
 
 // generators are words of commands that make a credential.
-var generators = []string{"openssl rand", "rand -", "urandom", "pwgen", "apg ", "makepasswd", "mkpasswd", "genkey", "age-keygen",
+var generators = []string{"secret-tool lookup", "openssl rand", "rand -", "urandom", "pwgen", "apg ", "makepasswd", "mkpasswd", "genkey", "age-keygen",
 	"rails secret", "rake secret", "key:generate", "token_hex", "token_urlsafe", "token_bytes", "randombytes", "securerandom",
 	"gen-random", "get_random_secret_key", "crypto rand", "random_bytes", "rand::", "uuid4().hex"}
 
@@ -145,11 +145,14 @@ func printedOutput(text string, pos int, spans []span) []span {
 		case strings.Contains(t, "\t"):
 			first = false
 			off := pos
+			secure := false // SSM's text output: the value follows its type
 			for _, f := range strings.Split(line, "\t") {
-				if v := strings.TrimSpace(f); len(v) >= 16 && randomish(v, 16) && !lookAlike(v) {
+				v := strings.TrimSpace(f)
+				if secure && v != "" && !masked(v) || len(v) >= 16 && randomish(v, 16) && !lookAlike(v) {
 					s := off + strings.Index(f, v)
 					spans = append(spans, span{s, s + len(v)})
 				}
+				secure = v == "SecureString"
 				off += len(f) + 1
 			}
 		default:

@@ -8,6 +8,17 @@ func grammarRules() []rule {
 	return []rule{
 		{id: "label-line", scanL: scanLabels, keywords: rootKeywords, multiline: true},
 		{id: "config-line", scanL: scanConfigLines, keywords: configKeywords, multiline: true},
+		{id: "markup", scanL: scanMarkup, keywords: rootKeywords, multiline: true},
+		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
+		{
+			// PHP's var_dump and print_r: ["password"]=> string(9) "x",
+			// [password] => x.
+			id:       "php-dump",
+			re:       lazyRegexp(`\[["']?(` + nameRE + `)["']?\][ \t]*=>[ \t]*(?:\r?\n[ \t]*)?(?:string\(\d+\)[ \t]*)?(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'][^\n]*))`),
+			from:     2,
+			keywords: []string{"]=>", "] =>"},
+			keep:     keepField,
+		},
 		{
 			// An NTP or chrony keys file: id, type, key (HEX: or ASCII:).
 			id:       "ntp-key",

@@ -45,7 +45,7 @@ var declWords = map[string]bool{"pub": true, "let": true, "const": true, "var": 
 
 // neutralHead: words after a root that keep the phrase a secret's name
 // ("client secret value", "unseal key 1", "secret string").
-var neutralHead = map[string]bool{"value": true, "values": true, "string": true, "text": true, "code": true, "data": true, "material": true}
+var neutralHead = map[string]bool{"value": true, "values": true, "string": true, "text": true, "code": true, "data": true, "material": true, "base": true}
 
 // labelWords splits a label into words: letters and digits, an
 // identifier's segments (api_key, apiKey) apart; a bracket or a quote is a

@@ -318,7 +318,7 @@ func scanPairs(text, lower string) []span {
 // is false for a line that is not a row.
 func cells(line string) (cs []span, ok bool) {
 	t := strings.TrimRight(line, " \t\r")
-	if strings.HasPrefix(strings.TrimLeft(t, " \t"), "|") {
+	if strings.HasPrefix(strings.TrimLeft(t, " \t"), "|") || strings.Contains(t, " | ") {
 		for i := 0; i < len(t); {
 			for i < len(t) && (t[i] == '|' || t[i] == ' ' || t[i] == '\t') {
 				i++
@@ -367,6 +367,7 @@ var (
 // a two-column table whose Name row names a secret or whose Type is
 // SecureString (aws ssm get-parameter --output table).
 func scanTableColumns(text string) []span {
+	text = boxNormalized(text)
 	var spans []span
 	var cols []int // secret columns of the current table
 	width := 0
