@@ -18,8 +18,8 @@ func familyRules() []rule {
 			// tools, a password to these. mysql's is attached (-pSECRET;
 			// "-p db" prompts), as is 7-Zip's and rar's.
 			id:       "cli-password-attached",
-			re:       lazyRegexp(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
-			keywords: []string{" -p"},
+			re:       lazyRegexp(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]["']?-p` + quotedOrBare),
+			keywords: []string{" -p", "'-p", "\"-p"},
 		},
 		{
 			id: "cli-password-flag",
@@ -92,6 +92,14 @@ func familyRules() []rule {
 			id:       "powershell-securestring",
 			re:       lazyRegexp(`(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?(?:"([^"\n]+)"|'([^'\n]+)')`),
 			keywords: []string{"convertto-securestring"},
+			keep:     keepFlagValue,
+		},
+		{
+			// A here-string to a command reading a password on stdin:
+			// mysql --password-stdin <<< "x", docker login … <<< x.
+			id:       "here-string-stdin",
+			re:       lazyRegexp(`(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S|\bchpasswd|\bpasswd[ \t]+--stdin|\blogin\b|--password\b|-p\b)[^\n<]*<<<[ \t]*` + quotedOrBare),
+			keywords: []string{"<<<"},
 			keep:     keepFlagValue,
 		},
 		{

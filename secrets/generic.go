@@ -26,8 +26,13 @@ const (
 
 // A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
 // The bare value may not start with '=', which keeps Go's "token := x"
-// and "key == x" out.
-const valueRE = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=][^\s"'` + "`" + `,;]*)|` + "`([^`\n]+)`" + `)`
+// and "key == x" out, and ends at a comma only before a blank or a quote
+// (a password may hold one). Wrapped literals come first: Python's
+// triple quotes and b'…', r"…", C#'s @"…", Rust's r#"…"#, Ruby's %q(…),
+// PowerShell's here-string @"⏎…⏎"@.
+const valueRE = `(?:"""\r?\n?([^"\n]+?)\r?\n?"""|'''\r?\n?([^'\n]+?)\r?\n?'''|@["']\r?\n([^\n]+)\r?\n["']@|` +
+	`(?:[bBrRuUf]{1,2}|@)"((?:[^"\\\n]|\\.)*)"|[bBrRuUf]{1,2}'([^'\n]*)'|r#+"([^"\n]*)"#+|%[qQ][(\[{<]([^)\]}>\n]*)[)\]}>]|` +
+	`"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=](?:[^\s"'` + "`" + `,;]|,[^\s"'` + "`" + `,;])*)|` + "`([^`\n]+)`" + `)`
 
 func genericRules() []rule {
 	return []rule{
@@ -240,7 +245,7 @@ var keySegment = lazyRegexp(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.-]|[A-Z0
 // name, v the value.
 func keepField(g []string, v string) bool {
 	name := g[1]
-	if len(g) > 5 && g[5] != "" && strings.ContainsAny(g[5], " \t") {
+	if strings.HasSuffix(g[0], "`"+v+"`") && strings.ContainsAny(v, " \t") {
 		return true // `cmd arg`: a shell's command substitution, not markdown's code
 	}
 	if secretIDName.MatchString(name) && strings.ContainsAny(v, "/:") {

@@ -431,14 +431,25 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 			}
 			ws := max(0, ns-ru.lead)
 			we := lineEnd(lower, e)
-			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest)) && we < len(lower) {
-				// <token>\n    value\n</token>: the value is on the next line.
+			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest) || hereStart(rest)) && we < len(lower) {
+				// <token>\n    value\n</token>: the value is on the next line;
+				// a here-string's (@"⏎x⏎"@) or triple quote's on the next lines.
 				we = lineEnd(lower, we+1)
+				if hereStart(rest) && we < len(lower) {
+					we = lineEnd(lower, we+1)
+				}
 			}
 			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans, chunk, ws)
 		}
 	}
 	return spans
+}
+
+// hereStart: a literal whose value starts on the next line: PowerShell's
+// here-string, Python's triple quotes.
+func hereStart(s string) bool {
+	s = strings.TrimLeft(s, ":=> \t")
+	return s == `@"` || s == "@'" || s == `"""` || s == "'''"
 }
 
 // yamlBlock: a YAML block scalar's indicator (|, >-, |+): its value is
