@@ -10,6 +10,7 @@ func grammarRules() []rule {
 		{id: "config-line", scanL: scanConfigLines, keywords: configKeywords, multiline: true},
 		{id: "markup", scanL: scanMarkup, keywords: rootKeywords, multiline: true},
 		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
+		{id: "key-call", scanL: scanCalls, keywords: callKeywords, multiline: true},
 		{
 			// PHP's var_dump and print_r: ["password"]=> string(9) "x",
 			// [password] => x.
