@@ -66,16 +66,16 @@ func scanLabels(text, lower string) []span {
 	return spans
 }
 
-// labelSep finds the separator before a label line's value: the last
-// ": ", "：" or run of leader dots; end is where the value may start.
-func labelSep(line string) (start, end int) {
-	start, end = -1, -1
+// labelSeps are the separators a label line's value may follow: ": ",
+// "：", a run of leader dots; each with where the value may start.
+func labelSeps(line string) []span {
+	var seps []span
 	for i := 0; i < len(line); i++ {
 		switch {
 		case line[i] == ':' && (i+1 == len(line) || line[i+1] == ' ' || line[i+1] == '\t'):
-			start, end = i, i+1
+			seps = append(seps, span{i, i + 1})
 		case strings.HasPrefix(line[i:], "："):
-			start, end = i, i+len("：")
+			seps = append(seps, span{i, i + len("：")})
 		case line[i] == '.' && i+2 < len(line) && line[i+1] == '.' && line[i+2] == '.' && i > 0 && line[i-1] == ' ':
 			j := i
 			for j < len(line) && (line[j] == '.' || line[j] == ' ') {
@@ -84,23 +84,44 @@ func labelSep(line string) (start, end int) {
 			if j < len(line) && line[j] == ':' {
 				j++
 			}
-			start, end = i, j
+			seps = append(seps, span{i, j})
 			i = j - 1
 		}
 	}
-	return start, end
+	return seps
 }
 
-// labelValue finds a label line's value: its offsets in line.
+// labelValue finds a label line's value: its offsets in line. The label
+// is the text before a separator, from the line's start or, in a message
+// holding several (Error code: 401 - {'message': 'Incorrect API key
+// provided: x.'}), from the last quote or bracket before it.
 func labelValue(line string) (int, int, bool) {
-	sep, vs := labelSep(line)
-	if sep <= 0 {
-		return 0, 0, false
+	seps := labelSeps(line)
+	for k := len(seps) - 1; k >= 0; k-- {
+		if s, e, ok := labelValueAt(line, seps[k].start, seps[k].end); ok {
+			return s, e, true
+		}
 	}
-	label := strings.TrimSpace(strings.TrimRight(line[:sep], ". \t"))
+	return 0, 0, false
+}
+
+func labelValueAt(line string, sep, vs int) (int, int, bool) {
+	if sep <= 0 || strings.IndexByte(`"'`+"`", line[sep-1]) >= 0 {
+		return 0, 0, false // "key": a JSON or YAML key, secret-field's
+	}
+	from := 0
+	if strings.Count(line[:sep], ": ") > 0 || strings.ContainsAny(line[:sep], "{[") {
+		if i := strings.LastIndexAny(line[:sep], "'\"{[(,"); i >= 0 && i+1 < sep {
+			from = i + 1
+		}
+		if i := strings.LastIndex(line[:sep], ": "); i+2 > from {
+			from = i + 2
+		}
+	}
+	label := strings.TrimSpace(strings.TrimRight(line[from:sep], ". \t"))
 	// A bare identifier is secret-field's (it judges code, types, prose).
 	if label == "" || isIdentifier(label) || len(label) > 120 || strings.Count(label, " ") > 12 ||
-		strings.ContainsAny(label, "={};") || strings.HasPrefix(label, "$ ") || strings.Contains(label, " | ") {
+		strings.ContainsAny(label, "={};,\"") || strings.HasPrefix(label, "$ ") || strings.Contains(label, " | ") {
 		return 0, 0, false
 	}
 	for vs < len(line) && (line[vs] == ' ' || line[vs] == '\t') {

@@ -11,6 +11,8 @@ func grammarRules() []rule {
 		{id: "markup", scanL: scanMarkup, keywords: rootKeywords, multiline: true},
 		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
 		{id: "key-call", scanL: scanCalls, keywords: callKeywords, multiline: true},
+		{id: "test-operand", scanL: scanAssertions, keywords: assertKeywords, multiline: true},
+		{id: "quoted-after-name", scanL: scanQuotedAfterName, keywords: []string{"token", "key", "secret", "pass", "pwd", "cred"}, multiline: true},
 		{
 			// PHP's var_dump and print_r: ["password"]=> string(9) "x",
 			// [password] => x.
