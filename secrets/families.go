@@ -180,8 +180,8 @@ func familyRules() []rule {
 			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
 			// others.
 			id: "vendor-prefix",
-			re: lazyRegexp(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
-			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
+			re: lazyRegexp(`(?:\b|_)((?:AGE-SECRET-KEY-1|ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
+			keywords: []string{"age-secret-key-1", "ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
 				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz", "atbb", "oy2", "cio", "sl."},
 			// The prefix says what it is: only a fake or a word is kept.
 			keep: func(_ []string, v string) bool {

@@ -20,8 +20,8 @@ const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
 // The armor lines of a private key block (PEM, OpenSSH, PGP's KEY BLOCK):
 // the private-key rules and BlockWriter find blocks by them.
 const (
-	pemBegin = `-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
-	pemEnd   = `-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
+	pemBegin = `-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----`
+	pemEnd   = `-----END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----`
 )
 
 // A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
@@ -41,7 +41,7 @@ func genericRules() []rule {
 			// redacted to the end.
 			id:        "private-key",
 			re:        lazyRegexp(`(?s)` + pemBegin + `.*?(?:` + pemEnd + `|\z)`),
-			keywords:  []string{"private key"},
+			keywords:  []string{"private key", "static key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},
@@ -51,7 +51,7 @@ func genericRules() []rule {
 			// the line the cut went through.
 			id:        "private-key-tail",
 			re:        lazyRegexp(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*` + pemEnd),
-			keywords:  []string{"private key"},
+			keywords:  []string{"private key", "static key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},

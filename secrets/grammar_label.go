@@ -106,19 +106,23 @@ func labelValue(line string) (int, int, bool) {
 }
 
 func labelValueAt(line string, sep, vs int) (int, int, bool) {
-	if sep <= 0 || strings.IndexByte(`"'`+"`", line[sep-1]) >= 0 {
-		return 0, 0, false // "key": a JSON or YAML key, secret-field's
+	if sep <= 0 {
+		return 0, 0, false
 	}
 	from := 0
-	if strings.Count(line[:sep], ": ") > 0 || strings.ContainsAny(line[:sep], "{[") {
-		if i := strings.LastIndexAny(line[:sep], "'\"{[(,"); i >= 0 && i+1 < sep {
+	if i := strings.LastIndex(line[:sep], ": "); i >= 0 {
+		from = i + 2 // the separator before: Error code: 401 - …
+	}
+	for _, q := range []string{"'", `"`} {
+		// Inside a quoted message: the label starts after its quote.
+		if i := strings.LastIndex(line[:sep], q); i+1 > from && strings.Count(line[:sep], q)%2 == 1 {
 			from = i + 1
-		}
-		if i := strings.LastIndex(line[:sep], ": "); i+2 > from {
-			from = i + 2
 		}
 	}
 	label := strings.TrimSpace(strings.TrimRight(line[from:sep], ". \t"))
+	if q := strings.IndexAny(label, `"'`); q >= 0 && strings.LastIndexAny(label, `"'`) == len(label)-1 && strings.TrimSpace(label[:q]) == "" {
+		return 0, 0, false // "key": a JSON or YAML key, secret-field's
+	}
 	// A bare identifier is secret-field's (it judges code, types, prose).
 	if label == "" || isIdentifier(label) || len(label) > 120 || strings.Count(label, " ") > 12 ||
 		strings.ContainsAny(label, "={};,\"") || strings.HasPrefix(label, "$ ") || strings.Contains(label, " | ") {

@@ -12,6 +12,21 @@ func grammarRules() []rule {
 		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
 		{id: "key-call", scanL: scanCalls, keywords: callKeywords, multiline: true},
 		{id: "test-operand", scanL: scanAssertions, keywords: assertKeywords, multiline: true},
+		{
+			// A wallet's extended private key (BIP32: xprv, tprv; SLIP-132:
+			// yprv, zprv, Yprv, Zprv, uprv, vprv) in base58.
+			id:       "extended-private-key",
+			re:       lazyRegexp(`\b[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{100,112}\b`),
+			keywords: []string{"prv"},
+		},
+		{
+			// A SIM's PUK (eight digits) by its name: PUK: n, PUK2 n, PUK
+			// code is n, a PUK column.
+			id:       "puk-code",
+			re:       lazyRegexp(`(?i)\bPUK2?(?:[ -]?(?:code|kod|código|nummer))?\b[^0-9\n]{0,24}?\b(\d{8})\b`),
+			keywords: []string{"puk"},
+		},
+		{id: "prose-value", scanL: scanProseValues, keywords: rootKeywords, multiline: true},
 		{id: "quoted-after-name", scanL: scanQuotedAfterName, keywords: []string{"token", "key", "secret", "pass", "pwd", "cred"}, multiline: true},
 		{
 			// PHP's var_dump and print_r: ["password"]=> string(9) "x",

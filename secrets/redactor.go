@@ -280,6 +280,16 @@ func (r *Redactor) redact(s string, depth int) string {
 		tail = fmt.Sprintf("\n[redacted: %d bytes beyond the redaction budget]", len(s)-Budget)
 		s = s[:Budget]
 	}
+	spans := r.spansIn(s, depth)
+	if len(spans) == 0 {
+		return s + tail
+	}
+	return replace(s, spans) + tail
+}
+
+// spansIn are the spans of s to redact; depth counts the encodings s was
+// found in.
+func (r *Redactor) spansIn(s string, depth int) []span {
 	var spans []span
 	lower := foldLower(s)
 	for i := range r.rules {
@@ -353,12 +363,9 @@ func (r *Redactor) redact(s string, depth int) string {
 	}
 	if depth < 2 {
 		spans = r.encoded(s, depth, spans)
+		spans = r.unescaped(s, depth, spans)
 	}
-	spans = r.denied(s, spans)
-	if len(spans) == 0 {
-		return s + tail
-	}
-	return replace(s, spans) + tail
+	return r.denied(s, spans)
 }
 
 // bigrams is the set of byte pairs in a chunk: a keyword whose first or

@@ -1,0 +1,123 @@
+package secrets
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Prose in any language: a secret's name, up to three words that qualify
+// it (des Dienstkontos, temporária, for the bot), a copula (is, ist,
+// lautet, est, é, jest, är, on…) and the value — or the value right after
+// the name (Используйте пароль x для входа, das Kennwort x nach…). Words
+// alone are never taken: the value must look generated (strongValue).
+
+// copulas link a name to its value in prose.
+var copulas = map[string]bool{
+	"is": true, "was": true, "are": true, "be": true, "ist": true, "lautet": true, "war": true, "est": true, "était": true,
+	"es": true, "era": true, "é": true, "è": true, "jest": true, "je": true, "är": true, "er": true, "on": true, "adalah": true,
+	"là": true, "->": true, "→": true, "—": true, "–": true, "это": true, "—это": true, "ялвяется": true, "является": true,
+	"est-il": true, "is:": true, "ist:": true, "vale": true, "equals": true, "será": true, "sera": true, "wird": true,
+}
+
+// strongValue: a value in prose that cannot be a word: generated-looking
+// or mixed as passwords are, not an id, a digest, a path, a version or
+// code.
+func strongValue(v string) bool {
+	if len(v) < 6 || masked(v) || codeValue(v) || version.MatchString(v) || filePos.MatchString(v) || naturalText(v) ||
+		fileName.MatchString(v) || strings.Contains(v, "/") && pathLike(v) || strings.HasPrefix(v, "$") || strings.ContainsAny(v, "()[]{}<>") ||
+		strings.Contains(strings.TrimRight(v, "="), "=") {
+		return false
+	}
+	if lookAlike(v) && !hexKey.MatchString(v) {
+		return false
+	}
+	return strongMix(v) || randomish(v, 8) || hexKey.MatchString(v)
+}
+
+// rootToken reports whether a word of prose names a secret, in English
+// (password, token, apiKey) or another language (пароль, Kennwort,
+// Zugangsschlüssel, salasanasi).
+func rootToken(w string) bool {
+	f := foldLower(strings.Trim(w, ".,;:!?\"'`*()[]«»„“”"))
+	if f == "" {
+		return false
+	}
+	for _, lw := range labelWords(f) {
+		if englishRoot(lw) != 0 && !otherPass(lw) {
+			return true
+		}
+	}
+	h, ok := foreignRoot(f, 0)
+	return ok && (h.start == 0 || foreignCompound(h))
+}
+
+// foreignCompound: a root inside a word, where the language compounds.
+func foreignCompound(h rootHit) bool { return h.kind != 0 }
+
+func scanProseValues(text, lower string) []span {
+	var spans []span
+	for _, ls := range lineStarts(text, lower, rootKeywords) {
+		le := lineEnd(text, ls)
+		line := text[ls:le]
+		if len(line) > 600 {
+			continue
+		}
+		toks := lineTokens(line)
+		for i, t := range toks {
+			if !rootToken(t.s) || !proseWord(t.s) || i > 0 && strings.EqualFold(strings.Trim(toks[i-1].s, ".,;:"), "public") ||
+				strings.Contains(strings.ToLower(t.s), "public") {
+				continue // a name in code (key_length), a public key
+			}
+			for j, skipped := i+1, 0; j < len(toks) && skipped <= 3; j++ {
+				w := toks[j].s
+				lw := strings.ToLower(w)
+				if copulas[lw] || copulas[strings.TrimRight(lw, ":")] {
+					if j+1 < len(toks) {
+						spans = proseCandidate(toks[j+1], ls, spans)
+					}
+					break
+				}
+				if skipped == 0 && j == i+1 {
+					if n := len(spans); len(proseCandidate(toks[j], ls, spans)) > n {
+						spans = proseCandidate(toks[j], ls, spans)
+						break
+					}
+				}
+				if !proseWord(w) {
+					break
+				}
+				skipped++
+			}
+		}
+	}
+	return spans
+}
+
+// proseWord: a word of prose between a name and its copula.
+func proseWord(w string) bool {
+	w = strings.Trim(w, ".,;:!?\"'()")
+	if w == "" || len(w) > 24 {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsLetter(r) && r != '-' && r != '\'' {
+			return false
+		}
+	}
+	return true
+}
+
+// proseCandidate appends t, trimmed of quotes and a sentence's end, when
+// it is a strong value.
+func proseCandidate(t token, offset int, spans []span) []span {
+	v := t.s
+	s := t.start
+	for len(v) > 0 && strings.IndexByte("\"'`*«„“", v[0]) >= 0 {
+		v, s = v[1:], s+1
+	}
+	v = strings.TrimRight(v, ".,;:!?)\"'`*»”")
+	if strongValue(v) {
+		spans = append(spans, span{offset + s, offset + s + len(v)})
+	}
+	return spans
+}
