@@ -117,7 +117,7 @@ func genericRules() []rule {
 			from:     2,
 			keywords: lowerWords(),
 			keep: func(g []string, v string) bool {
-				return strings.HasPrefix(v, "-") || keepField(g, v)
+				return strings.HasPrefix(v, "-") || keepFlagValue(g, v) || keepField(g, v)
 			},
 			at: namedAt,
 		},
@@ -180,7 +180,7 @@ var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola
 
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
+var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:fingerprint|thumbprint|checksum|kid|keyid|file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
@@ -230,7 +230,7 @@ var (
 
 // camelNotSecret: notSecretName's suffixes after a lower-case letter, as
 // in camelCase (credentialsId, issuerKeyHash, SharedAccessKeyName).
-var camelNotSecret = lazyRegexp(`[a-z0-9](?:File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
+var camelNotSecret = lazyRegexp(`[a-z0-9](?:Digest|Fingerprint|Thumbprint|Checksum|Salt|File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
 
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
@@ -254,6 +254,10 @@ func keepField(g []string, v string) bool {
 	if !secretIDName.MatchString(name) && (notSecretName.MatchString(name) || camelNotSecret.MatchString(name)) || otherName.MatchString(name) ||
 		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
 		return true
+	}
+	if masked(v) || naturalText(v) && !phraseName.MatchString(name) || strings.HasPrefix(v, "[") ||
+		strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) {
+		return true // a mask, words (a translation, a status), a path
 	}
 	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
 		// A cookie header's pairs are the cookie scanner's to judge.
@@ -290,6 +294,10 @@ var (
 	lowerIdent = lazyRegexp(`^[a-z_$][a-z0-9_$]*$`)
 	upperIdent = lazyRegexp(`^[A-Z_][A-Z0-9_]*$`)
 )
+
+// phraseName: names whose secret is words (a wallet's mnemonic, a
+// passphrase, a seed phrase).
+var phraseName = lazyRegexp(`(?i)mnemonic|passphrase|seed|phrase|recovery`)
 
 // digitSecret: digits that are a secret under their name — a PIN, or six
 // or more under a password's or secret's name (not a count: max_tokens

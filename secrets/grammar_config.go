@@ -137,7 +137,7 @@ func configLine(line, lower string, offset int, spans []span) []span {
 			}
 			s, val = s+c+1, val[c+1:]
 		}
-		if strings.ContainsAny(val, "`\"'") || strings.HasSuffix(val, ":") || strings.Contains(val, "=\"") {
+		if strings.ContainsAny(val, "`\"'") || strings.HasSuffix(val, ":") || strings.Contains(val, "=\"") || strings.HasPrefix(val, "[") {
 			continue // a tag, a label, NAME=value pairs
 		}
 		if plausibleSecret(val, kind) || kind == rootPassword && len(val) >= 6 && allDigits.MatchString(val) {

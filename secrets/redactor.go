@@ -197,7 +197,8 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 				if strings.HasSuffix(name, "h1:") || strings.Contains(strings.ToLower(name), "public") {
 					return true // a go.sum hash, a public key
 				}
-				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
+				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 &&
+					(otherName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n)) {
 					return true // secretsmanager:, public_key =
 				}
 				return lookAlike(v) && !strong(name)

@@ -36,7 +36,7 @@ func otherValueName(name string) bool {
 
 // notSecretValueName: names whose values are generated but public: ids,
 // digests, versions, nonces in traces (x-request-id, etag, integrity).
-var notSecretValueName = lazyRegexp(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
+var notSecretValueName = lazyRegexp(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:kid|id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
 
 // publicValueName: names whose random-looking values are public: a
 // WireGuard peer, a recipient, an address, a signature of Claude's
