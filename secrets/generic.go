@@ -255,7 +255,7 @@ func keepField(g []string, v string) bool {
 		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
-	if masked(v) || naturalText(v) && !phraseName.MatchString(name) || strings.HasPrefix(v, "[") ||
+	if masked(v) || naturalText(v) && !phraseName.MatchString(name) || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "-") ||
 		strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) {
 		return true // a mask, words (a translation, a status), a path
 	}

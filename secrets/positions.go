@@ -467,6 +467,10 @@ func scanLabelLines(text, lower string) []span {
 			pos = next
 			continue
 		}
+		if strings.HasPrefix(line, "$ ") || strings.ContainsAny(line, "<>") {
+			pos = next // a command: printed-secret judges what it prints
+			continue
+		}
 		label := strings.TrimRight(strings.TrimLeft(line, "#>*- \t"), ":： \t")
 		words := strings.Fields(label)
 		if len(words) == 0 || len(words) > 5 || !secretName(words[len(words)-1]) && !secretName(label) || strings.ContainsAny(label, "=,;(){}[]\"'`:：/|") {

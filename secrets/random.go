@@ -133,7 +133,7 @@ var (
 func lookAlike(v string) bool {
 	v = strings.Trim(v, `"'`)
 	return uuidRE.MatchString(v) || publicID.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) || sshPublic.MatchString(v) ||
-		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v)
+		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v) || decodedPublic(v)
 }
 
 // publicID: public generated ids: EVM addresses and hashes (0x…), IPFS
@@ -218,4 +218,52 @@ func discordToken(v string) bool {
 		}
 	}
 	return randomish(parts[2], 20)
+}
+
+// decodedPublic reports whether v is base64 of what is not a secret, once
+// decoded: binary data a format marks as its own (PNG, JPEG, GIF, gzip,
+// zip, PDF, a protobuf's tag), DER that is a certificate, a public key or
+// a signature (not a private key, whose first element is its version),
+// JSON that names no credential, or text.
+func decodedPublic(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	d, ok := decode64(v)
+	if !ok {
+		d, ok = decode64(v[:len(strings.TrimRight(v, "="))/4*4])
+	}
+	if !ok || len(d) < 8 {
+		return false
+	}
+	for _, magic := range []string{"\x89PNG", "\xff\xd8\xff", "GIF8", "\x1f\x8b", "PK\x03\x04", "%PDF", "RIFF", "\x00\x00\x00"} {
+		if strings.HasPrefix(string(d), magic) {
+			return true
+		}
+	}
+	if d[0] == 0x30 && len(d) > 6 {
+		// DER: SEQUENCE, its length, then the first element.
+		i := 2
+		if d[1]&0x80 != 0 {
+			i += int(d[1] & 0x7f)
+		}
+		if i+2 < len(d) {
+			switch first, flen := d[i], d[i+1]; {
+			case first == 0x02 && flen == 1 && i+2 < len(d) && d[i+2] <= 1:
+				return false // INTEGER 0 or 1: a private key's version
+			case first == 0x30, first == 0x02 && flen >= 0x1f:
+				return true // a certificate, a public key; a signature's r
+			}
+		}
+	}
+	if t := strings.TrimSpace(string(d)); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && utf8.ValidString(t) {
+		return !encodedSecretRE.MatchString(t)
+	}
+	printable := 0
+	for _, c := range d {
+		if c >= 0x20 && c < 0x7f {
+			printable++
+		}
+	}
+	return printable == len(d) && wordy(string(d))
 }

@@ -108,10 +108,22 @@ func judgeToken(text string, i, j int, spans []span) []span {
 	if !valuePosition(text, i) || lookAlike(tok) || strings.Contains(tok, "/") && pathLike(tok) {
 		return spans
 	}
-	if randomish(tok, 20) {
+	if randomish(tok, 20) && !idShape(tok) {
 		spans = append(spans, span{i, j})
 	}
 	return spans
+}
+
+// idShape: a random value under a neutral name that is an id's, not a
+// credential's: shorter than 28 (nanoid, cuid2, ksuid, Firebase's push
+// ids), or lower case and digits only up to 32 (cuid, xid). A credential
+// under a name that says nothing is longer, and its own rule (a prefix,
+// a name) finds it otherwise.
+func idShape(tok string) bool {
+	if len(tok) < 28 {
+		return true
+	}
+	return len(tok) <= 32 && strings.ToLower(tok) == tok
 }
 
 // pathLike: a/b/c with word-like segments (a file path, a module path).
