@@ -168,3 +168,45 @@ func unescapeAt(s string, i int) (byte, int) {
 	}
 	return s[i], 1
 }
+
+// hexdumpLines are the lines of s that a hex dump prints (xxd, hexdump
+// -C, od): an offset, then bytes in hex, then their text, whose words are
+// a file's bytes, not names and values to judge.
+func hexdumpLines(s string) []span {
+	var out []span
+	for pos := 0; pos < len(s); {
+		end := lineEnd(s, pos)
+		if hexdumpLine.MatchString(s[pos:end]) {
+			out = append(out, span{pos, end})
+		}
+		pos = end + 1
+	}
+	return out
+}
+
+var hexdumpLine = lazyRegexp(`^[0-9a-fA-F]{6,8}:?(?:[ \t]{1,2}[0-9a-fA-F]{2,4}){4,}|^[0-7]{7}(?:[ \t]+\S{1,3}){4,}`)
+
+// outsideHexdumps drops the spans that fall inside a hex dump's lines.
+func outsideHexdumps(s string, spans []span) []span {
+	if len(spans) == 0 || !strings.Contains(s, "00000") {
+		return spans
+	}
+	dumps := hexdumpLines(s)
+	if len(dumps) == 0 {
+		return spans
+	}
+	out := spans[:0]
+	for _, sp := range spans {
+		inside := false
+		for _, d := range dumps {
+			if sp.start >= d.start && sp.end <= d.end+1 {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, sp)
+		}
+	}
+	return out
+}

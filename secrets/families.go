@@ -27,7 +27,7 @@ func familyRules() []rule {
 				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
 				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+|` +
 				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine|az|oc|cf|psexec|paexec|winexe)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
-				`(?:openssl)\b[^\n|;&]*?[ \t]-k[ \t]+|` +
+				`(?:openssl)\b[^\n|;&]*?[ \t]-[kK][ \t]+|` +
 				`(?:p4)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
 				`(?:redis-cli|keydb-cli|valkey-cli|redis-benchmark)\b[^\n|;&]*?[ \t]-a[ \t]+|` +
 				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
@@ -129,6 +129,14 @@ func familyRules() []rule {
 				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
 					!strong(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
 			},
+		},
+		{
+			// A (user, password) pair given as auth: requests' auth=("u",
+			// "x"), an auth tuple or array in any language.
+			id:       "auth-pair",
+			re:       lazyRegexp(`(?i)\b\w*auth\w*[ \t]*[=:][ \t]*[(\[][ \t]*["'][^"'\n]+["'][ \t]*,[ \t]*(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[)\]]`),
+			keywords: []string{"auth"},
+			keep:     keepFlagValue,
 		},
 		{
 			// Function arguments and PHP arrays: define('DB_PASSWORD', 'x'),

@@ -18,7 +18,7 @@ import (
 var assertKeywords = []string{"assert", "expected", "received", "want", "got", "left:", "right:", "but was", "!=", "tobe(", "toequal(", " eq("}
 
 // assertLine: a line that states a comparison.
-var assertLine = lazyRegexp(`(?i)\bassert|\b(?:expected|received|got|want|wanted|actual|left|right)\b[ \t]*[:=<"']|\bbut was\b|!=|\.(?:tobe|toequal|tostrictequal|eq|equal|equals)\(|\bwant\b[ \t]+["'<]|, want\b`)
+var assertLine = lazyRegexp(`(?i)\bassert|\b(?:expected|received|got|want|wanted|actual|left|right)\b[ \t]*[:=<"']|\bbut was\b|!=|\.(?:tobe|toequal|tostrictequal|eq|equal|equals)\(|\.to(?:_not)?[ \t]+(?:eq|eql|equal|be)\(|\bwant\b[ \t]+["'<]|, want\b`)
 
 // quotedLiterals are the offsets of the '…', "…" and <…> literals in line.
 func quotedLiterals(line string) []span {

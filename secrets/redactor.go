@@ -201,7 +201,7 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 					(otherName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n)) {
 					return true // secretsmanager:, public_key =
 				}
-				return lookAlike(v) && !strong(name)
+				return (lookAlike(v) || idShape(v) || strings.HasPrefix(v, "-")) && !strong(name)
 			}
 		}
 	}
@@ -366,7 +366,7 @@ func (r *Redactor) spansIn(s string, depth int) []span {
 		spans = r.encoded(s, depth, spans)
 		spans = r.unescaped(s, depth, spans)
 	}
-	return r.denied(s, spans)
+	return r.denied(s, outsideHexdumps(s, spans))
 }
 
 // bigrams is the set of byte pairs in a chunk: a keyword whose first or
