@@ -184,7 +184,7 @@ func hexdumpLines(s string) []span {
 	return out
 }
 
-var hexdumpLine = lazyRegexp(`^[0-9a-fA-F]{6,8}:?(?:[ \t]{1,2}[0-9a-fA-F]{2,4}){4,}|^[0-7]{7}(?:[ \t]+\S{1,3}){4,}`)
+var hexdumpLine = lazyRegexp(`^[ \t]*(?:[0-9a-fA-F]{6,8}:?(?:[ \t]{1,2}[0-9a-fA-F]{2,4}){4,}|[0-7]{7}(?:[ \t]+\S{1,3}){4,})`)
 
 // outsideHexdumps drops the spans that fall inside a hex dump's lines.
 func outsideHexdumps(s string, spans []span) []span {

@@ -131,6 +131,13 @@ func familyRules() []rule {
 			},
 		},
 		{
+			// printf's arguments piped to a command that reads a password
+			// on stdin: printf '%s\n%s\n' 'x' 'x' | smbpasswd -s -a u.
+			id:       "printf-to-stdin",
+			scan:     scanPrintfStdin,
+			keywords: []string{"printf"},
+		},
+		{
 			// A (user, password) pair given as auth: requests' auth=("u",
 			// "x"), an auth tuple or array in any language.
 			id:       "auth-pair",
@@ -265,4 +272,24 @@ func keepFlagValue(_ []string, v string) bool {
 	return v == "" || placeholder(v) || fake(v) || strings.HasPrefix(v, "-") ||
 		strings.HasPrefix(v, "$") || strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:") ||
 		strings.HasPrefix(v, "fd:") || v == "stdin" || v == "*" || strings.HasPrefix(v, "/") && strings.Count(v, "/") > 1
+}
+
+// printfStdin: printf with a %s format, its arguments, and a pipe into a
+// command that reads a password on stdin.
+var printfStdin = lazyRegexp(`\bprintf[ \t]+(?:'[^'\n]*%s[^'\n]*'|"[^"\n]*%s[^"\n]*")((?:[ \t]+(?:'[^'\n]*'|"[^"\n]*"|[^\s|'"]+))+)[ \t]*\|[ \t]*(?:sudo[ \t]+)?(?:smbpasswd|passwd|chpasswd|htpasswd|docker[ \t]+login|podman[ \t]+login|helm[ \t]+registry[ \t]+login|sudo[ \t]+-S|[^\n|]*--password-stdin|[^\n|]*--stdin)`)
+
+func scanPrintfStdin(text string) []span {
+	var spans []span
+	for _, m := range printfStdin.FindAllStringSubmatchIndex(text, -1) {
+		for _, t := range lineTokens(text[m[2]:m[3]]) {
+			v, s := t.s, m[2]+t.start
+			if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+				v, s = v[1:len(v)-1], s+1
+			}
+			if !keepFlagValue(nil, v) && len(v) >= 4 {
+				spans = append(spans, span{s, s + len(v)})
+			}
+		}
+	}
+	return spans
 }

@@ -32,6 +32,7 @@ const (
 // PowerShell's here-string @"⏎…⏎"@.
 const valueRE = `(?:"""\r?\n?([^"\n]+?)\r?\n?"""|'''\r?\n?([^'\n]+?)\r?\n?'''|@["']\r?\n([^\n]+)\r?\n["']@|` +
 	`(?:[bBrRuUf]{1,2}|@)"((?:[^"\\\n]|\\.)*)"|[bBrRuUf]{1,2}'([^'\n]*)'|r#+"([^"\n]*)"#+|%[qQ][(\[{<]([^)\]}>\n]*)[)\]}>]|` +
+	`(?:\[\]byte|Buffer\.from|bytes|bytearray|String)\([ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')|"((?:[^"\\\n]|\\.)*)"\.(?:getBytes|encode|toByteArray)\(|` +
 	`"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=](?:[^\s"'` + "`" + `,;]|,[^\s"'` + "`" + `,;])*)|` + "`([^`\n]+)`" + `)`
 
 func genericRules() []rule {
@@ -184,7 +185,7 @@ var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:fingerprint|thumbprint|checksu
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = lazyRegexp(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = lazyRegexp(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|puk|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // foreignName: a name holding a root of foreignRoots. Its regexp folds
 // Unicode case, slow: it runs only on a name with a non-ASCII byte or an

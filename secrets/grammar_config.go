@@ -142,8 +142,8 @@ func configLine(line, lower string, offset int, spans []span) []span {
 		}
 		if plausibleSecret(val, kind) || kind == rootPassword && len(val) >= 6 && allDigits.MatchString(val) {
 			spans = append(spans, span{offset + s, offset + e})
+			i = j
 		}
-		i = j
 	}
 	return spans
 }

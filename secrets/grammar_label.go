@@ -120,6 +120,9 @@ func labelValueAt(line string, sep, vs int) (int, int, bool) {
 		}
 	}
 	label := strings.TrimSpace(strings.TrimRight(line[from:sep], ". \t"))
+	if callOpen.MatchString(label) {
+		return 0, 0, false // code: a call's named argument
+	}
 	if q := strings.IndexAny(label, `"'`); q >= 0 && strings.LastIndexAny(label, `"'`) == len(label)-1 && strings.TrimSpace(label[:q]) == "" {
 		return 0, 0, false // "key": a JSON or YAML key, secret-field's
 	}
@@ -177,6 +180,9 @@ func labelValueAt(line string, sep, vs int) (int, int, bool) {
 	}
 	return vs, ve, true
 }
+
+// callOpen: a call in a label (usernamePassword(credentialsId).
+var callOpen = lazyRegexp(`[\w.]\(|[\w)\]]\[|\(\[`)
 
 // isIdentifier: a name in code or config: letters, digits, _ . - only.
 func isIdentifier(s string) bool {

@@ -48,9 +48,11 @@ func scanAssertions(text, lower string) []span {
 	for _, ls := range lineStarts(text, lower, assertKeywords) {
 		le := lineEnd(text, ls)
 		line := text[ls:le]
-		if !assertLine.MatchString(line) || !secretNear(text, ls, le) {
+		if !assertLine.MatchString(line) {
 			continue
 		}
+		named := secretNear(text, ls, le)
+		operand := func(v string) bool { return comparedSecret(v, named) }
 		for _, q := range quotedLiterals(line) {
 			if v := line[q.start:q.end]; operand(v) {
 				spans = append(spans, span{ls + q.start, ls + q.end})
@@ -101,12 +103,16 @@ func secretNear(text string, ls, le int) bool {
 	return hasForeignRoot(foldLower(text[s:e]))
 }
 
-// operand: a compared value that looks generated, not a word, a number,
-// a message, a mask or code.
-func operand(v string) bool {
+// comparedSecret: a compared value that looks generated, not a word, a
+// number, a message, a mask or code; with no secret's name near, only a
+// long random one (a token's length, not an id's).
+func comparedSecret(v string, named bool) bool {
 	if len(v) < 8 || strings.ContainsAny(v, " \t") || masked(v) || naturalText(v) || allDigits.MatchString(v) || codeValue(v) ||
 		strings.ContainsAny(v, "()[]{}") {
 		return false
+	}
+	if !named {
+		return len(v) >= 28 && randomish(v, 20) && !lookAlike(v)
 	}
 	return randomish(v, 8) || strongMix(v) || hexKey.MatchString(v) || len(v) >= 16 && !wordy(v) && !lookAlike(v)
 }

@@ -66,6 +66,12 @@ func labelWords(label string) []string {
 			if unicode.IsUpper(r) && unicode.IsLower(prev) {
 				flush() // apiKey
 			}
+			if n := len(cur); unicode.IsLower(r) && n >= 2 && unicode.IsUpper(cur[n-1]) && unicode.IsUpper(cur[n-2]) {
+				last := cur[n-1] // TLSPSKValue: the acronym, then Value
+				cur = cur[:n-1]
+				flush()
+				cur = append(cur, last)
+			}
 			cur = append(cur, r)
 		case strings.ContainsRune("([{<'\"`«「（【", r):
 			flush()
@@ -93,7 +99,10 @@ func secretLabel(label string) (rootKind, bool) {
 			return h.kind, true
 		}
 	}
-	words := labelWords(folded)
+	words := labelWords(label)
+	for i, w := range words {
+		words[i] = foldLower(w)
+	}
 	if len(words) > 0 && declWords[words[0]] {
 		return 0, false // pub token: Option<String> — a declaration
 	}
@@ -147,7 +156,7 @@ func englishRoot(w string) rootKind {
 	case "secret", "secrets", "token", "tokens", "credential", "credentials", "creds", "cred", "jwt", "bearer", "mnemonic", "authtok":
 		return rootSecret
 	}
-	for _, suf := range []string{"password", "passwd", "passphrase", "pass", "pwd", "pw"} {
+	for _, suf := range []string{"password", "passwd", "passphrase", "pass", "pwd", "pw", "psk"} {
 		if strings.HasSuffix(w, suf) && len(w) > len(suf) && !otherPass(w) {
 			return rootPassword
 		}
@@ -232,7 +241,18 @@ func masked(v string) bool {
 	if r, _ := utf8.DecodeRuneInString(v); r == '•' || r == '●' || r == '∗' {
 		return true
 	}
-	return maskRE.MatchString(v) || placeholder(v) || fake(v)
+	return maskRE.MatchString(v) || placeholder(v) || fake(v) || template(v)
+}
+
+// template: a value holding a template's or a deployment tool's
+// substitution (#{Name}#, {{ x }}, ${X}, %(x)s, <%= x %>).
+func template(v string) bool {
+	for _, t := range []string{"#{", "{{", "${", "%(", "<%", "$(("} {
+		if strings.Contains(v, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // plausibleSecret reports whether v, found under a secret's name of kind,

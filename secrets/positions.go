@@ -305,7 +305,7 @@ func scanPairs(text, lower string) []span {
 		}
 		for g := 2; g <= 4; g++ {
 			if s, e := m[2*g], m[2*g+1]; s >= 0 && e > s {
-				if v := text[s:e]; !placeholder(v) && !strings.HasPrefix(v, "${") && !strings.HasPrefix(v, "{{") {
+				if v := text[s:e]; !masked(v) {
 					spans = append(spans, span{s, e})
 				}
 			}

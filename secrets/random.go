@@ -142,7 +142,8 @@ func lookAlike(v string) bool {
 // npub1…, bc1…), ULIDs.
 var publicID = lazyRegexp(`^0x[0-9a-fA-F]{8,}$|^Qm[1-9A-HJ-NP-Za-km-z]{44}$|^b[a-z2-7]{58,}$|` +
 	`^(?:ch|cus|pi|pm|sub|in|txn|py|re|src|card|ba|evt|prod|price|seti|si|ii|acct|cs|po|tr|ic|il|dp|du|fee|plan|txi|cbtxn|iv|or|pr|qt|cn|req|msg|msgbatch|toolu|srvtoolu)_[0-9A-Za-z]{8,}$|` +
-	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$`)
+	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$|` +
+	`^[xtyzuvYZUV]pub[1-9A-HJ-NP-Za-km-z]{100,112}$`)
 
 // sshPublic: an SSH public key's base64 (ssh-rsa, ssh-ed25519, ecdsa-…).
 var sshPublic = lazyRegexp(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)
@@ -259,11 +260,81 @@ func decodedPublic(v string) bool {
 	if t := strings.TrimSpace(string(d)); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && utf8.ValidString(t) {
 		return !encodedSecretRE.MatchString(t)
 	}
-	printable := 0
+	printable, run, words := 0, 0, false
 	for _, c := range d {
 		if c >= 0x20 && c < 0x7f {
 			printable++
 		}
+		// A field of structured data (a protobuf's string, a name in a
+		// binary header): five letters or digits in a row, rare in the
+		// random bytes of a key.
+		if charClass(c) != 0 || c == '-' || c == '_' || c == '.' {
+			if run++; run >= 6 {
+				words = true
+			}
+		} else {
+			run = 0
+		}
 	}
-	return printable == len(d) && wordy(string(d))
+	if protobufLike(d) {
+		return true
+	}
+	if printable == len(d) {
+		// Text: words (a signature's label), never a user:password pair
+		// or NAME=value.
+		return wordy(string(d)) && !strings.ContainsAny(string(d), ":@=")
+	}
+	return words && printable*2 >= len(d)
+}
+
+// protobufLike reports whether d parses whole as protocol buffers' wire
+// format with three fields or more, one of them text: a message, not a
+// key's random bytes (which rarely parse so).
+func protobufLike(d []byte) bool {
+	varint := func(i int) (uint64, int, bool) {
+		var v uint64
+		for shift := 0; i < len(d) && shift < 64; shift += 7 {
+			b := d[i]
+			i++
+			v |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				return v, i, true
+			}
+		}
+		return 0, i, false
+	}
+	fields, text := 0, false
+	for i := 0; i < len(d); {
+		key, n, ok := varint(i)
+		if !ok || key>>3 == 0 || key>>3 > 1<<12 {
+			return false
+		}
+		i = n
+		switch key & 7 {
+		case 0:
+			if _, i, ok = varint(i); !ok {
+				return false
+			}
+		case 1:
+			i += 8
+		case 5:
+			i += 4
+		case 2:
+			l, n, ok := varint(i)
+			if !ok || n+int(l) > len(d) {
+				return false
+			}
+			if l >= 3 && utf8.Valid(d[n:n+int(l)]) && wordy(string(d[n:n+int(l)])) {
+				text = true
+			}
+			i = n + int(l)
+		default:
+			return false
+		}
+		if i > len(d) {
+			return false
+		}
+		fields++
+	}
+	return fields >= 3 && text
 }
