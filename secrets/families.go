@@ -141,8 +141,8 @@ func familyRules() []rule {
 			// A (user, password) pair given as auth: requests' auth=("u",
 			// "x"), an auth tuple or array in any language.
 			id:       "auth-pair",
-			re:       lazyRegexp(`(?i)\b\w*auth\w*[ \t]*[=:][ \t]*[(\[][ \t]*["'][^"'\n]+["'][ \t]*,[ \t]*(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[)\]]`),
-			keywords: []string{"auth"},
+			re:       lazyRegexp(`(?i)auth[a-z_]*[ \t]*[=:][ \t]*[(\[][ \t]*["'][^"'\n]+["'][ \t]*,[ \t]*(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[)\]]`),
+			keywords: []string{"auth=(", "auth = (", "auth=[", "auth = [", "auth: [", "auth:(", "auth: (", "auth_tuple", "basic_auth="},
 			keep:     keepFlagValue,
 		},
 		{

@@ -253,7 +253,7 @@ func keepField(g []string, v string) bool {
 		return true // AWS's SecretId names the secret: a path, an ARN
 	}
 	if !secretIDName.MatchString(name) && (notSecretName.MatchString(name) || camelNotSecret.MatchString(name)) || otherName.MatchString(name) ||
-		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
+		allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
 		return true
 	}
 	if masked(v) || naturalText(v) && !phraseName.MatchString(name) || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "-") ||

@@ -68,17 +68,9 @@ func commentLine(line string) bool {
 		strings.HasPrefix(t, "--") || strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "* ")
 }
 
-// configKeywords add SNMP's community to the roots.
-var configKeywords = append([]string{"community", "auth"}, rootKeywords...)
-
-func scanConfigLines(text, lower string) []span {
-	var spans []span
-	for _, ls := range lineStarts(text, lower, configKeywords) {
-		le := lineEnd(text, ls)
-		spans = configLine(text[ls:le], lower[ls:le], ls, spans)
-	}
-	return spans
-}
+// configOnlyKeywords find the config lines without a root: SNMP's
+// community, haproxy's stats auth.
+var configOnlyKeywords = []string{"community", "auth"}
 
 // configLine appends the spans of the values in one config line.
 func configLine(line, lower string, offset int, spans []span) []span {

@@ -14,20 +14,54 @@ import (
 // that makes the phrase name something else (secretLabel). A label that is
 // a bare identifier (DB_PASSWORD: x) is secret-field's.
 
-// rootKeywords find the lines that may hold a secret's name (folded).
-var rootKeywords = func() []string {
+// rootKeywords find the lines that may hold a secret's name (folded): no
+// keyword holds another (passwort is found by pass).
+var rootKeywords = minimalKeywords(func() []string {
 	kws := []string{"pass", "pw", "secret", "token", "key", "cred", "psk", "pin", "puk", "jwt", "mnemonic", "authtok"}
 	for _, r := range foreignStems {
 		kws = append(kws, r.stem)
 	}
 	return kws
-}()
+}())
+
+// minimalKeywords drops the keywords that hold another: whatever finds
+// the shorter finds them too.
+func minimalKeywords(kws []string) []string {
+	var out []string
+	for i, k := range kws {
+		held := false
+		for j, o := range kws {
+			if i != j && len(o) < len(k) && strings.Contains(k, o) || i > j && o == k {
+				held = true
+				break
+			}
+		}
+		if !held {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// hasNonASCII: s holds a byte of a multi-byte rune.
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
 
 // lineStarts are the starts of the lines of text holding one of kws in
 // lower, each once, in order.
 func lineStarts(text, lower string, kws []string) []int {
 	var starts []int
+	ascii := !hasNonASCII(lower)
 	for _, kw := range kws {
+		if ascii && kw[0] >= 0x80 {
+			continue
+		}
 		for from := 0; ; {
 			i := strings.Index(lower[from:], kw)
 			if i < 0 {
@@ -55,13 +89,33 @@ func lineStarts(text, lower string, kws []string) []int {
 	return out
 }
 
-func scanLabels(text, lower string) []span {
+// scanNameLines runs the line grammars — label lines, config lines,
+// prose — over each line holding a secret's root, found once for all
+// three (config lines also at auth and community).
+func scanNameLines(text, lower string) []span {
 	var spans []span
-	for _, ls := range lineStarts(text, lower, rootKeywords) {
+	roots := lineStarts(text, lower, rootKeywords)
+	for _, ls := range roots {
 		le := lineEnd(text, ls)
-		if s, e, ok := labelValue(text[ls:le]); ok {
-			spans = append(spans, span{ls + s, ls + e})
+		line := text[ls:le]
+		if strings.Contains(line, ": ") || strings.Contains(line, ":\t") || strings.Contains(line, "：") || strings.Contains(line, " ...") {
+			if s, e, ok := labelValue(line); ok {
+				spans = append(spans, span{ls + s, ls + e})
+			}
 		}
+		spans = configLine(line, lower[ls:le], ls, spans)
+		spans = proseLine(line, ls, spans)
+	}
+	k := 0
+	for _, ls := range lineStarts(text, lower, configOnlyKeywords) {
+		for k < len(roots) && roots[k] < ls {
+			k++
+		}
+		if k < len(roots) && roots[k] == ls {
+			continue // done above
+		}
+		le := lineEnd(text, ls)
+		spans = configLine(text[ls:le], lower[ls:le], ls, spans)
 	}
 	return spans
 }

@@ -54,14 +54,12 @@ func rootToken(w string) bool {
 // foreignCompound: a root inside a word, where the language compounds.
 func foreignCompound(h rootHit) bool { return h.kind != 0 }
 
-func scanProseValues(text, lower string) []span {
-	var spans []span
-	for _, ls := range lineStarts(text, lower, rootKeywords) {
-		le := lineEnd(text, ls)
-		line := text[ls:le]
-		if len(line) > 600 {
-			continue
-		}
+// proseLine appends the values of a line of prose (ls is its offset).
+func proseLine(line string, ls int, spans []span) []span {
+	if len(line) > 600 || !mayHoldValue(line) {
+		return spans
+	}
+	{
 		toks := lineTokens(line)
 		for i, t := range toks {
 			if !rootToken(t.s) || !proseWord(t.s) || i > 0 && strings.EqualFold(strings.Trim(toks[i-1].s, ".,;:"), "public") ||
@@ -91,6 +89,29 @@ func scanProseValues(text, lower string) []span {
 		}
 	}
 	return spans
+}
+
+// mayHoldValue: a cheap look for what strongValue takes: a run of six
+// or more non-blank bytes with a letter and a digit or a symbol.
+func mayHoldValue(line string) bool {
+	run, letter, other := 0, false, false
+	for i := 0; i <= len(line); i++ {
+		if i == len(line) || line[i] == ' ' || line[i] == '\t' {
+			if run >= 6 && letter && other {
+				return true
+			}
+			run, letter, other = 0, false, false
+			continue
+		}
+		run++
+		switch c := line[i]; {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		default:
+			other = true
+		}
+	}
+	return false
 }
 
 // proseWord: a word of prose between a name and its copula.

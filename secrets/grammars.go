@@ -6,8 +6,7 @@ package secrets
 // judges both the same way (judge.go).
 func grammarRules() []rule {
 	return []rule{
-		{id: "label-line", scanL: scanLabels, keywords: rootKeywords, multiline: true},
-		{id: "config-line", scanL: scanConfigLines, keywords: configKeywords, multiline: true},
+		{id: "name-line", scanL: scanNameLines, keywords: append(append([]string{}, configOnlyKeywords...), rootKeywords...), multiline: true},
 		{id: "markup", scanL: scanMarkup, keywords: rootKeywords, multiline: true},
 		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
 		{id: "key-call", scanL: scanCalls, keywords: callKeywords, multiline: true},
@@ -26,7 +25,6 @@ func grammarRules() []rule {
 			re:       lazyRegexp(`(?i)\bPUK2?(?:[ -]?(?:code|kod|código|nummer))?\b[^0-9\n]{0,24}?\b(\d{8})\b`),
 			keywords: []string{"puk"},
 		},
-		{id: "prose-value", scanL: scanProseValues, keywords: rootKeywords, multiline: true},
 		{id: "quoted-after-name", scanL: scanQuotedAfterName, keywords: []string{"token", "key", "secret", "pass", "pwd", "cred"}, multiline: true},
 		{
 			// PHP's var_dump and print_r: ["password"]=> string(9) "x",
