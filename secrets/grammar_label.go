@@ -174,9 +174,6 @@ func labelValueAt(line string, sep, vs int) (int, int, bool) {
 		}
 	}
 	label := strings.TrimSpace(strings.TrimRight(line[from:sep], ". \t"))
-	if callOpen.MatchString(label) {
-		return 0, 0, false // code: a call's named argument
-	}
 	if q := strings.IndexAny(label, `"'`); q >= 0 && strings.LastIndexAny(label, `"'`) == len(label)-1 && strings.TrimSpace(label[:q]) == "" {
 		return 0, 0, false // "key": a JSON or YAML key, secret-field's
 	}
@@ -220,6 +217,9 @@ func labelValueAt(line string, sep, vs int) (int, int, bool) {
 		}
 	} else if strings.ContainsAny(v, " \t") {
 		return 0, 0, false
+	}
+	if len(v) < 4 || len(v) < 6 && allDigits.MatchString(v) || callOpen.MatchString(label) {
+		return 0, 0, false // too short, a count; code: a call's named argument
 	}
 	kind, ok := secretLabel(label)
 	if !ok {
