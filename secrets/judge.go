@@ -199,7 +199,29 @@ func naturalText(v string) bool {
 		return false
 	}
 	words := 0
-	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(".,;:!?¿¡…-'’«»\"()", r) }) {
+	for _, token := range strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(".,;:!?¿¡…'’«»\"()", r) }) {
+		// A hyphenated word is written (Wi-Fi, API-Schlüssel); a
+		// lower-case ASCII slug (django-insecure-xyz) is generated.
+		if first, _ := utf8.DecodeRuneInString(token); strings.Contains(token, "-") && !unicode.IsUpper(first) && !hasNonASCII(token) {
+			return false
+		}
+		for _, w := range strings.Split(token, "-") {
+			if w == "" {
+				continue
+			}
+			if !writtenWord(w) {
+				return false
+			}
+			words++
+		}
+	}
+	return words > 0
+}
+
+// writtenWord: letters only, lower case or capitalized or all capitals,
+// with vowels where it is ASCII.
+func writtenWord(w string) bool {
+	{
 		upperAfter, lower, nonASCII := false, 0, false
 		for i, r := range w {
 			switch {
@@ -222,9 +244,8 @@ func naturalText(v string) bool {
 		if !nonASCII && lower > 0 && !wordLike(strings.ToLower(w)) {
 			return false
 		}
-		words++
 	}
-	return words > 0
+	return true
 }
 
 // maskRE: a value shown masked, omitted or templated in place of the
