@@ -18,18 +18,13 @@ func Object(m map[string]any) map[string]any {
 }
 
 func jsonValue(key string, v any) any {
+	if !Keys[key] {
+		return numbersOnly(v)
+	}
 	switch x := v.(type) {
 	case map[string]any:
-		if !Keys[key] {
-			b, _ := json.Marshal(x)
-			return Withheld(len(b))
-		}
 		return Object(x)
 	case []any:
-		if !Keys[key] {
-			b, _ := json.Marshal(x)
-			return Withheld(len(b))
-		}
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = jsonValue(key, e)
@@ -39,6 +34,32 @@ func jsonValue(key string, v any) any {
 		return x
 	}
 	return Value(key, v)
+}
+
+// numbersOnly is v under a key that is not structure: its numbers and
+// booleans (a spend's tokens by kind), every text withheld, whatever key
+// it sits under inside.
+func numbersOnly(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = numbersOnly(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = numbersOnly(e)
+		}
+		return out
+	case string:
+		if x == "" {
+			return x
+		}
+		return Withheld(len(x))
+	}
+	return v // json.Number, bool, nil
 }
 
 // JSONLine is one JSON object line as it may leave the machine, its keys
