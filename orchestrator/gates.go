@@ -21,8 +21,10 @@ func missingError(phase string, g gate.Result) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
-		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name)))
+	// debussy's own words and the program's name, never the command's
+	// arguments: a CI log shows it whole (public.OwnErr).
+	return public.OwnErr(setupFailure(fmt.Sprintf("phase %s %v: gate %s cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name))))
 }
 
 // setupFailure is a phase that failed on the setup, not on the agent's
