@@ -64,6 +64,10 @@ func (e *ownError) Public() string { return e.err.Error() }
 // title, a reason, a path): what the commit trailers allow.
 const maxRunes = 200
 
+// maxOwnRunes bounds a public form (debussy's own words: a setup problem
+// and its fix), which may take more than a name does.
+const maxOwnRunes = 1000
+
 // Keys name structure: their text is a name, a status, a place or a
 // number in words, never a tool's or the agent's text. A command is not
 // structure, even the plan's own gate: what leaves the machine names a
@@ -77,7 +81,7 @@ var Keys = map[string]bool{
 	"attempt": true, "restart": true, "retry": true, "dependency": true,
 	// how it stands
 	"status": true, "exit": true, "outcome": true, "failure": true, "terminal_reason": true, "stop_reason": true, "policy_state": true,
-	"zone": true, "scope": true, "enforcement": true, "trigger": true, "dimension": true, "decision": true, "reason": true,
+	"step": true, "zone": true, "scope": true, "enforcement": true, "trigger": true, "dimension": true, "decision": true, "reason": true,
 	"why": true,
 	// names: tools, gates, hooks, models, the CLI's version
 	"tool": true, "name": true, "gate": true, "hook": true, "model": true, "claude": true, "requirement": true,
@@ -110,7 +114,7 @@ func Value(key string, v any) any {
 		time.Duration, time.Time:
 		return v
 	case Publisher:
-		return line(x.Public())
+		return text.OneLine(x.Public(), maxOwnRunes)
 	case error:
 		return errorValue(x)
 	case string:
@@ -143,7 +147,7 @@ func Value(key string, v any) any {
 func errorValue(err error) string {
 	var p Publisher
 	if errors.As(err, &p) {
-		return line(p.Public())
+		return text.OneLine(p.Public(), maxOwnRunes)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
