@@ -36,6 +36,11 @@ var headBoundary = map[string]bool{
 	"for": true, "to": true, "of": true, "on": true, "in": true, "with": true, "from": true, "at": true, "by": true, "is": true,
 	"are": true, "was": true, "below": true, "above": true, "here": true, "now": true, "again": true, "please": true, "once": true,
 	"first": true, "and": true, "or": true, "if": true, "as": true, "that": true, "which": true, "you": true, "we": true,
+	// other languages' prepositions after an English root (Password dell'
+	// amministratore, Token de acceso, Passwort für den Admin)
+	"de": true, "des": true, "du": true, "del": true, "della": true, "dell": true, "di": true, "da": true, "do": true, "dos": true,
+	"das": true, "der": true, "die": true, "den": true, "für": true, "pour": true, "para": true, "per": true, "por": true, "van": true,
+	"voor": true, "för": true, "til": true, "dla": true, "для": true, "od": true, "d": true, "l": true, "all": true, "nell": true,
 }
 
 // declWords open a declaration in code, not a label.
@@ -119,8 +124,9 @@ func secretLabel(label string) (rootKind, bool) {
 		return 0, false
 	}
 	for _, w := range words[at+1:] {
+		elided, _, _ := strings.Cut(w, "'") // dell'amministratore, d'accès
 		switch {
-		case w == "(" || headBoundary[w] || strings.HasSuffix(w, "ed") && len(w) > 4:
+		case w == "(" || headBoundary[w] || headBoundary[elided] || strings.HasSuffix(w, "ed") && len(w) > 4:
 			return kind, true
 		case (w == "id" || w == "ids") && words[at] == "secret":
 			return rootSecret, true // Vault's, Consul's and Nomad's SecretID is the secret
