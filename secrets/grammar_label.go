@@ -167,10 +167,17 @@ func labelValueAt(line string, sep, vs int) (int, int, bool) {
 	if i := strings.LastIndex(line[:sep], ": "); i >= 0 {
 		from = i + 2 // the separator before: Error code: 401 - …
 	}
-	for _, q := range []string{"'", `"`} {
-		// Inside a quoted message: the label starts after its quote.
-		if i := strings.LastIndex(line[:sep], q); i+1 > from && strings.Count(line[:sep], q)%2 == 1 {
-			from = i + 1
+	for _, q := range []byte{'\'', '"'} {
+		// Inside a quoted message: the label starts after its quote (an
+		// apostrophe between letters, dell'amministratore, is none).
+		n, last := 0, -1
+		for i := 0; i < sep; i++ {
+			if line[i] == q && !(q == '\'' && i > 0 && i+1 < len(line) && isLetter(line[i-1]) && (isLetter(line[i+1]) || line[i+1] >= 0x80)) {
+				n, last = n+1, i
+			}
+		}
+		if n%2 == 1 && last+1 > from {
+			from = last + 1
 		}
 	}
 	label := strings.TrimSpace(strings.TrimRight(line[from:sep], ". \t"))

@@ -34,25 +34,24 @@ func strongValue(v string) bool {
 	return strongMix(v) || randomish(v, 8) || hexKey.MatchString(v)
 }
 
-// rootToken reports whether a word of prose names a secret, in English
-// (password, token, apiKey) or another language (пароль, Kennwort,
-// Zugangsschlüssel, salasanasi).
-func rootToken(w string) bool {
+// rootTokenKind is the kind of secret a word of prose names, 0 for none:
+// in English (password, token, apiKey) or another language (пароль,
+// Kennwort, Zugangsschlüssel, salasanasi).
+func rootTokenKind(w string) rootKind {
 	f := foldLower(strings.Trim(w, ".,;:!?\"'`*()[]«»„“”"))
 	if f == "" {
-		return false
+		return 0
 	}
 	for _, lw := range labelWords(f) {
-		if englishRoot(lw) != 0 && !otherPass(lw) {
-			return true
+		if k := englishRoot(lw); k != 0 && !otherPass(lw) {
+			return k
 		}
 	}
-	h, ok := foreignRoot(f, 0)
-	return ok && (h.start == 0 || foreignCompound(h))
+	if h, ok := foreignRoot(f, 0); ok {
+		return h.kind
+	}
+	return 0
 }
-
-// foreignCompound: a root inside a word, where the language compounds.
-func foreignCompound(h rootHit) bool { return h.kind != 0 }
 
 // proseLine appends the values of a line of prose (ls is its offset).
 func proseLine(line string, ls int, spans []span) []span {
@@ -62,7 +61,8 @@ func proseLine(line string, ls int, spans []span) []span {
 	{
 		toks := lineTokens(line)
 		for i, t := range toks {
-			if !rootToken(t.s) || !proseWord(t.s) || i > 0 && strings.EqualFold(strings.Trim(toks[i-1].s, ".,;:"), "public") ||
+			kind := rootTokenKind(t.s)
+			if kind == 0 || !proseWord(t.s) || i > 0 && strings.EqualFold(strings.Trim(toks[i-1].s, ".,;:"), "public") ||
 				strings.Contains(strings.ToLower(t.s), "public") {
 				continue // a name in code (key_length), a public key
 			}
@@ -71,13 +71,13 @@ func proseLine(line string, ls int, spans []span) []span {
 				lw := strings.ToLower(w)
 				if copulas[lw] || copulas[strings.TrimRight(lw, ":")] {
 					if j+1 < len(toks) {
-						spans = proseCandidate(toks[j+1], ls, spans)
+						spans = proseCandidate(toks[j+1], kind, ls, spans)
 					}
 					break
 				}
 				if skipped == 0 && j == i+1 {
-					if n := len(spans); len(proseCandidate(toks[j], ls, spans)) > n {
-						spans = proseCandidate(toks[j], ls, spans)
+					if n := len(spans); len(proseCandidate(toks[j], kind, ls, spans)) > n {
+						spans = proseCandidate(toks[j], kind, ls, spans)
 						break
 					}
 				}
@@ -130,14 +130,16 @@ func proseWord(w string) bool {
 
 // proseCandidate appends t, trimmed of quotes and a sentence's end, when
 // it is a strong value.
-func proseCandidate(t token, offset int, spans []span) []span {
+func proseCandidate(t token, kind rootKind, offset int, spans []span) []span {
 	v := t.s
 	s := t.start
 	for len(v) > 0 && strings.IndexByte("\"'`*«„“", v[0]) >= 0 {
 		v, s = v[1:], s+1
 	}
 	v = strings.TrimRight(v, ".,;:!?)\"'`*»”")
-	if strongValue(v) {
+	// A key's name takes only what is mixed as keys are: a digest after
+	// "cache key" is the key's, not a secret.
+	if strongValue(v) && (kind != rootKey || strongMix(v) || randomish(v, 12) && !hexRE.MatchString(v)) {
 		spans = append(spans, span{offset + s, offset + s + len(v)})
 	}
 	return spans

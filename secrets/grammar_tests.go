@@ -114,7 +114,10 @@ func comparedSecret(v string, named bool) bool {
 	if !named {
 		return len(v) >= 28 && randomish(v, 20) && !lookAlike(v)
 	}
-	return randomish(v, 8) || strongMix(v) || hexKey.MatchString(v) || len(v) >= 16 && !wordy(v) && !lookAlike(v)
+	if lookAlike(v) && !hexKey.MatchString(v) {
+		return false // a UUID, a digest, an id compared
+	}
+	return randomish(v, 8) || strongMix(v) || hexKey.MatchString(v) || len(v) >= 16 && !wordy(v)
 }
 
 // quotedAfterName: a quoted value right after a secret's name in a
