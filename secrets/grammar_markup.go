@@ -168,7 +168,7 @@ func markupValues(text string, nodes []markupNode, spans []span) []span {
 			}
 		default: // text
 			if pending != 0 && i <= due {
-				if (open == "" || valueTags[open] || !labelTags[open]) && plausibleSecret(n.text, pending) {
+				if (open == "" || valueTags[open] || !labelTags[open]) && !strings.ContainsAny(n.text, " \t\n") && plausibleSecret(n.text, pending) {
 					spans = append(spans, span{n.s, n.e})
 				}
 				pending = 0

@@ -295,8 +295,8 @@ func plausibleSecret(v string, kind rootKind) bool {
 	if strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) {
 		return false
 	}
-	if selfNamed.MatchString(v) || englishRoot(strings.ToLower(v)) != 0 || codeValue(v) {
-		return false // a name (passphrase, test_password), code (Option<String>)
+	if selfNamed.MatchString(v) || englishRoot(strings.ToLower(v)) != 0 || codeValue(v) || secretsName(v) {
+		return false // a name (passphrase, test_password, api-keys), code (Option<String>)
 	}
 	if kind == rootKey {
 		return (randomish(v, 12) || hexKey.MatchString(v) || len(v) >= 8 && strongMix(v)) && !idLike(v)
@@ -351,4 +351,24 @@ var version = lazyRegexp(`^v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.-]+)?$`)
 func codeValue(v string) bool {
 	return identRE.MatchString(v) && !hasDigitOutsideType(v) &&
 		(strings.ContainsAny(v, "<>[]().:&*!") || camelCase(v) || v == strings.ToLower(v) && strings.Contains(v, "_") || typeRE.MatchString(v))
+}
+
+// secretsName: a lower-case name made of words, one of them a secret's
+// (api-keys, db-credentials): what names a secret, not its value.
+func secretsName(v string) bool {
+	if strings.ToLower(v) != v || strings.ContainsAny(v, "0123456789") {
+		return false
+	}
+	for _, w := range labelWords(v) {
+		if englishRoot(w) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// secretNamed is secretLabel's verdict alone.
+func secretNamed(label string) bool {
+	_, ok := secretLabel(label)
+	return ok
 }

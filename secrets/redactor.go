@@ -201,6 +201,9 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 					(otherName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n)) {
 					return true // secretsmanager:, public_key =
 				}
+				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); strings.ContainsAny(n, " \t") && !secretNamed(n) {
+					return true // token id = …: words that name something else
+				}
 				return (lookAlike(v) || idShape(v) || strings.HasPrefix(v, "-")) && !strong(name)
 			}
 		}
