@@ -74,6 +74,10 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
 	}
+	if n := len(args); n >= 1 && args[n-1] == completeFlag {
+		e.complete(app, args[1:n-1])
+		return ExitOK
+	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil && notFound {
 		return ExitUsage
@@ -88,6 +92,9 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 			attrs := []any{"err", loggedError(err), "exit_code", exitCode(err)}
 			if errors.As(err, &ended) {
 				attrs = append(attrs, "resume", ended.resume, "logs", ended.logs)
+				if cmds := ended.answerCommands(); len(cmds) > 0 {
+					attrs = append(attrs, "answer_with", cmds)
+				}
 			}
 			e.logger.Error("debussy stopped", attrs...)
 		case errors.As(err, &ended):
@@ -215,6 +222,7 @@ interrupted (work committed; run again to resume).`),
 			e.logsCommand(),
 			e.reportCommand(),
 			e.exportCommand(),
+			e.tuneCommand(),
 			e.matrixCommand(),
 			e.pipelineCommand(),
 			e.collectCommand(),
@@ -223,6 +231,7 @@ interrupted (work committed; run again to resume).`),
 			e.progressCommand(),
 			e.handoffCommand(),
 			e.initCommand(),
+			e.configCommand(),
 			e.completionCommand(),
 			{
 				Name:  "version",
