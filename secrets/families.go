@@ -138,6 +138,16 @@ func familyRules() []rule {
 			keywords: []string{"printf"},
 		},
 		{
+			// email:password, the pairs of a credentials list or a postfix
+			// sasl_passwd line ([smtp.example.com]:587 user@example.com:x).
+			id:       "email-password",
+			re:       lazyRegexp(`(?:^|[\s\[\]"'=,])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:([^\s:/@"'<>]{4,})(?:[\s"']|$)`),
+			keywords: []string{"@"},
+			keep: func(g []string, v string) bool {
+				return allDigits.MatchString(v) || keepFlagValue(g, v) || masked(v) || naturalText(v)
+			},
+		},
+		{
 			// A (user, password) pair given as auth: requests' auth=("u",
 			// "x"), an auth tuple or array in any language.
 			id:       "auth-pair",

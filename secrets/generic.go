@@ -267,7 +267,7 @@ func keepField(g []string, v string) bool {
 	if !strong(name) {
 		// A bare "key" names many things (sort keys, cache keys, UUIDs);
 		// only a value that looks generated is taken for a secret.
-		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) || idLike(v)
+		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) && !(len(v) >= 8 && symbolMix(v) && !wordy(v)) || idLike(v)
 	}
 	return false
 }

@@ -112,7 +112,7 @@ func configLine(line, lower string, offset int, spans []span) []span {
 			continue // NAME = x is secret-field's; a call is code
 		}
 		// sentinel auth-pass <master> x: the value is last.
-		if last := toks[len(toks)-1].s; j+2 == len(toks) && isIdentifier(v.s) && naturalText(v.s) && !typeRE.MatchString(v.s) &&
+		if last := toks[len(toks)-1].s; j+2 == len(toks) && isIdentifier(v.s) && (naturalText(v.s) || lowerSlug(v.s)) && !typeRE.MatchString(v.s) &&
 			!naturalText(strings.Trim(last, `";`)) && !strings.ContainsAny(last, "`[]{}()<>") {
 			v = toks[j+1]
 		}
@@ -138,6 +138,17 @@ func configLine(line, lower string, offset int, spans []span) []span {
 		}
 	}
 	return spans
+}
+
+// lowerSlug: lower-case words joined by - or _ (irreversible-cipher), a
+// mode between a name and its value.
+func lowerSlug(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z') && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return strings.ContainsAny(s, "-_")
 }
 
 // configName reports whether a config line's token names a secret.

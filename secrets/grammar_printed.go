@@ -22,7 +22,9 @@ var generators = []string{"secret-tool lookup", "openssl rand", "rand -", "urand
 // readVerbs are the words of a command that read or print what it names.
 var readVerbs = map[string]bool{"get": true, "show": true, "read": true, "print": true, "reveal": true, "access": true, "lookup": true,
 	"view": true, "output": true, "cat": true, "echo": true, "printenv": true, "decrypt": true, "decode": true, "d": true, "raw": true,
-	"plain": true, "field": true, "fields": true, "token": true, "type": true, "more": true, "less": true, "head": true, "tail": true}
+	"plain": true, "field": true, "fields": true, "token": true, "type": true, "more": true, "less": true, "head": true, "tail": true,
+	// and those that make a new one and print it
+	"reset": true, "generate": true, "regenerate": true, "rotate": true, "issue": true, "create": true, "new": true}
 
 // printedKeywords find the lines that may be such a command.
 var printedKeywords = append([]string{"rand", "pwgen", "apg", "genkey", "keygen", "key:generate", "secret", "token", "pass", "pw", "key",
@@ -142,6 +144,14 @@ func printedOutput(text string, pos int, spans []span) []span {
 				s := pos + strings.Index(line, t)
 				spans = append(spans, span{s, s + len(t)})
 			}
+		case labelled(t):
+			// New value: x, Password: x — a label and a value that cannot be
+			// a word, in what the command printed.
+			first = false
+			i := strings.LastIndex(line, ": ")
+			v := strings.TrimSpace(line[i+2:])
+			s := pos + i + 2 + strings.Index(line[i+2:], v)
+			spans = append(spans, span{s, s + len(v)})
 		case strings.Contains(t, "\t"):
 			first = false
 			off := pos
@@ -161,6 +171,17 @@ func printedOutput(text string, pos int, spans []span) []span {
 		pos = le + 1
 	}
 	return spans
+}
+
+// labelled: "label: value" with a label of a few words and one value
+// that cannot be a word.
+func labelled(t string) bool {
+	i := strings.LastIndex(t, ": ")
+	if i <= 0 || strings.Count(t[:i], " ") > 3 {
+		return false
+	}
+	v := strings.TrimSpace(t[i+2:])
+	return v != "" && !strings.ContainsAny(v, " \t") && strongValue(v)
 }
 
 // printedValue: a line printed alone that is a value, not a word, a path,

@@ -67,12 +67,12 @@ func scanAssertions(text, lower string) []span {
 		}
 		// The diff lines after it (- a, + b).
 		pos := le + 1
-		for n := 0; n < 5 && pos < len(text); n++ {
+		for n := 0; n < 7 && pos < len(text); n++ {
 			e := lineEnd(text, pos)
 			l := text[pos:e]
 			t := strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(l, " \t"), "E "), " \t")
-			if len(t) > 2 && (t[0] == '-' || t[0] == '+') && (t[1] == ' ' || t[1] == '\t') {
-				if v := strings.TrimSpace(t[2:]); !strings.ContainsAny(v, " \t") && operand(strings.Trim(v, `"',`)) {
+			if len(t) > 2 && (t[0] == '-' || t[0] == '+') && strings.IndexByte(" \t'\"", t[1]) >= 0 {
+				if v := strings.TrimSpace(t[1:]); !strings.ContainsAny(v, " \t") && operand(strings.Trim(v, `"',`)) {
 					v = strings.Trim(v, `"',`)
 					s := pos + strings.Index(l, v)
 					spans = append(spans, span{s, s + len(v)})

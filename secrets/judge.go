@@ -324,6 +324,12 @@ func strongMix(v string) bool {
 	return lower && upper && digit || sym && digit && (lower || upper)
 }
 
+// symbolMix: letters, digits and a symbol that names never hold.
+func symbolMix(v string) bool {
+	return strings.ContainsAny(v, "!#$%&*+=?@^~") && strings.ContainsAny(v, "0123456789") &&
+		strings.IndexFunc(v, func(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' }) >= 0
+}
+
 // mixedClasses counts the classes among lower, upper, digit and symbol
 // that v holds.
 func mixedClasses(v string) int {

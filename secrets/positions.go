@@ -264,9 +264,9 @@ func proseValue(v string) bool {
 	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
 		return false
 	}
-	// A plain word is prose ("the token is valid"); a value has a digit,
-	// a symbol or mixed case, or is long.
-	return !wordRun(v) || len(v) >= 16
+	// A plain word is prose ("the token is valid", "das Token ist
+	// ungültig"); a value has a digit, a symbol or mixed case, or is long.
+	return !wordRun(v) && !naturalText(v) || len(v) >= 16 && !naturalText(v)
 }
 
 // secretName: a name whose value is a secret (DB_PASSWORD, api-token,
