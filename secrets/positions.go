@@ -35,7 +35,9 @@ func positionRules() []rule {
 			id:       "sql-password",
 			re:       lazyRegexp(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?(?:'([^'\n]+)'|"([^"\n]+)"|([^\s;'"]+))|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
 			keywords: []string{"identified", "password"},
-			keep:     func(_ []string, v string) bool { return masked(v) || strings.EqualFold(v, "values") || strings.HasPrefix(v, ":") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "$") },
+			keep: func(_ []string, v string) bool {
+				return masked(v) || strings.EqualFold(v, "values") || strings.HasPrefix(v, ":") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "$")
+			},
 		},
 		{
 			// Redis' AUTH [user] password, at a line's start or a prompt.
