@@ -89,11 +89,13 @@ func lineStarts(text, lower string, kws []string) []int {
 	return out
 }
 
-// scanNameLines runs the line grammars — label lines, config lines,
-// prose — over each line holding a secret's root, found once for all
-// three (config lines also at auth and community).
+// scanNameLines runs the grammars that start at a secret's name — label
+// lines, config lines, prose, quoted values in messages, JSON and YAML
+// parents, markup around it — over each line holding a root, found once
+// for all of them (config lines also at auth and community).
 func scanNameLines(text, lower string) []span {
-	var spans []span
+	var spans, windows []span
+	parentsDone := -1
 	roots := lineStarts(text, lower, rootKeywords)
 	for _, ls := range roots {
 		le := lineEnd(text, ls)
@@ -105,6 +107,26 @@ func scanNameLines(text, lower string) []span {
 		}
 		spans = configLine(line, lower[ls:le], ls, spans)
 		spans = proseLine(line, ls, spans)
+		spans = quotedAfterNameIn(line, ls, spans)
+		if ls >= parentsDone {
+			var end int
+			spans, end = parentsIn(text, lower, ls, le, spans)
+			parentsDone = max(parentsDone, end)
+		}
+		// Markup around the line: two lines above, four below.
+		s, e := ls, le
+		for n := 0; n < 2 && s > 0; n++ {
+			s = strings.LastIndexByte(text[:s-1], '\n') + 1
+		}
+		for n := 0; n < 4 && e < len(text); n++ {
+			e = lineEnd(text, e+1)
+		}
+		windows = append(windows, span{s, e})
+	}
+	for _, w := range merge(windows) {
+		if strings.Contains(text[w.start:w.end], "<") {
+			spans = markupValues(text, parseMarkup(text, w.start, w.end), spans)
+		}
 	}
 	k := 0
 	for _, ls := range lineStarts(text, lower, configOnlyKeywords) {

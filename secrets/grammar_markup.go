@@ -125,17 +125,6 @@ var (
 	valueTags = map[string]bool{"string": true, "dd": true, "td": true, "value": true, "data": true, "code": true, "span": true, "input": true, "pre": true, "div": true, "integer": true, "secret": true}
 )
 
-func scanMarkup(text, lower string) []span {
-	var spans []span
-	for _, w := range windowsAt(text, lower, rootKeywords, 2, 4) {
-		if !strings.Contains(text[w.start:w.end], "<") {
-			continue
-		}
-		spans = markupValues(text, parseMarkup(text, w.start, w.end), spans)
-	}
-	return spans
-}
-
 // markupValues appends the values the nodes name.
 func markupValues(text string, nodes []markupNode, spans []span) []span {
 	pending := rootKind(0) // a value is due: the next text, within a few nodes

@@ -26,12 +26,17 @@ var metaKeys = map[string]bool{
 	"salt": true, "iterations": true, "username": true, "user": true, "login": true, "email": true, "host": true, "port": true,
 }
 
-func scanParents(text, lower string) []span {
-	var spans []span
+// parentsIn appends the values of the parents whose names lie in the
+// line text[ls:le], and returns where the last one ends.
+func parentsIn(text, lower string, ls, le int, spans []span) ([]span, int) {
+	line := text[ls:le]
 	done := -1
+	if !strings.Contains(line, "{") && !strings.HasSuffix(strings.TrimRight(line, " \t\r"), ":") {
+		return spans, done
+	}
 	for _, kw := range rootKeywords {
-		for from := 0; ; {
-			i := strings.Index(lower[from:], kw)
+		for from := ls; from < le; {
+			i := strings.Index(lower[from:le], kw)
 			if i < 0 {
 				break
 			}
@@ -49,7 +54,7 @@ func scanParents(text, lower string) []span {
 			}
 		}
 	}
-	return spans
+	return spans, done
 }
 
 // jsonParent: the root at p is inside a JSON key naming a secret whose

@@ -124,17 +124,19 @@ func comparedSecret(v string, named bool) bool {
 // message: invalid token 'x', bad password "x", (password "x").
 var quotedAfterName = lazyRegexp(`(?i)\b((?:api[ _-]?)?(?:token|key|secret|password|passwd|passphrase|credentials?|pwd))[ \t]+(?:provided[ \t]*:?[ \t]*)?(?:"([^"\n]{4,})"|'([^'\n]{4,})'|` + "`([^`\\n]{4,})`" + `)`)
 
-func scanQuotedAfterName(text, lower string) []span {
-	var spans []span
-	for _, w := range windowsAt(text, lower, []string{"token", "key", "secret", "pass", "pwd", "cred"}, 0, 0) {
-		for _, m := range quotedAfterName.FindAllStringSubmatchIndex(text[w.start:w.end], -1) {
-			kind, _ := secretLabel(text[w.start+m[2] : w.start+m[3]])
-			for g := 2; g <= 4; g++ {
-				if s := m[2*g]; s >= 0 {
-					v := text[w.start+s : w.start+m[2*g+1]]
-					if !strings.ContainsAny(v, " \t") && plausibleSecret(v, kind) {
-						spans = append(spans, span{w.start + s, w.start + m[2*g+1]})
-					}
+// quotedAfterNameIn appends the quoted values after a secret's name in
+// line (at offset ls).
+func quotedAfterNameIn(line string, ls int, spans []span) []span {
+	if !strings.ContainsAny(line, "\"'`") {
+		return spans
+	}
+	for _, m := range quotedAfterName.FindAllStringSubmatchIndex(line, -1) {
+		kind, _ := secretLabel(line[m[2]:m[3]])
+		for g := 2; g <= 4; g++ {
+			if s := m[2*g]; s >= 0 {
+				v := line[s:m[2*g+1]]
+				if !strings.ContainsAny(v, " \t") && plausibleSecret(v, kind) {
+					spans = append(spans, span{ls + s, ls + m[2*g+1]})
 				}
 			}
 		}

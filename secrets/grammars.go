@@ -7,8 +7,6 @@ package secrets
 func grammarRules() []rule {
 	return []rule{
 		{id: "name-line", scanL: scanNameLines, keywords: append(append([]string{}, configOnlyKeywords...), rootKeywords...), multiline: true},
-		{id: "markup", scanL: scanMarkup, keywords: rootKeywords, multiline: true},
-		{id: "parent-path", scanL: scanParents, keywords: rootKeywords, multiline: true},
 		{id: "key-call", scanL: scanCalls, keywords: callKeywords, multiline: true},
 		{id: "test-operand", scanL: scanAssertions, keywords: assertKeywords, multiline: true},
 		{
@@ -25,7 +23,6 @@ func grammarRules() []rule {
 			re:       lazyRegexp(`(?i)\bPUK2?(?:[ -]?(?:code|kod|código|nummer))?\b[^0-9\n]{0,24}?\b(\d{8})\b`),
 			keywords: []string{"puk"},
 		},
-		{id: "quoted-after-name", scanL: scanQuotedAfterName, keywords: []string{"token", "key", "secret", "pass", "pwd", "cred"}, multiline: true},
 		{
 			// PHP's var_dump and print_r: ["password"]=> string(9) "x",
 			// [password] => x.
