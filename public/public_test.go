@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/debussy-dev/debussy/internal/ptytest"
 )
 
 const planted = "ghp_notreal Qx7vT2mLp9Rk"
@@ -74,6 +76,37 @@ func TestHandler(t *testing.T) {
 		}
 		if !strings.Contains(out, "name=Bash") || !strings.Contains(out, "g.exit=ok") || !text && !strings.HasSuffix(strings.TrimSpace(out), "why=crashed") {
 			t.Errorf("text %v: structure lost: %s", text, out)
+		}
+	}
+}
+
+// Text is shown on a terminal outside CI, or when asked for; a pipe, a
+// file and any CI=true job get structure.
+func TestTextShown(t *testing.T) {
+	_, tty := ptytest.Open(t)
+	pipe := &bytes.Buffer{}
+	env := func(ci string) func(string) string {
+		return func(k string) string {
+			if k == "CI" {
+				return ci
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		w     any
+		ci    string
+		asked bool
+		want  bool
+	}{
+		{"a terminal", tty, "", false, true},
+		{"a terminal in CI", tty, "true", false, false},
+		{"a pipe", pipe, "", false, false},
+		{"a pipe, asked", pipe, "true", true, true},
+	} {
+		if got := TextShown(tt.w, env(tt.ci), tt.asked); got != tt.want {
+			t.Errorf("%s: TextShown = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
