@@ -24,7 +24,8 @@ var readVerbs = map[string]bool{"get": true, "show": true, "read": true, "print"
 	"view": true, "output": true, "cat": true, "echo": true, "printenv": true, "decrypt": true, "decode": true, "d": true, "raw": true,
 	"plain": true, "field": true, "fields": true, "token": true, "type": true, "more": true, "less": true, "head": true, "tail": true,
 	// and those that make a new one and print it
-	"reset": true, "generate": true, "regenerate": true, "rotate": true, "issue": true, "create": true, "new": true}
+	"reset": true, "generate": true, "regenerate": true, "rotate": true, "issue": true, "create": true, "new": true,
+	"find": true, "dump": true}
 
 // printedKeywords find the lines that may be such a command.
 var printedKeywords = append([]string{"rand", "pwgen", "apg", "genkey", "keygen", "key:generate", "secret", "token", "pass", "pw", "key",
@@ -68,6 +69,7 @@ func printsSecret(cmd string) bool {
 		bare := strings.TrimLeft(w, "-")
 		lw := strings.ToLower(bare)
 		if readVerbs[lw] || strings.HasPrefix(lw, "get-") || strings.HasPrefix(lw, "print-") || strings.HasPrefix(lw, "show-") ||
+			strings.HasPrefix(lw, "find-") || strings.HasPrefix(lw, "read-") || strings.HasPrefix(lw, "dump-") ||
 			strings.HasSuffix(lw, ":get") || strings.HasSuffix(lw, ":token") {
 			verb = true
 		}
