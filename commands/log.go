@@ -10,13 +10,16 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/public"
 )
 
 // newLogger builds the one logger every package receives: charmbracelet's
 // text for people (colours only on a terminal, which charm detects), or one
 // JSON object per line for CI. level is a config log level; records below it
-// are dropped before any attribute is formatted.
-func newLogger(w io.Writer, format, level string) *slog.Logger {
+// are dropped before any attribute is formatted. With text false a line
+// carries structure only (public.Handler): the agent's and its tools' text
+// stays in .debussy/.
+func newLogger(w io.Writer, format, level string, text bool) *slog.Logger {
 	opts := log.Options{
 		ReportTimestamp: true,
 		TimeFormat:      time.TimeOnly,
@@ -28,7 +31,17 @@ func newLogger(w io.Writer, format, level string) *slog.Logger {
 	}
 	l := log.NewWithOptions(noQueries{w}, opts)
 	l.SetColorProfile(lipgloss.NewRenderer(w).ColorProfile())
-	return slog.New(l)
+	return slog.New(public.NewHandler(l, text))
+}
+
+// charmOf is the charmbracelet logger that formats logger's lines.
+func charmOf(logger *slog.Logger) (*log.Logger, bool) {
+	h := logger.Handler()
+	if p, ok := h.(*public.Handler); ok {
+		h = p.Inner()
+	}
+	l, ok := h.(*log.Logger)
+	return l, ok
 }
 
 // noQueries hides the terminal behind w from termenv: given the terminal

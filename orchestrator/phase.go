@@ -14,6 +14,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/session"
@@ -127,7 +128,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
-				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
+				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", public.Own(why))
 				r.recorder.event(record.ResumeDiscarded{Phase: ph.ID, Run: prevRun.ID, Why: why})
 				prev = nil
 			}
@@ -258,7 +259,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		if !policy.Remediate(attempt, r.limits.MaxRetries) {
 			break
 		}
-		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
+		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", public.Words(lastPublic, lastProblem),
 			"remediation", attempt, "max_retries", r.limits.MaxRetries)
 		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
 		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)

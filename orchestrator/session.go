@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -97,11 +98,11 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
 		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
-	outcome := out.Describe()
+	outcome := public.Words(out.Words(), out.Describe())
 	if sig, _ := r.Store.ReadSignal(r.id, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
 		// The CLI's session completed; what the agent said of the phase
 		// is what the reader needs: blocked on a question, or failed.
-		outcome = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+		outcome = public.Own(string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")")
 	}
 	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", outcome,
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
