@@ -24,7 +24,7 @@ var (
 )
 
 // ImageRepo is where the release workflow pushes the image of every
-// release, tagged with its version (never :latest for generated jobs).
+// release, tagged with its version: generated jobs never name a floating tag.
 const ImageRepo = "ghcr.io/debussy-dev/debussy"
 
 // Dev is the version of a build that names no release.
