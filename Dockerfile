@@ -4,19 +4,28 @@
 #   make image                                  docker, podman or buildah, whichever is here
 #   docker build -t debussy .                   the same by hand
 # Releases are pushed as ghcr.io/debussy-dev/debussy:vX.Y.Z (docs/ci.md).
-# Pins kept in step by a test (commands/image_test.go): the Go of go.mod,
-# the claude CLI of scripts/install-claude.sh, the user of the Kubernetes Jobs.
+# Pins kept in step by a test (commands/image_test.go): the claude CLI of
+# scripts/install-claude.sh, the user of the Kubernetes Jobs. Every stage is
+# FROM one Debian base (bookworm-slim).
 
-# debussy, compiled for the target platform on the build's own (no emulation).
-FROM --platform=$BUILDPLATFORM docker.io/library/golang:1.26.8-bookworm AS build
+# debussy, compiled for the target platform on the build's own (no
+# emulation). One base for every stage: Debian's Go from bookworm-backports
+# (1.22) fetches the Go that go.mod names (GOTOOLCHAIN, from the Go module
+# proxy, checked against the checksum database) on its first command.
+FROM --platform=$BUILDPLATFORM docker.io/library/debian:bookworm-slim AS build
 ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=dev
 ARG COMMIT=
 ARG DATE=
+RUN echo 'deb http://deb.debian.org/debian bookworm-backports main' >/etc/apt/sources.list.d/bookworm-backports.list \
+ && apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends -t bookworm-backports ca-certificates golang-1.22-go \
+ && rm -rf /var/lib/apt/lists/*
+ENV PATH=/usr/lib/go-1.22/bin:$PATH GOPATH=/go GOTOOLCHAIN=auto
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+RUN go mod download && go version
 COPY . .
 # An unstamped VERSION ("dev") is a dev build: debussy version says so, and
 # debussy pipeline asks for --image (no release image is named after it).
