@@ -3,7 +3,6 @@ package commands
 import (
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/public"
+	"github.com/debussy-dev/debussy/internal/buildinfo"
 )
 
 // newLogger builds the one logger every package receives: charmbracelet's
@@ -65,44 +65,6 @@ func logLevel(level string) log.Level {
 	}
 }
 
-// version is the module version stamped by `go install`, or "dev".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev (built without VCS info)"
-	}
-	return versionOf(bi)
-}
-
-// versionOf is the module's version when it has one (go install …@v1.2.3),
-// else the commit the build was stamped with, else what is known: a bare
-// "dev" tells nobody which debussy it is.
-func versionOf(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, at, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v := "dev-" + rev + dirty
-		if at != "" {
-			v += " (" + at + ", " + bi.GoVersion + ")"
-		}
-		return v
-	}
-	return "dev (built without VCS info, " + bi.GoVersion + ")"
-}
+// version is the version line's text: the stamped release, or a dev
+// build with what is known of it (internal/buildinfo).
+func version() string { return buildinfo.Get().String() }

@@ -20,6 +20,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/public"
+	"github.com/debussy-dev/debussy/internal/buildinfo"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -54,9 +55,20 @@ type Env struct {
 	Environ        func() []string
 	Hard           <-chan struct{} // closed on a second Ctrl-C
 	Dir            string          // working directory ("" = the process's)
+	// Build is which debussy this is; the zero value is the running
+	// binary's (internal/buildinfo).
+	Build buildinfo.Info
 
 	logger   *slog.Logger // set once a command has chosen its log format
 	jsonLogs bool         // and whether that format is JSON
+}
+
+// build is the Info of this debussy: Build, else the running binary's.
+func (e *Env) build() buildinfo.Info {
+	if e.Build.Version == "" {
+		return buildinfo.Get()
+	}
+	return e.Build
 }
 
 // Run executes one debussy invocation and returns its exit code.
