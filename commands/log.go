@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/debussy-dev/debussy/config"
-	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/internal/buildinfo"
+	"github.com/debussy-dev/debussy/public"
 )
 
 // newLogger builds the one logger every package receives: charmbracelet's

@@ -18,9 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/internal/buildinfo"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/public"
-	"github.com/debussy-dev/debussy/internal/buildinfo"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
