@@ -23,6 +23,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/state"
@@ -245,9 +246,9 @@ func (j *Job) bringIn(ctx context.Context, rem remote.Remote, ref, subject, body
 	case err == nil, errors.Is(err, gitcommit.ErrNothingToCommit):
 		return nil
 	case errors.As(err, &ce) && ce.Untracked:
-		return fmt.Errorf("%w: your untracked %s would be overwritten (move them away and rerun)", outcome.ErrConflict, strings.Join(ce.Files, ", "))
+		return public.OwnErr(fmt.Errorf("%w: your untracked %s would be overwritten (move them away and rerun)", outcome.ErrConflict, strings.Join(ce.Files, ", ")))
 	case errors.As(err, &ce):
-		return fmt.Errorf("%w: it and HEAD both changed %s", outcome.ErrConflict, strings.Join(ce.Files, ", "))
+		return public.OwnErr(fmt.Errorf("%w: it and HEAD both changed %s", outcome.ErrConflict, strings.Join(ce.Files, ", ")))
 	}
 	return fmt.Errorf("%w: %w", outcome.ErrSetup, err)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -160,10 +161,10 @@ func (e *Env) dryRun(ws *workspace, plan *plans.Plan, opts runOptions, logger *s
 	problems := len(pre.Later)
 	printDryRun(e.Stdout, plan, ws, pre.Preview, opts.Phase, problems)
 	if note != "" {
-		logger.Warn("the agent's commands would be refused", "problem", note)
+		logger.Warn("the agent's commands would be refused", "problem", public.Own(note))
 	}
 	for _, p := range pre.Later {
-		logger.Error("a run would fail here", "problem", p)
+		logger.Error("a run would fail here", "problem", public.Own(p))
 	}
 	if problems == 0 {
 		return nil

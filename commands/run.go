@@ -18,6 +18,7 @@ import (
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
@@ -113,6 +114,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
 			&cli.DurationFlag{Name: "usage-limit-wait", DefaultText: "6h", Usage: "wait up to this `DURATION` for a subscription's usage limit to reset, then go on (0: end at once with exit 75; env DEBUSSY_USAGE_LIMIT_WAIT)"},
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
+			&cli.BoolFlag{Name: "log-text", Usage: "let the log carry the agent's and its tools' text (tool inputs, gate output, errors) also where stderr is not a terminal or CI=true; by default such a log carries structure only (log_text, env DEBUSSY_LOG_TEXT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
@@ -200,6 +202,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		if c.IsSet("allow-dirty") {
 			cfg.AllowDirty = c.Bool("allow-dirty")
 		}
+		if c.IsSet("log-text") {
+			cfg.LogText = c.Bool("log-text")
+		}
 		if c.IsSet("budget-cost") {
 			cfg.Budget.Phase.CostUSD = c.Float64("budget-cost")
 		}
@@ -232,7 +237,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
+	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel, public.TextShown(e.Stderr, e.Getenv, ws.Config.LogText))
 	e.logger, e.jsonLogs = logger, ws.Config.LogFormat == config.LogJSON
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
 	plan, err := e.loadPlan(ws, opts.PlanPath)
@@ -245,9 +250,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 			at += ":" + strconv.Itoa(f.Line)
 		}
 		if f.Severity == plans.SeverityError {
-			logger.Error("plan error", "at", at, "problem", f.Message, "code", f.Code)
+			logger.Error("plan error", "at", at, "problem", public.Own(f.Message), "code", f.Code)
 		} else {
-			logger.Warn("plan warning", "at", at, "problem", f.Message, "code", f.Code)
+			logger.Warn("plan warning", "at", at, "problem", public.Own(f.Message), "code", f.Code)
 		}
 	}
 	if perr := plan.Err(); perr != nil {
@@ -256,7 +261,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	if !opts.DryRun {
 		for _, n := range ws.Source.Notes {
-			logger.Warn("config note", "note", n)
+			logger.Warn("config note", "note", public.Own(n))
 		}
 	}
 	// Opened again now that the logger exists: the first open, needed to
@@ -277,7 +282,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
-		logger.Warn("the agent's commands will be refused", "problem", note)
+		logger.Warn("the agent's commands will be refused", "problem", public.Own(note))
 	}
 	if opts.Answer != "" {
 		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
@@ -308,6 +313,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Store:       store,
 		Logger:      logger,
 		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
+		OutText:     public.TextShown(e.Stdout, e.Getenv, ws.Config.LogText),
 		SelfDir:     filepath.Dir(self),
 		Self:        self,
 		PhaseID:     opts.Phase,

@@ -20,7 +20,7 @@ import (
 // the next prompt carries the checkpoint anyway.
 func (p *phaseRun) checkpoint(kind, reason, commit string) checkpoint.Checkpoint {
 	warn := func(what string, err error) {
-		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: what, Error: err.Error()})
+		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: what, Error: err.Error(), Err: err})
 	}
 	files, err := p.commits.Changes(p.start.base)
 	if err != nil {

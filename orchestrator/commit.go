@@ -80,7 +80,7 @@ func (p *phaseRun) commit(event commitEvent, what string, o commitOpts) commitRe
 		// Interrupted mid-commit: the rerun commits what the agent wrote
 		// (leftByEarlierRuns), not as the user's.
 		cut := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-		p.rec.Emit(record.CommitFailed{Phase: p.ph.ID, Error: err.Error(), Kind: string(event), Interrupted: cut, DurationMs: ms})
+		p.rec.Emit(record.CommitFailed{Phase: p.ph.ID, Error: err.Error(), Kind: string(event), Interrupted: cut, DurationMs: ms, Err: err})
 		return commitResult{hash: head, err: err}
 	}
 	p.rec.Emit(record.Commit{Phase: p.ph.ID, Commit: c.Hash, Files: c.Files, Kind: string(event), DurationMs: ms})
@@ -155,7 +155,7 @@ func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
 		p.commit(event, ev.Status, commitOpts{reason: outcome.PublicReason(err)})
 	}
 	if err != nil {
-		ev.Error, ev.Reason = err.Error(), outcome.PublicReason(err)
+		ev.Error, ev.Reason, ev.Err = err.Error(), outcome.PublicReason(err), err
 	}
 	p.rec.Emit(ev)
 	if serr := p.rec.Sync(); serr != nil {
@@ -207,7 +207,7 @@ func (c *committer) Write(w func(opts ...gitcommit.CommitOption) (gitcommit.Comm
 			return com, err
 		}
 		if !warned {
-			c.rec.Emit(record.LockWait{Phase: c.phase, ForMs: lockWait.Milliseconds(), Error: err.Error()})
+			c.rec.Emit(record.LockWait{Phase: c.phase, ForMs: lockWait.Milliseconds(), Error: err.Error(), Err: err})
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/spend"
@@ -79,8 +80,8 @@ func (p *phaseRun) exhaustedError(spent string) error {
 	}
 	scope, what, _ := strings.Cut(spent, " ")
 	p.rec.Emit(record.BudgetExhausted{Phase: p.ph.ID, Scope: scope, Spent: what})
-	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
-		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))
+	return public.OwnErr(fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
+		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent)))
 }
 
 // raiseHint says how to raise the budget that ran out.

@@ -24,6 +24,10 @@ var (
 // UsageLimitError is outcome's.
 type UsageLimitError = outcome.UsageLimitError
 
+// PublicReason is what may be published about err (outcome's), for the
+// last line a run logs.
+func PublicReason(err error) string { return outcome.PublicReason(err) }
+
 // errFailFast is why --fail-fast stops the phases still running once one
 // failed (the cause of their context).
 var errFailFast = errors.New("another phase failed (--fail-fast)")

@@ -9,6 +9,7 @@ import (
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/outcome"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 )
 
@@ -19,8 +20,10 @@ func missingError(phase string, g gate.Result) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return outcome.SetupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
-		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name)))
+	// debussy's own words and the program's name, never the command's
+	// arguments: a CI log shows it whole (public.OwnErr).
+	return public.OwnErr(outcome.SetupFailure(fmt.Sprintf("phase %s %v: gate %s cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name))))
 }
 
 // runGates runs the phase's gates one by one where its sessions run, with
@@ -57,7 +60,7 @@ func ranGate(phase, name, command string, res gate.Result, all []gate.Result) re
 	g := record.Gate{Phase: phase, Gate: name, Command: &command, ExitCode: &res.ExitCode,
 		TimedOut: &res.TimedOut, DurationMs: new(res.Duration.Milliseconds()), OutputTail: &tail, Passed: res.Passed()}
 	if !g.Passed {
-		g.Problem = gate.Summary(all)
+		g.Problem, g.ProblemPublic = gate.Summary(all), outcome.GatePublic(all)
 	}
 	return g
 }

@@ -224,7 +224,11 @@ func (r *orun) finish(err error) error {
 		r.log.Error("ledger not saved", "err", serr)
 	}
 	// The recorder is closed: the run's record is this goroutine's again.
-	report.Summary(r.Out, r.run)
+	if r.OutText {
+		report.Summary(r.Out, r.run)
+	} else {
+		report.PublicSummary(r.Out, r.run)
+	}
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)

@@ -117,7 +117,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 			next = prompt.WithRejection(c.rejected, next)
 		}
 		p.rec.Emit(record.Remediation{Phase: ph.ID, Attempt: st.priorAttempts + attempt + 1, Problem: lastProblem,
-			Remediation: attempt, MaxRetries: p.limits.MaxRetries})
+			Remediation: attempt, MaxRetries: p.limits.MaxRetries, ProblemPublic: lastPublic})
 	}
 	return p.endPhase(state.StatusFailed, outcome.WithPublic(fmt.Errorf("phase %s %w on attempt %d: %s", ph.ID, ErrPhaseFailed, p.rec.Record().Attempts, lastProblem),
 		fmt.Sprintf("phase %s failed on attempt %d: %s", ph.ID, p.rec.Record().Attempts, lastPublic)))
@@ -184,7 +184,7 @@ func (p *phaseRun) resume(head string, answer *state.Answer) string {
 func (p *phaseRun) answerTo() *state.Answer {
 	a, err := p.files.store.ReadAnswer(p.start.prevRun.ID, p.ph.ID)
 	if err != nil {
-		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: "read the answer to the blocked phase", Error: err.Error()})
+		p.rec.Emit(record.Warning{Phase: p.ph.ID, What: "read the answer to the blocked phase", Error: err.Error(), Err: err})
 	}
 	return a
 }

@@ -80,11 +80,13 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		ExitCode: out.ExitCode, Failure: string(out.Failure.Class), ContextTokens: snap.Tokens, Percent: snap.Percent, ToolCalls: snap.ToolCalls,
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
-		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs(), PeakTokens: cur.peak, Model: snap.Model, Described: out.Describe()}
+		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs(), PeakTokens: cur.peak, Model: snap.Model,
+		Described: out.Describe(), DescribedPublic: out.Words()}
 	if sig, _ := p.files.store.ReadSignal(p.files.run, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
 		// The CLI's session completed; what the agent said of the phase
 		// is what the reader needs: blocked on a question, or failed.
 		ended.Described = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+		ended.DescribedPublic = ended.Described // debussy's own words
 	}
 	if !res.StopAt.IsZero() {
 		ended.StopLatencyMs = new(p.now().Sub(res.StopAt).Milliseconds())

@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -60,9 +61,11 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 		case policy.StepFailFast:
 			if refused := end.Outcome.Refused(); refused != nil {
-				return p.failFast(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
+				// A setup problem (a login, a permission, a missing CLI) in
+				// debussy's words: the CI log and the step summary say it.
+				return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused)))
 			}
-			return p.failFast(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
+			return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why)))
 		case policy.StepUsageLimit, policy.StepFallback:
 			prompt, err = p.atUsageLimit(ctx, end, s)
 		case policy.StepExhausted:
@@ -78,7 +81,7 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			}
 			prompt, err = p.restart(end, why, s)
 		case policy.StepRetry:
-			prompt, err = p.retry(ctx, s, end.Outcome.Failure.Class)
+			prompt, err = p.retry(ctx, s, end.Outcome)
 		case policy.StepRetriesSpent:
 			class := end.Outcome.Failure.Class
 			return p.endPhase(state.StatusFailed, outcome.WithPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
@@ -165,9 +168,11 @@ func (p *phaseRun) restart(end session.Result, why string, s policy.Step) (strin
 
 // retry follows a session that failed on its own (an API error, a crash,
 // a hang): from a checkpoint, after the policy's backoff.
-func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class) (string, error) {
+func (p *phaseRun) retry(ctx context.Context, s policy.Step, out runner.Outcome) (string, error) {
+	class := out.Failure.Class
 	p.tries.retries = s.N
-	p.rec.Emit(record.SessionRetry{Phase: p.ph.ID, Why: s.Why, Failure: string(class), WaitMs: s.Wait.Milliseconds(),
+	// Why in debussy's words; what claude said with it stays local.
+	p.rec.Emit(record.SessionRetry{Phase: p.ph.ID, Why: out.Words(), Error: s.Why, Failure: string(class), WaitMs: s.Wait.Milliseconds(),
 		Retry: s.N, MaxRetries: s.Of})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended. The subject is pushed: the failure's class, not its

@@ -30,13 +30,16 @@ import (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config  config.Config
-	Plan    *plans.Plan
-	Repo    *gitcommit.Repo
-	Store   *state.Store
-	Logger  *slog.Logger
-	Out     io.Writer // the final summary table
-	SelfDir string    // debussy's own directory, put first on the agent's PATH
+	Config config.Config
+	Plan   *plans.Plan
+	Repo   *gitcommit.Repo
+	Store  *state.Store
+	Logger *slog.Logger
+	Out    io.Writer // the final summary table
+	// OutText lets the summary name each phase's full error (gate output,
+	// the agent's words): where Out is a terminal or --log-text says so.
+	OutText bool
+	SelfDir string // debussy's own directory, put first on the agent's PATH
 	// Self is debussy's own executable: only a command running that very
 	// file gets debussy's allowance under any permission mode; "" gives
 	// none.

@@ -81,7 +81,7 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 		strings.TrimRight(res.Output, "\n"), res.ExitCode, res.Duration.Round(time.Millisecond), res.TimedOut)
 	werr := state.WriteFile(logPath, []byte(text)) // res.Output is redacted
 	if werr != nil {
-		s.rec.Emit(record.Warning{Phase: s.ph.ID, What: "worktree_setup's log not saved", Error: werr.Error()})
+		s.rec.Emit(record.Warning{Phase: s.ph.ID, What: "worktree_setup's log not saved", Error: werr.Error(), Err: werr})
 	}
 	s.rec.Emit(record.WorktreeSetup{Phase: s.ph.ID, Command: command, ExitCode: res.ExitCode,
 		TimedOut: res.TimedOut, DurationMs: res.Duration.Milliseconds(), Log: logPath})
@@ -115,7 +115,7 @@ func (sc *scheduler) notStarted(s *slot, err error) error {
 		s.rec.Emit(record.WorktreeDiscarded{Phase: s.ph.ID, Branch: s.newBranch})
 	}
 	s.rec.Emit(record.PhaseEnded{Phase: s.ph.ID, Status: string(status), Error: err.Error(), Reason: outcome.PublicReason(err),
-		Sessions: new(int), NotStarted: true})
+		Sessions: new(int), NotStarted: true, Err: err})
 	if serr := s.rec.Sync(); serr != nil {
 		return serr
 	}

@@ -110,6 +110,7 @@ type Warning struct {
 	Phase string `json:"phase,omitempty"`
 	What  string `json:"what"`
 	Error string `json:"error,omitempty"`
+	Err   error  `json:"-"` // the error itself, for the log (its public form)
 }
 
 // LockWait is a commit waiting for a git process holding the
@@ -118,6 +119,7 @@ type LockWait struct {
 	Phase string `json:"phase,omitempty"`
 	ForMs int64  `json:"for_ms"`
 	Error string `json:"error"`
+	Err   error  `json:"-"` // the error itself, for the log (its public form)
 }
 
 // LeftoverCommit is the work a killed run left, committed as its own.

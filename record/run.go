@@ -89,6 +89,9 @@ type PhaseEnded struct {
 	Question    string `json:"question,omitempty"`
 	Uncommitted string `json:"uncommitted,omitempty"`
 	NotStarted  bool   `json:"not_started,omitempty"`
+	// Err is the error itself, for the log: its public form (outcome's,
+	// public.OwnErr) is what a log of structure only shows.
+	Err error `json:"-"`
 }
 
 // ResumeDiscarded is an earlier run's work no longer in git: the phase
@@ -108,6 +111,9 @@ type Remediation struct {
 	Problem     string `json:"problem"`
 	Remediation int    `json:"remediation,omitempty"`
 	MaxRetries  int    `json:"max_retries,omitempty"`
+	// ProblemPublic is what may be published of Problem (outcome's), for
+	// a log of structure only.
+	ProblemPublic string `json:"-"`
 }
 
 // Answered is a blocked phase resumed with a person's answer (Text,
@@ -170,14 +176,19 @@ type SessionEnded struct {
 	StopLatencyMs *int64 `json:"stop_latency_ms,omitempty"`
 	PeakTokens    int64  `json:"context_peak_tokens,omitempty"`
 	Model         string `json:"model,omitempty"`
-	// Described is the outcome in a few words, for the log.
-	Described string `json:"-"`
+	// Described is the outcome in a few words, for the log, and
+	// DescribedPublic what a log of structure only shows of it.
+	Described       string `json:"-"`
+	DescribedPublic string `json:"-"`
 }
 
 // SessionRetry is a session that failed on its own, retried.
 type SessionRetry struct {
-	Phase      string `json:"phase"`
+	Phase string `json:"phase"`
+	// Why is how the session ended in debussy's words; Error adds what
+	// claude said with it (its message, its stderr), which stays local.
 	Why        string `json:"why"`
+	Error      string `json:"error,omitempty"`
 	Failure    string `json:"failure"`
 	WaitMs     int64  `json:"wait_ms"`
 	Retry      int    `json:"retry"`
@@ -197,12 +208,14 @@ type Commit struct {
 
 // CommitFailed is a commit that failed: the work stays in the tree.
 // Interrupted: Ctrl-C cut it (the rerun commits the work as the agent's).
+// Err is the error itself, for the log (its public form).
 type CommitFailed struct {
 	Phase       string `json:"phase"`
 	Error       string `json:"error"`
 	Kind        string `json:"kind,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	DurationMs  int64  `json:"duration_ms,omitempty"`
+	Err         error  `json:"-"`
 }
 
 // CommitRejected is a commit a git hook refused; Empty: the empty commit
@@ -237,9 +250,10 @@ type Gate struct {
 	OutputTail *string `json:"output_tail,omitempty"`
 	// For the log: the unchecked gate's requirement; whether it passed,
 	// else the gates' problem in a line.
-	Requirement string `json:"-"`
-	Passed      bool   `json:"-"`
-	Problem     string `json:"-"`
+	Requirement   string `json:"-"`
+	Passed        bool   `json:"-"`
+	Problem       string `json:"-"`
+	ProblemPublic string `json:"-"` // what a log of structure only shows of Problem
 }
 
 // Worktree is a parallel phase's work tree.
@@ -268,12 +282,14 @@ type Merge struct {
 	Files  int    `json:"files"` // how many, as a commit's
 }
 
-// MergeFailed is a merge that did not happen: the phase failed.
+// MergeFailed is a merge that did not happen: the phase failed. Err is
+// the error itself, for the log (its public form).
 type MergeFailed struct {
 	Phase  string `json:"phase"`
 	Branch string `json:"branch"`
 	Error  string `json:"error"`
 	Reason string `json:"reason,omitempty"`
+	Err    error  `json:"-"`
 }
 
 // BaseMerge is a dependency's branch merged for --base deps.

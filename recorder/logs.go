@@ -1,7 +1,9 @@
 package recorder
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/worktree"
@@ -60,7 +63,7 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 		if ev.Why == "" {
 			return info, "", nil // before --phase: not done, not run
 		}
-		return info, "phase skipped", []any{"phase", ev.Phase, "why", ev.Why}
+		return info, "phase skipped", []any{"phase", ev.Phase, "why", public.Own(ev.Why)}
 	case record.StaleRun:
 		if ev.Processes > 0 {
 			l.log.Warn("killed processes left by a run that died", "run", ev.Run, "processes", ev.Processes)
@@ -73,7 +76,7 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 		return info, "committed the work an interrupted run left", []any{"commit", short(ev.Commit), "files", ev.Files, "run", ev.Run}
 	case record.ResumeDiscarded:
 		return warn, "not resuming from an earlier run: its work was discarded from git; the phase starts fresh",
-			[]any{"phase", ev.Phase, "run", ev.Run, "why", ev.Why}
+			[]any{"phase", ev.Phase, "run", ev.Run, "why", public.Own(ev.Why)}
 	case record.PhaseResumed:
 		l.resumed[ev.Phase] = ev.Run // said with its checkpoint, which counts the files
 		return info, "", nil
@@ -100,11 +103,11 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 		return info, "phase started", []any{"phase", ev.Phase, "title", ev.Short}
 	case record.Remediation:
 		return warn, "phase not done: starting a remediation session",
-			[]any{"phase", ev.Phase, "problem", ev.Problem, "remediation", ev.Remediation, "max_retries", ev.MaxRetries}
+			[]any{"phase", ev.Phase, "problem", public.Words(ev.ProblemPublic, ev.Problem), "remediation", ev.Remediation, "max_retries", ev.MaxRetries}
 	case record.PhaseEnded:
 		return phaseEnded(ev, run)
 	case record.SessionEnded:
-		return info, "session ended", []any{"phase", ev.Phase, "session", ev.Session, "outcome", ev.Described,
+		return info, "session ended", []any{"phase", ev.Phase, "session", ev.Session, "outcome", public.Words(ev.DescribedPublic, ev.Described),
 			"context_percent", int(ev.Percent), "tool_calls", ev.ToolCalls}
 	case record.Restart:
 		if ev.Extension {
@@ -112,7 +115,7 @@ func (l *Logger) line(f Fact, run *state.Run) (slog.Level, string, []any) {
 		}
 		return info, "restarting the session from a checkpoint", []any{"phase", ev.Phase, "restart", ev.Restart, "max_restarts", ev.Of}
 	case record.SessionRetry:
-		return warn, "session failed: retrying from a checkpoint", []any{"phase", ev.Phase, "why", ev.Why,
+		return warn, "session failed: retrying from a checkpoint", []any{"phase", ev.Phase, "why", public.Words(ev.Why, cmp.Or(ev.Error, ev.Why)),
 			"wait", time.Duration(ev.WaitMs) * time.Millisecond, "retry", ev.Retry, "max_retries", ev.MaxRetries}
 	}
 	return l.workLine(f, run)
@@ -132,7 +135,7 @@ func (l *Logger) workLine(f Fact, _ *state.Run) (slog.Level, string, []any) {
 	case record.CommitNothing:
 		return debug, "nothing to commit", []any{"phase", ev.Phase, "event", ev.Kind}
 	case record.CommitFailed:
-		return errL, "commit failed: the work stays in the tree", []any{"phase", ev.Phase, "event", ev.Kind, "err", ev.Error}
+		return errL, "commit failed: the work stays in the tree", []any{"phase", ev.Phase, "event", ev.Kind, "err", errOf(ev.Err, ev.Error)}
 	case record.Commit:
 		return info, "committed", []any{"phase", ev.Phase, "commit", short(ev.Commit), "files", ev.Files, "event", ev.Kind}
 	case record.Unstaged:
@@ -140,13 +143,13 @@ func (l *Logger) workLine(f Fact, _ *state.Run) (slog.Level, string, []any) {
 			[]any{"phase", ev.Phase, "files", strings.Join(ev.Files, ", ")}
 	case record.LockWait:
 		return warn, "a git process holds the repository's lock: waiting for it to finish",
-			[]any{"for_at_most", time.Duration(ev.ForMs) * time.Millisecond, "err", ev.Error}
+			[]any{"for_at_most", time.Duration(ev.ForMs) * time.Millisecond, "err", errOf(ev.Err, ev.Error)}
 	case record.PushFailed:
 		if ev.Final {
-			return errL, "push failed", []any{"phase", ev.Phase, "err", ev.Error}
+			return errL, "push failed", []any{"phase", ev.Phase, "err", public.Own(ev.Error)} // git's words about the remote
 		}
 		return warn, "push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
-			[]any{"phase", ev.Phase, "branch", ev.Branch, "remote", ev.Remote, "err", ev.Error}
+			[]any{"phase", ev.Phase, "branch", ev.Branch, "remote", ev.Remote, "err", public.Own(ev.Error)}
 	case record.Push:
 		if ev.Commit == nil {
 			return info, "", nil
@@ -183,7 +186,7 @@ func (l *Logger) workLine(f Fact, _ *state.Run) (slog.Level, string, []any) {
 		case ev.Passed:
 			return info, "gate passed", []any{"phase", ev.Phase, "gate", ev.Gate, "took", took(ev.DurationMs)}
 		}
-		return warn, "gate failed", []any{"phase", ev.Phase, "gate", ev.Gate, "problem", ev.Problem}
+		return warn, "gate failed", []any{"phase", ev.Phase, "gate", ev.Gate, "problem", public.Words(ev.ProblemPublic, ev.Problem)}
 	case record.UsageLimit:
 		name := failure.LimitName(ev.Limit)
 		if ev.Waiting {
@@ -210,7 +213,7 @@ func (l *Logger) workLine(f Fact, _ *state.Run) (slog.Level, string, []any) {
 	case record.Merge:
 		return info, "merged into your branch", []any{"phase", ev.Phase, "commit", short(ev.Commit), "files", ev.Files}
 	case record.MergeFailed:
-		return errL, "phase not merged", []any{"phase", ev.Phase, "branch", ev.Branch, "err", ev.Error}
+		return errL, "phase not merged", []any{"phase", ev.Phase, "branch", ev.Branch, "err", errOf(ev.Err, ev.Error)}
 	case record.AfterFailure:
 		running := strings.Join(ev.Running, ", ")
 		if ev.FailFast {
@@ -224,7 +227,7 @@ func (l *Logger) workLine(f Fact, _ *state.Run) (slog.Level, string, []any) {
 			args = append(args, "phase", ev.Phase)
 		}
 		if ev.Error != "" {
-			args = append(args, "err", ev.Error)
+			args = append(args, "err", errOf(ev.Err, ev.Error))
 		}
 		return warn, ev.What, args
 	}
@@ -239,15 +242,25 @@ func phaseEnded(ev record.PhaseEnded, run *state.Run) (slog.Level, string, []any
 	}
 	switch {
 	case ev.NotStarted:
-		return errL, "phase ended before its first session", []any{"phase", ev.Phase, "status", ev.Status, "err", ev.Error}
+		return errL, "phase ended before its first session", []any{"phase", ev.Phase, "status", ev.Status, "err", errOf(ev.Err, ev.Error)}
 	case ev.Status == string(state.StatusCompleted):
 		return info, "phase completed", []any{"phase", ev.Phase, "sessions", rec.Sessions, "restarts", rec.Restarts}
 	case ev.Status == string(state.StatusInterrupted) && !rec.WaitingUntil.IsZero() && ev.Error != "" && ev.Reason == "usage limit reached":
-		return warn, ev.Error, []any{"resets", rec.WaitingUntil.Format(time.RFC3339)}
+		return warn, ev.Error, []any{"resets", rec.WaitingUntil.Format(time.RFC3339)} // debussy's words: the message
 	case ev.Status == string(state.StatusInterrupted):
 		return warn, "phase interrupted: work committed, state saved — run the same command again to resume", []any{"phase", ev.Phase}
 	}
-	return errL, "phase ended", []any{"phase", ev.Phase, "status", ev.Status, "err", ev.Error}
+	return errL, "phase ended", []any{"phase", ev.Phase, "status", ev.Status, "err", errOf(ev.Err, ev.Error)}
+}
+
+// errOf is a fact's error as the log shows it: the error itself, whose
+// public form a log of structure only shows (public.Handler), else its
+// text (an error read back from a record: withheld there).
+func errOf(err error, text string) any {
+	if err != nil {
+		return err
+	}
+	return errors.New(text)
 }
 
 func took(ms *int64) time.Duration {

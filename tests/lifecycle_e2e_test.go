@@ -140,14 +140,15 @@ func TestRunGateFailureRemediates(t *testing.T) {
 }
 
 // Gates that keep failing: the phase fails after max_retries with the last
-// gate output in the message, work committed as failed.
+// gate output in the message — asked for with --log-text: a piped log
+// carries structure only (issue 53) — work committed as failed.
 func TestRunGateFailsAfterRetries(t *testing.T) {
 	claudetest.OncePerSuite(t, "gate retries and the failed commit")
 	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
 		turn(10000, fakeapi.Bash("echo attempt >> attempts.txt && debussy done --phase 1")),
 		turn(11000, fakeapi.Text("Done.")),
 	}}}, []phaseSpec{{ID: "1", Title: "Never", Gates: []string{"never: `echo NOPE-OUTPUT; false`"}}}, "")
-	r := h.run("run", "plan/MASTER_PLAN.md", "--max-retries", "1")
+	r := h.run("run", "plan/MASTER_PLAN.md", "--max-retries", "1", "--log-text")
 	if r.Code != 1 {
 		t.Fatalf("want exit 1: %s", r)
 	}
