@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -105,6 +106,17 @@ func rules() map[string]rule {
 				return fmt.Sprintf("%s is not greater than 0", v)
 			}
 			return ""
+		}
+	}
+	eachOf := func(get func(c *Config) []string, check func(string) string) func(c *Config) string {
+		return func(c *Config) string {
+			var bad []string
+			for _, v := range get(c) {
+				if p := check(v); p != "" {
+					bad = append(bad, p)
+				}
+			}
+			return strings.Join(bad, ", ")
 		}
 	}
 	oneOf := func(get func(c *Config) string, allowed ...string) func(c *Config) string {
@@ -381,6 +393,22 @@ func rules() map[string]rule {
 				}
 				return ""
 			},
+		},
+		"sandbox": {
+			allowed: SandboxAuto + " (bound the run where the machine can, say so where it cannot), " + SandboxOn + " (refuse to run unbounded), " + SandboxOff + " (no boundary)",
+			check:   oneOf(func(c *Config) string { return c.Sandbox }, SandboxAuto, SandboxOn, SandboxOff),
+		},
+		"sandbox_write": {
+			allowed: `a list of absolute or ~/ paths the agent's tools and the gates may write besides the repository and temp, e.g. ["~/.cache/go-build", "~/.npm"]`,
+			check:   eachOf(func(c *Config) []string { return c.SandboxWrite }, sandbox.CheckPath),
+		},
+		"sandbox_allow_domains": {
+			allowed: `a list of hosts the agent's commands and the gates may reach, e.g. ["proxy.golang.org", "*.npmjs.org"]; [] is no network`,
+			check:   eachOf(func(c *Config) []string { return c.SandboxAllowDomains }, sandbox.CheckDomain),
+		},
+		"sandbox_deny_read": {
+			allowed: `a list of absolute or ~/ paths hidden from the agent's tools and the gates besides the defaults (~/.ssh, ~/.aws, …), e.g. ["~/.config/op"]`,
+			check:   eachOf(func(c *Config) []string { return c.SandboxDenyRead }, sandbox.CheckPath),
 		},
 		"usage_limit_wait": {
 			allowed: `a Go duration >= 0, e.g. "6h"; 0 does not wait`,
