@@ -95,6 +95,9 @@ type cliFacts struct {
 	init     *event.Init
 	first    *event.ContextUsage // the first answer, kept for the run once init is seen
 	lastBand int                 // the context's last logged tenth
+	// calls are the main thread's tool uses without a result yet, kept
+	// while the run is bounded: a result is judged with its call.
+	calls map[string]event.ToolUse
 }
 
 // observeCLI records a get_context_usage answer: the first of the session
@@ -196,6 +199,12 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 				continue
 			}
 			s.log(policy.LevelInfo, "tool", "name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"))
+			if s.cfg.Boundary != nil {
+				if s.cli.calls == nil {
+					s.cli.calls = map[string]event.ToolUse{}
+				}
+				s.cli.calls[tu.ID] = tu
+			}
 		}
 	case event.KindToolResult:
 		for _, tr := range ev.ToolResults {
@@ -205,6 +214,7 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 				s.log(policy.LevelWarn, "claude refused a tool call (permission_mode; allowed_tools lists what it lets run)",
 					"result", text.OneLine(tr.Content, 160))
 			}
+			s.boundaryRefusal(tr)
 		}
 	case event.KindSystem:
 		sys := ev.System
@@ -237,6 +247,32 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 	if ev.Kind == event.KindInit || ev.Kind == event.KindContextUsage {
 		s.warnCompactionPoint(snap)
 	}
+}
+
+// boundaryRefusal logs a tool result that shows the sandbox's refusal (a
+// read-only file system, a hidden path, a cut connection) as the
+// boundary's, with its call: the agent met the boundary, the tool did not
+// break. debussy's own refusals before the call are logged by the policy.
+func (s *Session) boundaryRefusal(tr event.ToolResult) {
+	tu, ok := s.cli.calls[tr.ToolUseID]
+	if !ok {
+		return
+	}
+	delete(s.cli.calls, tr.ToolUseID)
+	if strings.HasPrefix(tr.Content, "debussy sandbox:") {
+		return // refused before it ran: logged then
+	}
+	kind := s.cfg.Boundary(tu.Name, tu.Input, tr.Content)
+	if kind == "" {
+		return
+	}
+	what := map[string]string{
+		"write":   "a write outside the places this run may write",
+		"read":    "a read of a hidden credential path",
+		"network": "a connection outside sandbox_allow_domains",
+	}[kind]
+	s.log(policy.LevelWarn, "sandbox boundary refused a tool call: "+what, "tool", tu.Name,
+		"input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "result", text.OneLine(tr.Content, 160))
 }
 
 // ToolSummary is a tool call in one line: its command or its file.
