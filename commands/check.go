@@ -147,7 +147,7 @@ func printCheck(w io.Writer, p *plans.Plan, problems []string) {
 
 // dryRun prints what `run` would do, and the config it would use.
 // The preview is orchestrator.Check's: what the run would decide.
-func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from string) error {
+func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from, boundary string) error {
 	fmt.Fprintf(w, "plan: %s (%s)\n", p.Name, p.Path)
 	fmt.Fprintf(w, "phases in run order:\n")
 	for _, ph := range preview.Order {
@@ -199,6 +199,7 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 	for _, line := range preview.Remote {
 		fmt.Fprintln(w, line)
 	}
+	fmt.Fprintln(w, boundary)
 	fmt.Fprintln(w, "dry run: nothing started")
 	return nil
 }

@@ -112,6 +112,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
+			sandboxFlag(),
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -176,6 +177,7 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 			"claude-bin":      &cfg.ClaudeBin,
 			"permission-mode": &cfg.PermissionMode,
 			"log-format":      &cfg.LogFormat,
+			"sandbox":         &cfg.Sandbox,
 		}
 		for name, p := range strs {
 			if c.IsSet(name) {
@@ -282,6 +284,12 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if ws.Config.StrictGit && ws.Repo.Mode() != "git" {
 		return fmt.Errorf("%w: strict_git: git is not installed here, and go-git's own staging differs from git's (README, \"What debussy's commits honour\"); install git, or set strict_git: false", orchestrator.ErrSetup)
 	}
+	// The boundary: `sandbox: on` on a machine that cannot bound the run
+	// is refused here, before any session.
+	avail, boundary, err := e.sandboxCheck(ctx, ws.Config)
+	if err != nil {
+		return err
+	}
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if opts.DryRun {
 		preview, err := orchestrator.Check(orchestrator.Options{
@@ -301,7 +309,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 			logger.Warn("the agent's commands would be refused", "problem", note)
 		}
-		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil {
+		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase, boundary.Line); err != nil {
 			return err
 		}
 		if perm != "" {
@@ -317,6 +325,14 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
+	box, err := e.openSandbox(avail, boundary, ws.Config)
+	if err != nil {
+		return err
+	}
+	if box != nil {
+		defer box.Close()
+	}
+	logBoundary(logger, boundary, ws.Config)
 	if opts.Answer != "" {
 		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
 			return err
@@ -362,6 +378,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Progress:    live.progress(),
 		Extend:      e.extender(live),
 		Tracer:      tracer,
+		Sandbox:     box,
 	})
 	live.close()
 	if terr := tracer.Shutdown(traceFlushWait); terr != nil {
