@@ -188,6 +188,7 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 	for _, line := range strings.Split(strings.TrimRight(ws.Config.YAML(), "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	fmt.Fprintln(w, boundary)
 	if n := len(preview.UserFiles); n > 0 && ws.Config.AutoCommit {
 		names := preview.UserFiles
 		if n > 5 {
@@ -199,7 +200,6 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 	for _, line := range preview.Remote {
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintln(w, boundary)
 	fmt.Fprintln(w, "dry run: nothing started")
 	return nil
 }

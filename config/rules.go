@@ -6,11 +6,11 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -400,15 +400,15 @@ func rules() map[string]rule {
 		},
 		"sandbox_write": {
 			allowed: `a list of absolute or ~/ paths the agent's tools and the gates may write besides the repository and temp, e.g. ["~/.cache/go-build", "~/.npm"]`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxWrite }, sandbox.CheckPath),
+			check:   eachOf(func(c *Config) []string { return c.SandboxWrite }, checkSandboxPath),
 		},
 		"sandbox_allow_domains": {
 			allowed: `a list of hosts the agent's commands and the gates may reach, e.g. ["proxy.golang.org", "*.npmjs.org"]; [] is no network`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxAllowDomains }, sandbox.CheckDomain),
+			check:   eachOf(func(c *Config) []string { return c.SandboxAllowDomains }, checkSandboxDomain),
 		},
 		"sandbox_deny_read": {
 			allowed: `a list of absolute or ~/ paths hidden from the agent's tools and the gates besides the defaults (~/.ssh, ~/.aws, …), e.g. ["~/.config/op"]`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxDenyRead }, sandbox.CheckPath),
+			check:   eachOf(func(c *Config) []string { return c.SandboxDenyRead }, checkSandboxPath),
 		},
 		"usage_limit_wait": {
 			allowed: `a Go duration >= 0, e.g. "6h"; 0 does not wait`,
@@ -550,4 +550,30 @@ func (n Notify) problem() string {
 		bad = append(bad, fmt.Sprintf("timeout %s is not between 0 and 10s", n.Timeout))
 	}
 	return strings.Join(bad, ", ")
+}
+
+// checkSandboxPath is the problem with a configured path, "" when it is usable:
+// absolute, or under ~.
+func checkSandboxPath(p string) string {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return "an empty path"
+	case p == "~", strings.HasPrefix(p, "~/"), path.IsAbs(p):
+		return ""
+	}
+	return fmt.Sprintf("%q is neither absolute nor under ~", p)
+}
+
+// checkSandboxDomain is the problem with an allowed domain, "" when it is usable:
+// a host name, or *. and a domain for its subdomains, as the CLI's own
+// sandbox.network.allowedDomains takes them.
+func checkSandboxDomain(d string) string {
+	host := strings.TrimPrefix(d, "*.")
+	switch {
+	case host == "":
+		return "an empty domain"
+	case strings.ContainsAny(host, "/:*@ \t"):
+		return fmt.Sprintf("%q is not a host name (no scheme, port, path or inner *)", d)
+	}
+	return ""
 }

@@ -64,7 +64,7 @@ func New(a Availability, o Options) (*Boundary, error) {
 	for _, p := range o.Policy.Write {
 		w := Expand(p, home)
 		if !filepath.IsAbs(w) {
-			return nil, fmt.Errorf("sandbox_write: %s", CheckPath(p))
+			return nil, fmt.Errorf("sandbox_write: %q is neither absolute nor under ~", p)
 		}
 		if _, err := os.Stat(w); errors.Is(err, fs.ErrNotExist) {
 			if err := os.MkdirAll(w, 0o755); err != nil {

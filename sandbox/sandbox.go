@@ -30,7 +30,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,32 +90,6 @@ func Expand(p, home string) string {
 		return filepath.Clean(p)
 	}
 	return p
-}
-
-// CheckPath is the problem with a configured path, "" when it is usable:
-// absolute, or under ~.
-func CheckPath(p string) string {
-	switch {
-	case strings.TrimSpace(p) == "":
-		return "an empty path"
-	case p == "~", strings.HasPrefix(p, "~/"), filepath.IsAbs(p):
-		return ""
-	}
-	return fmt.Sprintf("%q is neither absolute nor under ~", p)
-}
-
-// CheckDomain is the problem with an allowed domain, "" when it is usable:
-// a host name, or *. and a domain for its subdomains, as the CLI's own
-// sandbox.network.allowedDomains takes them.
-func CheckDomain(d string) string {
-	host := strings.TrimPrefix(d, "*.")
-	switch {
-	case host == "":
-		return "an empty domain"
-	case strings.ContainsAny(host, "/:*@ \t"):
-		return fmt.Sprintf("%q is not a host name (no scheme, port, path or inner *)", d)
-	}
-	return ""
 }
 
 // AllowsHost reports whether host (no port) is in domains: equal, or a
