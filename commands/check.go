@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -19,6 +20,7 @@ type checkOptions struct {
 	ConfigFile  string
 	JSON        bool
 	StrictGates bool
+	Sandbox     string // --sandbox; "" keeps the config's
 }
 
 func (e *Env) checkCommand() *cli.Command {
@@ -35,19 +37,26 @@ finding as file:line: severity: message [code]. Exits 2 if any finding is an err
 			&cli.BoolFlag{Name: "json", Usage: "print the plan and findings as one JSON object"},
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
 			&cli.BoolFlag{Name: "strict-gates", Usage: "a gate with no command, no preset and no gate_commands entry is an error, not a warning (strict_gates)"},
+			sandboxFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
 			if err != nil {
 				return err
 			}
-			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates")})
+			return e.check(c.Context, checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates"),
+				Sandbox: c.String("sandbox")})
 		},
 	}
 }
 
-func (e *Env) check(opts checkOptions) error {
-	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) { c.StrictGates = c.StrictGates || opts.StrictGates })
+func (e *Env) check(ctx context.Context, opts checkOptions) error {
+	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) {
+		c.StrictGates = c.StrictGates || opts.StrictGates
+		if opts.Sandbox != "" {
+			c.Sandbox = opts.Sandbox
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -59,6 +68,12 @@ func (e *Env) check(opts checkOptions) error {
 	// What would stop a run here: claude refusing the permission mode (a
 	// warning), a gate's program missing (a problem: the run would exit 2).
 	perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
+	// The boundary a run would have: sandbox: on where it cannot be made
+	// stops the run (exit 2).
+	_, boundary, berr := e.sandboxCheck(ctx, ws.Config)
+	if berr != nil {
+		problems = append(problems, berr.Error())
+	}
 	if opts.JSON {
 		enc := jsonEncoder(e.Stdout)
 		if plan.Findings == nil {
@@ -85,6 +100,9 @@ func (e *Env) check(opts checkOptions) error {
 	}
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		fmt.Fprintf(e.Stderr, "warning: %s\n", note)
+	}
+	if berr == nil {
+		fmt.Fprintf(e.Stderr, "%s\n", boundary.Line)
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,4 +75,26 @@ func logBoundary(logger *slog.Logger, d sandbox.Decision, cfg config.Config) {
 	if note := cliSandboxNote(cfg); d.Bounded && note != "" {
 		logger.Warn("sandbox: " + note)
 	}
+}
+
+// sandboxFindings are doctor's lines on the boundary a run would have.
+func (e *Env) sandboxFindings(ctx context.Context, cfg config.Config) []finding {
+	_, d, err := e.sandboxCheck(ctx, cfg)
+	switch {
+	case err != nil:
+		why, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), orchestrator.ErrSetup.Error()+": "+sandbox.ErrUnavailable.Error()+": "), ": install ")
+		if fix != "" {
+			fix = "install " + fix
+		}
+		return []finding{{"FAIL", "sandbox", why, fix}}
+	case d.Bounded:
+		fs := []finding{{"ok", "sandbox", d.Line, ""}}
+		if note := cliSandboxNote(cfg); note != "" {
+			fs = append(fs, finding{"warn", "sandbox", note, ""})
+		}
+		return fs
+	case sandbox.Mode(cfg.Sandbox) == sandbox.Off:
+		return []finding{{"ok", "sandbox", d.Line, ""}}
+	}
+	return []finding{{"warn", "sandbox", d.Line, "install bubblewrap and socat (" + sandbox.Install + ") to bound the run"}}
 }

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -28,6 +30,9 @@ type Boundary struct {
 	// unixSockets: the CLI's seccomp helper cannot run (CLIHelperProblem),
 	// so its sandbox is told to skip the socket filter that needs it.
 	unixSockets bool
+
+	// dial is how the proxy reaches an allowed host; nil: the network.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu    sync.Mutex
 	proxy *Proxy

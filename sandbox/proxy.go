@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -30,15 +29,21 @@ const proxyPort = 3128
 const proxyEnv = "DEBUSSY_SANDBOX_PROXY"
 
 // bridgeScript starts socat's bridge in the gate's namespace, waits (at
-// most ~4 s) until it accepts, then runs the gate ("$@").
+// most ~4 s) until it accepts, runs the gate ("$@") and stops the bridge:
+// bubblewrap's init waits for every process of the namespace, so a bridge
+// left running would keep the gate from ending.
 func bridgeScript(socat string) string {
 	q := shellQuote(socat)
-	return fmt.Sprintf(`%s TCP-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr "UNIX-CONNECT:$%s" 2>/dev/null &
+	return fmt.Sprintf(`%s TCP-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr "UNIX-CONNECT:$%s" </dev/null >/dev/null 2>&1 &
+bridge=$!
 i=0
 until %s -u OPEN:/dev/null TCP:127.0.0.1:%d 2>/dev/null; do
   i=$((i+1)); [ "$i" -ge 200 ] && break; sleep 0.02
 done
-exec "$@"`, q, proxyPort, proxyEnv, q, proxyPort)
+"$@"
+rc=$?
+kill "$bridge" 2>/dev/null
+exit "$rc"`, q, proxyPort, proxyEnv, q, proxyPort)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -48,7 +53,7 @@ func (b *Boundary) proxySocket() (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.proxy == nil {
-		p, err := StartProxy(filepath.Join(b.temp, "proxy.sock"), b.policy.AllowDomains)
+		p, err := startProxy(filepath.Join(b.temp, "proxy.sock"), b.policy.AllowDomains, b.dial)
 		if err != nil {
 			return "", err
 		}
@@ -71,13 +76,22 @@ type Proxy struct {
 
 // StartProxy serves on a unix socket at path.
 func StartProxy(path string, domains []string) (*Proxy, error) {
+	return startProxy(path, domains, nil)
+}
+
+// startProxy is StartProxy with the dialer the proxy reaches hosts with
+// (nil: the network's).
+func startProxy(path string, domains []string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*Proxy, error) {
 	_ = os.Remove(path)
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("start the sandbox's proxy: %w", err)
 	}
-	d := &net.Dialer{Timeout: 30 * time.Second}
-	p := &Proxy{ln: ln, domains: domains, dial: d.DialContext, conns: map[net.Conn]bool{}}
+	if dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second}
+		dial = d.DialContext
+	}
+	p := &Proxy{ln: ln, domains: domains, dial: dial, conns: map[net.Conn]bool{}}
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
@@ -232,5 +246,5 @@ func (p *Proxy) forward(c net.Conn, req *http.Request) bool {
 	if err := resp.Write(c); err != nil {
 		return false
 	}
-	return !resp.Close && !errors.Is(req.Context().Err(), context.Canceled)
+	return !req.Close && !resp.Close
 }
