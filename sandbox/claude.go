@@ -13,8 +13,11 @@ import (
 // files are bounded by bubblewrap around claude already):
 //   - enabled, failing at start if it cannot run (failIfUnavailable),
 //     never with the per-command way out (allowUnsandboxedCommands false:
-//     the agent's dangerouslyDisableSandbox is ignored), and without asking
-//     (autoAllowBashIfSandboxed, for permission modes that would ask);
+//     the agent's dangerouslyDisableSandbox is ignored);
+//   - autoAllowBashIfSandboxed false: its default (true) lets every
+//     sandboxed command run unasked, which turns permission_mode
+//     acceptEdits into "any command" (measured on 2.1.197: a script merely
+//     named debussy ran unasked); the permission mode stays the user's;
 //   - enableWeakerNestedSandbox: inside debussy's bubblewrap, the CLI's
 //     own cannot mount a fresh /proc (measured on 2.1.332: every command
 //     failed "Can't mount proc on /newroot/proc: Operation not permitted");
@@ -42,7 +45,7 @@ func (b *Boundary) claudeSettings(s Scope, temp string) map[string]any {
 		"enabled":                   true,
 		"failIfUnavailable":         true,
 		"allowUnsandboxedCommands":  false,
-		"autoAllowBashIfSandboxed":  true,
+		"autoAllowBashIfSandboxed":  false,
 		"enableWeakerNestedSandbox": true,
 		"network":                   network,
 		"filesystem": map[string]any{
