@@ -259,7 +259,7 @@ func (s *Session) boundaryRefusal(tr event.ToolResult) {
 		return
 	}
 	delete(s.cli.calls, tr.ToolUseID)
-	if strings.HasPrefix(tr.Content, "debussy sandbox:") {
+	if strings.Contains(tr.Content, "debussy sandbox: ") { // 2.1.332 prefixes "PreToolUse:Write hook error: "
 		return // refused before it ran: logged then
 	}
 	kind := s.cfg.Boundary(tu.Name, tu.Input, tr.Content)
