@@ -139,5 +139,5 @@ func (bd *Bounds) paragraph() string {
 		"everything else is read-only, and credential files (~/.ssh, ~/.aws, …) are hidden. %s. "+
 		"A \"Read-only file system\", \"Permission denied\", missing credential or refused connection outside those bounds "+
 		"is the sandbox, not a fault: do not retry it or work around it; if the phase cannot be done within them, "+
-		"block it with `debussy done --status blocked`.\n", write, net)
+		"block it (--status blocked, as above).\n", write, net)
 }
