@@ -145,13 +145,6 @@ const (
 	PermissionPlan        = "plan"
 )
 
-// Sandbox modes (sandbox; package sandbox says what each does).
-const (
-	SandboxAuto = "auto"
-	SandboxOn   = "on"
-	SandboxOff  = "off"
-)
-
 // Zone actions: what a red zone does (zone_action).
 const (
 	ZoneActionNote    = "note"

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -108,17 +107,6 @@ func rules() map[string]rule {
 			return ""
 		}
 	}
-	eachOf := func(get func(c *Config) []string, check func(string) string) func(c *Config) string {
-		return func(c *Config) string {
-			var bad []string
-			for _, v := range get(c) {
-				if p := check(v); p != "" {
-					bad = append(bad, p)
-				}
-			}
-			return strings.Join(bad, ", ")
-		}
-	}
 	oneOf := func(get func(c *Config) string, allowed ...string) func(c *Config) string {
 		return func(c *Config) string {
 			if v := get(c); !slices.Contains(allowed, v) {
@@ -189,7 +177,7 @@ func rules() map[string]rule {
 			},
 		}
 	}
-	return map[string]rule{
+	rs := map[string]rule{
 		"claude_bin": {
 			allowed: "the claude command name (looked up on PATH) or a path to it",
 			check: func(c *Config) string {
@@ -394,22 +382,6 @@ func rules() map[string]rule {
 				return ""
 			},
 		},
-		"sandbox": {
-			allowed: SandboxAuto + " (bound the run where the machine can, say so where it cannot), " + SandboxOn + " (refuse to run unbounded), " + SandboxOff + " (no boundary)",
-			check:   oneOf(func(c *Config) string { return c.Sandbox }, SandboxAuto, SandboxOn, SandboxOff),
-		},
-		"sandbox_write": {
-			allowed: `a list of absolute or ~/ paths the agent's tools and the gates may write besides the repository and temp, e.g. ["~/.cache/go-build", "~/.npm"]`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxWrite }, checkSandboxPath),
-		},
-		"sandbox_allow_domains": {
-			allowed: `a list of hosts the agent's commands and the gates may reach, e.g. ["proxy.golang.org", "*.npmjs.org"]; [] is no network`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxAllowDomains }, checkSandboxDomain),
-		},
-		"sandbox_deny_read": {
-			allowed: `a list of absolute or ~/ paths hidden from the agent's tools and the gates besides the defaults (~/.ssh, ~/.aws, …), e.g. ["~/.config/op"]`,
-			check:   eachOf(func(c *Config) []string { return c.SandboxDenyRead }, checkSandboxPath),
-		},
 		"usage_limit_wait": {
 			allowed: `a Go duration >= 0, e.g. "6h"; 0 does not wait`,
 			check: func(c *Config) string {
@@ -478,6 +450,8 @@ func rules() map[string]rule {
 			check:   oneOf(func(c *Config) string { return c.LogLevel }, LevelDebug, LevelInfo, LevelWarn, LevelError),
 		},
 	}
+	maps.Copy(rs, sandboxRules())
+	return rs
 }
 
 // Validate reports every problem of the resolved configuration at once,
@@ -550,30 +524,4 @@ func (n Notify) problem() string {
 		bad = append(bad, fmt.Sprintf("timeout %s is not between 0 and 10s", n.Timeout))
 	}
 	return strings.Join(bad, ", ")
-}
-
-// checkSandboxPath is the problem with a configured path, "" when it is usable:
-// absolute, or under ~.
-func checkSandboxPath(p string) string {
-	switch {
-	case strings.TrimSpace(p) == "":
-		return "an empty path"
-	case p == "~", strings.HasPrefix(p, "~/"), path.IsAbs(p):
-		return ""
-	}
-	return fmt.Sprintf("%q is neither absolute nor under ~", p)
-}
-
-// checkSandboxDomain is the problem with an allowed domain, "" when it is usable:
-// a host name, or *. and a domain for its subdomains, as the CLI's own
-// sandbox.network.allowedDomains takes them.
-func checkSandboxDomain(d string) string {
-	host := strings.TrimPrefix(d, "*.")
-	switch {
-	case host == "":
-		return "an empty domain"
-	case strings.ContainsAny(host, "/:*@ \t"):
-		return fmt.Sprintf("%q is not a host name (no scheme, port, path or inner *)", d)
-	}
-	return ""
 }
