@@ -325,7 +325,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
-	box, err := e.openSandbox(avail, boundary, ws.Config)
+	box, err := e.openSandbox(avail, &boundary, ws.Config)
 	if err != nil {
 		return err
 	}
@@ -333,6 +333,11 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		defer box.Close()
 	}
 	logBoundary(logger, boundary, ws.Config)
+	if box != nil {
+		for _, n := range box.Notes {
+			logger.Warn("sandbox: " + n)
+		}
+	}
 	if opts.Answer != "" {
 		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
 			return err

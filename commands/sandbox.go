@@ -52,16 +52,22 @@ func cliSandboxNote(cfg config.Config) string {
 }
 
 // openSandbox makes the run's boundary when d bounds it; nil otherwise.
-func (e *Env) openSandbox(a sandbox.Availability, d sandbox.Decision, cfg config.Config) (*sandbox.Boundary, error) {
+// Making it can still fail (no usable HOME, an unwritable temp dir): under
+// auto the run then goes on unbounded, and d says so.
+func (e *Env) openSandbox(a sandbox.Availability, d *sandbox.Decision, cfg config.Config) (*sandbox.Boundary, error) {
 	if !d.Bounded {
 		return nil, nil
 	}
 	b, err := sandbox.New(a, sandbox.Options{Policy: sandboxPolicy(cfg), Getenv: e.Getenv, Root: os.Geteuid() == 0,
 		CLIHelperBroken: cliSandboxNote(cfg) != ""})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
+	switch {
+	case err == nil:
+		return b, nil
+	case sandbox.Mode(cfg.Sandbox) == sandbox.On:
+		return nil, fmt.Errorf("%w: sandbox: on, but %w", orchestrator.ErrSetup, err)
 	}
-	return b, nil
+	*d = sandbox.Decision{Line: "sandbox auto: this run is NOT bounded: " + err.Error()}
+	return nil, nil
 }
 
 // logBoundary says, among the run's first lines, which boundary is in

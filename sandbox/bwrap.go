@@ -36,6 +36,9 @@ type Boundary struct {
 
 	mu    sync.Mutex
 	proxy *Proxy
+
+	// Notes are what the run should say about the boundary it got.
+	Notes []string
 }
 
 // Options are what New needs besides what the machine offers.
@@ -73,7 +76,10 @@ func New(a Availability, o Options) (*Boundary, error) {
 		}
 		if _, err := os.Stat(w); errors.Is(err, fs.ErrNotExist) {
 			if err := os.MkdirAll(w, 0o755); err != nil {
-				return nil, fmt.Errorf("create sandbox_write %s: %w", p, err)
+				// A cache that cannot be made is not writable in the run
+				// either: the tool that needs it says so, the rest holds.
+				b.Notes = append(b.Notes, fmt.Sprintf("sandbox_write %s is not writable in this run: %v", p, err))
+				continue
 			}
 		}
 		b.write = append(b.write, w)
