@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test test-latest demo build install bench vet fuzz chaos
+.PHONY: test test-latest demo build install bench vet fuzz chaos image release-snapshot
 
 build:
 	$(GO) build -o bin/debussy .
@@ -10,6 +10,23 @@ build:
 # fetch it. go install puts the binary in $GOBIN, else $(go env GOPATH)/bin.
 install:
 	$(GO) install .
+
+# The image of the Dockerfile (debussy, the pinned claude CLI, git; a
+# non-root user), built with whichever builder is here: docker (when its
+# daemon answers), podman or buildah; scripts/image.sh says which flags
+# (IMAGE names it, IMAGE_BUILDER picks a builder, IMAGE_BUILD_FLAGS adds
+# flags, e.g. --isolation chroot --storage-driver vfs without a daemon).
+IMAGE ?= debussy:dev
+image:
+	IMAGE=$(IMAGE) bash scripts/image.sh
+
+# The release artifacts of HEAD as a snapshot, into dist/ (goreleaser,
+# pinned in scripts/release.sh): an archive per platform (linux and darwin,
+# amd64 and arm64), checksums.txt (sha256sum -c), a CycloneDX SBOM beside
+# each archive, every binary stamped v<next>-snapshot-<commit>. Publishes
+# nothing; the release workflow makes the real one on a tag.
+release-snapshot:
+	bash scripts/release.sh snapshot
 
 vet:
 	$(GO) vet ./...
@@ -38,9 +55,11 @@ test-latest:
 		DEBUSSY_TEST_SECOND_CLI=1 $(GO) test -count=1 -timeout 15m ./tests/
 
 # The main job on the built-in demo: the real claude CLI against the fake API,
-# in a fresh temporary git repository. No account needed.
+# in a fresh temporary git repository. No account needed. Your own plan:
+# make demo PLAN=path/MASTER_PLAN.md SCRIPT=path/script.json [CONFIG=.debussy.yaml]
+# (docs/fake-api.md says what a script holds).
 demo:
-	bash scripts/demo.sh
+	PLAN="$(PLAN)" SCRIPT="$(SCRIPT)" CONFIG="$(CONFIG)" bash scripts/demo.sh
 
 bench:
 	bash scripts/bench-stream.sh

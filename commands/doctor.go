@@ -155,7 +155,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 			// As a run's first session: an API that cannot be connected
 			// to fails in seconds, not after the CLI's minutes of retries.
 			login.FirstContact = true
-			fs = append(fs, loginFinding(ctx, login, opts.Timeout))
+			fs = append(fs, loginFindings(ctx, login, opts.Timeout)...)
 		}
 	}
 
@@ -163,6 +163,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		if f, ok := ciLoginFinding(e.Getenv); ok {
 			fs = append(fs, f)
 		}
+		fs = append(fs, billingFinding(e.Getenv))
 	}
 
 	out, gitErr := exec.CommandContext(ctx, "git", "--version").Output()
@@ -195,7 +196,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 	}
 	fs = append(fs, hookFindings(claudeconf.Read(claudeconf.DirsFor(getenv, root)))...)
 
-	order := []string{"claude", "protocol", "model", "login", "permission", "sandbox", "git", "config", "hooks", "plugins"}
+	order := []string{"claude", "protocol", "model", "login", "billing", "permission", "sandbox", "git", "config", "hooks", "plugins"}
 	slices.SortStableFunc(fs, func(a, b finding) int {
 		return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 	})

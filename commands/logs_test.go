@@ -118,10 +118,12 @@ func TestLogs(t *testing.T) {
 		golden string // stdout's golden file, for exit 0
 		stderr string // a usage error's one line, contained
 	}{
-		{name: "the latest session of the latest phase", args: []string{"logs"}, golden: "logs-latest"},
-		{name: "a phase's latest session", args: []string{"logs", "--phase", "1"}, golden: "logs-phase-1"},
-		{name: "a phase's first session", args: []string{"logs", "--phase", "1", "--session", "1", "--run", "r1"}, golden: "logs-phase-1-session-1"},
-		{name: "follow a run that has ended", args: []string{"logs", "--follow"}, golden: "logs-latest"},
+		{name: "the latest session of the latest phase", args: []string{"logs", "--log-text"}, golden: "logs-latest"},
+		{name: "a phase's latest session", args: []string{"logs", "--phase", "1", "--log-text"}, golden: "logs-phase-1"},
+		{name: "a phase's first session", args: []string{"logs", "--phase", "1", "--session", "1", "--run", "r1", "--log-text"}, golden: "logs-phase-1-session-1"},
+		{name: "follow a run that has ended", args: []string{"logs", "--follow", "--log-text"}, golden: "logs-latest"},
+		// A pipe (and CI) gets structure: names, paths, sizes, no text.
+		{name: "piped: structure only", args: []string{"logs"}, golden: "logs-latest-structure"},
 		{name: "unknown phase", args: []string{"logs", "--phase", "9"}, code: 2,
 			stderr: "--phase 9: no session of it in run r1; phases with sessions: 1, 2"},
 		{name: "a phase without a session", args: []string{"logs", "--phase", "3"}, code: 2,
@@ -216,7 +218,9 @@ func TestLogsFollow(t *testing.T) {
 	out := &signalWriter{first: make(chan struct{})}
 	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
 	done := make(chan error, 1)
-	go func() { done <- e.logs(context.Background(), logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	go func() {
+		done <- e.logs(context.Background(), logsOptions{Follow: true, Text: true, Poll: time.Millisecond})
+	}()
 	<-out.first // the follower has read the ledger and opened session 1
 
 	writeSession(t, store, "r1", "1", 1, first[half:])
@@ -251,7 +255,7 @@ func TestLogsFollowCancelled(t *testing.T) {
 	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.logs(ctx, logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	go func() { done <- e.logs(ctx, logsOptions{Follow: true, Text: true, Poll: time.Millisecond}) }()
 	<-out.first
 	cancel()
 	if err := <-done; err != nil {
@@ -314,7 +318,7 @@ func TestLogsRedactsBlocks(t *testing.T) {
 				"content": []map[string]string{{"type": "text", "text": "Here is the key:\n" + text + "\nkeep it safe"}},
 				"usage":   map[string]int{"input_tokens": 6000, "output_tokens": 1}}, "session_id": "s1"})
 			writeSession(t, store, "r1", "1", 1, append(msg, '\n'))
-			code, out, stderr := invoke(t, dir, nil, "logs")
+			code, out, stderr := invoke(t, dir, nil, "logs", "--log-text")
 			if code != 0 {
 				t.Fatalf("exit %d: %s%s", code, out, stderr)
 			}
@@ -328,5 +332,33 @@ func TestLogsRedactsBlocks(t *testing.T) {
 				t.Errorf("the text around the block is lost:\n%s", out)
 			}
 		})
+	}
+}
+
+// logs says token counts as people read them (360K), never raw (360000),
+// and names the limit a warning was about.
+func TestLogsTokensReadable(t *testing.T) {
+	dir, store := logsRun(t, state.StatusCompleted)
+	f, err := os.OpenFile(store.EventsPath("r1"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"event":"context_warning","phase":"2","session":1,"turn":1,"percent":36,"threshold":80,"tokens":360000,"at":400000,"by":"context_max_tokens"}` + "\n" +
+		`{"event":"context_warning","phase":"2","session":1,"turn":2,"percent":71,"threshold":80,"tokens":142000,"at":160000}` + "\n")
+	f.Close()
+	code, out, stderr := invoke(t, dir, nil, "logs", "--phase", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"context at 360K tokens (handoff at 400K, the cap context_max_tokens)",
+		"context at 142K tokens, 71 % (handoff at 160K, context_threshold 80 %)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs does not say %q:\n%s", want, out)
+		}
+	}
+	for _, raw := range []string{"360000", "400000", "142000"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("logs prints the raw %s:\n%s", raw, out)
+		}
 	}
 }

@@ -1,11 +1,15 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
@@ -19,8 +23,8 @@ import (
 // sessionTold reads what debussy told session n of phase, and why that
 // session ended (with what followed it: gates, the phase's end). A
 // missing or unreadable events log is nothing to add.
-func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, string) {
-	lines, err := state.ReadLog(store.EventsPath(runID))
+func sessionTold(store *state.Store, runID, phase string, n int, structure bool) ([]view.Told, string) {
+	lines, err := readEvents(store.EventsPath(runID), structure)
 	if err != nil {
 		return nil, ""
 	}
@@ -77,6 +81,28 @@ func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, s
 	return told, strings.Join(append(ended, after...), " · ")
 }
 
+// readEvents is state.ReadLog, each line as public's rule leaves it when
+// structure says so (a pipe, a CI log, the export).
+func readEvents(path string, structure bool) ([]record.Line, error) {
+	if !structure {
+		return state.ReadLog(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	var out []record.Line
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		if l, err := record.Parse(public.JSONLine(line)); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
 func tell(turn *int, text string) view.Told {
 	t := view.Told{Text: text}
 	if turn != nil {
@@ -91,7 +117,11 @@ func toldText(ev record.Policy) string {
 	switch ev.Name {
 	case record.ContextWarning:
 		if ev.By == "context_max_tokens" {
-			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev.Tokens), num(ev.At))
+			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, the cap context_max_tokens)", tokens(ev.Tokens), tokens(ev.At))
+		}
+		if ev.Tokens != nil && ev.At != nil {
+			return fmt.Sprintf("warned the agent: context at %s tokens, %s %% (handoff at %s, context_threshold %s %%)",
+				tokens(ev.Tokens), num(ev.Percent), tokens(ev.At), num(ev.Threshold))
 		}
 		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev.Percent), num(ev.Threshold))
 	case record.Note:
@@ -176,6 +206,14 @@ func str(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// tokens is a token count as people read it: 360K, 1.2M; "" when unset.
+func tokens(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return estimator.FormatTokens(*v)
 }
 
 // num is a number as the log has it: 73, 82.5; "" when it is not set.

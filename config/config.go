@@ -73,6 +73,7 @@ type Config struct {
 	RedactDeny            []string          `yaml:"redact_deny" json:"redact_deny"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
+	LogText               bool              `yaml:"log_text" json:"log_text"`
 }
 
 // Budget is the `budget:` block. Its keys are dotted in Keys(), rules and

@@ -445,6 +445,7 @@ func rules() map[string]rule {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
 		},
+		"log_text": {allowed: "true or false"},
 		"log_level": {
 			allowed: strings.Join([]string{LevelDebug, LevelInfo, LevelWarn, LevelError}, ", "),
 			check:   oneOf(func(c *Config) string { return c.LogLevel }, LevelDebug, LevelInfo, LevelWarn, LevelError),

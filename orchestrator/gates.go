@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 )
 
@@ -20,8 +21,10 @@ func missingError(phase string, g gate.Result) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
-		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name)))
+	// debussy's own words and the program's name, never the command's
+	// arguments: a CI log shows it whole (public.OwnErr).
+	return public.OwnErr(setupFailure(fmt.Sprintf("phase %s %v: gate %s cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name))))
 }
 
 // setupFailure is a phase that failed on the setup, not on the agent's
@@ -61,7 +64,7 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		results = append(results, res)
 		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))
 		if !res.Passed() {
-			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
+			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", public.Words(gatePublic(results), gate.Summary(results)))
 			return results, false
 		}
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))

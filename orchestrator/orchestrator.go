@@ -27,6 +27,7 @@ import (
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
@@ -53,13 +54,16 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config  config.Config
-	Plan    *plans.Plan
-	Repo    *gitcommit.Repo
-	Store   *state.Store
-	Logger  *slog.Logger
-	Out     io.Writer // the final summary table
-	SelfDir string    // debussy's own directory, put first on the agent's PATH
+	Config config.Config
+	Plan   *plans.Plan
+	Repo   *gitcommit.Repo
+	Store  *state.Store
+	Logger *slog.Logger
+	Out    io.Writer // the final summary table
+	// OutText lets the summary name each phase's full error (gate output,
+	// the agent's words): where Out is a terminal or --log-text says so.
+	OutText bool
+	SelfDir string // debussy's own directory, put first on the agent's PATH
 	// Self is debussy's own executable: only a command running that very
 	// file gets debussy's allowance under any permission mode; "" gives
 	// none.
@@ -98,6 +102,10 @@ type Options struct {
 	// Sandbox bounds every phase's sessions and gates (sandbox.go); nil
 	// runs them unbounded.
 	Sandbox *sandbox.Boundary
+
+	// Unblock (--resume-blocked) resumes a blocked phase nobody has
+	// answered; without it such a phase stays blocked and starts no session.
+	Unblock bool
 }
 
 // Run executes the plan. It returns nil when every phase completed; what
@@ -286,8 +294,10 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.recorder.save(); err != nil {
 		return err
 	}
+	settings := policy.Recorded(r.cfg)
 	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
-		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow})
+		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens),
+		Settings: &settings})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {
@@ -376,7 +386,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	}
 	for _, ph := range order {
 		if why, ok := done[ph.ID]; ok {
-			r.log.Info("phase skipped", "phase", ph.ID, "why", why)
+			r.log.Info("phase skipped", "phase", ph.ID, "why", public.Own(why))
 		}
 	}
 	return todo, nil
@@ -467,7 +477,11 @@ func (r *orun) finish(err error) error {
 		r.log.Error("ledger not saved", "err", serr)
 	}
 	r.recorder.event(record.RunEnded{Status: string(r.run.Status)})
-	report.Summary(r.Out, r.run)
+	if r.OutText {
+		report.Summary(r.Out, r.run)
+	} else {
+		report.PublicSummary(r.Out, r.run)
+	}
 	r.announceEnd(err)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {

@@ -14,8 +14,10 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
@@ -97,6 +99,8 @@ type phaseRun struct {
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
+	// running is the current session's tool in flight, for the live view.
+	running *session.Running
 }
 
 // newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
@@ -128,9 +132,17 @@ func (p *phaseRun) run(ctx context.Context) error {
 		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
-				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
+				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", public.Own(why))
 				r.recorder.event(record.ResumeDiscarded{Phase: ph.ID, Run: prevRun.ID, Why: why})
 				prev = nil
+			}
+		}
+		var answer *state.Answer
+		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 && prev.Status == state.StatusBlocked {
+			// Its question waits for a person: no session is spent on it
+			// until they answer, unless --resume-blocked says so.
+			if answer = p.answerTo(prevRun); answer == nil && !r.Unblock {
+				return p.stillBlocked(prevRun, prev)
 			}
 		}
 		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
@@ -158,7 +170,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 			}
 			next = cp.Prompt(p.basePrompt)
 			if prev.Status == state.StatusBlocked {
-				next = p.answered(prevRun, prev, next)
+				next = p.answered(prevRun, prev, answer, next)
 			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}
@@ -251,7 +263,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		if !policy.Remediate(attempt, r.limits.MaxRetries) {
 			break
 		}
-		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
+		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", public.Words(lastPublic, lastProblem),
 			"remediation", attempt, "max_retries", r.limits.MaxRetries)
 		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
 		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)

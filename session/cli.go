@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -95,9 +96,18 @@ type cliFacts struct {
 	init     *event.Init
 	first    *event.ContextUsage // the first answer, kept for the run once init is seen
 	lastBand int                 // the context's last logged tenth
+	// tools are the main thread's tool calls not yet answered: their name
+	// and start, for the result's line.
+	tools map[string]toolCall
 	// calls are the main thread's tool uses without a result yet, kept
 	// while the run is bounded: a result is judged with its call.
 	calls map[string]event.ToolUse
+}
+
+// toolCall is a main-thread tool call waiting for its result.
+type toolCall struct {
+	name  string
+	start time.Time
 }
 
 // observeCLI records a get_context_usage answer: the first of the session
@@ -198,7 +208,15 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 			if !ev.Assistant.MainThread() {
 				continue
 			}
-			s.log(policy.LevelInfo, "tool", "name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"))
+			args := []any{"name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "size", tu.InputSize}
+			if p := s.inRepo(tu.FilePath); p != "" {
+				args = append(args, "path", p)
+			}
+			s.log(policy.LevelInfo, "tool", args...)
+			if s.cli.tools == nil {
+				s.cli.tools = map[string]toolCall{}
+			}
+			s.cli.tools[tu.ID] = toolCall{tu.Name, s.now()}
 			if s.cfg.Boundary != nil {
 				if s.cli.calls == nil {
 					s.cli.calls = map[string]event.ToolUse{}
@@ -208,6 +226,21 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 		}
 	case event.KindToolResult:
 		for _, tr := range ev.ToolResults {
+			if call, ok := s.cli.tools[tr.ToolUseID]; ok && tr.ParentToolUseID == "" {
+				delete(s.cli.tools, tr.ToolUseID)
+				exit := "ok"
+				switch {
+				case tr.Interrupted:
+					exit = "interrupted"
+				case tr.IsError:
+					exit = "error"
+				}
+				n := tr.ContentLen
+				if n == 0 {
+					n = len(tr.Content)
+				}
+				s.log(policy.LevelInfo, "tool ended", "name", call.name, "exit", exit, "took", s.now().Sub(call.start).Round(time.Millisecond), "size", n)
+			}
 			// claude's permission mode refusing a call: the log says so
 			// (the agent only sees an error and may look stuck).
 			if tr.IsError && tr.ParentToolUseID == "" && permissionRefusal(tr.Content) {
@@ -273,6 +306,20 @@ func (s *Session) boundaryRefusal(tr event.ToolResult) {
 	}[kind]
 	s.log(policy.LevelWarn, "sandbox boundary refused a tool call: "+what, "tool", tu.Name,
 		"input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "result", text.OneLine(tr.Content, 160))
+}
+
+// inRepo is path relative to the repository when it lies inside it, else
+// "": the log names the files a tool touched in the repository, not the
+// machine's other paths.
+func (s *Session) inRepo(path string) string {
+	if path == "" || s.cfg.Root == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(s.cfg.Root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return ""
+	}
+	return rel
 }
 
 // ToolSummary is a tool call in one line: its command or its file.
