@@ -88,7 +88,7 @@ func (e *Env) sandboxFindings(ctx context.Context, cfg config.Config) []finding 
 	_, d, err := e.sandboxCheck(ctx, cfg)
 	switch {
 	case err != nil:
-		why, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), orchestrator.ErrSetup.Error()+": "+sandbox.ErrUnavailable.Error()+": "), ": install ")
+		why, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), orchestrator.ErrSetup.Error()+": "), ": install ")
 		if fix != "" {
 			fix = "install " + fix
 		}

@@ -145,7 +145,7 @@ func Decide(mode Mode, a Availability, p Policy) (Decision, error) {
 	case a.Problem == "" && a.Bwrap != "":
 		return Decision{Bounded: true, Line: "sandbox " + string(mode) + ": bubblewrap bounds the agent's tools and the gates: " + Describe(p)}, nil
 	case mode == On:
-		return Decision{}, fmt.Errorf("%w: sandbox: on, but %s (or set sandbox: auto to run unbounded where it cannot)", ErrUnavailable, a.Problem)
+		return Decision{}, &unavailableError{"sandbox: on, but " + a.Problem + " (or set sandbox: auto to run unbounded where it cannot)"}
 	}
 	return Decision{Line: "sandbox auto: this run is NOT bounded: " + a.Problem + " (sandbox: off silences this)"}, nil
 }
@@ -166,3 +166,10 @@ func Describe(p Policy) string {
 	}
 	return "writes only to " + write + "; " + deny + "; " + net
 }
+
+// unavailableError is sandbox: on refused: its sentence says why and what
+// to install; it is ErrUnavailable.
+type unavailableError struct{ msg string }
+
+func (e *unavailableError) Error() string { return e.msg }
+func (e *unavailableError) Unwrap() error { return ErrUnavailable }
