@@ -36,11 +36,12 @@ func (p *phaseRun) prepareSandbox() error {
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, err)
 	}
-	extra, err := sandbox.WithSettings(r.cfg.ExtraArgs, p.dir, cmd.Settings)
+	extra, settings, err := sandbox.SplitSettings(r.cfg.ExtraArgs, p.dir)
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, err)
 	}
-	p.claudeBox = &boxedClaude{wrapper: cmd.Wrapper, env: cmd.Env, extraArgs: extra}
+	settings["sandbox"] = cmd.Settings
+	p.claudeBox = &boxedClaude{wrapper: cmd.Wrapper, env: cmd.Env, extraArgs: extra, settings: settings}
 	pol := r.Sandbox.Policy()
 	p.basePrompt = prompt.PhaseIn(r.Plan, p.ph, phaseFile(r.root(), p.ph), &prompt.Bounds{Write: pol.Write, Domains: pol.AllowDomains})
 	return nil
@@ -50,7 +51,8 @@ func (p *phaseRun) prepareSandbox() error {
 type boxedClaude struct {
 	wrapper   []string
 	env       map[string]string
-	extraArgs []string // extra_args with the CLI's sandbox in --settings
+	extraArgs []string       // extra_args without a --settings of the user's
+	settings  map[string]any // theirs, with the CLI's own sandbox block
 }
 
 // box puts spec inside the phase's sandbox, if the run is bounded.
@@ -61,6 +63,10 @@ func (p *phaseRun) box(spec *runner.Spec) {
 	}
 	spec.Wrapper = b.wrapper
 	spec.ExtraArgs = b.extraArgs
+	settings := maps.Clone(b.settings)
+	maps.Copy(settings, spec.Settings) // debussy's own win over the user's
+	settings["sandbox"] = b.settings["sandbox"]
+	spec.Settings = settings
 	if spec.SetEnv == nil {
 		spec.SetEnv = map[string]string{}
 	}

@@ -55,14 +55,15 @@ func (b *Boundary) claudeSettings(s Scope, temp string) map[string]any {
 	}
 }
 
-// WithSettings returns claude's extra arguments with sandbox as the
-// "sandbox" block of the settings passed with --settings. A --settings of
-// the user's own (in extra_args: a JSON object, or a file, relative to
-// dir) is kept, its sandbox block replaced: claude takes one --settings,
-// and the boundary's must not be loosened there.
-func WithSettings(extra []string, dir string, sandbox map[string]any) ([]string, error) {
+// SplitSettings takes a --settings of the user's own out of claude's
+// extra arguments (a JSON object, or a file relative to dir) and returns
+// the rest and those settings (empty when none). debussy passes claude one
+// --settings, its own merged over these, whose "sandbox" block replaces
+// theirs: claude takes one --settings, and the boundary's must not be
+// loosened there.
+func SplitSettings(extra []string, dir string) ([]string, map[string]any, error) {
 	settings := map[string]any{}
-	var out []string
+	var rest []string
 	for i := 0; i < len(extra); i++ {
 		a := extra[i]
 		val, isSettings := "", false
@@ -74,7 +75,7 @@ func WithSettings(extra []string, dir string, sandbox map[string]any) ([]string,
 			val, isSettings = strings.TrimPrefix(a, "--settings="), true
 		}
 		if !isSettings {
-			out = append(out, a)
+			rest = append(rest, a)
 			continue
 		}
 		data := []byte(val)
@@ -85,19 +86,14 @@ func WithSettings(extra []string, dir string, sandbox map[string]any) ([]string,
 			}
 			var err error
 			if data, err = os.ReadFile(p); err != nil {
-				return nil, fmt.Errorf("read extra_args' --settings: %w", err)
+				return nil, nil, fmt.Errorf("read extra_args' --settings: %w", err)
 			}
 		}
 		if err := json.Unmarshal(data, &settings); err != nil {
-			return nil, fmt.Errorf("read extra_args' --settings %s: %w", val, err)
+			return nil, nil, fmt.Errorf("read extra_args' --settings %s: %w", val, err)
 		}
 	}
-	settings["sandbox"] = sandbox
-	b, err := json.Marshal(settings)
-	if err != nil {
-		return nil, fmt.Errorf("write claude's --settings: %w", err)
-	}
-	return append(out, "--settings", string(b)), nil
+	return rest, settings, nil
 }
 
 // CLIHelperProblem says when the claude installed at bin cannot run its

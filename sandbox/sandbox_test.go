@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -143,8 +144,7 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestWithSettings(t *testing.T) {
-	box := map[string]any{"enabled": true}
+func TestSplitSettings(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "mine.json"), []byte(`{"model":"x","sandbox":{"enabled":false,"excludedCommands":["curl"]}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -155,22 +155,22 @@ func TestWithSettings(t *testing.T) {
 		rest  []string
 		want  string
 	}{
-		{"none", []string{"--max-turns", "9"}, []string{"--max-turns", "9"}, `{"sandbox":{"enabled":true}}`},
-		{"json", []string{"--settings", `{"env":{"A":"1"}}`, "--verbose"}, []string{"--verbose"}, `{"env":{"A":"1"},"sandbox":{"enabled":true}}`},
-		{"file, its sandbox replaced", []string{"--settings=mine.json"}, nil, `{"model":"x","sandbox":{"enabled":true}}`},
+		{"none", []string{"--max-turns", "9"}, []string{"--max-turns", "9"}, `{}`},
+		{"json", []string{"--settings", `{"env":{"A":"1"}}`, "--verbose"}, []string{"--verbose"}, `{"env":{"A":"1"}}`},
+		{"file", []string{"--settings=mine.json"}, nil, `{"model":"x","sandbox":{"enabled":false,"excludedCommands":["curl"]}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := WithSettings(tt.extra, dir, box)
+			rest, got, err := SplitSettings(tt.extra, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := append(append([]string{}, tt.rest...), "--settings", tt.want)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("WithSettings = %q, want %q", got, want)
+			b, _ := json.Marshal(got)
+			if !reflect.DeepEqual(rest, tt.rest) || string(b) != tt.want {
+				t.Errorf("SplitSettings = %q, %s; want %q, %s", rest, b, tt.rest, tt.want)
 			}
 		})
 	}
-	if _, err := WithSettings([]string{"--settings", "missing.json"}, dir, box); err == nil {
+	if _, _, err := SplitSettings([]string{"--settings", "missing.json"}, dir); err == nil {
 		t.Error("a missing settings file: no error")
 	}
 }
