@@ -53,7 +53,13 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
 		gctx, span := r.Tracer.Start(ctx, "debussy.gate", attribute.String("debussy.phase", ph.ID), attribute.String("debussy.gate", g.Name))
-		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
+		wrapper, genv, err := p.gateCommand(env)
+		var res gate.Result
+		if err != nil {
+			res = gate.Result{Gate: g, Err: err}
+		} else {
+			res = gate.RunWrapped(gctx, wrapper, root, genv, g, time.Duration(r.cfg.GateTimeout))
+		}
 		endGateTrace(span, res)
 		results = append(results, res)
 		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))

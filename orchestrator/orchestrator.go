@@ -31,6 +31,7 @@ import (
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
+	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
@@ -98,6 +99,9 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.go); nil exports none.
 	Tracer *telemetry.Tracer
+	// Sandbox bounds every phase's sessions and gates (sandbox.go); nil
+	// runs them unbounded.
+	Sandbox *sandbox.Boundary
 
 	// Unblock (--resume-blocked) resumes a blocked phase nobody has
 	// answered; without it such a phase stays blocked and starts no session.

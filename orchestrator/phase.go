@@ -49,6 +49,7 @@ type phaseRun struct {
 	base string // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
+	claudeBox   *boxedClaude         // how its sessions start in a bounded run (sandbox.go)
 	events      *checkpoint.Recorder // what the agent did, for checkpoints
 	window      int64                // learned from the CLI's result, for the next session
 	restarts    int                  // context restarts in the current attempt
@@ -115,6 +116,9 @@ func (p *phaseRun) run(ctx context.Context) error {
 	ctx = p.startPhaseTrace(ctx)
 	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
+	if err := p.prepareSandbox(); err != nil {
+		return err
+	}
 	head, err := p.committer.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)

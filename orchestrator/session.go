@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -183,6 +184,8 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 	ps := p.spendOf()
 	pol := session.PolicyConfig(c, ph.ID, handoff, p.dir)
 	pol.IsSelf = runner.SelfProgram(spec, r.Self)
+	var refused func(string, json.RawMessage, string) string
+	pol.Boundary, refused = p.boundaryChecks()
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
 		Policy: pol,
@@ -195,6 +198,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 		Meters: ps, Budget: &ps.Budget,
 		Answers: &r.answers, Root: p.dir, PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
 		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
+		Boundary: refused,
 	}
 }
 
@@ -202,7 +206,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 	r := p.r
 	ph := p.ph
-	return runner.Spec{
+	spec := runner.Spec{
 		Bin:            r.cfg.ClaudeBin,
 		Model:          p.model(),
 		PermissionMode: r.cfg.PermissionMode,
@@ -227,6 +231,8 @@ func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 		FirstContact:   !r.reached.Load(),
 		Logger:         r.log,
 	}
+	p.box(&spec)
+	return spec
 }
 
 // oneLine folds s to one line of at most 200 runes.
