@@ -286,8 +286,9 @@ func TestInit(t *testing.T) {
 	if code, out, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 || !strings.Contains(out+stderr, "max_restarts: 5") {
 		t.Errorf("init then max_restarts: 5 appended: exit %d, want it loaded\n%s%s", code, out, stderr)
 	}
-	// 85: the keys people change, permission_mode set with its meaning.
-	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 85 {
+	// 92: the keys people change, permission_mode and sandbox with their
+	// meaning.
+	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 92 {
 		t.Errorf("the init file has %d lines: not short", strings.Count(string(data), "\n"))
 	}
 }

@@ -119,6 +119,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
 			&cli.BoolFlag{Name: "resume-blocked", Usage: "resume a blocked phase nobody answered (without it, the phase stays blocked and starts no session until debussy answer)"},
+			sandboxFlag(),
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -184,6 +185,7 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 			"claude-bin":      &cfg.ClaudeBin,
 			"permission-mode": &cfg.PermissionMode,
 			"log-format":      &cfg.LogFormat,
+			"sandbox":         &cfg.Sandbox,
 		}
 		for name, p := range strs {
 			if c.IsSet(name) {
@@ -275,14 +277,31 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	// refuses, in the same order and with the same errors (preflight.go,
 	// which check shares).
 	if opts.DryRun {
-		return e.dryRun(ws, plan, opts, logger)
+		return e.dryRun(ctx, ws, plan, opts, logger)
 	}
-	if err := e.preflight(ws, plan, opts, preflightRun).err(); err != nil {
+	// The boundary is decided here too: `sandbox: on` on a machine that
+	// cannot bound the run is refused, before any session.
+	pre := e.preflight(ctx, ws, plan, opts, preflightRun)
+	if err := pre.err(); err != nil {
 		return err
 	}
+	avail, boundary := pre.SandboxAvail, pre.Boundary
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", public.Own(note))
+	}
+	box, err := e.openSandbox(avail, &boundary, ws.Config)
+	if err != nil {
+		return err
+	}
+	if box != nil {
+		defer box.Close()
+	}
+	logBoundary(logger, boundary, ws.Config)
+	if box != nil {
+		for _, n := range box.Notes {
+			logger.Warn("sandbox: " + n)
+		}
 	}
 	if opts.Answer != "" {
 		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
@@ -331,6 +350,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Progress:    live.progress(),
 		Extend:      e.extender(live),
 		Tracer:      tracer,
+		Sandbox:     box,
 	})
 	live.close()
 	endTracer(tracer, logger)

@@ -25,6 +25,10 @@ type Config struct {
 	FallbackModel         string            `yaml:"fallback_model" json:"fallback_model"`
 	PermissionMode        string            `yaml:"permission_mode" json:"permission_mode"`
 	AllowedTools          []string          `yaml:"allowed_tools" json:"allowed_tools"`
+	Sandbox               string            `yaml:"sandbox" json:"sandbox"`
+	SandboxWrite          []string          `yaml:"sandbox_write" json:"sandbox_write"`
+	SandboxAllowDomains   []string          `yaml:"sandbox_allow_domains" json:"sandbox_allow_domains"`
+	SandboxDenyRead       []string          `yaml:"sandbox_deny_read" json:"sandbox_deny_read"`
 	ContextThreshold      int               `yaml:"context_threshold" json:"context_threshold"`
 	ToolCallThreshold     int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
 	MaxRestarts           int               `yaml:"max_restarts" json:"max_restarts"`
@@ -213,11 +217,17 @@ func Defaults() Config {
 		GateCommands:         map[string]string{},
 		ExtraArgs:            []string{},
 		AllowedTools:         []string{},
-		RedactAllow:          []string{},
-		Notify:               []Notify{},
-		RedactDeny:           []string{},
-		LogFormat:            LogText,
-		LogLevel:             LevelInfo,
+		Sandbox:              SandboxAuto,
+		// Go writes its build cache even offline: its gates and the
+		// agent's `go test` would fail without it.
+		SandboxWrite:        []string{"~/.cache/go-build"},
+		SandboxAllowDomains: []string{},
+		SandboxDenyRead:     []string{},
+		RedactAllow:         []string{},
+		Notify:              []Notify{},
+		RedactDeny:          []string{},
+		LogFormat:           LogText,
+		LogLevel:            LevelInfo,
 	}
 }
 
@@ -289,6 +299,15 @@ func (c Config) YAML() string {
 	}
 	if out.RedactDeny == nil {
 		out.RedactDeny = []string{}
+	}
+	if out.SandboxWrite == nil {
+		out.SandboxWrite = []string{}
+	}
+	if out.SandboxAllowDomains == nil {
+		out.SandboxAllowDomains = []string{}
+	}
+	if out.SandboxDenyRead == nil {
+		out.SandboxDenyRead = []string{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

@@ -43,7 +43,12 @@ func (p *phaseRun) runGates(ctx context.Context) (results []gate.Result, ok bool
 			continue
 		}
 		p.rec.Emit(record.GateStarted{Phase: ph.ID, Gate: g.Name, Command: g.Command})
-		res := gate.Run(ctx, p.start.dir, p.start.env, g, time.Duration(p.cfg.GateTimeout))
+		var res gate.Result
+		if wrapper, env, err := p.gateCommand(p.start.env); err != nil {
+			res = gate.Result{Gate: g, Err: err}
+		} else {
+			res = gate.RunWrapped(ctx, wrapper, p.start.dir, env, g, time.Duration(p.cfg.GateTimeout))
+		}
 		results = append(results, res)
 		p.rec.Emit(ranGate(ph.ID, g.Name, g.Command, res, results))
 		if !res.Passed() {

@@ -165,7 +165,7 @@ func (r *orun) execute(ctx context.Context) error {
 	r.rec.Start()
 	r.launch = &launcher{cfg: r.cfg, plan: r.Plan.Path, store: r.Store, run: r.id, self: r.Self, selfDir: r.SelfDir,
 		hard: r.Hard, grace: r.InterruptGrace, live: r.Progress != nil, answers: &r.answers, reached: &r.reached,
-		traceEnv: r.spans.ChildEnv, log: r.log}
+		sandbox: r.Sandbox, traceEnv: r.spans.ChildEnv, log: r.log}
 
 	if r.cfg.Parallel > 1 && r.job.UsesRemote() {
 		// --base deps and --push work on one phase's branch in your work

@@ -23,6 +23,9 @@ import (
 func (p *phaseRun) run(ctx context.Context) error {
 	ph, st := p.ph, &p.start
 	st.basePrompt = prompt.Phase(st.plan, ph, phaseFile(st.root, ph))
+	if err := p.prepareSandbox(); err != nil {
+		return err
+	}
 	head, err := p.commits.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -154,6 +155,8 @@ func (l *launcher) config(p *phaseRun, n int, prompt string) session.Config {
 	spec.KnownContext = known
 	pol := session.PolicyConfig(c, ph.ID, handoff, p.start.dir)
 	pol.IsSelf = runner.SelfProgram(spec, l.self)
+	var refused func(string, json.RawMessage, string) string
+	pol.Boundary, refused = p.boundaryChecks()
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.carry.undelivered,
 		Policy: pol,
@@ -166,6 +169,7 @@ func (l *launcher) config(p *phaseRun, n int, prompt string) session.Config {
 		Meters: p.spend, Budget: &p.spend.Budget,
 		Answers: l.answers, Root: p.start.dir, PhaseFile: ph.Path, PlanFile: l.plan, PhaseContent: ph.Content,
 		PointsChecked: p.carry.pointsChecked, Live: l.live, Hard: l.hard, FailFast: errFailFast, Now: p.now,
+		Boundary: refused,
 	}
 }
 
@@ -176,7 +180,7 @@ func (l *launcher) spec(p *phaseRun, n int, prompt string) runner.Spec {
 	if l.traceEnv != nil {
 		maps.Copy(set, l.traceEnv(ph.ID, n))
 	}
-	return runner.Spec{
+	spec := runner.Spec{
 		Bin:            l.cfg.ClaudeBin,
 		Model:          p.model(),
 		PermissionMode: l.cfg.PermissionMode,
@@ -197,6 +201,8 @@ func (l *launcher) spec(p *phaseRun, n int, prompt string) runner.Spec {
 		FirstContact:   !l.reached.Load(),
 		Logger:         l.log,
 	}
+	p.box(&spec)
+	return spec
 }
 
 // oneLine folds s to one line of at most 200 runes.

@@ -17,6 +17,7 @@ import (
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/recorder"
 	"github.com/debussy-dev/debussy/remote"
+	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
@@ -76,6 +77,10 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.Spans); nil exports none.
 	Tracer *telemetry.Tracer
+
+	// Sandbox bounds every phase's sessions and gates (sandbox.go); nil
+	// runs them unbounded.
+	Sandbox *sandbox.Boundary
 
 	// Unblock (--resume-blocked) resumes a blocked phase nobody has
 	// answered; without it such a phase stays blocked and starts no session.
@@ -197,6 +202,8 @@ type phaseStart struct {
 	priorAttempts int
 	// unblock resumes a blocked phase nobody answered (--resume-blocked).
 	unblock bool
+	// box is how its sessions start in a bounded run (sandbox.go).
+	box *boxedClaude
 }
 
 // carried is what the sessions that ended leave the next checkpoint and
@@ -279,6 +286,9 @@ type launcher struct {
 	// API: from then on an unreachable API is a blip to retry, before it
 	// a setup error.
 	reached *atomic.Bool
+	// sandbox bounds the sessions and the gates (Options.Sandbox); nil:
+	// unbounded.
+	sandbox *sandbox.Boundary
 	// traceEnv is the TRACEPARENT and resource attributes of a session's
 	// span (telemetry.Spans.ChildEnv).
 	traceEnv func(phase string, n int) map[string]string

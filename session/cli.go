@@ -99,6 +99,9 @@ type cliFacts struct {
 	// tools are the main thread's tool calls not yet answered: their name
 	// and start, for the result's line.
 	tools map[string]toolCall
+	// calls are the main thread's tool uses without a result yet, kept
+	// while the run is bounded: a result is judged with its call.
+	calls map[string]event.ToolUse
 }
 
 // toolCall is a main-thread tool call waiting for its result.
@@ -214,6 +217,12 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 				s.cli.tools = map[string]toolCall{}
 			}
 			s.cli.tools[tu.ID] = toolCall{tu.Name, s.now()}
+			if s.cfg.Boundary != nil {
+				if s.cli.calls == nil {
+					s.cli.calls = map[string]event.ToolUse{}
+				}
+				s.cli.calls[tu.ID] = tu
+			}
 		}
 	case event.KindToolResult:
 		for _, tr := range ev.ToolResults {
@@ -238,6 +247,7 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 				s.log(policy.LevelWarn, "claude refused a tool call (permission_mode; allowed_tools lists what it lets run)",
 					"result", text.OneLine(tr.Content, 160))
 			}
+			s.boundaryRefusal(tr)
 		}
 	case event.KindSystem:
 		sys := ev.System
@@ -270,6 +280,32 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 	if ev.Kind == event.KindInit || ev.Kind == event.KindContextUsage {
 		s.warnCompactionPoint(snap)
 	}
+}
+
+// boundaryRefusal logs a tool result that shows the sandbox's refusal (a
+// read-only file system, a hidden path, a cut connection) as the
+// boundary's, with its call: the agent met the boundary, the tool did not
+// break. debussy's own refusals before the call are logged by the policy.
+func (s *Session) boundaryRefusal(tr event.ToolResult) {
+	tu, ok := s.cli.calls[tr.ToolUseID]
+	if !ok {
+		return
+	}
+	delete(s.cli.calls, tr.ToolUseID)
+	if strings.Contains(tr.Content, "debussy sandbox: ") { // 2.1.332 prefixes "PreToolUse:Write hook error: "
+		return // refused before it ran: logged then
+	}
+	kind := s.cfg.Boundary(tu.Name, tu.Input, tr.Content)
+	if kind == "" {
+		return
+	}
+	what := map[string]string{
+		"write":   "a write outside the places this run may write",
+		"read":    "a read of a hidden credential path",
+		"network": "a connection outside sandbox_allow_domains",
+	}[kind]
+	s.log(policy.LevelWarn, "sandbox boundary refused a tool call: "+what, "tool", tu.Name,
+		"input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "result", text.OneLine(tr.Content, 160))
 }
 
 // inRepo is path relative to the repository when it lies inside it, else

@@ -200,7 +200,10 @@ func TestRunCrashRetried(t *testing.T) {
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Crashy"}}, "retry_backoff: 100ms\n")
+	// sandbox: off — in the sandbox the agent's commands run in a PID
+	// namespace of their own (claude's sandbox): claude is not theirs to
+	// kill. This test is about the retry.
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Crashy"}}, "retry_backoff: 100ms\nsandbox: off\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
