@@ -14,7 +14,7 @@ import (
 // planPath is the plan's absolute path: the ledger matches runs by it.
 func (r *orun) planPath() string {
 	p := r.Plan.Path
-	if abs, err := absPath(p); err == nil {
+	if abs, err := filepath.Abs(p); err == nil {
 		return abs
 	}
 	return p
@@ -88,8 +88,6 @@ func samplePaths(files gitcommit.Fingerprints, n int) string {
 	}
 	return strings.Join(paths, ", ")
 }
-
-func absPath(p string) (string, error) { return filepath.Abs(p) }
 
 // BaseDeps is --base deps.
 const BaseDeps = cijob.BaseDeps

@@ -230,7 +230,7 @@ func (r *orun) finish(err error) error {
 		report.PublicSummary(r.Out, r.run)
 	}
 	if r.StepSummary != "" {
-		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
+		if werr := report.AppendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {
 			r.log.Warn("write GITHUB_STEP_SUMMARY", "err", werr)
 		}
 	}

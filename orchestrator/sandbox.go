@@ -47,14 +47,6 @@ func (p *phaseRun) prepareSandbox() error {
 	return nil
 }
 
-// boxedClaude is how a bounded phase starts claude.
-type boxedClaude struct {
-	wrapper   []string
-	env       map[string]string
-	extraArgs []string       // extra_args without a --settings of the user's
-	settings  map[string]any // theirs, with the CLI's own sandbox block
-}
-
 // box puts spec inside the phase's sandbox, if the run is bounded.
 func (p *phaseRun) box(spec *runner.Spec) {
 	b := p.start.box

@@ -323,3 +323,11 @@ type phaseResult struct {
 	id  string
 	err error
 }
+
+// boxedClaude is how a bounded phase starts claude.
+type boxedClaude struct {
+	wrapper   []string
+	env       map[string]string
+	extraArgs []string       // extra_args without a --settings of the user's
+	settings  map[string]any // theirs, with the CLI's own sandbox block
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -356,4 +357,18 @@ func isAre(n int) string {
 		return "was"
 	}
 	return "were"
+}
+
+// AppendStepSummary appends the run's markdown summary (StepSummary) to
+// the file at path, GitHub Actions' $GITHUB_STEP_SUMMARY.
+func AppendStepSummary(path, planName string, run *state.Run) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open step summary: %w", err)
+	}
+	if _, err := f.WriteString(StepSummary(planName, run) + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("write step summary: %w", err)
+	}
+	return f.Close()
 }
