@@ -21,7 +21,6 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +42,8 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/debussy-dev/debussy/internal/gitrun"
 )
 
 var (
@@ -91,6 +92,13 @@ type Repo struct {
 	// indexFile is the index: GIT_INDEX_FILE (relative to the worktree
 	// root, as git reads it) or the git dir's.
 	indexFile string
+
+	// fps are the user files' fingerprints with the stat data they were
+	// taken with (fingerprint); guarded by mu.
+	fps fingerprintCache
+	// identityKnown: git answered an identity without debussy's fallback
+	// (identityEnv), which it then need not ask again; guarded by mu.
+	identityKnown bool
 
 	mu sync.Mutex
 }
@@ -193,29 +201,28 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 // there: its refusal (no repository, a bare one, dubious ownership) is
 // debussy's.
 func (r *Repo) locateByGit(ctx context.Context, dir string) error {
-	cmd := command(ctx, r.gitBin, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
-	cmd.Dir = dir
 	// The locating variables as debussy sees them (OpenLinked hides the
 	// main worktree's).
-	cmd.Env = withoutRepoEnv(r.environ())
+	env := withoutRepoEnv(r.environ())
 	for _, k := range repoEnv {
 		if v := r.getenv(k); v != "" {
-			cmd.Env = append(cmd.Env, k+"="+v)
+			env = append(env, k+"="+v)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("open repository: %w", context.Cause(ctx))
+	run := gitrun.Runner{Git: r.gitBin, Dir: dir, Env: env}
+	stdout, err := run.Run(ctx, gitrun.Call{}, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	if err != nil {
+		var ge *GitError
+		if !errors.As(err, &ge) {
+			return fmt.Errorf("open repository: %w", err)
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(ge.Stderr)
 		if strings.Contains(msg, "not a git repository") || strings.Contains(msg, "must be run in a work tree") {
 			return fmt.Errorf("open repository: %s is not inside a git worktree (run `git init` there first): %s: %w", dir, msg, ErrNotRepo)
 		}
 		return fmt.Errorf("open repository %s: git: %s", dir, msg)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n")
 	if len(lines) != 4 || lines[3] == "" {
 		return fmt.Errorf("open repository: %s: git finds no worktree: %w", dir, ErrNotRepo)
 	}

@@ -315,7 +315,7 @@ func (r *Repo) readHead() (head, error) {
 
 // reflogOpts is what the reflog line of a commit depends on beyond it.
 type reflogOpts struct {
-	label        string // "merge" or "cherry-pick": "commit (merge):" (opState.reflog)
+	action       string // "commit", "commit (merge)", GIT_REFLOG_ACTION… (reflogAction)
 	onlyExisting bool   // core.logAllRefUpdates=false
 }
 
@@ -361,14 +361,7 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		return fmt.Errorf("update %s: %w", h.ref, err)
 	}
 
-	msg := "commit: " + subject
-	switch {
-	case h.hash.IsZero():
-		msg = "commit (initial): " + subject
-	case o.label != "":
-		msg = "commit (" + o.label + "): " + subject
-	}
-	line := reflogLine(h.hash, next, who, msg)
+	line := reflogLine(h.hash, next, who, reflogMessage(o.action+": "+subject))
 	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
 	if h.ref != plumbing.HEAD {
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))

@@ -1,0 +1,174 @@
+package gitcommit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Where git is installed, `git commit` makes the commit (this file and
+// commitshim.go): the index git staged (stagegit.go) becomes the index,
+// and git commits it, so every hook, the message's cleanup and encoding,
+// the identity, the signature and the reflog are git's own. debussy adds
+// two things through a reference-transaction hook of its own: the new
+// commit is checked (fsck's rules, as a remote that checks what it
+// receives) and handed to Written before the branch moves to it.
+
+func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
+	h, err := r.readHead()
+	if err != nil {
+		return Commit{}, err
+	}
+	// The index's lock file is the private index git stages into; it
+	// becomes the index once staged, as after `git add -A`, before any
+	// hook runs. Cut before that, the user's index is untouched.
+	lock, err := r.acquireLock(r.indexFile)
+	if err != nil {
+		return Commit{}, err
+	}
+	defer lock.release()
+	if err := lock.seed(ctx, r, o.from); err != nil {
+		return Commit{}, err
+	}
+	st, err := r.stageByGit(ctx, lock.lockPath(), h, o, o.never)
+	if err != nil {
+		return Commit{}, err
+	}
+	ita := intentToAdd(r.indexFile, st.restore)
+	var parentTree plumbing.Hash
+	if !h.hash.IsZero() {
+		pc, err := r.repo.CommitObject(h.hash)
+		if err != nil {
+			return Commit{}, fmt.Errorf("read HEAD commit: %w", err)
+		}
+		parentTree = pc.TreeHash
+	}
+	if len(st.changed) > 0 && o.note != nil {
+		msg = o.note(msg, st.changed)
+	}
+	if strings.TrimSpace(msg) == "" {
+		msg = "debussy: checkpoint" // git would refuse; losing the work is worse
+	}
+	// The index goes first: if the commit then fails, the work is staged
+	// and the next CommitAll picks it up. Interrupted (ctx) before the
+	// branch moves, the index as it was comes back (restoreIndex).
+	if err := r.installIndex(ctx, lock); err != nil {
+		return Commit{}, err
+	}
+	landed := false
+	defer func() {
+		if !landed {
+			r.restoreIndex(ctx, &err)
+		} else {
+			_ = os.Remove(r.indexBackup())
+		}
+	}()
+	hooksDir, err := r.hooksDir(ctx)
+	if err != nil {
+		return Commit{}, err
+	}
+	_, merging := fileExists(filepath.Join(r.gitDir, "MERGE_HEAD"))
+	empty := st.tree == emptyTreeHash || st.tree.IsZero()
+	nothing := !o.allowEmpty && !merging && (h.hash.IsZero() && empty || !h.hash.IsZero() && st.tree == parentTree)
+	if nothing && !hasHook(hooksDir, "pre-commit") && !hasHook(hooksDir, "post-index-change") {
+		// git commit would find nothing either, and has no hook to run
+		// that could change that.
+		return Commit{}, errors.Join(ErrNothingToCommit, r.restoreEntries(ctx, st.restore, ita))
+	}
+	made, err := r.gitCommit(ctx, msg, o, h, parentTree, hooksDir)
+	if made.Hash != "" {
+		landed = true
+		if rerr := r.restoreEntries(context.WithoutCancel(ctx), st.restore, ita); rerr != nil {
+			r.log.Warn("put the user's index entries back", "err", rerr)
+		}
+		made.Changed, made.Unstaged = st.changed, st.unstaged
+		r.log.Debug("committed", "commit", Short(made.Hash), "files", made.Files)
+		return made, nil
+	}
+	var hookErr *HookError
+	if errors.Is(err, ErrNothingToCommit) || errors.As(err, &hookErr) {
+		// As after a refused `git commit`, the work stays staged; the
+		// user's own entries go back beside it.
+		if rerr := r.restoreEntries(context.WithoutCancel(ctx), st.restore, ita); rerr != nil {
+			r.log.Warn("put the user's index entries back", "err", rerr)
+		}
+	}
+	return Commit{}, err
+}
+
+// hooksDir is where git looks for hooks here (`git rev-parse --git-path
+// hooks`: core.hooksPath or the common git dir's hooks/), absolute.
+func (r *Repo) hooksDir(ctx context.Context) (string, error) {
+	out, err := r.git(ctx, gitRun{}, "rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return "", fmt.Errorf("find the hooks: %w", err)
+	}
+	return absFrom(r.root, strings.TrimSuffix(string(out), "\n")), nil
+}
+
+// hasHook says git would run hook name from dir: an executable file.
+func hasHook(dir, name string) bool {
+	fi, err := os.Stat(filepath.Join(dir, name))
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+func fileExists(p string) (os.FileInfo, bool) {
+	fi, err := os.Lstat(p)
+	return fi, err == nil
+}
+
+// identityEnv is what git commit's environment needs beyond the user's
+// for the identity debussy commits with: WithClock's dates where the
+// environment gives none, and, where git knows no identity and would
+// refuse, a made-up one (the work must be saved).
+func (r *Repo) identityEnv(ctx context.Context) ([]string, error) {
+	var env []string
+	if r.clock {
+		now := r.now()
+		stamp := fmt.Sprintf("@%d %s", now.Unix(), now.Format("-0700"))
+		if r.getenv("TZ") != "" {
+			stamp = fmt.Sprintf("@%d", now.Unix()) // the zone is git's (libc's TZ)
+		}
+		for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"} {
+			if r.getenv(k) == "" {
+				env = append(env, k+"="+stamp)
+			}
+		}
+	}
+	if r.identityKnown {
+		return env, nil
+	}
+	for _, fallback := range [][]string{nil, {"EMAIL=debussy@localhost"}, {"EMAIL=debussy@localhost", "GIT_AUTHOR_NAME=debussy", "GIT_COMMITTER_NAME=debussy"}} {
+		try := append(slices.Clone(env), fallback...)
+		_, aerr := r.git(ctx, gitRun{env: try}, "var", "GIT_AUTHOR_IDENT")
+		_, cerr := r.git(ctx, gitRun{env: try}, "var", "GIT_COMMITTER_IDENT")
+		switch err := errors.Join(aerr, cerr); {
+		case err == nil:
+			r.identityKnown = fallback == nil
+			return try, nil
+		case !identityRefused(err):
+			return nil, fmt.Errorf("read identity: %w", err)
+		}
+	}
+	return nil, errors.New("read identity: git refuses every identity debussy can make up; set user.name and user.email")
+}
+
+// identityRefused says git refused to make up an identity.
+func identityRefused(err error) bool {
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return false
+	}
+	for _, s := range []string{"identity unknown", "unable to auto-detect", "empty ident", "tell me who you are"} {
+		if strings.Contains(ge.Stderr, s) {
+			return true
+		}
+	}
+	return false
+}
