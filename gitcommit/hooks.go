@@ -89,4 +89,3 @@ func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
 	}
 	return path, true
 }
-

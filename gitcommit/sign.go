@@ -38,4 +38,3 @@ func signFormatSupported(cfg gitConfig) error {
 		}
 	}
 }
-

@@ -530,5 +530,3 @@ func statKey(fi fs.FileInfo) (string, int64) {
 	key += sysStatKey(fi)
 	return key, fi.ModTime().UnixNano()
 }
-
-
