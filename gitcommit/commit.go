@@ -112,9 +112,20 @@ func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
 	if r.gitBin == "" || len(trees) == 0 {
 		return nil
 	}
+	// The trees, and the .gitattributes and .gitmodules blobs they name:
+	// fsck reads those too, and would find them missing from the pack.
 	var ids strings.Builder
 	for _, t := range trees {
 		ids.WriteString(t.String() + "\n")
+		es, err := r.treeEntries(t)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if name := strings.ToLower(e.Name); e.Mode.IsFile() && (name == ".gitattributes" || name == ".gitmodules") {
+				ids.WriteString(e.Hash.String() + "\n")
+			}
+		}
 	}
 	pack, err := r.git(ctx, gitRun{stdin: strings.NewReader(ids.String())}, "pack-objects", "-q", "--stdout")
 	if err != nil {

@@ -36,7 +36,17 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 	if err := lock.seed(ctx, r, o.from); err != nil {
 		return Commit{}, err
 	}
-	st, err := r.stageByGit(ctx, lock.lockPath(), h, o, o.never)
+	cfg, err := r.readConfig(ctx)
+	if err != nil {
+		return Commit{}, err
+	}
+	hooksDir := r.hooksDirOf(cfg)
+	shims, err := r.hookShims(hooksDir, lock.lockPath())
+	if err != nil {
+		return Commit{}, fmt.Errorf("commit: %w", err)
+	}
+	defer shims.remove()
+	st, err := r.stageByGit(ctx, lock.lockPath(), h, o, o.never, shims.gitArgs(cfg))
 	if err != nil {
 		return Commit{}, err
 	}
@@ -69,19 +79,14 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 			_ = os.Remove(r.indexBackup())
 		}
 	}()
-	hooksDir, err := r.hooksDir(ctx)
-	if err != nil {
-		return Commit{}, err
-	}
 	_, merging := fileExists(filepath.Join(r.gitDir, "MERGE_HEAD"))
-	empty := st.tree == emptyTreeHash || st.tree.IsZero()
-	nothing := !o.allowEmpty && !merging && (h.hash.IsZero() && empty || !h.hash.IsZero() && st.tree == parentTree)
+	nothing := !o.allowEmpty && !merging && !o.asIs && st.same
 	if nothing && !hasHook(hooksDir, "pre-commit") && !hasHook(hooksDir, "post-index-change") {
 		// git commit would find nothing either, and has no hook to run
 		// that could change that.
 		return Commit{}, errors.Join(ErrNothingToCommit, r.restoreEntries(ctx, st.restore, ita))
 	}
-	made, err := r.gitCommit(ctx, msg, o, h, parentTree, hooksDir)
+	made, err := r.gitCommit(ctx, msg, o, h, parentTree, shims)
 	if made.Hash != "" {
 		landed = true
 		if rerr := r.restoreEntries(context.WithoutCancel(ctx), st.restore, ita); rerr != nil {
@@ -100,16 +105,6 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		}
 	}
 	return Commit{}, err
-}
-
-// hooksDir is where git looks for hooks here (`git rev-parse --git-path
-// hooks`: core.hooksPath or the common git dir's hooks/), absolute.
-func (r *Repo) hooksDir(ctx context.Context) (string, error) {
-	out, err := r.git(ctx, gitRun{}, "rev-parse", "--git-path", "hooks")
-	if err != nil {
-		return "", fmt.Errorf("find the hooks: %w", err)
-	}
-	return absFrom(r.root, strings.TrimSuffix(string(out), "\n")), nil
 }
 
 // hasHook says git would run hook name from dir: an executable file.

@@ -19,16 +19,11 @@ import (
 // answer the commit's reference transaction before the branch moves. It
 // returns the commit made (Hash "" when none was), or why not: a
 // *HookError, ErrNothingToCommit, ErrLocked, ctx's cause, or git's error.
-func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h head, parentTree plumbing.Hash, hooksDir string) (Commit, error) {
+func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h head, parentTree plumbing.Hash, shims *shimDir) (Commit, error) {
 	idEnv, err := r.identityEnv(ctx)
 	if err != nil {
 		return Commit{}, err
 	}
-	shims, err := r.hookShims(hooksDir)
-	if err != nil {
-		return Commit{}, fmt.Errorf("commit: %w", err)
-	}
-	defer shims.remove()
 	if err := os.WriteFile(shims.path("message"), []byte(msg), 0o600); err != nil {
 		return Commit{}, fmt.Errorf("write commit message: %w", err)
 	}

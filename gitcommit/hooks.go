@@ -3,7 +3,6 @@ package gitcommit
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -66,26 +65,25 @@ func (h *headTail) String() string {
 	return fmt.Sprintf("%s\n[… %d bytes of output left out …]\n%s", h.head, h.dropped, h.tail)
 }
 
-// hookPath returns the hook git would run for name: core.hooksPath
-// (relative to the worktree root) or the common git dir's hooks/, and only
-// an executable file (git skips a non-executable one with a hint).
-func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
-	dir := filepath.Join(r.commonDir, "hooks")
+// hooksDirOf is where git looks for hooks: core.hooksPath (relative to the
+// worktree root; set empty, the root itself, as git reads it) or the
+// common git dir's hooks/.
+func (r *Repo) hooksDirOf(cfg gitConfig) string {
 	if cfg.has("core.hooksPath") {
-		p := cfg.get("core.hooksPath")
-		if p == "" {
-			return "", false // set empty: git runs no hook at all
-		}
-		dir = r.expandPath(p, r.root)
+		return r.expandPath(cfg.get("core.hooksPath"), r.root)
 	}
-	path := filepath.Join(dir, name)
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
+	return filepath.Join(r.commonDir, "hooks")
+}
+
+// hookPath returns the hook git would run for name, and only an
+// executable file (git skips a non-executable one with a hint).
+func (r *Repo) hookPath(cfg gitConfig, name string) (string, bool) {
+	if cfg.has("core.hooksPath") && cfg.get("core.hooksPath") == "" && r.gitBin == "" {
+		return "", false // without git: read as "no hooks"
+	}
+	dir := r.hooksDirOf(cfg)
+	if !hasHook(dir, name) {
 		return "", false
 	}
-	if fi.Mode().Perm()&0o111 == 0 {
-		r.log.Warn("hook ignored because it is not executable, as git does", "hook", path)
-		return "", false
-	}
-	return path, true
+	return filepath.Join(dir, name), true
 }

@@ -26,14 +26,59 @@ type shimDir struct {
 	dir   string // the hooks directory git commit is given
 	hooks string // the user's
 	sh    string // the shell the shims run in
+	// restore is the shell that puts a clean filter's environment back as
+	// the user's git add would give it (restoreEnv).
+	restore string
+}
+
+// restoreEnv is shell that undoes, for the user's code, what debussy's own
+// options change in git's environment: the `git -c` options (passed on in
+// GIT_CONFIG_PARAMETERS) and, for a clean filter git add runs, the private
+// index's path.
+func (r *Repo) restoreEnv() (config, index string) {
+	env := getenvOf(r.userEnv())
+	if v := env("GIT_CONFIG_PARAMETERS"); v != "" {
+		config = "GIT_CONFIG_PARAMETERS=" + shellQuote(v) + "; export GIT_CONFIG_PARAMETERS;"
+	} else {
+		config = "unset GIT_CONFIG_PARAMETERS;"
+	}
+	if v := env("GIT_INDEX_FILE"); v != "" {
+		index = "GIT_INDEX_FILE=" + shellQuote(v) + "; export GIT_INDEX_FILE;"
+	} else {
+		index = "unset GIT_INDEX_FILE;"
+	}
+	return config, index
+}
+
+// gitArgs are the -c options git add -A runs with: the shims as its hooks
+// (post-index-change), and each clean filter run behind restore, so that
+// neither sees debussy's options or its private index (the user's git add
+// would show them neither).
+func (s *shimDir) gitArgs(cfg gitConfig) []string {
+	args := []string{"-c", "core.hooksPath=" + s.dir}
+	for k, v := range cfg.values {
+		if !strings.HasPrefix(k, "filter.") || v == "" {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(k, ".clean"):
+			// The command is expanded (%f): debussy's part keeps its '%'.
+			args = append(args, "-c", k+"="+strings.ReplaceAll(s.restore, "%", "%%")+" "+v)
+		case strings.HasSuffix(k, ".process"):
+			args = append(args, "-c", k+"="+s.restore+" exec "+v)
+		}
+	}
+	return args
 }
 
 func (s *shimDir) path(name string) string { return filepath.Join(s.dir, name) }
 
 func (s *shimDir) remove() { _ = os.RemoveAll(s.dir) }
 
-// hookShims writes the shims for the user's hooks in hooksDir.
-func (r *Repo) hookShims(hooksDir string) (*shimDir, error) {
+// hookShims writes the shims for the user's hooks in hooksDir; private is
+// the private index, whose path a hook git add -A runs (post-index-change)
+// is not shown, as the user's git add would not show it.
+func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 	sh, err := lookSh()
 	if err != nil {
 		return nil, err
@@ -52,13 +97,12 @@ func (r *Repo) hookShims(hooksDir string) (*shimDir, error) {
 	// Before the user's hook runs, the environment is put back as git
 	// would have it: without debussy's core.hooksPath (which `git -c`
 	// passes on in GIT_CONFIG_PARAMETERS) and without the commit's pid.
-	env := getenvOf(r.userEnv())
-	restore := "unset DEBUSSY_COMMIT_PID\n"
-	if v := env("GIT_CONFIG_PARAMETERS"); v != "" {
-		restore += "GIT_CONFIG_PARAMETERS=" + shellQuote(v) + "\nexport GIT_CONFIG_PARAMETERS\n"
-	} else {
-		restore += "unset GIT_CONFIG_PARAMETERS\n"
-	}
+	config, index := r.restoreEnv()
+	s.restore = config + " " + index
+	// A hook git commit runs sees the index git commit names; one git add
+	// runs (post-index-change) would see the private one: not shown.
+	restore := "unset DEBUSSY_COMMIT_PID\n" + config + "\n" +
+		"if [ \"${GIT_INDEX_FILE-}\" = " + shellQuote(private) + " ]; then " + index + " fi\n"
 	head := "#!" + sh + "\nours=\n[ \"$PPID\" = \"${DEBUSSY_COMMIT_PID-}\" ] && ours=1\n" + restore
 	entries, err := os.ReadDir(hooksDir)
 	if err != nil && !os.IsNotExist(err) && !isNotDir(err) {

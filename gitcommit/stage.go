@@ -30,6 +30,8 @@ type staging struct {
 	// restore are the index's own entries for paths the commit leaves out
 	// (an agent's `git add notes.txt`), put back once it is made.
 	restore []indexRecord
+	// same: what git staged is HEAD's tree (on an unborn branch: nothing).
+	same bool
 }
 
 // leftOut is leftOutPaths for go-git's staging: the gone paths are left

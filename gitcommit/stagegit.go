@@ -287,11 +287,11 @@ func (r *Repo) inTreeHash(tree plumbing.Hash, name string) (plumbing.Hash, error
 
 // stageByGit has git stage into the private index at indexPath (see the
 // comment at the top of this file) and write its tree.
-func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commitOptions, never pathSet) (staging, error) {
+// gitArgs are the -c options git add -A runs with (shimDir.gitArgs).
+func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
 	if o.asIs {
-		tree, err := r.writeTree(ctx, indexPath)
-		return staging{tree: tree}, err
+		return staging{}, nil // a merge: committed as it is
 	}
 	var headTree plumbing.Hash
 	if !h.hash.IsZero() {
@@ -347,32 +347,31 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 		}
 	}
 	env.stdin = nil
-	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, "add", "-A"); err != nil {
+	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
 	if err := r.removeFromIndex(ctx, indexPath, hidden); err != nil {
 		return staging{}, err
 	}
-	if st.tree, err = r.writeTree(ctx, indexPath); err != nil {
-		return staging{}, err
-	}
 	// Taken out once git staged them: .debussy directories below the root,
 	// and the user's files the agent renamed (what a gone file held, under
-	// a new name).
+	// a new name). The index is compared with HEAD, not written as a tree:
+	// git commit must find it as git add -A leaves it (it writes the tree
+	// itself, and the index with it, and runs post-index-change then).
 	goneObjects := map[string]bool{}
 	for _, fp := range gone {
 		if fp != "" && fp != emptyBlob && !strings.HasPrefix(fp, "link:") {
 			goneObjects[fp] = true
 		}
 	}
-	var later []string
-	added, err := r.addedPaths(headTree, st.tree)
+	staged, err := r.indexVsHead(ctx, gitRun{env: env.env}, h)
 	if err != nil {
 		return staging{}, err
 	}
-	for _, a := range added {
-		if isStatePath(a.path) || goneObjects[a.hash.String()] {
-			later = append(later, a.path)
+	var later []string
+	for _, rec := range staged {
+		if rec.srcMode == "000000" && (isStatePath(rec.path) || goneObjects[rec.dst]) {
+			later = append(later, rec.path)
 		}
 	}
 	if len(later) > 0 {
@@ -380,10 +379,8 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 		if err := r.removeFromIndex(ctx, indexPath, later); err != nil {
 			return staging{}, err
 		}
-		if st.tree, err = r.writeTree(ctx, indexPath); err != nil {
-			return staging{}, err
-		}
 	}
+	st.same = len(staged) == len(later)
 	return st, nil
 }
 
@@ -403,53 +400,6 @@ func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []st
 		return fmt.Errorf("stage: %w", err)
 	}
 	return nil
-}
-
-// addedFile is a path a tree has that another lacks, with its object.
-type addedFile struct {
-	path string
-	hash plumbing.Hash
-}
-
-// addedPaths lists the non-directory entries of to at paths from lacks,
-// reading only the subtrees that differ.
-func (r *Repo) addedPaths(from, to plumbing.Hash) ([]addedFile, error) {
-	var out []addedFile
-	var walk func(prefix string, a, b plumbing.Hash) error
-	walk = func(prefix string, a, b plumbing.Hash) error {
-		if a == b || b.IsZero() {
-			return nil
-		}
-		as, err := r.treeEntries(a)
-		if err != nil {
-			return err
-		}
-		bs, err := r.treeEntries(b)
-		if err != nil {
-			return err
-		}
-		old := map[string]plumbing.Hash{}
-		for _, e := range as {
-			if e.Mode == filemode.Dir {
-				old[e.Name+"/"] = e.Hash
-			} else {
-				old[e.Name] = e.Hash
-			}
-		}
-		for _, e := range bs {
-			if e.Mode == filemode.Dir {
-				if err := walk(prefix+e.Name+"/", old[e.Name+"/"], e.Hash); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, ok := old[e.Name]; !ok {
-				out = append(out, addedFile{path: prefix + e.Name, hash: e.Hash})
-			}
-		}
-		return nil
-	}
-	return out, walk("", from, to)
 }
 
 // restoreEntries puts the user's own index entries for the paths a commit
