@@ -310,3 +310,106 @@ func sshAgent(t *testing.T, home string) string {
 	}
 	return sock
 }
+
+// Without git, go-git commits only where its answer is git's: every case
+// where go-git staged otherwise (issue 55 found 20 of 33) is refused,
+// naming the feature and "install git"; the everyday ones still commit
+// exactly as git would.
+func TestGitlessCommitsOnlyWhereItEqualsGit(t *testing.T) {
+	refused := func(tc diffCase) diffCase {
+		tc.refused = "install git"
+		return tc
+	}
+	cases := []diffCase{
+		// Where go-git's answer is git's.
+		everydayCases[0], // new, modified and deleted files
+		everydayCases[1], // first commit on an unborn branch
+		everydayCases[2], // nothing to commit
+		everydayCases[3], // rename and move between directories
+		everydayCases[4], // modes and symlinks
+		{name: "plain ignore patterns", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "*.log\nbuild/\n/root-only.txt\n")
+			h.Write("a.log", "x")
+			h.Write("build/out.bin", "x")
+			h.Write("root-only.txt", "x")
+			h.Write("app/root-only.txt", "x")
+			h.Write("new.txt", "n")
+		}},
+		{name: "attributes that do not change what is stored", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitattributes", "*.go diff=golang linguist-language=Go\n")
+			h.Write("x.go", "package x\n")
+		}},
+
+		// Where it was not.
+		refused(diffCase{name: ".git/info/exclude", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".git/info/exclude", "*.secret\n")
+			h.Write("a.secret", "s")
+		}}),
+		refused(diffCase{name: "core.excludesFile", setup: diffBase, home: map[string]string{"ignores": "*.secret\n",
+			".gitconfig": defaultDiffGitconfig + "[core]\n\texcludesFile = ~/ignores\n"},
+			change: func(t *testing.T, h *diffRepo) { h.Write("a.secret", "s") }}),
+		refused(diffCase{name: "the XDG ignore file", setup: diffBase, home: map[string]string{".config/git/ignore": "*.secret\n"},
+			change: func(t *testing.T, h *diffRepo) { h.Write("a.secret", "s") }}),
+		refused(diffCase{name: "a negation", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "*.log\n!keep.log\n")
+			h.Write("keep.log", "k")
+		}}),
+		refused(diffCase{name: "a ** pattern", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "src/**/\n")
+			h.Write("src/x/y.go", "x")
+		}}),
+		refused(diffCase{name: "a character class", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitignore", "ab[!c]\n")
+			h.Write("abd", "x")
+		}}),
+		refused(diffCase{name: "text attributes (eol)", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Write(".gitattributes", "*.txt text eol=lf\n")
+			h.Write("crlf.txt", crlfSample)
+		}}),
+		refused(diffCase{name: "core.autocrlf", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.autocrlf", "input")
+			h.Write("crlf.txt", crlfSample)
+		}}),
+		refused(diffCase{name: "a clean filter", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "filter.rot.clean", "tr a-z n-za-m")
+			h.Write(".gitattributes", "*.secret filter=rot\n")
+			h.Write("new.secret", "password\n")
+		}}),
+		refused(diffCase{name: "core.fileMode=false", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.fileMode", "false")
+			h.Chmod("tool.sh", 0o644)
+		}}),
+		refused(diffCase{name: "core.symlinks=false", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.symlinks", "false")
+			h.Write("new.txt", "n")
+		}}),
+		refused(diffCase{name: "core.ignorecase and a rename by case", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("config", "core.ignorecase", "true")
+			h.Rename("keep.txt", "KEEP.txt")
+		}}),
+		refused(diffCase{name: "an assume-unchanged entry", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.Git("update-index", "--assume-unchanged", "keep.txt")
+			h.Write("keep.txt", "local\n")
+		}}),
+		refused(diffCase{name: "a submodule moved to a new commit", setup: func(t *testing.T, h *diffRepo) {
+			diffBase(t, h)
+			commitNested(h, "mod", map[string]string{"m.go": "package m\n"})
+		}, change: func(t *testing.T, h *diffRepo) {
+			h.Write("mod/m.go", "package m // v2\n")
+			h.GitIn("mod", "commit", "-q", "-am", "v2")
+		}}),
+		refused(diffCase{name: "a new nested repository", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			commitNested(h, "vendor/lib", map[string]string{"lib.go": "package lib\n"})
+		}}),
+		refused(diffCase{name: "a pre-commit hook", setup: diffBase, change: func(t *testing.T, h *diffRepo) {
+			h.hook("", "pre-commit", "exit 0\n")
+			h.Write("new.txt", "n")
+		}}),
+		{name: "an invalid path", setup: diffBase, change: func(t *testing.T, h *diffRepo) { h.Write(".Git/config", "x") },
+			gitRefuses: "invalid path", refused: "invalid path"},
+	}
+	for i := range cases {
+		cases[i].opts = append(cases[i].opts, withoutGit())
+	}
+	runDiffCases(t, cases)
+}
