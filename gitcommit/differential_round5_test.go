@@ -102,8 +102,8 @@ var round5Cases = []diffCase{
 		check:  compareReflogs,
 	},
 	{
-		name:  "gpg.ssh.defaultKeyCommand with quoted arguments",
-		setup: diffBase,
+		name:      "gpg.ssh.defaultKeyCommand with quoted arguments",
+		setup:     diffBase,
 		commitEnv: func(h *diffRepo) map[string]string { return map[string]string{"SSH_AUTH_SOCK": sshAgent(h.t, h.Home)} },
 		change: func(t *testing.T, h *diffRepo) {
 			key := sshKey(t, h.Home)
