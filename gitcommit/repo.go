@@ -130,8 +130,9 @@ func WithEnv(env []string) Option {
 // withoutGit stages with go-git as where git is not installed.
 func withoutGit() Option { return func(r *Repo) { r.noGit = true } }
 
-// Mode says who stages this repository's commits: "git" where git is
-// installed, "go-git" (with its documented differences) where it is not.
+// Mode says who makes this repository's commits: "git" where git is
+// installed, "go-git" where it is not (and then only where go-git's answer
+// is git's: Preflight refuses the rest).
 func (r *Repo) Mode() string {
 	if r.gitBin != "" {
 		return "git"
