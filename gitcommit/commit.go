@@ -175,12 +175,25 @@ func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
 	if h.IsZero() || h == emptyTreeHash {
 		return nil, nil
 	}
+	if es, ok := r.trees[h]; ok {
+		return es, nil
+	}
 	t, err := r.repo.TreeObject(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", Short(h.String()), err)
 	}
+	// Trees never change: kept across commits, which mostly read the
+	// same ones again, up to a bound.
+	if r.trees == nil || len(r.trees) > maxCachedTrees {
+		r.trees = map[plumbing.Hash][]object.TreeEntry{}
+	}
+	r.trees[h] = t.Entries
 	return t.Entries, nil
 }
+
+// maxCachedTrees bounds treeEntries' cache (a 100,000-file tree has a few
+// thousand).
+const maxCachedTrees = 20000
 
 // diffTrees is `git diff --no-renames --name-status` between two trees (a
 // zero hash is the empty tree), sorted by path. It reads only the subtrees

@@ -39,6 +39,7 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
@@ -96,6 +97,9 @@ type Repo struct {
 	// fps are the user files' fingerprints with the stat data they were
 	// taken with (fingerprint); guarded by mu.
 	fps fingerprintCache
+	// trees caches tree objects' entries by hash (treeEntries); guarded
+	// by mu.
+	trees map[plumbing.Hash][]object.TreeEntry
 	// identityKnown: git answered an identity without debussy's fallback
 	// (identityEnv), which it then need not ask again; guarded by mu.
 	identityKnown bool

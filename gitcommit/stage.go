@@ -3,18 +3,12 @@ package gitcommit
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -37,7 +31,7 @@ type staging struct {
 // leftOut is leftOutPaths for go-git's staging: the gone paths are left
 // out too (go-git puts back what the index had for them).
 func (r *Repo) leftOut(o commitOptions, never pathSet) (out, changed []string, err error) {
-	out, gone, changed, err := r.leftOutPaths(plumbing.ZeroHash, o, never)
+	out, gone, changed, _, err := r.leftOutPaths(plumbing.ZeroHash, o, never)
 	for p := range gone {
 		out = append(out, p)
 	}
@@ -195,55 +189,6 @@ func (r *Repo) storeIndexTree(entries []*index.Entry) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("write trees: %w", err)
 	}
 	return tree, nil
-}
-
-// fingerprint is what tells a user's untracked path changed: the hash of a
-// file's bytes or a symlink's target, a nested repository's HEAD ("" without
-// a commit). present is false when the path is gone. A file whose stat data
-// still say what they said when it was last read is not read again
-// (fingerprintCache): a commit costs a stat, not a read, per user file.
-func (r *Repo) fingerprint(p string) (string, bool, error) {
-	abs := filepath.Join(r.root, filepath.FromSlash(p))
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		t, err := os.Readlink(abs)
-		if err != nil {
-			return "", false, nil
-		}
-		return "link:" + objectHash(plumbing.BlobObject, []byte(t)).String(), true, nil
-	case fi.IsDir():
-		return nestedHead(abs), true, nil
-	case !fi.Mode().IsRegular():
-		return "", false, nil
-	}
-	key, mtime := statKey(fi)
-	if c, ok := r.fps[p]; ok && c.stat == key && mtime < c.at-int64(time.Second) {
-		return c.fp, true, nil
-	}
-	at := time.Now().UnixNano()
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", false, nil
-	}
-	defer f.Close()
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", fi.Size())
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
-	}
-	fp := hex.EncodeToString(h.Sum(nil))
-	if r.fps == nil {
-		r.fps = fingerprintCache{}
-	}
-	r.fps[p] = fpEntry{stat: key, fp: fp, at: at}
-	return fp, true, nil
 }
 
 // nestedHead is the HEAD commit of the repository at dir, "" without one.

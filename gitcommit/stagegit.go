@@ -3,13 +3,12 @@ package gitcommit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -106,7 +105,8 @@ func revertLines(recs []indexRecord) []byte {
 // keeps its content), changed are the user's the agent changed, committed
 // as its work. Paths HEAD's tree has are the branch's files: none of the
 // three.
-func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) (out []string, gone map[string]string, changed []string, err error) {
+// dirs are the paths of out that are directories (nested repositories).
+func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) (out []string, gone map[string]string, changed []string, dirs map[string]bool, err error) {
 	var ask []string
 	for p := range never {
 		ask = append(ask, p)
@@ -118,32 +118,37 @@ func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) 
 	}
 	inHead, err := r.inTree(tree, ask)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	gone = map[string]string{}
+	var user []string
 	for _, p := range ask {
-		if inHead[p] {
-			continue
+		if !inHead[p] && !never[p] {
+			user = append(user, p)
 		}
-		if never[p] {
-			out = append(out, p)
-			continue
-		}
-		got, present, err := r.fingerprint(p)
+	}
+	fps, err := r.fingerprints(user)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	gone, dirs = map[string]string{}, map[string]bool{}
+	for _, p := range ask {
+		got := fps[p]
 		switch {
-		case err != nil:
-			return nil, nil, nil, err
-		case !present:
-			gone[p] = o.exclude[p]
-		case got == o.exclude[p]:
+		case inHead[p]:
+		case never[p]:
 			out = append(out, p)
+		case !got.present:
+			gone[p] = o.exclude[p]
+		case got.fp == o.exclude[p]:
+			out = append(out, p)
+			dirs[p] = got.dir
 		default:
 			changed = append(changed, p)
 		}
 	}
 	slices.Sort(out)
 	slices.Sort(changed)
-	return out, gone, changed, nil
+	return out, gone, changed, dirs, nil
 }
 
 // inTree reports which of paths tree (zero: the empty tree) holds, reading
@@ -198,19 +203,103 @@ func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, erro
 	return found, nil
 }
 
-// placeholders are the index-info lines that hide paths from `git add -A`:
-// a gitlink for a directory (git does not descend into one), a file entry
-// otherwise; both assume-unchanged when written with core.ignoreStat.
-func (r *Repo) placeholders(paths []string) []byte {
-	var b bytes.Buffer
+// placeholders are the entries that hide paths from `git add -A`: a
+// gitlink for a directory (git does not descend into one), a file entry
+// otherwise. A directory HEAD does not have whose every file is one of
+// paths (the user's, untouched: a notes/ or data/ of theirs) is hidden
+// whole, so git's walk does not even read it; one that holds anything
+// else (the agent's new file, an ignored one) has its paths hidden one by
+// one and git decides the rest.
+func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
+	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
-		mode := "100644"
-		if fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p))); err == nil && fi.IsDir() {
-			mode = "160000"
-		}
-		fmt.Fprintf(&b, "%s %s\t%s\x00", mode, emptyBlob, p)
+		set[p] = true
 	}
-	return b.Bytes()
+	var dirs []string
+	for _, p := range paths {
+		dirs = append(dirs, path.Dir(p))
+	}
+	inHead, err := r.inTree(tree, dirs)
+	if err != nil {
+		return nil, err
+	}
+	// The top-most directory of each path that HEAD does not have.
+	roots := map[string][]string{}
+	var single []string
+	for _, p := range paths {
+		root := ""
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if known, ok := inHead[d]; ok && known {
+				break
+			}
+			if ok, err := r.inTreeDir(tree, d, inHead); err != nil {
+				return nil, err
+			} else if ok {
+				break
+			}
+			root = d
+		}
+		if root == "" {
+			single = append(single, p)
+		} else {
+			roots[root] = append(roots[root], p)
+		}
+	}
+	var out []placeholder
+	for root, members := range roots {
+		if r.onlyThese(root, set) {
+			out = append(out, placeholder{path: root, dir: true})
+			continue
+		}
+		single = append(single, members...)
+	}
+	for _, p := range single {
+		dir, known := isDir[p]
+		if !known { // Never's: not stat'ed yet
+			fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+			dir = err == nil && fi.IsDir()
+		}
+		out = append(out, placeholder{path: p, dir: dir})
+	}
+	return out, nil
+}
+
+// inTreeDir says tree has d, remembering the answer in known.
+func (r *Repo) inTreeDir(tree plumbing.Hash, d string, known map[string]bool) (bool, error) {
+	if v, ok := known[d]; ok {
+		return v, nil
+	}
+	m, err := r.inTree(tree, []string{d})
+	if err != nil {
+		return false, err
+	}
+	known[d] = m[d]
+	return m[d], nil
+}
+
+// onlyThese says every file below dir is in set (a nested repository in
+// set counts as one), so that hiding dir hides nothing else.
+func (r *Repo) onlyThese(dir string, set map[string]bool) bool {
+	ents, err := os.ReadDir(filepath.Join(r.root, filepath.FromSlash(dir)))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		p := dir + "/" + e.Name()
+		switch {
+		case set[p]:
+		case e.IsDir():
+			if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p), ".git")); err == nil {
+				return false // a repository that is not the user's
+			}
+			if !r.onlyThese(p, set) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // stateDirsOut lists what of .debussy/ at the root HEAD does not track:
@@ -305,7 +394,7 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	if err != nil {
 		return staging{}, err
 	}
-	out, gone, changed, err := r.leftOutPaths(headTree, o, never)
+	out, gone, changed, isDir, err := r.leftOutPaths(headTree, o, never)
 	if err != nil {
 		return staging{}, err
 	}
@@ -339,18 +428,26 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	if err != nil {
 		return staging{}, err
 	}
-	hidden := slices.Concat(state, slices.DeleteFunc(out, func(p string) bool { return isStatePath(p) }))
-	if len(hidden) > 0 {
-		env.stdin = bytes.NewReader(r.placeholders(hidden))
-		if _, err := r.git(ctx, env, append(noHooks, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")...); err != nil {
-			return staging{}, fmt.Errorf("stage: %w", err)
-		}
+	hidden, err := r.placeholders(headTree, slices.DeleteFunc(out, func(p string) bool { return isStatePath(p) }), isDir)
+	if err != nil {
+		return staging{}, err
+	}
+	for _, p := range state {
+		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+		hidden = append(hidden, placeholder{path: p, dir: err == nil && fi.IsDir()})
+	}
+	if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
+		return staging{}, err
 	}
 	env.stdin = nil
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
-	if err := r.removeFromIndex(ctx, indexPath, hidden); err != nil {
+	var names []string
+	for _, p := range hidden {
+		names = append(names, p.path)
+	}
+	if err := r.removeFromIndex(ctx, indexPath, names); err != nil {
 		return staging{}, err
 	}
 	// Taken out once git staged them: .debussy directories below the root,
@@ -384,11 +481,44 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	return st, nil
 }
 
+// addToIndex adds placeholders (assume-unchanged) to the index at
+// indexPath: in one pass (editIndex), or by git where that cannot edit it.
+func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholder) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	err := editIndex(indexPath, ps, nil)
+	if !errors.Is(err, errIndexUnsupported) {
+		return err
+	}
+	var b bytes.Buffer
+	for _, p := range ps {
+		mode := "100644"
+		if p.dir {
+			mode = "160000"
+		}
+		fmt.Fprintf(&b, "%s %s\t%s\x00", mode, emptyBlob, p.path)
+	}
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
+	if _, err := r.git(ctx, env, append(noHooks, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")...); err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	return nil
+}
+
 // removeFromIndex takes paths, exactly as named, out of the index at
-// indexPath.
+// indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
+	}
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
+	}
+	err := editIndex(indexPath, nil, set)
+	if !errors.Is(err, errIndexUnsupported) {
+		return err
 	}
 	var b bytes.Buffer
 	for _, p := range paths {
@@ -460,23 +590,4 @@ func intentToAdd(indexPath string, recs []indexRecord) map[string]bool {
 		}
 	}
 	return out
-}
-
-// fingerprintCache remembers, per path, the stat data a fingerprint was
-// taken with: a file whose stat data still match, and that was last
-// written well before then, is not read again (git's racy-entry rule).
-type fingerprintCache map[string]fpEntry
-
-type fpEntry struct {
-	stat string // size, mtime, ctime, inode, mode
-	fp   string
-	at   int64 // when it was taken (Unix nanoseconds)
-}
-
-// statKey is what a file's stat data must still say for a fingerprint to
-// hold without reading it.
-func statKey(fi fs.FileInfo) (string, int64) {
-	key := strconv.FormatInt(fi.Size(), 10) + " " + strconv.FormatInt(fi.ModTime().UnixNano(), 10) + " " + fi.Mode().String()
-	key += sysStatKey(fi)
-	return key, fi.ModTime().UnixNano()
 }
