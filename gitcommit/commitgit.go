@@ -33,9 +33,6 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		return Commit{}, err
 	}
 	defer lock.release()
-	if err := lock.seed(ctx, r, o.from); err != nil {
-		return Commit{}, err
-	}
 	cfg, err := r.readConfig(ctx)
 	if err != nil {
 		return Commit{}, err
@@ -46,7 +43,7 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	defer shims.remove()
-	st, err := r.stageByGit(ctx, lock.lockPath(), h, o, o.never, shims.gitArgs(cfg))
+	st, err := r.stageByGit(ctx, lock, h, o, o.never, shims.gitArgs(cfg))
 	if err != nil {
 		return Commit{}, err
 	}

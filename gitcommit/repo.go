@@ -97,6 +97,8 @@ type Repo struct {
 	// fps are the user files' fingerprints with the stat data they were
 	// taken with (fingerprint); guarded by mu.
 	fps fingerprintCache
+	// dirs caches directory listings (hide.go's listing); guarded by mu.
+	dirs map[string]dirListing
 	// trees caches tree objects' entries by hash (treeEntries); guarded
 	// by mu.
 	trees map[plumbing.Hash][]object.TreeEntry

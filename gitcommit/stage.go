@@ -28,17 +28,6 @@ type staging struct {
 	same bool
 }
 
-// leftOut is leftOutPaths for go-git's staging: the gone paths are left
-// out too (go-git puts back what the index had for them).
-func (r *Repo) leftOut(o commitOptions, never pathSet) (out, changed []string, err error) {
-	out, gone, changed, _, err := r.leftOutPaths(plumbing.ZeroHash, o, never)
-	for p := range gone {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out, changed, err
-}
-
 // writeTree is `git write-tree` of the index at indexPath, or without git
 // the tree of its stage-0 entries.
 func (r *Repo) writeTree(ctx context.Context, indexPath string) (plumbing.Hash, error) {
@@ -69,7 +58,7 @@ func (r *Repo) stageByGoGit(indexPath string, headTree plumbing.Hash, o commitOp
 	}
 	st := staging{}
 	if !o.asIs {
-		out, changed, err := r.leftOut(o, never)
+		out, changed, err := r.leftOutPaths(headTree, o, never)
 		if err != nil {
 			return staging{}, err
 		}

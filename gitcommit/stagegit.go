@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // Staging where git is installed: the private index (the index's lock
@@ -98,15 +96,10 @@ func revertLines(recs []indexRecord) []byte {
 	return b.Bytes()
 }
 
-// leftOutPaths sorts the paths debussy decides about, for a commit on top
-// of tree (HEAD's; zero on an unborn branch): out are present and kept out
-// (Never's, and the user's whose fingerprint holds), gone are the user's
-// that no longer exist, with their fingerprints (a file the agent renamed
-// keeps its content), changed are the user's the agent changed, committed
-// as its work. Paths HEAD's tree has are the branch's files: none of the
-// three.
-// dirs are the paths of out that are directories (nested repositories).
-func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) (out []string, gone map[string]string, changed []string, dirs map[string]bool, err error) {
+// candidates are the paths debussy may leave out of a commit on top of
+// tree (HEAD's; zero on an unborn branch): Never's and the user's files,
+// less those HEAD has (the branch's files, committed as usual).
+func (r *Repo) candidates(tree plumbing.Hash, o commitOptions, never pathSet) (user []string, err error) {
 	var ask []string
 	for p := range never {
 		ask = append(ask, p)
@@ -118,269 +111,82 @@ func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) 
 	}
 	inHead, err := r.inTree(tree, ask)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, err
 	}
-	var user []string
 	for _, p := range ask {
 		if !inHead[p] && !never[p] {
 			user = append(user, p)
 		}
 	}
+	return user, nil
+}
+
+// sorted is what the user's files turned out to be: gone (with the
+// fingerprints they had: a file the agent renamed keeps its content),
+// changed (the agent's work now), the rest untouched.
+type sorted struct {
+	gone    map[string]string
+	changed []string
+	dirs    map[string]bool // untouched paths that are directories
+}
+
+// sortUser looks at the user's files as they are now.
+func (r *Repo) sortUser(user []string, o commitOptions) (sorted, error) {
 	fps, err := r.fingerprints(user)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return sorted{}, err
 	}
-	gone, dirs = map[string]string{}, map[string]bool{}
-	for _, p := range ask {
+	s := sorted{gone: map[string]string{}, dirs: map[string]bool{}}
+	for _, p := range user {
 		got := fps[p]
 		switch {
-		case inHead[p]:
-		case never[p]:
-			out = append(out, p)
 		case !got.present:
-			gone[p] = o.exclude[p]
-		case got.fp == o.exclude[p]:
+			s.gone[p] = o.exclude[p]
+		case got.fp != o.exclude[p]:
+			s.changed = append(s.changed, p)
+		case got.dir:
+			s.dirs[p] = true
+		}
+	}
+	slices.Sort(s.changed)
+	return s, nil
+}
+
+// leftOutPaths is what go-git's staging leaves out: Never's paths and the
+// user's files the agent did not change (gone ones too: go-git puts back
+// what the index had for them); changed are committed as its work.
+func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) (out, changed []string, err error) {
+	user, err := r.candidates(tree, o, never)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := r.sortUser(user, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	for p := range never {
+		out = append(out, p)
+	}
+	for _, p := range user {
+		if !slices.Contains(s.changed, p) {
 			out = append(out, p)
-			dirs[p] = got.dir
-		default:
-			changed = append(changed, p)
 		}
 	}
 	slices.Sort(out)
-	slices.Sort(changed)
-	return out, gone, changed, dirs, nil
+	return out, s.changed, nil
 }
 
-// inTree reports which of paths tree (zero: the empty tree) holds, reading
-// each directory's tree once.
-func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, error) {
-	found := map[string]bool{}
-	if tree.IsZero() || len(paths) == 0 {
-		return found, nil
-	}
-	dirs := map[string]map[string]plumbing.Hash{} // directory → name → entry
-	var list func(dir string) (map[string]plumbing.Hash, error)
-	list = func(dir string) (map[string]plumbing.Hash, error) {
-		if es, ok := dirs[dir]; ok {
-			return es, nil
-		}
-		h := tree
-		if dir != "" {
-			parent, name := path.Split(dir)
-			pes, err := list(strings.TrimSuffix(parent, "/"))
-			if err != nil {
-				return nil, err
-			}
-			h = pes[name+"/"]
-		}
-		es := map[string]plumbing.Hash{}
-		if !h.IsZero() {
-			entries, err := r.treeEntries(h)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range entries {
-				name := e.Name
-				if e.Mode == filemode.Dir {
-					name += "/"
-				}
-				es[name] = e.Hash
-			}
-		}
-		dirs[dir] = es
-		return es, nil
-	}
-	for _, p := range paths {
-		dir, name := path.Split(p)
-		es, err := list(strings.TrimSuffix(dir, "/"))
-		if err != nil {
-			return nil, err
-		}
-		_, file := es[name]
-		_, sub := es[name+"/"]
-		found[p] = file || sub
-	}
-	return found, nil
-}
-
-// placeholders are the entries that hide paths from `git add -A`: a
-// gitlink for a directory (git does not descend into one), a file entry
-// otherwise. A directory HEAD does not have whose every file is one of
-// paths (the user's, untouched: a notes/ or data/ of theirs) is hidden
-// whole, so git's walk does not even read it; one that holds anything
-// else (the agent's new file, an ignored one) has its paths hidden one by
-// one and git decides the rest.
-func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
-	set := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		set[p] = true
-	}
-	var dirs []string
-	for _, p := range paths {
-		dirs = append(dirs, path.Dir(p))
-	}
-	inHead, err := r.inTree(tree, dirs)
-	if err != nil {
-		return nil, err
-	}
-	// The top-most directory of each path that HEAD does not have.
-	roots := map[string][]string{}
-	var single []string
-	for _, p := range paths {
-		root := ""
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if known, ok := inHead[d]; ok && known {
-				break
-			}
-			if ok, err := r.inTreeDir(tree, d, inHead); err != nil {
-				return nil, err
-			} else if ok {
-				break
-			}
-			root = d
-		}
-		if root == "" {
-			single = append(single, p)
-		} else {
-			roots[root] = append(roots[root], p)
-		}
-	}
-	var out []placeholder
-	for root, members := range roots {
-		if r.onlyThese(root, set) {
-			out = append(out, placeholder{path: root, dir: true})
-			continue
-		}
-		single = append(single, members...)
-	}
-	for _, p := range single {
-		dir, known := isDir[p]
-		if !known { // Never's: not stat'ed yet
-			fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
-			dir = err == nil && fi.IsDir()
-		}
-		out = append(out, placeholder{path: p, dir: dir})
-	}
-	return out, nil
-}
-
-// inTreeDir says tree has d, remembering the answer in known.
-func (r *Repo) inTreeDir(tree plumbing.Hash, d string, known map[string]bool) (bool, error) {
-	if v, ok := known[d]; ok {
-		return v, nil
-	}
-	m, err := r.inTree(tree, []string{d})
-	if err != nil {
-		return false, err
-	}
-	known[d] = m[d]
-	return m[d], nil
-}
-
-// onlyThese says every file below dir is in set (a nested repository in
-// set counts as one), so that hiding dir hides nothing else.
-func (r *Repo) onlyThese(dir string, set map[string]bool) bool {
-	ents, err := os.ReadDir(filepath.Join(r.root, filepath.FromSlash(dir)))
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		p := dir + "/" + e.Name()
-		switch {
-		case set[p]:
-		case e.IsDir():
-			if _, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p), ".git")); err == nil {
-				return false // a repository that is not the user's
-			}
-			if !r.onlyThese(p, set) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// stateDirsOut lists what of .debussy/ at the root HEAD does not track:
-// the directory itself, or (HEAD tracking some of it, a config file) its
-// untracked entries, at any depth. Nested .debussy directories elsewhere
-// are taken out once staged (see stageByGit).
-func (r *Repo) stateDirsOut(tree plumbing.Hash) ([]string, error) {
-	var out []string
-	var walk func(rel string, h plumbing.Hash) error
-	walk = func(rel string, h plumbing.Hash) error {
-		tracked := map[string]plumbing.Hash{}
-		if !h.IsZero() {
-			es, err := r.treeEntries(h)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				if e.Mode == filemode.Dir {
-					tracked[e.Name] = e.Hash
-				} else {
-					tracked[e.Name] = plumbing.ZeroHash
-				}
-			}
-		}
-		ents, err := os.ReadDir(filepath.Join(r.root, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil // gone, or not a directory: nothing to hide
-		}
-		for _, e := range ents {
-			p := rel + "/" + e.Name()
-			sub, ok := tracked[e.Name()]
-			switch {
-			case !ok:
-				out = append(out, p)
-			case e.IsDir() && !sub.IsZero():
-				if err := walk(p, sub); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	fi, err := os.Lstat(filepath.Join(r.root, stateDir))
-	if err != nil || !fi.IsDir() {
-		return nil, nil
-	}
-	root, err := r.inTreeHash(tree, stateDir)
-	if err != nil {
-		return nil, err
-	}
-	if root.IsZero() {
-		return []string{stateDir}, nil
-	}
-	return out, walk(stateDir, root)
-}
-
-// inTreeHash is the hash of tree's directory name at the root, zero when
-// there is none.
-func (r *Repo) inTreeHash(tree plumbing.Hash, name string) (plumbing.Hash, error) {
-	if tree.IsZero() {
-		return plumbing.ZeroHash, nil
-	}
-	es, err := r.treeEntries(tree)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	for _, e := range es {
-		if e.Name == name && e.Mode == filemode.Dir {
-			return e.Hash, nil
-		}
-	}
-	return plumbing.ZeroHash, nil
-}
-
-// stageByGit has git stage into the private index at indexPath (see the
-// comment at the top of this file) and write its tree.
-// gitArgs are the -c options git add -A runs with (shimDir.gitArgs).
-func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
+// stageByGit has git stage into the private index (see the comment at
+// the top of this file). gitArgs are the -c options git add -A runs with
+// (shimDir.gitArgs).
+//
+// The user's files are looked at (a stat each, sortUser) while git stages:
+// every one of them is hidden from git add -A as if untouched, and in the
+// rare commit where the agent changed one, the staging is done again with
+// that one left to git.
+func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
 	if o.asIs {
-		return staging{}, nil // a merge: committed as it is
+		return staging{}, lock.seed(ctx, r, o.from) // a merge: committed as it is
 	}
 	var headTree plumbing.Hash
 	if !h.hash.IsZero() {
@@ -390,23 +196,84 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 		}
 		headTree = c.TreeHash
 	}
+	user, err := r.candidates(headTree, o, never)
+	if err != nil {
+		return staging{}, err
+	}
+	var s sorted
+	looked := make(chan error, 1)
+	go func() {
+		var err error
+		s, err = r.sortUser(user, o)
+		looked <- err
+	}()
+	st, err := r.stageOnce(ctx, lock, h, headTree, never, user, nil, gitArgs)
+	if lerr := <-looked; err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return staging{}, err
+	}
+	if len(s.changed) > 0 {
+		// The agent changed some of the user's files: those are its work,
+		// and git stages them.
+		out := slices.DeleteFunc(slices.Clone(user), func(p string) bool { return slices.Contains(s.changed, p) })
+		if st, err = r.stageOnce(ctx, lock, h, headTree, never, out, s.dirs, gitArgs); err != nil {
+			return staging{}, err
+		}
+		st.changed = s.changed
+	}
+	// Taken out once git staged them: .debussy directories below the root,
+	// and the user's files the agent renamed (what a gone file held, under
+	// a new name). The index is compared with HEAD, not written as a tree:
+	// git commit must find it as git add -A leaves it (it writes the tree
+	// itself, and the index with it, and runs post-index-change then).
+	goneObjects := map[string]bool{}
+	for _, fp := range s.gone {
+		if fp != "" && fp != emptyBlob && !strings.HasPrefix(fp, "link:") {
+			goneObjects[fp] = true
+		}
+	}
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}
+	staged, err := r.indexVsHead(ctx, env, h)
+	if err != nil {
+		return staging{}, err
+	}
+	var later []string
+	for _, rec := range staged {
+		if rec.srcMode == "000000" && (isStatePath(rec.path) || goneObjects[rec.dst]) {
+			later = append(later, rec.path)
+		}
+	}
+	if len(later) > 0 {
+		r.log.Debug("left out after staging", "paths", later)
+		if err := r.removeFromIndex(ctx, lock.lockPath(), later); err != nil {
+			return staging{}, err
+		}
+	}
+	st.same = len(staged) == len(later)
+	return st, nil
+}
+
+// stageOnce seeds the private index with the index, turns it into HEAD's
+// tree, hides out (with Never's paths and .debussy/) and runs git add -A.
+// dirs says which of out are directories, where known.
+func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, dirs map[string]bool, gitArgs []string) (staging, error) {
+	if err := lock.seed(ctx, r, ""); err != nil {
+		return staging{}, err
+	}
+	indexPath := lock.lockPath()
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
 	recs, err := r.indexVsHead(ctx, env, h)
 	if err != nil {
 		return staging{}, err
 	}
-	out, gone, changed, isDir, err := r.leftOutPaths(headTree, o, never)
-	if err != nil {
-		return staging{}, err
-	}
-	st := staging{changed: changed}
 	// What the index holds of the paths left out stays the user's: put
 	// back after the commit (Never's, an agent's `git add -f .env`, are
 	// taken out and named instead).
+	var st staging
 	leftOut := map[string]bool{}
 	for _, p := range out {
-		leftOut[p] = true
-	}
-	for p := range gone {
 		leftOut[p] = true
 	}
 	for _, rec := range recs {
@@ -428,7 +295,13 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	if err != nil {
 		return staging{}, err
 	}
-	hidden, err := r.placeholders(headTree, slices.DeleteFunc(out, func(p string) bool { return isStatePath(p) }), isDir)
+	hide := slices.DeleteFunc(slices.Clone(out), isStatePath)
+	for p := range never {
+		if !isStatePath(p) {
+			hide = append(hide, p)
+		}
+	}
+	hidden, err := r.placeholders(headTree, hide, dirs)
 	if err != nil {
 		return staging{}, err
 	}
@@ -439,7 +312,6 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
 		return staging{}, err
 	}
-	env.stdin = nil
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
@@ -447,38 +319,7 @@ func (r *Repo) stageByGit(ctx context.Context, indexPath string, h head, o commi
 	for _, p := range hidden {
 		names = append(names, p.path)
 	}
-	if err := r.removeFromIndex(ctx, indexPath, names); err != nil {
-		return staging{}, err
-	}
-	// Taken out once git staged them: .debussy directories below the root,
-	// and the user's files the agent renamed (what a gone file held, under
-	// a new name). The index is compared with HEAD, not written as a tree:
-	// git commit must find it as git add -A leaves it (it writes the tree
-	// itself, and the index with it, and runs post-index-change then).
-	goneObjects := map[string]bool{}
-	for _, fp := range gone {
-		if fp != "" && fp != emptyBlob && !strings.HasPrefix(fp, "link:") {
-			goneObjects[fp] = true
-		}
-	}
-	staged, err := r.indexVsHead(ctx, gitRun{env: env.env}, h)
-	if err != nil {
-		return staging{}, err
-	}
-	var later []string
-	for _, rec := range staged {
-		if rec.srcMode == "000000" && (isStatePath(rec.path) || goneObjects[rec.dst]) {
-			later = append(later, rec.path)
-		}
-	}
-	if len(later) > 0 {
-		r.log.Debug("left out after staging", "paths", later)
-		if err := r.removeFromIndex(ctx, indexPath, later); err != nil {
-			return staging{}, err
-		}
-	}
-	st.same = len(staged) == len(later)
-	return st, nil
+	return st, r.removeFromIndex(ctx, indexPath, names)
 }
 
 // addToIndex adds placeholders (assume-unchanged) to the index at
