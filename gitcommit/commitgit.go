@@ -76,14 +76,17 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 			_ = os.Remove(r.indexBackup())
 		}
 	}()
-	_, merging := fileExists(filepath.Join(r.gitDir, "MERGE_HEAD"))
-	nothing := !o.allowEmpty && !merging && !o.asIs && st.same
-	if nothing && !hasHook(hooksDir, "pre-commit") && !hasHook(hooksDir, "post-index-change") {
-		// git commit would find nothing either, and has no hook to run
-		// that could change that.
-		return Commit{}, errors.Join(ErrNothingToCommit, r.restoreEntries(ctx, st.restore, ita))
+	made, err := r.gitCommit(ctx, msg, o, h, parentTree, shims, st.gone)
+	var lo *leftOutError
+	if errors.As(err, &lo) {
+		// Staged by git, and debussy's to leave out (a nested .debussy,
+		// a user's file renamed): taken out of the index, and git commits
+		// again.
+		r.log.Debug("left out after staging", "paths", lo.paths)
+		if err = r.removeFromIndex(ctx, r.indexFile, lo.paths); err == nil {
+			made, err = r.gitCommit(ctx, msg, o, h, parentTree, shims, nil)
+		}
 	}
-	made, err := r.gitCommit(ctx, msg, o, h, parentTree, shims)
 	if made.Hash != "" {
 		landed = true
 		if rerr := r.restoreEntries(context.WithoutCancel(ctx), st.restore, ita); rerr != nil {
@@ -110,39 +113,37 @@ func hasHook(dir, name string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-func fileExists(p string) (os.FileInfo, bool) {
-	fi, err := os.Lstat(p)
-	return fi, err == nil
+
+// clockEnv dates a commit by WithClock's clock where the environment
+// does not date it.
+func (r *Repo) clockEnv() []string {
+	if !r.clock {
+		return nil
+	}
+	now := r.now()
+	stamp := fmt.Sprintf("@%d %s", now.Unix(), now.Format("-0700"))
+	if r.getenv("TZ") != "" {
+		stamp = fmt.Sprintf("@%d", now.Unix()) // the zone is git's (libc's TZ)
+	}
+	var env []string
+	for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"} {
+		if r.getenv(k) == "" {
+			env = append(env, k+"="+stamp)
+		}
+	}
+	return env
 }
 
-// identityEnv is what git commit's environment needs beyond the user's
-// for the identity debussy commits with: WithClock's dates where the
-// environment gives none, and, where git knows no identity and would
-// refuse, a made-up one (the work must be saved).
-func (r *Repo) identityEnv(ctx context.Context) ([]string, error) {
-	var env []string
-	if r.clock {
-		now := r.now()
-		stamp := fmt.Sprintf("@%d %s", now.Unix(), now.Format("-0700"))
-		if r.getenv("TZ") != "" {
-			stamp = fmt.Sprintf("@%d", now.Unix()) // the zone is git's (libc's TZ)
-		}
-		for _, k := range []string{"GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"} {
-			if r.getenv(k) == "" {
-				env = append(env, k+"="+stamp)
-			}
-		}
-	}
-	if r.identityKnown {
-		return env, nil
-	}
-	for _, fallback := range [][]string{nil, {"EMAIL=debussy@localhost"}, {"EMAIL=debussy@localhost", "GIT_AUTHOR_NAME=debussy", "GIT_COMMITTER_NAME=debussy"}} {
+// madeUpIdentity is what git commit's environment needs where git knows
+// no identity and would refuse the commit (the work must be saved): an
+// address, and names if git finds none either.
+func (r *Repo) madeUpIdentity(ctx context.Context, env []string) ([]string, error) {
+	for _, fallback := range [][]string{{"EMAIL=debussy@localhost"}, {"EMAIL=debussy@localhost", "GIT_AUTHOR_NAME=debussy", "GIT_COMMITTER_NAME=debussy"}} {
 		try := append(slices.Clone(env), fallback...)
 		_, aerr := r.git(ctx, gitRun{env: try}, "var", "GIT_AUTHOR_IDENT")
 		_, cerr := r.git(ctx, gitRun{env: try}, "var", "GIT_COMMITTER_IDENT")
 		switch err := errors.Join(aerr, cerr); {
 		case err == nil:
-			r.identityKnown = fallback == nil
 			return try, nil
 		case !identityRefused(err):
 			return nil, fmt.Errorf("read identity: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // gitCommit runs `git commit -F <msg>` on the index as it is (the staged
@@ -19,10 +20,28 @@ import (
 // answer the commit's reference transaction before the branch moves. It
 // returns the commit made (Hash "" when none was), or why not: a
 // *HookError, ErrNothingToCommit, ErrLocked, ctx's cause, or git's error.
-func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h head, parentTree plumbing.Hash, shims *shimDir) (Commit, error) {
-	idEnv, err := r.identityEnv(ctx)
-	if err != nil {
-		return Commit{}, err
+//
+// gone are the user's files no longer there, by name, with what they
+// held: a new path that holds it is one of them renamed, and git's staging
+// of it is refused (a *leftOutError), as is a .debussy directory's.
+func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h head, parentTree plumbing.Hash, shims *shimDir, gone map[string]string) (Commit, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := r.gitCommitOnce(ctx, msg, o, h, parentTree, shims, gone)
+		if attempt > 0 || r.madeUp != nil || !identityRefused(err) {
+			return c, err
+		}
+		// git knows no identity: the work is committed all the same, by
+		// one made up (MadeUpIdentity warned of it at the start).
+		if r.madeUp, err = r.madeUpIdentity(ctx, r.clockEnv()); err != nil {
+			return Commit{}, err
+		}
+	}
+}
+
+func (r *Repo) gitCommitOnce(ctx context.Context, msg string, o commitOptions, h head, parentTree plumbing.Hash, shims *shimDir, gone map[string]string) (Commit, error) {
+	idEnv := r.clockEnv()
+	if r.madeUp != nil {
+		idEnv = r.madeUp
 	}
 	if err := os.WriteFile(shims.path("message"), []byte(msg), 0o600); err != nil {
 		return Commit{}, fmt.Errorf("write commit message: %w", err)
@@ -36,7 +55,7 @@ func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h hea
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx) // interrupted: the branch stays where it was
 		}
-		c, err := r.checkMade(ctx, next, parentTree)
+		c, err := r.checkMade(ctx, next, parentTree, gone)
 		if err != nil {
 			return err
 		}
@@ -82,9 +101,19 @@ func (r *Repo) gitCommit(ctx context.Context, msg string, o commitOptions, h hea
 	return Commit{}, shims.explain(err)
 }
 
-// checkMade reads the commit git wrote, has git check the trees it adds
-// when a name in them could trip fsck (fsckTrees), and describes it.
-func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash) (Commit, error) {
+// leftOutError names paths git staged that debussy leaves out: the
+// commit is refused, and made again without them.
+type leftOutError struct{ paths []string }
+
+func (e *leftOutError) Error() string {
+	return "staged, and to be left out: " + strings.Join(e.paths, ", ")
+}
+
+// checkMade reads the commit git wrote, refuses one that adds what debussy
+// leaves out (a *leftOutError: a .debussy directory below the root, a
+// gone user file under a new name), has git check the trees it adds when a
+// name in them could trip fsck (fsckTrees), and describes it.
+func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash, gone map[string]string) (Commit, error) {
 	if err := r.reopen(); err != nil { // git wrote the object: a fresh look at the store
 		return Commit{}, err
 	}
@@ -96,6 +125,26 @@ func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash) (C
 	changes, err := r.diffTreesInto(parentTree, c.TreeHash, &trees)
 	if err != nil {
 		return Commit{}, err
+	}
+	var out []string
+	for _, ch := range changes {
+		if ch.Status == "A" && isStatePath(ch.Path) {
+			out = append(out, ch.Path)
+		}
+	}
+	if moved := goneObjects(gone); len(moved) > 0 {
+		added, err := r.addedPaths(parentTree, c.TreeHash)
+		if err != nil {
+			return Commit{}, err
+		}
+		for _, a := range added {
+			if moved[a.hash.String()] && !isStatePath(a.path) {
+				out = append(out, a.path)
+			}
+		}
+	}
+	if len(out) > 0 {
+		return Commit{}, &leftOutError{paths: out}
 	}
 	if slices.ContainsFunc(changes, fsckMayReject) {
 		if err := r.fsckTrees(ctx, trees); err != nil {
@@ -131,7 +180,7 @@ func (s *shimDir) explain(err error) error {
 		// git printed its status: nothing to commit.
 		return ErrNothingToCommit
 	}
-	return fmt.Errorf("git commit: exit status %d: %s", ge.ExitCode, strings.TrimSpace(stderr))
+	return fmt.Errorf("git commit: %w", err)
 }
 
 // refusingHook is the commit hook that exited non-zero, if one did.
@@ -164,4 +213,63 @@ func (s *shimDir) refusingHook() (name string, code int, ok bool) {
 func (r *Repo) gitWrapped(ctx context.Context, o gitRun, s *shimDir, args ...string) ([]byte, error) {
 	sh := []string{"-c", `DEBUSSY_COMMIT_PID=$$; export DEBUSSY_COMMIT_PID; exec "$@"`, "sh", r.gitBin}
 	return r.run(ctx, o, s.sh, append(sh, args...)...)
+}
+
+// goneObjects are the objects gone user files held: a file's blob (a
+// symlink, a nested repository or an empty file says nothing).
+func goneObjects(gone map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for _, fp := range gone {
+		if fp != "" && fp != emptyBlob && !strings.HasPrefix(fp, "link:") {
+			out[fp] = true
+		}
+	}
+	return out
+}
+
+// addedFile is a path a tree has that another lacks, with its object.
+type addedFile struct {
+	path string
+	hash plumbing.Hash
+}
+
+// addedPaths lists the non-directory entries of to at paths from lacks,
+// reading only the subtrees that differ.
+func (r *Repo) addedPaths(from, to plumbing.Hash) ([]addedFile, error) {
+	var out []addedFile
+	var walk func(prefix string, a, b plumbing.Hash) error
+	walk = func(prefix string, a, b plumbing.Hash) error {
+		if a == b || b.IsZero() {
+			return nil
+		}
+		as, err := r.treeEntries(a)
+		if err != nil {
+			return err
+		}
+		bs, err := r.treeEntries(b)
+		if err != nil {
+			return err
+		}
+		old := map[string]plumbing.Hash{}
+		for _, e := range as {
+			if e.Mode == filemode.Dir {
+				old[e.Name+"/"] = e.Hash
+			} else {
+				old[e.Name] = e.Hash
+			}
+		}
+		for _, e := range bs {
+			if e.Mode == filemode.Dir {
+				if err := walk(prefix+e.Name+"/", old[e.Name+"/"], e.Hash); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, ok := old[e.Name]; !ok {
+				out = append(out, addedFile{path: prefix + e.Name, hash: e.Hash})
+			}
+		}
+		return nil
+	}
+	return out, walk("", from, to)
 }

@@ -129,7 +129,7 @@ func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 	}
 	rt := head + "# debussy: lets the commit land once debussy has recorded it\n" +
 		"if [ \"$1\" = prepared ] && [ -n \"$ours\" ]; then\n" +
-		"\tcat > " + shellQuote(s.path("updates")) + " || exit 1\n"
+		"\twhile IFS= read -r line; do printf '%s\\n' \"$line\"; done > " + shellQuote(s.path("updates")) + " || exit 1\n"
 	if userRT != "" {
 		rt += "\t" + shellQuote(userRT) + " \"$@\" < " + shellQuote(s.path("updates")) + " || exit $?\n"
 	}

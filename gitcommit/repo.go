@@ -102,9 +102,9 @@ type Repo struct {
 	// trees caches tree objects' entries by hash (treeEntries); guarded
 	// by mu.
 	trees map[plumbing.Hash][]object.TreeEntry
-	// identityKnown: git answered an identity without debussy's fallback
-	// (identityEnv), which it then need not ask again; guarded by mu.
-	identityKnown bool
+	// madeUp is the identity git commit runs with where git knows none
+	// (madeUpIdentity), once git has refused; guarded by mu.
+	madeUp []string
 
 	mu sync.Mutex
 }

@@ -24,8 +24,10 @@ type staging struct {
 	// restore are the index's own entries for paths the commit leaves out
 	// (an agent's `git add notes.txt`), put back once it is made.
 	restore []indexRecord
-	// same: what git staged is HEAD's tree (on an unborn branch: nothing).
-	same bool
+	// gone are the user's files that are no longer there, with their
+	// fingerprints: under a new name (the agent renamed one), they stay
+	// out too (leaveOut).
+	gone map[string]string
 }
 
 // writeTree is `git write-tree` of the index at indexPath, or without git

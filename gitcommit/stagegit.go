@@ -223,35 +223,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, o commitO
 		}
 		st.changed = s.changed
 	}
-	// Taken out once git staged them: .debussy directories below the root,
-	// and the user's files the agent renamed (what a gone file held, under
-	// a new name). The index is compared with HEAD, not written as a tree:
-	// git commit must find it as git add -A leaves it (it writes the tree
-	// itself, and the index with it, and runs post-index-change then).
-	goneObjects := map[string]bool{}
-	for _, fp := range s.gone {
-		if fp != "" && fp != emptyBlob && !strings.HasPrefix(fp, "link:") {
-			goneObjects[fp] = true
-		}
-	}
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}
-	staged, err := r.indexVsHead(ctx, env, h)
-	if err != nil {
-		return staging{}, err
-	}
-	var later []string
-	for _, rec := range staged {
-		if rec.srcMode == "000000" && (isStatePath(rec.path) || goneObjects[rec.dst]) {
-			later = append(later, rec.path)
-		}
-	}
-	if len(later) > 0 {
-		r.log.Debug("left out after staging", "paths", later)
-		if err := r.removeFromIndex(ctx, lock.lockPath(), later); err != nil {
-			return staging{}, err
-		}
-	}
-	st.same = len(staged) == len(later)
+	st.gone = s.gone
 	return st, nil
 }
 
