@@ -114,10 +114,14 @@ func (e *leftOutError) Error() string {
 // gone user file under a new name), has git check the trees it adds when a
 // name in them could trip fsck (fsckTrees), and describes it.
 func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash, gone map[string]string) (Commit, error) {
-	if err := r.reopen(); err != nil { // git wrote the object: a fresh look at the store
-		return Commit{}, err
-	}
+	// git wrote it loose, where go-git looks without reopening the store
+	// (a repack meanwhile would need a fresh look).
 	c, err := r.repo.CommitObject(next)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		if err = r.reopen(); err == nil {
+			c, err = r.repo.CommitObject(next)
+		}
+	}
 	if err != nil {
 		return Commit{}, fmt.Errorf("read the new commit %s: %w", Short(next.String()), err)
 	}

@@ -1,23 +1,23 @@
 // Package gitcommit commits an agent's work as the user's own
 // `git add -A && git commit` would, by construction.
 //
-// Where git is installed (Mode), git decides what a commit holds: `git add
-// -A` stages the worktree into the index's lock file (the private index
-// `git commit -a` uses too), with what debussy itself leaves out — the
-// user's untracked files at the start (Exclude), .worktreeinclude copies
-// (Never) and .debussy/ — given as literal exclude pathspecs, and `git
-// write-tree` makes its tree. Ignore rules, attributes, filters, eol,
-// sparse checkouts, submodules and every config that bears on them are
-// git's own. go-git then writes the commit object (message, trailers, the
-// identity `git var` answers, a signature as git would make it) and moves
-// the branch with its reflog; the lock file becomes the index, so `git
-// status` is clean. The user's hooks run as `git commit` runs them, and
-// the message is cleaned up by `git stripspace`. Every git command and
-// hook takes the caller's context and dies with its process group.
+// Where git is installed (Mode "git"), git makes every commit: a private
+// index (the index's lock file) is turned into HEAD's tree — never the
+// user's own staging — and `git add -A` stages the worktree into it, with
+// what debussy leaves out (the user's untracked files at the start,
+// .worktreeinclude copies, .debussy/) hidden from it by placeholder
+// entries and taken out again by exact path (stagegit.go, hide.go); then
+// `git commit` commits it, so ignore rules, attributes, filters, hooks,
+// the message's cleanup and encoding, identity, signing and the reflog
+// are git's own. A reference-transaction hook of debussy's hands the new
+// commit to Written before the branch moves (commitshim.go, hookshim.go).
+// Every git command goes through internal/gitrun and dies with ctx.
 //
-// Without git, go-git stages (worktree.AddWithOptions{All: true}), with
-// its documented differences: no .git/info/exclude in linked worktrees,
-// no core.excludesFile, no attributes, filters or eol conversion.
+// Without git (Mode "go-git"), go-git stages and writes the commit, but
+// only in a repository where its answer is provably git's; anywhere else
+// Preflight and CommitAll refuse, naming the feature and "install git"
+// (gitless.go). go-git stays the reader where reading is all that is
+// needed: history, the ledger, trees, branches.
 package gitcommit
 
 import (
