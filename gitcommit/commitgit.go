@@ -113,7 +113,6 @@ func hasHook(dir, name string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-
 // clockEnv dates a commit by WithClock's clock where the environment
 // does not date it.
 func (r *Repo) clockEnv() []string {
