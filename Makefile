@@ -38,9 +38,11 @@ test-latest:
 		DEBUSSY_TEST_SECOND_CLI=1 $(GO) test -count=1 -timeout 15m ./tests/
 
 # The main job on the built-in demo: the real claude CLI against the fake API,
-# in a fresh temporary git repository. No account needed.
+# in a fresh temporary git repository. No account needed. Your own plan:
+# make demo PLAN=path/MASTER_PLAN.md SCRIPT=path/script.json [CONFIG=.debussy.yaml]
+# (docs/fake-api.md says what a script holds).
 demo:
-	bash scripts/demo.sh
+	PLAN="$(PLAN)" SCRIPT="$(SCRIPT)" CONFIG="$(CONFIG)" bash scripts/demo.sh
 
 bench:
 	bash scripts/bench-stream.sh

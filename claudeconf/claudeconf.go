@@ -21,6 +21,11 @@ import (
 // Events are the hook events debussy answers, in its order.
 var Events = []string{"PreToolUse", "PostToolUse", "Stop", "PreCompact"}
 
+// Watched are the events whose user hooks doctor lists: debussy's, and
+// those that act on what its sessions run without passing its hooks
+// (PreSkillShellCommand, 2.1.332+: before a skill's own shell command).
+var Watched = append(slices.Clone(Events), "PreSkillShellCommand")
+
 // Effect is what another hook on event may change for debussy.
 func Effect(event string) string {
 	switch event {
@@ -32,6 +37,8 @@ func Effect(event string) string {
 		return "it can keep the session going after the agent ends its turn, past debussy's done or stop"
 	case "PreCompact":
 		return "it runs where debussy blocks compaction to restart instead; one that allows it or takes long delays the restart"
+	case "PreSkillShellCommand":
+		return "it runs before a skill's shell command (claude 2.1.332+), which debussy's PreToolUse never sees, and can refuse or change it"
 	}
 	return ""
 }
@@ -163,10 +170,10 @@ func readJSON(path string, v any) (bool, error) {
 	return true, nil
 }
 
-// hooksOf lists hooks' entries on debussy's events, in its events' order.
+// hooksOf lists hooks' entries on the watched events, in their order.
 func hooksOf(source string, hooks map[string][]matcherGroup) []Hook {
 	var out []Hook
-	for _, ev := range Events {
+	for _, ev := range Watched {
 		for _, g := range hooks[ev] {
 			for _, h := range g.Hooks {
 				out = append(out, Hook{Source: source, Event: ev, Matcher: g.Matcher, Command: strings.TrimSpace(h.Command + h.Prompt)})

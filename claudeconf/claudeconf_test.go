@@ -98,3 +98,19 @@ func TestReadConfigDirAndBrokenFile(t *testing.T) {
 		t.Errorf("no directories: %+v", got)
 	}
 }
+
+// A user hook on PreSkillShellCommand (2.1.332+) is listed with what it
+// may change, as those on debussy's own events are; other events are not.
+func TestReadPreSkillShellCommand(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(home, ".claude", "settings.json"), `{"hooks": {
+  "PreSkillShellCommand": [{"hooks": [{"type": "command", "command": "~/bin/skill-guard"}]}],
+  "SessionStart": [{"hooks": [{"type": "command", "command": "hello"}]}]}}`)
+	f := Read(Dirs{Config: filepath.Join(home, ".claude"), Project: project})
+	if len(f.Hooks) != 1 || f.Hooks[0].Event != "PreSkillShellCommand" || f.Hooks[0].Command != "~/bin/skill-guard" {
+		t.Fatalf("hooks %+v, want the PreSkillShellCommand one alone", f.Hooks)
+	}
+	if e := Effect("PreSkillShellCommand"); !strings.Contains(e, "skill") {
+		t.Errorf("effect %q", e)
+	}
+}

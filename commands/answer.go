@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -31,8 +32,10 @@ question and the answer in its prompt, as a new attempt of the same phase.
 
   debussy answer --phase 2 "the key is in vault at secret/staging/api"
 
-The answer is redacted like any prompt text. A phase that is not blocked is an
-error (exit 2). 'debussy run PLAN --answer "..."' does the same for the run's
+The answer is redacted like any prompt text. A second answer is added after the
+first (the agent reads both), never put in its place. A phase that is not blocked
+is an error (exit 2). Until it is answered, a blocked phase starts no session:
+'debussy run' leaves it blocked (exit 1) unless --resume-blocked. 'debussy run PLAN --answer "..."' does the same for the run's
 single blocked phase (or the --only phase).`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "phase", Usage: "the blocked phase's `ID` (default: the only blocked phase)"},
@@ -57,8 +60,26 @@ func (e *Env) answer(opts answerOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := store.WriteAnswer(run.ID, state.Answer{Phase: rec.ID, Question: rec.Question, Text: opts.Text, At: time.Now()}); err != nil {
+	// A second answer is added to the first, never put in its place: the
+	// agent reads both, in order.
+	answer, added := opts.Text, false
+	prev, err := store.ReadAnswer(run.ID, rec.ID)
+	if err != nil {
 		return err
+	}
+	if prev != nil {
+		if prev.Text == secrets.Redact(opts.Text) || strings.HasSuffix(prev.Text, "\n\n"+secrets.Redact(opts.Text)) {
+			fmt.Fprintf(e.Stdout, "debussy: this answer is recorded already for phase %s; the next `debussy run` resumes it with your answer\n", rec.ID)
+			return nil
+		}
+		answer, added = prev.Text+"\n\n"+opts.Text, true
+	}
+	if err := store.WriteAnswer(run.ID, state.Answer{Phase: rec.ID, Question: rec.Question, Text: answer, At: time.Now()}); err != nil {
+		return err
+	}
+	if added {
+		fmt.Fprintf(e.Stdout, "debussy: answer added after your earlier one for phase %s (blocked in run %s); the next `debussy run` resumes it with both\n", rec.ID, run.ID)
+		return nil
 	}
 	fmt.Fprintf(e.Stdout, "debussy: answer recorded for phase %s (blocked in run %s); the next `debussy run` resumes it with your answer\n", rec.ID, run.ID)
 	return nil
@@ -66,7 +87,8 @@ func (e *Env) answer(opts answerOptions) error {
 
 // blockedPhase finds the phase an answer is for: phase (its newest record
 // must be blocked), or with phase "" the newest run's only blocked phase.
-// Anything else is a usage error (exit 2) that says what is blocked.
+// Anything else is a usage error (exit 2) that says what is blocked. The
+// run returned is the one whose session asked the question (asking).
 func blockedPhase(store *state.Store, phase string) (*state.Run, *state.PhaseRecord, error) {
 	l, err := store.Load()
 	if err != nil {
@@ -76,7 +98,8 @@ func blockedPhase(store *state.Store, phase string) (*state.Run, *state.PhaseRec
 		run, blocked := l.Blocked()
 		switch {
 		case len(blocked) == 1:
-			return run, blocked[0], nil
+			run, rec := asking(l, run, blocked[0])
+			return run, rec, nil
 		case len(blocked) > 1:
 			var ids []string
 			for _, p := range blocked {
@@ -93,7 +116,43 @@ func blockedPhase(store *state.Store, phase string) (*state.Run, *state.PhaseRec
 	case rec.Status != state.StatusBlocked:
 		return nil, nil, fmt.Errorf("%w: phase %s is not blocked (run %s left it %s); only a blocked phase takes an answer", ErrUsage, phase, run.ID, rec.Status)
 	}
+	run, rec = asking(l, run, rec)
 	return run, rec, nil
+}
+
+// asking is the run whose session asked blocked phase rec's question: run
+// itself, or, when run found the question unanswered and left the phase
+// blocked without a session, the newest run before it in which a session
+// of the phase ran (the one the next run resumes from, as
+// state.Ledger.LastUnfinished finds it).
+func asking(l *state.Ledger, run *state.Run, rec *state.PhaseRecord) (*state.Run, *state.PhaseRecord) {
+	if rec.Sessions > 0 {
+		return run, rec
+	}
+	for _, r := range l.NewestFirst() {
+		if p := r.Phase(rec.ID); p != nil && p.Sessions > 0 {
+			if p.Status == state.StatusBlocked {
+				return r, p
+			}
+			break
+		}
+	}
+	return run, rec
+}
+
+// answerOf is the answer recorded for blocked phase p of run, wherever
+// its question was asked (asking); nil when there is none.
+func answerOf(store *state.Store, run *state.Run, p *state.PhaseRecord) *state.Answer {
+	if p.Sessions == 0 {
+		if l, err := store.Load(); err == nil {
+			run, p = asking(l, run, p)
+		}
+	}
+	a, err := store.ReadAnswer(run.ID, p.ID)
+	if err != nil {
+		return nil
+	}
+	return a
 }
 
 // blockedLines are what status says under its table of a blocked phase:
@@ -109,11 +168,11 @@ func blockedLines(store *state.Store, run *state.Run) []string {
 			q = p.LastError
 		}
 		out = append(out, fmt.Sprintf("phase %s is blocked: %s", p.ID, text.OneLine(q, 300)))
-		if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
+		if a := answerOf(store, run, p); a != nil {
 			out = append(out, fmt.Sprintf("  answered: %s — the next `debussy run` resumes it", text.OneLine(a.Text, 300)))
 			continue
 		}
-		out = append(out, "  answer with: "+orchestrator.AnswerCommand(p.ID)+", then run again")
+		out = append(out, "  answer with: "+orchestrator.AnswerCommand(p.ID)+", then run again (unanswered, the phase starts no session; --resume-blocked resumes it anyway)")
 	}
 	return out
 }

@@ -35,6 +35,11 @@ func reorderArgs(app *cli.App, args []string) []string {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
+		if g, ok := f.(*cli.GenericFlag); ok {
+			// A switch that may take "=value" (tune's --from-claude).
+			b, ok := g.Value.(interface{ IsBoolFlag() bool })
+			isBool = ok && b.IsBoolFlag()
+		}
 		for _, n := range f.Names() {
 			takesValue[n] = !isBool
 		}

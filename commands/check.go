@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -19,6 +20,7 @@ type checkOptions struct {
 	ConfigFile  string
 	JSON        bool
 	StrictGates bool
+	AllowDirty  bool
 }
 
 func (e *Env) checkCommand() *cli.Command {
@@ -27,7 +29,12 @@ func (e *Env) checkCommand() *cli.Command {
 		Usage:     "read a master plan and report every problem with file:line",
 		ArgsUsage: "MASTER_PLAN.md",
 		Description: `Loads the master plan and its phase files exactly as 'run' would and prints each
-finding as file:line: severity: message [code]. Exits 2 if any finding is an error.
+finding as file:line: severity: message [code]. Then it checks, as 'run' does before its
+first session, what would stop a run here, and lists every problem with its fix: not a
+git repository, no commit yet, uncommitted changes to tracked files, claude missing or not
+a program, another run in progress, claude refusing the permission mode (root without
+IS_SANDBOX=1), a gate's program not installed. Exits 2 on any error or problem (a run
+would stop on it), else 0.
 
 --json prints one object: {"plan", "phases": [{"id","title","file","status","depends_on",
 "gates":[{"name","command","preset","unchecked"}], "tasks":[{"text","done","line"}]}], "findings": [...]}.`,
@@ -35,19 +42,24 @@ finding as file:line: severity: message [code]. Exits 2 if any finding is an err
 			&cli.BoolFlag{Name: "json", Usage: "print the plan and findings as one JSON object"},
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
 			&cli.BoolFlag{Name: "strict-gates", Usage: "a gate with no command, no preset and no gate_commands entry is an error, not a warning (strict_gates)"},
+			&cli.BoolFlag{Name: "allow-dirty", Usage: "as run --allow-dirty: uncommitted changes to tracked files are no problem (allow_dirty)"},
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
 			if err != nil {
 				return err
 			}
-			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates")})
+			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates"),
+				AllowDirty: c.Bool("allow-dirty")})
 		},
 	}
 }
 
 func (e *Env) check(opts checkOptions) error {
-	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) { c.StrictGates = c.StrictGates || opts.StrictGates })
+	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) {
+		c.StrictGates = c.StrictGates || opts.StrictGates
+		c.AllowDirty = c.AllowDirty || opts.AllowDirty
+	})
 	if err != nil {
 		return err
 	}
@@ -56,9 +68,11 @@ func (e *Env) check(opts checkOptions) error {
 		return err
 	}
 	e.markCompleted(ws, plan) // a phase done in a run is not "pending"
-	// What would stop a run here: claude refusing the permission mode (a
-	// warning), a gate's program missing (a problem: the run would exit 2).
-	perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
+	// What would stop a run here, found as the run finds it (preflight.go)
+	// but every one of them: no repository or commit, a dirty tree, claude
+	// missing, another run, claude refusing the permission mode, a gate's
+	// program missing. Each is exit 2, as the run would end.
+	problems := e.preflight(ws, plan, runOptions{}, preflightAll).problems()
 	if opts.JSON {
 		enc := jsonEncoder(e.Stdout)
 		if plan.Findings == nil {
@@ -77,29 +91,17 @@ func (e *Env) check(opts checkOptions) error {
 		printCheck(e.Stdout, plan, problems)
 	}
 	startLine(e.Stderr)
-	if perm != "" {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", perm)
+	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
+		fmt.Fprintf(e.Stderr, "warning: %s\n", note)
 	}
 	for _, p := range problems {
 		fmt.Fprintf(e.Stderr, "error: %s\n", p)
-	}
-	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
-		fmt.Fprintf(e.Stderr, "warning: %s\n", note)
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}
 	}
 	if len(problems) > 0 {
 		return &shownError{hereError(problems)}
-	}
-	// What `debussy run` would refuse before its first session.
-	if ws.RepoErr != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, ws.RepoErr)
-	}
-	if ws.Repo != nil && ws.Config.AutoCommit {
-		if err := ws.Repo.Preflight(); err != nil {
-			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
-		}
 	}
 	return nil
 }
@@ -145,9 +147,33 @@ func printCheck(w io.Writer, p *plans.Plan, problems []string) {
 	}
 }
 
-// dryRun prints what `run` would do, and the config it would use.
+// dryRun is `run --dry-run`: what the run would refuse before its first
+// session, refused the same way and before printing anything; else the
+// run's preview, then the problems it would stop on at its first session
+// last, where the eye lands (exit 2, as the run would end).
+func (e *Env) dryRun(ws *workspace, plan *plans.Plan, opts runOptions, logger *slog.Logger) error {
+	pre := e.preflight(ws, plan, opts, preflightDry)
+	if len(pre.Refusals) > 0 {
+		return pre.Refusals[0]
+	}
+	note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools)
+	problems := len(pre.Later)
+	printDryRun(e.Stdout, plan, ws, pre.Preview, opts.Phase, problems)
+	if note != "" {
+		logger.Warn("the agent's commands would be refused", "problem", note)
+	}
+	for _, p := range pre.Later {
+		logger.Error("a run would fail here", "problem", p)
+	}
+	if problems == 0 {
+		return nil
+	}
+	return &shownError{pre.err()} // exit 2, as the run would
+}
+
+// printDryRun prints what `run` would do, and the config it would use.
 // The preview is orchestrator.Check's: what the run would decide.
-func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from string) error {
+func printDryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from string, problems int) {
 	fmt.Fprintf(w, "plan: %s (%s)\n", p.Name, p.Path)
 	fmt.Fprintf(w, "phases in run order:\n")
 	for _, ph := range preview.Order {
@@ -199,8 +225,11 @@ func dryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Pre
 	for _, line := range preview.Remote {
 		fmt.Fprintln(w, line)
 	}
+	if problems > 0 {
+		fmt.Fprintf(w, "dry run: nothing started; a run here would stop on %s (below)\n", plural(problems, "problem"))
+		return
+	}
 	fmt.Fprintln(w, "dry run: nothing started")
-	return nil
 }
 
 // gateLine shows a gate and where its command comes from:

@@ -198,7 +198,9 @@ func TestCheckCompatPlans(t *testing.T) {
 		{"tests/fixtures/sample_plans/hello_world_test", nil, 0, []string{"phase-1.md:40: warning", "gate-no-command", "1 gate i18n: UNCHECKED"}},
 		{"tests/fixtures/sample_plans/hello_world_test", []string{"--strict-gates"}, 2, []string{"phase-1.md:40: error", "strict_gates refuses it"}},
 	}
-	dir := t.TempDir()
+	// A repository with a commit: outside one, check exits 2 as the run
+	// would (TestCheckNamesWhatStopsARun).
+	dir := gitRepo(t)
 	for _, tc := range cases {
 		t.Run(tc.plan+strings.Join(tc.flags, ""), func(t *testing.T) {
 			master, err := filepath.Abs(filepath.Join(compat, tc.plan, "MASTER_PLAN.md"))

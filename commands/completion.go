@@ -7,17 +7,16 @@ import (
 )
 
 // Completion scripts call debussy itself with --generate-bash-completion
-// (urfave/cli's protocol), so they stay right as commands and flags change.
+// (urfave/cli's word, answered by complete.go), so they stay right as
+// commands, flags and their values change.
 const bashCompletion = `# debussy completion for bash: eval "$(debussy completion bash)"
 _debussy_complete() {
   local cur opts
   COMPREPLY=()
   cur="${COMP_WORDS[COMP_CWORD]}"
-  if [[ "$cur" == "-"* ]]; then
-    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
-  else
-    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" --generate-bash-completion 2>/dev/null)
-  fi
+  # The word under the cursor goes last, even empty: debussy then knows
+  # whether the word before it is a flag whose value is asked for.
+  opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
   COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   return 0
 }
@@ -29,11 +28,7 @@ const zshCompletion = `#compdef debussy
 _debussy() {
   local -a opts
   local cur=${words[-1]}
-  if [[ "$cur" == "-"* ]]; then
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} "$cur" --generate-bash-completion 2>/dev/null)}")
-  else
-    opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
-  fi
+  opts=("${(@f)$(${words[@]:0:#words[@]-1} "$cur" --generate-bash-completion 2>/dev/null)}")
   if [[ "${opts[1]}" != "" ]]; then
     _describe 'values' opts
   else

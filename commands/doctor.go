@@ -151,7 +151,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 			// As a run's first session: an API that cannot be connected
 			// to fails in seconds, not after the CLI's minutes of retries.
 			login.FirstContact = true
-			fs = append(fs, loginFinding(ctx, login, opts.Timeout))
+			fs = append(fs, loginFindings(ctx, login, opts.Timeout)...)
 		}
 	}
 
@@ -159,6 +159,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		if f, ok := ciLoginFinding(e.Getenv); ok {
 			fs = append(fs, f)
 		}
+		fs = append(fs, billingFinding(e.Getenv))
 	}
 
 	out, gitErr := gitrun.Runner{}.Run(ctx, gitrun.Call{}, "--version")
@@ -197,7 +198,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 	}
 	fs = append(fs, hookFindings(claudeconf.Read(claudeconf.DirsFor(getenv, root)))...)
 
-	order := []string{"claude", "protocol", "model", "login", "permission", "git", "config", "hooks", "plugins"}
+	order := []string{"claude", "protocol", "model", "login", "billing", "permission", "git", "config", "hooks", "plugins"}
 	slices.SortStableFunc(fs, func(a, b finding) int {
 		return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 	})

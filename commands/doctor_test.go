@@ -120,6 +120,7 @@ func TestDoctorListsHooksAndPlugins(t *testing.T) {
 	plugin := filepath.Join(cfg, "plugins", "cache", "m", "guard", "1.0.0")
 	files := map[string]string{
 		filepath.Join(cfg, "settings.json"): `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./keep-going"}]}],
+			"PreSkillShellCommand": [{"hooks": [{"type": "command", "command": "skill-guard"}]}],
 			"Notification": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}, "enabledPlugins": {"guard@m": true, "quiet@m": true}}`,
 		filepath.Join(cfg, "plugins", "installed_plugins.json"): `{"version": 2, "plugins": {"guard@m": [{"installPath": "` + plugin + `"}],
 			"quiet@m": [{"installPath": "` + filepath.Join(cfg, "plugins", "cache", "m", "quiet", "1") + `"}]}}`,
@@ -142,6 +143,7 @@ func TestDoctorListsHooksAndPlugins(t *testing.T) {
 		`warn  hooks      Stop hook "./keep-going" in ` + filepath.Join(cfg, "settings.json") + ": it can keep the session going after the agent ends its turn, past debussy's done or stop",
 		`warn  plugins    PreToolUse Bash|Edit hook "rewrite" in plugin guard@m (enabled in ` + filepath.Join(cfg, "settings.json") + "): it can refuse a tool call or rewrite its input",
 		"fix: claude plugin disable guard@m",
+		`warn  hooks      PreSkillShellCommand hook "skill-guard" in ` + filepath.Join(cfg, "settings.json") + ": it runs before a skill's shell command",
 		"ok    plugins    plugin quiet@m (enabled in " + filepath.Join(cfg, "settings.json") + "): no hooks on debussy's events (PreToolUse, PostToolUse, Stop, PreCompact)",
 		"ok: a run would work here",
 	} {
@@ -175,5 +177,27 @@ func TestGitVersionFinding(t *testing.T) {
 		if f.level == "warn" && (!strings.Contains(f.text, "needs git 2.38 or later") || f.fix == "") {
 			t.Errorf("%q: the warning does not say what needs 2.38 and what to do: %q %q", tt.out, f.text, f.fix)
 		}
+	}
+}
+
+// doctor says in one line how `claude -p` is billed for the login the
+// environment shows: a subscription's plan limits (and the paused move to
+// a separate credit), an API key's account.
+func TestBillingFinding(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"subscription", nil, "draws on your plan's usage limits"},
+		{"OAuth token", map[string]string{"CLAUDE_CODE_OAUTH_TOKEN": "t"}, "separate monthly credit, then paused it"},
+		{"API key", map[string]string{"ANTHROPIC_API_KEY": "k"}, "billed to the key's account"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := billingFinding(func(k string) string { return tc.env[k] })
+			if f.name != "billing" || !strings.Contains(f.text, tc.want) || strings.Contains(f.text, "\n") {
+				t.Errorf("%+v, want one line saying %q", f, tc.want)
+			}
+		})
 	}
 }

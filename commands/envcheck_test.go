@@ -27,7 +27,7 @@ func TestHereProblems(t *testing.T) {
 	// gate_commands for the gate's name replaces the plan's command: the
 	// fix the message gives works.
 	cfgFixed := map[string]string{"PATH": bin, "IS_SANDBOX": "1", "DEBUSSY_GATE_COMMANDS": `{"lint": "sh -c true"}`}
-	for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
+	for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md", "--allow-dirty"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
 		if code, stdout, stderr := invoke(t, dir, cfgFixed, args...); code != 0 || strings.Contains(stderr, "no-such-linter") {
 			t.Errorf("%s with gate_commands set for lint: exit %d\n%s%s", args[0], code, stdout, stderr)
 		}
@@ -35,7 +35,7 @@ func TestHereProblems(t *testing.T) {
 	// check --json carries the problem, and exits 2 as the text form does;
 	// `&&` stays as typed.
 	write(t, f, string(data)+"- lint: `no-such-linter-for-debussy check . && true`\n")
-	code, stdout, _ := invoke(t, dir, map[string]string{"PATH": bin, "IS_SANDBOX": "1"}, "check", "--json", "plan/MASTER_PLAN.md")
+	code, stdout, _ := invoke(t, dir, map[string]string{"PATH": bin, "IS_SANDBOX": "1"}, "check", "--json", "--allow-dirty", "plan/MASTER_PLAN.md")
 	if code != 2 || !strings.Contains(stdout, `"problems": [`) || !strings.Contains(stdout, "no-such-linter-for-debussy`, which is not on PATH") ||
 		!strings.Contains(stdout, "check . && true") || strings.Contains(stdout, `\u0026`) {
 		t.Errorf("check --json: exit %d, want 2 with the problem in the JSON and && unescaped:\n%s", code, stdout)
@@ -51,7 +51,7 @@ func TestHereProblems(t *testing.T) {
 		{"IS_SANDBOX=1", map[string]string{"PATH": bin, "IS_SANDBOX": "1"}, false},
 		{"acceptEdits", map[string]string{"PATH": bin, "DEBUSSY_PERMISSION_MODE": "acceptEdits"}, false},
 	} {
-		for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
+		for _, args := range [][]string{{"check", "plan/MASTER_PLAN.md", "--allow-dirty"}, {"run", "plan/MASTER_PLAN.md", "--dry-run", "--allow-dirty"}} {
 			code, stdout, stderr := invoke(t, dir, tc.env, args...)
 			if code != 2 {
 				t.Fatalf("%s %s: exit %d, want 2 (a run would end so)\n%s", tc.name, args[0], code, stderr)
@@ -60,7 +60,11 @@ func TestHereProblems(t *testing.T) {
 				!strings.Contains(stderr, "install no-such-linter-for-debussy") || !strings.Contains(strings.ReplaceAll(stderr, `\"`, `"`), `gate_commands: {"lint": "…"}`) {
 				t.Errorf("%s %s: no problem naming the missing gate program and its fixes:\n%s", tc.name, args[0], stderr)
 			}
-			if args[0] == "check" && (strings.Contains(stdout, "\nok") || !strings.Contains(stdout, "1 problem a run here would stop on") ||
+			count := "1 problem a run here would stop on"
+			if tc.root {
+				count = "2 problems a run here would stop on"
+			}
+			if args[0] == "check" && (strings.Contains(stdout, "\nok") || !strings.Contains(stdout, count) ||
 				!strings.Contains(stdout, "problem: plan/phase-2.md:")) {
 				t.Errorf("%s check: the summary does not name and count the problem:\n%s", tc.name, stdout)
 			}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/debussy-dev/debussy/config"
 )
 
 // The quick start in a repository that tracks .gitignore: `debussy init`
@@ -44,5 +46,45 @@ func TestInitThenRunWithTrackedGitignore(t *testing.T) {
 				t.Errorf("the refusal does not name .gitignore:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// The installed binary carries the documented configuration: `debussy
+// config example` prints the repository's .debussy.example.yaml, which sets
+// every key of the config struct; init and run --help point to it, and
+// init says to commit what it wrote.
+func TestConfigExample(t *testing.T) {
+	dir := gitRepo(t)
+	code, stdout, stderr := invoke(t, dir, nil, "config", "example")
+	if code != 0 {
+		t.Fatalf("config example: exit %d\n%s", code, stderr)
+	}
+	repoFile, err := os.ReadFile("../.debussy.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != string(repoFile) {
+		t.Errorf("config example differs from .debussy.example.yaml")
+	}
+	for _, key := range config.Keys() {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		indent := strings.Repeat("  ", strings.Count(key, "."))
+		if !strings.Contains(stdout, "\n"+indent+leaf+":") {
+			t.Errorf("config example does not set %s", key)
+		}
+	}
+	if code, _, _ := invoke(t, dir, nil, "config", "nope"); code != ExitUsage {
+		t.Errorf("config nope: exit %d, want %d", code, ExitUsage)
+	}
+	_, help, _ := invoke(t, dir, nil, "run", "--help")
+	if !strings.Contains(help, "debussy config example") {
+		t.Errorf("run --help does not point to debussy config example:\n%s", help)
+	}
+	code, stdout, stderr = invoke(t, dir, nil, "init")
+	if code != 0 || !strings.Contains(stdout, "debussy config example") || !strings.Contains(stdout, "git add .debussy.yaml .gitignore") {
+		t.Errorf("init: exit %d; it should point to config example and say to commit both files:\n%s%s", code, stdout, stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); err != nil || !strings.Contains(string(data), "debussy config example") {
+		t.Errorf("the init file does not point to debussy config example: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/view"
 )
 
@@ -16,7 +17,8 @@ import (
 type liveView struct {
 	live      *view.Live
 	logs, out *view.LineWriter
-	threshold int // context_threshold, for the bar's colour
+	threshold int   // context_threshold, for the bar's colour
+	maxTokens int64 // context_max_tokens: on a 1M window the cap is the lower limit
 }
 
 // startView starts the live view on stderr when it belongs there, and
@@ -55,7 +57,14 @@ func (v *liveView) progress() func(orchestrator.Progress) {
 	}
 	return func(p orchestrator.Progress) {
 		ph := phaseView(p)
+		// The bar turns at the limit that acts for this window: the cap
+		// (40 % of 1M by default) or the threshold, whichever is lower.
 		ph.Threshold = v.threshold
+		if w := p.Snapshot.Window; w > 0 {
+			if l := policy.ContextLimitOf(v.threshold, v.maxTokens, w); l.At > 0 {
+				ph.Threshold = int((l.At*100 + w - 1) / w)
+			}
+		}
 		v.live.Update(ph)
 	}
 }
@@ -70,6 +79,12 @@ func phaseView(p orchestrator.Progress) view.Phase {
 		ph.WaitingUntil = p.WaitingUntil.Local() // the user's clock
 	}
 	ph.WindowPending = s.WindowPending
+	if r := p.Running; r != nil {
+		ph.Running, ph.RunningSince = r.Description, r.Since
+		if ph.Running == "" {
+			ph.Running = r.Tool
+		}
+	}
 	if b := p.Budget; b != nil {
 		ph.BudgetScope, ph.BudgetLevel, ph.BudgetPct = b.Scope, b.Level, b.UsedPct
 	}

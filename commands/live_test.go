@@ -6,6 +6,7 @@ import (
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/view"
 )
 
@@ -40,5 +41,18 @@ func TestPhaseView(t *testing.T) {
 				t.Errorf("phaseView =\n %+v\nwant\n %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// The live view gets the running tool's description (its name when it has
+// none) and its start.
+func TestPhaseViewRunning(t *testing.T) {
+	since := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	v := phaseView(orchestrator.Progress{Phase: "1", Running: &session.Running{Tool: "Bash", Description: "run the tests", Since: since}})
+	if v.Running != "run the tests" || !v.RunningSince.Equal(since) {
+		t.Errorf("%+v", v)
+	}
+	if v := phaseView(orchestrator.Progress{Phase: "1", Running: &session.Running{Tool: "Monitor", Since: since}}); v.Running != "Monitor" {
+		t.Errorf("without a description: %q", v.Running)
 	}
 }

@@ -330,3 +330,31 @@ func TestLogsRedactsBlocks(t *testing.T) {
 		})
 	}
 }
+
+// logs says token counts as people read them (360K), never raw (360000),
+// and names the limit a warning was about.
+func TestLogsTokensReadable(t *testing.T) {
+	dir, store := logsRun(t, state.StatusCompleted)
+	f, err := os.OpenFile(store.EventsPath("r1"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"event":"context_warning","phase":"2","session":1,"turn":1,"percent":36,"threshold":80,"tokens":360000,"at":400000,"by":"context_max_tokens"}` + "\n" +
+		`{"event":"context_warning","phase":"2","session":1,"turn":2,"percent":71,"threshold":80,"tokens":142000,"at":160000}` + "\n")
+	f.Close()
+	code, out, stderr := invoke(t, dir, nil, "logs", "--phase", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"context at 360K tokens (handoff at 400K, the cap context_max_tokens)",
+		"context at 142K tokens, 71 % (handoff at 160K, context_threshold 80 %)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs does not say %q:\n%s", want, out)
+		}
+	}
+	for _, raw := range []string{"360000", "400000", "142000"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("logs prints the raw %s:\n%s", raw, out)
+		}
+	}
+}

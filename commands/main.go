@@ -72,6 +72,10 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(e.Stderr, "debussy: no command %q (see debussy --help)\n", name)
 	}
+	if n := len(args); n >= 1 && args[n-1] == completeFlag {
+		e.complete(app, args[1:n-1])
+		return ExitOK
+	}
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil && notFound {
 		return ExitUsage
@@ -86,6 +90,9 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 			attrs := []any{"err", err, "exit_code", exitCode(err)}
 			if errors.As(err, &ended) {
 				attrs = append(attrs, "resume", ended.resume, "logs", ended.logs)
+				if cmds := ended.answerCommands(); len(cmds) > 0 {
+					attrs = append(attrs, "answer_with", cmds)
+				}
 			}
 			e.logger.Error("debussy stopped", attrs...)
 		case errors.As(err, &ended):
@@ -197,6 +204,7 @@ interrupted (work committed; run again to resume).`),
 			e.doctorCommand(),
 			e.logsCommand(),
 			e.reportCommand(),
+			e.tuneCommand(),
 			e.matrixCommand(),
 			e.pipelineCommand(),
 			e.collectCommand(),
@@ -205,6 +213,7 @@ interrupted (work committed; run again to resume).`),
 			e.progressCommand(),
 			e.handoffCommand(),
 			e.initCommand(),
+			e.configCommand(),
 			e.completionCommand(),
 			{
 				Name:  "version",

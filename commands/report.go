@@ -18,8 +18,10 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/history"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
+	"github.com/debussy-dev/debussy/tune"
 )
 
 type reportOptions struct {
@@ -77,6 +79,7 @@ func (e *Env) report(_ context.Context, opts reportOptions) error {
 	if err != nil {
 		return err
 	}
+	in.Tuning = runTuning(store.Dir, run.ID, cfg)
 	rep := report.Build(in) // redacted
 	if opts.MD {
 		return report.Markdown(e.Stdout, rep)
@@ -136,7 +139,8 @@ func reportRun(l *state.Ledger) *state.Run {
 // an error.
 func loadReport(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg config.Config) (report.Input, error) {
 	in := report.Input{Run: run, PlanName: planTitle(run.Plan), Sessions: map[report.SessionKey]*report.Digest{},
-		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow)}
+		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow),
+		MaxTokens: int64(cfg.ContextMaxTokens)}
 	events, err := state.ReadLog(store.EventsPath(run.ID))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return in, err
@@ -230,4 +234,30 @@ type noRunsYet struct{ dir string }
 
 func (n *noRunsYet) Error() string {
 	return fmt.Sprintf("no runs yet in %s (start one with: debussy run MASTER_PLAN.md)", n.dir)
+}
+
+// runTuning is `debussy tune` on one run's sessions, for its report: the
+// default grid under the cost objective; nil when there is nothing to
+// replay.
+func runTuning(dir, runID string, cfg config.Config) *report.Tuning {
+	res := history.Runs(dir, history.RunFilter{IDs: []string{runID}})
+	if len(res.Streams) == 0 {
+		return nil
+	}
+	rep, err := tune.Tune(res.Streams, tune.Options{Config: cfg})
+	if err != nil {
+		return nil
+	}
+	t := &report.Tuning{Evidence: rep.Evidence(), SelfCheck: rep.SelfCheckText(), Assumes: rep.Assumptions(),
+		Recommended: rep.RecommendedText()}
+	for _, c := range rep.Candidates {
+		rec := rep.Recommended
+		t.Rows = append(t.Rows, report.TuningRow{Threshold: c.ContextThreshold, Cap: c.ContextMaxTokens, MaxRestarts: c.MaxRestarts,
+			// report.Kinds' order: input, cache read, cache write, output.
+			CostByKind: [4]float64{c.CostByKind.Input, c.CostByKind.CacheRead, c.CostByKind.CacheWrite, c.CostByKind.Output},
+			Cost:       c.CostUSD, Restarts: c.Restarts, OutOfRestarts: c.OutOfRestarts, Peak: c.PeakTokens, Current: c.Current,
+			Recommended: rec != nil && rec.ContextThreshold == c.ContextThreshold && rec.ContextMaxTokens == c.ContextMaxTokens &&
+				rec.MaxRestarts == c.MaxRestarts})
+	}
+	return t
 }

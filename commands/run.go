@@ -15,6 +15,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/report"
@@ -34,6 +35,9 @@ type runOptions struct {
 	Base       string // --base deps: merge the --only phase's dependencies' branches first ("" or HEAD: no merge)
 	Push       string // --push REMOTE: push the phase's branch after every commit
 	Answer     string // --answer: the blocked phase's answer (answer.go)
+	// ResumeBlocked (--resume-blocked) resumes a blocked phase nobody
+	// answered; without it the phase stays blocked and starts no session.
+	ResumeBlocked bool
 	// set applies the flags the user gave on top of file and env config.
 	set func(*config.Config)
 }
@@ -49,7 +53,7 @@ completed are skipped; an interrupted phase resumes
 from a checkpoint. Flags may come before or after the plan path.
 
 Settings come from defaults < .debussy.yaml < DEBUSSY_<KEY> env < flags
-(see .debussy.example.yaml for every key).
+('debussy config example' prints every key with its meaning).
 
 Examples:
   debussy run docs/plans/MASTER_PLAN.md
@@ -112,6 +116,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
+			&cli.BoolFlag{Name: "resume-blocked", Usage: "resume a blocked phase nobody answered (without it, the phase stays blocked and starts no session until debussy answer)"},
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -155,6 +160,7 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 				Answer:     strings.TrimSpace(c.String("answer")),
 				set:        flagSetter(c),
 			}
+			opts.ResumeBlocked = c.Bool("resume-blocked")
 			return e.run(c.Context, opts)
 		},
 	}
@@ -253,67 +259,23 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 			logger.Warn("config note", "note", n)
 		}
 	}
-	// From here to the first session, --dry-run refuses what the run
-	// refuses, in the same order and with the same errors.
-	if ws.Repo == nil && ws.RepoErr != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, ws.RepoErr)
-	}
-	if ws.Repo == nil {
-		return fmt.Errorf("%w: %s is not inside a git repository; debussy commits the agent's work, so run it in one (git init)", orchestrator.ErrSetup, ws.Root)
-	}
 	// Opened again now that the logger exists: the first open, needed to
 	// find the config, discards gitcommit's warnings and commit details.
-	if !opts.DryRun {
+	if ws.Repo != nil && !opts.DryRun {
 		if ws.Repo, err = gitcommit.Open(ws.Root, gitcommit.WithLogger(logger)); err != nil {
 			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 		}
 	}
-	if ws.Config.AutoCommit {
-		// Before any session: an unfinished merge or rebase, or a git
-		// feature debussy's commits would not honour, is refused now rather
-		// than at the first checkpoint.
-		if err := ws.Repo.Preflight(); err != nil {
-			return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
-		}
+	// From here to the first session, --dry-run refuses what the run
+	// refuses, in the same order and with the same errors (preflight.go,
+	// which check shares).
+	if opts.DryRun {
+		return e.dryRun(ws, plan, opts, logger)
 	}
-	if _, err := runner.LookPath(ws.Config.ClaudeBin); err != nil {
-		return fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
-	}
-	if ws.Config.StrictGit && ws.Repo.Mode() != "git" {
-		return fmt.Errorf("%w: strict_git: git is not installed here, and go-git's own staging differs from git's (README, \"What debussy's commits honour\"); install git, or set strict_git: false", orchestrator.ErrSetup)
+	if err := e.preflight(ws, plan, opts, preflightRun).err(); err != nil {
+		return err
 	}
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
-	if opts.DryRun {
-		preview, err := orchestrator.Check(orchestrator.Options{
-			Config: ws.Config, Plan: plan, Repo: ws.Repo, Store: store, PhaseID: opts.Phase, Only: opts.Only, Restart: opts.Restart,
-			Base: opts.Base, Push: opts.Push,
-		})
-		if err != nil {
-			return err
-		}
-		perm, problems := e.hereProblems(ws.Config.PermissionMode, plan)
-		if perm != "" {
-			logger.Error("a run would fail here", "problem", perm)
-		}
-		for _, p := range problems {
-			logger.Error("a run would fail here", "problem", p)
-		}
-		if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
-			logger.Warn("the agent's commands would be refused", "problem", note)
-		}
-		if err := dryRun(e.Stdout, plan, ws, preview, opts.Phase); err != nil {
-			return err
-		}
-		if perm != "" {
-			// The run exits 2 on it before its first session: so does its
-			// dry run.
-			problems = append(problems, perm)
-		}
-		if len(problems) == 0 {
-			return nil
-		}
-		return &shownError{hereError(problems)} // exit 2, as the run would
-	}
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
 		logger.Warn("the agent's commands will be refused", "problem", note)
 	}
@@ -336,7 +298,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	started := time.Now()
 	live := e.startView(logger)
 	if live != nil {
-		live.threshold = ws.Config.ContextThreshold
+		live.threshold, live.maxTokens = ws.Config.ContextThreshold, int64(ws.Config.ContextMaxTokens)
 	}
 	defer live.close()
 	err = orchestrator.Run(ctx, orchestrator.Options{
@@ -352,6 +314,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Only:        opts.Only,
 		Restart:     opts.Restart,
 		FailFast:    opts.FailFast,
+		Unblock:     opts.ResumeBlocked,
 		Base:        opts.Base,
 		Push:        opts.Push,
 		Hard:        e.Hard,
@@ -364,9 +327,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Tracer:      tracer,
 	})
 	live.close()
-	if terr := tracer.Shutdown(traceFlushWait); terr != nil {
-		logger.Warn("traces not all exported", "err", terr)
-	}
+	endTracer(tracer, logger)
 	if path := e.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		e.stepSummaryCharts(path, store, ws, started, logger)
 	}
@@ -447,11 +408,61 @@ func (r *runEndedError) next() string {
 	case r.run.Status == state.StatusInterrupted:
 		what = "interrupted; the work so far is committed"
 	case r.run.Status == state.StatusBlocked:
-		what = "blocked; resolve what the summary says"
+		return r.blocked()
 	default:
 		what = string(r.run.Status) + "; fix what the summary says"
 	}
 	return fmt.Sprintf("debussy: run %s %s, then resume with:\n  %s\nlogs: %s\n", r.run.ID, what, r.resume, r.logs)
+}
+
+// blocked is the ending of a blocked run: each blocked phase's question
+// and the command that answers it, then how to go on. Without an answer
+// the next run leaves the phase blocked (no session) unless
+// --resume-blocked.
+func (r *runEndedError) blocked() string {
+	var b strings.Builder
+	var ids []string
+	for _, p := range r.blockedPhases() {
+		ids = append(ids, p.ID)
+		q := p.Question
+		if q == "" {
+			q = "(see debussy status)"
+		}
+		fmt.Fprintf(&b, "debussy: run %s blocked: phase %s asks: %s\n", r.run.ID, p.ID, text.OneLine(q, 300))
+	}
+	if len(ids) == 0 { // not recorded: the summary says why
+		fmt.Fprintf(&b, "debussy: run %s blocked\n", r.run.ID)
+	}
+	b.WriteString("answer, then resume:\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "  %s\n", orchestrator.AnswerCommand(id))
+	}
+	fmt.Fprintf(&b, "  %s\n", r.resume)
+	if len(ids) == 1 {
+		fmt.Fprintf(&b, "or in one step: %s --answer \"…\"\n", r.resume)
+	}
+	fmt.Fprintf(&b, "(unanswered, a phase stays blocked and starts no session; --resume-blocked resumes it without an answer)\nlogs: %s\n", r.logs)
+	return b.String()
+}
+
+// blockedPhases are the run's blocked phases.
+func (r *runEndedError) blockedPhases() []*state.PhaseRecord {
+	var out []*state.PhaseRecord
+	for _, p := range r.run.Phases {
+		if p.Status == state.StatusBlocked {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// answerCommands are the commands that answer the run's blocked phases.
+func (r *runEndedError) answerCommands() []string {
+	var out []string
+	for _, p := range r.blockedPhases() {
+		out = append(out, orchestrator.AnswerCommand(p.ID))
+	}
+	return out
 }
 
 // runEnded turns the error of a run that started (the ledger has it) into

@@ -105,7 +105,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		for _, p := range run.Phases {
 			if p.Status == state.StatusBlocked {
 				b := blockedJSON{Phase: p.ID, Question: p.Question, Command: orchestrator.AnswerCommand(p.ID)}
-				if a, err := store.ReadAnswer(run.ID, p.ID); err == nil && a != nil {
+				if a := answerOf(store, run, p); a != nil {
 					b.Answer = a.Text
 				}
 				out.Blocked = append(out.Blocked, b)
@@ -126,7 +126,8 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 		fmt.Fprintln(e.Stdout, laterNote(run, later))
 	}
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHASE\tSTATUS\tATTEMPTS\tRESTARTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
+	// The columns of the run's summary, in its order, then the last error.
+	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
 	for _, p := range run.Phases {
 		commits := make([]string, 0, len(p.Commits))
 		for _, c := range p.Commits {
@@ -144,7 +145,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			// rerun waits for it too.
 			status += " (waiting until " + w.Local().Format("15:04") + ": usage limit)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Attempts, p.Restarts, estimator.FormatTokens(p.Tokens), p.CostUSD,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Sessions, p.Restarts, p.Attempts, estimator.FormatTokens(p.Tokens), p.CostUSD,
 			strings.Join(commits, ","), text.OneLine(p.LastError, 80))
 	}
 	if err := tw.Flush(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
@@ -91,7 +92,11 @@ func toldText(ev record.Policy) string {
 	switch ev.Name {
 	case record.ContextWarning:
 		if ev.By == "context_max_tokens" {
-			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, context_max_tokens)", num(ev.Tokens), num(ev.At))
+			return fmt.Sprintf("warned the agent: context at %s tokens (handoff at %s, the cap context_max_tokens)", tokens(ev.Tokens), tokens(ev.At))
+		}
+		if ev.Tokens != nil && ev.At != nil {
+			return fmt.Sprintf("warned the agent: context at %s tokens, %s %% (handoff at %s, context_threshold %s %%)",
+				tokens(ev.Tokens), num(ev.Percent), tokens(ev.At), num(ev.Threshold))
 		}
 		return fmt.Sprintf("warned the agent: context at %s %% (restart at %s %%)", num(ev.Percent), num(ev.Threshold))
 	case record.Note:
@@ -176,6 +181,14 @@ func str(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// tokens is a token count as people read it: 360K, 1.2M; "" when unset.
+func tokens(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return estimator.FormatTokens(*v)
 }
 
 // num is a number as the log has it: 73, 82.5; "" when it is not set.

@@ -797,3 +797,55 @@ func TestMisspeltEnvNoted(t *testing.T) {
 		t.Errorf("notes %q", src.Notes)
 	}
 }
+
+// Every key in the example (what `debussy config example` prints) is
+// explained: a comment block sits above it with nothing but keys between
+// (no blank line: a key appended to the end of the file after a blank
+// line, uncommented, fails), and that block is directly above it, names
+// it, or explains its group (the key above shares its first word, or it is
+// a nested key of a block).
+func TestExampleExplainsEveryKey(t *testing.T) {
+	doc := string(Example())
+	lines := strings.Split(doc, "\n")
+	lineOf := func(offset int) int { return strings.Count(doc[:offset], "\n") }
+	firstWord := func(line string) string {
+		k, _, _ := strings.Cut(strings.TrimSpace(line), ":")
+		w, _, _ := strings.Cut(k, "_")
+		return w
+	}
+	at := 0
+	for _, key := range Keys() {
+		i := keyIndex(doc, key, at)
+		if i < 0 {
+			t.Errorf("the example does not set %s", key)
+			continue
+		}
+		at = i + 1
+		n := lineOf(i)
+		if i > 0 {
+			n++ // keyIndex points at the newline before the key
+		}
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		j := n - 1
+		for j >= 0 && strings.TrimSpace(lines[j]) != "" && !strings.HasPrefix(strings.TrimSpace(lines[j]), "#") {
+			j--
+		}
+		if j < 0 || !strings.HasPrefix(strings.TrimSpace(lines[j]), "#") {
+			t.Errorf("%s (line %d): no comment above it explains it", key, n+1)
+			continue
+		}
+		if j == n-1 {
+			continue
+		}
+		var block []string
+		for k := j; k >= 0 && strings.HasPrefix(strings.TrimSpace(lines[k]), "#"); k-- {
+			block = append(block, lines[k])
+		}
+		above := lines[n-1]
+		nested := strings.Contains(key, ".") && strings.HasSuffix(strings.TrimSpace(above), ":")
+		if !strings.Contains(strings.Join(block, "\n"), leaf) && firstWord(above) != firstWord(lines[n]) && !nested &&
+			len(lines[n])-len(strings.TrimLeft(lines[n], " ")) <= len(above)-len(strings.TrimLeft(above, " ")) {
+			t.Errorf("%s (line %d): the comment above it neither names it nor explains its group", key, n+1)
+		}
+	}
+}

@@ -259,3 +259,24 @@ func TestFormatTokens(t *testing.T) {
 		})
 	}
 }
+
+// A fork subagent (2.1.332, the Agent tool with subagent_type "fork",
+// backgrounded) is a subagent: its lines carry the Agent call's id as
+// parent_tool_use_id, and its context — the parent's whole conversation
+// plus its own turns — never becomes the main thread's; the Agent call
+// counts as a delegation for the zones. Recorded against the fake API; the
+// fork's usage raised in the file (the fake answered it with the parent's
+// figure) so the test can tell the two apart.
+func TestForkSubagentIsASubagent(t *testing.T) {
+	evs := fixture(t, "fork-subagent-2.1.332.jsonl")
+	snaps := run(Config{}, evs)
+	for i, ev := range evs {
+		if ev.Assistant != nil && !ev.Assistant.MainThread() && snaps[i].Tokens != 53_200 {
+			t.Errorf("event %d (the fork's response): main context %d, want 53200", i, snaps[i].Tokens)
+		}
+	}
+	got := last(snaps)
+	if got.Tokens != 54_300 || got.Delegations != 1 || got.ToolCalls != 1 || got.Trigger != TriggerNone {
+		t.Errorf("got tokens %d delegations %d tool calls %d trigger %q; want 54300, 1, 1, none", got.Tokens, got.Delegations, got.ToolCalls, got.Trigger)
+	}
+}

@@ -148,7 +148,14 @@ type System struct {
 	TaskID      string
 	ToolUseID   string // the tool_use a task belongs to
 	Description string
+	// informational (2.1.330+): Tag names it (settings_not_in_effect),
+	// Content says it, Level is warning, info...
+	Tag, Content, Level string
 }
+
+// SettingsNotInEffect is the informational tag of claude's word that
+// settings it was given or read did not load (2.1.330+).
+const SettingsNotInEffect = "settings_not_in_effect"
 
 // UserMessage is a "user" line without tool results: the CLI's echo of a
 // prompt or a note such as "[Request interrupted by user for tool use]".

@@ -84,7 +84,10 @@ type Facts struct {
 	// GaveUpUnreachable is why the runner ended a first contact whose
 	// connection never opened; "" when it did not.
 	GaveUpUnreachable string
-	Stderr            string // the tail of claude's stderr
+	// SettingsRefused is why the runner ended a session whose claude said
+	// the settings debussy passes are not in effect; "" when it did not.
+	SettingsRefused string
+	Stderr          string // the tail of claude's stderr
 	// Now is when the session ended: a reset time given only as a clock
 	// time in the text is the next one after it.
 	Now time.Time
@@ -113,6 +116,8 @@ const (
 		"or leave it empty for claude's default"
 	FixFlag        = "remove or correct it in extra_args (.debussy.yaml or DEBUSSY_EXTRA_ARGS), or update claude"
 	FixUnreachable = "check the network, a proxy (HTTPS_PROXY) and ANTHROPIC_BASE_URL; `debussy doctor` tries the same request"
+	FixSettings    = "update claude (npm install -g @anthropic-ai/claude-code), or report the claude version and its message: " +
+		"debussy's own settings (its --settings) must be in effect for a run to start"
 )
 
 // RootRefusal is claude's stderr when it refuses
@@ -145,6 +150,9 @@ func Classify(f Facts) Failure {
 	line := text.OneLine(f.Text, 300)
 	if f.GaveUpUnreachable != "" {
 		return Failure{Class: Unreachable, Fix: FixUnreachable, Reason: f.GaveUpUnreachable}
+	}
+	if f.SettingsRefused != "" {
+		return Failure{Class: Refused, Fix: FixSettings, Reason: f.SettingsRefused}
 	}
 	if f.RateLimit.Rejected() || f.AssistantError == "rate_limit" || (f.IsError && limitText.MatchString(f.Text)) {
 		if fl, ok := usageLimit(f, line); ok {

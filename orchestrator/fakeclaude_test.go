@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 //	error TEXT       a result with is_error (e.g. "Prompt is too long")
 //	api STATUS       API retries, then an error result with that status
 //	max_turns        the turn limit's result
+//	settings TEXT    claude says settings are not in effect (TEXT names which)
 //	compact          the CLI reports it is compacting
 //	crash            exit 3 without a result
 //	hang             go silent and ignore stdin (for the idle timeout)
@@ -312,6 +313,9 @@ func fakeClaude(scriptPath string) int {
 			f.result("success", true, status, "API Error: Repeated 529 Overloaded errors")
 		case "max_turns":
 			f.result("error_max_turns", true, 0, "")
+		case "settings": // claude's word that settings are not in effect (2.1.330+): arg is its content
+			f.emit(map[string]any{"type": "system", "subtype": "informational", "tag": "settings_not_in_effect", "level": "warning",
+				"content": arg, "session_id": "fake"})
 		case "compact": // a compaction that happens, no PreCompact asked
 			f.emit(map[string]any{"type": "system", "subtype": "status", "status": "compacting", "session_id": "fake"})
 			f.emit(map[string]any{"type": "system", "subtype": "compact_boundary", "session_id": "fake",

@@ -440,8 +440,11 @@ func TestCompletionNeedsGit(t *testing.T) {
 	if err := Run(context.Background(), opts); !errors.Is(err, ErrBlocked) {
 		t.Fatalf("--restart: %v, want phase 1 blocked\n%s", err, f.log)
 	}
-	// The latest outcome in git is blocked: the rerun runs phase 1.
-	if err := f.run(context.Background()); err != nil {
+	// The latest outcome in git is blocked: the rerun runs phase 1 (told
+	// to resume it unanswered: --resume-blocked).
+	opts = f.options()
+	opts.Unblock = true
+	if err := Run(context.Background(), opts); err != nil {
 		t.Fatalf("rerun after the blocked restart: %v\n%s", err, f.log)
 	}
 	if _, err := os.Stat(promptPath(f.script, "1", 3)); err != nil {
@@ -509,5 +512,35 @@ func TestResumeNeedsGit(t *testing.T) {
 	}
 	if want := "its last commit, " + interrupted.Hash.String()[:7] + ", is not on this branch"; !strings.Contains(f.log.String(), want) {
 		t.Errorf("the log does not say why the phase starts fresh (%q):\n%s", want, f.log)
+	}
+}
+
+// claude saying the settings debussy passes are not in effect (2.1.330+'s
+// settings_not_in_effect naming --settings) ends the run at once: a setup
+// error (exit 2), no retry, no commit; the same word about the user's own
+// settings file is a warning and the phase goes on.
+func TestRunSettingsNotInEffect(t *testing.T) {
+	t.Parallel()
+	s := script{"1": {{"settings flagSettings (--settings): idleCompaction: Expected boolean", "block"}}}
+	f := newFixture(t, s, phaseSpec{id: "1"})
+	head, _ := f.repo.Head()
+	err := f.run(context.Background())
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "debussy passes") || !strings.Contains(err.Error(), "update claude") {
+		t.Fatalf("err = %v, want a setup error naming the settings and the fix\n%s", err, f.log)
+	}
+	if now, _ := f.repo.Head(); now != head {
+		t.Errorf("HEAD moved %s → %s", head, now)
+	}
+	if n := f.lastRun().Phase("1").Sessions; n != 0 {
+		t.Errorf("%d sessions counted, want 0 (the refused one does not count)", n)
+	}
+
+	s = script{"1": {{"settings /home/me/.claude/settings.json: permissions.allow: Expected array", "done", "result"}}}
+	f = newFixture(t, s, phaseSpec{id: "1"})
+	if err := f.run(context.Background()); err != nil {
+		t.Fatalf("the user's own settings: %v\n%s", err, f.log)
+	}
+	if !strings.Contains(f.log.String(), "claude says some settings did not load") {
+		t.Errorf("no warning in the log:\n%s", f.log)
 	}
 }

@@ -41,14 +41,24 @@ func (r *orun) announce(ev notify.Event) {
 	}
 	ev.Run, ev.Plan, ev.At = r.id, r.Plan.Name, r.now()
 	// As last saved: a phase may announce while others run (recorder.go).
-	r.recorder.read(func(run *state.Run) { ev.Summary = notifySummary(r.Plan.Name, run) })
+	r.recorder.read(func(run *state.Run) {
+		status := run.Status
+		if ev.Event == notify.Blocked && status == state.StatusRunning {
+			// A block ends the run (recorded a moment later): its
+			// summary is headed blocked, not running.
+			status = state.StatusBlocked
+		}
+		ev.Summary = notifySummary(r.Plan.Name, run, status)
+	})
 	r.notifier.Send(ev)
 }
 
-// notifySummary is the run's step summary without the phases' errors,
-// which may quote a gate's output: only structured facts leave.
-func notifySummary(plan string, rec *state.Run) *notify.Summary {
+// notifySummary is the run's step summary, headed with status, without the
+// phases' errors, which may quote a gate's output: only structured facts
+// leave.
+func notifySummary(plan string, rec *state.Run, status state.Status) *notify.Summary {
 	run := *rec
+	run.Status = status
 	run.Phases = nil
 	s := &notify.Summary{}
 	for _, p := range rec.Phases {
@@ -162,18 +172,41 @@ func derefInt(p *int) int {
 	return *p
 }
 
-// answered puts the person's answer (debussy answer) to the question the
-// blocked phase asked in prev first in the resumed prompt next, as a new
-// attempt of the same phase. Without an answer the phase resumes as any
-// interrupted one, with a warning naming the command.
-func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, next string) string {
-	r := p.r
-	a, err := r.Store.ReadAnswer(prevRun.ID, p.ph.ID)
+// answerTo is the person's answer (debussy answer) to the question phase
+// p asked in prevRun, or nil.
+func (p *phaseRun) answerTo(prevRun *state.Run) *state.Answer {
+	a, err := p.r.Store.ReadAnswer(prevRun.ID, p.ph.ID)
 	if err != nil {
-		r.log.Warn("read the answer to the blocked phase", "phase", p.ph.ID, "err", err)
+		p.r.log.Warn("read the answer to the blocked phase", "phase", p.ph.ID, "err", err)
 	}
+	return a
+}
+
+// stillBlocked ends phase p, blocked in prevRun and not answered since, as
+// blocked again without a session: the question stands, and a session
+// would only meet it again. Nothing is committed (the blocked run's commit
+// recorded the block); the answer still goes to prevRun, whose question it
+// is (this record has no session, so the next run resumes from prevRun).
+func (p *phaseRun) stillBlocked(prevRun *state.Run, prev *state.PhaseRecord) error {
+	r, id := p.r, p.ph.ID
+	p.rec.Question = prev.Question
+	p.recorded = true
+	r.log.Warn("the phase is still blocked: no session starts until its question is answered",
+		"phase", id, "question", prev.Question, "answer_with", AnswerCommand(id), "or", "run again with --resume-blocked to resume it unanswered")
+	err := p.endPhase(state.StatusBlocked, withPublic(fmt.Errorf("phase %s %w: its question (run %s) is not answered yet: %s", id, ErrBlocked, prevRun.ID, prev.Question),
+		fmt.Sprintf("phase %s was blocked: its question is not answered yet", id)))
+	p.announceBlocked(prev.Question)
+	return err
+}
+
+// answered puts the person's answer a (debussy answer) to the question
+// the blocked phase asked in prev first in the resumed prompt next, as a
+// new attempt of the same phase. Without an answer (--resume-blocked) the
+// phase resumes as any interrupted one, with a warning naming the command.
+func (p *phaseRun) answered(prevRun *state.Run, prev *state.PhaseRecord, a *state.Answer, next string) string {
+	r := p.r
 	if a == nil {
-		r.log.Warn("the phase was blocked and nobody answered: resuming it without an answer", "phase", p.ph.ID,
+		r.log.Warn("resuming the blocked phase without an answer (--resume-blocked)", "phase", p.ph.ID,
 			"question", prev.Question, "answer_with", AnswerCommand(p.ph.ID))
 		return next
 	}

@@ -94,6 +94,10 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.go); nil exports none.
 	Tracer *telemetry.Tracer
+
+	// Unblock (--resume-blocked) resumes a blocked phase nobody has
+	// answered; without it such a phase stays blocked and starts no session.
+	Unblock bool
 }
 
 // Run executes the plan. It returns nil when every phase completed; what
@@ -282,8 +286,10 @@ func (r *orun) execute(ctx context.Context) error {
 	if err := r.recorder.save(); err != nil {
 		return err
 	}
+	settings := policy.Recorded(r.cfg)
 	r.recorder.event(record.RunStarted{Plan: planPath, Phases: len(order),
-		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow})
+		ContextThreshold: r.cfg.ContextThreshold, ContextWindow: r.cfg.ContextWindow, ContextMaxTokens: new(r.cfg.ContextMaxTokens),
+		Settings: &settings})
 	r.log.Info("run started", "run", r.id, "plan", r.Plan.Name, "phases", len(order))
 
 	if r.cfg.Parallel > 1 && r.rem().usesRemote() {

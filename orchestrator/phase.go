@@ -16,6 +16,7 @@ import (
 	"github.com/debussy-dev/debussy/prompt"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
+	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
@@ -96,6 +97,8 @@ type phaseRun struct {
 	// priorAttempts are the attempts of the blocked run this one resumes
 	// with the person's answer: the answer starts the next attempt.
 	priorAttempts int
+	// running is the current session's tool in flight, for the live view.
+	running *session.Running
 }
 
 // newPhaseRun is phase ph of run r, to run in repo. rec is the phase's own
@@ -129,6 +132,14 @@ func (p *phaseRun) run(ctx context.Context) error {
 				prev = nil
 			}
 		}
+		var answer *state.Answer
+		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 && prev.Status == state.StatusBlocked {
+			// Its question waits for a person: no session is spent on it
+			// until they answer, unless --resume-blocked says so.
+			if answer = p.answerTo(prevRun); answer == nil && !r.Unblock {
+				return p.stillBlocked(prevRun, prev)
+			}
+		}
 		if prev != nil && prevRun.ID != r.id && prev.Sessions > 0 {
 			if prev.BaseCommit != "" {
 				p.base = prev.BaseCommit
@@ -154,7 +165,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 			}
 			next = cp.Prompt(p.basePrompt)
 			if prev.Status == state.StatusBlocked {
-				next = p.answered(prevRun, prev, next)
+				next = p.answered(prevRun, prev, answer, next)
 			}
 			r.log.Info("resuming the phase from a checkpoint", "phase", ph.ID, "run", prevRun.ID, "files_changed", len(cp.Files))
 		}

@@ -29,6 +29,9 @@ type Progress struct {
 	Budget *BudgetProgress
 	// WaitingUntil is set while the phase waits for a usage limit to reset.
 	WaitingUntil time.Time
+	// Running is the main thread's tool in flight (what it does, since
+	// when); nil when none.
+	Running *session.Running
 }
 
 // BudgetProgress is the fuller of the phase's and the plan's budgets.

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -50,12 +49,12 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 	sess, err := p.sessions.Start(ctx, cfg)
 	startErr = err
 	if err != nil {
-		if errors.Is(err, runner.ErrClaudeNotFound) {
-			return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
-		}
-		return session.Result{}, fmt.Errorf("start claude: %w", err)
+		// claude missing, not a program, no pipe or working directory:
+		// nothing ran, and a retry would meet the same (exit 2, no
+		// commit). The error says "start claude:" already.
+		return session.Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	p.undelivered = nil
+	p.undelivered, p.running = nil, nil
 	p.rec.Zone = string(estimator.ZoneGreen)
 	p.rec.Zones = append(p.rec.Zones, p.rec.Zone)
 	for {
@@ -98,7 +97,13 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
 		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
-	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", out.Describe(),
+	outcome := out.Describe()
+	if sig, _ := r.Store.ReadSignal(r.id, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
+		// The CLI's session completed; what the agent said of the phase
+		// is what the reader needs: blocked on a question, or failed.
+		outcome = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+	}
+	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", outcome,
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
 	return res, nil
 }
@@ -116,6 +121,7 @@ func (p *phaseRun) apply(n int, effects []session.Effect) {
 		case session.Observed:
 			p.contextPeak = max(p.contextPeak, e.Snap.Tokens)
 			p.events.Observe(e.Event)
+			p.running = e.Running
 			p.progressAt(n, e.Snap, false, e.Live)
 		case session.Tick:
 			p.progress(n, e.Snap, false)
@@ -265,6 +271,9 @@ func (p *phaseRun) progressAt(n int, snap estimator.Snapshot, ended bool, live *
 	pr := Progress{Phase: p.ph.ID, Title: p.ph.Title, Session: n, Snapshot: snap,
 		Tokens: p.rec.PhaseTokens(), CostUSD: p.rec.PhaseCostUSD(), Restarts: p.rec.Restarts, Started: p.rec.StartedAt, Ended: ended, Zone: p.rec.Zone,
 		WaitingUntil: p.rec.WaitingUntil}
+	if !ended {
+		pr.Running = p.running
+	}
 	if live != nil {
 		pr.Tokens, pr.CostUSD, pr.Activity, pr.Budget = live.Tokens, live.CostUSD, live.Activity, live.Budget
 	} else {

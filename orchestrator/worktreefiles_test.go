@@ -167,7 +167,9 @@ func TestFailFast(t *testing.T) {
 		t.Fatal("the stopped phase's work reached the user's branch")
 	}
 
-	if err := f.run(context.Background()); err != nil {
+	opts = f.options()
+	opts.Unblock = true // phase 1 resumes unanswered (--resume-blocked)
+	if err := Run(context.Background(), opts); err != nil {
 		t.Fatalf("rerun: %v\n%s", err, f.log)
 	}
 	if p := f.lastRun().Phase("2"); p.Status != state.StatusCompleted || p.Branch != p2.Branch {

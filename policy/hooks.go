@@ -44,6 +44,43 @@ func CallOf(h *event.HookCall) Call {
 	return c
 }
 
+// Facts are what a hook's answer needs that is not in memory, read when
+// the answer needs it: package session reads them on disk, a replay
+// (`debussy tune`) knows them from the recording.
+type Facts interface {
+	Signalled() bool      // the agent's `debussy done` signal for this session is on disk
+	SignalStatus() string // what that signal says: completed, blocked, failed; "" unknown
+	HandedOff() bool      // its `debussy handoff` signal is
+	HandoffSize() int64   // the handoff file's size; 0 when missing or empty
+	PhaseFile(c *Call)    // sets c.PhaseFile when the call reads one of the phase's own files
+}
+
+// Hook answers one of the CLI's hook calls, with the facts it needs from
+// f: what a session answers, and what a replay of its turns answers.
+func (p *Policy) Hook(h *event.HookCall, f Facts) event.HookAnswer {
+	switch h.Event {
+	case event.HookPreToolUse:
+		c := CallOf(h)
+		f.PhaseFile(&c)
+		return p.PreToolUse(c, "")
+	case event.HookPostToolUse:
+		c := CallOf(h)
+		if p.WantsHandoffSize() {
+			c.HandoffBytes = f.HandoffSize()
+		}
+		// After every tool, whatever it was: each signal.
+		c.Signalled, c.HandedOff = f.Signalled(), f.HandedOff()
+		p.SignalStatus(f.SignalStatus())
+		return p.PostToolUse(c)
+	case event.HookStop:
+		p.Signals(false, f.HandedOff())
+		return p.Stop(h.StopHookActive, f.Signalled())
+	case event.HookPreCompact:
+		return p.PreCompact(h.Trigger)
+	}
+	return event.HookAnswer{}
+}
+
 // WantsHandoffSize reports whether the handoff's size matters after the
 // next tool: a handoff is due (or was told of) and not yet written.
 func (p *Policy) WantsHandoffSize() bool {
@@ -144,6 +181,10 @@ func (p *Policy) Signals(done, handedOff bool) {
 	}
 }
 
+// SignalStatus tells the status the done signal on disk carries
+// (completed, blocked, failed; "" unknown), so its log says which.
+func (p *Policy) SignalStatus(status string) { p.doneStatus = status }
+
 // done is the agent's `debussy done`: it beats a stop decided on the same
 // response, and no threshold restarts the session after it.
 func (p *Policy) done() {
@@ -151,7 +192,14 @@ func (p *Policy) done() {
 		p.stopAfterDone = true
 	}
 	p.state = Done
-	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, "the agent signalled `debussy done`")
+	msg := "the agent signalled `debussy done`"
+	switch p.doneStatus {
+	case "blocked":
+		msg = "the agent signalled the phase blocked (`debussy done --status blocked`): it waits for a person's answer"
+	case "failed":
+		msg = "the agent signalled the phase failed (`debussy done --status failed`)"
+	}
+	p.record(record.DoneSignal, Fields{StopPending: ref(p.stopAfterDone)}, LevelInfo, msg)
 }
 
 // agentHandoff is the agent's `debussy handoff`: its handoff is written at

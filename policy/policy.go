@@ -168,6 +168,8 @@ type Policy struct {
 	// stopAfterDone keeps a stop decided before or with the done signal:
 	// the session still ends at the next PostToolUse, as done.
 	stopAfterDone bool
+	// doneStatus is what the done signal says (SignalStatus), for its log.
+	doneStatus string
 
 	budget BudgetReading // the latest: its action refuses calls
 

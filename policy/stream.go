@@ -40,17 +40,22 @@ func (p *Policy) Observe(ev event.Event, snap estimator.Snapshot) {
 		p.limit(estimator.TriggerToolCalls, fmt.Sprintf("tool calls %d ≥ %d", snap.ToolCalls, p.toolCallLimit(snap)), snap)
 	case p.zone == estimator.ZoneRed && p.cfg.ZoneAction == ZoneHandoff:
 		p.limit(TriggerZone, fmt.Sprintf("red zone: %d tool calls, %d large reads, %d delegations", snap.ToolCalls, snap.LargeReads, snap.Delegations), snap)
-	case p.state == Working && lim.at > 0 && snap.Tokens >= lim.warnAt:
+	case p.state == Working && lim.At > 0 && snap.Tokens >= lim.WarnAt:
 		p.state = Warned
 		p.Note(p.contextWarning(snap, lim))
-		f := Fields{Threshold: ref(p.cfg.ContextThreshold), Tokens: ref(snap.Tokens), At: ref(lim.at)}
+		f := Fields{Threshold: ref(p.cfg.ContextThreshold), Tokens: ref(snap.Tokens), At: ref(lim.At)}
+		var window int64
 		if judged(snap) {
 			f.Percent = ref(snap.Percent) // not of a window still pending
+			window = snap.Window
 		}
-		if lim.byCap {
+		if lim.ByCap {
 			f.By = "context_max_tokens"
 		}
-		p.record(record.ContextWarning, f, LevelInfo, "context warning sent to the agent")
+		// The log names the limit that acts, in tokens: on a 1M window
+		// the cap stops at 40 %, and "percent=35" alone reads as wrong.
+		p.record(record.ContextWarning, f, LevelInfo, fmt.Sprintf("context warning sent to the agent at %s; the handoff is due at %s",
+			estimator.FormatTokens(snap.Tokens), lim.Words(p.cfg.ContextThreshold, window)))
 	}
 }
 

@@ -10,6 +10,34 @@ type RunStarted struct {
 	Phases           int    `json:"phases"`
 	ContextThreshold int    `json:"context_threshold"`
 	ContextWindow    int    `json:"context_window"`
+	// ContextMaxTokens is context_max_tokens: the handoff comes at the
+	// lower of it and the threshold (the report draws the one that acts).
+	// Nil in runs recorded before it was.
+	ContextMaxTokens *int `json:"context_max_tokens,omitempty"`
+	// Settings are the rest of what the in-session policy decided on
+	// (beside the threshold, the window and the cap above):
+	// `debussy tune` replays the run's sessions at them. Nil in runs
+	// recorded before they were kept.
+	Settings *Settings `json:"settings,omitempty"`
+}
+
+// Settings are a run's policy settings as .debussy.yaml names them.
+type Settings struct {
+	Model             string `json:"model"`
+	MaxRestarts       int    `json:"max_restarts"`
+	ToolCallThreshold int    `json:"tool_call_threshold"`
+	Handoff           bool   `json:"handoff"`
+	HandoffGraceCalls int    `json:"handoff_grace_calls"`
+	AllowCompaction   bool   `json:"allow_compaction"`
+	RequireDoneSignal bool   `json:"require_done_signal"`
+	ZoneAction        string `json:"zone_action"`
+	// Zones are zone_tool_calls_yellow, _red, zone_large_reads_yellow,
+	// _red, zone_delegations_yellow, _red, in that order.
+	Zones [6]int `json:"zones"`
+	// Nudges are nudge_repeat, nudge_repeat_window, nudge_repeat_restart,
+	// nudge_explore_reads, nudge_cooldown, in that order.
+	Nudges      [5]int `json:"nudges"`
+	Enforcement string `json:"budget_enforcement"`
 }
 
 // RunEnded closes it.

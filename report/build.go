@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -19,7 +21,8 @@ import (
 type Report struct {
 	RunID, Plan, Status string
 	Started, Ended      time.Time
-	Threshold           int // context_threshold, percent
+	Threshold           int   // context_threshold, percent
+	MaxTokens           int64 // context_max_tokens; 0 is off
 	Phases              []*Phase
 	// NotRun are the plan's phases this run did not start: skipped as
 	// completed already, or left pending (--only, a stop before them).
@@ -29,6 +32,7 @@ type Report struct {
 	Spend  Spend
 	Totals Totals
 	Budget Limits // the plan's
+	Tuning *Tuning
 }
 
 // NotRunPhase is a phase of the plan the run did not start, with its state.
@@ -49,6 +53,18 @@ type Phase struct {
 	Spent  PhaseSpend
 	Budget Limits
 	Notes  []string // remediation, retries, merges: what happened between sessions
+}
+
+// UncheckedGates are the names of the phase's gates that had no command
+// and did not run: never a pass, whatever the phase's status.
+func (p *Phase) UncheckedGates() []string {
+	var out []string
+	for _, g := range p.Gates {
+		if g.Unchecked && !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 // Session is one claude process of a phase.
@@ -157,7 +173,7 @@ const (
 func Build(in Input) *Report {
 	run := in.Run
 	r := &Report{RunID: run.ID, Plan: in.PlanName, Status: string(run.Status), Started: run.StartedAt, Ended: run.EndedAt,
-		Threshold: in.Threshold, Totals: TotalsOf(run)}
+		Threshold: in.Threshold, MaxTokens: in.MaxTokens, Totals: TotalsOf(run), Tuning: in.Tuning}
 	if r.Plan == "" {
 		r.Plan = filepath.Base(run.Plan)
 	}
@@ -272,6 +288,9 @@ func (b *builder) event(l record.Line) {
 	if ev, ok := record.As[record.RunStarted](l); ok {
 		if ev.ContextThreshold > 0 {
 			b.r.Threshold = ev.ContextThreshold
+		}
+		if ev.ContextMaxTokens != nil {
+			b.r.MaxTokens = int64(*ev.ContextMaxTokens)
 		}
 		return
 	}
@@ -390,6 +409,14 @@ func phaseNote(l record.Line) (string, bool) {
 func markOf(ev record.Policy) (Kind, string) {
 	switch ev.Name {
 	case record.ContextWarning:
+		by := "context_threshold"
+		if ev.By != "" {
+			by = ev.By
+		}
+		if ev.Tokens != nil && ev.At != nil {
+			return KindWarning, fmt.Sprintf("warned at %s (%s %% of the window); the handoff was due at %s (%s)",
+				estimator.FormatTokens(*ev.Tokens), pct(deref(ev.Percent)), estimator.FormatTokens(*ev.At), by)
+		}
 		return KindWarning, fmt.Sprintf("warned at %s %% of the window", pct(deref(ev.Percent)))
 	case record.Trigger:
 		return KindThreshold, "threshold: " + deref(ev.Reason)
@@ -472,6 +499,13 @@ func deref[T any](v *T) T {
 // pct prints a percentage with at most one decimal.
 func pct(p float64) string {
 	return strconv.FormatFloat(budget.RoundPct(p), 'f', -1, 64)
+}
+
+// Limit is where session s's handoff was due: context_threshold of its
+// window or the cap context_max_tokens, whichever is lower, with the
+// warning before it — the policy's own numbers.
+func (r *Report) Limit(s *Session) policy.ContextLimit {
+	return policy.ContextLimitOf(r.Threshold, r.MaxTokens, s.Window)
 }
 
 // Percent is the point's share of the session's window.

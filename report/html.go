@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
@@ -24,6 +25,7 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"dur":    func(a, b time.Time) string { return took(a, b) },
 	"gate":   gateLine,
 	"plural": plural,
+	"join":   strings.Join,
 }).Parse(pageSource))
 
 type legendItem struct{ Name, Fill, Letter string }
@@ -37,6 +39,7 @@ type phaseView struct {
 type pageData struct {
 	R            *Report
 	Tokens, Cost chart
+	Tuning       *chart
 	Marks        []legendItem
 	Kinds        []legendItem
 	Phases       []phaseView
@@ -62,9 +65,13 @@ func HTML(w io.Writer, r *Report) error {
 	labels = append(labels, "run")
 	spends = append(spends, r.Spend)
 	d.Tokens, d.Cost = spendCharts(labels, spends, len(labels)-1, r.Budget)
+	if r.Tuning != nil && len(r.Tuning.Rows) > 0 {
+		c := tuningChart(r.Tuning)
+		d.Tuning = &c
+	}
 	names := toolNames(r)
 	for _, p := range r.Phases {
-		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r.Threshold)}
+		v := phaseView{Phase: p, Timeline: timelineChart(p), Context: contextChart(p, r)}
 		labels, spends = nil, nil
 		for _, s := range p.Sessions {
 			labels = append(labels, fmt.Sprintf("session %d", s.N))

@@ -32,10 +32,14 @@ type Input struct {
 	Commits []gitcommit.CommitInfo
 	// Signals are the `debussy done` signals left per phase.
 	Signals map[string]*state.Signal
-	// Threshold and Window are the config's context_threshold and
-	// context_window, for runs whose events do not record them.
+	// Threshold, Window and MaxTokens are the config's
+	// context_threshold, context_window and context_max_tokens, for runs
+	// whose events do not record them.
 	Threshold int
 	Window    int64
+	MaxTokens int64
+	// Tuning is `debussy tune` on the run's sessions; nil leaves it out.
+	Tuning *Tuning
 }
 
 // SessionKey names one session of one phase; N counts from 1.

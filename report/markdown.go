@@ -104,7 +104,8 @@ func toolMix(s *Session) string {
 
 // Charts writes the Mermaid charts GitHub renders: a gantt of the
 // sessions and gates, and per phase its context per turn against the
-// threshold. The step summary carries them below its table.
+// limit that acted (the threshold or the cap, whichever is lower) and the
+// warning before it. The step summary carries them below its table.
 func Charts(w io.Writer, r *Report) {
 	var b strings.Builder
 	if g := gantt(r); g != "" {
@@ -121,13 +122,27 @@ func Charts(w io.Writer, r *Report) {
 		if len(values) == 0 {
 			continue
 		}
-		thr := make([]string, len(values))
-		for i := range thr {
-			thr[i] = fmt.Sprint(r.Threshold)
+		// Where each session's handoff was due and its warning, as a
+		// share of its window: the limit that acted, named in the title.
+		var due, warn []string
+		title := "no context limit"
+		for _, s := range p.Sessions {
+			l := r.Limit(s)
+			for range s.Points {
+				if l.At == 0 || s.Window <= 0 {
+					due, warn = append(due, "100"), append(warn, "100")
+					continue
+				}
+				due = append(due, pct(float64(l.At)*100/float64(s.Window)))
+				warn = append(warn, pct(float64(l.WarnAt)*100/float64(s.Window)))
+			}
+			if l.At > 0 && s.Window > 0 && title == "no context limit" {
+				title = "handoff at " + l.Words(r.Threshold, s.Window) + ", warning at " + estimator.FormatTokens(l.WarnAt)
+			}
 		}
-		fmt.Fprintf(&b, "\n```mermaid\nxychart-beta\n    title %q\n    x-axis \"session.turn\" [%s]\n    y-axis \"context %% of window\" 0 --> 100\n    line [%s]\n    line [%s]\n```\n",
-			mermaidText(fmt.Sprintf("Phase %s: context per turn (threshold %d %%)", p.ID, r.Threshold)),
-			strings.Join(labels, ", "), strings.Join(values, ", "), strings.Join(thr, ", "))
+		fmt.Fprintf(&b, "\n```mermaid\nxychart-beta\n    title %q\n    x-axis \"session.turn\" [%s]\n    y-axis \"context %% of window\" 0 --> 100\n    line [%s]\n    line [%s]\n    line [%s]\n```\n",
+			mermaidText(fmt.Sprintf("Phase %s: context per turn (%s)", p.ID, title)),
+			strings.Join(labels, ", "), strings.Join(values, ", "), strings.Join(due, ", "), strings.Join(warn, ", "))
 	}
 	io.WriteString(w, b.String())
 }

@@ -394,3 +394,32 @@ func lineOf(t *testing.T, m map[string]any) record.Line {
 	}
 	return l
 }
+
+// The tuning section: one bar per candidate, the current in bold and
+// marked, the recommendation starred; left out without a tuning.
+func TestTuningChart(t *testing.T) {
+	in := demoInput(t)
+	var plain bytes.Buffer
+	if err := HTML(&plain, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "Tuning:") {
+		t.Errorf("a tuning section without a tuning")
+	}
+	in.Tuning = &Tuning{Evidence: "3 sessions of run r", SelfCheck: "exact", Recommended: "Recommended: 60 %",
+		Rows: []TuningRow{
+			{Threshold: 80, Cap: 400_000, MaxRestarts: 3, CostByKind: [4]float64{0.1, 1, 0.5, 0.2}, Cost: 1.8, Restarts: 1, Peak: 170_000, Current: true},
+			{Threshold: 60, Cap: 400_000, MaxRestarts: 3, CostByKind: [4]float64{0.1, 0.7, 0.6, 0.2}, Cost: 1.6, Restarts: 2, Peak: 125_000, Recommended: true},
+		}}
+	var b bytes.Buffer
+	if err := HTML(&b, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{"Tuning: this run", `aria-label="modelled cost per candidate setting"`, "$1.80 · 1 restart · peak 170K (now)",
+		"* 60 % · cap 400K", "$1.60 · 2 restarts · peak 125K", "Recommended: 60 %"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/policy"
 )
 
 // chart is one SVG picture as primitives; the template draws any chart, so
@@ -95,9 +96,11 @@ const (
 )
 
 // contextChart draws a phase's sessions side by side: the context per turn,
-// the warning and threshold lines, every mark on its turn, restarts between
-// sessions and the gates after the session they judged.
-func contextChart(p *Phase, threshold int) chart {
+// under each session the line where its handoff was due (the threshold or
+// the cap, whichever is lower for its window) and the warning before it,
+// every mark on its turn, restarts between sessions and the gates after
+// the session they judged.
+func contextChart(p *Phase, r *Report) chart {
 	const top, plotH, bottom = 28.0, 200.0, 34.0
 	c := chart{W: chartW, H: top + plotH + bottom, Label: "context per turn, phase " + p.ID}
 	slots := 0
@@ -111,18 +114,10 @@ func contextChart(p *Phase, threshold int) chart {
 		c.Lines = append(c.Lines, line{X1: left, Y1: y(v), X2: chartW - right, Y2: y(v), Class: "grid"})
 		c.Texts = append(c.Texts, text{X: left - 6, Y: y(v) + 4, Text: fmt.Sprintf("%g %%", v), Anchor: "end", Class: "axis"})
 	}
-	if threshold > 0 && threshold < 100 {
-		c.Lines = append(c.Lines, line{X1: left, Y1: y(float64(threshold)), X2: chartW - right, Y2: y(float64(threshold)), Class: "threshold",
-			Title: fmt.Sprintf("context_threshold %d %%: the handoff is asked for here", threshold)})
-		c.Texts = append(c.Texts, text{X: chartW - right, Y: y(float64(threshold)) - 4, Text: fmt.Sprintf("threshold %d %%", threshold), Anchor: "end", Class: "threshold-label"})
-		if w := threshold - 10; w > 0 {
-			c.Lines = append(c.Lines, line{X1: left, Y1: y(float64(w)), X2: chartW - right, Y2: y(float64(w)), Class: "warnline",
-				Title: fmt.Sprintf("warning at %d %%", w)})
-		}
-	}
 	c.Texts = append(c.Texts, text{X: 8, Y: top + plotH/2, Text: "context", Class: "axis"},
 		text{X: 8, Y: top + plotH/2 + 14, Text: "% of window", Class: "axis"})
 	slot := 0
+	lastLabel := ""
 	for i, s := range p.Sessions {
 		x0 := left + float64(slot)*step
 		width := max(len(s.Points), 1)
@@ -134,6 +129,7 @@ func contextChart(p *Phase, threshold int) chart {
 		}
 		label := fmt.Sprintf("session %d", s.N)
 		c.Texts = append(c.Texts, text{X: x0 + 2, Y: top - 10, Text: label, Class: "session-label"})
+		lastLabel = limitLines(&c, r, s, x0, x0+float64(width)*step, y, lastLabel)
 		var pts []string
 		for _, pt := range s.Points {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(pt.Turn), y(s.Percent(pt))))
@@ -164,12 +160,20 @@ func contextChart(p *Phase, threshold int) chart {
 			}
 		}
 		if len(gates) > 0 {
+			// A pass only when every gate ran and passed: an UNCHECKED
+			// gate (no command, not run) is grey "?", a failure red.
 			fill, letter, title := "#16a34a", "✓", "gates after session "+fmt.Sprint(s.N)+":"
+			failed, unchecked := false, false
 			for _, g := range gates {
 				title += "\n" + gateLine(g)
-				if !g.Passed && !g.Unchecked {
-					fill, letter = "#dc2626", "✗"
-				}
+				failed = failed || !g.Passed && !g.Unchecked
+				unchecked = unchecked || g.Unchecked
+			}
+			switch {
+			case failed:
+				fill, letter = "#dc2626", "✗"
+			case unchecked:
+				fill, letter = uncheckedFill, "?"
 			}
 			c.Dots = append(c.Dots, dot{X: end + step*0.5, Y: y(0) - 8, Fill: fill, Letter: letter, Title: title})
 			c.Texts = append(c.Texts, text{X: end + step*0.5, Y: y(0) + 14, Text: "gates", Anchor: "middle", Class: "axis"})
@@ -186,6 +190,45 @@ func contextChart(p *Phase, threshold int) chart {
 	}
 	return c
 }
+
+// limitLines draws, from x0 to x1, where session s's handoff was due and
+// the warning before it, as a share of its window, titled with the limit
+// that acted: on a 1M window the 400K cap, not the 80 % threshold. The
+// label is written where it changes (sessions of one window share it); it
+// returns the label now in force.
+func limitLines(c *chart, r *Report, s *Session, x0, x1 float64, y func(float64) float64, last string) string {
+	l := r.Limit(s)
+	if l.At == 0 || s.Window <= 0 {
+		return last
+	}
+	share := func(tok int64) float64 { return float64(tok) * 100 / float64(s.Window) }
+	words := l.Words(r.Threshold, s.Window)
+	c.Lines = append(c.Lines, line{X1: x0, Y1: y(share(l.At)), X2: x1, Y2: y(share(l.At)), Class: "threshold",
+		Title: fmt.Sprintf("session %d: the handoff was due at %s", s.N, words)})
+	if l.WarnAt > 0 {
+		c.Lines = append(c.Lines, line{X1: x0, Y1: y(share(l.WarnAt)), X2: x1, Y2: y(share(l.WarnAt)), Class: "warnline",
+			Title: fmt.Sprintf("session %d: the agent was warned at %s (%s %%)", s.N, estimator.FormatTokens(l.WarnAt), pct(share(l.WarnAt)))})
+	}
+	label := LimitLabel(l, s.Window)
+	if label != last {
+		c.Texts = append(c.Texts, text{X: x1 - 4, Y: y(share(l.At)) - 4, Text: label, Anchor: "end", Class: "threshold-label"})
+	}
+	return label
+}
+
+// LimitLabel is the limit's short name on a chart: "cap 400K = 40 %" or
+// "threshold 80 % = 160K".
+func LimitLabel(l policy.ContextLimit, window int64) string {
+	share := float64(l.At) * 100 / float64(window)
+	if l.ByCap {
+		return fmt.Sprintf("cap context_max_tokens %s = %s %%", estimator.FormatTokens(l.At), pct(share))
+	}
+	return fmt.Sprintf("threshold %s %% = %s", pct(share), estimator.FormatTokens(l.At))
+}
+
+// uncheckedFill is an UNCHECKED gate's colour: neither a pass's green nor
+// a failure's red.
+const uncheckedFill = "#9ca3af"
 
 func gateLine(g Gate) string {
 	switch {
@@ -264,7 +307,7 @@ func timelineChart(p *Phase) chart {
 			fill = statusColor("failed")
 		}
 		if g.Unchecked {
-			fill = "#9ca3af"
+			fill = uncheckedFill
 		}
 		start := g.End.Add(-g.Duration)
 		c.Rects = append(c.Rects, rect{X: x(start), Y: gy + 5, W: math.Max(x(g.End)-x(start), 3), H: rowH - 10, Fill: fill, Title: gateLine(g)})

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // LookPath finds the claude binary ("" means "claude" on PATH), so a
@@ -21,7 +24,45 @@ func LookPath(bin string) (string, error) {
 	if err != nil {
 		return "", notFound(bin, err)
 	}
+	if plainText(path) {
+		return "", notProgram(bin, nil)
+	}
 	return path, nil
+}
+
+// plainText reports whether the file at path is text without a "#!" line:
+// executable by its mode, but the kernel refuses it ("exec format error"),
+// as it refuses a wrapper script whose first line was forgotten. Anything
+// else, binary or unreadable, is left for exec to judge.
+func plainText(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if n == 0 {
+		return true // an empty file runs nothing either
+	}
+	if bytes.HasPrefix(head, []byte("#!")) {
+		return false
+	}
+	for _, c := range head {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func notProgram(bin string, err error) error {
+	const fix = "neither a native program nor a script starting with #!; point --claude-bin / DEBUSSY_CLAUDE_BIN at the claude CLI"
+	if err == nil {
+		err = syscall.ENOEXEC
+	}
+	return fmt.Errorf("start claude: %w: %q cannot be run (%s): %w", ErrClaudeNotProgram, bin, fix, err)
 }
 
 func notFound(bin string, err error) error {
@@ -44,7 +85,28 @@ func claudeArgs(spec Spec) []string {
 	for _, t := range spec.AllowedTools {
 		args = append(args, "--allowedTools", t)
 	}
+	args = append(args, "--settings", sessionSettings(spec))
 	return append(args, spec.ExtraArgs...)
+}
+
+// SettingsFlag is how claude names the settings debussy passes with
+// --settings when it says they did not all load (settings_not_in_effect).
+const SettingsFlag = "--settings"
+
+// sessionSettings is the inline --settings every session gets: Spec's,
+// and idleCompaction off. From 2.1.286 claude may compact a long
+// conversation while it is idle, just before the prompt cache expires; a
+// debussy session is restarted from a checkpoint instead, and a summary
+// made behind its back would change the context it judges. An older CLI
+// ignores the key (measured on 2.1.112 and 2.1.197).
+func sessionSettings(spec Spec) string {
+	s := map[string]any{"idleCompaction": false}
+	maps.Copy(s, spec.Settings)
+	b, err := json.Marshal(s) // keys sorted: the same line every time
+	if err != nil {
+		panic(fmt.Sprintf("encode settings: %v", err)) // plain values: cannot fail
+	}
+	return string(b)
 }
 
 // childEnv removes CLAUDECODE (its nested-session guard makes claude exit

@@ -38,16 +38,18 @@ func TestStartClaudeNotFound(t *testing.T) {
 
 func TestClaudeArgs(t *testing.T) {
 	base := "-p --input-format stream-json --output-format stream-json --verbose"
+	const settings = ` --settings {"idleCompaction":false}`
 	tests := []struct {
 		name string
 		spec Spec
 		want string
 	}{
-		{"defaults", Spec{}, base},
-		{"model", Spec{Model: "claude-opus-4-8[1m]"}, base + " --model claude-opus-4-8[1m]"},
-		{"bypass", Spec{PermissionMode: "bypassPermissions"}, base + " --dangerously-skip-permissions"},
-		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits"},
-		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + " --append-system-prompt be brief"},
+		{"defaults", Spec{}, base + settings},
+		{"model", Spec{Model: "claude-opus-4-8[1m]"}, base + " --model claude-opus-4-8[1m]" + settings},
+		{"bypass", Spec{PermissionMode: "bypassPermissions"}, base + " --dangerously-skip-permissions" + settings},
+		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits" + settings},
+		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + settings + " --append-system-prompt be brief"},
+		{"settings", Spec{Settings: map[string]any{"sandbox": map[string]any{"enabled": true}}}, base + ` --settings {"idleCompaction":false,"sandbox":{"enabled":true}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,5 +82,48 @@ func TestChildEnv(t *testing.T) {
 				t.Errorf("env = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A claude_bin that is executable but not a program (a wrapper that lost
+// its #! line, a text file) is refused by LookPath, before any work, and
+// one the kernel refuses anyway ("exec format error") by Start, both with
+// ErrClaudeNotProgram and the fix, saying "start claude:" once.
+func TestStartClaudeNotProgram(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name    string
+		content []byte
+		look    bool // LookPath refuses it already
+	}{
+		{"text without #!", []byte("claude --version\n"), true},
+		{"empty", nil, true},
+		{"binary garbage", []byte{0x01, 0x02, 0x03, 0xfe, 0xff, 0x00}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
+			if err := os.WriteFile(bin, tt.content, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := LookPath(bin); errors.Is(err, ErrClaudeNotProgram) != tt.look {
+				t.Errorf("LookPath: %v, want ErrClaudeNotProgram: %v", err, tt.look)
+			}
+			_, err := Start(t.Context(), Spec{Bin: bin, Prompt: "x", Dir: dir})
+			if !errors.Is(err, ErrClaudeNotProgram) {
+				t.Fatalf("Start: %v, want ErrClaudeNotProgram", err)
+			}
+			if msg := err.Error(); strings.Count(msg, "start claude") != 1 || !strings.Contains(msg, "DEBUSSY_CLAUDE_BIN") {
+				t.Errorf("message %q: want one \"start claude\" and the fix", msg)
+			}
+		})
+	}
+	for _, ok := range []string{"#!/bin/sh\nexit 0\n", "\x7fELF\x02\x01\x01"} {
+		bin := filepath.Join(dir, "ok")
+		if err := os.WriteFile(bin, []byte(ok), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LookPath(bin); err != nil {
+			t.Errorf("LookPath(%q...): %v", ok[:4], err)
+		}
 	}
 }

@@ -129,6 +129,10 @@ type wireLine struct {
 	ToolUseID    string  `json:"tool_use_id"`
 	Description  text    `json:"description"`
 	Summary      text    `json:"summary"` // task_notification's description
+	// system/informational (2.1.330+): tag settings_not_in_effect, ...
+	Tag     string `json:"tag"`
+	Content text   `json:"content"`
+	Level   string `json:"level"`
 
 	// rate_limit_event
 	RateLimitInfo struct {
@@ -391,6 +395,16 @@ func (w *wireLine) build(ev *Event) {
 			TaskID:        w.TaskID,
 			ToolUseID:     w.ToolUseID,
 			Description:   cmp.Or(w.Description.s, w.Summary.s),
+			Tag:           w.Tag,
+			Content:       w.Content.s,
+			Level:         w.Level,
+		}
+	case "tool_progress":
+		// A long tool's heartbeat; 2.1.333 adds the description of a Bash,
+		// Agent or Monitor call. A subagent's or a hook's has a parent.
+		if w.ParentToolUseID == "" && w.ToolUseID != "" {
+			ev.Kind = KindSystem
+			ev.System = &System{Subtype: "tool_progress", ToolUseID: w.ToolUseID, Description: w.Description.s}
 		}
 	case "rate_limit_event":
 		ev.Kind = KindRateLimit

@@ -3,13 +3,16 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/event"
 	"github.com/debussy-dev/debussy/failure"
+	fold "github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // Some endings no retry can fix: claude refuses its arguments or its
@@ -78,7 +81,11 @@ func classified(o Outcome) Outcome {
 	switch o.Kind {
 	case OutcomeStopped, OutcomeCancelled:
 		return o
-	case OutcomeRefused: // the runner ended it on repeated 401/403 retries (authRetry)
+	case OutcomeRefused: // the runner ended it: settings not in effect, or repeated 401/403 retries (authRetry)
+		if o.facts.SettingsRefused != "" {
+			o.Failure = failure.Failure{Class: failure.Refused, Reason: o.Reason, Fix: failure.FixSettings}
+			return o
+		}
 		o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
 		return o
 	case OutcomeKilled, OutcomeIdleTimeout, OutcomeSessionTimeout:
@@ -120,6 +127,50 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)
 	}
+}
+
+// settingsNotInEffect answers claude's word (2.1.330+, a system line
+// `informational` tagged settings_not_in_effect) that settings did not
+// load. When it names the settings debussy passes (--settings, claude's
+// "flag settings"), the session ends at once, refused: what they hold
+// (idle compaction off, the sandbox) is not in effect, and no retry would
+// change that. Another source (the user's own settings files) is theirs:
+// a warning, once, pointing to `debussy doctor`.
+func (m *machine) settingsNotInEffect(ev *Event, now time.Time) {
+	s := ev.System
+	if ev.Kind != KindSystem || s == nil || s.Subtype != "informational" || s.Tag != event.SettingsNotInEffect || m.ending() {
+		return
+	}
+	said := fold.OneLine(s.Content, 300)
+	if !NamesDebussySettings(s.Content) {
+		if !m.settingsWarned {
+			m.settingsWarned = true
+			m.logf(slog.LevelWarn, "claude says some settings did not load and are not in effect; debussy's own did (`debussy doctor` checks your settings files)",
+				"claude_said", said)
+		}
+		return
+	}
+	why := "claude did not apply the settings debussy passes it (" + SettingsFlag + "): " + said
+	m.facts.SettingsRefused = why
+	m.cause, m.reason = OutcomeRefused, why
+	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(OutcomeRefused)), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
+	m.failSend(ErrSessionClosed)
+	if m.phase < phaseInterrupting {
+		m.interrupt(now)
+	}
+}
+
+// NamesDebussySettings reports whether claude's settings message is about
+// the settings given on its command line (--settings), which only
+// debussy gives its sessions.
+func NamesDebussySettings(content string) bool {
+	l := strings.ToLower(content)
+	for _, w := range []string{SettingsFlag, "flagsettings", "flag settings", "command line", "command-line"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // unreachableRetries is the CLI's retry after which a connection that

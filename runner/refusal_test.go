@@ -232,3 +232,45 @@ func TestUnreachableWhere(t *testing.T) {
 		t.Error("asked without FirstContact")
 	}
 }
+
+// claude's settings_not_in_effect line (2.1.330+; synthesised in the shape
+// the 2.1.332 binary builds, as the installed CLIs emit it only to Agent
+// SDK apps): naming the settings debussy passes, it ends the session at
+// once, refused with the fix; naming only the user's own it is a warning,
+// logged once, and the session goes on.
+func TestStopMachineSettingsNotInEffect(t *testing.T) {
+	info := func(content string) input {
+		return line(Event{Kind: KindSystem, System: &System{Subtype: "informational", Tag: "settings_not_in_effect", Level: "warning", Content: content}})
+	}
+	trace, out, _ := run(t, stopConfig{hooks: true}, []step{
+		at(0, ack(initRequestID)),
+		at(time.Second, info("flagSettings (--settings): idleCompaction: Expected boolean, received string")),
+		at(time.Second, ack("req_1"), result("error_during_execution", true)),
+		at(0, exitAndGone(exitCode(0))...),
+	})
+	if !strings.Contains(strings.Join(trace, "\n"), "1s stop_requested refused") || !strings.Contains(strings.Join(trace, "\n"), "1s write interrupt req_1") {
+		t.Errorf("not stopped at once:\n%s", strings.Join(trace, "\n"))
+	}
+	if out == nil {
+		t.Fatal("no outcome")
+	}
+	if got := classified(*out); got.Kind != OutcomeRefused || got.Failure.Class != failure.Refused || got.Failure.Fix != failure.FixSettings ||
+		!strings.Contains(got.Reason, "idleCompaction") {
+		t.Fatalf("outcome %+v", got)
+	}
+
+	trace, out, _ = run(t, stopConfig{hooks: true}, []step{
+		at(0, ack(initRequestID)),
+		at(time.Second, info("/home/me/.claude/settings.json: permissions.allow: Expected array, received number")),
+		at(time.Second, info("/home/me/.claude/settings.json: permissions.allow: Expected array, received number")),
+		at(time.Second, result("success", false)),
+		at(0, exitAndGone(exitCode(0))...),
+	})
+	joined := strings.Join(trace, "\n")
+	if strings.Contains(joined, "stop_requested") || strings.Count(joined, "did not load") != 1 {
+		t.Errorf("the user's own settings: want one warning and no stop:\n%s", joined)
+	}
+	if out == nil || out.Kind != OutcomeCompleted {
+		t.Fatalf("outcome %+v", out)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/debussy-dev/debussy/internal/procgroup"
@@ -19,6 +20,10 @@ import (
 // ErrClaudeNotFound is wrapped by Start when the claude binary is missing or
 // not executable.
 var ErrClaudeNotFound = errors.New("claude CLI not found")
+
+// ErrClaudeNotProgram is wrapped by LookPath and Start when the claude
+// binary is a file the system cannot run ("exec format error").
+var ErrClaudeNotProgram = errors.New("claude_bin is not a program")
 
 // ErrSessionClosed is returned by Send once the session is stopping or over.
 var ErrSessionClosed = errors.New("claude session is closing")
@@ -42,6 +47,9 @@ type Spec struct {
 	// value becomes --permission-mode.
 	PermissionMode string
 	ExtraArgs      []string
+	// Settings are debussy's own settings for claude, passed as one
+	// inline --settings (command.go adds idleCompaction: false to them).
+	Settings map[string]any
 	// AllowedTools are permission rules passed as --allowedTools (one flag
 	// each, so a rule may hold a space: "Bash(npm test:*)").
 	AllowedTools []string
@@ -232,6 +240,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			return fail(notFound(bin, err))
+		}
+		if errors.Is(err, syscall.ENOEXEC) {
+			return fail(notProgram(bin, err))
 		}
 		return fail(fmt.Errorf("start claude: %w", err))
 	}

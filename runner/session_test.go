@@ -352,7 +352,7 @@ func TestSessionArgsEnvDir(t *testing.T) {
 	wait(t, s)
 	j := h.lines(t)
 	for _, want := range []string{
-		"args -p --input-format stream-json --output-format stream-json --verbose --model claude-sonnet-4-5 --dangerously-skip-permissions --max-turns 5",
+		"args -p --input-format stream-json --output-format stream-json --verbose --model claude-sonnet-4-5 --dangerously-skip-permissions --settings {\"idleCompaction\":false} --max-turns 5",
 		"cwd " + spec.Dir,
 		"env PATH=/opt/debussy/bin:/usr/bin:/bin",
 		"env KEEP=1",

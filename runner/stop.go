@@ -147,6 +147,7 @@ type machine struct {
 	lastLine        time.Time
 	lastResult      *Result
 	facts           failure.Facts // what the stream said about a failure, for Outcome.Failure
+	settingsWarned  bool          // claude said the user's settings are not in effect: logged once
 
 	sendPending bool
 	sendMsg     string
@@ -245,6 +246,7 @@ func (m *machine) observe(in input, now time.Time) {
 		return
 	}
 	m.refuseOnAuth(ev, now)
+	m.settingsNotInEffect(ev, now)
 	m.giveUpUnreachable(ev, now)
 	m.noteFacts(ev)
 	switch ev.Kind {
@@ -427,9 +429,11 @@ func (m *machine) kill(now time.Time, by string) {
 	}
 	m.killed = true
 	m.noteInFlightAtStop()
+	// The reason says what the kind does not: Describe prints
+	// "killed: cancel_grace", never "killed: killed: cancel_grace".
 	m.cause, m.reason = OutcomeKilled, "killed"
 	if by != "kill" {
-		m.reason = "killed: " + by
+		m.reason = by
 	}
 	m.phase, m.sigLevel, m.escalateAt = phaseClosing, 3, time.Time{}
 	m.emit(action{kind: actSignal, sig: syscall.SIGKILL, mark: MarkSigkill, at: now, fields: record.MarkFields{By: ref(by)}})

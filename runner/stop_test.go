@@ -380,7 +380,7 @@ func TestStopMachine(t *testing.T) {
 			want: append([]string{
 				"1s stop_requested cancelled",
 				"11s sigkill by cancel_grace", "11s close stdin now",
-			}, ending("12s", "finish killed: killed: cancel_grace")...),
+			}, ending("12s", "finish killed: cancel_grace")...),
 			inFlight: []string{"A"},
 		},
 		{
@@ -530,5 +530,19 @@ func TestStopMachineRepliesToEverySend(t *testing.T) {
 func TestPhaseString(t *testing.T) {
 	if got := phaseClosing.String(); got != "closing" {
 		t.Errorf("phaseClosing = %q", got)
+	}
+}
+
+// An outcome says its kind once: a session killed at the end of the
+// cancel grace reads "killed: cancel_grace", not "killed: killed:
+// cancel_grace" (in the log, `logs` and the report alike).
+func TestKilledOutcomeSaysKilledOnce(t *testing.T) {
+	for _, by := range []string{"cancel_grace", "kill"} {
+		m := &machine{}
+		m.kill(time.Now(), by)
+		got := Outcome{Kind: m.cause, Reason: m.reason}.Describe()
+		if strings.Count(got, "killed") != 1 {
+			t.Errorf("killed by %s: %q", by, got)
+		}
 	}
 }

@@ -33,6 +33,9 @@ type Observed struct {
 	Event event.Event
 	Snap  estimator.Snapshot
 	Live  *Live
+	// Running is the main thread's tool in flight after the event; nil
+	// when none.
+	Running *Running
 }
 
 // Tick is the duration budgets checked without an event; Snap is the

@@ -52,6 +52,10 @@ func newWatcher(f Facts, session int, countTasks bool) *watcher {
 // loop reports it).
 func (w *watcher) signalled() bool { return w.done.mine(w.SignalPath, w.session, true) }
 
+// signalStatus is the status of the done signal signalled last read:
+// completed, blocked or failed ("" when unknown).
+func (w *watcher) signalStatus() string { return w.done.status }
+
 // handedOff reports whether `debussy handoff` left a signal for this very
 // session: an earlier session's names another handoff file.
 func (w *watcher) handedOff() bool { return w.handoff.mine(w.HandoffSignalPath, w.session, false) }
@@ -62,8 +66,9 @@ func (w *watcher) handedOff() bool { return w.handoff.mine(w.HandoffSignalPath, 
 // and a read of the few bytes only when the file changed since the last
 // look.
 type signalFile struct {
-	seen os.FileInfo // nil: not read, or gone
-	ours bool
+	seen   os.FileInfo // nil: not read, or gone
+	ours   bool
+	status string // what the signal says (completed, blocked, failed), "" unread
 }
 
 // mine reports whether the signal at path belongs to session. lenient
@@ -83,13 +88,14 @@ func (f *signalFile) mine(path string, session int, lenient bool) bool {
 	}
 	data, err := os.ReadFile(path)
 	var sig struct {
-		Session int `json:"session"`
+		Session int    `json:"session"`
+		Status  string `json:"status"`
 	}
 	if err != nil || json.Unmarshal(data, &sig) != nil {
-		f.seen = nil
+		f.seen, f.status = nil, ""
 		return lenient
 	}
-	f.seen = fi
+	f.seen, f.status = fi, sig.Status
 	f.ours = sig.Session == session || (sig.Session == 0 && lenient)
 	return f.ours
 }

@@ -101,8 +101,10 @@ type Session struct {
 	pol   *policy.Policy
 	est   *estimator.Estimator
 	facts *watcher
-	known *event.KnownContext
-	now   func() time.Time
+	// running is the main thread's tool in flight, for the live view.
+	running runningTool
+	known   *event.KnownContext
+	now     func() time.Time
 
 	// The loop's own: read and written on its goroutine only.
 	snap          estimator.Snapshot
@@ -218,7 +220,9 @@ func (s *Session) finish() {
 	// saw to its end (a handoff left for this session restarts from it,
 	// never "ended without `debussy done`").
 	s.over = true
-	s.pol.Signals(s.facts.signalled(), s.facts.handedOff())
+	done := s.facts.signalled()
+	s.pol.SignalStatus(s.facts.signalStatus())
+	s.pol.Signals(done, s.facts.handedOff())
 	s.facts.close()
 	s.perform()
 	o := s.pol.Outcome()
@@ -247,7 +251,8 @@ func (s *Session) see(ev event.Event) {
 		s.facts.changed()
 	}
 	s.perform()
-	o := Observed{Event: ev, Snap: snap}
+	s.running.observe(ev, s.now())
+	o := Observed{Event: ev, Snap: snap, Running: s.running.now()}
 	if s.cfg.Live && s.cfg.Meters != nil {
 		live := s.cfg.Meters.Live(s.now())
 		o.Live = &live
@@ -260,28 +265,18 @@ func (s *Session) see(ev event.Event) {
 // answer replies to one hook call from memory and the facts it needs.
 // Every call is answered exactly once.
 func (s *Session) answer(h *event.HookCall) {
-	switch h.Event {
-	case event.HookPreToolUse:
-		c := policy.CallOf(h)
-		s.callPhaseFile(&c)
-		h.Answer(s.pol.PreToolUse(c, ""))
-	case event.HookPostToolUse:
-		c := policy.CallOf(h)
-		if s.pol.WantsHandoffSize() {
-			c.HandoffBytes = s.facts.handoffSize()
-		}
-		// After every tool, whatever it was: a stat of each signal.
-		c.Signalled, c.HandedOff = s.facts.signalled(), s.facts.handedOff()
-		h.Answer(s.pol.PostToolUse(c))
-	case event.HookStop:
-		s.pol.Signals(false, s.facts.handedOff())
-		h.Answer(s.pol.Stop(h.StopHookActive, s.facts.signalled()))
-	case event.HookPreCompact:
-		h.Answer(s.pol.PreCompact(h.Trigger))
-	default:
-		h.Answer(event.HookAnswer{})
-	}
+	h.Answer(s.pol.Hook(h, hookFacts{s}))
 }
+
+// hookFacts are the facts on disk a hook's answer needs (policy.Facts),
+// read when the policy asks.
+type hookFacts struct{ s *Session }
+
+func (f hookFacts) Signalled() bool          { return f.s.facts.signalled() }
+func (f hookFacts) SignalStatus() string     { return f.s.facts.signalStatus() }
+func (f hookFacts) HandedOff() bool          { return f.s.facts.handedOff() }
+func (f hookFacts) HandoffSize() int64       { return f.s.facts.handoffSize() }
+func (f hookFacts) PhaseFile(c *policy.Call) { f.s.callPhaseFile(c) }
 
 // graceC fires when the handoff's time is up; nil when no handoff is due.
 func (s *Session) graceC() <-chan time.Time {

@@ -26,8 +26,8 @@ func (s *Store) answerPath(runID, phaseID string) string {
 }
 
 // WriteAnswer records a for the blocked phase of run runID atomically,
-// its text redacted (it goes into a prompt). A later answer replaces an
-// earlier one.
+// its text redacted (it goes into a prompt). It replaces an earlier
+// answer: `debussy answer` passes both texts, the earlier first.
 func (s *Store) WriteAnswer(runID string, a Answer) error {
 	if a.Phase == "" || a.Text == "" {
 		return errors.New("write answer: no phase or no text")

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -46,6 +48,11 @@ type Tracer struct {
 	parent trace.SpanContext
 	// userAttrs is the user's OTEL_RESOURCE_ATTRIBUTES, kept for the child.
 	userAttrs string
+	// endpoint is where the spans go, for the line that says so.
+	endpoint string
+	// errs counts the SDK's export errors; the first went to onError.
+	errs    atomic.Int64
+	onError func(error)
 }
 
 var noopTracer = noop.NewTracerProvider().Tracer("debussy")
@@ -54,7 +61,11 @@ var noopTracer = noop.NewTracerProvider().Tracer("debussy")
 // endpoint (and OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER do not turn it
 // off), else a no-op. The exporter reads the other standard OTEL_*
 // variables (headers, protocol, timeout, service name) itself.
-func New(ctx context.Context, getenv func(string) string, version string) (*Tracer, error) {
+//
+// The SDK's own errors (an endpoint that refuses the spans) go to onError,
+// the first only: the SDK would print each to stderr in its own format,
+// once per batch, through the run's log lines; Errors counts them all.
+func New(ctx context.Context, getenv func(string) string, version string, onError func(error)) (*Tracer, error) {
 	if getenv == nil || !Enabled(getenv) {
 		return &Tracer{tracer: noopTracer}, nil
 	}
@@ -73,12 +84,52 @@ func New(ctx context.Context, getenv func(string) string, version string) (*Trac
 		res = resource.NewSchemaless(attrs...)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	t := &Tracer{tp: tp, tracer: tp.Tracer("github.com/debussy-dev/debussy"), userAttrs: getenv(EnvResourceAttrs)}
+	t := &Tracer{tp: tp, tracer: tp.Tracer("github.com/debussy-dev/debussy"), userAttrs: getenv(EnvResourceAttrs),
+		endpoint: Endpoint(getenv), onError: onError}
+	// The SDK reports through the process's one handler: debussy runs one
+	// tracer per process.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(t.handle))
 	if tp := getenv(EnvTraceParent); tp != "" {
 		carrier := propagation.MapCarrier{"traceparent": tp}
 		t.parent = trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
 	}
 	return t, nil
+}
+
+// handle takes one of the SDK's errors: the first is reported, the rest
+// counted.
+func (t *Tracer) handle(err error) {
+	if t.errs.Add(1) == 1 && t.onError != nil {
+		t.onError(err)
+	}
+}
+
+// Errors is how many errors the SDK reported (export failures).
+func (t *Tracer) Errors() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.errs.Load()
+}
+
+// Endpoint is where getenv sends traces: the traces endpoint as given, or
+// the general endpoint with /v1/traces, as the exporter resolves them.
+func Endpoint(getenv func(string) string) string {
+	if e := getenv(EnvTracesEndpoint); e != "" {
+		return e
+	}
+	if e := getenv(EnvEndpoint); e != "" {
+		return strings.TrimRight(e, "/") + "/v1/traces"
+	}
+	return ""
+}
+
+// Where is the endpoint spans are exported to; "" when off.
+func (t *Tracer) Where() string {
+	if !t.On() {
+		return ""
+	}
+	return t.endpoint
 }
 
 // Enabled reports whether getenv asks for traces to be exported.

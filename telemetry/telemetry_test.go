@@ -1,12 +1,16 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +28,7 @@ func TestOff(t *testing.T) {
 		{EnvEndpoint: "http://127.0.0.1:1", "OTEL_SDK_DISABLED": "true"},
 		{EnvTracesEndpoint: "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "none"},
 	} {
-		tr, err := New(context.Background(), envOf(env), "test")
+		tr, err := New(context.Background(), envOf(env), "test", nil)
 		if err != nil || tr.On() {
 			t.Fatalf("env %v: tracer on (%v)", env, err)
 		}
@@ -68,7 +72,7 @@ func TestExport(t *testing.T) {
 	t.Setenv(EnvEndpoint, srv.URL) // the exporter reads the process's environment
 	const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	tr, err := New(context.Background(), envOf(map[string]string{EnvEndpoint: srv.URL, EnvTraceParent: parent,
-		EnvResourceAttrs: "team=infra"}), "test")
+		EnvResourceAttrs: "team=infra"}), "test", nil)
 	if err != nil || !tr.On() {
 		t.Fatalf("tracer off: %v", err)
 	}
@@ -96,5 +100,54 @@ func TestExport(t *testing.T) {
 		if !strings.HasPrefix(parent, "00-"+sc.TraceID().String()) {
 			t.Errorf("span %s is not in the caller's trace", s.Name)
 		}
+	}
+}
+
+// An endpoint that refuses every batch: the SDK's errors reach the
+// caller's handler once (the first), are all counted, and never print to
+// stderr in the SDK's own format; Where names the endpoint.
+func TestExportErrorsReportedOnce(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.WriteHeader(http.StatusBadRequest) // not retried
+	}))
+	defer srv.Close()
+	var stderr bytes.Buffer
+	log.SetOutput(&stderr) // where the SDK's default handler prints
+	defer log.SetOutput(os.Stderr)
+	t.Setenv(EnvEndpoint, srv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20") // ms
+	var reported []error
+	var mu sync.Mutex
+	tr, err := New(context.Background(), envOf(map[string]string{EnvEndpoint: srv.URL}), "test", func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	})
+	if err != nil || !tr.On() {
+		t.Fatalf("tracer off: %v", err)
+	}
+	if want := srv.URL + "/v1/traces"; tr.Where() != want {
+		t.Errorf("Where() = %q, want %q", tr.Where(), want)
+	}
+	// Batches go out on the batcher's clock, whose errors the SDK hands to
+	// its handler (a flush or the shutdown returns its own).
+	for range 3 {
+		_, span := tr.Start(context.Background(), "debussy.run")
+		End(span, "")
+		for n := posts.Load(); posts.Load() == n; {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	_ = tr.Shutdown(5 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if posts.Load() < 2 || len(reported) != 1 || tr.Errors() < 2 {
+		t.Errorf("%d posts, %d reported, %d counted; want every batch refused, the first reported, all counted", posts.Load(), len(reported), tr.Errors())
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("the SDK printed on its own:\n%s", stderr.String())
 	}
 }

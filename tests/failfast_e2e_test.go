@@ -83,7 +83,7 @@ func withoutVar(env []string, name string) []string {
 
 // As root without IS_SANDBOX, claude refuses --dangerously-skip-permissions
 // (the default permission_mode): check and --dry-run say so before any
-// session, the run exits 2 naming both fixes with nothing committed, and
+// session (exit 2), the run exits 2 naming both fixes with nothing committed, and
 // the rerun with IS_SANDBOX=1 starts the phase as if the refused run had
 // never tried.
 func TestFailFastRootWithoutSandbox(t *testing.T) {
@@ -100,11 +100,11 @@ func TestFailFastRootWithoutSandbox(t *testing.T) {
 	sandboxed := h.Env
 	h.Env = withoutSandbox(h.Env)
 
-	// check warns; the dry run exits as the run would (2).
+	// check and the dry run exit as the run would (2).
 	for _, c := range []struct {
 		args []string
 		code int
-	}{{[]string{"check", "plan/MASTER_PLAN.md"}, 0}, {[]string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2}} {
+	}{{[]string{"check", "plan/MASTER_PLAN.md"}, 2}, {[]string{"run", "plan/MASTER_PLAN.md", "--dry-run"}, 2}} {
 		if r := h.run(c.args...); r.Code != c.code || !strings.Contains(r.Stderr, "IS_SANDBOX=1") || !strings.Contains(r.Stderr, "permission_mode") {
 			t.Errorf("%s: want exit %d naming the root refusal: %s", strings.Join(c.args, " "), c.code, r)
 		}
@@ -194,5 +194,37 @@ func TestFailFastMissingGateProgram(t *testing.T) {
 	}
 	if files := h.git("show", "--name-only", "--format=%s", "HEAD"); !strings.Contains(files, "a.txt") || !strings.Contains(files, "failed") {
 		t.Errorf("the phase's work should be committed with its failure: %q", files)
+	}
+}
+
+// A claude_bin that is executable but not a program ends the run at once
+// with exit 2 and nothing committed, like a missing claude: a text file
+// without #! is refused before the run starts, one the kernel refuses
+// ("exec format error") at the session's start; either message says
+// "start claude:" once.
+func TestFailFastClaudeNotProgram(t *testing.T) {
+	claudetest.OncePerSuite(t, "a claude_bin that is not a program")
+	for _, tc := range []struct {
+		name    string
+		content string
+	}{
+		{"text", "claude \"$@\"\n"},
+		{"binary", "\x01\x02\x03\xfe\xff\x00garbage"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+			bin := filepath.Join(t.TempDir(), "claude")
+			if err := os.WriteFile(bin, []byte(tc.content), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			h.Env = append(withoutVar(h.Env, "DEBUSSY_CLAUDE_BIN"), "DEBUSSY_CLAUDE_BIN="+bin)
+			r := h.failFast([]string{"run", "plan/MASTER_PLAN.md"}, "cannot be run", "DEBUSSY_CLAUDE_BIN")
+			if strings.Contains(r.Stderr, "start claude: start claude") {
+				t.Errorf("doubled \"start claude:\":\n%s", r.Stderr)
+			}
+			if n := len(h.API.Requests()); n != 0 {
+				t.Errorf("%d API requests, want none", n)
+			}
+		})
 	}
 }

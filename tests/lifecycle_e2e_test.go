@@ -33,6 +33,79 @@ func TestRunBlockedStops(t *testing.T) {
 	if n := len(h.API.Sessions()); n != 1 {
 		t.Errorf("want exactly 1 session (no retry, phase 2 not started), got %d", n)
 	}
+	// The end says how to answer, and the log calls the session blocked,
+	// not done or completed.
+	for _, want := range []string{`debussy answer --phase 1 "…"`, `--answer "…"`, "phase 1 asks: needs the staging API key",
+		"the agent signalled the phase blocked", "outcome=\"blocked"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
+		}
+	}
+	for _, never := range []string{"signalled `debussy done`", "outcome=completed"} {
+		if strings.Contains(r.Stderr, never) {
+			t.Errorf("stderr says %q of a blocked session:\n%s", never, r.Stderr)
+		}
+	}
+}
+
+// A rerun without an answer leaves the blocked phase blocked: exit 1, no
+// session, no commit, the question and the answer command named again;
+// --resume-blocked resumes it unanswered.
+func TestRunBlockedRerunWithoutAnswer(t *testing.T) {
+	claudetest.OncePerSuite(t, "a blocked phase rerun without an answer")
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "blocks", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, fakeapi.Bash(`debussy done --phase 1 --status blocked --reason "which region?"`)),
+			turn(11000, fakeapi.Text("Blocked.")),
+		}},
+		{Name: "resumed", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(10000, done("1")),
+			turn(11000, fakeapi.Text("Done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Region"}}, "")
+	if r := h.run("run", "plan/MASTER_PLAN.md"); r.Code != 1 {
+		t.Fatalf("want exit 1 (blocked): %s", r)
+	}
+	head := h.git("rev-parse", "HEAD")
+	for range 2 {
+		r := h.run("run", "plan/MASTER_PLAN.md")
+		if r.Code != 1 || !strings.Contains(r.Stderr, `debussy answer --phase 1 "…"`) || !strings.Contains(r.Stderr, "which region?") ||
+			!strings.Contains(r.Stderr, "still blocked") {
+			t.Fatalf("the rerun without an answer: want exit 1, still blocked, naming the question and debussy answer: %s", r)
+		}
+		if n := len(h.API.Sessions()); n != 1 {
+			t.Fatalf("%d sessions; the unanswered rerun must start none", n)
+		}
+	}
+	if now := h.git("rev-parse", "HEAD"); now != head {
+		t.Errorf("the unanswered reruns committed: %s → %s", head, now)
+	}
+	st := h.run("status")
+	if !strings.Contains(st.Stdout, "phase 1 is blocked: which region?") {
+		t.Errorf("status after the reruns:\n%s", st.Stdout)
+	}
+	// The answer given now goes to the question the first run asked: the
+	// next run resumes the phase with it.
+	if a := h.run("answer", "eu-west-1"); a.Code != 0 {
+		t.Fatalf("answer: %s", a)
+	}
+	if r := h.run("run", "plan/MASTER_PLAN.md"); r.Code != 0 {
+		t.Fatalf("the answered rerun: want exit 0: %s", r)
+	}
+	if s := h.sessionsOf("eu-west-1"); len(s) != 1 || !strings.Contains(s[0], "which region?") {
+		t.Errorf("want one session whose prompt holds the question and the answer; sessions: %d", len(h.API.Sessions()))
+	}
+
+	// --resume-blocked resumes it unanswered.
+	h = newHarness(t, script, []phaseSpec{{ID: "1", Title: "Region"}}, "")
+	if r := h.run("run", "plan/MASTER_PLAN.md"); r.Code != 1 {
+		t.Fatalf("want exit 1 (blocked): %s", r)
+	}
+	r := h.run("run", "plan/MASTER_PLAN.md", "--resume-blocked")
+	if r.Code != 0 || len(h.API.Sessions()) != 2 {
+		t.Fatalf("--resume-blocked: want exit 0 and a second session: %s", r)
+	}
 }
 
 // A failing gate → a remediation session whose prompt carries the gate's

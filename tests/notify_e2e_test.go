@@ -99,6 +99,11 @@ func TestBlockedAnsweredResumes(t *testing.T) {
 	if ev["phase"] != "1" || ev["run"] == "" || ev["summary"] == nil {
 		t.Errorf("blocked event lacks its facts: %v", ev)
 	}
+	if sum, _ := ev["summary"].(map[string]any); sum != nil {
+		if md, _ := sum["markdown"].(string); !strings.Contains(md, "— blocked") || strings.Contains(md, "— running") {
+			t.Errorf("the summary's heading should say blocked:\n%s", md)
+		}
+	}
 	for _, never := range []string{toolSecret, reasonSecret, "TOOL-OUTPUT-MARKER"} {
 		if strings.Contains(raw, never) {
 			t.Errorf("%q reached the receiver:\n%s", never, raw)

@@ -96,6 +96,10 @@ func TestTracesJoinTheChild(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)
 	}
+	// The start says that, and where, traces are exported.
+	if !strings.Contains(r.Stderr, "exporting traces over OTLP/HTTP endpoint="+rc.URL+"/v1/traces") {
+		t.Errorf("the start does not say where traces go:\n%s", r.Stderr)
+	}
 	spans := rc.got()
 	byName := map[string][]*tracepb.Span{}
 	for _, s := range spans {

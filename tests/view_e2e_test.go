@@ -18,6 +18,8 @@ func TestLiveViewOnTerminal(t *testing.T) {
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(90000, fakeapi.Text("Writing a.txt."), fakeapi.Write("a.txt", "alpha\n")),
+			// A long tool: the panel says what it does once it runs past 5 s.
+			turn(92000, fakeapi.Block{Tool: "Bash", Input: map[string]any{"command": pause("7"), "description": "wait for the build to settle"}}),
 			turn(95000, fakeapi.Bash(pause("1")+" && debussy done --phase 1")),
 			turn(96000, fakeapi.Text("Phase 1 done.")),
 		}},
@@ -36,6 +38,9 @@ func TestLiveViewOnTerminal(t *testing.T) {
 	panel := regexp.MustCompile(`phase 1 Alpha · session 1 · [█░]{12} \d+% [\d.]+[kK]?/\d+[kKM]`)
 	if !panel.MatchString(plain) {
 		t.Errorf("no panel line with the phase, its session and context bar")
+	}
+	if !regexp.MustCompile(`running wait for the build to settle [5-9]s`).MatchString(plain) {
+		t.Errorf("the panel never said what the long tool was doing")
 	}
 	// The summary comes as whole lines (the panel redraws between them),
 	// and the run ends with the panel erased.

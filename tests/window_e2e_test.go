@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,19 @@ func TestContextCapOnDefaultModel(t *testing.T) {
 	}
 	if e := h.events("emergency_stop"); len(e) > 0 {
 		t.Errorf("emergency stop: %v", e[0])
+	}
+	// The log, the report and its markdown chart name the limit that
+	// acted, the cap, not the 80 % threshold of the 1M window.
+	if !strings.Contains(r.Stderr, "context warning sent to the agent at 360K; the handoff is due at the cap context_max_tokens 400K") {
+		t.Errorf("the warning's log line does not name the cap:\n%s", r.Stderr)
+	}
+	if md := h.run("report", "--md"); md.Code != 0 || !strings.Contains(md.Stdout, "handoff at the cap context_max_tokens 400K (40 % of 1M") ||
+		strings.Contains(md.Stdout, "threshold 80 %)") {
+		t.Errorf("report --md does not name the cap:\n%s", md)
+	}
+	page := h.run("report")
+	if html, err := os.ReadFile(strings.TrimSpace(page.Stdout)); err != nil || !strings.Contains(string(html), "cap context_max_tokens 400K = 40 %") {
+		t.Errorf("the HTML report's chart does not name the cap (%v): %s", err, page)
 	}
 	// When claude answered: the answer's line against the first response's.
 	log1 := strings.Split(h.runFiles("phase-1/session-1.jsonl"), "\n")

@@ -108,7 +108,8 @@ func (l *Live) tick(every time.Duration) {
 }
 
 // Update sets a phase's line (by ID) and redraws. A phase whose session
-// ended is dropped once another phase reports.
+// ended keeps its elapsed time as it was then, and is dropped once another
+// phase reports.
 func (l *Live) Update(p Phase) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -120,6 +121,9 @@ func (l *Live) Update(p Phase) {
 	for _, q := range l.phases {
 		switch {
 		case q.ID == p.ID:
+			if p.Ended && p.EndedAt.IsZero() {
+				p.EndedAt = q.EndedAt // the first report of the end sets it
+			}
 			kept = append(kept, p)
 			found = true
 		case !q.Ended:
@@ -128,6 +132,13 @@ func (l *Live) Update(p Phase) {
 	}
 	if !found {
 		kept = append(kept, p)
+	}
+	// A session that ended stops its phase's clock: the tick redraws
+	// nothing for it until the next session (or phase) reports.
+	for i := range kept {
+		if kept[i].Ended && kept[i].EndedAt.IsZero() {
+			kept[i].EndedAt = l.now()
+		}
 	}
 	l.phases = kept
 	l.redraw(nil, nil)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,5 +242,40 @@ func TestLiveSkipsAnUnchangedPanel(t *testing.T) {
 	l.Update(Phase{ID: "1", Session: 1, ToolCalls: 1})
 	if want := "\x1b[1A\r\x1b[J" + "phase 1 · session 1 · 1 tool · $0.00\x1b[K\n"; term.String() != want {
 		t.Fatalf("a changed panel = %q, want %q", term.String(), want)
+	}
+}
+
+// A phase whose session ended stops ticking: its elapsed time stays at the
+// end and the clock's redraws write nothing, until a session reports again.
+func TestLiveEndedPhaseStopsTicking(t *testing.T) {
+	var term bytes.Buffer
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	l := NewLive(&term, Options{Width: func() int { return 0 }, Now: clock, Tick: -1})
+	t.Cleanup(l.Close)
+	started := clock()
+	l.Update(Phase{ID: "1", Session: 1, Started: started})
+	advance(90 * time.Second)
+	l.Update(Phase{ID: "1", Session: 1, Started: started, Ended: true})
+	ended := term.String()
+	for range 3 {
+		advance(time.Minute)
+		l.mu.Lock()
+		l.redraw(nil, nil) // what the clock's tick does
+		l.mu.Unlock()
+		l.Update(Phase{ID: "1", Session: 1, Started: started, Ended: true}) // a late report of the same end
+	}
+	if term.String() != ended {
+		t.Errorf("the ended phase kept ticking:\n%q", strings.TrimPrefix(term.String(), ended))
+	}
+	if !strings.Contains(ended, "1m30s") {
+		t.Errorf("the elapsed time at the end is not 1m30s: %q", ended)
+	}
+	// The next session starts the clock again.
+	l.Update(Phase{ID: "1", Session: 2, Started: started})
+	if !strings.Contains(term.String()[len(ended):], "4m30s") {
+		t.Errorf("the next session's clock: %q", term.String()[len(ended):])
 	}
 }

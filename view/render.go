@@ -36,6 +36,9 @@ type Phase struct {
 	Restarts    int
 	Started     time.Time // the phase's start, for the elapsed time
 	Ended       bool      // the session ended; the next one or the gates follow
+	// EndedAt is when the session ended (Live sets it): the elapsed time
+	// stops there, and the panel stops ticking for that phase.
+	EndedAt time.Time
 
 	// Activity is what the agent is doing: exploring, planning, acting or
 	// verifying; "" before its first telling tool call.
@@ -48,7 +51,15 @@ type Phase struct {
 	// WaitingUntil is set while the phase waits for a usage limit to reset,
 	// in the zone it is shown in.
 	WaitingUntil time.Time
+	// Running is what the main thread's tool in flight does ("wait for
+	// the build"), RunningSince when it started: shown once it has run
+	// longer than LongTool.
+	Running      string
+	RunningSince time.Time
 }
+
+// LongTool is how long a tool runs before the view says what it is doing.
+const LongTool = 5 * time.Second
 
 // barWidth is the context bar's cells; ten per 10 % would crowd an 80
 // column terminal.
@@ -167,6 +178,9 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 	}
 	if !p.Ended {
 		add(50, plural(p.ToolCalls, "tool"))
+		if p.Running != "" && !p.RunningSince.IsZero() && now.Sub(p.RunningSince) >= LongTool {
+			add(35, "running "+ansi.Truncate(p.Running, 40, "…")+" "+formatElapsed(now.Sub(p.RunningSince)))
+		}
 	}
 	if p.TotalTokens > 0 {
 		add(70, formatTokens(p.TotalTokens)+" tokens")
@@ -183,7 +197,11 @@ func renderParts(p Phase, now time.Time, color bool) []part {
 		add(60, plural(p.Restarts, "restart"))
 	}
 	if !p.Started.IsZero() {
-		add(20, formatElapsed(now.Sub(p.Started)))
+		end := now
+		if p.Ended && !p.EndedAt.IsZero() {
+			end = p.EndedAt
+		}
+		add(20, formatElapsed(end.Sub(p.Started)))
 	}
 	return parts
 }

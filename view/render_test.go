@@ -128,3 +128,21 @@ func TestBarZone(t *testing.T) {
 		t.Errorf("at 83 %% of a threshold of 80 the bar is not red (the zone label stays green):\n%q", line)
 	}
 }
+
+// A tool that runs long says what it does and for how long; a quick one,
+// or a finished session, says nothing of it.
+func TestRenderRunningTool(t *testing.T) {
+	now := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	p := Phase{ID: "1", Session: 1, Running: "wait for the build to settle", RunningSince: now.Add(-75 * time.Second)}
+	if line := Render([]Phase{p}, now, 0, false)[0]; !strings.Contains(line, "running wait for the build to settle 1m15s") {
+		t.Errorf("a long tool: %q", line)
+	}
+	p.RunningSince = now.Add(-2 * time.Second)
+	if line := Render([]Phase{p}, now, 0, false)[0]; strings.Contains(line, "running") {
+		t.Errorf("a quick tool: %q", line)
+	}
+	p.RunningSince, p.Ended = now.Add(-time.Minute), true
+	if line := Render([]Phase{p}, now, 0, false)[0]; strings.Contains(line, "running") {
+		t.Errorf("an ended session: %q", line)
+	}
+}

@@ -1,0 +1,339 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/debussy-dev/debussy/budget"
+	"github.com/debussy-dev/debussy/estimator"
+)
+
+// Claude Code keeps each session's transcript in
+// <config dir>/projects/<folder>/<session id>.jsonl, the folder being the
+// session's working directory (symlinks resolved) escaped by ProjectFolder;
+// the config dir is $CLAUDE_CONFIG_DIR, else ~/.claude. Measured on 2.1.112,
+// 2.1.197 and 2.1.332: a subagent's lines go to
+// <session id>/subagents/agent-<id>.jsonl beside it (older versions wrote
+// them inline, marked isSidechain); a compaction is a system line of
+// subtype compact_boundary; one response spans several lines with the
+// same message id, not always next to each other.
+
+// maxFolder is where the CLI cuts a long folder name and appends a hash.
+const maxFolder = 200
+
+// ProjectFolder is the folder name the CLI gives a working directory: every
+// UTF-16 code unit that is not an ASCII letter or digit becomes "-", and a
+// name longer than 200 is cut there and followed by "-" and the path's
+// 32-bit string hash in base 36 (the CLI's JavaScript, read from its
+// 2.1.197 and 2.1.332 binaries and checked against folders they made).
+func ProjectFolder(path string) string {
+	units := utf16.Encode([]rune(path))
+	b := make([]byte, len(units))
+	var h int32
+	for i, u := range units {
+		h = h*31 + int32(u) // (h<<5)-h+c, wrapping like JavaScript's |0
+		c := byte('-')
+		if u < 128 && (u >= 'a' && u <= 'z' || u >= 'A' && u <= 'Z' || u >= '0' && u <= '9') {
+			c = byte(u)
+		}
+		b[i] = c
+	}
+	if len(b) <= maxFolder {
+		return string(b)
+	}
+	return string(b[:maxFolder]) + "-" + strconv.FormatInt(int64(math.Abs(float64(h))), 36)
+}
+
+// ProjectDir is where the CLI keeps the transcripts of sessions run in
+// dir: configDir ($CLAUDE_CONFIG_DIR; "" for ~/.claude under home) /
+// projects / ProjectFolder of dir with its symlinks resolved.
+func ProjectDir(configDir, home, dir string) string {
+	if configDir == "" {
+		configDir = filepath.Join(home, ".claude")
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(configDir, "projects", ProjectFolder(dir))
+}
+
+// Transcripts reads the Claude Code transcripts in dir (a project
+// folder), one stream each, in the order they started. Sessions whose id
+// is in skip (debussy's own, read from its runs) are left out.
+func Transcripts(dir string, skip map[string]bool) Result {
+	var res Result
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", dir, err))
+		return res
+	}
+	own, empty := 0, 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".jsonl") {
+			continue
+		}
+		id := strings.TrimSuffix(name, ".jsonl")
+		if skip[id] {
+			own++
+			continue
+		}
+		path := filepath.Join(dir, name)
+		st, bad, err := readTranscript(path)
+		if err != nil {
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", path, err))
+			continue
+		}
+		if bad > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: %d unreadable lines skipped", path, bad))
+		}
+		// Subagents' own files: their spend, never the main context.
+		subs, _ := filepath.Glob(filepath.Join(dir, id, "subagents", "*.jsonl"))
+		for _, sub := range subs {
+			side, bad, err := readSubagent(sub)
+			if err != nil {
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", sub, err))
+				continue
+			}
+			if bad > 0 {
+				res.Notes = append(res.Notes, fmt.Sprintf("%s: %d unreadable lines skipped", sub, bad))
+			}
+			st.Sessions[0].Side = st.Sessions[0].Side.Add(side)
+		}
+		if len(st.Sessions[0].Turns) == 0 {
+			empty++
+			continue
+		}
+		res.Streams = append(res.Streams, st)
+	}
+	if own > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d transcripts in %s are debussy's own sessions: read from its runs instead", own, dir))
+	}
+	if empty > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d transcripts in %s have no API response", empty, dir))
+	}
+	slices.SortStableFunc(res.Streams, func(a, b Stream) int {
+		return cmp.Or(a.Started.Compare(b.Started), strings.Compare(a.Path, b.Path))
+	})
+	return res
+}
+
+// transcriptLine is what a transcript line says that tune reads.
+type transcriptLine struct {
+	Type            string `json:"type"`
+	Subtype         string `json:"subtype"`
+	IsSidechain     bool   `json:"isSidechain"`
+	Version         string `json:"version"`
+	Timestamp       string `json:"timestamp"`
+	CompactMetadata *struct {
+		PreTokens int64 `json:"preTokens"`
+	} `json:"compactMetadata"`
+	Params struct {
+		Model string   `json:"model"`
+		Betas []string `json:"betas"`
+	} `json:"params"`
+	Message struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage struct {
+			Input      int64 `json:"input_tokens"`
+			Output     int64 `json:"output_tokens"`
+			CacheWrite int64 `json:"cache_creation_input_tokens"`
+			CacheRead  int64 `json:"cache_read_input_tokens"`
+		} `json:"usage"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+}
+
+// transcriptBlock is one element of a message's content.
+type transcriptBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// Bounds like the runner's: a result's text and a call's input kept.
+const (
+	maxResult = 16 << 10
+	maxInput  = 64 << 10
+)
+
+func readTranscript(path string) (Stream, int, error) {
+	st := Stream{Source: SourceClaude, Path: path}
+	var tb turnBuilder
+	long := false
+	bad, err := eachLine(path, func(line []byte) bool {
+		var l transcriptLine
+		if json.Unmarshal(line, &l) != nil {
+			return false
+		}
+		if st.Started.IsZero() && l.Timestamp != "" {
+			st.Started, _ = time.Parse(time.RFC3339Nano, l.Timestamp)
+		}
+		st.Version = cmp.Or(l.Version, st.Version)
+		switch l.Type {
+		case "assistant":
+			transcriptResponse(&l, &tb, &st)
+		case "user":
+			if !l.IsSidechain {
+				transcriptResults(l.Message.Content, &tb)
+			}
+		case "system":
+			if l.Subtype == "compact_boundary" && !l.IsSidechain {
+				tb.compacted = true
+			}
+		case "api-request":
+			for _, b := range l.Params.Betas {
+				long = long || strings.HasPrefix(b, "context-1m")
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return st, bad, err
+	}
+	st.Sessions = []Session{{N: 1, Turns: tb.finish(), Side: tb.side, TriggerTurn: -1}}
+	switch {
+	case long:
+		st.Window, st.WindowFrom = estimator.LongWindow, "model"
+	default:
+		st.Window, st.WindowFrom = guessWindow(st.Model, st.Sessions)
+	}
+	return st, bad, nil
+}
+
+func transcriptResponse(l *transcriptLine, tb *turnBuilder, st *Stream) {
+	m := &l.Message
+	if strings.HasPrefix(m.Model, "<") {
+		return // "<synthetic>": the CLI's own reply, no API call
+	}
+	if !l.IsSidechain {
+		st.Model = cmp.Or(st.Model, m.Model)
+	}
+	var blocks []transcriptBlock
+	_ = json.Unmarshal(m.Content, &blocks)
+	var calls []Call
+	chars := 0
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			chars += len(b.Text)
+		case "tool_use":
+			chars += len(b.Input)
+			calls = append(calls, callOf(b))
+		}
+	}
+	u := budget.Tokens{Input: m.Usage.Input, Output: m.Usage.Output, CacheWrite: m.Usage.CacheWrite, CacheRead: m.Usage.CacheRead}
+	tb.response(m.ID, l.IsSidechain, u, calls, chars)
+}
+
+// callOf is a tool_use block as a Call, its input kept when not too large.
+func callOf(b transcriptBlock) Call {
+	c := Call{ID: b.ID, Name: b.Name, NoResult: true}
+	if len(b.Input) <= maxInput {
+		c.Input = bytes.Clone(b.Input)
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+		Command  string `json:"command"`
+	}
+	_ = json.Unmarshal(b.Input, &in)
+	c.FilePath, c.Command = in.FilePath, in.Command
+	return c
+}
+
+func transcriptResults(content json.RawMessage, tb *turnBuilder) {
+	var blocks []transcriptBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		return // a prompt as a plain string
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			text := resultText(b.Content)
+			n := len(text)
+			if len(text) > maxResult {
+				text = text[:maxResult]
+			}
+			tb.result(b.ToolUseID, text, n, b.IsError)
+		}
+	}
+}
+
+// resultText flattens a tool_result's content: a string, or the text of
+// its blocks.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []transcriptBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// readSubagent is what one subagent's transcript spent.
+func readSubagent(path string) (budget.Tokens, int, error) {
+	var tb turnBuilder
+	bad, err := eachLine(path, func(line []byte) bool {
+		var l transcriptLine
+		if json.Unmarshal(line, &l) != nil {
+			return false
+		}
+		if l.Type == "assistant" && !strings.HasPrefix(l.Message.Model, "<") {
+			m := &l.Message
+			tb.response(m.ID, true, budget.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
+				CacheWrite: m.Usage.CacheWrite, CacheRead: m.Usage.CacheRead}, nil, 0)
+		}
+		return true
+	})
+	return tb.side, bad, err
+}
+
+// eachLine calls fn with every non-empty line of path; bad counts the
+// lines fn could not read.
+func eachLine(path string, fn func([]byte) bool) (bad int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, rerr := rd.ReadBytes('\n')
+		if line = bytes.TrimSpace(line); len(line) > 0 && !fn(line) {
+			bad++
+		}
+		if errors.Is(rerr, io.EOF) {
+			return bad, nil
+		}
+		if rerr != nil {
+			return bad, rerr
+		}
+	}
+}
