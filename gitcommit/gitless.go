@@ -79,8 +79,6 @@ func (r *Repo) gitlessConfig(cfg gitConfig) []error {
 			errs = append(errs, gitless("config includes ("+k+")", "go-git's config reader does not follow them"))
 		case k == "extensions.worktreeconfig" && cfg.bool(k, false):
 			errs = append(errs, gitless("extensions.worktreeConfig", ""))
-		case strings.HasPrefix(k, "filter.") && (strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".process")):
-			errs = append(errs, gitless("clean filters ("+k+")", ""))
 		}
 	}
 	// Ignore and attribute files git reads that go-git does not.
