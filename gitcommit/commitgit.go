@@ -43,7 +43,11 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	defer shims.remove()
-	st, err := r.stageByGit(ctx, lock, h, o, o.never, shims.gitArgs(cfg))
+	never, err := r.notInHead(h, o.never) // a path HEAD tracks is the branch's
+	if err != nil {
+		return Commit{}, err
+	}
+	st, err := r.stageByGit(ctx, lock, h, o, never, shims.gitArgs(cfg))
 	if err != nil {
 		return Commit{}, err
 	}
@@ -83,7 +87,7 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		// a user's file renamed): taken out of the index, and git commits
 		// again.
 		r.log.Debug("left out after staging", "paths", lo.paths)
-		if err = r.removeFromIndex(ctx, r.indexFile, lo.paths); err == nil {
+		if err = r.takeOut(ctx, lo.paths); err == nil {
 			made, err = r.gitCommit(ctx, msg, o, h, parentTree, shims, nil)
 		}
 	}
