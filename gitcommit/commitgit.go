@@ -168,3 +168,19 @@ func identityRefused(err error) bool {
 	}
 	return false
 }
+
+// takeOut removes paths from the index, under its lock.
+func (r *Repo) takeOut(ctx context.Context, paths []string) error {
+	lock, err := r.acquireLock(r.indexFile)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	if err := lock.seed(ctx, r, ""); err != nil {
+		return err
+	}
+	if err := r.removeFromIndex(ctx, lock.lockPath(), paths); err != nil {
+		return err
+	}
+	return lock.commitFile()
+}
