@@ -78,9 +78,13 @@ func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string
 	for _, p := range paths {
 		set[p] = true
 	}
+	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range paths {
-		dirs = append(dirs, path.Dir(p))
+		if d := path.Dir(p); !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
 	}
 	inHead, err := r.inTree(tree, dirs)
 	if err != nil {
@@ -116,10 +120,16 @@ func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string
 		}
 		single = append(single, members...)
 	}
+	listed := map[string]map[string]bool{} // this call's listings: a stat per directory
 	for _, p := range single {
 		dir, known := isDir[p]
 		if !known {
-			ents := r.listing(path.Dir(p))
+			d := path.Dir(p)
+			ents, ok := listed[d]
+			if !ok {
+				ents = r.listing(d)
+				listed[d] = ents
+			}
 			isDir, present := ents[path.Base(p)]
 			if !present {
 				continue // gone: nothing to hide

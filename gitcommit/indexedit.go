@@ -33,7 +33,7 @@ type placeholder struct {
 // flags, and the extended flags in version 3 and up) and its name.
 type rawEntry struct {
 	fixed []byte
-	name  string
+	name  []byte
 }
 
 func (e rawEntry) stage() uint16 { return binary.BigEndian.Uint16(e.fixed[60:62]) >> 12 & 3 }
@@ -61,7 +61,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	n := int(binary.BigEndian.Uint32(b[8:12]))
 	body := b[:len(b)-20]
 	entries := make([]rawEntry, 0, n+len(add))
-	off, prev := 12, ""
+	off, prev := 12, []byte(nil)
 	for range n {
 		start := off
 		if off+62 > len(body) {
@@ -76,7 +76,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 			fixedLen = 64
 		}
 		off += fixedLen
-		var name string
+		var name []byte
 		if version == 4 {
 			strip, k := binary.Uvarint(body[off:])
 			if k <= 0 || int(strip) > len(prev) {
@@ -87,18 +87,18 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 			if end < 0 {
 				return errIndexUnsupported
 			}
-			name = prev[:len(prev)-int(strip)] + string(body[off:off+end])
+			name = append(slices.Clip(prev[:len(prev)-int(strip)]), body[off:off+end]...)
 			off += end + 1
 		} else {
 			end := bytes.IndexByte(body[off:], 0)
 			if end < 0 {
 				return errIndexUnsupported
 			}
-			name = string(body[off : off+end])
+			name = body[off : off+end]
 			off = start + (fixedLen+end+8)&^7
 		}
 		prev = name
-		if !remove[name] {
+		if !remove[string(name)] {
 			fixed := body[start : start+fixedLen]
 			sec, nsec := binary.BigEndian.Uint32(fixed[8:12]), binary.BigEndian.Uint32(fixed[12:16])
 			if int64(sec) > racy.Unix() || int64(sec) == racy.Unix() && int64(nsec) >= int64(racy.Nanosecond()) {
@@ -164,7 +164,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	out.WriteString("DIRC")
 	_ = binary.Write(&out, binary.BigEndian, version)
 	_ = binary.Write(&out, binary.BigEndian, uint32(len(entries)))
-	prev = ""
+	prev = nil
 	for _, e := range entries {
 		start := out.Len()
 		out.Write(e.fixed)
@@ -174,10 +174,10 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 				common++
 			}
 			out.Write(binary.AppendUvarint(nil, uint64(len(prev)-common)))
-			out.WriteString(e.name[common:])
+			out.Write(e.name[common:])
 			out.WriteByte(0)
 		} else {
-			out.WriteString(e.name)
+			out.Write(e.name)
 			pad := (len(e.fixed)+len(e.name)+8)&^7 - (out.Len() - start)
 			out.Write(make([]byte, pad))
 		}
@@ -201,12 +201,12 @@ func placeholderEntry(p placeholder) rawEntry {
 	oid := []byte{0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91}
 	copy(fixed[40:60], oid)
 	binary.BigEndian.PutUint16(fixed[60:62], 0x8000|uint16(min(len(p.path), 0xfff)))
-	return rawEntry{fixed: fixed, name: p.path}
+	return rawEntry{fixed: fixed, name: []byte(p.path)}
 }
 
 // compareEntries is git's index order: the name's bytes, then the stage.
 func compareEntries(a, b rawEntry) int {
-	if c := strings.Compare(a.name, b.name); c != 0 {
+	if c := bytes.Compare(a.name, b.name); c != 0 {
 		return c
 	}
 	return int(a.stage()) - int(b.stage())
@@ -215,26 +215,35 @@ func compareEntries(a, b rawEntry) int {
 // mergeEntries merges two sorted lists; nil when a name is in both, or
 // one is a directory of the other (git's update-index would replace).
 func mergeEntries(a, b []rawEntry) []rawEntry {
+	has := func(name []byte) bool {
+		_, found := slices.BinarySearchFunc(a, name, func(e rawEntry, n []byte) int { return bytes.Compare(e.name, n) })
+		return found
+	}
+	for _, e := range b {
+		if has(e.name) {
+			return nil
+		}
+		for i := bytes.LastIndexByte(e.name, '/'); i > 0; i = bytes.LastIndexByte(e.name[:i], '/') {
+			if has(e.name[:i]) {
+				return nil // a file where the placeholder needs a directory
+			}
+		}
+		dir := append(slices.Clip(e.name), '/')
+		k, _ := slices.BinarySearchFunc(a, dir, func(e rawEntry, n []byte) int { return bytes.Compare(e.name, n) })
+		if k < len(a) && bytes.HasPrefix(a[k].name, dir) {
+			return nil // entries below where the placeholder is a file
+		}
+	}
 	out := make([]rawEntry, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && compareEntries(a[i], b[j]) < 0:
+		if j == len(b) || i < len(a) && compareEntries(a[i], b[j]) < 0 {
 			out = append(out, a[i])
 			i++
-		default:
-			if i < len(a) && a[i].name == b[j].name {
-				return nil
-			}
-			out = append(out, b[j])
-			j++
+			continue
 		}
-	}
-	// A file and a directory of the same name: find neighbours that nest.
-	for k := 1; k < len(out); k++ {
-		if strings.HasPrefix(out[k].name, out[k-1].name+"/") {
-			return nil
-		}
+		out = append(out, b[j])
+		j++
 	}
 	return out
 }
