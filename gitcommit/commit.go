@@ -87,7 +87,7 @@ func (r *Repo) installIndex(ctx context.Context, lock *lockFile) error {
 // a hook); a refusing hook leaves the work staged, as git does.
 func (r *Repo) restoreIndex(ctx context.Context, err *error) {
 	defer os.Remove(r.indexBackup())
-	if *err == nil || ctx.Err() == nil {
+	if *err == nil || ctx.Err() == nil && !errors.Is(*err, context.Canceled) {
 		return
 	}
 	if _, serr := os.Stat(r.indexBackup()); serr != nil {

@@ -102,6 +102,11 @@ func (r Runner) Run(ctx context.Context, c Call, args ...string) ([]byte, error)
 		return nil, fmt.Errorf("git %s: %w", first(args), context.Cause(ctx))
 	}
 	var ee *exec.ExitError
+	if errors.As(err, &ee) && c.UserCode && interrupted(ee) {
+		// The terminal's Ctrl-C reached git, in debussy's own process
+		// group, before it reached debussy's context.
+		return nil, fmt.Errorf("git %s: interrupted: %w", first(args), context.Canceled)
+	}
 	switch {
 	case err == nil:
 		return stdout, nil
@@ -225,4 +230,10 @@ func readFrom(f *os.File) ([]byte, error) {
 		return nil, err
 	}
 	return io.ReadAll(f)
+}
+
+// interrupted says git died of SIGINT (or git's own re-raise of it).
+func interrupted(ee *exec.ExitError) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT || ee.ExitCode() == 130
 }

@@ -121,3 +121,17 @@ func zombie(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
+
+// A git the terminal's Ctrl-C reached first (in debussy's own process
+// group) is an interruption, as the context's end is.
+func TestSIGINTIsAnInterruption(t *testing.T) {
+	r := Runner{Git: fakeGit(t, "kill -INT $$\nsleep 5\n")}
+	if _, err := r.Run(context.Background(), Call{UserCode: true}, "commit"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want an interruption", err)
+	}
+	// Plumbing never shares debussy's group: its SIGINT is git's failure.
+	var ge *GitError
+	if _, err := r.Run(context.Background(), Call{}, "status"); !errors.As(err, &ge) {
+		t.Fatalf("Run = %v, want a GitError", err)
+	}
+}
