@@ -16,9 +16,10 @@ import (
 // commitshim.go): the index git staged (stagegit.go) becomes the index,
 // and git commits it, so every hook, the message's cleanup and encoding,
 // the identity, the signature and the reflog are git's own. debussy adds
-// two things through a reference-transaction hook of its own: the new
-// commit is checked (fsck's rules, as a remote that checks what it
-// receives) and handed to Written before the branch moves to it.
+// three things through a reference-transaction hook of its own, before
+// the branch moves: the new commit is refused if it adds what debussy
+// leaves out (made again without it), checked by fsck's rules (as a remote
+// that checks what it receives would) and handed to Written.
 
 func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
 	h, err := r.readHead()
