@@ -92,10 +92,16 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 			made, err = r.gitCommit(ctx, msg, o, h, parentTree, shims, nil)
 		}
 	}
+	r.forgetIndex()
 	if made.Hash != "" {
 		landed = true
 		if rerr := r.restoreEntries(context.WithoutCancel(ctx), st.restore, ita); rerr != nil {
 			r.log.Warn("put the user's index entries back", "err", rerr)
+		}
+		if len(st.restore) == 0 && !hasHook(hooksDir, "post-commit") {
+			// git commit left the index as the commit (a post-commit hook
+			// could have changed it since).
+			r.noteIndexIsHead(made.Hash)
 		}
 		made.Changed, made.Unstaged = st.changed, st.unstaged
 		r.log.Debug("committed", "commit", Short(made.Hash), "files", made.Files)

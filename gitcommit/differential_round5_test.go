@@ -413,3 +413,33 @@ func TestGitlessCommitsOnlyWhereItEqualsGit(t *testing.T) {
 	}
 	runDiffCases(t, cases)
 }
+
+// The second commit of a run: what the agent staged since the first
+// (which noted the index it left) is seen, however it was staged.
+func TestUserFilesStayOutAcrossCommits(t *testing.T) {
+	for _, stage := range [][]string{{"add", "notes.txt"}, {"add", "-A"}, {"update-index", "--add", "notes.txt"}} {
+		t.Run(strings.Join(stage, " "), func(t *testing.T) {
+			isolate(t)
+			dir := committedRepo(t, map[string]string{"base.txt": "base\n"})
+			writeFiles(t, dir, map[string]string{"notes.txt": "mine\n"})
+			r := mustOpen(t, dir)
+			files, err := r.Untracked(t.Context())
+			must(t, err)
+			writeFiles(t, dir, map[string]string{"a.txt": "a\n"})
+			if _, err := r.CommitAll(t.Context(), "one", Exclude(files, nil)); err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, map[string]string{"b.txt": "b\n"})
+			runGit(t, dir, stage...)
+			if _, err := r.CommitAll(t.Context(), "two", Exclude(files, nil)); err != nil {
+				t.Fatal(err)
+			}
+			if tree := treeFiles(t, dir); contains(tree, "notes.txt") || !contains(tree, "b.txt") {
+				t.Errorf("HEAD holds %v", tree)
+			}
+			if st := runGit(t, dir, "status", "--porcelain"); st != "A  notes.txt" {
+				t.Errorf("status = %q, want the agent's staging of notes.txt kept", st)
+			}
+		})
+	}
+}

@@ -236,9 +236,12 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	}
 	indexPath := lock.lockPath()
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
-	recs, err := r.indexVsHead(ctx, env, h)
-	if err != nil {
-		return staging{}, err
+	var err error
+	var recs []indexRecord
+	if !r.indexIsHead(h) {
+		if recs, err = r.indexVsHead(ctx, env, h); err != nil {
+			return staging{}, err
+		}
 	}
 	// What the index holds of the paths left out stays the user's: put
 	// back after the commit (Never's, an agent's `git add -f .env`, are
