@@ -1,7 +1,7 @@
 # debussy — the two commands the README promises, plus benchmarks.
 GO ?= go
 
-.PHONY: test test-latest demo build install bench vet fuzz chaos
+.PHONY: test test-latest demo build install bench vet fuzz chaos image release-snapshot
 
 build:
 	$(GO) build -o bin/debussy .
@@ -10,6 +10,23 @@ build:
 # fetch it. go install puts the binary in $GOBIN, else $(go env GOPATH)/bin.
 install:
 	$(GO) install .
+
+# The image of the Dockerfile (debussy, the pinned claude CLI, git; a
+# non-root user), built with whichever builder is here: docker (when its
+# daemon answers), podman or buildah; scripts/image.sh says which flags
+# (IMAGE names it, IMAGE_BUILDER picks a builder, IMAGE_BUILD_FLAGS adds
+# flags, e.g. --isolation chroot --storage-driver vfs without a daemon).
+IMAGE ?= debussy:dev
+image:
+	IMAGE=$(IMAGE) bash scripts/image.sh
+
+# The release artifacts of HEAD as a snapshot, into dist/ (goreleaser,
+# pinned in scripts/release.sh): an archive per platform (linux and darwin,
+# amd64 and arm64), checksums.txt (sha256sum -c), a CycloneDX SBOM beside
+# each archive, every binary stamped v<next>-snapshot-<commit>. Publishes
+# nothing; the release workflow makes the real one on a tag.
+release-snapshot:
+	bash scripts/release.sh snapshot
 
 vet:
 	$(GO) vet ./...

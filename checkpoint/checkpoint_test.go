@@ -388,3 +388,22 @@ func TestRefusedByDebussy(t *testing.T) {
 		t.Errorf("a refusal alone reads as a failure:\n%s", md)
 	}
 }
+
+// The CLI writes each text block of a message as its own event: a token
+// the agent's text splits across two blocks is judged whole (issue 53).
+func TestRecorderTokenAcrossBlocks(t *testing.T) {
+	tok := "ghp_" + "Zt4Hw8NcY1bELm3Pq6Rs0Vu2Jd5Kf1Gh8Wy4"
+	r := NewRecorder()
+	for _, text := range []string{"Set the deploy token to " + tok[:15], tok[15:] + " and restart."} {
+		r.Observe(runner.Event{Kind: runner.KindAssistant, Assistant: &runner.Assistant{MessageID: "msg_1", Text: text}})
+	}
+	c := Build(Input{RunID: "r1", PhaseID: "1", Kind: KindRestart}, r)
+	for _, piece := range []string{tok[:15], tok[15:]} {
+		if strings.Contains(c.LastMessage, piece) || strings.Contains(c.Markdown(), piece) {
+			t.Errorf("a piece of the split token survives: %q", c.LastMessage)
+		}
+	}
+	if !strings.Contains(c.LastMessage, "and restart.") {
+		t.Errorf("the message lost its text: %q", c.LastMessage)
+	}
+}

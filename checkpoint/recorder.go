@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/secrets"
 )
 
 // Memory bounds: a phase can run for hours, the recorder keeps only what a
@@ -55,6 +56,10 @@ type Recorder struct {
 
 	lastMsg   string
 	lastMsgID string
+	// msgParts are the latest message's text blocks as the stream gave
+	// them (the CLI writes each block as its own event): redacted joined,
+	// so a secret split across two blocks is judged whole.
+	msgParts []string
 
 	session   string // latest init's session id
 	totals    map[string]total
@@ -117,14 +122,21 @@ func (r *Recorder) observeAssistant(a *event.Assistant) {
 	}
 	// "<synthetic>" lines are the CLI's own words ("Prompt is too long").
 	if text := strings.TrimSpace(a.Text); text != "" && !strings.HasPrefix(a.Model, "<") {
-		text = Redact(text) // before the clip, which could split a secret
-		if a.MessageID != "" && a.MessageID == r.lastMsgID {
-			text = r.lastMsg + "\n\n" + text
+		if a.MessageID == "" || a.MessageID != r.lastMsgID {
+			r.msgParts = r.msgParts[:0]
 		}
-		r.lastMsg = clipMiddle(text, messageRunes)
+		r.msgParts = append(r.msgParts, text)
+		if n := len(r.msgParts); n > maxParts {
+			r.msgParts = append(r.msgParts[:0], r.msgParts[n-maxParts:]...)
+		}
+		// Redacted before the clip, which could split a secret.
+		r.lastMsg = clipMiddle(secrets.Joined(r.msgParts, "\n\n"), messageRunes)
 		r.lastMsgID = a.MessageID
 	}
 }
+
+// maxParts bounds the text blocks of one message kept for its redaction.
+const maxParts = 64
 
 func (r *Recorder) observeResult(tr event.ToolResult) {
 	p, ok := r.pending[tr.ToolUseID]

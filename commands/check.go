@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -21,6 +23,7 @@ type checkOptions struct {
 	JSON        bool
 	StrictGates bool
 	AllowDirty  bool
+	Sandbox     string // --sandbox; "" keeps the config's
 }
 
 func (e *Env) checkCommand() *cli.Command {
@@ -43,22 +46,26 @@ would stop on it), else 0.
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (for gate_commands)"},
 			&cli.BoolFlag{Name: "strict-gates", Usage: "a gate with no command, no preset and no gate_commands entry is an error, not a warning (strict_gates)"},
 			&cli.BoolFlag{Name: "allow-dirty", Usage: "as run --allow-dirty: uncommitted changes to tracked files are no problem (allow_dirty)"},
+			sandboxFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			plan, err := oneArg(c, "MASTER_PLAN.md")
 			if err != nil {
 				return err
 			}
-			return e.check(checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates"),
-				AllowDirty: c.Bool("allow-dirty")})
+			return e.check(c.Context, checkOptions{PlanPath: plan, ConfigFile: c.String("config"), JSON: c.Bool("json"), StrictGates: c.Bool("strict-gates"),
+				AllowDirty: c.Bool("allow-dirty"), Sandbox: c.String("sandbox")})
 		},
 	}
 }
 
-func (e *Env) check(opts checkOptions) error {
+func (e *Env) check(ctx context.Context, opts checkOptions) error {
 	ws, err := e.loadWorkspace(opts.ConfigFile, func(c *config.Config) {
 		c.StrictGates = c.StrictGates || opts.StrictGates
 		c.AllowDirty = c.AllowDirty || opts.AllowDirty
+		if opts.Sandbox != "" {
+			c.Sandbox = opts.Sandbox
+		}
 	})
 	if err != nil {
 		return err
@@ -70,9 +77,11 @@ func (e *Env) check(opts checkOptions) error {
 	e.markCompleted(ws, plan) // a phase done in a run is not "pending"
 	// What would stop a run here, found as the run finds it (preflight.go)
 	// but every one of them: no repository or commit, a dirty tree, claude
-	// missing, another run, claude refusing the permission mode, a gate's
-	// program missing. Each is exit 2, as the run would end.
-	problems := e.preflight(ws, plan, runOptions{}, preflightAll).problems()
+	// missing, another run, sandbox: on where no boundary can be made,
+	// claude refusing the permission mode, a gate's program missing. Each
+	// is exit 2, as the run would end.
+	pre := e.preflight(ctx, ws, plan, runOptions{}, preflightAll)
+	problems := pre.problems()
 	if opts.JSON {
 		enc := jsonEncoder(e.Stdout)
 		if plan.Findings == nil {
@@ -96,6 +105,9 @@ func (e *Env) check(opts checkOptions) error {
 	}
 	for _, p := range problems {
 		fmt.Fprintf(e.Stderr, "error: %s\n", p)
+	}
+	if pre.Boundary.Line != "" {
+		fmt.Fprintf(e.Stderr, "%s\n", pre.Boundary.Line)
 	}
 	if err := plan.Err(); err != nil {
 		return &shownError{err}
@@ -151,19 +163,19 @@ func printCheck(w io.Writer, p *plans.Plan, problems []string) {
 // session, refused the same way and before printing anything; else the
 // run's preview, then the problems it would stop on at its first session
 // last, where the eye lands (exit 2, as the run would end).
-func (e *Env) dryRun(ws *workspace, plan *plans.Plan, opts runOptions, logger *slog.Logger) error {
-	pre := e.preflight(ws, plan, opts, preflightDry)
+func (e *Env) dryRun(ctx context.Context, ws *workspace, plan *plans.Plan, opts runOptions, logger *slog.Logger) error {
+	pre := e.preflight(ctx, ws, plan, opts, preflightDry)
 	if len(pre.Refusals) > 0 {
 		return pre.Refusals[0]
 	}
 	note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools)
 	problems := len(pre.Later)
-	printDryRun(e.Stdout, plan, ws, pre.Preview, opts.Phase, problems)
+	printDryRun(e.Stdout, plan, ws, pre.Preview, opts.Phase, pre.Boundary.Line, problems)
 	if note != "" {
-		logger.Warn("the agent's commands would be refused", "problem", note)
+		logger.Warn("the agent's commands would be refused", "problem", public.Own(note))
 	}
 	for _, p := range pre.Later {
-		logger.Error("a run would fail here", "problem", p)
+		logger.Error("a run would fail here", "problem", public.Own(p))
 	}
 	if problems == 0 {
 		return nil
@@ -173,7 +185,7 @@ func (e *Env) dryRun(ws *workspace, plan *plans.Plan, opts runOptions, logger *s
 
 // printDryRun prints what `run` would do, and the config it would use.
 // The preview is orchestrator.Check's: what the run would decide.
-func printDryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from string, problems int) {
+func printDryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrator.Preview, from, boundary string, problems int) {
 	fmt.Fprintf(w, "plan: %s (%s)\n", p.Name, p.Path)
 	fmt.Fprintf(w, "phases in run order:\n")
 	for _, ph := range preview.Order {
@@ -214,6 +226,7 @@ func printDryRun(w io.Writer, p *plans.Plan, ws *workspace, preview *orchestrato
 	for _, line := range strings.Split(strings.TrimRight(ws.Config.YAML(), "\n"), "\n") {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	fmt.Fprintln(w, boundary)
 	if n := len(preview.UserFiles); n > 0 && ws.Config.AutoCommit {
 		names := preview.UserFiles
 		if n > 5 {

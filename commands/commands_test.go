@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/internal/golden"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -283,8 +286,9 @@ func TestInit(t *testing.T) {
 	if code, out, stderr := invoke(t, dir, nil, "run", "plan/MASTER_PLAN.md", "--dry-run"); code != 0 || !strings.Contains(out+stderr, "max_restarts: 5") {
 		t.Errorf("init then max_restarts: 5 appended: exit %d, want it loaded\n%s%s", code, out, stderr)
 	}
-	// 85: the keys people change, permission_mode set with its meaning.
-	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 85 {
+	// 92: the keys people change, permission_mode and sandbox with their
+	// meaning.
+	if data, _ := os.ReadFile(filepath.Join(dir, ".debussy.yaml")); strings.Count(string(data), "\n") > 92 {
 		t.Errorf("the init file has %d lines: not short", strings.Count(string(data), "\n"))
 	}
 }
@@ -375,7 +379,7 @@ func TestNewLoggerLevels(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(format+"/"+tt.level, func(t *testing.T) {
 				var buf bytes.Buffer
-				l := newLogger(&buf, format, tt.level)
+				l := newLogger(&buf, format, tt.level, false)
 				l.Debug("d", "k", 1)
 				l.Info("i", "k", 1)
 				l.Warn("w", "k", 1)
@@ -616,5 +620,37 @@ func TestStrictGitWithoutGit(t *testing.T) {
 	code, _, stderr := invoke(t, dir, env, "run", "plan/MASTER_PLAN.md", "--dry-run")
 	if code != 2 || !strings.Contains(stderr, "strict_git: git is not installed") {
 		t.Errorf("without git: exit %d, want 2 naming strict_git\n%s", code, stderr)
+	}
+}
+
+// Where the log carries structure only, a tool's input, a gate's output
+// and an error's text are withheld, their sizes shown; names, numbers and
+// the public form of a value pass (issue 53). With text on, all of it.
+func TestNewLoggerStructure(t *testing.T) {
+	const planted = "curl -H 'X-Trace: k7Qe2vLm9Pz' https://api.example.com"
+	for _, format := range []string{config.LogText, config.LogJSON} {
+		for _, text := range []bool{false, true} {
+			var buf bytes.Buffer
+			l := newLogger(&buf, format, config.LevelInfo, text)
+			l.Info("tool", "phase", "2", "name", "Bash", "input", planted, "size", len(planted))
+			l.Warn("gate failed", "phase", "2", "gate", "check", "problem", public.Words(`gate 1 "check" failed (exit 1)`, "FAIL near "+planted))
+			l.Error("phase ended", "phase", "2", "err", errors.New("phase 2 failed: "+planted))
+			out := buf.String()
+			if got := strings.Contains(out, "k7Qe2vLm9Pz"); got != text {
+				t.Errorf("%s, text %v: planted text shown %v:\n%s", format, text, got, out)
+			}
+			want := []string{"Bash", "54", "gate 1"}
+			if text {
+				want = []string{"Bash", "54", "FAIL near"}
+			}
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s, text %v: %q missing:\n%s", format, text, w, out)
+				}
+			}
+			if !text && !strings.Contains(out, "withheld: "+strconv.Itoa(len(planted))+" bytes") {
+				t.Errorf("%s: the input's size is not shown:\n%s", format, out)
+			}
+		}
 	}
 }

@@ -61,6 +61,8 @@ Checks, without touching the repository:
               API (one small API request; --no-login skips it)
   permission  whether claude accepts permission_mode here: as root it refuses
               bypassPermissions (--dangerously-skip-permissions) unless IS_SANDBOX=1
+  sandbox     the boundary a run would have (sandbox: auto, on, off): whether bubblewrap
+              and socat are here and work, nested as claude's own sandbox nests
   git         git's version (merging phases needs 2.38 or later)
   config      the config file and DEBUSSY_* variables in effect
   hooks       your own hooks on the events debussy answers (PreToolUse, PostToolUse,
@@ -133,6 +135,8 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("ok", "permission", "permission_mode "+cmp.Or(cfg.PermissionMode, "(claude's default)"), "")
 	}
 
+	fs = append(fs, e.sandboxFindings(ctx, cfg)...)
+
 	spec := runner.Spec{Bin: cfg.ClaudeBin, Model: cfg.Model, PermissionMode: cfg.PermissionMode,
 		ExtraArgs: cfg.ExtraArgs, Dir: root, Env: env}
 	if permProblem != "" {
@@ -198,7 +202,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 	}
 	fs = append(fs, hookFindings(claudeconf.Read(claudeconf.DirsFor(getenv, root)))...)
 
-	order := []string{"claude", "protocol", "model", "login", "billing", "permission", "git", "config", "hooks", "plugins"}
+	order := []string{"claude", "protocol", "model", "login", "billing", "permission", "sandbox", "git", "config", "hooks", "plugins"}
 	slices.SortStableFunc(fs, func(a, b finding) int {
 		return cmp.Compare(slices.Index(order, a.name), slices.Index(order, b.name))
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -44,25 +43,6 @@ func TestExitCode(t *testing.T) {
 				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestVersionOf(t *testing.T) {
-	tests := []struct {
-		name string
-		bi   debug.BuildInfo
-		want string
-	}{
-		{"module version", debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
-		{"vcs stamp", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-27T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
-			"dev-0123456789ab+dirty (2026-11-27T10:00:00Z, go1.26.8)"},
-		{"nothing known", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}, "dev (built without VCS info, go1.26.8)"},
-	}
-	for _, tt := range tests {
-		if got := versionOf(&tt.bi); got != tt.want {
-			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
-		}
 	}
 }
 

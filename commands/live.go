@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/log"
 
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/policy"
@@ -27,7 +26,7 @@ func (e *Env) startView(logger *slog.Logger) *liveView {
 	if !view.Enabled(e.Stderr, e.Getenv, e.jsonLogs) {
 		return nil
 	}
-	h, ok := logger.Handler().(*log.Logger)
+	h, ok := charmOf(logger)
 	if !ok {
 		return nil
 	}

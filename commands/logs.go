@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
@@ -22,6 +23,9 @@ type logsOptions struct {
 	Run, Phase string
 	Session    int
 	Follow     bool
+	// Text asks for the agent's and its tools' text also where stdout is
+	// not a terminal (--log-text).
+	Text bool
 	// Poll is how often --follow looks for more; 0 means 250 ms.
 	Poll time.Duration
 }
@@ -44,12 +48,17 @@ Examples:
   debussy logs --follow                 # watch a run from another terminal
   debussy logs --phase 2                # phase 2's latest session
   debussy logs --phase 2 --session 1    # its first session, before a restart
-  debussy logs --run 20261121-2230-4f2c --phase 1 | less`,
+  debussy logs --run 20261121-2230-4f2c --phase 1 --log-text | less
+
+On a terminal it shows the text; piped, or with CI=true, structure only (tool names,
+paths in the repository, sizes, context, results): the agent's and its tools' text
+stays in .debussy/ unless --log-text asks for it.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "run `ID` (default: the latest; debussy status shows it)"},
 			&cli.StringFlag{Name: "phase", Usage: "phase `ID` (default: the run's latest phase with a session)"},
 			&cli.IntFlag{Name: "session", Usage: "session `N`, from 1", DefaultText: "the phase's latest"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing as the session writes"},
+			&cli.BoolFlag{Name: "log-text", Usage: "show the agent's text, tool inputs and results also where stdout is not a terminal or CI=true (by default a pipe gets structure only: names, sizes, paths, context, results)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -59,7 +68,7 @@ Examples:
 				return usageErr(c, "--session %d: sessions count from 1", c.Int("session"))
 			}
 			return e.logs(c.Context, logsOptions{Run: c.String("run"), Phase: c.String("phase"),
-				Session: c.Int("session"), Follow: c.Bool("follow")})
+				Session: c.Int("session"), Follow: c.Bool("follow"), Text: c.Bool("log-text")})
 		},
 	}
 }
@@ -111,8 +120,9 @@ func (e *Env) logs(ctx context.Context, opts logsOptions) error {
 		var next *state.PhaseRecord
 		nextN := 0
 		runID, phaseID, session := run.ID, rec.ID, n
-		told := func() ([]view.Told, string) { return sessionTold(store, runID, phaseID, session) }
-		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, told, func() (bool, error) {
+		structure := !public.TextShown(e.Stdout, e.Getenv, opts.Text)
+		told := func() ([]view.Told, string) { return sessionTold(store, runID, phaseID, session, structure) }
+		err := showSession(ctx, e.Stdout, path, opts.Follow, poll, structure, told, func() (bool, error) {
 			// The lock first: a session started before the run ended is
 			// then seen by the look at the ledger below.
 			info, held, err := store.Holder()
@@ -177,7 +187,7 @@ func logsPhase(run *state.Run, id string) (*state.PhaseRecord, error) {
 // end for more until done says the writer has finished (or ctx ends).
 // told says what debussy told the session and why it ended, as far as the
 // run's events know yet.
-func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration,
+func showSession(ctx context.Context, w io.Writer, path string, follow bool, poll time.Duration, structure bool,
 	told func() ([]view.Told, string), done func() (bool, error)) error {
 	f, err := os.Open(path)
 	// The session is recorded before its log's first line: wait for it,
@@ -211,6 +221,9 @@ func showSession(ctx context.Context, w io.Writer, path string, follow bool, pol
 	bw := secrets.NewBlockWriter(w)
 	defer bw.Close()
 	tr := view.NewTranscript(bw)
+	if structure {
+		tr.Structure()
+	}
 	early, _ := told()
 	tr.Tell(early...)
 	rd := bufio.NewReader(f)

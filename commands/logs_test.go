@@ -118,10 +118,12 @@ func TestLogs(t *testing.T) {
 		golden string // stdout's golden file, for exit 0
 		stderr string // a usage error's one line, contained
 	}{
-		{name: "the latest session of the latest phase", args: []string{"logs"}, golden: "logs-latest"},
-		{name: "a phase's latest session", args: []string{"logs", "--phase", "1"}, golden: "logs-phase-1"},
-		{name: "a phase's first session", args: []string{"logs", "--phase", "1", "--session", "1", "--run", "r1"}, golden: "logs-phase-1-session-1"},
-		{name: "follow a run that has ended", args: []string{"logs", "--follow"}, golden: "logs-latest"},
+		{name: "the latest session of the latest phase", args: []string{"logs", "--log-text"}, golden: "logs-latest"},
+		{name: "a phase's latest session", args: []string{"logs", "--phase", "1", "--log-text"}, golden: "logs-phase-1"},
+		{name: "a phase's first session", args: []string{"logs", "--phase", "1", "--session", "1", "--run", "r1", "--log-text"}, golden: "logs-phase-1-session-1"},
+		{name: "follow a run that has ended", args: []string{"logs", "--follow", "--log-text"}, golden: "logs-latest"},
+		// A pipe (and CI) gets structure: names, paths, sizes, no text.
+		{name: "piped: structure only", args: []string{"logs"}, golden: "logs-latest-structure"},
 		{name: "unknown phase", args: []string{"logs", "--phase", "9"}, code: 2,
 			stderr: "--phase 9: no session of it in run r1; phases with sessions: 1, 2"},
 		{name: "a phase without a session", args: []string{"logs", "--phase", "3"}, code: 2,
@@ -216,7 +218,9 @@ func TestLogsFollow(t *testing.T) {
 	out := &signalWriter{first: make(chan struct{})}
 	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
 	done := make(chan error, 1)
-	go func() { done <- e.logs(context.Background(), logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	go func() {
+		done <- e.logs(context.Background(), logsOptions{Follow: true, Text: true, Poll: time.Millisecond})
+	}()
 	<-out.first // the follower has read the ledger and opened session 1
 
 	writeSession(t, store, "r1", "1", 1, first[half:])
@@ -251,7 +255,7 @@ func TestLogsFollowCancelled(t *testing.T) {
 	e := &Env{Stdout: out, Stderr: io.Discard, Dir: dir, Getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.logs(ctx, logsOptions{Follow: true, Poll: time.Millisecond}) }()
+	go func() { done <- e.logs(ctx, logsOptions{Follow: true, Text: true, Poll: time.Millisecond}) }()
 	<-out.first
 	cancel()
 	if err := <-done; err != nil {
@@ -314,7 +318,7 @@ func TestLogsRedactsBlocks(t *testing.T) {
 				"content": []map[string]string{{"type": "text", "text": "Here is the key:\n" + text + "\nkeep it safe"}},
 				"usage":   map[string]int{"input_tokens": 6000, "output_tokens": 1}}, "session_id": "s1"})
 			writeSession(t, store, "r1", "1", 1, append(msg, '\n'))
-			code, out, stderr := invoke(t, dir, nil, "logs")
+			code, out, stderr := invoke(t, dir, nil, "logs", "--log-text")
 			if code != 0 {
 				t.Fatalf("exit %d: %s%s", code, out, stderr)
 			}

@@ -18,6 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
+	"github.com/debussy-dev/debussy/internal/buildinfo"
+	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -52,9 +55,20 @@ type Env struct {
 	Environ        func() []string
 	Hard           <-chan struct{} // closed on a second Ctrl-C
 	Dir            string          // working directory ("" = the process's)
+	// Build is which debussy this is; the zero value is the running
+	// binary's (internal/buildinfo).
+	Build buildinfo.Info
 
 	logger   *slog.Logger // set once a command has chosen its log format
 	jsonLogs bool         // and whether that format is JSON
+}
+
+// build is the Info of this debussy: Build, else the running binary's.
+func (e *Env) build() buildinfo.Info {
+	if e.Build.Version == "" {
+		return buildinfo.Get()
+	}
+	return e.Build
 }
 
 // Run executes one debussy invocation and returns its exit code.
@@ -87,7 +101,7 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		case errors.As(err, &shown):
 		case e.logger != nil && e.jsonLogs:
 			// Once a run has its logger, stderr stays in its format (JSON in CI).
-			attrs := []any{"err", err, "exit_code", exitCode(err)}
+			attrs := []any{"err", loggedError(err), "exit_code", exitCode(err)}
 			if errors.As(err, &ended) {
 				attrs = append(attrs, "resume", ended.resume, "logs", ended.logs)
 				if cmds := ended.answerCommands(); len(cmds) > 0 {
@@ -101,13 +115,28 @@ func (e *Env) Run(ctx context.Context, args []string) int {
 		case e.jsonRequested(args):
 			// A bad flag or config, before a logger was chosen: CI asked for
 			// JSON-only stderr all the same.
-			newLogger(e.Stderr, config.LogJSON, config.LevelError).Error("debussy stopped", "err", err, "exit_code", exitCode(err))
+			newLogger(e.Stderr, config.LogJSON, config.LevelError, true).Error("debussy stopped", "err", err, "exit_code", exitCode(err))
 		default:
 			startLine(e.Stderr)
 			fmt.Fprintf(e.Stderr, "debussy: %v\n", err)
 		}
 	}
 	return exitCode(err)
+}
+
+// loggedError is err as the log shows it where it carries structure only
+// (public.Handler): a bad usage, config, plan or setup is debussy's own
+// words about the user's files and machine, shown whole; a run's end says
+// its public reason (a gate's name and exit code, never its output).
+func loggedError(err error) any {
+	var p public.Publisher
+	switch {
+	case exitCode(err) == ExitUsage:
+		return public.OwnErr(err)
+	case errors.As(err, &p):
+		return err
+	}
+	return public.Words(orchestrator.PublicReason(err), err.Error())
 }
 
 // jsonRequested reports whether this invocation asked for JSON logs with
@@ -204,6 +233,7 @@ interrupted (work committed; run again to resume).`),
 			e.doctorCommand(),
 			e.logsCommand(),
 			e.reportCommand(),
+			e.exportCommand(),
 			e.tuneCommand(),
 			e.matrixCommand(),
 			e.pipelineCommand(),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/buildinfo"
 	"github.com/debussy-dev/debussy/internal/gitrun"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
@@ -30,7 +31,8 @@ type pipelineOptions struct {
 	Remote     string // the remote phases push to and collect fetches from
 
 	// gitlab and k8s
-	Image string
+	Image      string        // "" = the release image of this debussy
+	JobTimeout time.Duration // 0 = from the config's time budget, else defaultJobTimeout
 
 	// k8s
 	RepoURL   string // the clone URL ("" = the remote's URL here)
@@ -40,7 +42,6 @@ type pipelineOptions struct {
 	CPU       string
 	CPULimit  string
 	Memory    string
-	Deadline  time.Duration
 	TTL       time.Duration
 }
 
@@ -49,9 +50,6 @@ const (
 	formatGitLab = "gitlab"
 	formatK8s    = "k8s"
 
-	// defaultImage is the k8s Jobs' image: any image with git, debussy and
-	// claude on PATH will do (--image).
-	defaultImage = "ghcr.io/debussy-dev/debussy:latest"
 	// pushTokenVar is the CI variable (GitLab) or Secret key (k8s) with a
 	// token that may push: GitLab's job token may not.
 	pushTokenVar = "DEBUSSY_PUSH_TOKEN"
@@ -102,7 +100,9 @@ Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or
 			&cli.StringFlag{Name: "format", Usage: "what to write: github, gitlab or k8s (`FORMAT`)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 			&cli.StringFlag{Name: "remote", Value: "origin", Usage: "the `REMOTE` phases push to and collect fetches from"},
-			&cli.StringFlag{Name: "image", Usage: "container `IMAGE` with git, debussy and claude (k8s default " + defaultImage + "; gitlab: none, the runner's)"},
+			&cli.StringFlag{Name: "image", Usage: "gitlab, k8s: the jobs' container `IMAGE`, with git, debussy and claude (default: this release's, " + buildinfo.ImageRepo + ":vX.Y.Z; a dev build needs it)"},
+			&cli.DurationFlag{Name: "job-timeout", Aliases: []string{"deadline"}, Usage: "gitlab, k8s: a phase job's timeout (GitLab's timeout:, a Job's activeDeadlineSeconds), as a `DURATION`",
+				DefaultText: "the config's budget.phase.duration, else budget.plan.duration, plus " + jobHeadroom.String() + "; else " + defaultJobTimeout.String()},
 			&cli.StringFlag{Name: "repo", Usage: "k8s: the `URL` Jobs clone (default: the remote's URL here)"},
 			&cli.StringFlag{Name: "ref", Usage: "k8s: the `BRANCH` Jobs clone (default: the checked-out branch)"},
 			&cli.StringFlag{Name: "namespace", Usage: "k8s: the Jobs' `NAMESPACE` (default: kubectl's)"},
@@ -110,7 +110,6 @@ Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or
 			&cli.StringFlag{Name: "cpu", Value: "1", Usage: "k8s: CPU request `QUANTITY`"},
 			&cli.StringFlag{Name: "cpu-limit", Value: "2", Usage: "k8s: CPU limit `QUANTITY`"},
 			&cli.StringFlag{Name: "memory", Value: "2Gi", Usage: "k8s: memory request and limit `QUANTITY`"},
-			&cli.DurationFlag{Name: "deadline", Value: 6 * time.Hour, Usage: "k8s: activeDeadlineSeconds of a Job, as a `DURATION`"},
 			&cli.DurationFlag{Name: "ttl", Value: 24 * time.Hour, Usage: "k8s: ttlSecondsAfterFinished, as a `DURATION`"},
 			&cli.StringFlag{Name: "config", Usage: "config `FILE`"},
 		},
@@ -123,7 +122,7 @@ Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or
 				Output: c.String("output"), Remote: c.String("remote"), Image: c.String("image"),
 				RepoURL: c.String("repo"), Ref: c.String("ref"), Namespace: c.String("namespace"), Secret: c.String("secret"),
 				CPU: c.String("cpu"), CPULimit: c.String("cpu-limit"), Memory: c.String("memory"),
-				Deadline: c.Duration("deadline"), TTL: c.Duration("ttl")}
+				JobTimeout: c.Duration("job-timeout"), TTL: c.Duration("ttl")}
 			switch opts.Format {
 			case formatGitHub, formatGitLab, formatK8s:
 			case "":
@@ -131,8 +130,8 @@ Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or
 			default:
 				return fmt.Errorf("%w: --format %s: the formats are github, gitlab and k8s", ErrUsage, opts.Format)
 			}
-			if opts.Deadline <= 0 || opts.TTL < 0 {
-				return fmt.Errorf("%w: --deadline must be positive and --ttl not negative", ErrUsage)
+			if c.IsSet("job-timeout") && opts.JobTimeout < time.Minute || opts.TTL < 0 {
+				return fmt.Errorf("%w: --job-timeout must be at least 1m and --ttl not negative", ErrUsage)
 			}
 			return e.pipeline(c.Context, opts)
 		},
@@ -140,10 +139,19 @@ Exit codes: 0 written (also when nothing is left to run), 2 bad usage, config or
 }
 
 func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
+	if opts.Format != formatGitHub {
+		image, err := jobImage(opts.Image, e.build())
+		if err != nil {
+			return err
+		}
+		opts.Image = image
+	}
 	ps, err := e.planState(opts.ConfigFile, opts.PlanPath)
 	if err != nil {
 		return err
 	}
+	timeout := jobTimeout(opts.JobTimeout, ps.ws.Config)
+	opts.JobTimeout = timeout.d
 	var hold *remote.Hold
 	if h, ok := e.holdAt(ctx, ps.ws.Root, opts.Remote); ok {
 		hold = &h
@@ -169,7 +177,7 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := writeGitLab(&buf, ps, remaining, opts, hold); err != nil {
+		if err := writeGitLab(&buf, ps, remaining, opts, timeout, hold); err != nil {
 			return err
 		}
 	case formatK8s:
@@ -191,7 +199,7 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 				return fmt.Errorf("%w: HEAD is detached: name the branch the Jobs clone with --ref", orchestrator.ErrSetup)
 			}
 		}
-		if err := writeK8s(&buf, ps, ready, opts, hold); err != nil {
+		if err := writeK8s(&buf, ps, ready, opts, timeout, hold); err != nil {
 			return err
 		}
 		if len(ready) == 0 {
@@ -281,10 +289,24 @@ type gitlabJob struct {
 	Script  []string `yaml:"script"`
 }
 
+// gitlabDefault applies to every job: the image, how long a job may run
+// (GitLab's own default, 1 h, would cut a long phase), and interruptible
+// (a newer pipeline on the branch may cancel it: what a phase committed is
+// pushed, and a rerun resumes).
 type gitlabDefault struct {
-	Image        string   `yaml:"image,omitempty"`
-	BeforeScript []string `yaml:"before_script"`
-	AfterScript  []string `yaml:"after_script"`
+	Image         gitlabImage `yaml:"image"`
+	Timeout       string      `yaml:"timeout"`
+	Interruptible bool        `yaml:"interruptible"`
+	BeforeScript  []string    `yaml:"before_script"`
+	AfterScript   []string    `yaml:"after_script"`
+}
+
+// gitlabImage is an image whose entrypoint GitLab bypasses: its Docker
+// executor starts the job's shell through the entrypoint, and the image's
+// is debussy.
+type gitlabImage struct {
+	Name       string   `yaml:"name"`
+	Entrypoint []string `yaml:"entrypoint,flow"`
 }
 
 // gitlabClone is the prefix of the job's clone, found again by its job
@@ -299,6 +321,12 @@ const gitlabClone = `${TMPDIR:-/tmp}/debussy-job-${CI_JOB_ID}`
 var gitlabAfterScript = []string{
 	`if [ "${CI_JOB_STATUS:-}" = success ]; then rm -rf "` + gitlabClone + `".*; else echo "debussy: this job's clone, with its .debussy/ raw logs, is kept in" "` + gitlabClone + `".*; fi`,
 }
+
+// gitlabRootSandbox lets claude bypass permissions in a job that runs as
+// root (an image of the user's, a root shell runner), which it refuses
+// otherwise: such a job runs in the container or machine it was given.
+// debussy's image runs as a user, and needs none of it.
+const gitlabRootSandbox = `if [ "$(id -u)" = 0 ]; then export IS_SANDBOX=1; fi`
 
 // gitlabBeforeScript makes every job's working tree its own: a private
 // clone of the job's checkout at the pipeline's commit, in a fresh
@@ -315,6 +343,7 @@ var gitlabAfterScript = []string{
 // not), and it gets a git identity.
 func gitlabBeforeScript(remoteName string) []string {
 	lines := []string{
+		gitlabRootSandbox,
 		`cd "$(mktemp -d "` + gitlabClone + `.XXXXXX")" && git clone --quiet --no-checkout "$CI_PROJECT_DIR" . && git checkout --quiet --detach "$CI_COMMIT_SHA"`,
 		`git remote set-url origin "$(git -C "$CI_PROJECT_DIR" remote get-url origin)"`,
 	}
@@ -331,7 +360,7 @@ func gitlabBeforeScript(remoteName string) []string {
 
 func jobName(id string) string { return "phase-" + id }
 
-func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipelineOptions, h *remote.Hold) error {
+func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipelineOptions, timeout timeoutChoice, h *remote.Hold) error {
 	in := map[string]bool{}
 	for _, ph := range remaining {
 		in[ph.ID] = true
@@ -342,7 +371,10 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 			{Key: "DEBUSSY_PLAN", Value: secrets.Redact(ps.rel)},
 		}},
 		{Key: "stages", Value: []string{"phases", "collect"}},
-		{Key: "default", Value: gitlabDefault{Image: opts.Image, BeforeScript: gitlabBeforeScript(opts.Remote), AfterScript: gitlabAfterScript}},
+		{Key: "default", Value: gitlabDefault{
+			Image:   gitlabImage{Name: opts.Image, Entrypoint: []string{""}},
+			Timeout: shortDuration(timeout.d), Interruptible: true,
+			BeforeScript: gitlabBeforeScript(opts.Remote), AfterScript: gitlabAfterScript}},
 	}
 	for _, ph := range remaining {
 		job := gitlabJob{Stage: "phases", Needs: []string{},
@@ -372,7 +404,8 @@ func writeGitLab(w io.Writer, ps *planState, remaining []*plans.Phase, opts pipe
 		"# " + pushTokenVar + " (a project access token that may push) as a CI variable. Each job\n" +
 		"# works in a private clone of its checkout (before_script), so jobs that share a\n" +
 		"# checkout do not share a working tree; after_script removes the clone of a job\n" +
-		"# that passed.\n"
+		"# that passed.\n" +
+		fmt.Sprintf("# Image %s (--image).\n# Job timeout %s (%s).\n", opts.Image, shortDuration(timeout.d), timeout.why)
 	_, err = fmt.Fprintf(w, "%s%s%s", header(ps, formatGitLab, h), note, b)
 	return err
 }

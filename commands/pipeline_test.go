@@ -72,7 +72,7 @@ func writePlan(t *testing.T, dir string, deps map[string][]string) {
 }
 
 func TestPipelineGolden(t *testing.T) {
-	k8sFlags := []string{"--repo", "https://git.example.com/team/app.git", "--ref", "main"}
+	k8sFlags := []string{"--repo", "https://git.example.com/team/app.git", "--ref", "main", "--image", "example/debussy:1"}
 	for _, state := range []struct {
 		name  string
 		ended []string // completed in git
@@ -87,8 +87,11 @@ func TestPipelineGolden(t *testing.T) {
 					outcomeCommit(t, dir, id, "completed")
 				}
 				args := []string{"pipeline", "plan/MASTER_PLAN.md", "--format", format}
-				if format == "k8s" {
+				switch format {
+				case "k8s":
 					args = append(args, k8sFlags...)
+				case "gitlab":
+					args = append(args, "--image", "example/debussy:1")
 				}
 				code, stdout, stderr := invoke(t, dir, nil, args...)
 				if code != 0 {
@@ -168,6 +171,15 @@ func TestPipelineK8sJobs(t *testing.T) {
 		if c.Resources.Requests.Cpu().String() != "500m" || c.Resources.Limits.Memory().String() != "1Gi" {
 			t.Errorf("job %s resources %+v", j.Name, c.Resources)
 		}
+		// As the image's user, never root; the emptyDir is its group's.
+		if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot ||
+			sc.RunAsUser == nil || *sc.RunAsUser != imageUID || sc.RunAsGroup == nil || *sc.RunAsGroup != imageGID ||
+			sc.FSGroup == nil || *sc.FSGroup != imageGID {
+			t.Errorf("job %s pod securityContext %+v", j.Name, pod.SecurityContext)
+		}
+		if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("job %s container securityContext %+v", j.Name, c.SecurityContext)
+		}
 		secrets := 0
 		for _, e := range c.Env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "claude" &&
@@ -194,7 +206,10 @@ func TestPipelineUsage(t *testing.T) {
 	}{
 		{"no format", []string{"pipeline", "plan/MASTER_PLAN.md"}, 2, "pipeline needs --format github, gitlab or k8s"},
 		{"unknown format", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "jenkins"}, 2, "--format jenkins: the formats are github, gitlab and k8s"},
-		{"k8s without a remote", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "k8s"}, 2, "name the clone URL with --repo"},
+		{"k8s without a remote", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--image", "x"}, 2, "name the clone URL with --repo"},
+		{"gitlab from a dev build without an image", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab"}, 2, "pass --image IMAGE"},
+		{"k8s from a dev build without an image", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--repo", "/srv/o.git"}, 2, "pass --image IMAGE"},
+		{"job timeout too short", []string{"pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "x", "--job-timeout", "30s"}, 2, "--job-timeout must be at least 1m"},
 		{"missing plan", []string{"pipeline", "nope.md", "--format", "github"}, 2, "nope.md"},
 		{"help", []string{"pipeline", "--help"}, 0, "--base deps --push origin"},
 	}
@@ -211,7 +226,7 @@ func TestPipelineUsage(t *testing.T) {
 // -o writes the file a CI artifact is made of.
 func TestPipelineOutputFile(t *testing.T) {
 	dir := diamondRepo(t)
-	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "-o", "child.yml")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "-o", "child.yml")
 	if code != 0 || stdout != "" {
 		t.Fatalf("exit %d, stdout %q: %s", code, stdout, stderr)
 	}
@@ -230,7 +245,7 @@ func TestPipelineGitLabBeforeScriptClones(t *testing.T) {
 	dir := diamondRepo(t)
 	gitIn(t, dir, "remote", "add", "origin", "/srv/git/app.git")
 	gitIn(t, dir, "remote", "add", "upstream", "/srv/git/upstream.git")
-	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--remote", "upstream")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "--remote", "upstream")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -315,7 +330,7 @@ func TestPipelineGitLabSchema(t *testing.T) {
 	bin := lookTool(t, "gitlab-ci-local")
 	dir := diamondRepo(t)
 	outcomeCommit(t, dir, "1", "completed")
-	code, _, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "-o", "child.yml")
+	code, _, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "-o", "child.yml")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -397,7 +412,7 @@ func TestPipelineAccountHold(t *testing.T) {
 	t.Setenv("GIT_COMMITTER_DATE", "")
 	resets := holdOnOrigin(t, dir)
 
-	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1")
 	if code != 0 || !strings.Contains(stderr, "5-hour usage limit") || !strings.Contains(stdout, "# Hold: the account's 5-hour usage limit resets at "+resets.Format(time.RFC3339)) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -405,7 +420,7 @@ func TestPipelineAccountHold(t *testing.T) {
 	if n := strings.Count(stdout, "when: delayed\n  start_in: 18"); n != 2 {
 		t.Errorf("%d delayed jobs, want 2 (start_in about 180 minutes):\n%s", n, stdout)
 	}
-	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s")
+	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--image", "example/debussy:1")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -428,11 +443,11 @@ func TestPipelineNothingLeft(t *testing.T) {
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
 		outcomeCommit(t, dir, id, "completed")
 	}
-	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--repo", "/srv/origin.git", "--ref", "main")
+	code, stdout, stderr := invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "k8s", "--repo", "/srv/origin.git", "--ref", "main", "--image", "x")
 	if code != 0 || stdout != "" || !strings.Contains(stderr, "no phase is ready") {
 		t.Errorf("k8s: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
-	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab")
+	code, stdout, stderr = invoke(t, dir, nil, "pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "x")
 	if code != 0 || strings.Contains(stdout, "phase-") || !strings.Contains(stdout, "\ncollect:\n") {
 		t.Errorf("gitlab: exit %d, stderr %s\n%s", code, stderr, stdout)
 	}
@@ -453,7 +468,7 @@ func TestPipelineNotRedactedButNoCredentials(t *testing.T) {
 		e := &Env{Stdout: secrets.Writer(&raw), RawStdout: &raw, Stderr: &stderr, Dir: dir,
 			Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Hard: make(chan struct{})}
 		code := e.Run(context.Background(), []string{"debussy", "pipeline", "plan/MASTER_PLAN.md", "--format", format,
-			"--repo", "https://ci:glpat-abcdefghij0123456789@git.example.com/team/app.git", "--ref", "main"})
+			"--repo", "https://ci:glpat-abcdefghij0123456789@git.example.com/team/app.git", "--ref", "main", "--image", "example/debussy:1"})
 		out := raw.String()
 		if code != 0 || strings.Contains(out, "[redacted]") || strings.Contains(out, "glpat-") {
 			t.Errorf("%s: exit %d, stderr %s\n%s", format, code, stderr.String(), out)

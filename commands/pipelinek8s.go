@@ -41,18 +41,42 @@ type (
 		Spec     k8sPodSpec `yaml:"spec"`
 	}
 	k8sPodSpec struct {
-		RestartPolicy string         `yaml:"restartPolicy"`
-		Containers    []k8sContainer `yaml:"containers"`
-		Volumes       []k8sVolume    `yaml:"volumes"`
+		RestartPolicy   string         `yaml:"restartPolicy"`
+		SecurityContext k8sPodSecurity `yaml:"securityContext"`
+		Containers      []k8sContainer `yaml:"containers"`
+		Volumes         []k8sVolume    `yaml:"volumes"`
+	}
+	// k8sPodSecurity runs the pod as the image's user (never root: claude
+	// refuses to bypass permissions as root), and gives the emptyDir to
+	// its group (fsGroup), so the clone in it is the user's to write.
+	k8sPodSecurity struct {
+		RunAsNonRoot   bool       `yaml:"runAsNonRoot"`
+		RunAsUser      int64      `yaml:"runAsUser"`
+		RunAsGroup     int64      `yaml:"runAsGroup"`
+		FSGroup        int64      `yaml:"fsGroup"`
+		SeccompProfile k8sSeccomp `yaml:"seccompProfile"`
+	}
+	k8sSeccomp struct {
+		Type string `yaml:"type"`
+	}
+	// k8sContainerSecurity is what the restricted Pod Security Standard
+	// asks of a container, which git, debussy and claude do not need.
+	k8sContainerSecurity struct {
+		AllowPrivilegeEscalation bool    `yaml:"allowPrivilegeEscalation"`
+		Capabilities             k8sCaps `yaml:"capabilities"`
+	}
+	k8sCaps struct {
+		Drop []string `yaml:"drop,flow"`
 	}
 	k8sContainer struct {
-		Name         string       `yaml:"name"`
-		Image        string       `yaml:"image"`
-		WorkingDir   string       `yaml:"workingDir"`
-		Command      []string     `yaml:"command"`
-		Env          []k8sEnv     `yaml:"env"`
-		Resources    k8sResources `yaml:"resources"`
-		VolumeMounts []k8sMount   `yaml:"volumeMounts"`
+		Name            string               `yaml:"name"`
+		Image           string               `yaml:"image"`
+		WorkingDir      string               `yaml:"workingDir"`
+		Command         []string             `yaml:"command"`
+		Env             []k8sEnv             `yaml:"env"`
+		Resources       k8sResources         `yaml:"resources"`
+		SecurityContext k8sContainerSecurity `yaml:"securityContext"`
+		VolumeMounts    []k8sMount           `yaml:"volumeMounts"`
 	}
 	k8sEnv struct {
 		Name      string      `yaml:"name"`
@@ -103,11 +127,7 @@ fi
 exec debussy run "$DEBUSSY_PLAN" --only "$DEBUSSY_PHASE" --base deps --push origin
 `
 
-func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOptions, h *remote.Hold) error {
-	image := opts.Image
-	if image == "" {
-		image = defaultImage
-	}
+func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOptions, timeout timeoutChoice, h *remote.Hold) error {
 	planID := plans.ID(ps.rel)
 	base := gitcommit.Short(ps.head)
 	// Nothing ready is no output at all (the note goes to stderr): every
@@ -118,7 +138,8 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 	var b strings.Builder
 	b.WriteString(header(ps, formatK8s, h))
 	fmt.Fprintf(&b, "# %d Job(s) for the phases ready now; apply them, wait, collect, ask again\n# (examples/k8s-driver.sh).\n", len(ready))
-	deadline := int64(opts.Deadline.Seconds())
+	fmt.Fprintf(&b, "# Image %s (--image), run as uid %d.\n# Each Job may run %s (%s).\n", opts.Image, imageUID, shortDuration(timeout.d), timeout.why)
+	deadline := int64(opts.JobTimeout.Seconds())
 	notBefore := ""
 	if h != nil {
 		notBefore = strconv.FormatInt(h.Resets.Unix(), 10)
@@ -158,15 +179,18 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 					Metadata: k8sMeta{Labels: labels},
 					Spec: k8sPodSpec{
 						RestartPolicy: "Never",
+						SecurityContext: k8sPodSecurity{RunAsNonRoot: true, RunAsUser: imageUID, RunAsGroup: imageGID, FSGroup: imageGID,
+							SeccompProfile: k8sSeccomp{Type: "RuntimeDefault"}},
 						Containers: []k8sContainer{{
-							Name: "debussy", Image: image, WorkingDir: k8sWorkDir,
+							Name: "debussy", Image: opts.Image, WorkingDir: k8sWorkDir,
 							Command: []string{"/bin/sh", "-c", k8sScript},
 							Env:     env,
 							Resources: k8sResources{
 								Requests: map[string]string{"cpu": opts.CPU, "memory": opts.Memory},
 								Limits:   map[string]string{"cpu": opts.CPULimit, "memory": opts.Memory},
 							},
-							VolumeMounts: []k8sMount{{Name: "workspace", MountPath: k8sWorkDir}},
+							SecurityContext: k8sContainerSecurity{Capabilities: k8sCaps{Drop: []string{"ALL"}}},
+							VolumeMounts:    []k8sMount{{Name: "workspace", MountPath: k8sWorkDir}},
 						}},
 						Volumes: []k8sVolume{{Name: "workspace"}},
 					},

@@ -1,12 +1,14 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/runner"
+	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/state"
 )
 
@@ -36,6 +38,11 @@ type preflight struct {
 	Preview  *orchestrator.Preview // nil unless orchestrator.Check ran and passed
 	Refusals []error
 	Later    []string
+	// SandboxAvail is what the machine offers for the run's boundary,
+	// Boundary the decision (its Line for the run's first lines); zero
+	// when preflight stopped before.
+	SandboxAvail sandbox.Availability
+	Boundary     sandbox.Decision
 }
 
 // problems is every problem, refusals first, as lines with their fix.
@@ -61,7 +68,7 @@ func (p *preflight) err() error {
 
 // preflight checks, in the run's order, what would stop a run of plan in
 // ws. In preflightRun and preflightDry it returns at the first refusal.
-func (e *Env) preflight(ws *workspace, plan *plans.Plan, opts runOptions, mode preflightMode) *preflight {
+func (e *Env) preflight(ctx context.Context, ws *workspace, plan *plans.Plan, opts runOptions, mode preflightMode) *preflight {
 	p := &preflight{}
 	refuse := func(err error) bool {
 		if err == nil {
@@ -101,6 +108,12 @@ func (e *Env) preflight(ws *workspace, plan *plans.Plan, opts runOptions, mode p
 		if refuse(fmt.Errorf("%w: strict_git: git is not installed here (without it, go-git commits only where its answer is git's: docs/commits.md); install git, or set strict_git: false", orchestrator.ErrSetup)) {
 			return p
 		}
+	}
+	// The boundary: sandbox: on where none can be made is refused.
+	avail, d, err := e.sandboxCheck(ctx, ws.Config)
+	p.SandboxAvail, p.Boundary = avail, d
+	if refuse(err) {
+		return p
 	}
 	if mode == preflightRun {
 		return p

@@ -18,6 +18,7 @@ import (
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/state"
@@ -113,10 +114,12 @@ debussy branches and starts no session before that reset (see --usage-limit-wait
 			&cli.DurationFlag{Name: "session-timeout", DefaultText: "2h", Usage: "stop a session after this `DURATION`"},
 			&cli.DurationFlag{Name: "usage-limit-wait", DefaultText: "6h", Usage: "wait up to this `DURATION` for a subscription's usage limit to reset, then go on (0: end at once with exit 75; env DEBUSSY_USAGE_LIMIT_WAIT)"},
 			&cli.StringFlag{Name: "log-format", DefaultText: "text", Usage: "`FORMAT`: text, or json for one JSON object per line on stderr (env DEBUSSY_LOG_FORMAT)"},
+			&cli.BoolFlag{Name: "log-text", Usage: "let the log carry the agent's and its tools' text (tool inputs, gate output, errors) also where stderr is not a terminal or CI=true; by default such a log carries structure only (log_text, env DEBUSSY_LOG_TEXT)"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also log debug records: the stop timeline, commit details, claude's command line (log_level: debug, env DEBUSSY_LOG_LEVEL=debug)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "log only warnings and errors (log_level: warn); the summary still goes to stdout"},
 			&cli.StringFlag{Name: "answer", Usage: "answer the blocked phase's question (the only blocked one, or --only's) with `TEXT` and resume it (see debussy answer)"},
 			&cli.BoolFlag{Name: "resume-blocked", Usage: "resume a blocked phase nobody answered (without it, the phase stays blocked and starts no session until debussy answer)"},
+			sandboxFlag(),
 			&cli.StringFlag{Name: "notify", Usage: "also POST the run's notifications (end, blocked phase, usage limit) as JSON to this webhook `URL` (notify: in .debussy.yaml for more)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -182,6 +185,7 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 			"claude-bin":      &cfg.ClaudeBin,
 			"permission-mode": &cfg.PermissionMode,
 			"log-format":      &cfg.LogFormat,
+			"sandbox":         &cfg.Sandbox,
 		}
 		for name, p := range strs {
 			if c.IsSet(name) {
@@ -199,6 +203,9 @@ func flagSetter(c *cli.Context) func(*config.Config) {
 		}
 		if c.IsSet("allow-dirty") {
 			cfg.AllowDirty = c.Bool("allow-dirty")
+		}
+		if c.IsSet("log-text") {
+			cfg.LogText = c.Bool("log-text")
 		}
 		if c.IsSet("budget-cost") {
 			cfg.Budget.Phase.CostUSD = c.Float64("budget-cost")
@@ -232,7 +239,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	if err != nil {
 		return err
 	}
-	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel)
+	logger := newLogger(e.Stderr, ws.Config.LogFormat, ws.Config.LogLevel, public.TextShown(e.Stderr, e.Getenv, ws.Config.LogText))
 	e.logger, e.jsonLogs = logger, ws.Config.LogFormat == config.LogJSON
 	logger.Debug("config resolved", "root", ws.Root, "file", ws.Source.File, "env", ws.Source.Env)
 	plan, err := e.loadPlan(ws, opts.PlanPath)
@@ -245,9 +252,9 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 			at += ":" + strconv.Itoa(f.Line)
 		}
 		if f.Severity == plans.SeverityError {
-			logger.Error("plan error", "at", at, "problem", f.Message, "code", f.Code)
+			logger.Error("plan error", "at", at, "problem", public.Own(f.Message), "code", f.Code)
 		} else {
-			logger.Warn("plan warning", "at", at, "problem", f.Message, "code", f.Code)
+			logger.Warn("plan warning", "at", at, "problem", public.Own(f.Message), "code", f.Code)
 		}
 	}
 	if perr := plan.Err(); perr != nil {
@@ -256,7 +263,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	}
 	if !opts.DryRun {
 		for _, n := range ws.Source.Notes {
-			logger.Warn("config note", "note", n)
+			logger.Warn("config note", "note", public.Own(n))
 		}
 	}
 	// Opened again now that the logger exists: the first open, needed to
@@ -270,14 +277,31 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 	// refuses, in the same order and with the same errors (preflight.go,
 	// which check shares).
 	if opts.DryRun {
-		return e.dryRun(ws, plan, opts, logger)
+		return e.dryRun(ctx, ws, plan, opts, logger)
 	}
-	if err := e.preflight(ws, plan, opts, preflightRun).err(); err != nil {
+	// The boundary is decided here too: `sandbox: on` on a machine that
+	// cannot bound the run is refused, before any session.
+	pre := e.preflight(ctx, ws, plan, opts, preflightRun)
+	if err := pre.err(); err != nil {
 		return err
 	}
+	avail, boundary := pre.SandboxAvail, pre.Boundary
 	store := state.New(filepath.Join(ws.Root, ".debussy"))
 	if note := runner.PermissionNote(ws.Config.PermissionMode, ws.Config.AllowedTools); note != "" {
-		logger.Warn("the agent's commands will be refused", "problem", note)
+		logger.Warn("the agent's commands will be refused", "problem", public.Own(note))
+	}
+	box, err := e.openSandbox(avail, &boundary, ws.Config)
+	if err != nil {
+		return err
+	}
+	if box != nil {
+		defer box.Close()
+	}
+	logBoundary(logger, boundary, ws.Config)
+	if box != nil {
+		for _, n := range box.Notes {
+			logger.Warn("sandbox: " + n)
+		}
 	}
 	if opts.Answer != "" {
 		if err := e.answer(answerOptions{Phase: opts.Only, Text: opts.Answer}); err != nil {
@@ -308,6 +332,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Store:       store,
 		Logger:      logger,
 		Out:         live.stdout(e.Stdout), // the summary table; stderr carries the log
+		OutText:     public.TextShown(e.Stdout, e.Getenv, ws.Config.LogText),
 		SelfDir:     filepath.Dir(self),
 		Self:        self,
 		PhaseID:     opts.Phase,
@@ -325,6 +350,7 @@ func (e *Env) run(ctx context.Context, opts runOptions) error {
 		Progress:    live.progress(),
 		Extend:      e.extender(live),
 		Tracer:      tracer,
+		Sandbox:     box,
 	})
 	live.close()
 	endTracer(tracer, logger)

@@ -15,6 +15,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/state"
@@ -128,6 +129,9 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 	tw := tabwriter.NewWriter(e.Stdout, 0, 4, 2, ' ', 0)
 	// The columns of the run's summary, in its order, then the last error.
 	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS\tLAST ERROR")
+	// A pipe or a CI log gets each error's structured words (its Reason),
+	// not a gate's output (public's rule).
+	full := public.TextShown(e.Stdout, e.Getenv, false)
 	for _, p := range run.Phases {
 		commits := make([]string, 0, len(p.Commits))
 		for _, c := range p.Commits {
@@ -146,7 +150,7 @@ func (e *Env) status(ctx context.Context, asJSON bool) error {
 			status += " (waiting until " + w.Local().Format("15:04") + ": usage limit)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t$%.2f\t%s\t%s\n", p.ID, status, p.Sessions, p.Restarts, p.Attempts, estimator.FormatTokens(p.Tokens), p.CostUSD,
-			strings.Join(commits, ","), text.OneLine(p.LastError, 80))
+			strings.Join(commits, ","), text.OneLine(lastError(p, full), 80))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -393,4 +397,13 @@ func budgetLine(p *state.PhaseRecord) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// lastError is p's last error as status shows it: whole where full, else
+// its structured words (public's rule; "" for a record without them).
+func lastError(p *state.PhaseRecord, full bool) string {
+	if full || p.LastError == "" {
+		return p.LastError
+	}
+	return p.Reason
 }

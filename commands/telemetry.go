@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/telemetry"
 )
 
@@ -19,14 +20,14 @@ const traceFlushWait = 5 * time.Second
 // once, in its format, not stderr raw at every batch.
 func (e *Env) startTracer(ctx context.Context, logger *slog.Logger) *telemetry.Tracer {
 	t, err := telemetry.New(ctx, e.Getenv, version(), func(err error) {
-		logger.Warn("traces not exported (further export errors are counted, not shown)", "endpoint", telemetry.Endpoint(e.Getenv), "err", err)
+		logger.Warn("traces not exported (further export errors are counted, not shown)", "endpoint", public.Own(telemetry.Shown(telemetry.Endpoint(e.Getenv))), "err", err)
 	})
 	if err != nil {
 		logger.Warn("traces off", "err", err)
 		return nil
 	}
 	if t.On() {
-		logger.Info("exporting traces over OTLP/HTTP", "endpoint", t.Where())
+		logger.Info("exporting traces over OTLP/HTTP", "endpoint", public.Own(t.Where()))
 	}
 	return t
 }
@@ -36,8 +37,8 @@ func endTracer(t *telemetry.Tracer, logger *slog.Logger) {
 	err := t.Shutdown(traceFlushWait)
 	switch n := t.Errors(); {
 	case err != nil:
-		logger.Warn("traces not all exported", "endpoint", t.Where(), "err", err, "export_errors", n)
+		logger.Warn("traces not all exported", "endpoint", public.Own(t.Where()), "err", err, "export_errors", n)
 	case n > 0:
-		logger.Warn("traces not all exported", "endpoint", t.Where(), "export_errors", n)
+		logger.Warn("traces not all exported", "endpoint", public.Own(t.Where()), "export_errors", n)
 	}
 }

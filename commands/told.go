@@ -1,12 +1,15 @@
 package commands
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/view"
@@ -20,8 +23,8 @@ import (
 // sessionTold reads what debussy told session n of phase, and why that
 // session ended (with what followed it: gates, the phase's end). A
 // missing or unreadable events log is nothing to add.
-func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, string) {
-	lines, err := state.ReadLog(store.EventsPath(runID))
+func sessionTold(store *state.Store, runID, phase string, n int, structure bool) ([]view.Told, string) {
+	lines, err := readEvents(store.EventsPath(runID), structure)
 	if err != nil {
 		return nil, ""
 	}
@@ -76,6 +79,28 @@ func sessionTold(store *state.Store, runID, phase string, n int) ([]view.Told, s
 		}
 	}
 	return told, strings.Join(append(ended, after...), " · ")
+}
+
+// readEvents is state.ReadLog, each line as public's rule leaves it when
+// structure says so (a pipe, a CI log, the export).
+func readEvents(path string, structure bool) ([]record.Line, error) {
+	if !structure {
+		return state.ReadLog(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	var out []record.Line
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		if l, err := record.Parse(public.JSONLine(line)); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
 func tell(turn *int, text string) view.Told {

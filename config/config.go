@@ -25,6 +25,10 @@ type Config struct {
 	FallbackModel         string            `yaml:"fallback_model" json:"fallback_model"`
 	PermissionMode        string            `yaml:"permission_mode" json:"permission_mode"`
 	AllowedTools          []string          `yaml:"allowed_tools" json:"allowed_tools"`
+	Sandbox               string            `yaml:"sandbox" json:"sandbox"`
+	SandboxWrite          []string          `yaml:"sandbox_write" json:"sandbox_write"`
+	SandboxAllowDomains   []string          `yaml:"sandbox_allow_domains" json:"sandbox_allow_domains"`
+	SandboxDenyRead       []string          `yaml:"sandbox_deny_read" json:"sandbox_deny_read"`
 	ContextThreshold      int               `yaml:"context_threshold" json:"context_threshold"`
 	ToolCallThreshold     int               `yaml:"tool_call_threshold" json:"tool_call_threshold"`
 	MaxRestarts           int               `yaml:"max_restarts" json:"max_restarts"`
@@ -69,6 +73,7 @@ type Config struct {
 	RedactDeny            []string          `yaml:"redact_deny" json:"redact_deny"`
 	LogFormat             string            `yaml:"log_format" json:"log_format"`
 	LogLevel              string            `yaml:"log_level" json:"log_level"`
+	LogText               bool              `yaml:"log_text" json:"log_text"`
 }
 
 // Budget is the `budget:` block. Its keys are dotted in Keys(), rules and
@@ -212,11 +217,17 @@ func Defaults() Config {
 		GateCommands:         map[string]string{},
 		ExtraArgs:            []string{},
 		AllowedTools:         []string{},
-		RedactAllow:          []string{},
-		Notify:               []Notify{},
-		RedactDeny:           []string{},
-		LogFormat:            LogText,
-		LogLevel:             LevelInfo,
+		Sandbox:              SandboxAuto,
+		// Go writes its build cache even offline: its gates and the
+		// agent's `go test` would fail without it.
+		SandboxWrite:        []string{"~/.cache/go-build"},
+		SandboxAllowDomains: []string{},
+		SandboxDenyRead:     []string{},
+		RedactAllow:         []string{},
+		Notify:              []Notify{},
+		RedactDeny:          []string{},
+		LogFormat:           LogText,
+		LogLevel:            LevelInfo,
 	}
 }
 
@@ -288,6 +299,15 @@ func (c Config) YAML() string {
 	}
 	if out.RedactDeny == nil {
 		out.RedactDeny = []string{}
+	}
+	if out.SandboxWrite == nil {
+		out.SandboxWrite = []string{}
+	}
+	if out.SandboxAllowDomains == nil {
+		out.SandboxAllowDomains = []string{}
+	}
+	if out.SandboxDenyRead == nil {
+		out.SandboxDenyRead = []string{}
 	}
 	if out.Budget.Prices == nil {
 		out.Budget.Prices = map[string]ModelPrice{}

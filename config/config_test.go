@@ -323,6 +323,16 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "sandbox",
+			file: "sandbox: maybe\nsandbox_write: [build, \"~/.npm\"]\nsandbox_allow_domains: [\"https://x.org\", \"*.ok.org\", \"a.*.org\"]\nsandbox_deny_read: [\"\"]\n",
+			want: []string{
+				`FILE:1:10: sandbox: "maybe" is not one of the allowed values; allowed: auto (bound the run`,
+				`FILE:2:16: sandbox_write: "build" is neither absolute nor under ~; allowed: a list of absolute or ~/ paths`,
+				`FILE:3:24: sandbox_allow_domains: "https://x.org" is not a host name (no scheme, port, path or inner *), "a.*.org" is not a host name`,
+				`FILE:4:20: sandbox_deny_read: an empty path; allowed:`,
+			},
+		},
+		{
 			name: "worktree setup",
 			file: "parallel: 2\nworktree_setup: \"  \"\nworktree_setup_timeout: -1m\n",
 			want: []string{

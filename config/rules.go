@@ -177,7 +177,7 @@ func rules() map[string]rule {
 			},
 		}
 	}
-	return map[string]rule{
+	rs := map[string]rule{
 		"claude_bin": {
 			allowed: "the claude command name (looked up on PATH) or a path to it",
 			check: func(c *Config) string {
@@ -445,11 +445,14 @@ func rules() map[string]rule {
 			allowed: LogText + ", " + LogJSON,
 			check:   oneOf(func(c *Config) string { return c.LogFormat }, LogText, LogJSON),
 		},
+		"log_text": {allowed: "true or false"},
 		"log_level": {
 			allowed: strings.Join([]string{LevelDebug, LevelInfo, LevelWarn, LevelError}, ", "),
 			check:   oneOf(func(c *Config) string { return c.LogLevel }, LevelDebug, LevelInfo, LevelWarn, LevelError),
 		},
 	}
+	maps.Copy(rs, sandboxRules())
+	return rs
 }
 
 // Validate reports every problem of the resolved configuration at once,

@@ -12,7 +12,10 @@
 #      or was blocked, or a merge conflicted: it says which; exit 1).
 #
 # Usage: examples/k8s-driver.sh docs/plans/MASTER_PLAN.md [debussy pipeline flags...]
-#   e.g. --namespace ci --image registry.example.com/debussy:1 --secret debussy
+#   e.g. --namespace ci --secret debussy --image registry.example.com/debussy:1
+# The Jobs run debussy's image of the release that writes them
+# (ghcr.io/debussy-dev/debussy:vX.Y.Z), as its user (uid and gid 1000), unless
+# --image names another (a dev build of debussy must; docs/ci.md).
 #
 # Run it in a clone of the repository, on the branch the results go to, with
 # an origin it may push to and kubectl pointed at the cluster. The Jobs read

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -81,8 +82,15 @@ const outputLimit = 16 << 10
 // environment. The output, stdout and stderr in the order written, keeps
 // its last 16 KiB and is redacted.
 func Run(ctx context.Context, dir string, env []string, g plans.Gate, timeout time.Duration) Result {
+	return RunWrapped(ctx, nil, dir, env, g, timeout)
+}
+
+// RunWrapped is Run with wrapper's argv before `sh -c` (the sandbox's
+// bubblewrap, up to its "--"): the wrapper leads the process group.
+func RunWrapped(ctx context.Context, wrapper []string, dir string, env []string, g plans.Gate, timeout time.Duration) Result {
 	res := Result{Gate: g}
-	cmd := exec.Command("sh", "-c", g.Command)
+	argv := append(slices.Clone(wrapper), "sh", "-c", g.Command)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	out := &tailBuffer{max: outputLimit}
 	cmd.Stdout, cmd.Stderr = out, out

@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/telemetry"
@@ -286,7 +287,7 @@ func (p *phaseRun) pushed() {
 	if err != nil {
 		r.unpushed[p.ph.ID] = p
 		r.log.Warn("push failed: the commit stays in your branch; debussy pushes it again after the phase, or the same command pushes it first",
-			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", err)
+			"phase", p.ph.ID, "branch", branch, "remote", r.Push, "err", public.OwnErr(err)) // git's words about the remote
 		r.recorder.event(record.PushFailed{Phase: p.ph.ID, Branch: branch, Remote: r.Push, Error: err.Error()})
 		return
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/spend"
@@ -114,8 +115,8 @@ func (p *phaseRun) exhaustedError(spent string) error {
 			}
 		})
 	}
-	return fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
-		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent))
+	return public.OwnErr(fmt.Errorf("phase %s: %w: %s; work committed, later phases not started. %s",
+		p.ph.ID, ErrBudgetExhausted, spent, raiseHint(spent)))
 }
 
 // raiseHint says how to raise the budget that ran out.

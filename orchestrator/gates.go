@@ -10,6 +10,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 )
 
@@ -20,8 +21,10 @@ func missingError(phase string, g gate.Result) error {
 	if g.ExitCode == 126 {
 		what = "not executable"
 	}
-	return setupFailure(fmt.Sprintf("phase %s %v: gate %s (`%s`) cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
-		phase, ErrPhaseFailed, g.Gate.Name, g.Gate.Command, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name)))
+	// debussy's own words and the program's name, never the command's
+	// arguments: a CI log shows it whole (public.OwnErr).
+	return public.OwnErr(setupFailure(fmt.Sprintf("phase %s %v: gate %s cannot run: %s is %s (exit %d); install %s, or set gate_commands: {%s: \"…\"} in .debussy.yaml (it replaces the plan's command) — no agent session can fix this",
+		phase, ErrPhaseFailed, g.Gate.Name, g.Missing(), what, g.ExitCode, g.Missing(), strconv.Quote(g.Gate.Name))))
 }
 
 // setupFailure is a phase that failed on the setup, not on the agent's
@@ -50,12 +53,18 @@ func (p *phaseRun) runGates(ctx context.Context, root string, env []string) (res
 		}
 		r.log.Info("gate running", "phase", ph.ID, "gate", g.Name, "command", g.Command)
 		gctx, span := r.Tracer.Start(ctx, "debussy.gate", attribute.String("debussy.phase", ph.ID), attribute.String("debussy.gate", g.Name))
-		res := gate.Run(gctx, root, env, g, time.Duration(r.cfg.GateTimeout))
+		wrapper, genv, err := p.gateCommand(env)
+		var res gate.Result
+		if err != nil {
+			res = gate.Result{Gate: g, Err: err}
+		} else {
+			res = gate.RunWrapped(gctx, wrapper, root, genv, g, time.Duration(r.cfg.GateTimeout))
+		}
 		endGateTrace(span, res)
 		results = append(results, res)
 		r.recorder.event(ranGate(ph.ID, g.Name, g.Command, res))
 		if !res.Passed() {
-			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", gate.Summary(results))
+			r.log.Warn("gate failed", "phase", ph.ID, "gate", g.Name, "problem", public.Words(gatePublic(results), gate.Summary(results)))
 			return results, false
 		}
 		r.log.Info("gate passed", "phase", ph.ID, "gate", g.Name, "took", res.Duration.Round(time.Millisecond))

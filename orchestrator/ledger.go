@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/completion"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 )
 
 // Git as the ledger: every phase end is a commit whose trailers say how it
@@ -68,7 +69,7 @@ func (r *orun) selectOnly(order []*plans.Phase, todo map[string]bool, done map[s
 	if why, ok := done[ph.ID]; ok && r.rem().usesRemote() {
 		// A CI job run again (--base/--push): the phase's branch says it
 		// is done, so there is nothing to redo (--restart redoes it).
-		r.log.Info("nothing to do: the phase is already completed", "phase", ph.ID, "why", why)
+		r.log.Info("nothing to do: the phase is already completed", "phase", ph.ID, "why", public.Own(why))
 		return nil
 	}
 	todo[ph.ID] = true

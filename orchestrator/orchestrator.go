@@ -27,9 +27,11 @@ import (
 	"github.com/debussy-dev/debussy/notify"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/report"
+	"github.com/debussy-dev/debussy/sandbox"
 	"github.com/debussy-dev/debussy/session"
 	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
@@ -52,13 +54,16 @@ var (
 
 // Options are a run's inputs, all resolved by the caller.
 type Options struct {
-	Config  config.Config
-	Plan    *plans.Plan
-	Repo    *gitcommit.Repo
-	Store   *state.Store
-	Logger  *slog.Logger
-	Out     io.Writer // the final summary table
-	SelfDir string    // debussy's own directory, put first on the agent's PATH
+	Config config.Config
+	Plan   *plans.Plan
+	Repo   *gitcommit.Repo
+	Store  *state.Store
+	Logger *slog.Logger
+	Out    io.Writer // the final summary table
+	// OutText lets the summary name each phase's full error (gate output,
+	// the agent's words): where Out is a terminal or --log-text says so.
+	OutText bool
+	SelfDir string // debussy's own directory, put first on the agent's PATH
 	// Self is debussy's own executable: only a command running that very
 	// file gets debussy's allowance under any permission mode; "" gives
 	// none.
@@ -94,6 +99,9 @@ type Options struct {
 	Extend func(context.Context, ExtendRequest) bool
 	// Tracer exports the run's spans (telemetry.go); nil exports none.
 	Tracer *telemetry.Tracer
+	// Sandbox bounds every phase's sessions and gates (sandbox.go); nil
+	// runs them unbounded.
+	Sandbox *sandbox.Boundary
 
 	// Unblock (--resume-blocked) resumes a blocked phase nobody has
 	// answered; without it such a phase stays blocked and starts no session.
@@ -378,7 +386,7 @@ func (r *orun) selectPhases(order []*plans.Phase) (map[string]bool, error) {
 	}
 	for _, ph := range order {
 		if why, ok := done[ph.ID]; ok {
-			r.log.Info("phase skipped", "phase", ph.ID, "why", why)
+			r.log.Info("phase skipped", "phase", ph.ID, "why", public.Own(why))
 		}
 	}
 	return todo, nil
@@ -469,7 +477,11 @@ func (r *orun) finish(err error) error {
 		r.log.Error("ledger not saved", "err", serr)
 	}
 	r.recorder.event(record.RunEnded{Status: string(r.run.Status)})
-	report.Summary(r.Out, r.run)
+	if r.OutText {
+		report.Summary(r.Out, r.run)
+	} else {
+		report.PublicSummary(r.Out, r.run)
+	}
 	r.announceEnd(err)
 	if r.StepSummary != "" {
 		if werr := appendStepSummary(r.StepSummary, r.Plan.Name, r.run); werr != nil {

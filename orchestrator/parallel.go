@@ -9,6 +9,7 @@ import (
 
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -288,11 +289,12 @@ func (sc *scheduler) mergePhase(s *slot) error {
 	case errors.Is(err, gitcommit.ErrNothingToCommit):
 		return nil // already in the user's branch
 	case errors.As(err, &ce) && ce.Untracked:
-		err = fmt.Errorf("phase %s %w into your branch: your untracked %s would be overwritten; your branch is as it was, the phase's work is on branch %s (move the files away and rerun)",
-			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch)
+		// debussy's words and the files' paths: public (public.OwnErr).
+		err = public.OwnErr(fmt.Errorf("phase %s %w into your branch: your untracked %s would be overwritten; your branch is as it was, the phase's work is on branch %s (move the files away and rerun)",
+			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch))
 	case errors.As(err, &ce):
-		err = fmt.Errorf("phase %s %w into your branch: it and a phase merged before it both changed %s (debussy merges whole files); your branch is as it was before this merge, the phase's work is on branch %s (merge it with git yourself, then rerun; or delete the branch to redo the phase)",
-			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch)
+		err = public.OwnErr(fmt.Errorf("phase %s %w into your branch: it and a phase merged before it both changed %s (debussy merges whole files); your branch is as it was before this merge, the phase's work is on branch %s (merge it with git yourself, then rerun; or delete the branch to redo the phase)",
+			id, ErrConflict, strings.Join(ce.Files, ", "), s.branch))
 	default:
 		err = fmt.Errorf("phase %s %w into your branch: %w; the phase's work is on branch %s", id, ErrConflict, err, s.branch)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/policy"
 	"github.com/debussy-dev/debussy/prompt"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/session"
@@ -48,6 +49,7 @@ type phaseRun struct {
 	base string // commit the phase started from: "files changed" are against it
 	// basePrompt is the phase prompt every session's prompt ends with.
 	basePrompt  string
+	claudeBox   *boxedClaude         // how its sessions start in a bounded run (sandbox.go)
 	events      *checkpoint.Recorder // what the agent did, for checkpoints
 	window      int64                // learned from the CLI's result, for the next session
 	restarts    int                  // context restarts in the current attempt
@@ -114,6 +116,9 @@ func (p *phaseRun) run(ctx context.Context) error {
 	ctx = p.startPhaseTrace(ctx)
 	defer p.endPhaseTrace()
 	p.basePrompt = prompt.Phase(r.Plan, ph, phaseFile(r.root(), ph))
+	if err := p.prepareSandbox(); err != nil {
+		return err
+	}
 	head, err := p.committer.Head()
 	if err != nil {
 		return fmt.Errorf("%w: read HEAD: %w", ErrSetup, err)
@@ -127,7 +132,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		prevRun, prev := r.recorder.lastUnfinished(r.planPath(), ph.ID)
 		if prev != nil && prevRun.ID != r.id {
 			if why := discarded(p.repo, prev); why != "" {
-				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", why)
+				r.log.Warn("not resuming from an earlier run: its work was discarded from git; the phase starts fresh", "phase", ph.ID, "run", prevRun.ID, "why", public.Own(why))
 				r.recorder.event(record.ResumeDiscarded{Phase: ph.ID, Run: prevRun.ID, Why: why})
 				prev = nil
 			}
@@ -258,7 +263,7 @@ func (p *phaseRun) run(ctx context.Context) error {
 		if !policy.Remediate(attempt, r.limits.MaxRetries) {
 			break
 		}
-		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", lastProblem,
+		r.log.Warn("phase not done: starting a remediation session", "phase", ph.ID, "problem", public.Words(lastPublic, lastProblem),
 			"remediation", attempt, "max_retries", r.limits.MaxRetries)
 		p.commit(eventRemediation, fmt.Sprintf("before remediation %d/%d", attempt, r.limits.MaxRetries))
 		next = prompt.Remediation(ph, attempt, r.limits.MaxRetries, problem, p.basePrompt)

@@ -7,6 +7,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gate"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
@@ -31,6 +32,18 @@ type publicError struct {
 func (e *publicError) Error() string { return e.err.Error() }
 func (e *publicError) Unwrap() error { return e.err }
 
+// Public is what a log that carries structure only (public.Handler)
+// shows in place of the error's text: debussy's own words when the error
+// is made of them (public.OwnErr: a setup problem and its fix), else what
+// may be published.
+func (e *publicError) Public() string {
+	var own public.Publisher
+	if errors.As(e.err, &own) {
+		return own.Public()
+	}
+	return e.public
+}
+
 // withPublic attaches public, the structured reason, to err.
 func withPublic(err error, public string) error {
 	if err == nil {
@@ -38,6 +51,9 @@ func withPublic(err error, public string) error {
 	}
 	return &publicError{err: err, public: public}
 }
+
+// PublicReason is publicReason, for the last line a run logs.
+func PublicReason(err error) string { return publicReason(err) }
 
 // publicReason is what may be published about err: the reason attached
 // by withPublic, else the class of error, never its text.

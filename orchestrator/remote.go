@@ -13,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/plans"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/remote"
 	"github.com/debussy-dev/debussy/state"
@@ -206,9 +207,9 @@ func (rm *remoteRun) bringIn(ctx context.Context, rem remote.Remote, ref, subjec
 	case err == nil, errors.Is(err, gitcommit.ErrNothingToCommit):
 		return nil
 	case errors.As(err, &ce) && ce.Untracked:
-		return fmt.Errorf("%w: your untracked %s would be overwritten (move them away and rerun)", ErrConflict, strings.Join(ce.Files, ", "))
+		return public.OwnErr(fmt.Errorf("%w: your untracked %s would be overwritten (move them away and rerun)", ErrConflict, strings.Join(ce.Files, ", ")))
 	case errors.As(err, &ce):
-		return fmt.Errorf("%w: it and HEAD both changed %s", ErrConflict, strings.Join(ce.Files, ", "))
+		return public.OwnErr(fmt.Errorf("%w: it and HEAD both changed %s", ErrConflict, strings.Join(ce.Files, ", ")))
 	}
 	return fmt.Errorf("%w: %w", ErrSetup, err)
 }
@@ -376,7 +377,7 @@ func (rm *remoteRun) finalPush(err error) error {
 		head, _ := p.repo.Head()
 		perr = fmt.Errorf("phase %s: %w to %s (branch %s): %w; the work is committed locally at %s — run the same command again to push it first",
 			id, ErrPush, r.Push, plans.PhaseBranch(rm.planID(), id), perr, gitcommit.Short(head))
-		r.log.Error("push failed", "phase", id, "err", perr)
+		r.log.Error("push failed", "phase", id, "err", public.OwnErr(perr)) // git's words about the remote
 		if err == nil {
 			err = perr
 		}

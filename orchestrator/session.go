@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -97,11 +99,11 @@ func (p *phaseRun) runSession(ctx context.Context, prompt string) (session.Resul
 		Zone: string(res.Zone), PolicyState: string(res.State), Trigger: string(res.Trigger), StopReason: res.Reason,
 		Done: res.Done, Tokens: spent.Processed(), CostUSD: spent.CostUSD, ReportedCostUSD: spent.ReportedCostUSD,
 		APITurns: spent.Turns, HookLatencyMs: out.HookLatencyMs()})
-	outcome := out.Describe()
+	outcome := public.Words(out.Words(), out.Describe())
 	if sig, _ := r.Store.ReadSignal(r.id, p.ph.ID); sig != nil && sig.Status != state.StatusCompleted && out.Kind == runner.OutcomeCompleted {
 		// The CLI's session completed; what the agent said of the phase
 		// is what the reader needs: blocked on a question, or failed.
-		outcome = string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")"
+		outcome = public.Own(string(sig.Status) + " (debussy done --status " + string(sig.Status) + ")")
 	}
 	r.log.Info("session ended", "phase", p.ph.ID, "session", n, "outcome", outcome,
 		"context_percent", int(snap.Percent), "tool_calls", snap.ToolCalls)
@@ -182,6 +184,8 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 	ps := p.spendOf()
 	pol := session.PolicyConfig(c, ph.ID, handoff, p.dir)
 	pol.IsSelf = runner.SelfProgram(spec, r.Self)
+	var refused func(string, json.RawMessage, string) string
+	pol.Boundary, refused = p.boundaryChecks()
 	return session.Config{
 		Phase: ph.ID, Number: n, Spec: spec, Carried: p.undelivered,
 		Policy: pol,
@@ -194,6 +198,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 		Meters: ps, Budget: &ps.Budget,
 		Answers: &r.answers, Root: p.dir, PhaseFile: ph.Path, PlanFile: r.Plan.Path, PhaseContent: ph.Content,
 		PointsChecked: p.pointsChecked, Live: r.Progress != nil, Hard: r.Hard, FailFast: errFailFast, Now: r.now,
+		Boundary: refused,
 	}
 }
 
@@ -201,7 +206,7 @@ func (p *phaseRun) sessionConfig(ctx context.Context, n int, prompt string) sess
 func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 	r := p.r
 	ph := p.ph
-	return runner.Spec{
+	spec := runner.Spec{
 		Bin:            r.cfg.ClaudeBin,
 		Model:          p.model(),
 		PermissionMode: r.cfg.PermissionMode,
@@ -226,6 +231,8 @@ func (p *phaseRun) sessionSpec(n int, prompt string) runner.Spec {
 		FirstContact:   !r.reached.Load(),
 		Logger:         r.log,
 	}
+	p.box(&spec)
+	return spec
 }
 
 // oneLine folds s to one line of at most 200 runes.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/public"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/runner"
 	"github.com/debussy-dev/debussy/session"
@@ -59,9 +60,11 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			return p.endPhase(state.StatusInterrupted, ErrInterrupted)
 		case policy.StepFailFast:
 			if refused := end.Outcome.Refused(); refused != nil {
-				return p.failFast(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused))
+				// A setup problem (a login, a permission, a missing CLI) in
+				// debussy's words: the CI log and the step summary say it.
+				return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, refused)))
 			}
-			return p.failFast(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why))
+			return p.failFast(public.OwnErr(fmt.Errorf("%w: phase %s: %s", ErrSetup, p.ph.ID, s.Why)))
 		case policy.StepUsageLimit, policy.StepFallback:
 			prompt, err = p.atUsageLimit(ctx, end, s)
 		case policy.StepExhausted:
@@ -77,7 +80,7 @@ func (p *phaseRun) runSessions(ctx context.Context, prompt string) error {
 			}
 			prompt, err = p.restart(end, why, s)
 		case policy.StepRetry:
-			prompt, err = p.retry(ctx, s, end.Outcome.Failure.Class)
+			prompt, err = p.retry(ctx, s, end.Outcome)
 		case policy.StepRetriesSpent:
 			class := end.Outcome.Failure.Class
 			return p.endPhase(state.StatusFailed, withPublic(fmt.Errorf("phase %s %w: its session failed %d times, last: %s",
@@ -176,13 +179,14 @@ func (p *phaseRun) restart(end session.Result, why string, s policy.Step) (strin
 
 // retry follows a session that failed on its own (an API error, a crash,
 // a hang): from a checkpoint, after the policy's backoff.
-func (p *phaseRun) retry(ctx context.Context, s policy.Step, class failure.Class) (string, error) {
+func (p *phaseRun) retry(ctx context.Context, s policy.Step, out runner.Outcome) (string, error) {
 	r := p.r
+	class := out.Failure.Class
 	p.transient = s.N
 	why, wait := s.Why, s.Wait
-	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", why, "wait", wait,
+	r.log.Warn("session failed: retrying from a checkpoint", "phase", p.ph.ID, "why", public.Words(out.Words(), why), "wait", wait,
 		"retry", p.transient, "max_retries", s.Of)
-	r.recorder.event(record.SessionRetry{Phase: p.ph.ID, Why: why, Failure: string(class), WaitMs: wait.Milliseconds(), Retry: p.transient})
+	r.recorder.event(record.SessionRetry{Phase: p.ph.ID, Why: out.Words(), Error: why, Failure: string(class), WaitMs: wait.Milliseconds(), Retry: p.transient})
 	// The retry starts from a checkpoint: what was done, and why the last
 	// session ended.
 	// The subject is pushed: the failure's class, not its text.

@@ -127,6 +127,12 @@ func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 		p.nudger.Skip(c.ToolUseID) // its is_error result is debussy's refusal
 		return event.HookAnswer{Deny: p.request}
 	}
+	if why := p.boundaryRefusal(c); why != "" {
+		p.record(record.ToolDenied, Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "boundary", Reason: ref(why)}, LevelWarn,
+			"sandbox boundary refused a tool call")
+		p.nudger.Skip(c.ToolUseID)
+		return event.HookAnswer{Deny: why}
+	}
 	if budgetWhy != "" {
 		p.record(record.ToolDenied, Fields{Tool: ref(c.Tool), ToolUseID: ref(c.ToolUseID), Why: "budget"}, LevelInfo,
 			"tool refused: "+budgetWhy)
@@ -134,6 +140,15 @@ func (p *Policy) preToolUse(c Call, budgetWhy string) event.HookAnswer {
 		return event.HookAnswer{Deny: budgetWhy}
 	}
 	return event.HookAnswer{}
+}
+
+// boundaryRefusal is the sandbox's refusal of c, "" when it lets c run or
+// the run is not bounded.
+func (p *Policy) boundaryRefusal(c Call) string {
+	if p.cfg.Boundary == nil {
+		return ""
+	}
+	return p.cfg.Boundary(c)
 }
 
 // PostToolUse answers after a tool ran: the loop check on its result, the

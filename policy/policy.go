@@ -98,6 +98,9 @@ type Config struct {
 	// typed) runs debussy's own executable; nil: nothing does, and no
 	// command gets debussy's allowance.
 	IsSelf func(program string) bool
+	// Boundary is the sandbox's reason to refuse a call before it runs
+	// ("" lets it run); nil when the run is not bounded.
+	Boundary func(Call) string
 }
 
 // Effect is one thing the session's owner must do for a decision: record an

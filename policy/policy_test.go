@@ -603,3 +603,37 @@ func TestEmergencyStopIsMarked(t *testing.T) {
 		t.Errorf("stop %+v, want an emergency", stop)
 	}
 }
+
+// The sandbox's refusal denies the call before it runs, with its sentence,
+// recorded as the boundary's; a call it lets through runs; the handoff's
+// request still comes first.
+func TestBoundaryRefusal(t *testing.T) {
+	c := testConfig()
+	c.Boundary = func(call Call) string {
+		if call.FilePath == "/etc/x" {
+			return "debussy sandbox: /etc/x is outside the places this run may write"
+		}
+		return ""
+	}
+	p := New(c, nil)
+	if a := p.PreToolUse(*writeCall("/etc/x"), ""); !strings.Contains(a.Deny, "outside the places") {
+		t.Fatalf("answer %+v, want the boundary's refusal", a)
+	}
+	var denied *Effect
+	for _, e := range p.Effects() {
+		if e.Event == "tool_denied" {
+			denied = &e
+		}
+	}
+	if denied == nil || denied.Fields.Why != "boundary" || denied.Fields.Reason == nil || !strings.Contains(*denied.Fields.Reason, "/etc/x") ||
+		!strings.Contains(denied.Log, "sandbox boundary refused") {
+		t.Fatalf("effect %+v, want a tool_denied of the boundary's", denied)
+	}
+	if a := p.PreToolUse(*writeCall("/repo/a.go"), ""); a.Deny != "" {
+		t.Fatalf("a call inside: %+v", a)
+	}
+	p.Observe(runner.Event{}, *ctx(81))
+	if a := p.PreToolUse(*writeCall("/etc/x"), ""); !strings.Contains(a.Deny, handoffPath) {
+		t.Fatalf("during the handoff stage: %+v, want the handoff's request", a)
+	}
+}

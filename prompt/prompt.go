@@ -21,6 +21,19 @@ import (
 // the end. file is the phase file's path as the agent, working in the
 // repository, can open it.
 func Phase(plan *plans.Plan, ph *plans.Phase, file string) string {
+	return PhaseIn(plan, ph, file, nil)
+}
+
+// Bounds is what the agent is told of the sandbox it works in.
+type Bounds struct {
+	Write   []string // writable places besides the repository and $TMPDIR, as configured
+	Domains []string // hosts its commands may reach; none: no network
+}
+
+// PhaseIn is Phase for a run in a sandbox (nil: none): one paragraph
+// says what is bounded, so that the agent takes a refusal for the
+// boundary, not for a fault to retry or work around.
+func PhaseIn(plan *plans.Plan, ph *plans.Phase, file string, bounds *Bounds) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are working on phase %s, %q, of the plan %q.\n", ph.ID, ph.ShortTitle(), plan.Name)
 	fmt.Fprintf(&b, "The phase file is %s; its full text is below. Do the phase's tasks in this repository.\n\n", file)
@@ -29,6 +42,9 @@ func Phase(plan *plans.Plan, ph *plans.Phase, file string) string {
 	fmt.Fprintf(&b, "If the phase cannot be done as written, run:\n\n    debussy done --phase %s --status failed --reason \"<why>\"\n\n", ph.ID)
 	fmt.Fprintf(&b, "Record progress as you go; it survives a restart of this session:\n\n    debussy progress --phase %s \"<what is done, what is next>\"\n\n", ph.ID)
 	b.WriteString("debussy commits your work itself: do not commit, and do not touch .debussy/.\n")
+	if bounds != nil {
+		b.WriteString("\n" + bounds.paragraph())
+	}
 	if len(ph.Gates) > 0 {
 		b.WriteString("\nAfter you signal completion debussy runs these gates; the phase is done only if all pass:\n")
 		for _, g := range ph.Gates {
@@ -107,4 +123,21 @@ func Answered(phaseID, question, answer, base string) string {
 	fmt.Fprintf(&b, "Go on with the phase using this answer. If it still cannot be done, block it again with `debussy done --phase %s --status blocked --reason \"<why>\"`.\n\n---\n\n", phaseID)
 	b.WriteString(base)
 	return b.String()
+}
+
+// paragraph says what the sandbox bounds, in one paragraph.
+func (bd *Bounds) paragraph() string {
+	write := "this repository (your working directory) and $TMPDIR"
+	if len(bd.Write) > 0 {
+		write = "this repository (your working directory), $TMPDIR and " + strings.Join(bd.Write, ", ")
+	}
+	net := "Commands (and the gates) have no network"
+	if len(bd.Domains) > 0 {
+		net = "Commands (and the gates) reach only " + strings.Join(bd.Domains, ", ")
+	}
+	return fmt.Sprintf("This run is sandboxed, for every tool and for the gates: you can write only in %s; "+
+		"everything else is read-only, and credential files (~/.ssh, ~/.aws, …) are hidden. %s. "+
+		"A \"Read-only file system\", \"Permission denied\", missing credential or refused connection outside those bounds "+
+		"is the sandbox, not a fault: do not retry it or work around it; if the phase cannot be done within them, "+
+		"block it (--status blocked, as above).\n", write, net)
 }

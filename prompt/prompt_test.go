@@ -47,6 +47,27 @@ func TestPhase(t *testing.T) {
 	checkGolden(t, "phase-prompt", Phase(plan, ph, testPhaseFile))
 }
 
+// In a sandbox, one paragraph after the rules says what is bounded; the
+// rest of the prompt is unchanged.
+func TestPhaseInSandbox(t *testing.T) {
+	plan, ph := testPlan()
+	for _, tt := range []struct {
+		name   string
+		bounds Bounds
+	}{
+		{"phase-prompt-sandbox", Bounds{Write: []string{"~/.cache/go-build"}}},
+		{"phase-prompt-sandbox-domains", Bounds{Domains: []string{"proxy.golang.org", "*.npmjs.org"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PhaseIn(plan, ph, testPhaseFile, &tt.bounds)
+			checkGolden(t, tt.name, got)
+			if plain := Phase(plan, ph, testPhaseFile); strings.Replace(got, "\n"+tt.bounds.paragraph(), "", 1) != plain {
+				t.Errorf("the sandboxed prompt is not the plain one with one paragraph more")
+			}
+		})
+	}
+}
+
 func TestPhaseWithoutGatesOrNotes(t *testing.T) {
 	plan := &plans.Plan{Name: "Tiny"}
 	ph := &plans.Phase{ID: "1", Title: "Setup", File: "setup.md", Content: "# Setup\n\n- [ ] Create go.mod"}

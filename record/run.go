@@ -131,8 +131,11 @@ type SessionEnded struct {
 
 // SessionRetry is a session that failed on its own, retried.
 type SessionRetry struct {
-	Phase   string `json:"phase"`
+	Phase string `json:"phase"`
+	// Why is how the session ended in debussy's words; Error adds what
+	// claude said with it (its message, its stderr), which stays local.
 	Why     string `json:"why"`
+	Error   string `json:"error,omitempty"`
 	Failure string `json:"failure"`
 	WaitMs  int64  `json:"wait_ms"`
 	Retry   int    `json:"retry"`

@@ -10,6 +10,7 @@ import (
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/gitcommit"
+	fold "github.com/debussy-dev/debussy/internal/text"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
 )
@@ -18,7 +19,14 @@ import (
 // run ends: each phase's outcome, sessions, tokens, cost and commits, then
 // the phases' errors, what became of the phases running when one failed,
 // the spend against each budget and the gates nothing could check.
-func Summary(w io.Writer, run *state.Run) {
+func Summary(w io.Writer, run *state.Run) { summary(w, run, true) }
+
+// PublicSummary is Summary for a log that may carry no free text (a CI
+// job's, a pipe): each phase's error in structured words (its Reason, as
+// the step summary says it), never a gate's output or the agent's text.
+func PublicSummary(w io.Writer, run *state.Run) { summary(w, run, false) }
+
+func summary(w io.Writer, run *state.Run, full bool) {
 	fmt.Fprintf(w, "\nrun %s: %s\n", run.ID, run.Status)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHASE\tSTATUS\tSESSIONS\tRESTARTS\tATTEMPTS\tTOKENS\tCOST\tCOMMITS")
@@ -34,7 +42,11 @@ func Summary(w io.Writer, run *state.Run) {
 	}
 	for _, p := range run.Phases {
 		if p.LastError != "" && p.Status != state.StatusCompleted {
-			fmt.Fprintln(w, phaseError(p))
+			if full {
+				fmt.Fprintln(w, phaseError(p))
+			} else {
+				fmt.Fprintln(w, fold.OneLine(publicReason(p), 0))
+			}
 		}
 	}
 	for _, line := range afterFailureLines(run) {

@@ -160,3 +160,26 @@ func (o Outcome) Describe() string {
 	}
 	return b.String()
 }
+
+// Words is Describe without what came from claude (its result's message,
+// its stderr) or from an error: how the session ended in debussy's words,
+// for a log that may carry no free text (public.Words).
+func (o Outcome) Words() string {
+	var b strings.Builder
+	kind := strings.ReplaceAll(string(o.Kind), "_", " ")
+	b.WriteString(kind)
+	switch o.Kind {
+	case OutcomeAPIError, OutcomeCrashed, OutcomeRefused:
+	default:
+		if o.Reason != "" && o.Reason != kind {
+			fmt.Fprintf(&b, ": %s", o.Reason)
+		}
+	}
+	if o.Result != nil && o.Result.IsError && o.Result.APIErrorStatus != 0 {
+		fmt.Fprintf(&b, " (API status %d)", o.Result.APIErrorStatus)
+	}
+	if o.Kind == OutcomeCrashed {
+		fmt.Fprintf(&b, " (exit code %d)", o.ExitCode)
+	}
+	return b.String()
+}

@@ -55,6 +55,10 @@ type Spec struct {
 	AllowedTools []string
 	Dir          string // working directory of claude
 	Prompt       string // first user message, written to stdin
+	// Wrapper runs claude inside another program: its argv goes first,
+	// then claude's absolute path and arguments (the sandbox's bubblewrap,
+	// up to its "--"). The wrapper leads the process group.
+	Wrapper []string
 
 	Env         []string          // base environment; nil means os.Environ(). CLAUDECODE is removed.
 	SetEnv      map[string]string // added or overriding (DEBUSSY_RUN_ID, ...)
@@ -227,9 +231,14 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 		ends[k] = [2]*os.File{r, w}
 		toClose = append(toClose, r, w)
 	}
+	argv := append([]string{bin}, claudeArgs(spec)...)
+	if len(spec.Wrapper) > 0 {
+		argv = append(append(slices.Clone(spec.Wrapper), path), argv[1:]...)
+		path = spec.Wrapper[0]
+	}
 	cmd := &exec.Cmd{
 		Path:   path,
-		Args:   append([]string{bin}, claudeArgs(spec)...),
+		Args:   argv,
 		Dir:    spec.Dir,
 		Env:    append(childEnv(spec), MarkEnv+"="+sessionMark),
 		Stdin:  ends[0][0],

@@ -117,3 +117,96 @@ func readable(d []byte) bool {
 	}
 	return strings.ContainsAny(string(d), " \n=:\"")
 }
+
+// unescaped appends the spans of s that hold a secret once its escaped
+// quotes and separators are read (JSON in a JavaScript string or an HTML
+// page: {\u0022password\u0022:\u0022x\u0022}, \x22token\x22, &quot;key&quot;),
+// each mapped back over the escapes it covers.
+func (r *Redactor) unescaped(s string, depth int, spans []span) []span {
+	if !strings.Contains(s, `\u00`) && !strings.Contains(s, `\x2`) && !strings.Contains(s, `\x3`) && !strings.Contains(s, "&quot;") &&
+		!strings.Contains(s, "&#3") && !strings.Contains(s, "&#x2") {
+		return spans
+	}
+	var dec []byte
+	var start, end []int // each decoded byte's escape in s
+	for i := 0; i < len(s); {
+		c, n := unescapeAt(s, i)
+		dec = append(dec, c)
+		start = append(start, i)
+		end = append(end, i+n)
+		i += n
+	}
+	if len(dec) == len(s) {
+		return spans
+	}
+	for _, sp := range r.spansIn(string(dec), depth+1) {
+		if sp.end > sp.start {
+			spans = append(spans, span{start[sp.start], end[sp.end-1]})
+		}
+	}
+	return spans
+}
+
+// escapes are the forms of ", ', = and : that unescaped reads.
+var escapes = []struct {
+	form string
+	c    byte
+}{
+	{`\u0022`, '"'}, {`\U0022`, '"'}, {`\x22`, '"'}, {"&quot;", '"'}, {"&#34;", '"'}, {"&#x22;", '"'},
+	{`\u0027`, '\''}, {`\x27`, '\''}, {"&#39;", '\''}, {"&#x27;", '\''}, {"&apos;", '\''},
+	{`\u003d`, '='}, {`\u003D`, '='}, {`\x3d`, '='}, {`\u003a`, ':'}, {`\u003A`, ':'}, {`\x3a`, ':'},
+}
+
+// unescapeAt is the byte s holds at i and how many bytes its form takes.
+func unescapeAt(s string, i int) (byte, int) {
+	if c := s[i]; c == '\\' || c == '&' {
+		for _, e := range escapes {
+			if strings.HasPrefix(s[i:], e.form) {
+				return e.c, len(e.form)
+			}
+		}
+	}
+	return s[i], 1
+}
+
+// hexdumpLines are the lines of s that a hex dump prints (xxd, hexdump
+// -C, od): an offset, then bytes in hex, then their text, whose words are
+// a file's bytes, not names and values to judge.
+func hexdumpLines(s string) []span {
+	var out []span
+	for pos := 0; pos < len(s); {
+		end := lineEnd(s, pos)
+		if hexdumpLine.MatchString(s[pos:end]) {
+			out = append(out, span{pos, end})
+		}
+		pos = end + 1
+	}
+	return out
+}
+
+var hexdumpLine = lazyRegexp(`^[ \t]*(?:[0-9a-fA-F]{6,8}:?(?:[ \t]{1,2}[0-9a-fA-F]{2,4}){4,}|[0-7]{7}(?:[ \t]+\S{1,3}){4,})`)
+
+// outsideHexdumps drops the spans that fall inside a hex dump's lines.
+func outsideHexdumps(s string, spans []span) []span {
+	if len(spans) == 0 || !strings.Contains(s, "00000") {
+		return spans
+	}
+	dumps := hexdumpLines(s)
+	if len(dumps) == 0 {
+		return spans
+	}
+	out := spans[:0]
+	for _, sp := range spans {
+		inside := false
+		for _, d := range dumps {
+			if sp.start >= d.start && sp.end <= d.end+1 {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, sp)
+		}
+	}
+	return out
+}

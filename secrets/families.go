@@ -18,8 +18,8 @@ func familyRules() []rule {
 			// tools, a password to these. mysql's is attached (-pSECRET;
 			// "-p db" prompts), as is 7-Zip's and rar's.
 			id:       "cli-password-attached",
-			re:       lazyRegexp(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]-p` + quotedOrBare),
-			keywords: []string{" -p"},
+			re:       lazyRegexp(`(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlpump|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin|7z|7za|7zz|rar|unrar)\b[^\n|;&]*?[ \t]["']?-p` + quotedOrBare),
+			keywords: []string{" -p", "'-p", "\"-p"},
 		},
 		{
 			id: "cli-password-flag",
@@ -27,7 +27,7 @@ func familyRules() []rule {
 				`(?:sshpass)[^\n|;&]*?[ \t]-p[ \t]*|` +
 				`(?:docker|podman|buildah|nerdctl|helm|oras|crane|regctl|skopeo|finch)\b[^\n|;&]*?\blogin\b[^\n|;&]*?[ \t]-p[ \t]+|` +
 				`(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|cqlsh|hdbsql|rabbitmqadmin|twine|az|oc|cf|psexec|paexec|winexe)\b[^\n|;&]*?[ \t]-p[ \t]+|` +
-				`(?:openssl)\b[^\n|;&]*?[ \t]-k[ \t]+|` +
+				`(?:openssl)\b[^\n|;&]*?[ \t]-[kK][ \t]+|` +
 				`(?:p4)\b[^\n|;&]*?[ \t]-P[ \t]+|` +
 				`(?:redis-cli|keydb-cli|valkey-cli|redis-benchmark)\b[^\n|;&]*?[ \t]-a[ \t]+|` +
 				`(?:ldapsearch|ldapmodify|ldapadd|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|ldapexop|vsql)\b[^\n|;&]*?[ \t]-w[ \t]+|` +
@@ -95,6 +95,14 @@ func familyRules() []rule {
 			keep:     keepFlagValue,
 		},
 		{
+			// A here-string to a command reading a password on stdin:
+			// mysql --password-stdin <<< "x", docker login … <<< x.
+			id:       "here-string-stdin",
+			re:       lazyRegexp(`(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S|\bchpasswd|\bpasswd[ \t]+--stdin|\blogin\b|--password\b|-p\b)[^\n<]*<<<[ \t]*` + quotedOrBare),
+			keywords: []string{"<<<"},
+			keep:     keepFlagValue,
+		},
+		{
 			// echo SECRET | docker login --password-stdin
 			id:       "echo-to-stdin",
 			re:       lazyRegexp(`\b(?:echo|printf)[ \t]+(?:-n[ \t]+)?` + quotedOrBare + `[ \t]*\|[^\n|]*(?:--password-stdin|--with-token|--token-stdin|login|sudo[ \t]+-S|chpasswd|passwd[ \t]+--stdin)`),
@@ -121,6 +129,31 @@ func familyRules() []rule {
 				return len(v) < 8 || otherValueName(g[1]) || placeholder(v) || allDigits.MatchString(v) ||
 					!strong(g[1]) && !queryStrong.MatchString(g[1]) && (lookAlike(v) || !randomish(v, 12))
 			},
+		},
+		{
+			// printf's arguments piped to a command that reads a password
+			// on stdin: printf '%s\n%s\n' 'x' 'x' | smbpasswd -s -a u.
+			id:       "printf-to-stdin",
+			scan:     scanPrintfStdin,
+			keywords: []string{"printf"},
+		},
+		{
+			// email:password, the pairs of a credentials list or a postfix
+			// sasl_passwd line ([smtp.example.com]:587 user@example.com:x).
+			id:       "email-password",
+			re:       lazyRegexp(`(?:^|[\s\[\]"'=,])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}:([^\s:/@"'<>]{4,})(?:[\s"']|$)`),
+			keywords: []string{"@"},
+			keep: func(g []string, v string) bool {
+				return allDigits.MatchString(v) || keepFlagValue(g, v) || masked(v) || naturalText(v)
+			},
+		},
+		{
+			// A (user, password) pair given as auth: requests' auth=("u",
+			// "x"), an auth tuple or array in any language.
+			id:       "auth-pair",
+			re:       lazyRegexp(`(?i)auth[a-z_]*[ \t]*[=:][ \t]*[(\[][ \t]*["'][^"'\n]+["'][ \t]*,[ \t]*(?:"([^"\n]+)"|'([^'\n]+)')[ \t]*[)\]]`),
+			keywords: []string{"auth=(", "auth = (", "auth=[", "auth = [", "auth: [", "auth:(", "auth: (", "auth_tuple", "basic_auth="},
+			keep:     keepFlagValue,
 		},
 		{
 			// Function arguments and PHP arrays: define('DB_PASSWORD', 'x'),
@@ -172,8 +205,8 @@ func familyRules() []rule {
 			// (dp.st., dp.ct., …), Stripe webhook secrets (whsec_), and
 			// others.
 			id: "vendor-prefix",
-			re: lazyRegexp(`(?:\b|_)((?:ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
-			keywords: []string{"ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
+			re: lazyRegexp(`(?:\b|_)((?:AGE-SECRET-KEY-1|ya29\.|1//0|GOCSPX-|dp\.(?:st|ct|sa|scim|audit|pt)\.|whsec_|dckr_pat_|tskey-[a-z]+-|r8_|gsk_|xai-|lsv2_(?:pt|sk)_|sbp_|sb_secret_|napi_|rnd_|phx_|nfp_|figd_|sq0csp-|k8s-aws-v1\.|amzn\.mws\.|IQoJb3JpZ2lu|FwoGZXIvYXdz|ATBB|oy2|cio|sl\.)[A-Za-z0-9_.+/=-]{16,})`),
+			keywords: []string{"age-secret-key-1", "ya29.", "1//0", "gocspx-", "dp.", "whsec_", "dckr_pat_", "tskey-", "r8_", "gsk_", "xai-", "lsv2_", "sbp_", "sb_secret_", "napi_", "rnd_",
 				"phx_", "nfp_", "figd_", "sq0csp-", "k8s-aws-v1.", "amzn.mws.", "iqojb3jpz2lu", "fwogzxivyxdz", "atbb", "oy2", "cio", "sl."},
 			// The prefix says what it is: only a fake or a word is kept.
 			keep: func(_ []string, v string) bool {
@@ -249,4 +282,24 @@ func keepFlagValue(_ []string, v string) bool {
 	return v == "" || placeholder(v) || fake(v) || strings.HasPrefix(v, "-") ||
 		strings.HasPrefix(v, "$") || strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:") ||
 		strings.HasPrefix(v, "fd:") || v == "stdin" || v == "*" || strings.HasPrefix(v, "/") && strings.Count(v, "/") > 1
+}
+
+// printfStdin: printf with a %s format, its arguments, and a pipe into a
+// command that reads a password on stdin.
+var printfStdin = lazyRegexp(`\bprintf[ \t]+(?:'[^'\n]*%s[^'\n]*'|"[^"\n]*%s[^"\n]*")((?:[ \t]+(?:'[^'\n]*'|"[^"\n]*"|[^\s|'"]+))+)[ \t]*\|[ \t]*(?:sudo[ \t]+)?(?:smbpasswd|passwd|chpasswd|htpasswd|docker[ \t]+login|podman[ \t]+login|helm[ \t]+registry[ \t]+login|sudo[ \t]+-S|[^\n|]*--password-stdin|[^\n|]*--stdin)`)
+
+func scanPrintfStdin(text string) []span {
+	var spans []span
+	for _, m := range printfStdin.FindAllStringSubmatchIndex(text, -1) {
+		for _, t := range lineTokens(text[m[2]:m[3]]) {
+			v, s := t.s, m[2]+t.start
+			if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+				v, s = v[1:len(v)-1], s+1
+			}
+			if !keepFlagValue(nil, v) && len(v) >= 4 {
+				spans = append(spans, span{s, s + len(v)})
+			}
+		}
+	}
+	return spans
 }

@@ -20,14 +20,20 @@ const nameRE = `[A-Za-z0-9_.-]*(?i:` + secretWords + `)[A-Za-z0-9_.-]*`
 // The armor lines of a private key block (PEM, OpenSSH, PGP's KEY BLOCK):
 // the private-key rules and BlockWriter find blocks by them.
 const (
-	pemBegin = `-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
-	pemEnd   = `-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`
+	pemBegin = `-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----`
+	pemEnd   = `-----END (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?|OpenVPN Static key V\d)-----`
 )
 
 // A quoted value (escapes kept whole, so JSON stays valid) or a bare one.
 // The bare value may not start with '=', which keeps Go's "token := x"
-// and "key == x" out.
-const valueRE = `(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=][^\s"'` + "`" + `,;]*)|` + "`([^`\n]+)`" + `)`
+// and "key == x" out, and ends at a comma only before a blank or a quote
+// (a password may hold one). Wrapped literals come first: Python's
+// triple quotes and b'…', r"…", C#'s @"…", Rust's r#"…"#, Ruby's %q(…),
+// PowerShell's here-string @"⏎…⏎"@.
+const valueRE = `(?:"""\r?\n?([^"\n]+?)\r?\n?"""|'''\r?\n?([^'\n]+?)\r?\n?'''|@["']\r?\n([^\n]+)\r?\n["']@|` +
+	`(?:[bBrRuUf]{1,2}|@)"((?:[^"\\\n]|\\.)*)"|[bBrRuUf]{1,2}'([^'\n]*)'|r#+"([^"\n]*)"#+|%[qQ][(\[{<]([^)\]}>\n]*)[)\]}>]|` +
+	`(?:\[\]byte|Buffer\.from|bytes|bytearray|String)\([ \t]*(?:"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)')|"((?:[^"\\\n]|\\.)*)"\.(?:getBytes|encode|toByteArray)\(|` +
+	`"((?:[^"\\\n]|\\.)*)"|'([^'\n]*)'|([^\s"'` + "`" + `,;=](?:[^\s"'` + "`" + `,;]|,[^\s"'` + "`" + `,;])*)|` + "`([^`\n]+)`" + `)`
 
 func genericRules() []rule {
 	return []rule{
@@ -36,7 +42,7 @@ func genericRules() []rule {
 			// redacted to the end.
 			id:        "private-key",
 			re:        lazyRegexp(`(?s)` + pemBegin + `.*?(?:` + pemEnd + `|\z)`),
-			keywords:  []string{"private key"},
+			keywords:  []string{"private key", "static key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},
@@ -46,7 +52,7 @@ func genericRules() []rule {
 			// the line the cut went through.
 			id:        "private-key-tail",
 			re:        lazyRegexp(`(?m)(?:^.*\n)?(?:^[ \t]*[A-Za-z0-9+/=]+\r?\n)*^[ \t]*` + pemEnd),
-			keywords:  []string{"private key"},
+			keywords:  []string{"private key", "static key"},
 			multiline: true,
 			keep:      func(_ []string, v string) bool { return !keyBody(v) },
 		},
@@ -86,7 +92,7 @@ func genericRules() []rule {
 			// NAME=value, NAME: value, "name": "value", name = 'value'
 			// (env, YAML, JSON, TOML, INI, the AWS credentials file).
 			id:       "secret-field",
-			re:       lazyRegexp(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
+			re:       lazyRegexp(`(?:^|[^A-Za-z0-9_.-])(` + nameRE + `)["'*` + "`" + `]{0,3}(?:[ \t]*:=[ \t]*|[ \t]*:[ \t]*(?:\*\*[ \t]*|[|>][+-]?[ \t]*\r?\n[ \t]*)?|[ \t]*=>[ \t]*|=|[ \t]+=[ \t]*)` + valueRE),
 			from:     2,
 			keywords: lowerWords(),
 			named:    true,
@@ -112,7 +118,7 @@ func genericRules() []rule {
 			from:     2,
 			keywords: lowerWords(),
 			keep: func(g []string, v string) bool {
-				return strings.HasPrefix(v, "-") || keepField(g, v)
+				return strings.HasPrefix(v, "-") || keepFlagValue(g, v) || keepField(g, v)
 			},
 			at: namedAt,
 		},
@@ -175,11 +181,11 @@ var foreignKeywords = []string{"kennwort", "contrase", "clave", "senha", "parola
 
 // notSecretName: names that hold a secret's size, place or label, not
 // the secret (TOKEN_LIMIT, key_file, secret_name, max_tokens).
-var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
+var notSecretName = lazyRegexp(`(?i)(?:^|[_.-])(?:fingerprint|thumbprint|checksum|kid|keyid|file|path|dir|env|name|names|id|ids|limit|limits|len|length|size|count|type|url|uri|endpoint|max|min|budget|usage|window|threshold|header|field|prefix|format|ttl|expiry|expires|version|method|provider|scheme|strategy|scope|realm|issuer|audience|algorithm|alg|enabled|disabled|required|status|kind|backend|plugin|driver|level|role|user|username|login|email|arn|host|port|server|bucket|timeout|interval|retries|hint|rotation|manager|source|location|salt|state|hash|hashed|digest|policy|ref|reference|min_length|strength|reset|rules)s?$|^(?:max|min|num|total|input|output|cache)[_.-]|(?i)^author(?:s|ed|ship|[_.-]?name|[_.-]?email)?$|^(?:proxy[_-])?authorization$`)
 
 // strongName: names that announce a secret by themselves, unlike a bare
 // "key" (sort_key, monkey, KEYBOARD).
-var strongName = lazyRegexp(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
+var strongName = lazyRegexp(`(?i)^passe$|token|secret|passw(?:or)?d|pwd|passphrase|credential|auth|pass$|pass[_.-]|(?:^|[_.-])(?:pw|pat|pin|puk|jwt|cookie|mnemonic|passcode|psk|creds?)(?:$|[_.-])|(?-i:[a-z](?:Pw|Pat|Jwt|Pass)$)|(?:api|private|access|secret|signing|master|encryption|client)[_.-]?key(?-i:$|[_.\-A-Z0-9]|s$)`)
 
 // foreignName: a name holding a root of foreignRoots. Its regexp folds
 // Unicode case, slow: it runs only on a name with a non-ASCII byte or an
@@ -225,7 +231,7 @@ var (
 
 // camelNotSecret: notSecretName's suffixes after a lower-case letter, as
 // in camelCase (credentialsId, issuerKeyHash, SharedAccessKeyName).
-var camelNotSecret = lazyRegexp(`[a-z0-9](?:File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
+var camelNotSecret = lazyRegexp(`[a-z0-9](?:Digest|Fingerprint|Thumbprint|Checksum|Salt|File|Path|Dir|Env|Name|Names|Id|ID|Ids|IDs|Limit|Len|Length|Size|Count|Type|Url|URL|Uri|Endpoint|Header|Field|Prefix|Format|Ttl|TTL|Version|Hash|Event|Handler|Callback|Listener|Mode|Index|Column|Label|Policy|Vault|Store|Ref|Alias|Region)s?$`)
 
 // otherName: names that hold something else than a secret despite a
 // secret's word: public keys and tokens, keyboard events, Java packages,
@@ -240,12 +246,19 @@ var keySegment = lazyRegexp(`(?:^|[_.-]|[a-z0-9])(?:key|Key|KEY)(?:$|[_.-]|[A-Z0
 // name, v the value.
 func keepField(g []string, v string) bool {
 	name := g[1]
-	if len(g) > 5 && g[5] != "" && strings.ContainsAny(g[5], " \t") {
+	if strings.HasSuffix(g[0], "`"+v+"`") && strings.ContainsAny(v, " \t") {
 		return true // `cmd arg`: a shell's command substitution, not markdown's code
 	}
-	if notSecretName.MatchString(name) || camelNotSecret.MatchString(name) || otherName.MatchString(name) ||
-		placeholder(v) || allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && !bootstrapToken.MatchString(v) {
+	if secretIDName.MatchString(name) && strings.ContainsAny(v, "/:") {
+		return true // AWS's SecretId names the secret: a path, an ARN
+	}
+	if !secretIDName.MatchString(name) && (notSecretName.MatchString(name) || camelNotSecret.MatchString(name)) || otherName.MatchString(name) ||
+		allDigits.MatchString(v) && !digitSecret(name, v) || codeLike.MatchString(v) && codeSegments(v) && !bootstrapToken.MatchString(v) {
 		return true
+	}
+	if masked(v) || naturalText(v) && !phraseName.MatchString(name) || strings.HasPrefix(v, "[") || strings.HasPrefix(v, "-") ||
+		strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) {
+		return true // a mask, words (a translation, a status), a path
 	}
 	if len(v) < 4 || strings.Contains(strings.ToLower(name), "cookie") && strings.Contains(v, "=") {
 		// A cookie header's pairs are the cookie scanner's to judge.
@@ -254,10 +267,38 @@ func keepField(g []string, v string) bool {
 	if !strong(name) {
 		// A bare "key" names many things (sort keys, cache keys, UUIDs);
 		// only a value that looks generated is taken for a secret.
-		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) || idLike(v)
+		return !keySegment.MatchString(name) || !randomish(v, 12) && !hexKey.MatchString(v) && !(len(v) >= 8 && symbolMix(v) && !wordy(v)) || idLike(v)
 	}
 	return false
 }
+
+// secretIDName: Vault's, Consul's and Nomad's secret id (SecretID,
+// secret_id) is the secret itself, not an id of one.
+var secretIDName = lazyRegexp(`(?i)^secret[ _.-]?id$`)
+
+// codeSegments: each dotted part of v is a name as code writes them
+// (config.api_key, os.environ, settings.DB_PASSWORD), not a password
+// with a dot in it (VBx4B.FCPUE3).
+func codeSegments(v string) bool {
+	if strings.ContainsAny(v, "([") {
+		return true // a call, an index
+	}
+	for _, seg := range strings.Split(v, ".") {
+		if !lowerIdent.MatchString(seg) && !upperIdent.MatchString(seg) && !wordy(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	lowerIdent = lazyRegexp(`^[a-z_$][a-z0-9_$]*$`)
+	upperIdent = lazyRegexp(`^[A-Z_][A-Z0-9_]*$`)
+)
+
+// phraseName: names whose secret is words (a wallet's mnemonic, a
+// passphrase, a seed phrase).
+var phraseName = lazyRegexp(`(?i)mnemonic|passphrase|seed|phrase|recovery`)
 
 // digitSecret: digits that are a secret under their name — a PIN, or six
 // or more under a password's or secret's name (not a count: max_tokens

@@ -40,6 +40,7 @@ var redactedOnPurpose = []struct{ rule, contains, why string }{
 	{"okta-access-token", "rookTable =", "a long random value in an assignment"},
 	{"sumologic-access-token", "sumOfExposures =", "a long random value in an assignment"},
 	{"stripe-access-token", "nonMatchingToken :=", "a long random value (task_test_ and 30 random characters) under a token's name"},
+	{"settlemint-application-access-token", "nonMatchingToken :=", "a literal assigned to a token's name with Go's := (a hardcoded token, SettleMint's or not)"},
 	{"azure-ad-client-secret", "CloudFront-Signature:", "a signed URL's signature grants access, as a SAS sig= does"},
 	{"flyio-access-token", "signature\":", "a signature grants access"},
 	{"flyio-access-token", "authenticity_token", "a CSRF token is a credential while its session lasts"},

@@ -27,7 +27,7 @@ func (ru *rule) hit(lower string) bool {
 // in the whole.
 func (r *Redactor) find(ru *rule, text string, offset int, spans []span) []span {
 	if ru.scanL != nil {
-		return r.scanned(ru, ru.scanL(text, asciiLower(text)), text, offset, spans)
+		return r.scanned(ru, ru.scanL(text, foldLower(text)), text, offset, spans)
 	}
 	if ru.scan != nil {
 		return r.scanned(ru, ru.scan(text), text, offset, spans)
@@ -72,7 +72,7 @@ func (r *Redactor) match(ru *rule, m []int, text string, offset int, spans []spa
 		}
 		if v := text[start:end]; start == 0 || text[start-1] != '"' && text[start-1] != '\'' {
 			// A bare value, not a quoted one whose escapes are its own.
-			end = start + len(trimUnbalanced(cutEscape(v)))
+			end = start + len(trimUnbalanced(cutAtPair(cutEscape(v))))
 		}
 		if start == end {
 			return spans
@@ -142,6 +142,24 @@ func lineAround(text string, start, end int) string {
 func cutEscape(v string) string {
 	for i := 1; i+1 < len(v); i++ {
 		if v[i] == '\\' && strings.IndexByte(`nrt"`, v[i+1]) >= 0 {
+			return v[:i]
+		}
+	}
+	return v
+}
+
+// cutAtPair cuts a bare value at a comma that starts another pair
+// (n,o.haKey=!1: minified code's next assignment), not at one inside it.
+func cutAtPair(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] != ',' {
+			continue
+		}
+		j := i + 1
+		for j < len(v) && isNameByte(v[j]) {
+			j++
+		}
+		if j > i+1 && j < len(v) && (v[j] == '=' || v[j] == ':') {
 			return v[:i]
 		}
 	}

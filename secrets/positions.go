@@ -33,9 +33,11 @@ func positionRules() []rule {
 		{id: "spaced-name", scanL: scanSpacedNames, keywords: []string{" key", " token", " secret"}},
 		{
 			id:       "sql-password",
-			re:       lazyRegexp(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?'([^'\n]+)'|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
+			re:       lazyRegexp(`(?i)\bIDENTIFIED[ \t]+(?:WITH[ \t]+\S+[ \t]+)?BY[ \t]+(?:PASSWORD[ \t]+)?(?:'([^'\n]+)'|"([^"\n]+)"|([^\s;'"]+))|\bPASSWORD[ \t]+'([^'\n]+)'|\bSET[ \t]+PASSWORD\b[^=\n]*=[ \t]*(?:PASSWORD\()?'([^'\n]+)'`),
 			keywords: []string{"identified", "password"},
-			keep:     func(_ []string, v string) bool { return placeholder(v) },
+			keep: func(_ []string, v string) bool {
+				return masked(v) || strings.EqualFold(v, "values") || strings.HasPrefix(v, ":") || strings.HasPrefix(v, "&") || strings.HasPrefix(v, "$")
+			},
 		},
 		{
 			// Redis' AUTH [user] password, at a line's start or a prompt.
@@ -264,9 +266,9 @@ func proseValue(v string) bool {
 	if len(v) < 4 || strings.ContainsAny(v[:1], "([{<") || strings.Contains(v, "/") && pathLike(v) && !randomish(strings.ReplaceAll(v, "/", ""), 16) || placeholder(v) || proseWords.MatchString(v) || statusWord.MatchString(v) {
 		return false
 	}
-	// A plain word is prose ("the token is valid"); a value has a digit,
-	// a symbol or mixed case, or is long.
-	return !wordRun(v) || len(v) >= 16
+	// A plain word is prose ("the token is valid", "das Token ist
+	// ungültig"); a value has a digit, a symbol or mixed case, or is long.
+	return !wordRun(v) && !naturalText(v) || len(v) >= 16 && !naturalText(v)
 }
 
 // secretName: a name whose value is a secret (DB_PASSWORD, api-token,
@@ -281,6 +283,9 @@ func secretName(name string) bool {
 		n = n[i+1:] // /prod/db/password
 	}
 	words := strings.ReplaceAll(n, " ", "_")
+	if secretIDName.MatchString(words) {
+		return true
+	}
 	return strong(words) && !notSecretName.MatchString(words) && !camelNotSecret.MatchString(words) && !otherName.MatchString(words)
 }
 
@@ -302,7 +307,7 @@ func scanPairs(text, lower string) []span {
 		}
 		for g := 2; g <= 4; g++ {
 			if s, e := m[2*g], m[2*g+1]; s >= 0 && e > s {
-				if v := text[s:e]; !placeholder(v) && !strings.HasPrefix(v, "${") && !strings.HasPrefix(v, "{{") {
+				if v := text[s:e]; !masked(v) {
 					spans = append(spans, span{s, e})
 				}
 			}
@@ -315,7 +320,7 @@ func scanPairs(text, lower string) []span {
 // is false for a line that is not a row.
 func cells(line string) (cs []span, ok bool) {
 	t := strings.TrimRight(line, " \t\r")
-	if strings.HasPrefix(strings.TrimLeft(t, " \t"), "|") {
+	if strings.HasPrefix(strings.TrimLeft(t, " \t"), "|") || strings.Contains(t, " | ") {
 		for i := 0; i < len(t); {
 			for i < len(t) && (t[i] == '|' || t[i] == ' ' || t[i] == '\t') {
 				i++
@@ -364,6 +369,7 @@ var (
 // a two-column table whose Name row names a secret or whose Type is
 // SecureString (aws ssm get-parameter --output table).
 func scanTableColumns(text string) []span {
+	text = boxNormalized(text)
 	var spans []span
 	var cols []int // secret columns of the current table
 	width := 0
@@ -418,31 +424,6 @@ func scanTableColumns(text string) []span {
 	return spans
 }
 
-// printedRE: a command that prints a secret, alone, on its next line.
-var printedRE = lazyRegexp(`(?i)(?:\bgh[ \t]+auth[ \t]+token\b|\baws[ \t]+configure[ \t]+get[ \t]+\S*(?:secret|token|password|key)\b|\bvault[ \t]+(?:kv[ \t]+)?(?:read|get)\b[^\n]*-field[= ]|` +
-	`\bkubectl[ \t]+get[ \t]+secrets?\b[^\n]*\|[ \t]*base64[ \t]+(?:-d|--decode|-D)|\bop[ \t]+(?:read|item[ \t]+get[^\n]*--fields?)\b|` +
-	`\bgcloud[ \t]+auth[ \t]+(?:application-default[ \t]+)?print-(?:access|identity)-token\b|\baz[ \t]+account[ \t]+get-access-token\b|` +
-	`\bsecurity[ \t]+find-(?:generic|internet)-password\b[^\n]*[ \t]-w\b|\b(?:go)?pass[ \t]+show\b|\baws[ \t]+ecr[ \t]+get-login-password\b|` +
-	`\baws[ \t]+codeartifact[ \t]+get-authorization-token\b|\bkubectl[ \t]+create[ \t]+token\b|\bopenssl[ \t]+rand\b|\bpwgen\b|\bheroku[ \t]+auth:token\b|` +
-	`\bdoctl[ \t]+auth[ \t]+token\b|\bnpm[ \t]+token[ \t]+create\b|\bprintenv[ \t]+\S*(?:token|secret|passw|key)\S*|\becho[ \t]+"?\$\{?\w*(?:token|secret|passw|pwd|key)\w*\}?"?[ \t]*$|` +
-	`\bcat[ \t]+\S*(?:token|secret|passw|credential|\.key\b)\S*[ \t]*$)[^\n]*\n(?:[ \t]*\n)?[ \t]*([^\s]{6,})[ \t]*(?:\n|$)`)
-
-var printedKeywords = []string{"auth token", "configure get", "-field", "base64", "op read", "op item", "print-access-token", "print-identity-token", "get-access-token",
-	"find-generic-password", "find-internet-password", "pass show", "get-login-password", "get-authorization-token", "create token", "openssl rand", "pwgen",
-	"auth:token", "token create", "printenv", "echo $", "echo \"$", "cat "}
-
-func scanPrinted(text, lower string) []span {
-	var spans []span
-	for _, m := range scanWindows(printedRE, text, lower, printedKeywords, 0, 2) {
-		v := text[m[2]:m[3]]
-		if strings.HasPrefix(v, "$") || strings.HasPrefix(v, "#") || strings.HasPrefix(v, ">") || placeholder(v) || wordRun(v) {
-			continue // the next prompt, a comment, a placeholder, a word
-		}
-		spans = append(spans, span{m[2], m[3]})
-	}
-	return spans
-}
-
 // mayName reports whether lower (lower-cased) holds a root of a secret's
 // name: a cheap look before secretName's regexps.
 func mayName(lower string) bool {
@@ -486,6 +467,10 @@ func scanLabelLines(text, lower string) []span {
 		}
 		if strings.HasSuffix(v, ":") || strings.ContainsAny(v[:1], "<[({#$") || !mayName(lower[pos:end]) {
 			pos = next
+			continue
+		}
+		if strings.HasPrefix(line, "$ ") || strings.ContainsAny(line, "<>") {
+			pos = next // a command: printed-secret judges what it prints
 			continue
 		}
 		label := strings.TrimRight(strings.TrimLeft(line, "#>*- \t"), ":： \t")

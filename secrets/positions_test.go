@@ -166,8 +166,10 @@ func TestPositions(t *testing.T) {
 		}
 		recall := float64(caught) / float64(len(cases))
 		t.Logf("seed %d: %d cases, recall %.1f%% (%d/%d)", seed, len(cases), 100*recall, caught, len(cases))
-		if len(cases) < 150 || recall < 0.85 {
-			t.Errorf("seed %d: recall %.1f%% of %d cases, want ≥ 85%% of ≥ 150", seed, 100*recall, len(cases))
+		// Round three's bar was 85 %; the corpus has been whole since, and a
+		// case lost is a regression (issue 53 lost the keychain's two).
+		if len(cases) < 150 || caught < len(cases) {
+			t.Errorf("seed %d: recall %.1f%% of %d cases, want all of ≥ 150", seed, 100*recall, len(cases))
 		}
 	}
 }
@@ -211,8 +213,8 @@ func TestPositionsEverywhere(t *testing.T) {
 		}
 		recall := float64(caught) / float64(len(cases))
 		t.Logf("%s: recall %.1f%% (%d/%d)", place, 100*recall, caught, len(cases))
-		if recall < 0.85 {
-			t.Errorf("%s: recall %.1f%%, want ≥ 85%%", place, 100*recall)
+		if caught < len(cases) {
+			t.Errorf("%s: recall %.1f%%, want all", place, 100*recall)
 		}
 	}
 }

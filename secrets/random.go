@@ -133,7 +133,7 @@ var (
 func lookAlike(v string) bool {
 	v = strings.Trim(v, `"'`)
 	return uuidRE.MatchString(v) || publicID.MatchString(v) || hexRE.MatchString(v) || digestRE.MatchString(v) || fileName.MatchString(v) || sshPublic.MatchString(v) ||
-		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v)
+		strings.Count(v, "%")*3 >= len(v)-2 || encodedText(v) || decodedPublic(v)
 }
 
 // publicID: public generated ids: EVM addresses and hashes (0x…), IPFS
@@ -142,7 +142,8 @@ func lookAlike(v string) bool {
 // npub1…, bc1…), ULIDs.
 var publicID = lazyRegexp(`^0x[0-9a-fA-F]{8,}$|^Qm[1-9A-HJ-NP-Za-km-z]{44}$|^b[a-z2-7]{58,}$|` +
 	`^(?:ch|cus|pi|pm|sub|in|txn|py|re|src|card|ba|evt|prod|price|seti|si|ii|acct|cs|po|tr|ic|il|dp|du|fee|plan|txi|cbtxn|iv|or|pr|qt|cn|req|msg|msgbatch|toolu|srvtoolu)_[0-9A-Za-z]{8,}$|` +
-	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$`)
+	`^(?:age|npub|bc|tb|ltc|cosmos|osmo|addr|stake)1[02-9ac-hj-np-z]{38,}$|^[0-9A-HJKMNP-TV-Z]{26}$|` +
+	`^[xtyzuvYZUV]pub[1-9A-HJ-NP-Za-km-z]{100,112}$`)
 
 // sshPublic: an SSH public key's base64 (ssh-rsa, ssh-ed25519, ecdsa-…).
 var sshPublic = lazyRegexp(`^AAAA(?:B3NzaC1|C3NzaC1|E2VjZHNh|B3NzaC5|Gc2stc)`)
@@ -218,4 +219,122 @@ func discordToken(v string) bool {
 		}
 	}
 	return randomish(parts[2], 20)
+}
+
+// decodedPublic reports whether v is base64 of what is not a secret, once
+// decoded: binary data a format marks as its own (PNG, JPEG, GIF, gzip,
+// zip, PDF, a protobuf's tag), DER that is a certificate, a public key or
+// a signature (not a private key, whose first element is its version),
+// JSON that names no credential, or text.
+func decodedPublic(v string) bool {
+	if len(v) < 16 {
+		return false
+	}
+	d, ok := decode64(v)
+	if !ok {
+		d, ok = decode64(v[:len(strings.TrimRight(v, "="))/4*4])
+	}
+	if !ok || len(d) < 8 {
+		return false
+	}
+	for _, magic := range []string{"\x89PNG", "\xff\xd8\xff", "GIF8", "\x1f\x8b", "PK\x03\x04", "%PDF", "RIFF", "\x00\x00\x00"} {
+		if strings.HasPrefix(string(d), magic) {
+			return true
+		}
+	}
+	if d[0] == 0x30 && len(d) > 6 {
+		// DER: SEQUENCE, its length, then the first element.
+		i := 2
+		if d[1]&0x80 != 0 {
+			i += int(d[1] & 0x7f)
+		}
+		if i+2 < len(d) {
+			switch first, flen := d[i], d[i+1]; {
+			case first == 0x02 && flen == 1 && i+2 < len(d) && d[i+2] <= 1:
+				return false // INTEGER 0 or 1: a private key's version
+			case first == 0x30, first == 0x02 && flen >= 0x1f:
+				return true // a certificate, a public key; a signature's r
+			}
+		}
+	}
+	if t := strings.TrimSpace(string(d)); (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && utf8.ValidString(t) {
+		return !encodedSecretRE.MatchString(t)
+	}
+	printable, run, words := 0, 0, false
+	for _, c := range d {
+		if c >= 0x20 && c < 0x7f {
+			printable++
+		}
+		// A field of structured data (a protobuf's string, a name in a
+		// binary header): five letters or digits in a row, rare in the
+		// random bytes of a key.
+		if charClass(c) != 0 || c == '-' || c == '_' || c == '.' {
+			if run++; run >= 6 {
+				words = true
+			}
+		} else {
+			run = 0
+		}
+	}
+	if protobufLike(d) {
+		return true
+	}
+	if printable == len(d) {
+		// Text: words (a signature's label), never a user:password pair
+		// or NAME=value.
+		return wordy(string(d)) && !strings.ContainsAny(string(d), ":@=")
+	}
+	return words && printable*2 >= len(d)
+}
+
+// protobufLike reports whether d parses whole as protocol buffers' wire
+// format with three fields or more, one of them text: a message, not a
+// key's random bytes (which rarely parse so).
+func protobufLike(d []byte) bool {
+	varint := func(i int) (uint64, int, bool) {
+		var v uint64
+		for shift := 0; i < len(d) && shift < 64; shift += 7 {
+			b := d[i]
+			i++
+			v |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				return v, i, true
+			}
+		}
+		return 0, i, false
+	}
+	fields, text := 0, false
+	for i := 0; i < len(d); {
+		key, n, ok := varint(i)
+		if !ok || key>>3 == 0 || key>>3 > 1<<12 {
+			return false
+		}
+		i = n
+		switch key & 7 {
+		case 0:
+			if _, i, ok = varint(i); !ok {
+				return false
+			}
+		case 1:
+			i += 8
+		case 5:
+			i += 4
+		case 2:
+			l, n, ok := varint(i)
+			if !ok || n+int(l) > len(d) {
+				return false
+			}
+			if l >= 3 && utf8.Valid(d[n:n+int(l)]) && wordy(string(d[n:n+int(l)])) {
+				text = true
+			}
+			i = n + int(l)
+		default:
+			return false
+		}
+		if i > len(d) {
+			return false
+		}
+		fields++
+	}
+	return fields >= 3 && text
 }

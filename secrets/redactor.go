@@ -197,14 +197,18 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 				if strings.HasSuffix(name, "h1:") || strings.Contains(strings.ToLower(name), "public") {
 					return true // a go.sum hash, a public key
 				}
-				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 && otherName.MatchString(n) {
+				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 &&
+					(otherName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n)) {
 					return true // secretsmanager:, public_key =
 				}
-				return lookAlike(v) && !strong(name)
+				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); strings.ContainsAny(n, " \t") && !secretNamed(n) {
+					return true // token id = …: words that name something else
+				}
+				return (lookAlike(v) || idShape(v) || strings.HasPrefix(v, "-")) && !strong(name)
 			}
 		}
 	}
-	own := append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...)
+	own := append(append(append(append(genericRules(), familyRules()...), scanRules()...), positionRules()...), grammarRules()...)
 	r := &Redactor{rules: append(own, gl...), global: global}
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.named {
@@ -280,8 +284,18 @@ func (r *Redactor) redact(s string, depth int) string {
 		tail = fmt.Sprintf("\n[redacted: %d bytes beyond the redaction budget]", len(s)-Budget)
 		s = s[:Budget]
 	}
+	spans := r.spansIn(s, depth)
+	if len(spans) == 0 {
+		return s + tail
+	}
+	return replace(s, spans) + tail
+}
+
+// spansIn are the spans of s to redact; depth counts the encodings s was
+// found in.
+func (r *Redactor) spansIn(s string, depth int) []span {
 	var spans []span
-	lower := asciiLower(s)
+	lower := foldLower(s)
 	for i := range r.rules {
 		if ru := &r.rules[i]; ru.multiline && ru.hit(lower) {
 			if ru.scanL != nil {
@@ -353,12 +367,9 @@ func (r *Redactor) redact(s string, depth int) string {
 	}
 	if depth < 2 {
 		spans = r.encoded(s, depth, spans)
+		spans = r.unescaped(s, depth, spans)
 	}
-	spans = r.denied(s, spans)
-	if len(spans) == 0 {
-		return s + tail
-	}
-	return replace(s, spans) + tail
+	return r.denied(s, outsideHexdumps(s, spans))
 }
 
 // bigrams is the set of byte pairs in a chunk: a keyword whose first or
@@ -431,14 +442,25 @@ func (r *Redactor) findNamed(ru *rule, chunk, lower string, offset int, occ [][]
 			}
 			ws := max(0, ns-ru.lead)
 			we := lineEnd(lower, e)
-			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest)) && we < len(lower) {
-				// <token>\n    value\n</token>: the value is on the next line.
+			if rest := strings.TrimSpace(lower[e+1 : we]); (rest == "" || yamlBlock(rest) || hereStart(rest)) && we < len(lower) {
+				// <token>\n    value\n</token>: the value is on the next line;
+				// a here-string's (@"⏎x⏎"@) or triple quote's on the next lines.
 				we = lineEnd(lower, we+1)
+				if hereStart(rest) && we < len(lower) {
+					we = lineEnd(lower, we+1)
+				}
 			}
 			spans = r.match(ru, ru.anchored.FindStringSubmatchIndex(chunk[ws:we]), chunk[ws:we], offset+ws, spans, chunk, ws)
 		}
 	}
 	return spans
+}
+
+// hereStart: a literal whose value starts on the next line: PowerShell's
+// here-string, Python's triple quotes.
+func hereStart(s string) bool {
+	s = strings.TrimLeft(s, ":=> \t")
+	return s == `@"` || s == "@'" || s == `"""` || s == "'''"
 }
 
 // yamlBlock: a YAML block scalar's indicator (|, >-, |+): its value is

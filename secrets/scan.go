@@ -36,7 +36,7 @@ func otherValueName(name string) bool {
 
 // notSecretValueName: names whose values are generated but public: ids,
 // digests, versions, nonces in traces (x-request-id, etag, integrity).
-var notSecretValueName = lazyRegexp(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
+var notSecretValueName = lazyRegexp(`(?i)(?:^|[_.-]|[a-z](?-i:[A-Z]))(?:kid|id|ids|uuid|guid|hash|sha|sha1|sha256|sha512|md5|digest|checksum|etag|integrity|commit|ref|rev|revision|version|trace|traceparent|tracestate|span|request|correlation|fingerprint|thumbprint|nonce|name|file|path|url|uri|image|tag|branch|ray|key_?id|src|href|alt|class|style|q|query|search|state|challenge|code_challenge|salt|h1|sha384|blake2b|blake3)s?$`)
 
 // publicValueName: names whose random-looking values are public: a
 // WireGuard peer, a recipient, an address, a signature of Claude's
@@ -108,10 +108,22 @@ func judgeToken(text string, i, j int, spans []span) []span {
 	if !valuePosition(text, i) || lookAlike(tok) || strings.Contains(tok, "/") && pathLike(tok) {
 		return spans
 	}
-	if randomish(tok, 20) {
+	if randomish(tok, 20) && !idShape(tok) {
 		spans = append(spans, span{i, j})
 	}
 	return spans
+}
+
+// idShape: a random value under a neutral name that is an id's, not a
+// credential's: shorter than 28 (nanoid, cuid2, ksuid, Firebase's push
+// ids), or lower case and digits only up to 32 (cuid, xid). A credential
+// under a name that says nothing is longer, and its own rule (a prefix,
+// a name) finds it otherwise.
+func idShape(tok string) bool {
+	if len(tok) < 28 {
+		return true
+	}
+	return len(tok) <= 32 && strings.ToLower(tok) == tok
 }
 
 // pathLike: a/b/c with word-like segments (a file path, a module path).
@@ -264,12 +276,17 @@ func csvHeader(fields []string) bool {
 // table of names and values (vault kv get, column -t): a line of two
 // words two or more spaces apart, the first a secret's name.
 func scanTableRows(text string) []span {
+	text = boxNormalized(text)
 	var spans []span
 	for pos := 0; pos < len(text); {
 		end := lineEnd(text, pos)
 		line := strings.TrimRight(text[pos:end], " \t\r|")
 		lead := len(line) - len(strings.TrimLeft(line, " \t|"))
-		if cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|"); strings.HasPrefix(strings.TrimSpace(line), "|") && len(cells) == 2 {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		// psql's rows (smtp_pass  | x, expanded display's password | x): a
+		// name alone in the first cell.
+		psql := len(cells) == 2 && strings.Count(text[pos:end], "|") == 1 && isIdentifier(strings.TrimSpace(cells[0]))
+		if (strings.HasPrefix(strings.TrimSpace(line), "|") || psql) && len(cells) == 2 {
 			// A markdown table: | password | s3cr3t |
 			name, v := strings.Trim(strings.TrimSpace(cells[0]), "*`"), strings.Trim(strings.TrimSpace(cells[1]), "`")
 			if v != "" && !strings.ContainsAny(v, " \t") && strong(name) && !keepField([]string{"", name}, v) {
@@ -321,4 +338,29 @@ func scanPgpass(text string) []span {
 
 func pgField(s string) bool {
 	return s != "" && !strings.ContainsAny(s, " \t\"'=/") && len(s) < 128
+}
+
+// boxNormalized is text with the box-drawing characters of terminal
+// tables (│ ┃ ║, ─ ━ ═, corners and crossings; three bytes each) written
+// as ASCII of the same length: a vertical as "|  ", anything else as
+// "-+-", so the table scanners read rich's, psql's and tabulate's boxes as
+// they read markdown's.
+func boxNormalized(text string) string {
+	if !strings.Contains(text, "\xe2\x94") && !strings.Contains(text, "\xe2\x95") {
+		return text
+	}
+	b := []byte(text)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] != 0xe2 || b[i+1] != 0x94 && b[i+1] != 0x95 {
+			continue
+		}
+		switch string(b[i : i+3]) {
+		case "│", "┃", "║", "╎", "╏", "┆", "┇", "┊", "┋":
+			copy(b[i:], "|  ")
+		default:
+			copy(b[i:], "-+-")
+		}
+		i += 2
+	}
+	return string(b)
 }

@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,18 @@ type cliFacts struct {
 	init     *event.Init
 	first    *event.ContextUsage // the first answer, kept for the run once init is seen
 	lastBand int                 // the context's last logged tenth
+	// tools are the main thread's tool calls not yet answered: their name
+	// and start, for the result's line.
+	tools map[string]toolCall
+	// calls are the main thread's tool uses without a result yet, kept
+	// while the run is bounded: a result is judged with its call.
+	calls map[string]event.ToolUse
+}
+
+// toolCall is a main-thread tool call waiting for its result.
+type toolCall struct {
+	name  string
+	start time.Time
 }
 
 // observeCLI records a get_context_usage answer: the first of the session
@@ -195,16 +208,46 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 			if !ev.Assistant.MainThread() {
 				continue
 			}
-			s.log(policy.LevelInfo, "tool", "name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"))
+			args := []any{"name", tu.Name, "input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "size", tu.InputSize}
+			if p := s.inRepo(tu.FilePath); p != "" {
+				args = append(args, "path", p)
+			}
+			s.log(policy.LevelInfo, "tool", args...)
+			if s.cli.tools == nil {
+				s.cli.tools = map[string]toolCall{}
+			}
+			s.cli.tools[tu.ID] = toolCall{tu.Name, s.now()}
+			if s.cfg.Boundary != nil {
+				if s.cli.calls == nil {
+					s.cli.calls = map[string]event.ToolUse{}
+				}
+				s.cli.calls[tu.ID] = tu
+			}
 		}
 	case event.KindToolResult:
 		for _, tr := range ev.ToolResults {
+			if call, ok := s.cli.tools[tr.ToolUseID]; ok && tr.ParentToolUseID == "" {
+				delete(s.cli.tools, tr.ToolUseID)
+				exit := "ok"
+				switch {
+				case tr.Interrupted:
+					exit = "interrupted"
+				case tr.IsError:
+					exit = "error"
+				}
+				n := tr.ContentLen
+				if n == 0 {
+					n = len(tr.Content)
+				}
+				s.log(policy.LevelInfo, "tool ended", "name", call.name, "exit", exit, "took", s.now().Sub(call.start).Round(time.Millisecond), "size", n)
+			}
 			// claude's permission mode refusing a call: the log says so
 			// (the agent only sees an error and may look stuck).
 			if tr.IsError && tr.ParentToolUseID == "" && permissionRefusal(tr.Content) {
 				s.log(policy.LevelWarn, "claude refused a tool call (permission_mode; allowed_tools lists what it lets run)",
 					"result", text.OneLine(tr.Content, 160))
 			}
+			s.boundaryRefusal(tr)
 		}
 	case event.KindSystem:
 		sys := ev.System
@@ -237,6 +280,46 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 	if ev.Kind == event.KindInit || ev.Kind == event.KindContextUsage {
 		s.warnCompactionPoint(snap)
 	}
+}
+
+// boundaryRefusal logs a tool result that shows the sandbox's refusal (a
+// read-only file system, a hidden path, a cut connection) as the
+// boundary's, with its call: the agent met the boundary, the tool did not
+// break. debussy's own refusals before the call are logged by the policy.
+func (s *Session) boundaryRefusal(tr event.ToolResult) {
+	tu, ok := s.cli.calls[tr.ToolUseID]
+	if !ok {
+		return
+	}
+	delete(s.cli.calls, tr.ToolUseID)
+	if strings.Contains(tr.Content, "debussy sandbox: ") { // 2.1.332 prefixes "PreToolUse:Write hook error: "
+		return // refused before it ran: logged then
+	}
+	kind := s.cfg.Boundary(tu.Name, tu.Input, tr.Content)
+	if kind == "" {
+		return
+	}
+	what := map[string]string{
+		"write":   "a write outside the places this run may write",
+		"read":    "a read of a hidden credential path",
+		"network": "a connection outside sandbox_allow_domains",
+	}[kind]
+	s.log(policy.LevelWarn, "sandbox boundary refused a tool call: "+what, "tool", tu.Name,
+		"input", strings.TrimPrefix(ToolSummary(tu), s.cfg.Root+"/"), "result", text.OneLine(tr.Content, 160))
+}
+
+// inRepo is path relative to the repository when it lies inside it, else
+// "": the log names the files a tool touched in the repository, not the
+// machine's other paths.
+func (s *Session) inRepo(path string) string {
+	if path == "" || s.cfg.Root == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(s.cfg.Root, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return ""
+	}
+	return rel
 }
 
 // ToolSummary is a tool call in one line: its command or its file.

@@ -16,6 +16,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,10 @@ type Config struct {
 	Live bool
 	// Hard is a second Ctrl-C: the session is killed at once.
 	Hard <-chan struct{}
+	// Boundary names the sandbox's refusal a tool's result shows ("write",
+	// "read", "network"; "" for none) from the call and its result; nil
+	// when the run is not bounded.
+	Boundary func(tool string, input json.RawMessage, result string) string
 	// FailFast is the cause of a cancellation by another phase's failure
 	// (--fail-fast), which the interrupt's record names.
 	FailFast error

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -124,12 +125,26 @@ func Endpoint(getenv func(string) string) string {
 	return ""
 }
 
-// Where is the endpoint spans are exported to; "" when off.
+// Where is the endpoint spans are exported to, without the parts of a URL
+// that may carry a credential (user info, query, fragment), so it may be
+// logged where a CI job's log shows it; "" when off.
 func (t *Tracer) Where() string {
 	if !t.On() {
 		return ""
 	}
-	return t.endpoint
+	return Shown(t.endpoint)
+}
+
+// Shown is endpoint as a log line may show it: scheme, host and path, with
+// user info, query and fragment dropped; "[unparsable endpoint]" when it is
+// not a URL.
+func Shown(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "[unparsable endpoint]"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // Enabled reports whether getenv asks for traces to be exported.

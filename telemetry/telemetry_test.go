@@ -151,3 +151,17 @@ func TestExportErrorsReportedOnce(t *testing.T) {
 		t.Errorf("the SDK printed on its own:\n%s", stderr.String())
 	}
 }
+
+// What a log line shows of the endpoint carries no credential a URL can
+// hold, and keeps what says where the spans go.
+func TestShown(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://127.0.0.1:4318/v1/traces", "http://127.0.0.1:4318/v1/traces"},
+		{"https://user:s3cr3t@otel.example.com/v1/traces?api-key=s3cr3t#frag", "https://otel.example.com/v1/traces"},
+		{"://bad", "[unparsable endpoint]"},
+	} {
+		if got := Shown(c.in); got != c.want {
+			t.Errorf("Shown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -140,14 +140,15 @@ func TestRunGateFailureRemediates(t *testing.T) {
 }
 
 // Gates that keep failing: the phase fails after max_retries with the last
-// gate output in the message, work committed as failed.
+// gate output in the message — asked for with --log-text: a piped log
+// carries structure only (issue 53) — work committed as failed.
 func TestRunGateFailsAfterRetries(t *testing.T) {
 	claudetest.OncePerSuite(t, "gate retries and the failed commit")
 	h := newHarness(t, fakeapi.Script{Default: &fakeapi.Conversation{Turns: []fakeapi.Turn{
 		turn(10000, fakeapi.Bash("echo attempt >> attempts.txt && debussy done --phase 1")),
 		turn(11000, fakeapi.Text("Done.")),
 	}}}, []phaseSpec{{ID: "1", Title: "Never", Gates: []string{"never: `echo NOPE-OUTPUT; false`"}}}, "")
-	r := h.run("run", "plan/MASTER_PLAN.md", "--max-retries", "1")
+	r := h.run("run", "plan/MASTER_PLAN.md", "--max-retries", "1", "--log-text")
 	if r.Code != 1 {
 		t.Fatalf("want exit 1: %s", r)
 	}
@@ -199,7 +200,10 @@ func TestRunCrashRetried(t *testing.T) {
 			turn(10000, done("1")), turn(11000, fakeapi.Text("ok")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Crashy"}}, "retry_backoff: 100ms\n")
+	// sandbox: off — in the sandbox the agent's commands run in a PID
+	// namespace of their own (claude's sandbox): claude is not theirs to
+	// kill. This test is about the retry.
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Crashy"}}, "retry_backoff: 100ms\nsandbox: off\n")
 	r := h.run("run", "plan/MASTER_PLAN.md")
 	if r.Code != 0 {
 		t.Fatalf("want exit 0: %s", r)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -138,8 +139,22 @@ func runGitLabChild(t *testing.T, glcl, want string, args ...string) {
 	h := newHarness(t, diamondScript(), diamondPhases, "")
 	origin := h.withOrigin()
 	driver := h.cloneOf(origin)
-	if r := driver.run("pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "-o", "child.yml"); r.Code != 0 {
+	// A dev build must name the jobs' image.
+	if r := driver.run("pipeline", "plan/MASTER_PLAN.md", "--format", "gitlab", "--image", "example/debussy:1", "-o", "child.yml"); r.Code != 0 {
 		t.Fatalf("pipeline: %s", r)
+	}
+	// The shell executor runs the jobs here: no daemon pulls an image
+	// (TestImageRunsGeneratedJobs runs them in debussy's), and gitlab-ci-local
+	// gives a job that names one a /builds project directory even with
+	// --force-shell-executor. So the image goes; the rest runs as written.
+	child := filepath.Join(driver.Repo, "child.yml")
+	withImage := readFile(t, child)
+	withoutImage := regexp.MustCompile(`(?m)^  image:\n(?:    .*\n)+`).ReplaceAllString(withImage, "")
+	if withoutImage == withImage {
+		t.Fatalf("child.yml names no image:\n%s", withImage)
+	}
+	if err := os.WriteFile(child, []byte(withoutImage), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// What gitlab-ci-local adds beside the repository is not the plan's.
 	exclude := filepath.Join(driver.Repo, ".git", "info", "exclude")
@@ -254,7 +269,7 @@ func TestPipelineK8sDriverRunsThePlan(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", script, "plan/MASTER_PLAN.md", "--cpu", "250m")
+	cmd := exec.CommandContext(ctx, "bash", script, "plan/MASTER_PLAN.md", "--cpu", "250m", "--image", "example/debussy:1")
 	cmd.Dir = driver.Repo
 	cmd.Env = append(slices.Clone(h.Env), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"FAKEKUBE_STATE="+state, "DEBUSSY_POLL_SECONDS=1")

@@ -89,7 +89,10 @@ func TestTracesJoinTheChild(t *testing.T) {
 			turn(12000, fakeapi.Text("Done.")),
 		}},
 	}}
-	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "One", Gates: []string{"file: `test -f traceparent.txt`"}}}, "")
+	// sandbox: off — the command reads claude's own environment in /proc;
+	// in the sandbox, claude's sandbox runs it in a PID namespace of its
+	// own, where claude is not to be found.
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "One", Gates: []string{"file: `test -f traceparent.txt`"}}}, "sandbox: off\n")
 	rc := newOTLPReceiver(t)
 	h.Env = append(h.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+rc.URL, "OTEL_RESOURCE_ATTRIBUTES=team=infra", "OTEL_BSP_SCHEDULE_DELAY=200")
 	r := h.run("run", "plan/MASTER_PLAN.md")

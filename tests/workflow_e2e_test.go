@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -23,9 +24,12 @@ import (
 // ${{ }} expressions filled in, the if: conditions honoured — wave after
 // wave, until the plan job's matrix is empty: phase jobs merge their
 // dependencies' branches and push their own (--base deps --push), and the
-// collect job merges them (debussy collect). debussy and the real claude
-// CLI (against the fake API) stand in for the install step's go install and
-// npm install; gh only records the dispatch.
+// collect job merges them (debussy collect). The install step runs as
+// written against a stand-in release (gh release download serves an
+// archive of the debussy under test and its checksums.txt, which the step
+// verifies); npm only records the pinned claude it installs (the real CLI,
+// against the fake API, is on PATH already), gh the dispatch. What a phase
+// job uploads is debussy export's directory, which carries no session log.
 func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 	claudetest.OncePerSuite(t, "the CI recipe's jobs and their waves")
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
@@ -73,9 +77,17 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 			break
 		}
 		for _, entry := range m.Include {
-			if job := w.job("phase", entry); job.failed {
+			job := w.job("phase", entry)
+			if job.failed {
 				t.Fatalf("wave %d: phase %s failed", wave, entry["phase"])
-			} else if !strings.Contains(job.summary, "```mermaid") || !strings.Contains(job.summary, "| "+entry["phase"]+" | "+entry["title"]+" | completed |") {
+			}
+			// What it uploads is the export: a report, never a session's log.
+			if !slices.Contains(job.uploaded, "report.html") || slices.ContainsFunc(job.uploaded, func(f string) bool {
+				return strings.HasPrefix(f, "session-") || strings.HasSuffix(f, ".jsonl") && f != "events.jsonl"
+			}) {
+				t.Errorf("wave %d: phase %s uploads %q", wave, entry["phase"], job.uploaded)
+			}
+			if !strings.Contains(job.summary, "```mermaid") || !strings.Contains(job.summary, "| "+entry["phase"]+" | "+entry["title"]+" | completed |") {
 				t.Errorf("wave %d: phase %s's step summary lacks the table or the charts:\n%s", wave, entry["phase"], job.summary)
 			}
 		}
@@ -114,10 +126,66 @@ func TestWorkflowMatrixRunsThePlan(t *testing.T) {
 	if n := strings.Count(calls, dispatch); n != 2 {
 		t.Errorf("%d dispatches of the next wave, want 2:\n%s", n, calls)
 	}
-	if !strings.Contains(calls, "go install github.com/debussy-dev/debussy@latest") {
-		t.Errorf("the install step did not run:\n%s", calls)
+	for _, install := range []string{"gh release download " + w.wf.Env["DEBUSSY_VERSION"] + " --repo debussy-dev/debussy",
+		"npm install -g @anthropic-ai/claude-code@" + w.wf.Env["CLAUDE_CODE_VERSION"]} {
+		if !strings.Contains(calls, install) {
+			t.Errorf("the install step did not run %q:\n%s", install, calls)
+		}
+	}
+	if strings.Contains(calls, "go install") {
+		t.Errorf("a job builds debussy instead of installing the release:\n%s", calls)
 	}
 }
+
+// fakeRelease is a directory holding what gh release download serves for
+// version: the archive of this machine's platform, with the debussy under
+// test, and a checksums.txt that also lists an archive not downloaded.
+func fakeRelease(t *testing.T, version string) string {
+	t.Helper()
+	dir := t.TempDir()
+	archive := fmt.Sprintf("debussy_%s_linux_%s.tar.gz", strings.TrimPrefix(version, "v"), runtime.GOARCH)
+	stage := t.TempDir()
+	data, err := os.ReadFile(debussyBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "debussy"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tar", "-czf", filepath.Join(dir, archive), "-C", stage, "debussy").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	cmd := exec.Command("sha256sum", archive)
+	cmd.Dir = dir
+	sum, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Repeat("0", 64) + "  debussy_" + strings.TrimPrefix(version, "v") + "_darwin_arm64.tar.gz\n"
+	if err := os.WriteFile(filepath.Join(dir, "checksums.txt"), append([]byte(other), sum...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ghStub is gh: every call is recorded; `release download TAG --dir D
+// --pattern P…` copies the files of release that match P into D.
+const ghStub = `#!/bin/bash
+echo "gh $*" >> %[1]q
+[[ $1 == release && $2 == download ]] || exit 0
+dir=. patterns=()
+shift 3
+while (($#)); do
+	case $1 in
+	--dir) dir=$2; shift ;;
+	--pattern) patterns+=("$2"); shift ;;
+	esac
+	shift
+done
+for p in "${patterns[@]}"; do
+	cp %[2]q/$p "$dir"/ || { echo "gh: release has no asset $p" >&2; exit 1; }
+done
+`
 
 // ghWorkflow is the part of a workflow file the test runs.
 type ghWorkflow struct {
@@ -167,13 +235,18 @@ func newWorkflow(t *testing.T, h *harness, path string) *workflow {
 	if err := os.Symlink(debussyBin, filepath.Join(w.bin, "debussy")); err != nil {
 		t.Fatal(err)
 	}
-	// The install step's go install and npm install, and the dispatch's
-	// gh, only say they were called.
-	for _, stub := range []string{"go", "npm", "gh"} {
+	// The install step's npm install and go, were it called, only say they
+	// were; gh serves a release of the debussy under test.
+	for _, stub := range []string{"go", "npm"} {
 		body := fmt.Sprintf("#!/bin/sh\necho \"%s $*\" >> %q\n", stub, filepath.Join(w.bin, "calls.log"))
 		if err := os.WriteFile(filepath.Join(w.bin, stub), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	release := fakeRelease(t, w.wf.Env["DEBUSSY_VERSION"])
+	gh := fmt.Sprintf(ghStub, filepath.Join(w.bin, "calls.log"), release)
+	if err := os.WriteFile(filepath.Join(w.bin, "gh"), []byte(gh), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	w.vars = map[string]string{
 		"inputs.plan":               "plan/MASTER_PLAN.md",
@@ -248,9 +321,10 @@ func (w *workflow) runs(name string) bool {
 }
 
 type jobResult struct {
-	failed  bool
-	outputs map[string]string
-	summary string // what the job wrote to GITHUB_STEP_SUMMARY
+	failed   bool
+	outputs  map[string]string
+	summary  string   // what the job wrote to GITHUB_STEP_SUMMARY
+	uploaded []string // the files under the export directory the job uploads
 }
 
 // job runs one job (one matrix entry) in a fresh workspace.
@@ -269,10 +343,14 @@ func (w *workflow) job(name string, matrix map[string]string) jobResult {
 		w.vars["matrix."+k] = v
 	}
 	dir := w.t.TempDir()
-	ws := filepath.Join(dir, "work")
-	output, summary := filepath.Join(dir, "output"), filepath.Join(dir, "summary.md")
-	env := append(slices.Clone(w.h.Env), "PATH="+w.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+ws, "GITHUB_OUTPUT="+output, "GITHUB_STEP_SUMMARY="+summary)
+	ws, temp := filepath.Join(dir, "work"), filepath.Join(dir, "runner-temp")
+	if err := os.Mkdir(temp, 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	output, summary, ghPath := filepath.Join(dir, "output"), filepath.Join(dir, "summary.md"), filepath.Join(dir, "path")
+	path := w.bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := append(slices.Clone(w.h.Env), "CI=true", "GITHUB_ACTIONS=true", "GITHUB_WORKSPACE="+ws,
+		"GITHUB_OUTPUT="+output, "GITHUB_STEP_SUMMARY="+summary, "GITHUB_PATH="+ghPath, "RUNNER_TEMP="+temp)
 	for k, v := range w.wf.Env {
 		env = append(env, k+"="+w.expand(v))
 	}
@@ -297,7 +375,14 @@ func (w *workflow) job(name string, matrix map[string]string) jobResult {
 		default:
 			w.t.Fatalf("job %s step %d uses %s: unknown to this test", name, i+1, st.Uses)
 		}
-		stepEnv := slices.Clone(env)
+		// GITHUB_PATH's lines go before PATH in the steps after.
+		stepPath := path
+		if data, err := os.ReadFile(ghPath); err == nil {
+			for _, l := range strings.Fields(string(data)) {
+				stepPath = l + string(os.PathListSeparator) + stepPath
+			}
+		}
+		stepEnv := append(slices.Clone(env), "PATH="+stepPath)
 		for k, v := range st.Env {
 			stepEnv = append(stepEnv, k+"="+w.expand(v))
 		}
@@ -322,5 +407,11 @@ func (w *workflow) job(name string, matrix map[string]string) jobResult {
 	}
 	data, _ := os.ReadFile(summary)
 	res.summary = string(data)
+	_ = filepath.WalkDir(filepath.Join(temp, "debussy-export"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			res.uploaded = append(res.uploaded, filepath.Base(p))
+		}
+		return nil
+	})
 	return res
 }

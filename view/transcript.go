@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type Transcript struct {
 	// turnsBefore is t.turn at the previous result: a result covers the
 	// turns since (a session may take a second message).
 	turnsBefore int
+	// structure: show sizes in place of the agent's and its tools' text
+	// (Structure).
+	structure bool
 }
 
 // Told is something debussy told the agent or did to its session (from
@@ -47,6 +51,15 @@ const keptLines = 3
 func NewTranscript(w io.Writer) *Transcript {
 	return &Transcript{w: w, tools: map[string]bool{}}
 }
+
+// Structure makes t show structure only, for a pipe or a CI log: each
+// tool's name, the path it touched in the repository, its input's and
+// result's sizes, the context per turn, the result line — never the
+// agent's text, a prompt, a tool's input or output (public's rule).
+func (t *Transcript) Structure() { t.structure = true }
+
+// size stands for text t may not show.
+func size(what string, n int) string { return fmt.Sprintf("(%s, %d bytes)", what, n) }
 
 // Tell adds what debussy told the agent; each shows once, in place.
 func (t *Transcript) Tell(told ...Told) { t.told = append(t.told, told...) }
@@ -102,6 +115,10 @@ func (t *Transcript) Line(line []byte) {
 		fmt.Fprintf(t.w, "session %s · model %s · claude %s · %s\n", short(in.SessionID, 8), in.Model, in.Version, in.Cwd)
 	case runner.KindUser:
 		if ev.User.ParentToolUseID == "" {
+			if t.structure {
+				fmt.Fprintf(t.w, "» %s\n", size("prompt", len(ev.User.Text)))
+				break
+			}
 			fmt.Fprintf(t.w, "» %s\n", t.firstLines(ev.User.Text, len(ev.User.Text), 2, "  "))
 		}
 	case runner.KindAssistant:
@@ -151,6 +168,9 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 	case a.Model == "<synthetic>":
 		// The CLI's own reply (an API error, an abort): no request, no turn.
 		if txt := text.OneLine(a.Text, 0); a.Error != "" || txt != "" {
+			if t.structure && txt != "" {
+				txt = size("message", len(txt))
+			}
 			fmt.Fprintf(t.w, "! claude: %s\n", strings.TrimPrefix(strings.Join([]string{a.Error, txt}, ": "), ": "))
 		}
 		return
@@ -170,7 +190,13 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 		if a.MainThread() {
 			t.lastText = strings.TrimSpace(t.lastText + "\n" + txt)
 		}
+		if t.structure {
+			fmt.Fprintf(t.w, "%s%s\n", indent, size("text", len(txt)))
+		}
 		for _, l := range strings.Split(txt, "\n") {
+			if t.structure {
+				break
+			}
 			fmt.Fprintf(t.w, "%s%s\n", indent, strings.TrimRight(l, " \t\r"))
 		}
 	}
@@ -185,6 +211,13 @@ func (t *Transcript) assistant(a *runner.Assistant) {
 
 // toolInput is a tool call's input in one short line.
 func (t *Transcript) toolInput(tu runner.ToolUse) string {
+	if t.structure {
+		in := fmt.Sprintf("(%d bytes of input)", tu.InputSize)
+		if p := t.rel(tu.FilePath); p != "" && !filepath.IsAbs(p) {
+			in = p + " " + in // a file in the repository
+		}
+		return in
+	}
 	switch {
 	case tu.Command != "":
 		return text.OneLine(tu.Command, 160)
@@ -220,20 +253,32 @@ func (t *Transcript) toolResult(tr runner.ToolResult) {
 	if n == 0 {
 		n = len(tr.Content)
 	}
+	if t.structure {
+		fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, size("output", n))
+		return
+	}
 	fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, t.firstLines(tr.Content, n, keptLines, indent+"  "))
 }
 
 func (t *Transcript) system(s *runner.System) {
 	switch {
 	case s.Subtype == "api_retry":
+		msg := text.OneLine(s.Error, 0)
+		if t.structure {
+			msg = size("message", len(msg))
+		}
 		fmt.Fprintf(t.w, "· API error %d, claude retries (%d/%d) in %s: %s\n", s.ErrorStatus, s.Attempt, s.MaxRetries,
-			(time.Duration(s.RetryDelayMs) * time.Millisecond).Round(100*time.Millisecond), text.OneLine(s.Error, 0))
+			(time.Duration(s.RetryDelayMs) * time.Millisecond).Round(100*time.Millisecond), msg)
 	case s.Subtype == "compact_boundary":
 		fmt.Fprintf(t.w, "· context compacted (was %s)\n", formatTokens(s.PreTokens))
 	case s.Status == "compacting":
 		fmt.Fprintf(t.w, "· compacting the context\n")
 	case strings.HasPrefix(s.Subtype, "task_") && s.Description != "":
-		fmt.Fprintf(t.w, "    ⤷ %s: %s\n", strings.TrimPrefix(s.Subtype, "task_"), text.OneLine(s.Description, 0))
+		what := text.OneLine(s.Description, 0)
+		if t.structure {
+			what = size("description", len(what))
+		}
+		fmt.Fprintf(t.w, "    ⤷ %s: %s\n", strings.TrimPrefix(s.Subtype, "task_"), what)
 	}
 }
 
@@ -262,6 +307,10 @@ func (t *Transcript) result(r *runner.Result) {
 		formatTokens(u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens), formatTokens(u.OutputTokens))
 	// The final text is the agent's last message, shown above already.
 	if txt := strings.TrimSpace(r.Text); txt != "" && txt != t.lastText && !strings.HasSuffix(t.lastText, txt) {
+		if t.structure {
+			fmt.Fprintf(t.w, "  %s\n", size("text", len(txt)))
+			return
+		}
 		fmt.Fprintf(t.w, "  %s\n", t.firstLines(txt, len(txt), keptLines, "  "))
 	}
 }
