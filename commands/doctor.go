@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/internal/gitrun"
 	"github.com/debussy-dev/debussy/runner"
 )
 
@@ -166,7 +166,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		fs = append(fs, billingFinding(e.Getenv))
 	}
 
-	out, gitErr := exec.CommandContext(ctx, "git", "--version").Output()
+	out, gitErr := gitrun.Runner{}.Run(ctx, gitrun.Call{}, "--version")
 	switch {
 	case ws != nil && ws.RepoErr != nil:
 		add("FAIL", "git", ws.RepoErr.Error(), "fix the repository named above (git status shows the same)")
@@ -179,12 +179,18 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("FAIL", "git", root+" has no commit yet: a run refuses it (debussy commits the agent's work on top of yours)",
 			"commit what belongs in the project first: git add -A && git commit -m \"initial commit\"")
 	case gitErr != nil:
-		add("warn", "git", "git not found: "+gitErr.Error()+"; commits: staged by go-git",
-			"install git: then git stages every commit exactly as `git add -A` does (go-git skips core.excludesFile, attributes, filters and eol), and --parallel works")
+		add("warn", "git", "git not found: "+gitErr.Error()+"; commits: made by go-git (git-less mode), only in a repository where its answer is git's",
+			"install git: then git makes every commit, exactly as `git add -A && git commit`, and --parallel works")
+		var unsupported *gitcommit.UnsupportedError
+		if ws != nil && ws.Repo != nil && ws.Config.AutoCommit {
+			if err := ws.Repo.Preflight(); errors.As(err, &unsupported) {
+				add("FAIL", "git", "git-less mode refuses this repository: "+err.Error(), "install git")
+			}
+		}
 	default:
 		mode := ""
 		if ws != nil && ws.Repo != nil {
-			mode = "; commits: staged by " + ws.Repo.Mode()
+			mode = "; commits: made by " + ws.Repo.Mode()
 		}
 		fs = append(fs, gitVersionFinding(string(out), mode))
 	}

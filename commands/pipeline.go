@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/debussy-dev/debussy/failure"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/internal/buildinfo"
+	"github.com/debussy-dev/debussy/internal/gitrun"
 	"github.com/debussy-dev/debussy/orchestrator"
 	"github.com/debussy-dev/debussy/plans"
 	"github.com/debussy-dev/debussy/remote"
@@ -237,9 +237,8 @@ func withoutCredentials(raw string) (string, bool) {
 
 // gitOut runs git in root and returns its trimmed output.
 func gitOut(ctx context.Context, root string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", root}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
+	run := gitrun.Runner{Dir: root, NoPrompt: true}
+	out, err := run.Run(ctx, gitrun.Call{}, args...)
 	if err != nil {
 		return "", err
 	}

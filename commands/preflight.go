@@ -105,7 +105,7 @@ func (e *Env) preflight(ctx context.Context, ws *workspace, plan *plans.Plan, op
 		return p
 	}
 	if ws.Repo != nil && ws.Config.StrictGit && ws.Repo.Mode() != "git" {
-		if refuse(fmt.Errorf("%w: strict_git: git is not installed here, and go-git's own staging differs from git's (README, \"What debussy's commits honour\"); install git, or set strict_git: false", orchestrator.ErrSetup)) {
+		if refuse(fmt.Errorf("%w: strict_git: git is not installed here (without it, go-git commits only where its answer is git's: docs/commits.md); install git, or set strict_git: false", orchestrator.ErrSetup)) {
 			return p
 		}
 	}

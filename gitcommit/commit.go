@@ -63,207 +63,11 @@ func (r *Repo) CommitAll(ctx context.Context, msg string, opts ...CommitOption) 
 	return c, nil
 }
 
-func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (_ Commit, err error) {
-	// Config and identity are git's answers staging does not need: asked
-	// while git stages (without git, before). Read only after <-asked.
-	var cfg gitConfig
-	var author, committer object.Signature
-	var cfgErr, idErr error
-	asked := make(chan struct{})
-	ask := func() {
-		defer close(asked)
-		if cfg, cfgErr = r.readConfig(ctx); cfgErr == nil {
-			author, committer, idErr = r.identity(ctx, cfg)
-		}
-	}
+func (r *Repo) commitAll(ctx context.Context, msg string, o commitOptions) (Commit, error) {
 	if r.gitBin != "" {
-		go ask()
-	} else {
-		ask()
+		return r.commitByGit(ctx, msg, o)
 	}
-	h, err := r.readHead()
-	if err != nil {
-		return Commit{}, err
-	}
-	never, err := r.notInHead(h, o.never)
-	if err != nil {
-		return Commit{}, err
-	}
-	// The index's lock file is the private index git stages into; it
-	// becomes the index once staged, as after `git add -A`, before any
-	// hook runs (git commit shows its hooks the index itself). Cut before
-	// that, the user's index is untouched.
-	lock, err := r.acquireLock(r.indexFile)
-	if err != nil {
-		return Commit{}, err
-	}
-	defer lock.release()
-	if err := lock.seed(ctx, r, o.from); err != nil {
-		return Commit{}, err
-	}
-	var st staging
-	if r.gitBin != "" {
-		st, err = r.stageByGit(ctx, lock.lockPath(), o, never)
-	} else {
-		st, err = r.stageByGoGit(lock.lockPath(), o, never)
-	}
-	if err != nil {
-		return Commit{}, err
-	}
-	if <-asked; cfgErr != nil {
-		return Commit{}, cfgErr
-	}
-	r.shared = parseSharedPerm(strings.TrimSpace(cfg.get("core.sharedRepository")), cfg.has("core.sharedRepository"), cfg.bare["core.sharedrepository"])
-	var parentTree plumbing.Hash
-	var parents []plumbing.Hash
-	if !h.hash.IsZero() {
-		pc, err := r.repo.CommitObject(h.hash)
-		if err != nil {
-			return Commit{}, fmt.Errorf("read HEAD commit: %w", err)
-		}
-		parentTree, parents = pc.TreeHash, []plumbing.Hash{h.hash}
-	}
-	op, err := r.commitState()
-	if err != nil {
-		return Commit{}, err
-	}
-	emptyTree := st.tree == emptyTreeHash || st.tree.IsZero()
-	nothing := func(tree plumbing.Hash) bool {
-		if h.hash.IsZero() {
-			return emptyTree
-		}
-		return tree == parentTree && len(op.parents) == 0 && !o.allowEmpty
-	}
-	if !nothing(st.tree) && len(op.parents) == 0 && !o.allowEmpty && !h.hash.IsZero() && r.ignoresSubmodules(cfg) {
-		// diff.ignoreSubmodules: `git commit` asks git's diff whether the
-		// index differs from HEAD, which may see nothing.
-		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}, "diff", "--cached", "--quiet", "--no-ext-diff", h.hash.String(), "--")
-		var ge *GitError
-		if err == nil {
-			st.tree = parentTree
-		} else if !errors.As(err, &ge) || ge.ExitCode != 1 {
-			return Commit{}, err
-		}
-	}
-	if nothing(st.tree) {
-		// Keep what `git add -A` staged and the refreshed stat data, so
-		// the next check is cheap.
-		if err := lock.commitFile(); err != nil {
-			r.log.Warn("write refreshed index", "err", err)
-		}
-		return Commit{}, ErrNothingToCommit
-	}
-
-	var newTrees []plumbing.Hash
-	changes, err := r.diffTreesInto(parentTree, st.tree, &newTrees)
-	if err != nil {
-		return Commit{}, err
-	}
-	if !slices.ContainsFunc(changes, fsckMayReject) {
-		newTrees = nil // no new name fsck could object to: no need to ask it
-	}
-	if err := r.fsckTrees(ctx, newTrees); err != nil {
-		return Commit{}, err
-	}
-	// The index goes first: if the commit then fails, the work is staged
-	// and the next CommitAll picks it up; the reverse order would show the
-	// new commit's changes as staged reversals. Interrupted (ctx) before
-	// the branch moves, the index as it was comes back (restoreIndex).
-	if err := r.installIndex(ctx, lock); err != nil {
-		return Commit{}, err
-	}
-	defer r.restoreIndex(ctx, &err)
-	if len(st.changed) > 0 && o.note != nil {
-		msg = o.note(msg, st.changed)
-	}
-	if strings.TrimSpace(msg) == "" {
-		msg = "debussy: checkpoint" // git would refuse; losing the work is worse
-	}
-	if !strings.HasSuffix(msg, "\n") {
-		msg += "\n"
-	}
-	parents = append(parents, op.parents...)
-	if idErr != nil {
-		return Commit{}, idErr
-	}
-	if op.author != nil {
-		author = *op.author
-	}
-	treeBeforeHooks := st.tree
-	hk := hooks{r: r, cfg: cfg, env: r.hookEnv(author, r.indexFile)}
-	hk.postIndexChange(ctx)
-	if ran, err := hk.run(ctx, "pre-commit"); err != nil {
-		return Commit{}, err
-	} else if ran {
-		// The hook may have staged more: git re-reads the index too.
-		if st.tree, err = r.writeTree(ctx, r.indexFile); err != nil {
-			return Commit{}, err
-		}
-		if nothing(st.tree) {
-			return Commit{}, ErrNothingToCommit
-		}
-	}
-	if msg, err = hk.message(ctx, msg); err != nil {
-		return Commit{}, err
-	}
-	if msg, err = r.cleanupMessage(ctx, cfg, msg); err != nil {
-		return Commit{}, err
-	}
-
-	c := &object.Commit{
-		Author:       author,
-		Committer:    committer,
-		Message:      msg,
-		TreeHash:     st.tree,
-		ParentHashes: parents,
-	}
-	if enc := cfg.get("i18n.commitEncoding"); enc != "" && !isUTF8Name(enc) {
-		c.Encoding = object.MessageEncoding(enc) // git's "encoding" header
-	}
-	if cfg.bool("commit.gpgSign", false) {
-		if err := r.signCommit(ctx, cfg, c); err != nil {
-			return Commit{}, err
-		}
-	}
-	obj := r.store.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return Commit{}, fmt.Errorf("encode: %w", err)
-	}
-	if r.shared != 0 {
-		if _, err := r.objectDir(obj.Hash()); err != nil {
-			return Commit{}, fmt.Errorf("write commit object: %w", err)
-		}
-	}
-	next, err := r.store.SetEncodedObject(obj)
-	if err != nil {
-		return Commit{}, fmt.Errorf("write commit object: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return Commit{}, context.Cause(ctx) // interrupted: the branch stays where it was
-	}
-	if o.written != nil {
-		if err := o.written(next.String()); err != nil {
-			return Commit{}, err
-		}
-	}
-	reflog := reflogOpts{label: op.reflog, onlyExisting: !logAllRefUpdates(cfg)}
-	if err := r.updateRef(h, next, committer, subjectOf(msg), reflog); err != nil {
-		return Commit{}, err
-	}
-	op.finish(r)
-	if _, err := hk.run(context.WithoutCancel(ctx), "post-commit"); err != nil {
-		r.log.Warn("post-commit hook failed", "err", err) // git ignores its exit status
-	}
-	files := len(changes)
-	if st.tree != treeBeforeHooks {
-		changes, err := r.diffTrees(parentTree, st.tree)
-		if err != nil {
-			return Commit{}, fmt.Errorf("%s: %w", Short(next.String()), err)
-		}
-		files = len(changes)
-	}
-	r.log.Debug("committed", "commit", Short(next.String()), "files", files)
-	return Commit{Hash: next.String(), Files: files, Changed: st.changed, Unstaged: st.unstaged}, nil
+	return r.commitByGoGit(ctx, msg, o)
 }
 
 // indexBackup is the index before a commit staged: a hard link, kept until
@@ -283,7 +87,7 @@ func (r *Repo) installIndex(ctx context.Context, lock *lockFile) error {
 // a hook); a refusing hook leaves the work staged, as git does.
 func (r *Repo) restoreIndex(ctx context.Context, err *error) {
 	defer os.Remove(r.indexBackup())
-	if *err == nil || ctx.Err() == nil {
+	if *err == nil || ctx.Err() == nil && !errors.Is(*err, context.Canceled) {
 		return
 	}
 	if _, serr := os.Stat(r.indexBackup()); serr != nil {
@@ -308,9 +112,20 @@ func (r *Repo) fsckTrees(ctx context.Context, trees []plumbing.Hash) error {
 	if r.gitBin == "" || len(trees) == 0 {
 		return nil
 	}
+	// The trees, and the .gitattributes and .gitmodules blobs they name:
+	// fsck reads those too, and would find them missing from the pack.
 	var ids strings.Builder
 	for _, t := range trees {
 		ids.WriteString(t.String() + "\n")
+		es, err := r.treeEntries(t)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if name := strings.ToLower(e.Name); e.Mode.IsFile() && (name == ".gitattributes" || name == ".gitmodules") {
+				ids.WriteString(e.Hash.String() + "\n")
+			}
+		}
 	}
 	pack, err := r.git(ctx, gitRun{stdin: strings.NewReader(ids.String())}, "pack-objects", "-q", "--stdout")
 	if err != nil {
@@ -339,30 +154,7 @@ func fsckMayReject(c Change) bool {
 		strings.ContainsFunc(c.Path, func(r rune) bool { return r >= 0x80 }))
 }
 
-// ignoresSubmodules says config may hide a submodule's change from git
-// commit's check for something to commit.
-func (r *Repo) ignoresSubmodules(cfg gitConfig) bool {
-	if r.gitBin == "" {
-		return false
-	}
-	for k := range cfg.values {
-		if k == "diff.ignoresubmodules" || strings.HasPrefix(k, "submodule.") && strings.HasSuffix(k, ".ignore") {
-			return true
-		}
-	}
-	return false
-}
-
 var emptyTreeHash = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904") // no entries
-
-// isUTF8Name says enc names UTF-8, which git writes no encoding header for.
-func isUTF8Name(enc string) bool {
-	switch strings.ToLower(strings.ReplaceAll(enc, "-", "")) {
-	case "utf8":
-		return true
-	}
-	return false
-}
 
 // AllowEmpty is `git commit --allow-empty` (not on an unborn branch): phase
 // outcomes use it so that git history records every phase's end.
@@ -377,23 +169,31 @@ func Written(record func(hash string) error) CommitOption {
 	return func(o *commitOptions) { o.written = record }
 }
 
-func subjectOf(msg string) string { // the reflog's
-	first, _, _ := strings.Cut(strings.TrimLeft(msg, "\n"), "\n")
-	return strings.TrimSpace(first)
-}
-
 // treeEntries reads one tree object's entries; the zero hash is the empty
 // tree.
 func (r *Repo) treeEntries(h plumbing.Hash) ([]object.TreeEntry, error) {
-	if h.IsZero() {
+	if h.IsZero() || h == emptyTreeHash {
 		return nil, nil
+	}
+	if es, ok := r.trees[h]; ok {
+		return es, nil
 	}
 	t, err := r.repo.TreeObject(h)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", Short(h.String()), err)
 	}
+	// Trees never change: kept across commits, which mostly read the
+	// same ones again, up to a bound.
+	if r.trees == nil || len(r.trees) > maxCachedTrees {
+		r.trees = map[plumbing.Hash][]object.TreeEntry{}
+	}
+	r.trees[h] = t.Entries
 	return t.Entries, nil
 }
+
+// maxCachedTrees bounds treeEntries' cache (a 100,000-file tree has a few
+// thousand).
+const maxCachedTrees = 20000
 
 // diffTrees is `git diff --no-renames --name-status` between two trees (a
 // zero hash is the empty tree), sorted by path. It reads only the subtrees

@@ -193,3 +193,16 @@ func TestCommitAllWithoutGit(t *testing.T) {
 		t.Errorf("status after the commit: %q", st)
 	}
 }
+
+// A Never path HEAD tracks is the branch's file: its change is committed.
+func TestCommitAllNeverTrackedIsCommitted(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{"config.env": "A=1\n", "a.txt": "a\n"})
+	writeFiles(t, dir, map[string]string{"config.env": "A=2\n"})
+	if _, err := mustOpen(t, dir).CommitAll(context.Background(), "work", Never([]string{"config.env"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := runGit(t, dir, "show", "HEAD:config.env"); got != "A=2" {
+		t.Errorf("HEAD's config.env = %q, want the change committed", got)
+	}
+}

@@ -154,7 +154,14 @@ func (r *Repo) prepareMerge(ctx context.Context, branch string) (*pendingMerge, 
 		return fail(err)
 	}
 	probe.release()
-	if err := os.WriteFile(filepath.Join(r.gitDir, "MERGE_HEAD"), []byte(theirsC.Hash.String()+"\n"), 0o666); err != nil {
+	// MERGE_MODE "no-ff": git commit keeps both parents even where the
+	// branch could be fast-forwarded, as `git merge --no-ff`.
+	err = os.WriteFile(filepath.Join(r.gitDir, "MERGE_MODE"), []byte("no-ff"), 0o666)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(r.gitDir, "MERGE_HEAD"), []byte(theirsC.Hash.String()+"\n"), 0o666)
+	}
+	if err != nil {
+		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_MODE"))
 		return fail(err)
 	}
 	m := &pendingMerge{oursTree: oursC.TreeHash, mergedTree: mergedTree, index: filepath.Join(r.gitDir, "debussy-merge-index")}
@@ -171,6 +178,7 @@ func (r *Repo) prepareMerge(ctx context.Context, branch string) (*pendingMerge, 
 			err = fmt.Errorf("%w (and restoring it: %w)", err, uerr)
 		}
 		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
+		_ = os.Remove(filepath.Join(r.gitDir, "MERGE_MODE"))
 		return fail(err)
 	}
 	return m, nil
@@ -194,6 +202,7 @@ func (r *Repo) undoMerge(ctx context.Context, m *pendingMerge) error {
 	}
 	defer end()
 	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_HEAD"))
+	_ = os.Remove(filepath.Join(r.gitDir, "MERGE_MODE"))
 	if err := r.checkoutTrees(ctx, m, m.mergedTree, m.oursTree); err != nil {
 		return err
 	}

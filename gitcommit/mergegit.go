@@ -1,16 +1,16 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/debussy-dev/debussy/internal/gitrun"
 )
 
 // Merges by git itself: `git merge-tree --write-tree` (2.38 and later)
@@ -46,23 +46,16 @@ func (r *Repo) gitMergeEnv() []string {
 // `git merge`). Histories without a common commit merge against the empty
 // tree, as debussy's own merge does.
 func (r *Repo) mergeByGit(ctx context.Context, ours, theirs plumbing.Hash) (tree plumbing.Hash, conflicts []string, err error) {
-	cmd := command(ctx, r.gitBin, "--git-dir="+r.gitDir, "--work-tree="+r.root,
+	run := gitrun.Runner{Git: r.gitBin, Dir: r.root, Env: r.gitMergeEnv()}
+	stdout, err := run.Run(ctx, gitrun.Call{}, "--git-dir="+r.gitDir, "--work-tree="+r.root,
 		"merge-tree", "--write-tree", "--allow-unrelated-histories", "-z", "--name-only", "--messages",
 		ours.String(), theirs.String())
-	cmd.Dir = r.root
-	cmd.Env = r.gitMergeEnv()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	if ctx.Err() != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w", context.Cause(ctx))
-	}
-	var ee *exec.ExitError
+	var ge *GitError
 	clean := err == nil
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git %d.%d or later): %w: %s", MergeGit[0], MergeGit[1], err, strings.TrimSpace(stderr.String()))
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree (merging needs git %d.%d or later): %w", MergeGit[0], MergeGit[1], err)
 	}
-	tree, names, messages, err := parseMergeTree(stdout.Bytes())
+	tree, names, messages, err := parseMergeTree(stdout)
 	if err != nil {
 		return plumbing.ZeroHash, nil, fmt.Errorf("git merge-tree: %w", err)
 	}

@@ -101,15 +101,31 @@ func (r *Repo) Preflight() error {
 		return errors.Join(append(errs, err)...) // every git command would fail on it too
 	}
 	errs = append(errs, r.unsupportedConfig(cfg)...)
-	errs = append(errs, r.unsupportedHooks(cfg)...)
+	if r.gitBin != "" {
+		errs = append(errs, r.unsupportedHooks(cfg)...)
+		return errors.Join(errs...)
+	}
+	errs = append(errs, r.gitlessConfig(cfg)...)
+	h, err := r.readHead()
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	var tree plumbing.Hash
+	if !h.hash.IsZero() {
+		c, err := r.repo.CommitObject(h.hash)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("read HEAD commit: %w", err))...)
+		}
+		tree = c.TreeHash
+	}
+	errs = append(errs, r.gitlessTree(r.indexFile, tree))
 	return errors.Join(errs...)
 }
 
-// unsupportedConfig checks the configuration that changes what a commit
-// holds.
+// unsupportedConfig checks the configuration a commit would fail on.
 func (r *Repo) unsupportedConfig(cfg gitConfig) []error {
 	var errs []error
-	if cfg.bool("commit.gpgSign", false) {
+	if cfg.bool("commit.gpgSign", false) && r.gitBin != "" {
 		if err := signFormatSupported(cfg); err != nil {
 			errs = append(errs, err)
 		}
@@ -117,8 +133,10 @@ func (r *Repo) unsupportedConfig(cfg gitConfig) []error {
 	return errs
 }
 
-// unsupportedHooks refuses hooks `git commit` would run that CommitAll does
-// not.
+// unsupportedHooks refuses the user's reference-transaction hook: debussy
+// answers the commit's transaction itself (commitshim.go) and runs the
+// user's from its own, which would then see a transaction debussy may
+// still refuse.
 func (r *Repo) unsupportedHooks(cfg gitConfig) []error {
 	var errs []error
 	for _, name := range []string{"reference-transaction"} {

@@ -1,27 +1,26 @@
 // Package gitcommit commits an agent's work as the user's own
 // `git add -A && git commit` would, by construction.
 //
-// Where git is installed (Mode), git decides what a commit holds: `git add
-// -A` stages the worktree into the index's lock file (the private index
-// `git commit -a` uses too), with what debussy itself leaves out — the
-// user's untracked files at the start (Exclude), .worktreeinclude copies
-// (Never) and .debussy/ — given as literal exclude pathspecs, and `git
-// write-tree` makes its tree. Ignore rules, attributes, filters, eol,
-// sparse checkouts, submodules and every config that bears on them are
-// git's own. go-git then writes the commit object (message, trailers, the
-// identity `git var` answers, a signature as git would make it) and moves
-// the branch with its reflog; the lock file becomes the index, so `git
-// status` is clean. The user's hooks run as `git commit` runs them, and
-// the message is cleaned up by `git stripspace`. Every git command and
-// hook takes the caller's context and dies with its process group.
+// Where git is installed (Mode "git"), git makes every commit: a private
+// index (the index's lock file) is turned into HEAD's tree — never the
+// user's own staging — and `git add -A` stages the worktree into it, with
+// what debussy leaves out (the user's untracked files at the start,
+// .worktreeinclude copies, .debussy/) hidden from it by placeholder
+// entries and taken out again by exact path (stagegit.go, hide.go); then
+// `git commit` commits it, so ignore rules, attributes, filters, hooks,
+// the message's cleanup and encoding, identity, signing and the reflog
+// are git's own. A reference-transaction hook of debussy's hands the new
+// commit to Written before the branch moves (commitshim.go, hookshim.go).
+// Every git command goes through internal/gitrun and dies with ctx.
 //
-// Without git, go-git stages (worktree.AddWithOptions{All: true}), with
-// its documented differences: no .git/info/exclude in linked worktrees,
-// no core.excludesFile, no attributes, filters or eol conversion.
+// Without git (Mode "go-git"), go-git stages and writes the commit, but
+// only in a repository where its answer is provably git's; anywhere else
+// Preflight and CommitAll refuse, naming the feature and "install git"
+// (gitless.go). go-git stays the reader where reading is all that is
+// needed: history, the ledger, trees, branches.
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,9 +39,12 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/debussy-dev/debussy/internal/gitrun"
 )
 
 var (
@@ -92,6 +94,18 @@ type Repo struct {
 	// root, as git reads it) or the git dir's.
 	indexFile string
 
+	// fps are the user files' fingerprints with the stat data they were
+	// taken with (fingerprint); guarded by mu.
+	fps fingerprintCache
+	// dirs caches directory listings (hide.go's listing); guarded by mu.
+	dirs map[string]dirListing
+	// trees caches tree objects' entries by hash (treeEntries); guarded
+	// by mu.
+	trees map[plumbing.Hash][]object.TreeEntry
+	// madeUp is the identity git commit runs with where git knows none
+	// (madeUpIdentity), once git has refused; guarded by mu.
+	madeUp []string
+
 	mu sync.Mutex
 }
 
@@ -122,8 +136,9 @@ func WithEnv(env []string) Option {
 // withoutGit stages with go-git as where git is not installed.
 func withoutGit() Option { return func(r *Repo) { r.noGit = true } }
 
-// Mode says who stages this repository's commits: "git" where git is
-// installed, "go-git" (with its documented differences) where it is not.
+// Mode says who makes this repository's commits: "git" where git is
+// installed, "go-git" where it is not (and then only where go-git's answer
+// is git's: Preflight refuses the rest).
 func (r *Repo) Mode() string {
 	if r.gitBin != "" {
 		return "git"
@@ -193,29 +208,28 @@ func OpenContext(ctx context.Context, dir string, opts ...Option) (*Repo, error)
 // there: its refusal (no repository, a bare one, dubious ownership) is
 // debussy's.
 func (r *Repo) locateByGit(ctx context.Context, dir string) error {
-	cmd := command(ctx, r.gitBin, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
-	cmd.Dir = dir
 	// The locating variables as debussy sees them (OpenLinked hides the
 	// main worktree's).
-	cmd.Env = withoutRepoEnv(r.environ())
+	env := withoutRepoEnv(r.environ())
 	for _, k := range repoEnv {
 		if v := r.getenv(k); v != "" {
-			cmd.Env = append(cmd.Env, k+"="+v)
+			env = append(env, k+"="+v)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("open repository: %w", context.Cause(ctx))
+	run := gitrun.Runner{Git: r.gitBin, Dir: dir, Env: env}
+	stdout, err := run.Run(ctx, gitrun.Call{}, "rev-parse", "--show-object-format", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	if err != nil {
+		var ge *GitError
+		if !errors.As(err, &ge) {
+			return fmt.Errorf("open repository: %w", err)
 		}
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(ge.Stderr)
 		if strings.Contains(msg, "not a git repository") || strings.Contains(msg, "must be run in a work tree") {
 			return fmt.Errorf("open repository: %s is not inside a git worktree (run `git init` there first): %s: %w", dir, msg, ErrNotRepo)
 		}
 		return fmt.Errorf("open repository %s: git: %s", dir, msg)
 	}
-	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(stdout), "\n"), "\n")
 	if len(lines) != 4 || lines[3] == "" {
 		return fmt.Errorf("open repository: %s: git finds no worktree: %w", dir, ErrNotRepo)
 	}

@@ -1,52 +1,23 @@
 package gitcommit
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/debussy-dev/debussy/internal/gitrun"
 )
 
 // ErrNoGit means git is not installed: Verify cannot ask it, and CommitAll
 // stages with go-git instead (see Mode).
 var ErrNoGit = errors.New("git is not installed")
 
-// killDelay bounds the wait for the pipes of a killed command's group.
-const killDelay = 2 * time.Second
-
-// command is name run in its own process group, the whole group killed
-// when ctx ends: a hook or a filter git started, hung, must not outlive a
-// Ctrl-C (Cmd.WaitDelay alone would kill only the leader).
-func command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = killDelay
-	return cmd
-}
-
-// GitError is a git command that failed, with what it said.
-type GitError struct {
-	Args     []string
-	ExitCode int
-	Stderr   string
-}
-
-func (e *GitError) Error() string {
-	return fmt.Sprintf("git %s: exit status %d: %s", strings.Join(e.Args, " "), e.ExitCode, strings.TrimSpace(e.Stderr))
-}
+// GitError is a git command that failed, with what it said: the one type
+// every package that runs git returns (internal/gitrun).
+type GitError = gitrun.GitError
 
 // gitRun is one git invocation: in the worktree root, with the
 // repository's environment plus env.
@@ -54,37 +25,40 @@ type gitRun struct {
 	env     []string
 	stdin   io.Reader
 	noIndex bool // without GIT_INDEX_FILE: a new worktree's checkout has its own
+	// user: git runs the user's code (hooks, filters, signing) as the
+	// user's own git would: in the environment it would have (userEnv),
+	// free to read the terminal (gitrun's UserCode).
+	user bool
 }
 
 // git runs git with args and returns its stdout. A cancelled ctx is
 // returned as ctx's error, whatever git's exit said.
 func (r *Repo) git(ctx context.Context, o gitRun, args ...string) ([]byte, error) {
-	cmd := command(ctx, r.gitBin, args...)
-	cmd.Dir = r.root
-	cmd.Env = append(r.gitEnv(), o.env...)
-	if o.noIndex {
-		cmd.Env = withoutVar(cmd.Env, "GIT_INDEX_FILE")
-	}
-	cmd.Stdin = o.stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("git %s: %w", args[0], context.Cause(ctx))
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return stdout.Bytes(), &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: stderr.String()}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("run git %s: %w", args[0], err)
-	}
-	return stdout.Bytes(), nil
+	return r.run(ctx, o, r.gitBin, args...)
 }
 
-// gitEnv is the environment git runs with: the one debussy was opened with,
-// and the repository named as it was resolved, so that git and go-git see
-// the same one.
+// run is git's runner for bin (git, or a shell that execs it).
+func (r *Repo) run(ctx context.Context, o gitRun, bin string, args ...string) ([]byte, error) {
+	env := r.gitEnv()
+	if o.user {
+		env = r.userEnv()
+	}
+	env = append(env, o.env...)
+	if o.noIndex {
+		env = withoutVar(env, "GIT_INDEX_FILE")
+	}
+	run := gitrun.Runner{Git: bin, Dir: r.root, Env: env}
+	return run.Run(ctx, gitrun.Call{Stdin: o.stdin, UserCode: o.user}, args...)
+}
+
+// plumbing is the -c a git command that runs none of the user's code is
+// given so that it runs none of the user's hooks either: the commit runs
+// post-index-change as often as `git add -A && git commit` does.
+var noHooks = []string{"-c", "core.hooksPath=" + os.DevNull}
+
+// gitEnv is the environment git's plumbing runs with: the one debussy was
+// opened with, and the repository named as it was resolved, so that git
+// and go-git see the same one. No prompt: plumbing asks nobody anything.
 func (r *Repo) gitEnv() []string {
 	env := append(withoutRepoEnv(r.environ()), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
 	if r.getenv("GIT_COMMON_DIR") != "" {
@@ -94,6 +68,38 @@ func (r *Repo) gitEnv() []string {
 		env = append(env, "GIT_INDEX_FILE="+r.indexFile)
 	}
 	for _, k := range []string{"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"} {
+		if v := r.getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	// Pathspecs debussy gives are its own: the user's GIT_*_PATHSPECS
+	// must not reread them (git add -A, which runs user code, gets none).
+	for _, k := range []string{"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"} {
+		env = withoutVar(env, k)
+	}
+	return append(env, "GIT_TERMINAL_PROMPT=0")
+}
+
+// userEnv is the environment of a git that runs the user's code (`git add
+// -A` and its filters, `git commit` and its hooks): the one the user's own
+// git would have, run in the worktree root. The repository is named only
+// when the user named it (GIT_DIR, GIT_WORK_TREE) or git would not find it
+// from the root by itself, so a filter or hook sees no variable the user's
+// git would not have given it.
+func (r *Repo) userEnv() []string {
+	env := withoutRepoEnv(r.environ())
+	_, found, _, err := discover(r.root)
+	if r.getenv("GIT_DIR") != "" || r.getenv("GIT_WORK_TREE") != "" || err != nil || !sameDir(found, r.gitDir) {
+		env = append(env, "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.root)
+	}
+	if r.getenv("GIT_COMMON_DIR") != "" {
+		env = append(env, "GIT_COMMON_DIR="+r.commonDir)
+	}
+	if r.getenv("GIT_INDEX_FILE") != "" {
+		env = append(env, "GIT_INDEX_FILE="+r.indexFile)
+	}
+	env = append(env, r.objectEnvVars()...)
+	for _, k := range []string{"GIT_IMPLICIT_WORK_TREE", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE"} {
 		if v := r.getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}

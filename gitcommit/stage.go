@@ -3,14 +3,10 @@ package gitcommit
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -25,120 +21,13 @@ type staging struct {
 	tree     plumbing.Hash
 	changed  []string // Exclude paths staged because their content changed
 	unstaged []string // Never paths taken back out of the index
-}
-
-// leftOut sorts the paths debussy decides about: the user's files whose
-// fingerprint still holds are left out, the others (changed) are staged.
-func (r *Repo) leftOut(o commitOptions, never pathSet) (out, changed []string, err error) {
-	for p := range never {
-		out = append(out, p)
-	}
-	for p, want := range o.exclude {
-		if never[p] {
-			continue
-		}
-		got, present, err := r.fingerprint(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !present || got == want {
-			out = append(out, p)
-			continue
-		}
-		changed = append(changed, p)
-	}
-	slices.Sort(out)
-	slices.Sort(changed)
-	return out, changed, nil
-}
-
-// excludeSpecs are the pathspecs that leave paths out of `git add -A`: each
-// path literal (a newline, a trailing CR or a glob character in a name is
-// that character), and .debussy/ at any depth.
-func excludeSpecs(paths []string) []byte {
-	var b bytes.Buffer
-	b.WriteString(":(top)")
-	b.WriteByte(0)
-	for _, p := range []string{"**/" + stateDir, "**/" + stateDir + "/**"} {
-		b.WriteString(":(exclude,top,glob)" + p)
-		b.WriteByte(0)
-	}
-	for _, p := range paths {
-		b.WriteString(":(exclude,top,literal)" + p)
-		b.WriteByte(0)
-	}
-	return b.Bytes()
-}
-
-// stageByGit has git stage into the private index at indexPath, and
-// returns the tree git writes from it.
-func (r *Repo) stageByGit(ctx context.Context, indexPath string, o commitOptions, never pathSet) (staging, error) {
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
-	if o.asIs {
-		tree, err := r.writeTree(ctx, indexPath)
-		return staging{tree: tree}, err
-	}
-	out, changed, err := r.leftOut(o, never)
-	if err != nil {
-		return staging{}, err
-	}
-	if out, err = r.notIgnored(ctx, env, out); err != nil {
-		return staging{}, err
-	}
-	env.stdin = bytes.NewReader(excludeSpecs(out))
-	if _, err := r.git(ctx, env, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-		return staging{}, fmt.Errorf("stage: %w", err)
-	}
-	st := staging{changed: changed}
-	if len(never) > 0 {
-		// An agent's `git add -f .env` put a Never path in the index:
-		// taken back out, the file left where it is.
-		var specs []string
-		for p := range never {
-			specs = append(specs, ":(top,literal)"+p)
-		}
-		slices.Sort(specs)
-		ls, err := r.git(ctx, gitRun{env: env.env}, append([]string{"ls-files", "-z", "--cached", "--"}, specs...)...)
-		if err != nil {
-			return staging{}, fmt.Errorf("stage: %w", err)
-		}
-		for _, p := range bytes.Split(ls, []byte{0}) {
-			if len(p) > 0 {
-				st.unstaged = append(st.unstaged, string(p))
-			}
-		}
-		if len(st.unstaged) > 0 {
-			if _, err := r.git(ctx, gitRun{env: env.env}, append([]string{"rm", "-q", "--cached", "-r", "--ignore-unmatch", "--"}, specs...)...); err != nil {
-				return staging{}, fmt.Errorf("stage: %w", err)
-			}
-		}
-	}
-	if st.tree, err = r.writeTree(ctx, indexPath); err != nil {
-		return staging{}, err
-	}
-	return st, nil
-}
-
-// notIgnored is paths less those git ignores: `git add -A` fails on an
-// ignored path named even in an exclude pathspec.
-func (r *Repo) notIgnored(ctx context.Context, env gitRun, paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	env.stdin = strings.NewReader(strings.Join(paths, "\x00") + "\x00")
-	out, err := r.git(ctx, env, "check-ignore", "-z", "--stdin")
-	var ge *GitError
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return paths, nil // none is ignored
-	}
-	if err != nil {
-		return nil, fmt.Errorf("stage: %w", err)
-	}
-	ignored := map[string]bool{}
-	for _, p := range strings.Split(string(out), "\x00") {
-		ignored[p] = true
-	}
-	return slices.DeleteFunc(paths, func(p string) bool { return ignored[p] }), nil
+	// restore are the index's own entries for paths the commit leaves out
+	// (an agent's `git add notes.txt`), put back once it is made.
+	restore []indexRecord
+	// gone are the user's files that are no longer there, with their
+	// fingerprints: under a new name (the agent renamed one), they stay
+	// out too (leaveOut).
+	gone map[string]string
 }
 
 // writeTree is `git write-tree` of the index at indexPath, or without git
@@ -151,7 +40,7 @@ func (r *Repo) writeTree(ctx context.Context, indexPath string) (plumbing.Hash, 
 		}
 		return r.storeIndexTree(idx.Entries)
 	}
-	out, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}, "write-tree")
+	out, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}, append(noHooks, "write-tree")...)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
 	}
@@ -161,14 +50,17 @@ func (r *Repo) writeTree(ctx context.Context, indexPath string) (plumbing.Hash, 
 // stageByGoGit stages with go-git where git is not installed: `git add -A`
 // as go-git does it (worktree.AddWithOptions{All: true}), then every path
 // debussy leaves out put back as the index had it.
-func (r *Repo) stageByGoGit(indexPath string, o commitOptions, never pathSet) (staging, error) {
+func (r *Repo) stageByGoGit(indexPath string, headTree plumbing.Hash, o commitOptions, never pathSet) (staging, error) {
+	if err := r.gitlessTree(indexPath, headTree); err != nil {
+		return staging{}, err
+	}
 	before, err := readIndexFile(indexPath)
 	if err != nil {
 		return staging{}, err
 	}
 	st := staging{}
 	if !o.asIs {
-		out, changed, err := r.leftOut(o, never)
+		out, changed, err := r.leftOutPaths(headTree, o, never)
 		if err != nil {
 			return staging{}, err
 		}
@@ -211,6 +103,11 @@ func (r *Repo) stageByGoGit(indexPath string, o commitOptions, never pathSet) (s
 			}
 		}
 		after.Entries = entries
+		for _, e := range entries {
+			if !verifyPath(e.Name) {
+				return staging{}, fmt.Errorf("stage: error: invalid path '%s'", e.Name)
+			}
+		}
 		if err := writeIndexFile(indexPath, after); err != nil {
 			return staging{}, err
 		}
@@ -257,7 +154,7 @@ func readIndexFile(path string) (*index.Index, error) {
 // is the commit).
 func writeIndexFile(path string, idx *index.Index) error {
 	var b bytes.Buffer
-	if idx.Version < 2 || idx.Version > 3 {
+	if idx.Version < 2 || idx.Version > 4 {
 		idx.Version = 2
 	}
 	if err := index.NewEncoder(&b).Encode(idx); err != nil {
@@ -283,43 +180,6 @@ func (r *Repo) storeIndexTree(entries []*index.Entry) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("write trees: %w", err)
 	}
 	return tree, nil
-}
-
-// fingerprint is what tells a user's untracked path changed: the hash of a
-// file's bytes or a symlink's target, a nested repository's HEAD ("" without
-// a commit). present is false when the path is gone.
-func (r *Repo) fingerprint(p string) (string, bool, error) {
-	abs := filepath.Join(r.root, filepath.FromSlash(p))
-	fi, err := os.Lstat(abs)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		t, err := os.Readlink(abs)
-		if err != nil {
-			return "", false, nil
-		}
-		return "link:" + objectHash(plumbing.BlobObject, []byte(t)).String(), true, nil
-	case fi.IsDir():
-		return nestedHead(abs), true, nil
-	case !fi.Mode().IsRegular():
-		return "", false, nil
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", false, nil
-	}
-	defer f.Close()
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", fi.Size())
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), true, nil
 }
 
 // nestedHead is the HEAD commit of the repository at dir, "" without one.

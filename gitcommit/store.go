@@ -218,10 +218,11 @@ var emptyIndex = func() []byte {
 // staged.
 func (l *lockFile) lockPath() string { return l.path + ".lock" }
 
-// seed fills the lock with the file as it is, with its mtime so that git's
-// racy-entry check is the one it would make on the file itself.
+// seed fills the lock with the file as it is (again, when a commit stages
+// twice), with its mtime so that git's racy-entry check is the one it
+// would make on the file itself.
 func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
-	defer l.f.Close()
+	_ = l.f.Close()
 	if from == "" {
 		from = l.path
 	}
@@ -229,20 +230,17 @@ func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		// git refuses a zero-byte index: an empty one, in the repository's
 		// hash, by git.
-		l.f.Close()
 		if r.gitBin == "" {
 			return os.WriteFile(l.lockPath(), emptyIndex, 0o666)
 		}
-		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + l.lockPath()}}, "read-tree", "--empty")
+		_ = os.Truncate(l.lockPath(), 0)
+		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + l.lockPath()}}, append(noHooks, "read-tree", "--empty")...)
 		return err
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", l.path, err)
 	}
-	if _, err := l.f.Write(b); err != nil {
-		return fmt.Errorf("write %s: %w", l.lockPath(), err)
-	}
-	if err := l.f.Close(); err != nil {
+	if err := os.WriteFile(l.lockPath(), b, 0o666); err != nil {
 		return fmt.Errorf("write %s: %w", l.lockPath(), err)
 	}
 	if fi, err := os.Stat(from); err == nil {
@@ -315,7 +313,7 @@ func (r *Repo) readHead() (head, error) {
 
 // reflogOpts is what the reflog line of a commit depends on beyond it.
 type reflogOpts struct {
-	label        string // "merge" or "cherry-pick": "commit (merge):" (opState.reflog)
+	action       string // "commit", "commit (merge)", GIT_REFLOG_ACTION… (reflogAction)
 	onlyExisting bool   // core.logAllRefUpdates=false
 }
 
@@ -361,14 +359,7 @@ func (r *Repo) updateRef(h head, next plumbing.Hash, who object.Signature, subje
 		return fmt.Errorf("update %s: %w", h.ref, err)
 	}
 
-	msg := "commit: " + subject
-	switch {
-	case h.hash.IsZero():
-		msg = "commit (initial): " + subject
-	case o.label != "":
-		msg = "commit (" + o.label + "): " + subject
-	}
-	line := reflogLine(h.hash, next, who, msg)
+	line := reflogLine(h.hash, next, who, reflogMessage(o.action+": "+subject))
 	logs := []string{filepath.Join(r.gitDir, "logs", "HEAD")}
 	if h.ref != plumbing.HEAD {
 		logs = append(logs, filepath.Join(r.commonDir, "logs", filepath.FromSlash(h.ref.String())))

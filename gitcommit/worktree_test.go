@@ -254,6 +254,11 @@ func TestMerge(t *testing.T) {
 			if before != c1.Hash {
 				t.Fatalf("HEAD %s, merge %s", before, c1.Hash)
 			}
+			// The branch could have been fast-forwarded: a merge commit
+			// all the same, as with --no-ff.
+			if p := strings.Fields(runGit(t, dir, "rev-list", "--parents", "-n1", "HEAD")); len(p) != 3 {
+				t.Fatalf("the first merge has parents %v, want two", p[1:])
+			}
 			c2, err := r.Merge(context.Background(), "debussy/r/phase-2", "merge phase 2")
 			if tt.wantErr != nil {
 				var ce *ConflictError

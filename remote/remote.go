@@ -7,17 +7,14 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/debussy-dev/debussy/internal/procgroup"
+	"github.com/debussy-dev/debussy/internal/gitrun"
 )
 
 // ErrRejected is a push the remote refused because its branch moved on (a
@@ -27,21 +24,9 @@ var ErrRejected = errors.New("push rejected: the remote branch has commits this 
 // ErrNoRemote is a remote name the repository does not know.
 var ErrNoRemote = errors.New("no such remote")
 
-// GitError is a git command that failed: what ran, its exit code, and the
-// end of what it said.
-type GitError struct {
-	Args     []string
-	ExitCode int
-	Stderr   string
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = fmt.Sprintf("exit status %d", e.ExitCode)
-	}
-	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
-}
+// GitError is a git command that failed: what ran, its exit code, and
+// what it said (internal/gitrun's, the one every package returns).
+type GitError = gitrun.GitError
 
 // Remote is one git remote of one repository.
 type Remote struct {
@@ -57,36 +42,20 @@ func (r Remote) Tracking(branch string) string {
 }
 
 // git runs git in r.Dir and returns its stdout. It never prompts: a
-// credential git does not have is an error, not a hang.
+// credential git does not have is an error, not a hang. What git says is
+// read in the C locale.
 func (r Remote) git(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.Dir
 	env := r.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(slices.Clone(env), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=true", "LC_ALL=C")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// An ssh that left the group and holds a pipe: stop waiting once git
-	// has ended.
-	cmd.WaitDelay = 2 * time.Second
-	ex, err := procgroup.Run(ctx, cmd)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return "", fmt.Errorf("git %s: %w", args[0], err)
-	case err != nil:
-		return "", fmt.Errorf("start git: %w", err)
+	run := gitrun.Runner{Dir: r.Dir, Env: append(slices.Clone(env), "LC_ALL=C"), NoPrompt: true}
+	out, err := run.Run(ctx, gitrun.Call{}, args...)
+	var ge *GitError
+	if errors.As(err, &ge) {
+		ge.Stderr = tail(ge.Stderr, 2000)
 	}
-	var ee *exec.ExitError
-	switch {
-	case ex.Err == nil, errors.Is(ex.Err, exec.ErrWaitDelay):
-		return stdout.String(), nil
-	case errors.As(ex.Err, &ee):
-		return stdout.String(), &GitError{Args: args, ExitCode: ee.ExitCode(), Stderr: tail(stderr.String(), 2000)}
-	default:
-		return "", fmt.Errorf("git %s: %w", args[0], ex.Err)
-	}
+	return string(out), err
 }
 
 func tail(s string, n int) string {

@@ -19,7 +19,7 @@ import (
 // fast, resumes the phase and commits the work.
 func TestCtrlCDuringPreCommitHook(t *testing.T) {
 	claudetest.OncePerSuite(t, "Ctrl-C during a user's git hook: debussy's git, not the CLI")
-	marks := t.TempDir()
+	marks := marksDir(t)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "work", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(10000, fakeapi.Write("work.txt", "the agent's work\n")),

@@ -95,6 +95,9 @@ func newHarness(t *testing.T, script fakeapi.Script, phases []phaseSpec, config 
 	h.runs = newInFlight(t, h.fsck)
 	t.Cleanup(h.explainFailure) // runs before the repository is removed
 	h.Env = append(claudetest.Env(t, api.URL()), "DEBUSSY_CLAUDE_BIN="+claude)
+	if dirs, ok := marksDirs.Load(t); ok {
+		h.Env = append(h.Env, "DEBUSSY_SANDBOX_WRITE=["+strings.Join(dirs.([]string), ", ")+"]")
+	}
 	h.write(".gitignore", ".debussy/\n")
 	if config != "" {
 		h.write(".debussy.yaml", config)

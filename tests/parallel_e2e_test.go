@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +16,26 @@ import (
 // rendezvous is a Bash command that leaves mark and waits (60 s at most)
 // for other: two sessions running it can only get past it together.
 func rendezvous(dir, mark, other string) string {
-	return fmt.Sprintf("touch %s/%s; %s", dir, mark, awaitMark(dir, other, time.Minute))
+	// && : a mark that cannot be written (a boundary that does not let the
+	// agent write dir) fails the tool at once instead of waiting a minute
+	// for a mark the other phase cannot write either.
+	return fmt.Sprintf("touch %s/%s && %s", dir, mark, awaitMark(dir, other, time.Minute))
+}
+
+// marksDirs are the directories marksDir made, per test: newHarness lets
+// the agent's tools write them inside the boundary (sandbox_write).
+var marksDirs sync.Map // *testing.T → []string
+
+// marksDir is a directory outside the repository where a test's phases
+// leave marks for each other (rendezvous), writable by the agent's tools
+// inside the boundary of the harness the test makes next.
+func marksDir(t *testing.T) string {
+	dir := t.TempDir()
+	old, _ := marksDirs.Load(t)
+	dirs, _ := old.([]string)
+	marksDirs.Store(t, append(dirs, dir))
+	t.Cleanup(func() { marksDirs.Delete(t) })
+	return dir
 }
 
 // awaitMark is a Bash command that waits (at most within) for dir/name to
@@ -50,7 +70,7 @@ func span(h *harness, conversation string) (first, last time.Time) {
 // tracked tree, no worktree and no phase branch left.
 func TestParallelPhasesE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, "parallel phases in worktrees and their merges")
-	marks := t.TempDir()
+	marks := marksDir(t)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),

@@ -50,7 +50,7 @@ func TestParallelNearbyEditsMergeByGitE2E(t *testing.T) {
 // twoParallelPhases is the script of phases 1 and 2 run at the same time:
 // each meets the other in a tool, then runs its command and signals done.
 func twoParallelPhases(t *testing.T, cmd1, cmd2 string) fakeapi.Script {
-	marks := t.TempDir()
+	marks := marksDir(t)
 	phase := func(id, other, cmd string) fakeapi.Conversation {
 		return fakeapi.Conversation{Name: "p" + id, Match: phaseMatch(id), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash(rendezvous(marks, "p"+id, "p"+other))),

@@ -24,7 +24,7 @@ const slowHook = 30 * time.Second
 // on another's commit. Then the run completes with both phases merged.
 func TestParallelOwnerSlowHookHoldsNoPhase(t *testing.T) {
 	claudetest.OncePerSuite(t, "no lock held across a phase's commit under --parallel")
-	marks := t.TempDir()
+	marks := marksDir(t)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("echo one > one.txt")),

@@ -136,7 +136,7 @@ func TestPolicyNoteCarriedOver(t *testing.T) {
 func TestPolicyHooksNeverWaitOnAnotherPhasesCommit(t *testing.T) {
 	claudetest.OncePerSuite(t, "debussy's locks under --parallel")
 	t.Parallel()
-	marks := t.TempDir()
+	marks := marksDir(t)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("echo one > one.txt")),

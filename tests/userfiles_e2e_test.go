@@ -115,3 +115,49 @@ func TestRunKill9KeepsUserFilesOut(t *testing.T) {
 	}
 	h.noOrphans()
 }
+
+// The agent stages the user's files itself (git add -A, git add -N) and
+// renames one: still no debussy commit carries them, and the index keeps
+// only what the agent staged of them, nothing of its own work against
+// the commits (issue 55).
+func TestRunLeavesUserFilesOutWhenTheAgentStagesThem(t *testing.T) {
+	claudetest.OncePerSuite(t, "the user's files, staged by the agent, kept out of commits")
+	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
+		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
+			turn(20000, fakeapi.Text("Writing a.txt and staging everything."),
+				fakeapi.Write("a.txt", "alpha\n"),
+				fakeapi.Bash("mv moved.md renamed.md && git add -A && git add -N scratch/later.md")),
+			turn(22000, done("1")),
+			turn(23000, fakeapi.Text("Phase 1 done.")),
+		}},
+	}}
+	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Alpha"}}, "")
+	h.write("local-notes.txt", "ANTHROPIC_API_KEY=sk-not-for-git\n")
+	h.write("scratch/idea.md", "half an idea\n")
+	h.write("moved.md", "the user's, to be renamed\n")
+	base := h.git("rev-parse", "HEAD")
+	h.write("scratch/later.md", "the user's too\n")
+
+	r := h.run("run", "plan/MASTER_PLAN.md")
+	if r.Code != 0 {
+		t.Fatalf("want exit 0: %s", r)
+	}
+	committed := h.git("log", "--name-only", "--format=", base+"..HEAD")
+	if !strings.Contains(committed, "a.txt") {
+		t.Errorf("a.txt is the agent's work but no debussy commit has it:\n%s", committed)
+	}
+	for _, mine := range []string{"local-notes.txt", "scratch/idea.md", "scratch/later.md", "moved.md", "renamed.md"} {
+		if strings.Contains(committed, mine) {
+			t.Errorf("a debussy commit carries the user's %s:\n%s", mine, committed)
+		}
+	}
+	// Staged against the last commit: only the user's files the agent
+	// staged, never the agent's own work shown as staged-reverted.
+	for _, p := range strings.Fields(h.git("diff", "--cached", "--name-only", "--no-renames", "HEAD")) {
+		switch p {
+		case "local-notes.txt", "scratch/idea.md", "scratch/later.md", "renamed.md":
+		default:
+			t.Errorf("%s is staged against debussy's commit", p)
+		}
+	}
+}

@@ -124,7 +124,7 @@ func TestWorktreeSetupFailsE2E(t *testing.T) {
 // committed to its branch, the summary saying so; the rerun finishes both.
 func TestFailFastE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, "--fail-fast with parallel phases")
-	marks := t.TempDir()
+	marks := marksDir(t)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "p1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash(rendezvous(marks, "p1", "p2"))),

@@ -1,0 +1,137 @@
+package gitcommit
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// A user's file is known by its fingerprint (Fingerprints); reading 20,000
+// of them at every commit would cost more than the commit. So each
+// fingerprint is kept with the stat data it was taken with, and a file
+// whose stat data still say the same, and that was last written well
+// before it was read (git's racy-entry rule), is not read again: a commit
+// costs one stat per user file, relative to its directory.
+
+// fpStat is what a file's stat data must still say for its fingerprint to
+// hold without reading it: git's stat data.
+type fpStat struct {
+	size, mtime, ctime int64
+	ino                uint64
+	mode               uint32
+}
+
+// fingerprintCache is the fingerprints taken, by path.
+type fingerprintCache map[string]fpEntry
+
+type fpEntry struct {
+	stat fpStat
+	fp   string
+	at   int64 // when the file was read (Unix nanoseconds)
+}
+
+// racyMargin is how much older than its reading a file must be for its
+// stat data to vouch for its content (file systems' timestamps lag the
+// clock by a tick, some by seconds).
+const racyMargin = int64(time.Second)
+
+// cached returns p's fingerprint if st still vouches for it.
+func (r *Repo) cached(p string, st fpStat) (string, bool) {
+	c, ok := r.fps[p]
+	if !ok || c.stat != st || st.mtime >= c.at-racyMargin || st.ctime >= c.at-racyMargin {
+		return "", false
+	}
+	return c.fp, true
+}
+
+// fingerprint is what tells a user's untracked path changed: the hash of a
+// file's bytes or a symlink's target, a nested repository's HEAD ("" without
+// a commit). present is false when the path is gone.
+func (r *Repo) fingerprint(p string) (string, bool, error) {
+	abs := filepath.Join(r.root, filepath.FromSlash(p))
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(abs)
+		if err != nil {
+			return "", false, nil
+		}
+		return "link:" + objectHash(plumbing.BlobObject, []byte(t)).String(), true, nil
+	case fi.IsDir():
+		return nestedHead(abs), true, nil
+	case !fi.Mode().IsRegular():
+		return "", false, nil
+	}
+	st := statOf(fi)
+	if fp, ok := r.cached(p, st); ok {
+		return fp, true, nil
+	}
+	at := time.Now().UnixNano()
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", false, nil
+	}
+	defer f.Close()
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", fi.Size())
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
+	}
+	fp := hex.EncodeToString(h.Sum(nil))
+	if r.fps == nil {
+		r.fps = fingerprintCache{}
+	}
+	r.fps[p] = fpEntry{stat: st, fp: fp, at: at}
+	return fp, true, nil
+}
+
+// fingerprintResult is one path's fingerprint, and whether it is there.
+type fingerprintResult struct {
+	fp      string
+	present bool
+	dir     bool
+}
+
+// fingerprints is fingerprint for many paths: a stat each, relative to
+// its directory, for a regular file the cache vouches for; the whole
+// fingerprint for the rest.
+func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error) {
+	out := make(map[string]fingerprintResult, len(paths))
+	byDir := map[string][]string{}
+	for _, p := range paths {
+		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+	}
+	var slow []string
+	statEach(r.root, byDir, func(p string, st fpStat, regular bool) {
+		if fp, ok := r.cached(p, st); ok && regular {
+			out[p] = fingerprintResult{fp: fp, present: true}
+			return
+		}
+		slow = append(slow, p)
+	})
+	for _, p := range slow {
+		fp, present, err := r.fingerprint(p)
+		if err != nil {
+			return nil, err
+		}
+		fi, _ := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
+		out[p] = fingerprintResult{fp: fp, present: present, dir: fi != nil && fi.IsDir()}
+	}
+	return out, nil
+}

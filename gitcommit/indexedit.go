@@ -1,0 +1,350 @@
+package gitcommit
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// editIndex adds placeholder entries to, or takes entries out of, the
+// private index file in one linear pass: git's update-index inserts and
+// removes one entry at a time, each shifting the rest of the index, which
+// made 20,000 of the user's files cost seconds a commit. The entries keep
+// their bytes (stat data, flags); the cache tree is invalidated along the
+// paths touched; the extensions that index entries by position or cache
+// the worktree (untracked cache, fsmonitor, offset tables) are dropped,
+// as git drops them when it cannot keep them. An index this code does not
+// know how to edit (a split or sparse index, a required extension it does
+// not know) is errIndexUnsupported: the caller has git do it.
+var errIndexUnsupported = errors.New("index format not edited in place")
+
+type placeholder struct {
+	path string
+	dir  bool // a gitlink: git's walk does not enter the directory
+}
+
+// rawEntry is one index entry: its fixed fields (stat data through the
+// flags, and the extended flags in version 3 and up) and its name.
+type rawEntry struct {
+	fixed []byte
+	name  []byte
+}
+
+func (e rawEntry) stage() uint16 { return binary.BigEndian.Uint16(e.fixed[60:62]) >> 12 & 3 }
+
+func editIndex(path string, add []placeholder, remove map[string]bool) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	// git's racy-entry rule holds against the index file's mtime, which
+	// this rewrite moves: an entry as new as the file is smudged (size 0)
+	// so git looks at its content again, as git does when it writes.
+	racy := fi.ModTime()
+	if len(b) < 32 || string(b[:4]) != "DIRC" {
+		return errIndexUnsupported
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	if version < 2 || version > 4 {
+		return errIndexUnsupported
+	}
+	n := int(binary.BigEndian.Uint32(b[8:12]))
+	body := b[:len(b)-20]
+	entries := make([]rawEntry, 0, n+len(add))
+	off, prev := 12, []byte(nil)
+	for range n {
+		start := off
+		if off+62 > len(body) {
+			return errIndexUnsupported
+		}
+		flags := binary.BigEndian.Uint16(body[off+60 : off+62])
+		fixedLen := 62
+		if flags&0x4000 != 0 {
+			if version < 3 {
+				return errIndexUnsupported
+			}
+			fixedLen = 64
+		}
+		off += fixedLen
+		var name []byte
+		if version == 4 {
+			strip, k := binary.Uvarint(body[off:])
+			if k <= 0 || int(strip) > len(prev) {
+				return errIndexUnsupported
+			}
+			off += k
+			end := bytes.IndexByte(body[off:], 0)
+			if end < 0 {
+				return errIndexUnsupported
+			}
+			name = append(slices.Clip(prev[:len(prev)-int(strip)]), body[off:off+end]...)
+			off += end + 1
+		} else {
+			end := bytes.IndexByte(body[off:], 0)
+			if end < 0 {
+				return errIndexUnsupported
+			}
+			name = body[off : off+end]
+			off = start + (fixedLen+end+8)&^7
+		}
+		prev = name
+		if !remove[string(name)] {
+			fixed := body[start : start+fixedLen]
+			sec, nsec := binary.BigEndian.Uint32(fixed[8:12]), binary.BigEndian.Uint32(fixed[12:16])
+			if int64(sec) > racy.Unix() || int64(sec) == racy.Unix() && int64(nsec) >= int64(racy.Nanosecond()) {
+				fixed = slices.Clone(fixed)
+				binary.BigEndian.PutUint32(fixed[36:40], 0)
+			}
+			entries = append(entries, rawEntry{fixed: fixed, name: name})
+		}
+	}
+	// Extensions: TREE kept (invalidated where entries change), REUC
+	// kept, the position- and worktree-bound ones dropped.
+	var exts bytes.Buffer
+	touched := slices.Collect(func(yield func(string) bool) {
+		for _, p := range add {
+			if !yield(p.path) {
+				return
+			}
+		}
+		for p := range remove {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	for off+8 <= len(body) {
+		sig := string(body[off : off+4])
+		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
+		if off+8+size > len(body) {
+			return errIndexUnsupported
+		}
+		data := body[off+8 : off+8+size]
+		off += 8 + size
+		switch {
+		case sig == "TREE":
+			tree, err := invalidateCacheTree(data, touched)
+			if err != nil {
+				return errIndexUnsupported
+			}
+			writeExt(&exts, sig, tree)
+		case sig == "REUC":
+			writeExt(&exts, sig, data)
+		case sig == "UNTR" || sig == "FSMN" || sig == "EOIE" || sig == "IEOT":
+		default:
+			return errIndexUnsupported // link (split), sdir (sparse), or unknown
+		}
+	}
+	if off != len(body) {
+		return errIndexUnsupported
+	}
+	if len(add) > 0 {
+		adds := make([]rawEntry, 0, len(add))
+		for _, p := range add {
+			adds = append(adds, placeholderEntry(p))
+		}
+		slices.SortFunc(adds, compareEntries)
+		entries = mergeEntries(entries, adds)
+		if entries == nil {
+			return errIndexUnsupported // a placeholder named like an entry
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(b) + len(add)*80)
+	out.WriteString("DIRC")
+	_ = binary.Write(&out, binary.BigEndian, version)
+	_ = binary.Write(&out, binary.BigEndian, uint32(len(entries)))
+	prev = nil
+	for _, e := range entries {
+		start := out.Len()
+		out.Write(e.fixed)
+		if version == 4 {
+			common := 0
+			for common < len(prev) && common < len(e.name) && prev[common] == e.name[common] {
+				common++
+			}
+			out.Write(binary.AppendUvarint(nil, uint64(len(prev)-common)))
+			out.Write(e.name[common:])
+			out.WriteByte(0)
+		} else {
+			out.Write(e.name)
+			pad := (len(e.fixed)+len(e.name)+8)&^7 - (out.Len() - start)
+			out.Write(make([]byte, pad))
+		}
+		prev = e.name
+	}
+	out.Write(exts.Bytes())
+	sum := sha1.Sum(out.Bytes())
+	out.Write(sum[:])
+	return os.WriteFile(path, out.Bytes(), 0o666)
+}
+
+// placeholderEntry is an assume-unchanged entry for p: no stat data, the
+// empty blob (or a gitlink), never written to a tree (taken out first).
+func placeholderEntry(p placeholder) rawEntry {
+	fixed := make([]byte, 62)
+	mode := uint32(0o100644)
+	if p.dir {
+		mode = 0o160000
+	}
+	binary.BigEndian.PutUint32(fixed[24:28], mode)
+	oid := []byte{0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91}
+	copy(fixed[40:60], oid)
+	binary.BigEndian.PutUint16(fixed[60:62], 0x8000|uint16(min(len(p.path), 0xfff)))
+	return rawEntry{fixed: fixed, name: []byte(p.path)}
+}
+
+// compareEntries is git's index order: the name's bytes, then the stage.
+func compareEntries(a, b rawEntry) int {
+	if c := bytes.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	return int(a.stage()) - int(b.stage())
+}
+
+// mergeEntries merges two sorted lists; nil when a name is in both, or
+// one is a directory of the other (git's update-index would replace).
+func mergeEntries(a, b []rawEntry) []rawEntry {
+	has := func(name []byte) bool {
+		_, found := slices.BinarySearchFunc(a, name, func(e rawEntry, n []byte) int { return bytes.Compare(e.name, n) })
+		return found
+	}
+	for _, e := range b {
+		if has(e.name) {
+			return nil
+		}
+		for i := bytes.LastIndexByte(e.name, '/'); i > 0; i = bytes.LastIndexByte(e.name[:i], '/') {
+			if has(e.name[:i]) {
+				return nil // a file where the placeholder needs a directory
+			}
+		}
+		dir := append(slices.Clip(e.name), '/')
+		k, _ := slices.BinarySearchFunc(a, dir, func(e rawEntry, n []byte) int { return bytes.Compare(e.name, n) })
+		if k < len(a) && bytes.HasPrefix(a[k].name, dir) {
+			return nil // entries below where the placeholder is a file
+		}
+	}
+	out := make([]rawEntry, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if j == len(b) || i < len(a) && compareEntries(a[i], b[j]) < 0 {
+			out = append(out, a[i])
+			i++
+			continue
+		}
+		out = append(out, b[j])
+		j++
+	}
+	return out
+}
+
+func writeExt(w *bytes.Buffer, sig string, data []byte) {
+	w.WriteString(sig)
+	_ = binary.Write(w, binary.BigEndian, uint32(len(data)))
+	w.Write(data)
+}
+
+// cacheTree is a node of the TREE extension.
+type cacheTree struct {
+	name    string
+	entries int // -1: invalid
+	oid     []byte
+	subs    []*cacheTree
+}
+
+// invalidateCacheTree marks invalid every cache-tree node along paths.
+func invalidateCacheTree(data []byte, paths []string) ([]byte, error) {
+	root, rest, err := readCacheTree(data)
+	if err != nil || len(rest) != 0 {
+		return nil, errIndexUnsupported
+	}
+	root.entries, root.oid = -1, nil
+	seen := map[string]bool{}
+	for _, p := range paths {
+		dir := path.Dir(p)
+		if seen[dir] || dir == "." {
+			continue
+		}
+		seen[dir] = true
+		node := root
+		for _, d := range strings.Split(dir, "/") {
+			var next *cacheTree
+			for _, s := range node.subs {
+				if s.name == d {
+					next = s
+					break
+				}
+			}
+			if next == nil {
+				break
+			}
+			next.entries, next.oid = -1, nil
+			node = next
+		}
+	}
+	var out bytes.Buffer
+	writeCacheTree(&out, root)
+	return out.Bytes(), nil
+}
+
+func readCacheTree(b []byte) (*cacheTree, []byte, error) {
+	nul := bytes.IndexByte(b, 0)
+	if nul < 0 {
+		return nil, nil, errIndexUnsupported
+	}
+	t := &cacheTree{name: string(b[:nul])}
+	b = b[nul+1:]
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return nil, nil, errIndexUnsupported
+	}
+	var subs int
+	f := strings.Fields(string(b[:nl]))
+	if len(f) != 2 {
+		return nil, nil, errIndexUnsupported
+	}
+	var err error
+	if t.entries, err = strconv.Atoi(f[0]); err != nil {
+		return nil, nil, err
+	}
+	if subs, err = strconv.Atoi(f[1]); err != nil {
+		return nil, nil, err
+	}
+	b = b[nl+1:]
+	if t.entries >= 0 {
+		if len(b) < 20 {
+			return nil, nil, errIndexUnsupported
+		}
+		t.oid, b = b[:20], b[20:]
+	}
+	for range subs {
+		s, rest, err := readCacheTree(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.subs, b = append(t.subs, s), rest
+	}
+	return t, b, nil
+}
+
+func writeCacheTree(w *bytes.Buffer, t *cacheTree) {
+	w.WriteString(t.name)
+	w.WriteByte(0)
+	w.WriteString(strconv.Itoa(t.entries) + " " + strconv.Itoa(len(t.subs)) + "\n")
+	if t.entries >= 0 {
+		w.Write(t.oid)
+	}
+	for _, s := range t.subs {
+		writeCacheTree(w, s)
+	}
+}
