@@ -21,7 +21,7 @@ import (
 // sandboxScope is what phase p may write beyond the boundary's own places.
 func (p *phaseRun) sandboxScope() sandbox.Scope {
 	r := p.r
-	return sandbox.Scope{Name: p.ph.ID, Work: p.dir, State: r.Store.Dir, Run: r.Store.RunDir(r.id), Git: sandbox.GitDirs(p.dir)}
+	return sandbox.Scope{Name: p.ph.ID, Work: p.dir, State: r.Store.Dir, Run: r.Store.RunDir(r.id), Git: sandbox.GitDirs(p.dir), ReadOnly: sandbox.GitCode(p.dir)}
 }
 
 // prepareSandbox makes the phase's claude command for a bounded run, and
