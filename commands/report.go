@@ -14,12 +14,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/gitcommit"
 	"github.com/debussy-dev/debussy/history"
 	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
+	"github.com/debussy-dev/debussy/spend"
 	"github.com/debussy-dev/debussy/state"
 	"github.com/debussy-dev/debussy/tune"
 )
@@ -167,12 +167,7 @@ func loadReport(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg co
 			window = int64(ev.ContextWindow) // the run's, whatever the config says now
 		}
 	}
-	prices := budget.DefaultPrices()
-	over := budget.Prices{}
-	for name, p := range cfg.Budget.Prices {
-		over[name] = budget.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
-	}
-	prices = prices.Merge(over)
+	prices := spend.Prices(cfg.Budget)
 	for _, p := range run.Phases {
 		if sig, err := store.ReadSignal(run.ID, p.ID); err == nil && sig != nil {
 			in.Signals[p.ID] = sig

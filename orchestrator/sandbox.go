@@ -21,7 +21,7 @@ import (
 // sandboxScope is what phase p may write beyond the boundary's own places.
 func (p *phaseRun) sandboxScope() sandbox.Scope {
 	dir, store := p.start.dir, p.files.store
-	return sandbox.Scope{Name: p.ph.ID, Work: dir, State: store.Dir, Run: store.RunDir(p.files.run), Git: sandbox.GitDirs(dir)}
+	return sandbox.Scope{Name: p.ph.ID, Work: dir, State: store.Dir, Run: store.RunDir(p.files.run), Git: sandbox.GitDirs(dir), ReadOnly: sandbox.GitCode(dir)}
 }
 
 // prepareSandbox makes the phase's claude command for a bounded run, and

@@ -172,6 +172,10 @@ type Scope struct {
 	State string   // .debussy: read-only, but for Run
 	Run   string   // .debussy/runs/<run>: debussy done, progress and handoff write here
 	Git   []string // git dirs the tree's git writes to (a worktree's common dir)
+	// ReadOnly are places inside the writable ones that stay read-only:
+	// git's hooks and config (GitCode), which run outside the boundary
+	// when debussy commits.
+	ReadOnly []string
 }
 
 // Command is how to start a program inside the boundary: Wrapper goes
@@ -290,8 +294,8 @@ func (b *Boundary) args(s Scope, temp string, claude bool) ([]string, error) {
 	for _, p := range b.write {
 		_ = rw(p, false) // created by New; gone since: nothing to bind
 	}
-	if s.State != "" {
-		if r, err := filepath.EvalSymlinks(s.State); err == nil {
+	for _, p := range append([]string{s.State}, s.ReadOnly...) {
+		if r, err := filepath.EvalSymlinks(p); p != "" && err == nil {
 			ms = append(ms, mount{r, readOnly})
 		}
 	}

@@ -236,3 +236,50 @@ func TestWorktreeScope(t *testing.T) {
 		t.Errorf("the phase wrote into the user's checkout:\n%s", out)
 	}
 }
+
+// git's hooks and config run as code when debussy commits outside the
+// boundary: inside it they stay read-only, while the agent's own git (add,
+// commit: the index, objects and refs) still works.
+func TestGitCodeReadOnly(t *testing.T) {
+	f := newFixture(t, Policy{})
+	gitIn := func(args ...string) {
+		t.Helper()
+		c := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		c.Dir = f.work
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitIn("init", "-q")
+	if err := os.RemoveAll(filepath.Join(f.work, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	gitIn("commit", "-q", "--allow-empty", "-m", "base")
+	f.s.ReadOnly = GitCode(f.work)
+	if len(f.s.ReadOnly) < 2 {
+		t.Fatalf("GitCode = %v, want the hooks dir and the config", f.s.ReadOnly)
+	}
+	cmd, err := f.b.Claude(f.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, script string
+		ok           bool
+	}{
+		{"the agent's own git", "echo x > a.txt && git add a.txt && git -c user.name=a -c user.email=a@a commit -qm a", true},
+		{"plant a hook", "printf '#!/bin/sh\\ntouch /tmp/owned\\n' > .git/hooks/pre-commit", false},
+		{"set core.hooksPath", "git config core.hooksPath /tmp", false},
+		{"edit the config", "echo '[core] fsmonitor = touch /tmp/owned' >> .git/config", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := f.run(t, cmd, tt.script)
+			if (err == nil) != tt.ok {
+				t.Errorf("%s: err %v, want ok=%v\n%s", tt.script, err, tt.ok, out)
+			}
+		})
+	}
+	if p := f.b.Refusal(f.s, "Write", json.RawMessage(`{"file_path":".git/hooks/post-commit"}`)); !strings.Contains(p, "git's config or hooks") {
+		t.Errorf("Write to a hook: refusal %q", p)
+	}
+}

@@ -52,6 +52,8 @@ func (b *Boundary) Refusal(s Scope, tool string, raw json.RawMessage) string {
 				"Write inside the repository, or in $TMPDIR for scratch files.", p, b.describeWritable())
 		} else if settingsFile(s, w) {
 			return fmt.Sprintf("debussy sandbox: %s holds Claude settings that would loosen the sandbox of later sessions; it is read-only for this run.", p)
+		} else if gitCode(s, w) {
+			return fmt.Sprintf("debussy sandbox: %s is git's config or hooks, which run outside the boundary when debussy commits; it is read-only for this run.", p)
 		}
 	case "Read", "NotebookRead", "Grep", "Glob", "LS":
 		for _, p := range []string{in.FilePath, in.NotebookPath, in.Path, globRoot(in.Pattern)} {
@@ -145,6 +147,16 @@ func (b *Boundary) isHidden(p string) bool {
 		}
 	}
 	return inside(p, filepath.Join(resolved(b.claudeDir), ".credentials.json"))
+}
+
+// gitCode reports whether p is in one of the scope's read-only git places.
+func gitCode(s Scope, p string) bool {
+	for _, ro := range s.ReadOnly {
+		if inside(p, resolved(ro)) {
+			return true
+		}
+	}
+	return false
 }
 
 // settingsFile reports whether p is one of the Claude settings files of

@@ -54,7 +54,7 @@ func New(b config.Budget, runStart time.Time) *Account {
 	a := &Account{
 		mode:        budget.Mode(b.Enforcement),
 		adaptive:    budget.AdaptiveConfig{RestartThreshold: b.RestartThreshold, MinCompletionProbability: b.MinCompletionProbability},
-		prices:      budget.DefaultPrices(),
+		prices:      Prices(b),
 		phaseLimits: Limits(b.Phase), planLimits: Limits(b.Plan),
 		phases:   map[string]*Phase{},
 		runStart: runStart,
@@ -62,14 +62,20 @@ func New(b config.Budget, runStart time.Time) *Account {
 	if a.mode == "" {
 		a.mode = budget.Strict
 	}
+	// Adaptive quarters are of a phase's budget; the plan's only stops.
+	a.plan = budget.NewMeter(a.planLimits, a.mode, budget.AdaptiveConfig{RestartThreshold: 2}, a.prices)
+	return a
+}
+
+// Prices is the price table a run uses: debussy's defaults with the
+// config's budget.prices over them. The report and tune price with it too,
+// so every figure of one run is priced alike.
+func Prices(b config.Budget) budget.Prices {
 	over := budget.Prices{}
 	for name, p := range b.Prices {
 		over[name] = budget.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
 	}
-	a.prices = a.prices.Merge(over)
-	// Adaptive quarters are of a phase's budget; the plan's only stops.
-	a.plan = budget.NewMeter(a.planLimits, a.mode, budget.AdaptiveConfig{RestartThreshold: 2}, a.prices)
-	return a
+	return budget.DefaultPrices().Merge(over)
 }
 
 // Mode is the budgets' enforcement.

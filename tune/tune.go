@@ -18,6 +18,7 @@ import (
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/history"
 	"github.com/debussy-dev/debussy/policy"
+	"github.com/debussy-dev/debussy/spend"
 )
 
 // Objectives: what a recommendation optimizes (see ObjectiveHelp).
@@ -184,12 +185,7 @@ func Tune(streams []history.Stream, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("objective %q: want one of %v", opts.Objective, Objectives)
 	}
 	if opts.Prices == nil {
-		opts.Prices = budget.DefaultPrices()
-		over := budget.Prices{}
-		for name, p := range opts.Config.Budget.Prices {
-			over[name] = budget.Price{Input: p.Input, Output: p.Output, CacheWrite: p.CacheWrite, CacheRead: p.CacheRead}
-		}
-		opts.Prices = opts.Prices.Merge(over)
+		opts.Prices = spend.Prices(opts.Config.Budget)
 	}
 	rep := &Report{Objective: opts.Objective, Skipped: []string{}, Notes: []string{}}
 	works := make([]*work, len(streams))
