@@ -135,7 +135,7 @@ func (e *Env) doctor(ctx context.Context, opts doctorOptions) error {
 		add("ok", "permission", "permission_mode "+cmp.Or(cfg.PermissionMode, "(claude's default)"), "")
 	}
 
-	fs = append(fs, e.sandboxFindings(ctx, cfg)...)
+	fs = append(fs, e.sandboxFindings(ctx, cfg, root)...)
 
 	spec := runner.Spec{Bin: cfg.ClaudeBin, Model: cfg.Model, PermissionMode: cfg.PermissionMode,
 		ExtraArgs: cfg.ExtraArgs, Dir: root, Env: env}

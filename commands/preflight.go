@@ -110,7 +110,7 @@ func (e *Env) preflight(ctx context.Context, ws *workspace, plan *plans.Plan, op
 		}
 	}
 	// The boundary: sandbox: on where none can be made is refused.
-	avail, d, err := e.sandboxCheck(ctx, ws.Config)
+	avail, d, err := e.sandboxCheck(ctx, ws.Config, ws.Root)
 	p.SandboxAvail, p.Boundary = avail, d
 	if refuse(err) {
 		return p

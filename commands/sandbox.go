@@ -29,17 +29,28 @@ func sandboxPolicy(cfg config.Config) sandbox.Policy {
 // sandboxCheck decides the run's boundary for cfg on this machine: what it
 // offers, and the decision. err wraps orchestrator.ErrSetup (exit 2) when
 // sandbox: on meets a machine that cannot bound the run.
-func (e *Env) sandboxCheck(ctx context.Context, cfg config.Config) (sandbox.Availability, sandbox.Decision, error) {
+func (e *Env) sandboxCheck(ctx context.Context, cfg config.Config, root string) (sandbox.Availability, sandbox.Decision, error) {
 	mode := sandbox.Mode(cfg.Sandbox)
 	var a sandbox.Availability
 	if mode != sandbox.Off {
-		a = sandbox.Check(ctx, sandbox.Host{Path: e.Getenv("PATH"), Root: os.Geteuid() == 0})
+		a = sandbox.Check(ctx, sandbox.Host{Path: e.Getenv("PATH"), Root: os.Geteuid() == 0, Places: e.sandboxPlaces(root)})
 	}
 	d, err := sandbox.Decide(mode, a, sandboxPolicy(cfg))
 	if err != nil {
 		return a, d, fmt.Errorf("%w: %w", orchestrator.ErrSetup, err)
 	}
 	return a, d, nil
+}
+
+// sandboxPlaces are what the agent's commands must see inside the
+// boundary: the repository, debussy's own executable (`debussy done`), and
+// HOME (claude's config dir).
+func (e *Env) sandboxPlaces(root string) []sandbox.Place {
+	places := []sandbox.Place{{What: "the repository", Path: root}, {What: "HOME", Path: e.Getenv("HOME")}}
+	if exe, err := os.Executable(); err == nil {
+		places = append(places, sandbox.Place{What: "debussy's executable", Path: exe})
+	}
+	return places
 }
 
 // cliSandboxNote is the caveat of this claude's own sandbox, "" when none.
@@ -84,8 +95,8 @@ func logBoundary(logger *slog.Logger, d sandbox.Decision, cfg config.Config) {
 }
 
 // sandboxFindings are doctor's lines on the boundary a run would have.
-func (e *Env) sandboxFindings(ctx context.Context, cfg config.Config) []finding {
-	_, d, err := e.sandboxCheck(ctx, cfg)
+func (e *Env) sandboxFindings(ctx context.Context, cfg config.Config, root string) []finding {
+	_, d, err := e.sandboxCheck(ctx, cfg, root)
 	switch {
 	case err != nil:
 		why, fix, _ := strings.Cut(strings.TrimPrefix(err.Error(), orchestrator.ErrSetup.Error()+": "), ": install ")

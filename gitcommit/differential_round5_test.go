@@ -286,14 +286,25 @@ func entriesFor(lsFiles, path string) string {
 
 // sshAgent starts (once per home) an ssh-agent holding home's key, for
 // signing with a literal key as gpg.ssh.defaultKeyCommand gives one, and
-// returns its socket.
+// returns its socket. The socket is in a short directory of its own, not
+// in home: a Unix socket's path holds at most 107 bytes, and t.TempDir's
+// (the test's name under TMPDIR) passed that under make test's tmpfs.
 func sshAgent(t *testing.T, home string) string {
-	sock := filepath.Join(home, "agent.sock")
-	if _, err := os.Stat(sock); err == nil {
+	link := filepath.Join(home, "agent.sock")
+	if sock, err := os.Readlink(link); err == nil {
 		return sock
 	}
 	if _, err := exec.LookPath("ssh-agent"); err != nil {
 		t.Skip("ssh-agent not installed")
+	}
+	dir, err := os.MkdirTemp("", "ssh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "a")
+	if err := os.Symlink(sock, link); err != nil {
+		t.Fatal(err)
 	}
 	out, err := exec.Command("ssh-agent", "-a", sock).CombinedOutput()
 	if err != nil {

@@ -98,8 +98,13 @@ func (sc *scheduler) setupWorktree(ctx context.Context, s *slot) error {
 	default:
 		why = fmt.Sprintf("exit %d", res.ExitCode)
 	}
-	return outcome.SetupFailure(fmt.Sprintf("phase %s %v before its first session: worktree_setup `%s` %s; its output is in %s",
-		s.ph.ID, ErrPhaseFailed, command, why, relTo(r.Repo.Root(), logPath)))
+	// The command is the user's config, which may carry a token: a log
+	// that shows no text (public.Handler) and the commits say what failed
+	// without it.
+	where := relTo(r.Repo.Root(), logPath)
+	return outcome.WithPublic(outcome.SetupFailure(fmt.Sprintf("phase %s %v before its first session: worktree_setup `%s` %s; its output is in %s",
+		s.ph.ID, ErrPhaseFailed, command, why, where)),
+		fmt.Sprintf("phase %s %v before its first session: worktree_setup %s; its output is in %s", s.ph.ID, ErrPhaseFailed, why, where))
 }
 
 // notStarted records a phase that ended before its first session: its

@@ -2,14 +2,17 @@ package runner
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -24,37 +27,99 @@ func LookPath(bin string) (string, error) {
 	if err != nil {
 		return "", notFound(bin, err)
 	}
-	if plainText(path) {
+	if kernelRefuses(path) {
 		return "", notProgram(bin, nil)
 	}
 	return path, nil
 }
 
-// plainText reports whether the file at path is text without a "#!" line:
-// executable by its mode, but the kernel refuses it ("exec format error"),
-// as it refuses a wrapper script whose first line was forgotten. Anything
-// else, binary or unreadable, is left for exec to judge.
-func plainText(path string) bool {
+// kernelRefuses reports whether the kernel would refuse the file at path
+// ("exec format error") though its mode says executable: empty, or neither
+// a native (ELF) program, a script starting with "#!", nor a format the
+// kernel was taught (binfmt_misc). This is checked before a session starts
+// rather than left to exec because the sandbox starts claude through
+// bubblewrap, whose execvp (glibc's) hands such a file to /bin/sh: a text
+// file without its #! line, or garbage, then "crashed (exit code 127)" four
+// times instead of being refused (measured: bwrap -- ./garbage, exit 127,
+// "not found"). An unreadable file is left for exec to judge.
+func kernelRefuses(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, 64)
+	head := make([]byte, 128)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
 	if n == 0 {
 		return true // an empty file runs nothing either
 	}
-	if bytes.HasPrefix(head, []byte("#!")) {
+	if bytes.HasPrefix(head, []byte("#!")) || bytes.HasPrefix(head, []byte("\x7fELF")) {
 		return false
 	}
-	for _, c := range head {
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' || c == 0x7f {
-			return false
+	return !binfmtMisc("/proc/sys/fs/binfmt_misc", path, head)
+}
+
+// binfmtMisc reports whether an enabled binfmt_misc entry under dir would
+// run the file (by its magic at an offset, under a mask, or its extension),
+// as the kernel decides (Documentation/admin-guide/binfmt-misc.rst). When
+// binfmt_misc is not mounted, the kernel runs only ELF and #! scripts.
+func binfmtMisc(dir, path string, head []byte) bool {
+	if st, err := os.ReadFile(filepath.Join(dir, "status")); err != nil || strings.TrimSpace(string(st)) != "enabled" {
+		return false
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() == "status" || e.Name() == "register" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		var enabled bool
+		var offset int
+		var magic, mask []byte
+		ext := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			key, val, _ := strings.Cut(line, " ")
+			switch key {
+			case "enabled":
+				enabled = true
+			case "offset":
+				offset, _ = strconv.Atoi(val)
+			case "magic":
+				magic, _ = hex.DecodeString(val)
+			case "mask":
+				mask, _ = hex.DecodeString(val)
+			case "extension":
+				ext = val
+			}
+		}
+		switch {
+		case !enabled:
+		case ext != "":
+			if filepath.Ext(path) == ext || filepath.Ext(path) == "."+ext {
+				return true
+			}
+		case len(magic) > 0 && offset+len(magic) <= len(head):
+			match := true
+			for i, m := range magic {
+				c := head[offset+i]
+				if i < len(mask) {
+					c &= mask[i]
+				}
+				if c != m {
+					match = false
+					break
+				}
+			}
+			if match {
+				return true
+			}
 		}
 	}
-	return true
+	return false
 }
 
 func notProgram(bin string, err error) error {

@@ -86,8 +86,9 @@ func TestChildEnv(t *testing.T) {
 }
 
 // A claude_bin that is executable but not a program (a wrapper that lost
-// its #! line, a text file) is refused by LookPath, before any work, and
-// one the kernel refuses anyway ("exec format error") by Start, both with
+// its #! line, a text file, garbage) is refused by LookPath, before any
+// work (the sandbox's bubblewrap would hand it to /bin/sh), and by Start,
+// both with
 // ErrClaudeNotProgram and the fix, saying "start claude:" once.
 func TestStartClaudeNotProgram(t *testing.T) {
 	dir := t.TempDir()
@@ -98,7 +99,7 @@ func TestStartClaudeNotProgram(t *testing.T) {
 	}{
 		{"text without #!", []byte("claude --version\n"), true},
 		{"empty", nil, true},
-		{"binary garbage", []byte{0x01, 0x02, 0x03, 0xfe, 0xff, 0x00}, false},
+		{"binary garbage", []byte{0x01, 0x02, 0x03, 0xfe, 0xff, 0x00}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			bin := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
@@ -125,5 +126,48 @@ func TestStartClaudeNotProgram(t *testing.T) {
 		if _, err := LookPath(bin); err != nil {
 			t.Errorf("LookPath(%q...): %v", ok[:4], err)
 		}
+	}
+}
+
+// A format the kernel was taught (binfmt_misc: by magic at an offset under
+// a mask, or by extension) runs; a disabled entry or binfmt_misc off does
+// not teach it.
+func TestBinfmtMisc(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := []byte("\x01\x02MZ\x90rest")
+	if binfmtMisc(dir, "/x/claude", head) {
+		t.Error("no status file: binfmt_misc is off, want false")
+	}
+	write("status", "enabled\n")
+	write("register", "")
+	write("wine", "disabled\ninterpreter /usr/bin/wine\nflags: \noffset 2\nmagic 4d5a\n")
+	if binfmtMisc(dir, "/x/claude", head) {
+		t.Error("a disabled entry matched")
+	}
+	write("qemu", "enabled\ninterpreter /usr/bin/qemu\nflags: F\noffset 2\nmagic 4d5a90\nmask ffffff\n")
+	if !binfmtMisc(dir, "/x/claude", head) {
+		t.Error("magic 4d5a90 at offset 2 did not match")
+	}
+	if binfmtMisc(dir, "/x/claude", []byte("\x01\x02MZ")) {
+		t.Error("a head shorter than offset+magic matched")
+	}
+	write("qemu", "enabled\ninterpreter /usr/bin/qemu\nflags: F\noffset 2\nmagic 4d5a00\nmask ffff00\n")
+	if !binfmtMisc(dir, "/x/claude", head) {
+		t.Error("the mask did not apply")
+	}
+	write("qemu", "disabled\n")
+	write("jar", "enabled\ninterpreter /usr/bin/jexec\nflags: \nextension .jar\n")
+	if !binfmtMisc(dir, "/x/claude.jar", head) || binfmtMisc(dir, "/x/claude", head) {
+		t.Error("extension .jar: want a match on claude.jar only")
+	}
+	write("status", "disabled\n")
+	if binfmtMisc(dir, "/x/claude.jar", head) {
+		t.Error("binfmt_misc disabled, want false")
 	}
 }

@@ -21,7 +21,13 @@ type Host struct {
 	Root bool
 	// Probe runs argv and returns its error, stderr included; nil runs it.
 	Probe func(ctx context.Context, argv []string) error
+	// Places are what a bounded run's commands must see, by what they are
+	// ("the repository", "debussy"): see underDev.
+	Places []Place
 }
+
+// Place is one path a bounded run's commands must see.
+type Place struct{ What, Path string }
 
 // Availability is what the machine offers for a boundary.
 type Availability struct {
@@ -57,6 +63,10 @@ func Check(ctx context.Context, h Host) Availability {
 		return Availability{Problem: fmt.Sprintf("debussy knows no sandbox on %s: run it in a container or VM to bound it", goos)}
 	}
 	var a Availability
+	if p := underDev(h.Places); p != "" {
+		a.Problem = p
+		return a
+	}
 	var missing []string
 	if a.Bwrap = lookPath("bwrap", h.Path); a.Bwrap == "" {
 		missing = append(missing, "bubblewrap (bwrap)")
@@ -79,6 +89,30 @@ func Check(ctx context.Context, h Host) Availability {
 			"(sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0), or this container forbids them", err)
 	}
 	return a
+}
+
+// underDev says which place lives under /dev, "" when none does. claude's
+// own sandbox mounts a fresh /dev for each command (bwrap --dev /dev, and
+// it skips write paths under /dev: read from the 2.1.197 and 2.1.332
+// binaries), so a repository, a debussy or a HOME under /dev/shm (a tmpfs
+// many CI setups use for TMPDIR) is not there for the agent's commands:
+// `debussy done` is "command not found" and the tree is empty. Measured:
+// every end-to-end run with TMPDIR=/dev/shm failed its first Bash call.
+func underDev(places []Place) string {
+	for _, p := range places {
+		if p.Path == "" {
+			continue
+		}
+		r, err := filepath.EvalSymlinks(p.Path)
+		if err != nil {
+			r = filepath.Clean(p.Path)
+		}
+		if r == "/dev" || strings.HasPrefix(r, "/dev/") {
+			return fmt.Sprintf("%s (%s) is under /dev, which claude's own sandbox replaces with a fresh /dev for every command, "+
+				"so its commands could not see it: move it off /dev (a TMPDIR on /dev/shm puts it there)", p.What, r)
+		}
+	}
+	return ""
 }
 
 func verb(n int) string {

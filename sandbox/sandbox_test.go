@@ -139,8 +139,23 @@ func TestCheck(t *testing.T) {
 	if strings.Count(strings.Join(probed, " "), filepath.Join(bin, "bwrap")) != 2 {
 		t.Errorf("probe = %q", probed)
 	}
-	if a := Check(ctx, Host{GOOS: "linux", Path: bin, Probe: func(context.Context, []string) error { return nil }}); a.Problem != "" {
+	works := func(context.Context, []string) error { return nil }
+	if a := Check(ctx, Host{GOOS: "linux", Path: bin, Probe: works}); a.Problem != "" {
 		t.Errorf("a working bwrap: %+v", a)
+	}
+	// What claude's sandbox replaces with a fresh /dev for each command
+	// cannot be bounded: the commands would not see it.
+	for _, places := range [][]Place{
+		{{"the repository", "/dev/shm/ci/repo"}},
+		{{"the repository", t.TempDir()}, {"debussy's executable", "/dev/shm/bin/debussy"}},
+	} {
+		a := Check(ctx, Host{GOOS: "linux", Path: bin, Probe: works, Places: places})
+		if !strings.Contains(a.Problem, "is under /dev") || !strings.Contains(a.Problem, places[len(places)-1].What) {
+			t.Errorf("places %v: %+v", places, a)
+		}
+	}
+	if a := Check(ctx, Host{GOOS: "linux", Path: bin, Probe: works, Places: []Place{{"the repository", t.TempDir()}, {"HOME", ""}}}); a.Problem != "" {
+		t.Errorf("places off /dev: %+v", a)
 	}
 }
 

@@ -32,25 +32,34 @@ oldest=${DEBUSSY_TEST_CLAUDE_OLDEST:-$(bash scripts/install-claude.sh oldest | t
 core=(TestRunTwoPhasesComplete TestRunRestartsBeforeContextFills TestStagesHandoff TestAgentHandoff TestSignalsAsFacts TestRunInterruptAndResume TestUsageLimitWithoutWaiting)
 
 # The tests' temporary files (their repositories, .debussy stores, the
-# CLI's homes, go test's own builds) on tmpfs where the machine has one
-# that can run programs: on this ext4 disk (mounted with discard) every
-# temp dir's files cost kernel time to write and remove. gitcommit's
+# CLI's homes, go test's own builds) on a tmpfs where the machine lets us
+# mount one that can run programs: on this ext4 disk (mounted with discard)
+# every temp dir's files cost kernel time to write and remove. gitcommit's
 # tests, ~7,000 git processes, took 59 s of CPU (44 s of it the kernel's)
-# with TMPDIR on the disk and 33 s on /dev/shm; orchestrator's 91 and 76.
-# The tests read and write files the same way on either. TMPDIR set by
-# the caller is kept.
+# with TMPDIR on the disk and 33 s on a tmpfs; orchestrator's 91 and 76.
+# Not /dev/shm, though it is a tmpfs too: the sandbox's tests need their
+# trees off /dev (claude's own sandbox gives each command a fresh /dev, so
+# it could not see them: sandbox.underDev). A tmpfs of our own under /tmp
+# needs root (CI, and the chaos tests' disk fault, run as root); elsewhere
+# the disk serves. TMPDIR set by the caller is kept.
 shm=
-if [[ -z ${TMPDIR:-} && -d /dev/shm && -w /dev/shm ]]; then
-	shm=$(mktemp -d /dev/shm/debussy-test.XXXXXX) || shm=
-	if [[ -n $shm ]] && printf '#!/bin/sh\nexit 0\n' >"$shm/probe" && chmod +x "$shm/probe" && "$shm/probe"; then
-		export TMPDIR=$shm
+if [[ -z ${TMPDIR:-} && $(id -u) == 0 ]]; then
+	shm=$(mktemp -d /tmp/debussy-test-tmpfs.XXXXXX) || shm=
+	if [[ -n $shm ]] && mount -t tmpfs -o mode=1777 tmpfs "$shm" 2>/dev/null; then
+		if printf '#!/bin/sh\nexit 0\n' >"$shm/probe" && chmod +x "$shm/probe" && "$shm/probe"; then
+			export TMPDIR=$shm
+		else
+			umount "$shm"
+			rmdir "$shm"
+			shm=
+		fi
 	else
-		[[ -n $shm ]] && rm -rf "$shm" # mounted noexec: go test could not run its builds there
+		[[ -n $shm ]] && rmdir "$shm"
 		shm=
 	fi
 fi
 logs=$(mktemp -d "${TMPDIR:-/tmp}/debussy-test.XXXXXX")
-trap 'rm -rf "$logs" ${shm:+"$shm"}' EXIT
+trap 'rm -rf "$logs"; if [[ -n $shm ]]; then umount -l "$shm" && rmdir "$shm"; fi' EXIT
 
 # debussy for the end-to-end jobs, built once each way (tests/main_test.go
 # would link it again in each job's test process, ~3 s of CPU each):

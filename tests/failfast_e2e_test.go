@@ -199,9 +199,9 @@ func TestFailFastMissingGateProgram(t *testing.T) {
 
 // A claude_bin that is executable but not a program ends the run at once
 // with exit 2 and nothing committed, like a missing claude: a text file
-// without #! is refused before the run starts, one the kernel refuses
-// ("exec format error") at the session's start; either message says
-// "start claude:" once.
+// without #! and garbage the kernel refuses ("exec format error") are
+// refused before the run starts (under the sandbox, bubblewrap's execvp
+// would hand them to /bin/sh); either message says "start claude:" once.
 func TestFailFastClaudeNotProgram(t *testing.T) {
 	claudetest.OncePerSuite(t, "a claude_bin that is not a program")
 	for _, tc := range []struct {

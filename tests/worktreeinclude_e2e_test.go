@@ -85,7 +85,8 @@ func TestWorktreeIncludeE2E(t *testing.T) {
 }
 
 // A failing worktree_setup fails its phase before any session (no API
-// request at all), naming the command, its exit code and its log.
+// request at all), naming its exit code and its log; the command, which
+// may carry a token, only where text is kept (the ledger).
 func TestWorktreeSetupFailsE2E(t *testing.T) {
 	claudetest.OncePerSuite(t, "worktree_setup failing")
 	h := newHarness(t, fakeapi.Script{}, []phaseSpec{{ID: "1", Title: "One"}, {ID: "2", Title: "Two"}},
@@ -95,7 +96,9 @@ func TestWorktreeSetupFailsE2E(t *testing.T) {
 	if r.Code != 2 {
 		t.Fatalf("want exit 2: %s", r)
 	}
-	for _, want := range []string{"worktree_setup `echo fetching packages; exit 7` exit 7", "worktree-setup.log", "before its first session"} {
+	// A piped log shows no text of the user's config (the command may carry
+	// a token): what failed, its exit code and its log, without the command.
+	for _, want := range []string{"worktree_setup exit 7", "worktree-setup.log", "before its first session"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("stderr does not say %q:\n%s", want, r.Stderr)
 		}
