@@ -22,6 +22,11 @@ bin="$work/debussy"
 (cd "$repo_root" && go build -o "$bin" .)
 export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" GIT_CONFIG_NOSYSTEM=1
 mkdir -p "$HOME"
+# check also asks whether a run could start here (claude found, root
+# allowed): a stand-in claude and IS_SANDBOX, so it passes and is timed whole.
+printf '#!/bin/sh\necho "2.1.197 (Claude Code)"\n' >"$work/claude"
+chmod +x "$work/claude"
+export DEBUSSY_CLAUDE_BIN=$work/claude IS_SANDBOX=1
 git config --global user.name bench
 git config --global user.email bench@example.com
 git config --global init.defaultBranch main
