@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/debussy-dev/debussy/event"
@@ -212,10 +214,47 @@ var ansiEscape = regexp.MustCompile(`\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?
 
 var digitRun = regexp.MustCompile(`[0-9]+`)
 
-// NormalizeResult is a tool result as loops compare it: without ANSI
-// escapes, every digit run one "0" (durations, PIDs, timestamps).
+// NormalizeResult is a tool result as loops compare it: its text (see
+// resultText), without ANSI escapes, every digit run one "0" (durations,
+// PIDs, timestamps).
 func NormalizeResult(s string) string {
-	return digitRun.ReplaceAllString(ansiEscape.ReplaceAllString(s, ""), "0")
+	return digitRun.ReplaceAllString(ansiEscape.ReplaceAllString(resultText(s), ""), "0")
+}
+
+// resultText is the text in a tool's response: a JSON object's or array's
+// strings, in key order, and not its flags and counts, which are the CLI's
+// bookkeeping beside the tool's output — 2.1.332 gives the first Bash call
+// of a session a "bashEditDiff" object ({"files":[],"unavailable":true})
+// that the same call lacks after it, so five identical calls never looked
+// identical. Any other result is its own text.
+func resultText(s string) string {
+	t := strings.TrimSpace(s)
+	if t == "" || (t[0] != '{' && t[0] != '[') {
+		return s
+	}
+	var v any
+	if json.Unmarshal([]byte(t), &v) != nil {
+		return s
+	}
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v)
+			b.WriteByte(0)
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(v[k])
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }
 
 func (n *Nudger) doomLoop(tool string, count int, args string) (Nudge, bool) {

@@ -53,6 +53,16 @@ func TestNudger(t *testing.T) {
 		want  map[int][]Nudge // by call index (0-based); others must be empty
 	}{
 		{
+			// 2.1.332's first Bash response carries a bashEditDiff the
+			// next ones lack; the output is what the agent sees.
+			name: "the CLI's bookkeeping beside the output is not a new result",
+			cfg:  NudgeConfig{RepeatWindow: 20, RepeatRestart: 5},
+			calls: concat([]call{{tool: "Bash", in: `{"command":"go test ./..."}`,
+				result: `{"stdout":"took 451085369ns","stderr":"","interrupted":false,"bashEditDiff":{"files":[],"moreFiles":0,"unavailable":true}}`}},
+				repeat(call{tool: "Bash", in: `{"command":"go test ./..."}`, result: `{"stdout":"took 087598657ns","stderr":"","interrupted":false}`}, 4)),
+			want: map[int][]Nudge{4: {doom(5, true)}},
+		},
+		{
 			name:  "the third identical call is nudged, the first two are not",
 			cfg:   def,
 			calls: repeat(bash("go test ./..."), 3),
@@ -327,5 +337,28 @@ func TestReadOnlyCommand(t *testing.T) {
 				t.Errorf("ReadOnlyCommand(%q) = %v, want %v", tt.cmd, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestNormalizeResult(t *testing.T) {
+	for _, tt := range []struct{ a, b string }{
+		{"took 12ms", "took 9041ms"},
+		{"\x1b[32mok\x1b[0m  pkg", "ok  pkg"},
+		{`{"stdout":"a","stderr":"","bashEditDiff":{"files":[],"unavailable":true}}`, `{"stderr":"","stdout":"a"}`},
+		{`{"file":{"content":"x","numLines":3}}`, `{"file":{"content":"x","numLines":4,"extra":true}}`},
+	} {
+		if NormalizeResult(tt.a) != NormalizeResult(tt.b) {
+			t.Errorf("%q and %q differ: %q, %q", tt.a, tt.b, NormalizeResult(tt.a), NormalizeResult(tt.b))
+		}
+	}
+	for _, tt := range []struct{ a, b string }{
+		{"FAIL a", "FAIL b"},
+		{`{"stdout":"a","stderr":""}`, `{"stdout":"","stderr":"a"}`},
+		{`{"stdout":"a"}`, `{"stdout":"b"}`},
+		{`{"stdout":"a"`, `{"stdout":"b"`}, // not JSON: its own text
+	} {
+		if NormalizeResult(tt.a) == NormalizeResult(tt.b) {
+			t.Errorf("%q and %q compare equal", tt.a, tt.b)
+		}
 	}
 }
