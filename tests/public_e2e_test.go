@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,25 +18,9 @@ import (
 // code do. The raw stream keeps them, in .debussy/ (issue 53).
 func TestCILogAndExportCarryNoText(t *testing.T) {
 	claudetest.OncePerSuite(t, "what a CI log and the export carry")
-	r := rand.New(rand.NewPCG(53, 1))
-	s := func(n int) string {
-		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alnum[r.IntN(len(alnum))]
-		}
-		return string(b)
-	}
+	s := noShape(53, 1)
 	tool, typed, input, gated := []string{s(14), s(22)}, []string{s(12), s(18)}, s(16), []string{s(16), s(26)}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out.txt")
-	if err := os.WriteFile(out, []byte("ticket "+tool[0]+"\nbuild_ref="+tool[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gateOut := filepath.Join(dir, "gate.txt")
-	if err := os.WriteFile(gateOut, []byte("FAIL: mismatch near "+gated[0]+"\nlast value: "+gated[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	out, gateOut := freeTextFiles(t, tool, gated)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Text("Looking at ticket "+typed[0]+" first."), fakeapi.Bash("cat "+out)),
@@ -55,7 +38,7 @@ func TestCILogAndExportCarryNoText(t *testing.T) {
 	if raw := h.runFiles("phase-1/session-1.jsonl"); !strings.Contains(raw, tool[0]) || !strings.Contains(raw, typed[0]) {
 		t.Fatal("the raw session stream lacks what was planted: nothing flowed")
 	}
-	bundle := filepath.Join(dir, "bundle")
+	bundle := filepath.Join(t.TempDir(), "bundle")
 	exp := h.run("export", "-o", bundle)
 	if exp.Code != 0 {
 		t.Fatalf("debussy export: %s", exp)

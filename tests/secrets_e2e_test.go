@@ -175,25 +175,9 @@ func TestSecretsLeaveNoTrace(t *testing.T) {
 // end says which gate failed and how, in structured words.
 func TestNothingFreeLeavesTheMachine(t *testing.T) {
 	claudetest.OncePerSuite(t, "what leaves the machine")
-	r := rand.New(rand.NewPCG(34, 4))
-	s := func(n int) string {
-		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alnum[r.IntN(len(alnum))]
-		}
-		return string(b)
-	}
+	s := noShape(34, 4)
 	tool, said, gated := []string{s(14), s(22)}, []string{s(12), s(18)}, []string{s(16), s(26)}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out.txt")
-	if err := os.WriteFile(out, []byte("ticket "+tool[0]+"\nbuild_ref="+tool[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gateOut := filepath.Join(dir, "gate.txt")
-	if err := os.WriteFile(gateOut, []byte("FAIL: mismatch near "+gated[0]+"\nlast value: "+gated[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	out, gateOut := freeTextFiles(t, tool, gated)
 	script := fakeapi.Script{Conversations: []fakeapi.Conversation{
 		{Name: "s1", Match: phaseMatch("1"), Turns: []fakeapi.Turn{
 			turn(20000, fakeapi.Bash("cat "+out)),
@@ -206,7 +190,7 @@ func TestNothingFreeLeavesTheMachine(t *testing.T) {
 	}}
 	h := newHarness(t, script, []phaseSpec{{ID: "1", Title: "Leaky", Gates: []string{"ok: `true`", "check: `cat " + gateOut + "; exit 1`"}}},
 		"model: claude-sonnet-4-5\nmax_retries: 1\n")
-	summary := filepath.Join(dir, "summary.md")
+	summary := filepath.Join(t.TempDir(), "summary.md")
 	h.Env = append(h.Env, "GITHUB_STEP_SUMMARY="+summary)
 	res := h.run("run", "plan/MASTER_PLAN.md")
 	if res.Code != 1 {
@@ -242,4 +226,34 @@ func TestNothingFreeLeavesTheMachine(t *testing.T) {
 	if want := `gate 2 "check" failed (exit 1)`; !strings.Contains(string(md), want) {
 		t.Errorf("step summary lacks %q:\n%s", want, md)
 	}
+}
+
+// noShape returns a source of strings of no known shape (seeded random
+// alphanumerics), for the tests that free text never leaves the machine.
+func noShape(seed1, seed2 uint64) func(n int) string {
+	r := rand.New(rand.NewPCG(seed1, seed2))
+	return func(n int) string {
+		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alnum[r.IntN(len(alnum))]
+		}
+		return string(b)
+	}
+}
+
+// freeTextFiles writes what a tool prints (holding tool's two values) and
+// what a failing gate prints (gated's), and returns their paths.
+func freeTextFiles(t *testing.T, tool, gated []string) (out, gateOut string) {
+	t.Helper()
+	dir := t.TempDir()
+	out = filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(out, []byte("ticket "+tool[0]+"\nbuild_ref="+tool[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gateOut = filepath.Join(dir, "gate.txt")
+	if err := os.WriteFile(gateOut, []byte("FAIL: mismatch near "+gated[0]+"\nlast value: "+gated[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out, gateOut
 }
