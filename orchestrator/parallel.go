@@ -50,6 +50,15 @@ func (sc *scheduler) run(ctx context.Context, order []*plans.Phase, todo map[str
 	if err := r.Repo.CheckCheckout(); err != nil {
 		return fmt.Errorf("%w: phase worktrees: %w", ErrSetup, err)
 	}
+	// claude's sandbox in two phases at once would race on the placeholder
+	// files it makes in the shared git dir (gitcommit/placeholders.go).
+	if r.Sandbox != nil {
+		held, err := r.Repo.HoldSandboxPlaceholders()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		defer held.Release()
+	}
 
 	done := map[string]bool{} // merged here, or not this run's to do
 	for _, ph := range order {
@@ -207,6 +216,12 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 		}
 	}
 	s.reused = reused
+	if r.Sandbox != nil {
+		// Its own config.worktree, which every phase's claude binds.
+		if _, err := s.repo.HoldSandboxPlaceholders(); err != nil {
+			return nil, fmt.Errorf("%w: phase %s: %w", ErrSetup, ph.ID, err)
+		}
+	}
 	s.rec.Emit(record.Worktree{Phase: ph.ID, Path: s.path, Branch: s.branch, Resumed: prevRun != nil})
 	if err := s.rec.Sync(); err != nil {
 		return nil, err
