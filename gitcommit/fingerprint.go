@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -112,11 +113,59 @@ type fingerprintResult struct {
 // its directory, for a regular file the cache vouches for; the whole
 // fingerprint for the rest.
 func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error) {
-	out := make(map[string]fingerprintResult, len(paths))
 	byDir := map[string][]string{}
 	for _, p := range paths {
 		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
 	}
+	if r.watch != nil {
+		if dirty, ok := r.watch.changed(paths); ok {
+			out := make(map[string]fingerprintResult, len(paths))
+			some := map[string][]string{}
+			for _, p := range paths {
+				if dirty[p] {
+					some[path.Dir(p)] = append(some[path.Dir(p)], p)
+				} else {
+					out[p] = r.watch.last[p]
+				}
+			}
+			looked, err := r.look(some)
+			if err != nil {
+				return nil, err
+			}
+			for p, res := range looked {
+				out[p], r.watch.last[p] = res, res
+			}
+			return out, nil
+		}
+	}
+	// A whole look; the watch is set (or completed) first, so whatever
+	// changes after it is seen by the next look.
+	switch {
+	case r.noWatch:
+	case r.watch == nil:
+		r.watch = newUserWatch(r.root, byDir)
+		r.noWatch = r.watch == nil
+	default:
+		for dir := range byDir {
+			if !r.watch.watched[dir] && !r.watch.add(r.root, dir) {
+				r.watch, r.noWatch = nil, true
+				break
+			}
+		}
+	}
+	out, err := r.look(byDir)
+	if err != nil {
+		return nil, err
+	}
+	if r.watch != nil {
+		r.watch.looked(maps.Clone(out))
+	}
+	return out, nil
+}
+
+// look fingerprints byDir's paths (directory → paths in it).
+func (r *Repo) look(byDir map[string][]string) (map[string]fingerprintResult, error) {
+	out := map[string]fingerprintResult{}
 	var slow []string
 	statEach(r.root, byDir, func(p string, st fpStat, regular bool) {
 		if fp, ok := r.cached(p, st); ok && regular {

@@ -97,6 +97,11 @@ type Repo struct {
 	// fps are the user files' fingerprints with the stat data they were
 	// taken with (fingerprint); guarded by mu.
 	fps fingerprintCache
+	// watch says which user files may have changed since the last look
+	// (watch_linux.go); noWatch: it could not be set up, every look is
+	// whole. Both guarded by mu.
+	watch   *userWatch
+	noWatch bool
 	// dirs caches directory listings (hide.go's listing); guarded by mu.
 	dirs map[string]dirListing
 	// trees caches tree objects' entries by hash (treeEntries); guarded
