@@ -156,11 +156,7 @@ func (e *Estimator) Observe(ev event.Event) Snapshot {
 			if tr.ParentToolUseID != "" {
 				continue
 			}
-			n := tr.ContentLen
-			if n == 0 {
-				n = len(tr.Content)
-			}
-			e.chars += int64(n)
+			e.chars += int64(tr.Size())
 			if e.reads[tr.ToolUseID] {
 				delete(e.reads, tr.ToolUseID)
 				if !tr.IsError && largeRead(tr.Content, tr.ContentLen) {

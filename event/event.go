@@ -130,6 +130,15 @@ type ToolResult struct {
 	Interrupted     bool   // tool_use_result.interrupted (Bash)
 }
 
+// Size is the result's length before truncation (ContentLen, which a
+// result built by hand may leave 0: then its Content's).
+func (tr ToolResult) Size() int {
+	if tr.ContentLen == 0 {
+		return len(tr.Content)
+	}
+	return tr.ContentLen
+}
+
 type System struct {
 	Subtype string
 	// status

@@ -235,11 +235,7 @@ func (s *Session) logEvent(ev event.Event, snap estimator.Snapshot) {
 				case tr.IsError:
 					exit = "error"
 				}
-				n := tr.ContentLen
-				if n == 0 {
-					n = len(tr.Content)
-				}
-				s.log(policy.LevelInfo, "tool ended", "name", call.name, "exit", exit, "took", s.now().Sub(call.start).Round(time.Millisecond), "size", n)
+				s.log(policy.LevelInfo, "tool ended", "name", call.name, "exit", exit, "took", s.now().Sub(call.start).Round(time.Millisecond), "size", tr.Size())
 			}
 			// claude's permission mode refusing a call: the log says so
 			// (the agent only sees an error and may look stuck).

@@ -249,10 +249,7 @@ func (t *Transcript) toolResult(tr runner.ToolResult) {
 	case tr.Interrupted:
 		mark = "← interrupted:"
 	}
-	n := tr.ContentLen
-	if n == 0 {
-		n = len(tr.Content)
-	}
+	n := tr.Size()
 	if t.structure {
 		fmt.Fprintf(t.w, "%s%s %s\n", indent, mark, size("output", n))
 		return
