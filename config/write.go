@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,15 +85,18 @@ func SetKeys(path string, settings []Setting, marker string, comment []string) e
 		text = append(text, appended...)
 	}
 	out := []byte(strings.Join(text, "\n") + "\n")
+	// A symlinked config is written where it points, with the mode it had.
+	mode := os.FileMode(0o644)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+		if fi, err := os.Stat(real); err == nil {
+			mode = fi.Mode().Perm()
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
-		return fmt.Errorf("write config: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, out, mode); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	return nil

@@ -58,3 +58,33 @@ func TestSetKeys(t *testing.T) {
 		}
 	})
 }
+
+// A private config stays private, and a symlinked one (a dotfiles checkout)
+// is written where it points: the link stays a link.
+func TestSetKeysKeepsModeAndLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "debussy.yaml")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(real, []byte("model: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, ".debussy.yaml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetKeys(link, []Setting{{"max_restarts", "4"}}, "debussy tune", nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "max_restarts: 4") {
+		t.Errorf("target: %q", b)
+	}
+}

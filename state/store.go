@@ -8,8 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/debussy-dev/debussy/internal/atomicfile"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -97,49 +97,11 @@ func NewRunID(now time.Time, rnd io.Reader) string {
 // writeFileAtomic replaces path with data so that readers see the old or
 // the new content, never a mix, even across a crash: temp file in the same
 // directory, fsync, rename, fsync of the directory.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := MkdirPrivate(dir); err != nil {
+func writeFileAtomic(path string, data []byte) error {
+	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temp file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", f.Name(), err)
-	}
-	if err := f.Chmod(FileMode); err != nil {
-		return fmt.Errorf("chmod %s: %w", f.Name(), err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", f.Name(), err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", f.Name(), err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("rename to %s: %w", path, err)
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes a rename durable. Best effort: some filesystems refuse to
-// fsync a directory, and the rename itself has already happened.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
+	return atomicfile.Write(path, data, FileMode)
 }
 
 func writeJSONAtomic(path string, v any) error {
