@@ -56,7 +56,7 @@ func (p *phaseRun) box(spec *runner.Spec) {
 	spec.Wrapper = b.wrapper
 	spec.ExtraArgs = b.extraArgs
 	settings := maps.Clone(b.settings)
-	maps.Copy(settings, spec.Settings) // debussy's own win over the user's
+	maps.Copy(settings, spec.Settings)
 	settings["sandbox"] = b.settings["sandbox"]
 	spec.Settings = settings
 	if spec.SetEnv == nil {

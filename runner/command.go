@@ -164,9 +164,14 @@ const SettingsFlag = "--settings"
 // debussy session is restarted from a checkpoint instead, and a summary
 // made behind its back would change the context it judges. An older CLI
 // ignores the key (measured on 2.1.112 and 2.1.197).
+// Set last: the user's own --settings (in Spec.Settings when the sandbox
+// merged them) never turn it back on.
 func sessionSettings(spec Spec) string {
-	s := map[string]any{"idleCompaction": false}
-	maps.Copy(s, spec.Settings)
+	s := maps.Clone(spec.Settings)
+	if s == nil {
+		s = map[string]any{}
+	}
+	s["idleCompaction"] = false
 	b, err := json.Marshal(s) // keys sorted: the same line every time
 	if err != nil {
 		panic(fmt.Sprintf("encode settings: %v", err)) // plain values: cannot fail

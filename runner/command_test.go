@@ -50,6 +50,7 @@ func TestClaudeArgs(t *testing.T) {
 		{"mode", Spec{PermissionMode: "acceptEdits"}, base + " --permission-mode acceptEdits" + settings},
 		{"extra", Spec{ExtraArgs: []string{"--append-system-prompt", "be brief"}}, base + settings + " --append-system-prompt be brief"},
 		{"settings", Spec{Settings: map[string]any{"sandbox": map[string]any{"enabled": true}}}, base + ` --settings {"idleCompaction":false,"sandbox":{"enabled":true}}`},
+		{"the user's idleCompaction never wins", Spec{Settings: map[string]any{"idleCompaction": true, "model": "x"}}, base + ` --settings {"idleCompaction":false,"model":"x"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

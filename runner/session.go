@@ -47,8 +47,9 @@ type Spec struct {
 	// value becomes --permission-mode.
 	PermissionMode string
 	ExtraArgs      []string
-	// Settings are debussy's own settings for claude, passed as one
-	// inline --settings (command.go adds idleCompaction: false to them).
+	// Settings are passed as one inline --settings: in a bounded run the
+	// user's own (from extra_args) with the sandbox block over them;
+	// command.go sets idleCompaction: false over all of it.
 	Settings map[string]any
 	// AllowedTools are permission rules passed as --allowedTools (one flag
 	// each, so a rule may hold a space: "Bash(npm test:*)").
