@@ -37,32 +37,43 @@ type Placeholders struct {
 }
 
 // HoldSandboxPlaceholders creates, where they do not exist, the files of
-// git's config family that claude's sandbox binds read-only in r's git
-// dir (for a linked worktree: its config.worktree; for the main one:
-// config.lock and config.worktree of the common dir). A file that exists
+// git's config family that claude's sandbox binds read-only: config.lock
+// and config.worktree of the common dir, and a linked worktree's own
+// config.worktree. A file that exists
 // is left alone — config.lock then belongs to a git writing the config,
 // whose own lock it is.
 func (r *Repo) HoldSandboxPlaceholders() (*Placeholders, error) {
 	p := &Placeholders{}
-	names := []string{filepath.Join(r.gitDir, "config.worktree")}
-	if r.gitDir == r.commonDir {
-		names = append(names, filepath.Join(r.commonDir, "config.lock"))
-	}
-	for _, name := range names {
+	made := func(name string) (bool, error) {
 		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
 		if errors.Is(err, fs.ErrExist) {
-			continue
+			return false, nil
 		}
 		if err != nil {
 			p.Release()
-			return nil, fmt.Errorf("hold %s for claude's sandbox: %w", name, err)
+			return false, fmt.Errorf("hold %s for claude's sandbox: %w", name, err)
 		}
 		_ = f.Close()
 		p.made = append(p.made, name)
-		if filepath.Base(name) == "config.lock" {
-			p.owner = &lockFile{path: filepath.Join(r.commonDir, "config")}
-			r.recordOwner(p.owner)
+		return true, nil
+	}
+	if r.gitDir != r.commonDir { // a linked worktree's own
+		if _, err := made(filepath.Join(r.gitDir, "config.worktree")); err != nil {
+			return nil, err
 		}
+	}
+	// The common dir's, which every claude of the repository binds — also
+	// when debussy itself runs in a linked worktree.
+	if _, err := made(filepath.Join(r.commonDir, "config.worktree")); err != nil {
+		return nil, err
+	}
+	ok, err := made(filepath.Join(r.commonDir, "config.lock"))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		p.owner = &lockFile{path: filepath.Join(r.commonDir, "config")}
+		r.recordOwner(p.owner)
 	}
 	return p, nil
 }

@@ -90,3 +90,29 @@ func TestHoldSandboxPlaceholders(t *testing.T) {
 	}
 	runGit(t, dir, "config", "x.y", "w")
 }
+
+// debussy run from a linked worktree holds the common dir's files too:
+// every claude of the repository binds those.
+func TestHoldSandboxPlaceholdersFromALinkedWorktree(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{"a.txt": "a\n"})
+	wt := filepath.Join(t.TempDir(), "wt")
+	runGit(t, dir, "worktree", "add", "-q", "-b", "side", wt)
+	r := mustOpen(t, wt)
+	held, err := r.HoldSandboxPlaceholders()
+	if err != nil {
+		t.Fatal(err)
+	}
+	git := filepath.Join(dir, ".git")
+	for _, name := range []string{"config.lock", "config.worktree", "worktrees/wt/config.worktree"} {
+		if _, err := os.Stat(filepath.Join(git, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	held.Release()
+	for _, name := range []string{"config.lock", "config.worktree", "worktrees/wt/config.worktree"} {
+		if _, err := os.Stat(filepath.Join(git, name)); !os.IsNotExist(err) {
+			t.Errorf("%s after Release: %v", name, err)
+		}
+	}
+}

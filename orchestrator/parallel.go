@@ -217,10 +217,13 @@ func (sc *scheduler) openWorktree(ph *plans.Phase) (*slot, error) {
 	}
 	s.reused = reused
 	if r.Sandbox != nil {
-		// Its own config.worktree, which every phase's claude binds.
-		if _, err := s.repo.HoldSandboxPlaceholders(); err != nil {
+		// Its own config.worktree, which every phase's claude binds;
+		// released when its worktree closes.
+		held, err := s.repo.HoldSandboxPlaceholders()
+		if err != nil {
 			return nil, fmt.Errorf("%w: phase %s: %w", ErrSetup, ph.ID, err)
 		}
+		s.held = held
 	}
 	s.rec.Emit(record.Worktree{Phase: ph.ID, Path: s.path, Branch: s.branch, Resumed: prevRun != nil})
 	if err := s.rec.Sync(); err != nil {
@@ -281,6 +284,7 @@ func (sc *scheduler) mergePhase(s *slot) error {
 // deletes the branch once merged.
 func (sc *scheduler) closeWorktree(s *slot, merged bool) {
 	r := sc.r
+	s.held.Release()
 	if s.discard {
 		sc.removeWorktree(s, s.newBranch)
 		return

@@ -317,6 +317,7 @@ type slot struct {
 	// it goes, and its branch too when new.
 	reused, newBranch, discard bool
 	cancel                     context.CancelCauseFunc // stops the phase at a safe point
+	held                       *gitcommit.Placeholders // claude's sandbox's files in its git dir
 }
 
 type phaseResult struct {
