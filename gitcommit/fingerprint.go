@@ -130,6 +130,7 @@ func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error
 			}
 			looked, err := r.look(some)
 			if err != nil {
+				r.watch.broken = true // its events are drained: the next look is whole
 				return nil, err
 			}
 			for p, res := range looked {

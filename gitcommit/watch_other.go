@@ -6,6 +6,7 @@ package gitcommit
 type userWatch struct {
 	watched map[string]bool
 	last    map[string]fingerprintResult
+	broken  bool
 }
 
 func newUserWatch(string, map[string][]string) *userWatch     { return nil }

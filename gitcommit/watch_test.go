@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -49,8 +50,8 @@ func TestUserFilesWatchedBetweenCommits(t *testing.T) {
 			if err != nil || len(first.Changed) != 0 {
 				t.Fatalf("first commit: %+v, %v", first, err)
 			}
-			if r.watch == nil {
-				t.Log("no inotify here: every look is whole")
+			if r.watch == nil && runtime.GOOS == "linux" {
+				t.Fatal("no watch after the first commit: every later one stats each user file")
 			}
 			tc.act(t, dir)
 			write(t, dir, "src/tracked.go", "package a // 2\n")
@@ -76,4 +77,42 @@ func write(t *testing.T, dir, rel, content string) {
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	must(t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+// The watch itself, without a commit's full looks around it: what it
+// names after a write, a chmod and a new file; that it names nothing when
+// nothing happened; and that it cannot vouch once a directory on the way
+// is renamed.
+func TestUserWatchNames(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inotify is Linux's")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{"notes/a/x.txt", "notes/a/y.txt", "src/mine.txt"} {
+		write(t, dir, p, "v1\n")
+	}
+	user := []string{"notes/a/x.txt", "notes/a/y.txt", "src/mine.txt"}
+	w := newUserWatch(dir, map[string][]string{"notes/a": user[:2], "src": user[2:]})
+	if w == nil {
+		t.Fatal("newUserWatch: nil")
+	}
+	last := map[string]fingerprintResult{}
+	for _, p := range user {
+		last[p] = fingerprintResult{fp: "v1", present: true}
+	}
+	w.looked(last)
+	if dirty, ok := w.changed(user); !ok || len(dirty) != 0 {
+		t.Fatalf("nothing happened: %v, %v", dirty, ok)
+	}
+	write(t, dir, "notes/a/x.txt", "v2\n")
+	must(t, os.Chmod(filepath.Join(dir, "src/mine.txt"), 0o600))
+	write(t, dir, "notes/a/new.txt", "n\n")
+	dirty, ok := w.changed(user)
+	if !ok || !dirty["notes/a/x.txt"] || !dirty["src/mine.txt"] || dirty["notes/a/y.txt"] {
+		t.Fatalf("after a write and a chmod: %v, %v", dirty, ok)
+	}
+	must(t, os.Rename(filepath.Join(dir, "notes"), filepath.Join(dir, "old")))
+	if _, ok := w.changed(user); ok {
+		t.Fatal("a directory on the way renamed: the watch still vouched")
+	}
 }
