@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/outcome"
 	"github.com/debussy-dev/debussy/public"
+	"github.com/debussy-dev/debussy/record"
 	"github.com/debussy-dev/debussy/report"
 	"github.com/debussy-dev/debussy/secrets"
 	"github.com/debussy-dev/debussy/state"
@@ -79,15 +80,12 @@ func (e *Env) export(_ context.Context, opts exportOptions) error {
 	if err != nil {
 		return err
 	}
-	events, err := exportEvents(store.EventsPath(run.ID))
+	var events []byte
+	events, in.Events, err = exportEvents(store.EventsPath(run.ID), root)
 	if err != nil {
 		return err
 	}
-	in.Events, err = readEvents(store.EventsPath(run.ID), true)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	in.Run = publicRun(run)
+	in.Run = outcome.PublicRun(run)
 	for id, sig := range in.Signals {
 		s := *sig
 		s.Reason = text.OneLine(s.Reason, 200) // the agent's own line, as a commit trailer has it
@@ -109,7 +107,7 @@ func (e *Env) export(_ context.Context, opts exportOptions) error {
 	files["summary.md"] = []byte(step + "\n" + charts.String())
 	report.PublicSummary(&sum, in.Run)
 	files["summary.txt"] = sum.Bytes()
-	if files["run.json"], err = publicJSON(in.Run); err != nil {
+	if files["run.json"], err = publicJSON(in.Run, root); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -130,46 +128,69 @@ func (e *Env) export(_ context.Context, opts exportOptions) error {
 	return nil
 }
 
-// exportEvents is events.jsonl under public's rule, redacted: each line's
-// structure, its free text replaced by its size.
-func exportEvents(path string) ([]byte, error) {
+// exportEvents is events.jsonl under public's rule, local paths made
+// relative (localPaths), redacted — each line's structure, its free text
+// replaced by its size — and those lines parsed, for the report.
+func exportEvents(path, root string) ([]byte, []record.Line, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
+		return nil, nil, fmt.Errorf("read events: %w", err)
 	}
 	var out bytes.Buffer
+	var lines []record.Line
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if line = bytes.TrimSpace(line); len(line) == 0 {
 			continue
 		}
-		out.Write(secrets.Default().JSON(public.JSONLine(line)))
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if dec.Decode(&m) == nil {
+			if b, err := json.Marshal(localPaths(m, root)); err == nil {
+				line = b
+			}
+		}
+		line = secrets.Default().JSON(public.JSONLine(line))
+		if l, err := record.Parse(line); err == nil {
+			lines = append(lines, l)
+		}
+		out.Write(line)
 		out.WriteByte('\n')
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), lines, nil
 }
 
-// publicRun is a copy of run with what may leave the machine: each
-// phase's error in structured words (its Reason), no question, answer,
-// nudge or uncommitted error text.
-func publicRun(run *state.Run) *state.Run {
-	r := *run
-	r.Phases = make([]*state.PhaseRecord, len(run.Phases))
-	for i, p := range run.Phases {
-		c := *p
-		if c.LastError != "" {
-			c.LastError = cmp.Or(c.Reason, string(c.Status))
+// localPaths is v with every absolute path made relative to the
+// repository's root, or cut to its last element outside it: a local path
+// (a home directory's name) says nothing elsewhere, as outcome's public
+// forms have it.
+func localPaths(v any, root string) any {
+	switch x := v.(type) {
+	case string:
+		if !filepath.IsAbs(x) {
+			return x
 		}
-		c.Question, c.Answered, c.Uncommitted, c.Nudges = "", "", "", nil
-		r.Phases[i] = &c
+		if rel, err := filepath.Rel(root, x); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.ToSlash(rel)
+		}
+		return filepath.Base(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = localPaths(e, root)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = localPaths(e, root)
+		}
 	}
-	return &r
+	return v
 }
 
 // publicJSON is the run's record as JSON under public's rule, redacted.
-func publicJSON(run *state.Run) ([]byte, error) {
+func publicJSON(run *state.Run, root string) ([]byte, error) {
 	raw, err := json.Marshal(run)
 	if err != nil {
 		return nil, fmt.Errorf("encode run: %w", err)
@@ -180,7 +201,7 @@ func publicJSON(run *state.Run) ([]byte, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("encode run: %w", err)
 	}
-	out, err := json.MarshalIndent(public.Object(m), "", "  ")
+	out, err := json.MarshalIndent(public.Object(localPaths(m, root).(map[string]any)), "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode run: %w", err)
 	}

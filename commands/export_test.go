@@ -40,6 +40,9 @@ func TestExportCarriesStructureOnly(t *testing.T) {
 		`{"event":"nudge","phase":"2","session":1,"turn":1,"kind":"doom_loop","tool":"Bash","args":"cat ` + planted[2] + `","count":3}`,
 		`{"event":"note","phase":"2","session":1,"turn":1,"tool":"Bash","chars":20,"text":"saw ` + planted[3] + `"}`,
 		`{"event":"commit_failed","phase":"2","error":"hook said ` + planted[4] + `"}`,
+		// Local paths: inside the repository, named relative to it; outside, by their last element.
+		`{"event":"checkpoint","phase":"2","path":"` + filepath.Join(dir, ".debussy", "runs", "r1", "phase-2", "checkpoint-1.md") + `"}`,
+		`{"event":"worktree","phase":"2","path":"/home/alice-the-user/wt/phase-2","branch":"b"}`,
 	} {
 		f.WriteString(line + "\n")
 	}
@@ -73,7 +76,12 @@ func TestExportCarriesStructureOnly(t *testing.T) {
 		}
 		all += string(data)
 	}
-	for _, want := range []string{`gate 1 \"test\" failed (exit 1)`, "Build", `"gate":"test"`, "text withheld", "Bash"} {
+	for _, local := range []string{dir, "alice-the-user"} {
+		if strings.Contains(all, local) {
+			t.Errorf("the bundle names the local path %q", local)
+		}
+	}
+	for _, want := range []string{`gate 1 \"test\" failed (exit 1)`, "Build", `"gate":"test"`, "text withheld", "Bash", `".debussy/runs/r1/phase-2/checkpoint-1.md"`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the bundle lacks %q", want)
 		}

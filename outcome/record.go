@@ -1,6 +1,7 @@
 package outcome
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 
@@ -14,15 +15,19 @@ import (
 // a gate's, a hook's or a tool's text (an error's public reason says why)
 // nor a person's answer or a local path.
 
-// PublicRun is run as it may leave the machine: a copy without the
-// phases' error texts, answers, tool arguments and local paths.
+// PublicRun is run as it may leave the machine (a CI job's pushed record,
+// debussy export): a copy whose phases' errors are their structured
+// reasons, without questions, answers, tool arguments and local paths.
 func PublicRun(run *state.Run) *state.Run {
 	c := *run
 	c.Plan = base(c.Plan)
 	c.Phases = make([]*state.PhaseRecord, len(run.Phases))
 	for i, p := range run.Phases {
 		q := *p
-		q.LastError, q.Answered, q.Checkpoint, q.Worktree = "", "", "", ""
+		if q.LastError != "" {
+			q.LastError = cmp.Or(q.Reason, string(q.Status))
+		}
+		q.Question, q.Answered, q.Checkpoint, q.Worktree = "", "", "", ""
 		if q.Uncommitted != "" {
 			q.Uncommitted = "its work could not be committed (see debussy logs)"
 		}
