@@ -1,9 +1,9 @@
 package commands
 
 import (
+	"github.com/debussy-dev/debussy/public"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // ciLoginFinding warns, in CI, about a login that is a copied
@@ -13,7 +13,7 @@ import (
 // (and a subprocess cannot refresh at all). ok is false outside CI, with a
 // token in the environment, or without such a file.
 func ciLoginFinding(getenv func(string) string) (f finding, ok bool) {
-	ci := strings.EqualFold(getenv("CI"), "true") || getenv("CI") == "1" || getenv("GITHUB_ACTIONS") != "" || getenv("GITLAB_CI") != ""
+	ci := public.InCI(getenv)
 	if !ci || getenv("CLAUDE_CODE_OAUTH_TOKEN") != "" || getenv("ANTHROPIC_API_KEY") != "" {
 		return finding{}, false
 	}

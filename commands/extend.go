@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/x/term"
+	"github.com/debussy-dev/debussy/public"
 
 	"github.com/debussy-dev/debussy/orchestrator"
 )
@@ -22,16 +22,11 @@ const extendTimeout = 60 * time.Second
 // terminals and CI is unset: no one would answer in CI, in a pipe or under
 // nohup, and a question nobody sees must not hold a run for a minute.
 func (e *Env) extender(view *liveView) func(context.Context, orchestrator.ExtendRequest) bool {
-	if !isTerminal(e.Stdin) || !isTerminal(e.Stderr) || e.Getenv("CI") != "" {
+	if !public.IsTerminal(e.Stdin) || !public.IsTerminal(e.Stderr) || public.InCI(e.Getenv) {
 		return nil
 	}
 	q := &extendQuestion{in: e.Stdin, out: e.Stderr, timeout: extendTimeout, after: time.After, view: view}
 	return q.ask
-}
-
-func isTerminal(v any) bool {
-	f, ok := v.(interface{ Fd() uintptr }) // an *os.File, maybe behind secrets.Writer
-	return ok && term.IsTerminal(f.Fd())
 }
 
 // extendQuestion asks whether to extend a spent budget, one question at a

@@ -3,20 +3,36 @@ package public
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 )
 
 // TextShown reports whether free text may be shown on w: asked for
 // (--log-text, log_text), or w is a terminal outside CI. A CI job's log
-// (CI=true) and every pipe or file get structure only.
+// (InCI, even behind a pseudo-terminal) and every pipe or file get
+// structure only.
 func TextShown(w any, getenv func(string) string, asked bool) bool {
 	if asked {
 		return true
 	}
-	if getenv != nil && getenv("CI") == "true" {
+	if getenv != nil && InCI(getenv) {
 		return false
 	}
+	return IsTerminal(w)
+}
+
+// InCI reports whether debussy runs in a CI job: CI set (to anything but
+// "false" or "0": runners set "true", some "1" or "True"), or GitHub's or
+// GitLab's own variable.
+func InCI(getenv func(string) string) bool {
+	ci := getenv("CI")
+	return ci != "" && ci != "0" && !strings.EqualFold(ci, "false") ||
+		getenv("GITHUB_ACTIONS") != "" || getenv("GITLAB_CI") != ""
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w any) bool {
 	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, maybe behind secrets.Writer
 	return ok && term.IsTerminal(f.Fd())
 }

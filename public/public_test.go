@@ -102,6 +102,9 @@ func TestTextShown(t *testing.T) {
 	}{
 		{"a terminal", tty, "", false, true},
 		{"a terminal in CI", tty, "true", false, false},
+		{"a terminal in CI=1", tty, "1", false, false},
+		{"a terminal in CI=True", tty, "True", false, false},
+		{"a terminal, CI=false", tty, "false", false, true},
 		{"a pipe", pipe, "", false, false},
 		{"a pipe, asked", pipe, "true", true, true},
 	} {
