@@ -18,8 +18,12 @@ import (
 // gates inside the sandbox, within the phase's scope: its tree, the run's
 // state dir, the git dirs a worktree's git writes to.
 
-// sandboxScope is what phase p may write beyond the boundary's own places.
+// sandboxScope is what phase p may write beyond the boundary's own places:
+// worked out once, when its claude command is made (GitCode asks git).
 func (p *phaseRun) sandboxScope() sandbox.Scope {
+	if p.start.box != nil {
+		return p.start.box.scope
+	}
 	dir, store := p.start.dir, p.files.store
 	return sandbox.Scope{Name: p.ph.ID, Work: dir, State: store.Dir, Run: store.RunDir(p.files.run), Git: sandbox.GitDirs(dir), ReadOnly: sandbox.GitCode(dir)}
 }
@@ -32,7 +36,8 @@ func (p *phaseRun) prepareSandbox() error {
 	if box == nil {
 		return nil
 	}
-	cmd, err := box.Claude(p.sandboxScope())
+	scope := p.sandboxScope()
+	cmd, err := box.Claude(scope)
 	if err != nil {
 		return fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, err)
 	}
@@ -41,7 +46,7 @@ func (p *phaseRun) prepareSandbox() error {
 		return fmt.Errorf("%w: phase %s: %w", ErrSetup, p.ph.ID, err)
 	}
 	settings["sandbox"] = cmd.Settings
-	p.start.box = &boxedClaude{wrapper: cmd.Wrapper, env: cmd.Env, extraArgs: extra, settings: settings}
+	p.start.box = &boxedClaude{wrapper: cmd.Wrapper, env: cmd.Env, extraArgs: extra, settings: settings, scope: scope}
 	pol := box.Policy()
 	p.start.basePrompt = prompt.PhaseIn(p.start.plan, p.ph, phaseFile(p.start.root, p.ph), &prompt.Bounds{Write: pol.Write, Domains: pol.AllowDomains})
 	return nil

@@ -331,4 +331,5 @@ type boxedClaude struct {
 	env       map[string]string
 	extraArgs []string       // extra_args without a --settings of the user's
 	settings  map[string]any // theirs, with the CLI's own sandbox block
+	scope     sandbox.Scope  // what the phase may write: its gates' too
 }
