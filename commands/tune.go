@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"github.com/debussy-dev/debussy/claudeconf"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,8 +149,7 @@ func (e *Env) tune(_ context.Context, opts tuneOptions) error {
 	if opts.FromClaude {
 		dir := opts.ClaudeDir
 		if dir == "" {
-			home, _ := os.UserHomeDir()
-			dir = history.ProjectDir(e.Getenv("CLAUDE_CONFIG_DIR"), cmpOr(e.Getenv("HOME"), home), ws.Root)
+			dir = history.ProjectDir(claudeconf.DirsFor(e.Getenv, ws.Root).Config, ws.Root)
 		}
 		tr := history.Transcripts(dir, runs.SessionIDs)
 		streams = append(streams, tr.Streams...)
@@ -240,13 +240,6 @@ func absPath(p string) string {
 		return a
 	}
 	return p
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // intList parses "50,60,70" with parse; "" is none.

@@ -58,12 +58,9 @@ func ProjectFolder(path string) string {
 }
 
 // ProjectDir is where the CLI keeps the transcripts of sessions run in
-// dir: configDir ($CLAUDE_CONFIG_DIR; "" for ~/.claude under home) /
-// projects / ProjectFolder of dir with its symlinks resolved.
-func ProjectDir(configDir, home, dir string) string {
-	if configDir == "" {
-		configDir = filepath.Join(home, ".claude")
-	}
+// dir: configDir (claudeconf.Dirs.Config: $CLAUDE_CONFIG_DIR or
+// ~/.claude) / projects / ProjectFolder of dir with its symlinks resolved.
+func ProjectDir(configDir, dir string) string {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}

@@ -25,10 +25,10 @@ func TestProjectFolder(t *testing.T) {
 			t.Errorf("ProjectFolder(%q)\n got %q\nwant %q", tt.path, got, tt.want)
 		}
 	}
-	if got := ProjectDir("/cfg", "/home/u", "/nonexistent/x.y"); got != "/cfg/projects/-nonexistent-x-y" {
+	if got := ProjectDir("/cfg", "/nonexistent/x.y"); got != "/cfg/projects/-nonexistent-x-y" {
 		t.Errorf("ProjectDir with a config dir: %s", got)
 	}
-	if got := ProjectDir("", "/home/u", "/nonexistent/x"); got != "/home/u/.claude/projects/-nonexistent-x" {
+	if got := ProjectDir("/home/u/.claude", "/nonexistent/x"); got != "/home/u/.claude/projects/-nonexistent-x" {
 		t.Errorf("ProjectDir without: %s", got)
 	}
 }

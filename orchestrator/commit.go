@@ -164,13 +164,6 @@ func (p *phaseRun) end(ev record.PhaseEnded, err error, commitEnd bool) error {
 	return err
 }
 
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
 // lockWait bounds how long a commit waits for a git process holding the
 // index or branch lock (the user's `git status` refreshing the index, an
 // editor's git integration): git's own commands take milliseconds, and

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -43,7 +44,7 @@ func (b *Boundary) Refusal(s Scope, tool string, raw json.RawMessage) string {
 	in := parseInput(raw)
 	switch tool {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		p := b.abs(s, firstOf(in.FilePath, in.NotebookPath))
+		p := b.abs(s, cmp.Or(in.FilePath, in.NotebookPath))
 		if p == "" {
 			return ""
 		}
@@ -83,7 +84,7 @@ func (b *Boundary) Refused(s Scope, tool string, raw json.RawMessage, result str
 		return "write"
 	}
 	in := parseInput(raw)
-	named := in.Command + "\n" + firstOf(in.FilePath, in.NotebookPath, in.Path, in.Pattern)
+	named := in.Command + "\n" + cmp.Or(in.FilePath, in.NotebookPath, in.Path, in.Pattern)
 	if missing.MatchString(result) && b.namesHidden(s, named) {
 		return "read"
 	}
@@ -207,15 +208,6 @@ func globRoot(pattern string) string {
 		pattern = pattern[:i]
 	}
 	return pattern
-}
-
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func (b *Boundary) describeWritable() string {

@@ -51,9 +51,6 @@ const (
 	Off Mode = "off"
 )
 
-// Modes lists the values of the `sandbox:` key and --sandbox.
-func Modes() []string { return []string{string(Auto), string(On), string(Off)} }
-
 // ErrUnavailable is wrapped when `sandbox: on` meets a machine that cannot
 // bound the run.
 var ErrUnavailable = errors.New("sandbox unavailable")
