@@ -367,6 +367,14 @@ func FormatPercent(p float64) string {
 	return trimZero(strconv.FormatFloat(p, 'f', 1, 64))
 }
 
+// FormatCap prints context_max_tokens for humans: 0 (no cap) → "none".
+func FormatCap(c int) string {
+	if c <= 0 {
+		return "none"
+	}
+	return FormatTokens(int64(c))
+}
+
 // FormatTokens prints a token count for humans: 200000 → "200K",
 // 1000000 → "1M", 83412 → "83.4K", 950 → "950".
 func FormatTokens(n int64) string {

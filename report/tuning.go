@@ -32,7 +32,7 @@ type TuningRow struct {
 func tuningChart(t *Tuning) chart {
 	var rows []barRow
 	for _, r := range t.Rows {
-		label := fmt.Sprintf("%d %% · cap %s", r.Threshold, capLabel(r.Cap))
+		label := fmt.Sprintf("%d %% · cap %s", r.Threshold, estimator.FormatCap(r.Cap))
 		if r.Recommended {
 			label = "* " + label
 		}
@@ -50,11 +50,4 @@ func tuningChart(t *Tuning) chart {
 		rows = append(rows, barRow{Label: label, Values: r.CostByKind[:], Titles: titles, Note: note, Bold: r.Current})
 	}
 	return stackedBars("modelled cost per candidate setting", rows, kindColors[:], 0, "")
-}
-
-func capLabel(c int) string {
-	if c <= 0 {
-		return "none"
-	}
-	return estimator.FormatTokens(int64(c))
 }

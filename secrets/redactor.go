@@ -197,11 +197,12 @@ var compiled = sync.OnceValues(func() (*Redactor, error) {
 				if strings.HasSuffix(name, "h1:") || strings.Contains(strings.ToLower(name), "public") {
 					return true // a go.sum hash, a public key
 				}
-				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 &&
+				n := strings.TrimRight(name, " \t\"'`=:>|?,")
+				if n != "" && strings.IndexFunc(n, func(r rune) bool { return r < 128 && !isNameByte(byte(r)) }) < 0 &&
 					(otherName.MatchString(n) || notSecretName.MatchString(n) || camelNotSecret.MatchString(n)) {
 					return true // secretsmanager:, public_key =
 				}
-				if n := strings.TrimRight(name, " \t\"'`=:>|?,"); strings.ContainsAny(n, " \t") && !secretNamed(n) {
+				if strings.ContainsAny(n, " \t") && !secretNamed(n) {
 					return true // token id = …: words that name something else
 				}
 				return (lookAlike(v) || idShape(v) || strings.HasPrefix(v, "-")) && !strong(name)

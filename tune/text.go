@@ -109,7 +109,7 @@ func (r *Report) RecommendedText() string {
 		return ""
 	}
 	return fmt.Sprintf("Recommended (objective %s): context_threshold %d, context_max_tokens %s, max_restarts %d — %s.",
-		rec.Objective, rec.ContextThreshold, capText(rec.ContextMaxTokens), rec.MaxRestarts, rec.Why)
+		rec.Objective, rec.ContextThreshold, estimator.FormatCap(rec.ContextMaxTokens), rec.MaxRestarts, rec.Why)
 }
 
 func (r *Report) writeTable(w io.Writer) {
@@ -124,7 +124,7 @@ func (r *Report) writeTable(w io.Writer) {
 			rec.ContextMaxTokens == c.ContextMaxTokens && rec.MaxRestarts == c.MaxRestarts {
 			mark += " *"
 		}
-		fmt.Fprintf(tw, "%d %%%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t$%.2f\t\n", c.ContextThreshold, mark, capText(c.ContextMaxTokens),
+		fmt.Fprintf(tw, "%d %%%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t$%.2f\t\n", c.ContextThreshold, mark, estimator.FormatCap(c.ContextMaxTokens),
 			c.MaxRestarts, c.Sessions, c.Restarts, c.OutOfRestarts, estimator.FormatTokens(c.PeakTokens), c.TurnsOver200K, c.TurnsOver400K, c.CostUSD)
 	}
 	tw.Flush()
@@ -175,13 +175,6 @@ func fromWords(from, measured, def string) string {
 		return measured
 	}
 	return def
-}
-
-func capText(c int) string {
-	if c <= 0 {
-		return "none"
-	}
-	return estimator.FormatTokens(int64(c))
 }
 
 func plural(n int, noun string) string {
