@@ -81,13 +81,11 @@ func classified(o Outcome) Outcome {
 	switch o.Kind {
 	case OutcomeStopped, OutcomeCancelled:
 		return o
-	case OutcomeRefused: // the runner ended it: settings not in effect, or repeated 401/403 retries (authRetry)
-		if o.facts.SettingsRefused != "" {
-			o.Failure = failure.Failure{Class: failure.Refused, Reason: o.Reason, Fix: failure.FixSettings}
+	case OutcomeRefused: // the runner ended it: repeated 401/403 retries (authRetry), or settings not in effect (Classify says so)
+		if o.facts.SettingsRefused == "" {
+			o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
 			return o
 		}
-		o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
-		return o
 	case OutcomeKilled, OutcomeIdleTimeout, OutcomeSessionTimeout:
 		if o.Result != nil {
 			return o
@@ -121,12 +119,7 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 	if why == "" {
 		return
 	}
-	m.cause, m.reason = OutcomeRefused, why
-	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(OutcomeRefused)), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
-	m.failSend(ErrSessionClosed)
-	if m.phase < phaseInterrupting {
-		m.interrupt(now)
-	}
+	m.endNow(OutcomeRefused, string(OutcomeRefused), why, now)
 }
 
 // settingsNotInEffect answers claude's word (2.1.330+, a system line
@@ -152,12 +145,7 @@ func (m *machine) settingsNotInEffect(ev *Event, now time.Time) {
 	}
 	why := "claude did not apply the settings debussy passes it (" + SettingsFlag + "): " + said
 	m.facts.SettingsRefused = why
-	m.cause, m.reason = OutcomeRefused, why
-	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(string(OutcomeRefused)), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
-	m.failSend(ErrSessionClosed)
-	if m.phase < phaseInterrupting {
-		m.interrupt(now)
-	}
+	m.endNow(OutcomeRefused, string(OutcomeRefused), why, now)
 }
 
 // NamesDebussySettings reports whether claude's settings message is about
@@ -193,8 +181,15 @@ func (m *machine) giveUpUnreachable(ev *Event, now time.Time) {
 	}
 	why := fmt.Sprintf("claude could not connect to the API at %s (%d attempts, no answer yet in this run)", m.cfg.unreachable, s.Attempt)
 	m.facts.GaveUpUnreachable = why
-	m.cause, m.reason = OutcomeAPIError, why
-	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref("unreachable"), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
+	m.endNow(OutcomeAPIError, "unreachable", why, now)
+}
+
+// endNow ends the session at once with cause and why: no retry would
+// change what happened, and no tool runs while the CLI waits to retry, so
+// the interrupt cuts no work. markKind names it in the stop's mark.
+func (m *machine) endNow(cause OutcomeKind, markKind, why string, now time.Time) {
+	m.cause, m.reason = cause, why
+	m.mark(MarkStopRequested, now, record.MarkFields{Kind: ref(markKind), Reason: ref(why), InFlight: inFlight(len(m.inflight))})
 	m.failSend(ErrSessionClosed)
 	if m.phase < phaseInterrupting {
 		m.interrupt(now)
