@@ -139,8 +139,14 @@ func New(o Options) *Recorder {
 // ledger and the run's record are read through Read only, and Emit
 // never waits.
 func (r *Recorder) Start() {
+	r.mu.Lock()
+	gone := r.running || r.closed // then the goroutine owns dirty
+	r.mu.Unlock()
+	if gone {
+		return
+	}
 	r.inline.Lock()
-	if r.dirty && r.started && !r.running {
+	if r.dirty && r.started {
 		r.save() // what came since the last Sync
 	}
 	r.inline.Unlock()
