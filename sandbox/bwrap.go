@@ -190,7 +190,7 @@ type Command struct {
 
 // Temp is the scope's private temp dir (created).
 func (b *Boundary) Temp(s Scope) (string, error) {
-	t := filepath.Join(b.temp, "p-"+strings.NewReplacer("/", "_", "\x00", "_", "..", "_").Replace(s.Name))
+	t := b.tempOf(s)
 	if err := os.MkdirAll(t, 0o700); err != nil {
 		return "", fmt.Errorf("create the phase's temp dir: %w", err)
 	}
@@ -399,11 +399,16 @@ func capDrops() []string {
 	return out
 }
 
+// tempOf is scope s's own temp dir, the only one of b.temp's it sees.
+func (b *Boundary) tempOf(s Scope) string {
+	return filepath.Join(b.temp, "p-"+strings.NewReplacer("/", "_", "\x00", "_", "..", "_").Replace(s.Name))
+}
+
 // Writable are the places a tool of scope s may write to (resolved), for
 // Refusal: the same as the bubblewrap layout's.
 func (b *Boundary) writable(s Scope) []string {
 	var out []string
-	for _, p := range append(append([]string{s.Work, s.Run, b.temp, b.claudeDir}, s.Git...), b.write...) {
+	for _, p := range append(append([]string{s.Work, s.Run, b.tempOf(s), b.claudeDir}, s.Git...), b.write...) {
 		if p != "" {
 			out = append(out, resolved(p))
 		}

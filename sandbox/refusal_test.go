@@ -51,6 +51,8 @@ func TestRefusal(t *testing.T) {
 		{"notebook outside", "NotebookEdit", in("notebook_path", "/etc/x.ipynb"), "outside the places"},
 		{"write through ..", "Write", in("file_path", s.Work+"/../escape"), "outside the places"},
 		{"write a configured cache", "Write", in("file_path", filepath.Join(home, ".npm", "x")), ""},
+		{"write its own temp dir", "Write", in("file_path", filepath.Join(b.tempOf(s), "x")), ""},
+		{"write another phase's temp dir", "Write", in("file_path", filepath.Join(b.tempOf(Scope{Name: "2"}), "x")), "outside the places"},
 		{"write the run's state", "Write", in("file_path", filepath.Join(s.Run, "phase-1", "handoff-1.md")), ""},
 		{"write the ledger", "Write", in("file_path", filepath.Join(s.State, "state.json")), "outside the places"},
 		{"write the repository's Claude settings", "Edit", in("file_path", filepath.Join(s.Work, ".claude", "settings.json")), "loosen the sandbox"},
