@@ -219,19 +219,16 @@ func readRun(store *state.Store, id, plan string, res *Result) ([]Stream, bool) 
 
 // sessionEvent folds one event stamped with a session into it.
 func sessionEvent(l record.Line, s *Session, f *sessionFacts, st *Stream) {
+	pe, perr := l.Policy() // decoded once: the policy's fields and the turn
 	turn := func() int {
-		var head struct {
-			Turn *int `json:"turn"`
-		}
-		if l.Decode(&head) == nil && head.Turn != nil {
-			return *head.Turn
+		if perr == nil && pe.Turn != nil {
+			return *pe.Turn
 		}
 		return 0
 	}
 	switch l.Event {
 	case string(record.Trigger), string(record.StopDecided):
-		pe, err := l.Policy()
-		if err != nil {
+		if perr != nil {
 			return
 		}
 		if f.triggerAt == 0 {
@@ -248,7 +245,7 @@ func sessionEvent(l record.Line, s *Session, f *sessionFacts, st *Stream) {
 			f.askedAt = turn()
 		}
 	case string(record.ToolDenied):
-		if pe, err := l.Policy(); err == nil && pe.Why == "handoff" && pe.ToolUseID != nil {
+		if perr == nil && pe.Why == "handoff" && pe.ToolUseID != nil {
 			f.refused[*pe.ToolUseID] = true
 		}
 	case string(record.DoneSignal):
