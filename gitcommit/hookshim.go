@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/debussy-dev/debussy/internal/text"
 )
 
 // git commit runs its hooks from a directory of debussy's (core.hooksPath,
@@ -38,12 +40,12 @@ type shimDir struct {
 func (r *Repo) restoreEnv() (config, index string) {
 	env := getenvOf(r.userEnv())
 	if v := env("GIT_CONFIG_PARAMETERS"); v != "" {
-		config = "GIT_CONFIG_PARAMETERS=" + shellQuote(v) + "; export GIT_CONFIG_PARAMETERS;"
+		config = "GIT_CONFIG_PARAMETERS=" + text.ShellQuote(v) + "; export GIT_CONFIG_PARAMETERS;"
 	} else {
 		config = "unset GIT_CONFIG_PARAMETERS;"
 	}
 	if v := env("GIT_INDEX_FILE"); v != "" {
-		index = "GIT_INDEX_FILE=" + shellQuote(v) + "; export GIT_INDEX_FILE;"
+		index = "GIT_INDEX_FILE=" + text.ShellQuote(v) + "; export GIT_INDEX_FILE;"
 	} else {
 		index = "unset GIT_INDEX_FILE;"
 	}
@@ -102,7 +104,7 @@ func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 	// A hook git commit runs sees the index git commit names; one git add
 	// runs (post-index-change) would see the private one: not shown.
 	restore := "unset DEBUSSY_COMMIT_PID\n" + config + "\n" +
-		"if [ \"${GIT_INDEX_FILE-}\" = " + shellQuote(private) + " ]; then " + index + " fi\n"
+		"if [ \"${GIT_INDEX_FILE-}\" = " + text.ShellQuote(private) + " ]; then " + index + " fi\n"
 	head := "#!" + sh + "\nours=\n[ \"$PPID\" = \"${DEBUSSY_COMMIT_PID-}\" ] && ours=1\n" + restore
 	entries, err := os.ReadDir(hooksDir)
 	if err != nil && !os.IsNotExist(err) && !isNotDir(err) {
@@ -120,8 +122,8 @@ func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 			continue
 		}
 		script := head + "# debussy: the user's " + name + " hook, as git runs it\n" +
-			shellQuote(user) + " \"$@\"\nstatus=$?\n" +
-			"[ -z \"$ours\" ] || echo " + shellQuote(name) + " $status >> " + shellQuote(s.path("status")) + "\n" +
+			text.ShellQuote(user) + " \"$@\"\nstatus=$?\n" +
+			"[ -z \"$ours\" ] || echo " + text.ShellQuote(name) + " $status >> " + text.ShellQuote(s.path("status")) + "\n" +
 			"exit $status\n"
 		if err := os.WriteFile(s.path(name), []byte(script), 0o700); err != nil {
 			return nil, err
@@ -129,16 +131,16 @@ func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 	}
 	rt := head + "# debussy: lets the commit land once debussy has recorded it\n" +
 		"if [ \"$1\" = prepared ] && [ -n \"$ours\" ]; then\n" +
-		"\twhile IFS= read -r line; do printf '%s\\n' \"$line\"; done > " + shellQuote(s.path("updates")) + " || exit 1\n"
+		"\twhile IFS= read -r line; do printf '%s\\n' \"$line\"; done > " + text.ShellQuote(s.path("updates")) + " || exit 1\n"
 	if userRT != "" {
-		rt += "\t" + shellQuote(userRT) + " \"$@\" < " + shellQuote(s.path("updates")) + " || exit $?\n"
+		rt += "\t" + text.ShellQuote(userRT) + " \"$@\" < " + text.ShellQuote(s.path("updates")) + " || exit $?\n"
 	}
-	rt += "\techo go > " + shellQuote(s.path("txn")) + " || exit 1\n" +
-		"\tread -r answer < " + shellQuote(s.path("ack")) + " || exit 1\n" +
+	rt += "\techo go > " + text.ShellQuote(s.path("txn")) + " || exit 1\n" +
+		"\tread -r answer < " + text.ShellQuote(s.path("ack")) + " || exit 1\n" +
 		"\t[ \"$answer\" = ok ] || exit 1\n" +
 		"\texit 0\nfi\n"
 	if userRT != "" {
-		rt += "exec " + shellQuote(userRT) + " \"$@\"\n"
+		rt += "exec " + text.ShellQuote(userRT) + " \"$@\"\n"
 	}
 	rt += "exit 0\n"
 	if err := os.WriteFile(s.path("reference-transaction"), []byte(rt), 0o700); err != nil {
@@ -211,9 +213,6 @@ func (s *shimDir) headUpdate() (plumbing.Hash, bool) {
 	}
 	return plumbing.ZeroHash, false
 }
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // lookSh finds the shell the shims run in.
 func lookSh() (string, error) {

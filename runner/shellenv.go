@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	fold "github.com/debussy-dev/debussy/internal/text"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,9 +24,9 @@ func shellEnvScript(pathPrepend, userFile string) string {
 	var b strings.Builder
 	b.WriteString("# Written by debussy: sourced by Claude Code before each Bash command (CLAUDE_ENV_FILE).\n")
 	if userFile != "" {
-		fmt.Fprintf(&b, "[ -r %[1]s ] && . %[1]s\n", shellQuote(userFile))
+		fmt.Fprintf(&b, "[ -r %[1]s ] && . %[1]s\n", fold.ShellQuote(userFile))
 	}
-	dir := shellQuote(pathPrepend)
+	dir := fold.ShellQuote(pathPrepend)
 	fmt.Fprintf(&b, "case \":$PATH:\" in *:%s:*) ;; *) PATH=%s${PATH:+:$PATH}; export PATH ;; esac\n", dir, dir)
 	return b.String()
 }
@@ -61,10 +62,4 @@ func userEnvFile(spec Spec) string {
 		}
 	}
 	return ""
-}
-
-// shellQuote quotes s for a POSIX shell: in single quotes, each single
-// quote inside closing them, escaped, and opening them again.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

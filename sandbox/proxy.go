@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/debussy-dev/debussy/internal/text"
 )
 
 // A gate has a network namespace of its own, with nothing in it. When
@@ -33,7 +34,7 @@ const proxyEnv = "DEBUSSY_SANDBOX_PROXY"
 // bubblewrap's init waits for every process of the namespace, so a bridge
 // left running would keep the gate from ending.
 func bridgeScript(socat string) string {
-	q := shellQuote(socat)
+	q := text.ShellQuote(socat)
 	return fmt.Sprintf(`%s TCP-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr "UNIX-CONNECT:$%s" </dev/null >/dev/null 2>&1 &
 bridge=$!
 i=0
@@ -45,8 +46,6 @@ rc=$?
 kill "$bridge" 2>/dev/null
 exit "$rc"`, q, proxyPort, proxyEnv, q, proxyPort)
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // proxySocket starts the run's proxy once and returns its socket.
 func (b *Boundary) proxySocket() (string, error) {
