@@ -85,7 +85,8 @@ func (r *Repo) Untracked(ctx context.Context) (Fingerprints, error) {
 		if isStatePath(p) {
 			continue
 		}
-		h, present, err := r.fingerprint(p)
+		res, err := r.fingerprint(p)
+		h, present := res.fp, res.present
 		if err != nil {
 			return nil, fmt.Errorf("list untracked files: %w", err)
 		}

@@ -58,48 +58,48 @@ func (r *Repo) cached(p string, st fpStat) (string, bool) {
 // fingerprint is what tells a user's untracked path changed: the hash of a
 // file's bytes or a symlink's target, a nested repository's HEAD ("" without
 // a commit). present is false when the path is gone.
-func (r *Repo) fingerprint(p string) (string, bool, error) {
+func (r *Repo) fingerprint(p string) (fingerprintResult, error) {
 	abs := filepath.Join(r.root, filepath.FromSlash(p))
 	fi, err := os.Lstat(abs)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOTDIR) {
-		return "", false, nil
+		return fingerprintResult{}, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
+		return fingerprintResult{}, fmt.Errorf("fingerprint %s: %w", p, err)
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		t, err := os.Readlink(abs)
 		if err != nil {
-			return "", false, nil
+			return fingerprintResult{}, nil
 		}
-		return "link:" + objectHash(plumbing.BlobObject, []byte(t)).String(), true, nil
+		return fingerprintResult{fp: "link:" + objectHash(plumbing.BlobObject, []byte(t)).String(), present: true}, nil
 	case fi.IsDir():
-		return nestedHead(abs), true, nil
+		return fingerprintResult{fp: nestedHead(abs), present: true, dir: true}, nil
 	case !fi.Mode().IsRegular():
-		return "", false, nil
+		return fingerprintResult{}, nil
 	}
 	st := statOf(fi)
 	if fp, ok := r.cached(p, st); ok {
-		return fp, true, nil
+		return fingerprintResult{fp: fp, present: true}, nil
 	}
 	at := time.Now().UnixNano()
 	f, err := os.Open(abs)
 	if err != nil {
-		return "", false, nil
+		return fingerprintResult{}, nil
 	}
 	defer f.Close()
 	h := sha1.New()
 	fmt.Fprintf(h, "blob %d\x00", fi.Size())
 	if _, err := io.Copy(h, f); err != nil {
-		return "", false, fmt.Errorf("fingerprint %s: %w", p, err)
+		return fingerprintResult{}, fmt.Errorf("fingerprint %s: %w", p, err)
 	}
 	fp := hex.EncodeToString(h.Sum(nil))
 	if r.fps == nil {
 		r.fps = fingerprintCache{}
 	}
 	r.fps[p] = fpEntry{stat: st, fp: fp, at: at}
-	return fp, true, nil
+	return fingerprintResult{fp: fp, present: true}, nil
 }
 
 // fingerprintResult is one path's fingerprint, and whether it is there.
@@ -148,7 +148,7 @@ func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error
 		r.noWatch = r.watch == nil
 	default:
 		for dir := range byDir {
-			if !r.watch.watched[dir] && !r.watch.add(r.root, dir) {
+			if !r.watch.watched[dir] && !r.watch.add(r.root, dir) && dirExists(r.root, dir) {
 				r.watch, r.noWatch = nil, true
 				break
 			}
@@ -176,12 +176,18 @@ func (r *Repo) look(byDir map[string][]string) (map[string]fingerprintResult, er
 		slow = append(slow, p)
 	})
 	for _, p := range slow {
-		fp, present, err := r.fingerprint(p)
+		res, err := r.fingerprint(p)
 		if err != nil {
 			return nil, err
 		}
-		fi, _ := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
-		out[p] = fingerprintResult{fp: fp, present: present, dir: fi != nil && fi.IsDir()}
+		out[p] = res
 	}
 	return out, nil
+}
+
+// dirExists reports whether root/dir is there: a directory of user files
+// that is gone is not watched, its paths looked at each time.
+func dirExists(root, dir string) bool {
+	_, err := os.Stat(filepath.Join(root, filepath.FromSlash(dir)))
+	return !errors.Is(err, fs.ErrNotExist)
 }

@@ -59,7 +59,7 @@ func newUserWatch(root string, byDir map[string][]string) *userWatch {
 	// The descriptor is closed with the Repo that holds the watch.
 	runtime.SetFinalizer(w, func(w *userWatch) { unix.Close(w.fd) })
 	for dir := range byDir {
-		if !w.add(root, dir) {
+		if !w.add(root, dir) && dirExists(root, dir) {
 			runtime.SetFinalizer(w, nil)
 			unix.Close(fd) // out of watches (fs.inotify.max_user_watches), or a name it cannot take
 			return nil
@@ -126,10 +126,9 @@ func (w *userWatch) changed(user []string) (map[string]bool, bool) {
 		return nil, false
 	}
 	for _, p := range user {
-		if !w.watched[path.Dir(p)] {
-			return nil, false
-		}
-		if last, ok := w.last[p]; !ok || last.dir {
+		// A path whose directory is not watched (gone when the watch was
+		// set) is looked at every time; the others when named.
+		if last, ok := w.last[p]; !ok || last.dir || !w.watched[path.Dir(p)] {
 			dirty[p] = true // a nested repository's HEAD changes inside it
 		}
 	}

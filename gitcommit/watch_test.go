@@ -116,3 +116,24 @@ func TestUserWatchNames(t *testing.T) {
 		t.Fatal("a directory on the way renamed: the watch still vouched")
 	}
 }
+
+// A directory of user files that is gone when the watch is set does not
+// turn the watch off: its paths are looked at each time, the others only
+// when named.
+func TestUserWatchWithADirectoryGone(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inotify is Linux's")
+	}
+	dir := t.TempDir()
+	write(t, dir, "notes/x.txt", "v1\n")
+	user := []string{"notes/x.txt", "gone/y.txt"}
+	w := newUserWatch(dir, map[string][]string{"notes": user[:1], "gone": user[1:]})
+	if w == nil {
+		t.Fatal("newUserWatch: nil with one directory gone")
+	}
+	w.looked(map[string]fingerprintResult{"notes/x.txt": {fp: "v1", present: true}, "gone/y.txt": {}})
+	dirty, ok := w.changed(user)
+	if !ok || !dirty["gone/y.txt"] || dirty["notes/x.txt"] {
+		t.Fatalf("changed = %v, %v; want gone/y.txt alone", dirty, ok)
+	}
+}
