@@ -19,6 +19,7 @@ import (
 
 	"github.com/debussy-dev/debussy/budget"
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/runner"
 )
 
 // Claude Code keeps each session's transcript in
@@ -128,80 +129,70 @@ func Transcripts(dir string, skip map[string]bool) Result {
 	return res
 }
 
-// transcriptLine is what a transcript line says that tune reads.
-type transcriptLine struct {
-	Type            string `json:"type"`
-	Subtype         string `json:"subtype"`
-	IsSidechain     bool   `json:"isSidechain"`
-	Version         string `json:"version"`
-	Timestamp       string `json:"timestamp"`
-	CompactMetadata *struct {
-		PreTokens int64 `json:"preTokens"`
-	} `json:"compactMetadata"`
-	Params struct {
-		Model string   `json:"model"`
+// transcriptHead is what a transcript line says beside the message
+// runner.Parse reads: a transcript marks a subagent's lines with
+// isSidechain where a stream names the parent tool_use.
+type transcriptHead struct {
+	Type        string `json:"type"`
+	IsSidechain bool   `json:"isSidechain"`
+	Version     string `json:"version"`
+	Timestamp   string `json:"timestamp"`
+	Params      struct {
 		Betas []string `json:"betas"`
 	} `json:"params"`
-	Message struct {
-		ID    string `json:"id"`
-		Model string `json:"model"`
-		Usage struct {
-			Input      int64 `json:"input_tokens"`
-			Output     int64 `json:"output_tokens"`
-			CacheWrite int64 `json:"cache_creation_input_tokens"`
-			CacheRead  int64 `json:"cache_read_input_tokens"`
-		} `json:"usage"`
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
 }
 
-// transcriptBlock is one element of a message's content.
-type transcriptBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
+// transcriptEvent reads one transcript line: its head, and the message as
+// the runner reads a stream's, a side chain's marked as a subagent's.
+func transcriptEvent(line []byte) (transcriptHead, runner.Event, bool) {
+	var h transcriptHead
+	if json.Unmarshal(line, &h) != nil {
+		return h, runner.Event{}, false
+	}
+	ev, err := runner.Parse(line)
+	if err != nil {
+		return h, ev, false
+	}
+	if h.IsSidechain {
+		if ev.Assistant != nil && ev.Assistant.MainThread() {
+			ev.Assistant.ParentToolUseID = sidechain
+		}
+		for i := range ev.ToolResults {
+			ev.ToolResults[i].ParentToolUseID = cmp.Or(ev.ToolResults[i].ParentToolUseID, sidechain)
+		}
+		if ev.System != nil {
+			ev.System = nil // a subagent's compaction is not the session's
+		}
+	}
+	return h, ev, true
 }
 
-// Bounds like the runner's: a result's text and a call's input kept.
-const (
-	maxResult = 16 << 10
-	maxInput  = 64 << 10
-)
+// sidechain stands for the parent of a transcript's side-chain lines.
+const sidechain = "sidechain"
 
 func readTranscript(path string) (Stream, int, error) {
 	st := Stream{Source: SourceClaude, Path: path}
 	var tb turnBuilder
 	long := false
 	bad, err := eachLine(path, func(line []byte) bool {
-		var l transcriptLine
-		if json.Unmarshal(line, &l) != nil {
+		h, ev, ok := transcriptEvent(line)
+		if !ok {
 			return false
 		}
-		if st.Started.IsZero() && l.Timestamp != "" {
-			st.Started, _ = time.Parse(time.RFC3339Nano, l.Timestamp)
+		if st.Started.IsZero() && h.Timestamp != "" {
+			st.Started, _ = time.Parse(time.RFC3339Nano, h.Timestamp)
 		}
-		st.Version = cmp.Or(l.Version, st.Version)
-		switch l.Type {
-		case "assistant":
-			transcriptResponse(&l, &tb, &st)
-		case "user":
-			if !l.IsSidechain {
-				transcriptResults(l.Message.Content, &tb)
-			}
-		case "system":
-			if l.Subtype == "compact_boundary" && !l.IsSidechain {
-				tb.compacted = true
-			}
-		case "api-request":
-			for _, b := range l.Params.Betas {
+		st.Version = cmp.Or(h.Version, st.Version)
+		if h.Type == "api-request" {
+			for _, b := range h.Params.Betas {
 				long = long || strings.HasPrefix(b, "context-1m")
 			}
+			return true
 		}
+		if a := ev.Assistant; a != nil && a.MainThread() && !strings.HasPrefix(a.Model, "<") {
+			st.Model = cmp.Or(st.Model, a.Model)
+		}
+		tb.observe(ev)
 		return true
 	})
 	if err != nil {
@@ -217,97 +208,16 @@ func readTranscript(path string) (Stream, int, error) {
 	return st, bad, nil
 }
 
-func transcriptResponse(l *transcriptLine, tb *turnBuilder, st *Stream) {
-	m := &l.Message
-	if strings.HasPrefix(m.Model, "<") {
-		return // "<synthetic>": the CLI's own reply, no API call
-	}
-	if !l.IsSidechain {
-		st.Model = cmp.Or(st.Model, m.Model)
-	}
-	var blocks []transcriptBlock
-	_ = json.Unmarshal(m.Content, &blocks)
-	var calls []Call
-	chars := 0
-	for _, b := range blocks {
-		switch b.Type {
-		case "text":
-			chars += len(b.Text)
-		case "tool_use":
-			chars += len(b.Input)
-			calls = append(calls, callOf(b))
-		}
-	}
-	u := budget.Tokens{Input: m.Usage.Input, Output: m.Usage.Output, CacheWrite: m.Usage.CacheWrite, CacheRead: m.Usage.CacheRead}
-	tb.response(m.ID, l.IsSidechain, u, calls, chars)
-}
-
-// callOf is a tool_use block as a Call, its input kept when not too large.
-func callOf(b transcriptBlock) Call {
-	c := Call{ID: b.ID, Name: b.Name, NoResult: true}
-	if len(b.Input) <= maxInput {
-		c.Input = bytes.Clone(b.Input)
-	}
-	var in struct {
-		FilePath string `json:"file_path"`
-		Command  string `json:"command"`
-	}
-	_ = json.Unmarshal(b.Input, &in)
-	c.FilePath, c.Command = in.FilePath, in.Command
-	return c
-}
-
-func transcriptResults(content json.RawMessage, tb *turnBuilder) {
-	var blocks []transcriptBlock
-	if json.Unmarshal(content, &blocks) != nil {
-		return // a prompt as a plain string
-	}
-	for _, b := range blocks {
-		if b.Type == "tool_result" {
-			text := resultText(b.Content)
-			n := len(text)
-			if len(text) > maxResult {
-				text = text[:maxResult]
-			}
-			tb.result(b.ToolUseID, text, n, b.IsError)
-		}
-	}
-}
-
-// resultText flattens a tool_result's content: a string, or the text of
-// its blocks.
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []transcriptBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // readSubagent is what one subagent's transcript spent.
 func readSubagent(path string) (budget.Tokens, int, error) {
 	var tb turnBuilder
 	bad, err := eachLine(path, func(line []byte) bool {
-		var l transcriptLine
-		if json.Unmarshal(line, &l) != nil {
-			return false
+		_, ev, ok := transcriptEvent(line)
+		if ok && ev.Assistant != nil {
+			ev.Assistant.ParentToolUseID = sidechain // all of it is the subagent's
+			tb.observe(ev)
 		}
-		if l.Type == "assistant" && !strings.HasPrefix(l.Message.Model, "<") {
-			m := &l.Message
-			tb.response(m.ID, true, budget.Tokens{Input: m.Usage.Input, Output: m.Usage.Output,
-				CacheWrite: m.Usage.CacheWrite, CacheRead: m.Usage.CacheRead}, nil, 0)
-		}
-		return true
+		return ok
 	})
 	return tb.side, bad, err
 }

@@ -1,11 +1,7 @@
 package history
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
-	"os"
+	"cmp"
 	"strings"
 
 	"github.com/debussy-dev/debussy/budget"
@@ -32,29 +28,17 @@ type sessionLog struct {
 // estimator counts it.
 func readSessionLog(path string) (sessionLog, error) {
 	var lg sessionLog
-	f, err := os.Open(path)
+	var tb turnBuilder
+	bad, err := eachLine(path, func(line []byte) bool {
+		ev, perr := runner.Parse(line)
+		if perr == nil {
+			lg.observe(ev, &tb)
+		}
+		return perr == nil
+	})
+	lg.bad = bad
 	if err != nil {
 		return lg, err
-	}
-	defer f.Close()
-	var tb turnBuilder
-	rd := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, rerr := rd.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			ev, perr := runner.Parse(line)
-			if perr != nil {
-				lg.bad++
-			} else {
-				lg.observe(ev, &tb)
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			break
-		}
-		if rerr != nil {
-			return lg, rerr
-		}
 	}
 	lg.turns, lg.side, lg.at = tb.finish(), tb.side, tb.at
 	return lg, nil
@@ -63,12 +47,31 @@ func readSessionLog(path string) (sessionLog, error) {
 func (lg *sessionLog) observe(ev runner.Event, tb *turnBuilder) {
 	switch {
 	case ev.Init != nil:
-		lg.model = firstNonEmpty(ev.Init.Model, lg.model)
-		lg.version, lg.sessionID = firstNonEmpty(ev.Init.Version, lg.version), firstNonEmpty(ev.Init.SessionID, lg.sessionID)
+		lg.model = cmp.Or(ev.Init.Model, lg.model)
+		lg.version, lg.sessionID = cmp.Or(ev.Init.Version, lg.version), cmp.Or(ev.Init.SessionID, lg.sessionID)
 	case ev.ContextUsage != nil:
 		if ev.ContextUsage.OK() {
 			lg.window, lg.windowFrom = ev.ContextUsage.MaxTokens, "cli"
 		}
+	case ev.Result != nil && ev.Kind == runner.KindResult:
+		// total_cost_usd grows over the turns of one session: the latest.
+		lg.cost = ev.Result.CostUSD
+		for name, mu := range ev.Result.ModelUsage {
+			if mu.ContextWindow > 0 && (lg.windowFrom != "cli") && sameModel(name, lg.model) {
+				lg.window, lg.windowFrom = mu.ContextWindow, "result"
+			}
+		}
+		tb.reportedOutput = ev.Result.Usage.OutputTokens
+	default:
+		tb.observe(ev)
+	}
+}
+
+// observe folds a response, tool results or a compaction into the turns:
+// what a session's raw stream and a Claude Code transcript share (both
+// read by runner.Parse).
+func (tb *turnBuilder) observe(ev runner.Event) {
+	switch {
 	case ev.Assistant != nil:
 		a := ev.Assistant
 		if strings.HasPrefix(a.Model, "<") {
@@ -93,33 +96,17 @@ func (lg *sessionLog) observe(ev runner.Event, tb *turnBuilder) {
 	case len(ev.ToolResults) > 0:
 		for _, tr := range ev.ToolResults {
 			if tr.ParentToolUseID == "" {
-				tb.result(tr.ToolUseID, tr.Content, tr.ContentLen, tr.IsError)
+				tb.result(tr.ToolUseID, tr.Content, tr.Size(), tr.IsError)
 			}
 		}
 	case ev.System != nil && ev.System.Subtype == "compact_boundary":
 		tb.compacted = true
-	case ev.Result != nil && ev.Kind == runner.KindResult:
-		// total_cost_usd grows over the turns of one session: the latest.
-		lg.cost = ev.Result.CostUSD
-		for name, mu := range ev.Result.ModelUsage {
-			if mu.ContextWindow > 0 && (lg.windowFrom != "cli") && sameModel(name, lg.model) {
-				lg.window, lg.windowFrom = mu.ContextWindow, "result"
-			}
-		}
-		tb.reportedOutput = ev.Result.Usage.OutputTokens
 	}
 }
 
 func sameModel(a, b string) bool {
 	norm := func(s string) string { return strings.TrimSuffix(strings.ToLower(s), "[1m]") }
 	return b == "" || norm(a) == norm(b)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // turnBuilder collects a session's responses in order, one turn per
