@@ -116,8 +116,9 @@ type ToolUse struct {
 	Input     json.RawMessage
 	InputSize int
 	// Convenience fields pulled from Input when present.
-	Command  string // Bash
-	FilePath string // Write/Edit/Read
+	Command     string // Bash
+	FilePath    string // Write/Edit/Read
+	Description string // the call's own few words (Bash, Task), when given
 }
 
 type ToolResult struct {

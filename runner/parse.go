@@ -249,12 +249,13 @@ func (w *wireLine) build(ev *Event) {
 				texts = append(texts, b.Text)
 			case "tool_use":
 				a.ToolUses = append(a.ToolUses, ToolUse{
-					ID:        b.ID,
-					Name:      b.Name,
-					Input:     b.Input.raw,
-					InputSize: b.Input.size,
-					Command:   b.Input.command,
-					FilePath:  b.Input.filePath,
+					ID:          b.ID,
+					Name:        b.Name,
+					Input:       b.Input.raw,
+					InputSize:   b.Input.size,
+					Command:     b.Input.command,
+					FilePath:    b.Input.filePath,
+					Description: b.Input.description,
 				})
 			}
 		}

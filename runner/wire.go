@@ -112,12 +112,13 @@ func (o *optString) UnmarshalJSON(raw []byte) error {
 // UnmarshalJSON a slice of the line, so a 64 MB Write input costs a scan,
 // not a copy.
 type toolInput struct {
-	raw      json.RawMessage
-	size     int
-	command  string
-	filePath string
-	path     string
-	sum      [sha256.Size]byte // of an input over MaxInputBytes
+	raw         json.RawMessage
+	size        int
+	command     string
+	filePath    string
+	path        string
+	description string
+	sum         [sha256.Size]byte // of an input over MaxInputBytes
 }
 
 func (in *toolInput) UnmarshalJSON(raw []byte) error {
@@ -133,11 +134,12 @@ func (in *toolInput) UnmarshalJSON(raw []byte) error {
 		FilePath     string `json:"file_path"`
 		NotebookPath string `json:"notebook_path"`
 		Path         string `json:"path"`
+		Description  string `json:"description"`
 	}
 	if err := decode(raw, &f); err != nil {
 		return err
 	}
-	in.command, in.filePath, in.path = f.Command, cmp.Or(f.FilePath, f.NotebookPath), f.Path
+	in.command, in.filePath, in.path, in.description = f.Command, cmp.Or(f.FilePath, f.NotebookPath), f.Path, f.Description
 	if in.raw == nil {
 		in.sum = sha256.Sum256(raw)
 	}

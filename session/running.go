@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -64,16 +63,10 @@ func (r *runningTool) now() *Running {
 // describe is a tool call in a few words: its description, else what it
 // runs or touches.
 func describe(tu event.ToolUse) string {
-	var in struct {
-		Description string `json:"description"`
+	if d := strings.TrimSpace(tu.Description); d != "" {
+		return text.OneLine(d, 80)
 	}
-	if len(tu.Input) > 0 {
-		_ = json.Unmarshal(tu.Input, &in)
-	}
-	switch {
-	case strings.TrimSpace(in.Description) != "":
-		return text.OneLine(in.Description, 80)
-	case tu.Command != "":
+	if tu.Command != "" {
 		return text.OneLine(tu.Command, 80)
 	}
 	return tu.FilePath
