@@ -25,8 +25,12 @@ type Boundary struct {
 	write        []string // sandbox_write, expanded
 	deny         []string // the deny list, expanded: defaults, sandbox_deny_read, other homes
 	claudeDir    string   // the CLI's config dir: $CLAUDE_CONFIG_DIR or ~/.claude
-	claudeJSON   string   // ~/.claude.json, beside it unless CLAUDE_CONFIG_DIR is set
-	temp         string   // the run's private temp root
+	// denyReal and claudeReal are deny and claudeDir with their symlinks
+	// resolved, once: Refusal asks them at every tool call.
+	denyReal   []string
+	claudeReal string
+	claudeJSON string // ~/.claude.json, beside it unless CLAUDE_CONFIG_DIR is set
+	temp       string // the run's private temp root
 	// unixSockets: the CLI's seccomp helper cannot run (CLIHelperProblem),
 	// so its sandbox is told to skip the socket filter that needs it.
 	unixSockets bool
@@ -114,6 +118,10 @@ func New(a Availability, o Options) (*Boundary, error) {
 	// not (the home is read-only), and it keeps its sessions there.
 	if err := os.MkdirAll(b.claudeDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", b.claudeDir, err)
+	}
+	b.claudeReal = resolved(b.claudeDir)
+	for _, d := range b.deny {
+		b.denyReal = append(b.denyReal, resolved(d))
 	}
 	// Likewise its global config file: 2.1.112 hangs at start, before any
 	// output, when it cannot create it (measured); later CLIs do without.

@@ -131,7 +131,7 @@ func (b *Boundary) canWrite(s Scope, p string) bool {
 	for _, w := range b.writable(s) {
 		if inside(p, w) {
 			for _, name := range protectedClaudeFiles() {
-				if inside(p, filepath.Join(resolved(b.claudeDir), name)) {
+				if inside(p, filepath.Join(b.claudeReal, name)) {
 					return false
 				}
 			}
@@ -142,12 +142,12 @@ func (b *Boundary) canWrite(s Scope, p string) bool {
 }
 
 func (b *Boundary) isHidden(p string) bool {
-	for _, d := range b.deny {
-		if inside(p, resolved(d)) {
+	for _, d := range b.denyReal {
+		if inside(p, d) {
 			return true
 		}
 	}
-	return inside(p, filepath.Join(resolved(b.claudeDir), ".credentials.json"))
+	return inside(p, filepath.Join(b.claudeReal, ".credentials.json"))
 }
 
 // gitCode reports whether p is in one of the scope's read-only git places.
