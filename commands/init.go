@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/debussy-dev/debussy/config"
-	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/state"
 )
 
 func (e *Env) initCommand() *cli.Command {
@@ -71,14 +71,14 @@ func (e *Env) initRepo(force bool) error {
 // unless a line ignores it already, and says whether it did.
 func ignoreState(path string, old []byte) (bool, error) {
 	for _, line := range bytes.Split(old, []byte("\n")) {
-		if orchestrator.IgnoresState(line) {
+		if state.IgnoresState(line) {
 			return false, nil
 		}
 	}
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		old = append(old, '\n')
 	}
-	old = append(old, orchestrator.IgnoreLines...)
+	old = append(old, state.IgnoreLines...)
 	if err := os.WriteFile(path, old, 0o644); err != nil {
 		return false, fmt.Errorf("write .gitignore: %w", err)
 	}

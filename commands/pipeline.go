@@ -151,7 +151,6 @@ func (e *Env) pipeline(ctx context.Context, opts pipelineOptions) error {
 		return err
 	}
 	timeout := jobTimeout(opts.JobTimeout, ps.ws.Config)
-	opts.JobTimeout = timeout.d
 	var hold *remote.Hold
 	if h, ok := e.holdAt(ctx, ps.ws.Root, opts.Remote); ok {
 		hold = &h

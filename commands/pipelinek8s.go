@@ -139,7 +139,7 @@ func writeK8s(w io.Writer, ps *planState, ready []*plans.Phase, opts pipelineOpt
 	b.WriteString(header(ps, formatK8s, h))
 	fmt.Fprintf(&b, "# %d Job(s) for the phases ready now; apply them, wait, collect, ask again\n# (examples/k8s-driver.sh).\n", len(ready))
 	fmt.Fprintf(&b, "# Image %s (--image), run as uid %d.\n# Each Job may run %s (%s).\n", opts.Image, imageUID, shortDuration(timeout.d), timeout.why)
-	deadline := int64(opts.JobTimeout.Seconds())
+	deadline := int64(timeout.d.Seconds())
 	notBefore := ""
 	if h != nil {
 		notBefore = strconv.FormatInt(h.Resets.Unix(), 10)

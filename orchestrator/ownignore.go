@@ -9,13 +9,6 @@ import (
 	"github.com/debussy-dev/debussy/state"
 )
 
-// IgnoreLines and IgnoresState are state's: what `debussy init` appends
-// to .gitignore, and whether a line keeps .debussy/ out.
-const IgnoreLines = state.IgnoreLines
-
-// IgnoresState is state.IgnoresState.
-func IgnoresState(line []byte) bool { return state.IgnoresState(line) }
-
 // withoutOwnIgnore drops .gitignore from the dirty paths when its only
 // change since HEAD is debussy's own ignore line (what `debussy init`
 // adds): the quick start's `init` then `run` must not be refused as

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"github.com/debussy-dev/debussy/state"
 	"slices"
 	"testing"
 
@@ -21,14 +22,14 @@ func TestRunAcceptsOwnIgnoreLine(t *testing.T) {
 		work     string // .gitignore in the work tree
 		accepted bool
 	}{
-		{"init's lines appended", "node_modules/\n", "node_modules/\n" + IgnoreLines, true},
-		{"after a last line with no newline", "node_modules/", "node_modules/\n" + IgnoreLines, true},
+		{"init's lines appended", "node_modules/\n", "node_modules/\n" + state.IgnoreLines, true},
+		{"after a last line with no newline", "node_modules/", "node_modules/\n" + state.IgnoreLines, true},
 		{"the bare line", "*.log\n", "*.log\n/.debussy\n", true},
 		{"with CRLF line endings", "*.log\r\n", "*.log\r\n.debussy/\r\n", true},
-		{"a new .gitignore is untracked (yours, left out)", "", IgnoreLines, true},
-		{"another line too", "node_modules/\n", "node_modules/\n" + IgnoreLines + "dist/\n", false},
+		{"a new .gitignore is untracked (yours, left out)", "", state.IgnoreLines, true},
+		{"another line too", "node_modules/\n", "node_modules/\n" + state.IgnoreLines + "dist/\n", false},
 		{"a comment only", "node_modules/\n", "node_modules/\n# debussy\n", false},
-		{"a line changed", "node_modules/\n", "vendor/\n" + IgnoreLines, false},
+		{"a line changed", "node_modules/\n", "vendor/\n" + state.IgnoreLines, false},
 		{"glued to the last line", "node_modules/", "node_modules/.debussy/\n", false},
 	}
 	for _, tt := range tests {
