@@ -3,11 +3,11 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"github.com/debussy-dev/debussy/state"
 	"slices"
 	"testing"
 
 	"github.com/debussy-dev/debussy/gitcommit"
+	"github.com/debussy-dev/debussy/state"
 )
 
 // The quick start in a repository that tracks .gitignore: `debussy init`
