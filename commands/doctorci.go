@@ -1,9 +1,10 @@
 package commands
 
 import (
-	"github.com/debussy-dev/debussy/public"
 	"os"
 	"path/filepath"
+
+	"github.com/debussy-dev/debussy/public"
 )
 
 // ciLoginFinding warns, in CI, about a login that is a copied

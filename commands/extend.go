@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/debussy-dev/debussy/public"
-
 	"github.com/debussy-dev/debussy/orchestrator"
+	"github.com/debussy-dev/debussy/public"
 )
 
 // extendTimeout is how long the question waits for an answer; silence is no.

@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"github.com/debussy-dev/debussy/claudeconf"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/debussy-dev/debussy/claudeconf"
 	"github.com/debussy-dev/debussy/config"
 	"github.com/debussy-dev/debussy/history"
 	"github.com/debussy-dev/debussy/state"

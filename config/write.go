@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/debussy-dev/debussy/internal/atomicfile"
 )
 
 // Setting is one top-level key and its value as YAML text.

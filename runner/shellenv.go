@@ -2,10 +2,11 @@ package runner
 
 import (
 	"fmt"
-	fold "github.com/debussy-dev/debussy/internal/text"
 	"os"
 	"path/filepath"
 	"strings"
+
+	fold "github.com/debussy-dev/debussy/internal/text"
 )
 
 // envFileVar names the script Claude Code sources before each Bash command,

@@ -8,12 +8,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/internal/atomicfile"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/debussy-dev/debussy/internal/atomicfile"
 	"github.com/debussy-dev/debussy/secrets"
 )
 
