@@ -3,10 +3,10 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"strings"
 
 	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // Call is one tool call at a hook, with the facts the policy needs that

@@ -19,11 +19,11 @@ package policy
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"path/filepath"
 	"strings"
 
 	"github.com/debussy-dev/debussy/estimator"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // State is where a session stands.

@@ -2,11 +2,11 @@ package policy
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 
 	"github.com/debussy-dev/debussy/checkpoint"
 	"github.com/debussy-dev/debussy/estimator"
 	"github.com/debussy-dev/debussy/event"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // Observe follows the stream: zones, exploration nudges and the context's

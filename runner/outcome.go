@@ -2,12 +2,12 @@ package runner
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"strings"
 	"time"
 
 	"github.com/debussy-dev/debussy/failure"
 	fold "github.com/debussy-dev/debussy/internal/text"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // OutcomeKind says how a session ended.

@@ -2,13 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"github.com/debussy-dev/debussy/record"
 	"log/slog"
 	"slices"
 	"syscall"
 	"time"
 
 	"github.com/debussy-dev/debussy/failure"
+	"github.com/debussy-dev/debussy/record"
 )
 
 // The stop machine decides, from what the session observed and was asked,
