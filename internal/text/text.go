@@ -42,5 +42,6 @@ func Tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// ShellQuote is s as one POSIX shell word: in single quotes, each ' as '\”.
+// ShellQuote is s as one POSIX shell word: in single quotes, each quote
+// inside closed, escaped and opened again.
 func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
