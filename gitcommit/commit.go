@@ -203,23 +203,33 @@ func (r *Repo) diffTrees(from, to plumbing.Hash) ([]Change, error) {
 	return r.diffTreesInto(from, to, nil)
 }
 
-// diffTreesInto is diffTrees, listing in trees (when not nil) the trees of
-// to it read: those not in from.
-func (r *Repo) diffTreesInto(from, to plumbing.Hash, trees *[]plumbing.Hash) ([]Change, error) {
+// treeDiff is what a diff collects beside its changes (checkMade): the
+// trees of to it read (those not in from), and the object each path to
+// adds holds.
+type treeDiff struct {
+	trees []plumbing.Hash
+	added map[string]plumbing.Hash
+}
+
+// diffTreesInto is diffTrees, collecting into d when not nil.
+func (r *Repo) diffTreesInto(from, to plumbing.Hash, d *treeDiff) ([]Change, error) {
 	var out []Change
-	if err := r.diffTree("", from, to, &out, trees); err != nil {
+	if d != nil && d.added == nil {
+		d.added = map[string]plumbing.Hash{}
+	}
+	if err := r.diffTree("", from, to, &out, d); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
-func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, trees *[]plumbing.Hash) error {
+func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, d *treeDiff) error {
 	if from == to {
 		return nil
 	}
-	if trees != nil && !to.IsZero() {
-		*trees = append(*trees, to)
+	if d != nil && !to.IsZero() {
+		d.trees = append(d.trees, to)
 	}
 	a, err := r.treeEntries(from)
 	if err != nil {
@@ -237,12 +247,12 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, tr
 		y := &b[i]
 		x := inA[y.Name]
 		delete(inA, y.Name)
-		if err := r.diffEntry(prefix+y.Name, x, y, out, trees); err != nil {
+		if err := r.diffEntry(prefix+y.Name, x, y, out, d); err != nil {
 			return err
 		}
 	}
 	for _, x := range inA {
-		if err := r.diffEntry(prefix+x.Name, x, nil, out, trees); err != nil {
+		if err := r.diffEntry(prefix+x.Name, x, nil, out, d); err != nil {
 			return err
 		}
 	}
@@ -251,7 +261,7 @@ func (r *Repo) diffTree(prefix string, from, to plumbing.Hash, out *[]Change, tr
 
 // diffEntry compares what one path holds on each side (nil: nothing). A
 // directory on one side and a file on the other is a delete plus an add.
-func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, trees *[]plumbing.Hash) error {
+func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, d *treeDiff) error {
 	xDir := x != nil && x.Mode == filemode.Dir
 	yDir := y != nil && y.Mode == filemode.Dir
 	if xDir || yDir {
@@ -262,7 +272,7 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, tre
 		if yDir {
 			to = y.Hash
 		}
-		if err := r.diffTree(path+"/", from, to, out, trees); err != nil {
+		if err := r.diffTree(path+"/", from, to, out, d); err != nil {
 			return err
 		}
 	}
@@ -281,6 +291,9 @@ func (r *Repo) diffEntry(path string, x, y *object.TreeEntry, out *[]Change, tre
 		*out = append(*out, Change{Status: "D", Path: path})
 	case y != nil:
 		*out = append(*out, Change{Status: "A", Path: path})
+		if d != nil {
+			d.added[path] = y.Hash
+		}
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // gitCommit runs `git commit -F <msg>` on the index as it is (the staged
@@ -125,8 +124,8 @@ func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash, go
 	if err != nil {
 		return Commit{}, fmt.Errorf("read the new commit %s: %w", Short(next.String()), err)
 	}
-	var trees []plumbing.Hash
-	changes, err := r.diffTreesInto(parentTree, c.TreeHash, &trees)
+	var d treeDiff
+	changes, err := r.diffTreesInto(parentTree, c.TreeHash, &d)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -137,13 +136,9 @@ func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash, go
 		}
 	}
 	if moved := goneObjects(gone); len(moved) > 0 {
-		added, err := r.addedPaths(parentTree, c.TreeHash)
-		if err != nil {
-			return Commit{}, err
-		}
-		for _, a := range added {
-			if moved[a.hash.String()] && !isStatePath(a.path) {
-				out = append(out, a.path)
+		for _, ch := range changes {
+			if ch.Status == "A" && moved[d.added[ch.Path].String()] && !isStatePath(ch.Path) {
+				out = append(out, ch.Path)
 			}
 		}
 	}
@@ -151,7 +146,7 @@ func (r *Repo) checkMade(ctx context.Context, next, parentTree plumbing.Hash, go
 		return Commit{}, &leftOutError{paths: out}
 	}
 	if slices.ContainsFunc(changes, fsckMayReject) {
-		if err := r.fsckTrees(ctx, trees); err != nil {
+		if err := r.fsckTrees(ctx, d.trees); err != nil {
 			return Commit{}, err
 		}
 	}
@@ -229,51 +224,4 @@ func goneObjects(gone map[string]string) map[string]bool {
 		}
 	}
 	return out
-}
-
-// addedFile is a path a tree has that another lacks, with its object.
-type addedFile struct {
-	path string
-	hash plumbing.Hash
-}
-
-// addedPaths lists the non-directory entries of to at paths from lacks,
-// reading only the subtrees that differ.
-func (r *Repo) addedPaths(from, to plumbing.Hash) ([]addedFile, error) {
-	var out []addedFile
-	var walk func(prefix string, a, b plumbing.Hash) error
-	walk = func(prefix string, a, b plumbing.Hash) error {
-		if a == b || b.IsZero() {
-			return nil
-		}
-		as, err := r.treeEntries(a)
-		if err != nil {
-			return err
-		}
-		bs, err := r.treeEntries(b)
-		if err != nil {
-			return err
-		}
-		old := map[string]plumbing.Hash{}
-		for _, e := range as {
-			if e.Mode == filemode.Dir {
-				old[e.Name+"/"] = e.Hash
-			} else {
-				old[e.Name] = e.Hash
-			}
-		}
-		for _, e := range bs {
-			if e.Mode == filemode.Dir {
-				if err := walk(prefix+e.Name+"/", old[e.Name+"/"], e.Hash); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, ok := old[e.Name]; !ok {
-				out = append(out, addedFile{path: prefix + e.Name, hash: e.Hash})
-			}
-		}
-		return nil
-	}
-	return out, walk("", from, to)
 }
