@@ -49,6 +49,7 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		return Commit{}, err
 	}
 	st, err := r.stageByGit(ctx, lock, h, o, never, shims.gitArgs(cfg))
+	r.kept = keptIndex{} // kept again below, where this commit lands as staged
 	if err != nil {
 		return Commit{}, err
 	}
@@ -84,6 +85,7 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 	made, err := r.gitCommit(ctx, msg, o, h, parentTree, shims, st.gone)
 	var lo *leftOutError
 	if errors.As(err, &lo) {
+		st.staged = keptIndex{}
 		// Staged by git, and debussy's to leave out (a nested .debussy,
 		// a user's file renamed): taken out of the index, and git commits
 		// again.
@@ -102,6 +104,10 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 			// git commit left the index as the commit (a post-commit hook
 			// could have changed it since).
 			r.noteIndexIsHead(made.Hash)
+			if st.staged.bytes != nil && !shims.userHooks {
+				st.staged.commit = made.Hash
+				r.kept = st.staged
+			}
 		}
 		made.Changed, made.Unstaged = st.changed, st.unstaged
 		r.log.Debug("committed", "commit", Short(made.Hash), "files", made.Files)

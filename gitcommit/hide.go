@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,9 @@ func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, erro
 		_, file := es[name]
 		_, sub := es[name+"/"]
 		found[p] = file || sub
+		if r.facts != nil {
+			r.facts.present[p] = found[p]
+		}
 	}
 	return found, nil
 }
@@ -73,7 +77,22 @@ func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, erro
 // whole, so git's walk does not even read it; one that holds anything
 // else (the agent's new file, an ignored one) has its paths hidden one by
 // one and git decides the rest.
+//
+// Without isDir (a run's usual commit), the answer is kept (hidememo.go).
 func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
+	if isDir != nil {
+		return r.findPlaceholders(tree, paths, isDir)
+	}
+	var key pathsKey
+	for _, p := range paths {
+		key.add(0, p)
+	}
+	return memoized(r, &r.hidden, tree, key.value(), func() ([]placeholder, error) {
+		return r.findPlaceholders(tree, paths, nil)
+	})
+}
+
+func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		set[p] = true
@@ -138,7 +157,9 @@ func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string
 		}
 		out = append(out, placeholder{path: p, dir: dir})
 	}
-	return out, nil
+	// In path order: the same answer is the same list (keptindex.go).
+	slices.SortFunc(out, func(a, b placeholder) int { return strings.Compare(a.path, b.path) })
+	return clipped(out), nil
 }
 
 // inTreeDir says tree has d, remembering the answer in known.
@@ -194,15 +215,24 @@ func (r *Repo) listing(dir string) map[string]bool {
 	abs := filepath.Join(r.root, filepath.FromSlash(dir))
 	fi, err := os.Lstat(abs)
 	if err != nil || !fi.IsDir() {
+		if r.facts != nil {
+			r.facts.listed[dir] = 0
+		}
 		return nil
 	}
 	st := statOf(fi)
-	if c, ok := r.dirs[dir]; ok && c.stat == st && st.mtime < c.at-racyMargin && st.ctime < c.at-racyMargin {
+	if c, ok := r.dirs[dir]; ok && c.holds(st) {
+		if r.facts != nil {
+			r.facts.listed[dir] = c.at
+		}
 		return c.ents
 	}
 	at := time.Now().UnixNano()
 	list, err := os.ReadDir(abs)
 	if err != nil {
+		if r.facts != nil {
+			r.facts.listed[dir] = -1 // unreadable: never vouched for
+		}
 		return nil
 	}
 	ents := make(map[string]bool, len(list))
@@ -213,7 +243,16 @@ func (r *Repo) listing(dir string) map[string]bool {
 		r.dirs = map[string]dirListing{}
 	}
 	r.dirs[dir] = dirListing{stat: st, at: at, ents: ents}
+	if r.facts != nil {
+		r.facts.listed[dir] = at
+	}
 	return ents
+}
+
+// holds says st, a directory's stat data now, vouch for the listing:
+// the same as it was read with, and old enough then (the racy rule).
+func (c dirListing) holds(st fpStat) bool {
+	return c.stat == st && st.mtime < c.at-racyMargin && st.ctime < c.at-racyMargin
 }
 
 // maxCachedDirs bounds listing's cache.

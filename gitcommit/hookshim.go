@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -31,6 +32,9 @@ type shimDir struct {
 	// restore is the shell that puts a clean filter's environment back as
 	// the user's git add would give it (restoreEnv).
 	restore string
+	// userHooks says the user has hooks of their own (any of them may
+	// stage, so the index a commit leaves is not known without reading it).
+	userHooks bool
 }
 
 // restoreEnv is shell that undoes, for the user's code, what debussy's own
@@ -117,6 +121,7 @@ func (r *Repo) hookShims(hooksDir, private string) (*shimDir, error) {
 			continue
 		}
 		user := filepath.Join(hooksDir, name)
+		s.userHooks = s.userHooks || slices.Contains(commitHooks, name)
 		if name == "reference-transaction" {
 			userRT = user
 			continue

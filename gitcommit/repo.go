@@ -104,6 +104,16 @@ type Repo struct {
 	noWatch bool
 	// dirs caches directory listings (hide.go's listing); guarded by mu.
 	dirs map[string]dirListing
+	// facts, while set, records what inTree and listing answer; user and
+	// hidden keep candidates' and placeholders' answers with the facts
+	// they rest on (hidememo.go). Guarded by mu.
+	facts  *hideFacts
+	user   hideMemo[[]string]
+	hidden hideMemo[[]placeholder]
+	// kept is the last commit's staged index (keptindex.go); guarded by
+	// mu.
+	kept     keptIndex
+	keptUsed int // how many commits started from kept (for tests)
 	// trees caches tree objects' entries by hash (treeEntries); guarded
 	// by mu.
 	trees map[plumbing.Hash][]object.TreeEntry

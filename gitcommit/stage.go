@@ -28,6 +28,9 @@ type staging struct {
 	// fingerprints: under a new name (the agent renamed one), they stay
 	// out too (leaveOut).
 	gone map[string]string
+	// staged is the private index as git add -A left it, placeholders
+	// still in (keptIndex).
+	staged keptIndex
 }
 
 // writeTree is `git write-tree` of the index at indexPath, or without git

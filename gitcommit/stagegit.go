@@ -100,25 +100,35 @@ func revertLines(recs []indexRecord) []byte {
 // tree (HEAD's; zero on an unborn branch): Never's and the user's files,
 // less those HEAD has (the branch's files, committed as usual).
 func (r *Repo) candidates(tree plumbing.Hash, o commitOptions, never pathSet) (user []string, err error) {
-	var ask []string
+	var key pathsKey
 	for p := range never {
-		ask = append(ask, p)
+		key.add(0, p)
 	}
 	for p := range o.exclude {
-		if !never[p] {
+		key.add(1, p)
+	}
+	return memoized(r, &r.user, tree, key.value(), func() ([]string, error) {
+		var ask []string
+		for p := range never {
 			ask = append(ask, p)
 		}
-	}
-	inHead, err := r.inTree(tree, ask)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range ask {
-		if !inHead[p] && !never[p] {
-			user = append(user, p)
+		for p := range o.exclude {
+			if !never[p] {
+				ask = append(ask, p)
+			}
 		}
-	}
-	return user, nil
+		inHead, err := r.inTree(tree, ask)
+		if err != nil {
+			return nil, err
+		}
+		var user []string
+		for _, p := range ask {
+			if !inHead[p] && !never[p] {
+				user = append(user, p)
+			}
+		}
+		return clipped(user), nil
+	})
 }
 
 // sorted is what the user's files turned out to be: gone (with the
@@ -228,44 +238,11 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, o commitO
 }
 
 // stageOnce seeds the private index with the index, turns it into HEAD's
-// tree, hides out (with Never's paths and .debussy/) and runs git add -A.
-// dirs says which of out are directories, where known.
+// tree, hides out (with Never's paths and .debussy/) and runs git add -A
+// — or starts from the last commit's staged index where that is the same
+// start (keptindex.go). dirs says which of out are directories, where
+// known.
 func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, dirs map[string]bool, gitArgs []string) (staging, error) {
-	if err := lock.seed(ctx, r, ""); err != nil {
-		return staging{}, err
-	}
-	indexPath := lock.lockPath()
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
-	var err error
-	var recs []indexRecord
-	if !r.indexIsHead(h) {
-		if recs, err = r.indexVsHead(ctx, env, h); err != nil {
-			return staging{}, err
-		}
-	}
-	// What the index holds of the paths left out stays the user's: put
-	// back after the commit (Never's, an agent's `git add -f .env`, are
-	// taken out and named instead).
-	var st staging
-	leftOut := map[string]bool{}
-	for _, p := range out {
-		leftOut[p] = true
-	}
-	for _, rec := range recs {
-		switch {
-		case rec.dstMode == "000000" || rec.srcMode != "000000":
-		case never[rec.path]:
-			st.unstaged = append(st.unstaged, rec.path)
-		case leftOut[rec.path]:
-			st.restore = append(st.restore, rec)
-		}
-	}
-	if len(recs) > 0 {
-		env.stdin = bytes.NewReader(revertLines(recs))
-		if _, err := r.git(ctx, env, append(noHooks, "update-index", "-z", "--index-info")...); err != nil {
-			return staging{}, fmt.Errorf("stage: start from HEAD: %w", err)
-		}
-	}
 	state, err := r.stateDirsOut(headTree)
 	if err != nil {
 		return staging{}, err
@@ -284,7 +261,18 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
 		hidden = append(hidden, placeholder{path: p, dir: err == nil && fi.IsDir()})
 	}
-	if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
+	indexPath := lock.lockPath()
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
+	var st staging
+	if r.startsFrom(r.kept, h, hidden) {
+		// The last commit's staged index: HEAD's tree, these placeholders.
+		r.keptUsed++
+		if err := lock.seedKept(r.kept); err != nil {
+			return staging{}, err
+		}
+	} else if st, err = r.startFromHead(ctx, lock, h, never, out); err != nil {
+		return staging{}, err
+	} else if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
 		return staging{}, err
 	}
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
@@ -294,7 +282,57 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	for _, p := range hidden {
 		names = append(names, p.path)
 	}
-	return st, r.removeFromIndex(ctx, indexPath, names)
+	var staged keptIndex
+	if len(hidden) > 0 {
+		staged = snapshot(indexPath, hidden)
+	}
+	byGit, err := r.removeFromIndexBy(ctx, indexPath, names)
+	if !byGit {
+		st.staged = staged
+	}
+	return st, err
+}
+
+// startFromHead seeds the private index with the index and turns it into
+// HEAD's tree (stageOnce), noting the user's own entries for the paths
+// left out (out).
+func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, never pathSet, out []string) (staging, error) {
+	if err := lock.seed(ctx, r, ""); err != nil {
+		return staging{}, err
+	}
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}
+	var err error
+	var recs []indexRecord
+	if !r.indexIsHead(h) {
+		if recs, err = r.indexVsHead(ctx, env, h); err != nil {
+			return staging{}, err
+		}
+	}
+	if len(recs) == 0 {
+		return staging{}, nil
+	}
+	// What the index holds of the paths left out stays the user's: put
+	// back after the commit (Never's, an agent's `git add -f .env`, are
+	// taken out and named instead).
+	var st staging
+	leftOut := make(map[string]bool, len(out))
+	for _, p := range out {
+		leftOut[p] = true
+	}
+	for _, rec := range recs {
+		switch {
+		case rec.dstMode == "000000" || rec.srcMode != "000000":
+		case never[rec.path]:
+			st.unstaged = append(st.unstaged, rec.path)
+		case leftOut[rec.path]:
+			st.restore = append(st.restore, rec)
+		}
+	}
+	env.stdin = bytes.NewReader(revertLines(recs))
+	if _, err := r.git(ctx, env, append(noHooks, "update-index", "-z", "--index-info")...); err != nil {
+		return staging{}, fmt.Errorf("stage: start from HEAD: %w", err)
+	}
+	return st, nil
 }
 
 // addToIndex adds placeholders (assume-unchanged) to the index at
@@ -325,8 +363,14 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholde
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
+	_, err := r.removeFromIndexBy(ctx, indexPath, paths)
+	return err
+}
+
+// removeFromIndexBy is removeFromIndex, saying whether git had to do it.
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string) (byGit bool, _ error) {
 	if len(paths) == 0 {
-		return nil
+		return false, nil
 	}
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
@@ -334,7 +378,7 @@ func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []st
 	}
 	err := editIndex(indexPath, nil, set)
 	if !errors.Is(err, errIndexUnsupported) {
-		return err
+		return false, err
 	}
 	var b bytes.Buffer
 	for _, p := range paths {
@@ -343,9 +387,9 @@ func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []st
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
 	if _, err := r.git(ctx, env, append(noHooks, "update-index", "-z", "--force-remove", "--stdin")...); err != nil {
-		return fmt.Errorf("stage: %w", err)
+		return true, fmt.Errorf("stage: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // restoreEntries puts the user's own index entries for the paths a commit
