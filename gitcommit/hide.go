@@ -70,9 +70,9 @@ func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, erro
 	return found, nil
 }
 
-// placeholders are the entries that hide paths from `git add -A`: a
-// gitlink for a directory (git does not descend into one), a file entry
-// otherwise. A directory HEAD does not have whose every file is one of
+// placeholders are the entries that hide paths from `git add -A`
+// (gitlinks: git does not descend into a directory it has as one, see
+// placeholder). A directory HEAD does not have whose every file is one of
 // paths (the user's, untouched: a notes/ or data/ of theirs) is hidden
 // whole, so git's walk does not even read it; one that holds anything
 // else (the agent's new file, an ignored one) has its paths hidden one by
@@ -134,28 +134,25 @@ func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string, isDir map[st
 	var out []placeholder
 	for root, members := range roots {
 		if r.onlyThese(root, set) {
-			out = append(out, placeholder{path: root, dir: true})
+			out = append(out, placeholder{path: root})
 			continue
 		}
 		single = append(single, members...)
 	}
 	listed := map[string]map[string]bool{} // this call's listings: a stat per directory
 	for _, p := range single {
-		dir, known := isDir[p]
-		if !known {
+		if _, known := isDir[p]; !known {
 			d := path.Dir(p)
 			ents, ok := listed[d]
 			if !ok {
 				ents = r.listing(d)
 				listed[d] = ents
 			}
-			isDir, present := ents[path.Base(p)]
-			if !present {
+			if _, present := ents[path.Base(p)]; !present {
 				continue // gone: nothing to hide
 			}
-			dir = isDir
 		}
-		out = append(out, placeholder{path: p, dir: dir})
+		out = append(out, placeholder{path: p})
 	}
 	// In path order: the same answer is the same list (keptindex.go).
 	slices.SortFunc(out, func(a, b placeholder) int { return strings.Compare(a.path, b.path) })

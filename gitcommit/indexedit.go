@@ -24,10 +24,13 @@ import (
 // not know) is errIndexUnsupported: the caller has git do it.
 var errIndexUnsupported = errors.New("index format not edited in place")
 
-type placeholder struct {
-	path string
-	dir  bool // a gitlink: git's walk does not enter the directory
-}
+// A placeholder is a gitlink whatever path holds: git's walk does not
+// enter a directory the index has as a gitlink, and preloading the index
+// (git add's parallel lstat of every entry) skips gitlinks, where it
+// stats an assume-unchanged file entry all the same — 10,000 of the
+// user's files beside tracked ones cost git add -A about 6 ms more a
+// commit as file entries (measured with git 2.39).
+type placeholder struct{ path string }
 
 // rawEntry is one index entry: its fixed fields (stat data through the
 // flags, and the extended flags in version 3 and up) and its name.
@@ -189,15 +192,11 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	return os.WriteFile(path, out.Bytes(), 0o666)
 }
 
-// placeholderEntry is an assume-unchanged entry for p: no stat data, the
-// empty blob (or a gitlink), never written to a tree (taken out first).
+// placeholderEntry is an assume-unchanged gitlink for p: no stat data,
+// never written to a tree (taken out first).
 func placeholderEntry(p placeholder) rawEntry {
 	fixed := make([]byte, 62)
-	mode := uint32(0o100644)
-	if p.dir {
-		mode = 0o160000
-	}
-	binary.BigEndian.PutUint32(fixed[24:28], mode)
+	binary.BigEndian.PutUint32(fixed[24:28], 0o160000)
 	oid := []byte{0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91}
 	copy(fixed[40:60], oid)
 	binary.BigEndian.PutUint16(fixed[60:62], 0x8000|uint16(min(len(p.path), 0xfff)))

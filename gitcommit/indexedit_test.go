@@ -21,18 +21,14 @@ func TestEditIndexMatchesUpdateIndex(t *testing.T) {
 				runGit(t, dir, "update-index", "--skip-worktree", "z.txt") // an extended flag
 			}
 			twin := copyTree(t, dir)
-			add := []placeholder{{path: "b/mine.txt"}, {path: "notes", dir: true}, {path: "a.txt0"}, {path: "b/d/zz"}}
+			add := []placeholder{{path: "b/mine.txt"}, {path: "notes"}, {path: "a.txt0"}, {path: "b/d/zz"}}
 			idx := filepath.Join(dir, ".git", "index")
 			if err := editIndex(idx, add, nil); err != nil {
 				t.Fatal(err)
 			}
 			var info strings.Builder
 			for _, p := range add {
-				mode := "100644"
-				if p.dir {
-					mode = "160000"
-				}
-				info.WriteString(mode + " " + emptyBlob + "\t" + p.path + "\x00")
+				info.WriteString("160000 " + emptyBlob + "\t" + p.path + "\x00")
 			}
 			cmd := gitCmd(twin, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")
 			cmd.Stdin = strings.NewReader(info.String())

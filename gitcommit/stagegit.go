@@ -18,8 +18,8 @@ import (
 // HEAD's tree — the user's own staging is never the start: whatever the
 // agent staged or unstaged is undone first — and `git add -A` stages the
 // worktree into it. What debussy leaves out is kept out by construction,
-// not by pathspec spelling: each such path gets a placeholder entry marked
-// assume-unchanged (a directory: a gitlink), so git's walk treats it as
+// not by pathspec spelling: each such path gets a placeholder entry, an
+// assume-unchanged gitlink (placeholder), so git's walk treats it as
 // tracked and unchanged and neither hashes nor adds it, and the
 // placeholders are removed again by exact path (update-index --stdin,
 // never a pathspec) before the tree is written. Linear in the number of
@@ -258,8 +258,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		return staging{}, err
 	}
 	for _, p := range state {
-		fi, err := os.Lstat(filepath.Join(r.root, filepath.FromSlash(p)))
-		hidden = append(hidden, placeholder{path: p, dir: err == nil && fi.IsDir()})
+		hidden = append(hidden, placeholder{path: p})
 	}
 	indexPath := lock.lockPath()
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
@@ -347,11 +346,7 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholde
 	}
 	var b bytes.Buffer
 	for _, p := range ps {
-		mode := "100644"
-		if p.dir {
-			mode = "160000"
-		}
-		fmt.Fprintf(&b, "%s %s\t%s\x00", mode, emptyBlob, p.path)
+		fmt.Fprintf(&b, "160000 %s\t%s\x00", emptyBlob, p.path)
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
 	if _, err := r.git(ctx, env, append(noHooks, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")...); err != nil {
