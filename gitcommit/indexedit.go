@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // editIndex adds placeholder entries to, or takes entries out of, the
@@ -41,6 +43,100 @@ type rawEntry struct {
 
 func (e rawEntry) stage() uint16 { return binary.BigEndian.Uint16(e.fixed[60:62]) >> 12 & 3 }
 
+// indexHeader reads an index file's version and entry count, refusing
+// what this code does not read (see editIndex).
+func indexHeader(b []byte) (version uint32, n int, err error) {
+	if len(b) < 32 || string(b[:4]) != "DIRC" {
+		return 0, 0, errIndexUnsupported
+	}
+	version = binary.BigEndian.Uint32(b[4:8])
+	if version < 2 || version > 4 {
+		return 0, 0, errIndexUnsupported
+	}
+	return version, int(binary.BigEndian.Uint32(b[8:12])), nil
+}
+
+// nextEntry reads the index entry at off: its fixed fields, its name
+// (prev is the entry before's: version 4 compresses a name against it)
+// and where the next entry starts.
+func nextEntry(body []byte, off int, version uint32, prev []byte) (fixed, name []byte, next int, err error) {
+	start := off
+	if off+62 > len(body) {
+		return nil, nil, 0, errIndexUnsupported
+	}
+	fixedLen := 62
+	if binary.BigEndian.Uint16(body[off+60:off+62])&0x4000 != 0 {
+		if version < 3 {
+			return nil, nil, 0, errIndexUnsupported
+		}
+		fixedLen = 64
+	}
+	off += fixedLen
+	if version == 4 {
+		strip, k := binary.Uvarint(body[off:])
+		if k <= 0 || int(strip) > len(prev) {
+			return nil, nil, 0, errIndexUnsupported
+		}
+		off += k
+		end := bytes.IndexByte(body[off:], 0)
+		if end < 0 {
+			return nil, nil, 0, errIndexUnsupported
+		}
+		name = append(slices.Clip(prev[:len(prev)-int(strip)]), body[off:off+end]...)
+		return body[start : start+fixedLen], name, off + end + 1, nil
+	}
+	end := bytes.IndexByte(body[off:], 0)
+	if end < 0 {
+		return nil, nil, 0, errIndexUnsupported
+	}
+	return body[start : start+fixedLen], body[off : off+end], start + (fixedLen+end+8)&^7, nil
+}
+
+// cachedTree is the tree the index file b's cache tree (its TREE
+// extension) says its entries are: git keeps the root valid only while
+// the stage-0 entries are exactly that tree (any change to an entry
+// invalidates the path to it, and an intent-to-add or unmerged entry
+// keeps the root invalid), and trusts it to write commits. ok is false
+// where the root is invalid, there is none, or b is not read here.
+func cachedTree(b []byte) (tree plumbing.Hash, ok bool) {
+	version, n, err := indexHeader(b)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	body := b[:len(b)-20]
+	off, prev := 12, []byte(nil)
+	for range n {
+		if _, prev, off, err = nextEntry(body, off, version, prev); err != nil {
+			return plumbing.ZeroHash, false
+		}
+	}
+	for off+8 <= len(body) {
+		sig := string(body[off : off+4])
+		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
+		if off+8+size > len(body) {
+			return plumbing.ZeroHash, false
+		}
+		if sig != "TREE" {
+			off += 8 + size
+			continue
+		}
+		root, _, err := readCacheTree(body[off+8 : off+8+size])
+		if err != nil || root.entries < 0 || len(root.oid) != len(tree) {
+			return plumbing.ZeroHash, false
+		}
+		copy(tree[:], root.oid)
+		return tree, true
+	}
+	return plumbing.ZeroHash, false
+}
+
+// isTree says the index file b is tree (cachedTree), never for a zero
+// tree.
+func isTree(b []byte, tree plumbing.Hash) bool {
+	got, ok := cachedTree(b)
+	return ok && !tree.IsZero() && got == tree
+}
+
 func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -54,55 +150,20 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	// this rewrite moves: an entry as new as the file is smudged (size 0)
 	// so git looks at its content again, as git does when it writes.
 	racy := fi.ModTime()
-	if len(b) < 32 || string(b[:4]) != "DIRC" {
-		return errIndexUnsupported
+	version, n, err := indexHeader(b)
+	if err != nil {
+		return err
 	}
-	version := binary.BigEndian.Uint32(b[4:8])
-	if version < 2 || version > 4 {
-		return errIndexUnsupported
-	}
-	n := int(binary.BigEndian.Uint32(b[8:12]))
 	body := b[:len(b)-20]
 	entries := make([]rawEntry, 0, n+len(add))
 	off, prev := 12, []byte(nil)
 	for range n {
-		start := off
-		if off+62 > len(body) {
-			return errIndexUnsupported
-		}
-		flags := binary.BigEndian.Uint16(body[off+60 : off+62])
-		fixedLen := 62
-		if flags&0x4000 != 0 {
-			if version < 3 {
-				return errIndexUnsupported
-			}
-			fixedLen = 64
-		}
-		off += fixedLen
-		var name []byte
-		if version == 4 {
-			strip, k := binary.Uvarint(body[off:])
-			if k <= 0 || int(strip) > len(prev) {
-				return errIndexUnsupported
-			}
-			off += k
-			end := bytes.IndexByte(body[off:], 0)
-			if end < 0 {
-				return errIndexUnsupported
-			}
-			name = append(slices.Clip(prev[:len(prev)-int(strip)]), body[off:off+end]...)
-			off += end + 1
-		} else {
-			end := bytes.IndexByte(body[off:], 0)
-			if end < 0 {
-				return errIndexUnsupported
-			}
-			name = body[off : off+end]
-			off = start + (fixedLen+end+8)&^7
+		var fixed, name []byte
+		if fixed, name, off, err = nextEntry(body, off, version, prev); err != nil {
+			return err
 		}
 		prev = name
 		if !remove[string(name)] {
-			fixed := body[start : start+fixedLen]
 			sec, nsec := binary.BigEndian.Uint32(fixed[8:12]), binary.BigEndian.Uint32(fixed[12:16])
 			if int64(sec) > racy.Unix() || int64(sec) == racy.Unix() && int64(nsec) >= int64(racy.Nanosecond()) {
 				fixed = slices.Clone(fixed)

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // editIndex adds and removes entries as git's update-index does (for the
@@ -53,6 +56,71 @@ func TestEditIndexMatchesUpdateIndex(t *testing.T) {
 			}
 			if _, err := os.Stat(idx); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestCachedTree: the index's cache tree says it is HEAD's tree only while
+// git would say so — after git's own commit and a `git status` that
+// rewrites the file, in every index version; never with an entry staged,
+// an intent-to-add one, an unmerged one, or an index go-git wrote (no
+// cache tree at all).
+func TestCachedTree(t *testing.T) {
+	isolate(t)
+	for _, tt := range []struct {
+		name string
+		do   func(dir string)
+		want bool
+	}{
+		{"after git commit", func(string) {}, true},
+		{"after git status", func(dir string) {
+			writeFiles(t, dir, map[string]string{"a.txt": "a\n"}) // same content, new stat data
+			runGit(t, dir, "status", "--porcelain")
+		}, true},
+		{"index version 4", func(dir string) { runGit(t, dir, "update-index", "--index-version", "4") }, true},
+		{"a change staged", func(dir string) {
+			writeFiles(t, dir, map[string]string{"b/c.txt": "changed\n"})
+			runGit(t, dir, "add", "b/c.txt")
+		}, false},
+		{"intent to add", func(dir string) {
+			writeFiles(t, dir, map[string]string{"new.txt": "n\n"})
+			runGit(t, dir, "add", "-N", "new.txt")
+		}, false},
+		{"a removal staged", func(dir string) { runGit(t, dir, "rm", "-q", "--cached", "a.txt") }, false},
+		{"unmerged", func(dir string) {
+			info := "100644 " + runGit(t, dir, "rev-parse", "HEAD:a.txt") + " 1\ta.txt\n"
+			cmd := gitCmd(dir, "update-index", "--index-info")
+			cmd.Stdin = strings.NewReader("0 0000000000000000000000000000000000000000\ta.txt\n" + info)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("update-index: %v\n%s", err, out)
+			}
+		}, false},
+		{"written by go-git", func(dir string) {
+			idx, err := readIndexFile(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := index.NewEncoder(f).Encode(idx); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := committedRepo(t, map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"})
+			tt.do(dir)
+			b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := plumbing.NewHash(runGit(t, dir, "rev-parse", "HEAD^{tree}"))
+			if got := isTree(b, head); got != tt.want {
+				t.Errorf("isTree = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -269,7 +269,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		if err := lock.seedKept(r.kept); err != nil {
 			return staging{}, err
 		}
-	} else if st, err = r.startFromHead(ctx, lock, h, never, out); err != nil {
+	} else if st, err = r.startFromHead(ctx, lock, h, headTree, never, out); err != nil {
 		return staging{}, err
 	} else if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
 		return staging{}, err
@@ -295,14 +295,18 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 // startFromHead seeds the private index with the index and turns it into
 // HEAD's tree (stageOnce), noting the user's own entries for the paths
 // left out (out).
-func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, never pathSet, out []string) (staging, error) {
+//
+// Where the index is HEAD's tree — noted so after debussy's last commit,
+// or so its cache tree says (the agent's `git status` since rewrote the
+// file, not its entries) — git is not asked how they differ.
+func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string) (staging, error) {
 	if err := lock.seed(ctx, r, ""); err != nil {
 		return staging{}, err
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}
 	var err error
 	var recs []indexRecord
-	if !r.indexIsHead(h) {
+	if !r.indexIsHead(h) && !isTree(lock.seeded, headTree) {
 		if recs, err = r.indexVsHead(ctx, env, h); err != nil {
 			return staging{}, err
 		}

@@ -155,6 +155,7 @@ type lockFile struct {
 	created time.Time // the lock's mtime: the filesystem's "now" when we began
 	done    bool
 	owner   string // the owner record (lockowner.go), removed before the lock
+	seeded  []byte // what seed last wrote into the lock file, when it read it
 }
 
 // acquireLock takes path's lock; with core.sharedRepository the lock file
@@ -226,6 +227,7 @@ func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
 	if from == "" {
 		from = l.path
 	}
+	l.seeded = nil
 	b, err := os.ReadFile(from)
 	if errors.Is(err, fs.ErrNotExist) {
 		// git refuses a zero-byte index: an empty one, in the repository's
@@ -243,6 +245,7 @@ func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
 	if err := os.WriteFile(l.lockPath(), b, 0o666); err != nil {
 		return fmt.Errorf("write %s: %w", l.lockPath(), err)
 	}
+	l.seeded = b
 	if fi, err := os.Stat(from); err == nil {
 		_ = os.Chtimes(l.lockPath(), fi.ModTime(), fi.ModTime())
 	}
