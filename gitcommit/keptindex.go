@@ -1,6 +1,7 @@
 package gitcommit
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"slices"
@@ -39,9 +40,60 @@ func snapshot(path string, hidden []placeholder) keptIndex {
 	return keptIndex{bytes: b, mtime: fi.ModTime(), hidden: hidden}
 }
 
-// startsFrom says k is where a commit on h hiding hidden may start.
+// startsFrom says k is where a commit on h hiding hidden may start: the
+// index is the one the commit left, or one with the same entries (an
+// agent's `git status` rewrites the file with fresher stat data, nothing
+// else; k's older stat data only make git look at a few files again).
 func (r *Repo) startsFrom(k keptIndex, h head, hidden []placeholder) bool {
-	return k.commit != "" && k.commit == h.hash.String() && r.indexIsHead(h) && slices.Equal(k.hidden, hidden)
+	if k.commit == "" || k.commit != h.hash.String() || !slices.Equal(k.hidden, hidden) {
+		return false
+	}
+	if r.indexIsHead(h) {
+		return true
+	}
+	b, err := os.ReadFile(r.indexFile)
+	return err == nil && sameEntries(b, k.bytes, hidden)
+}
+
+// sameEntries says the index file b holds kept's entries less the
+// placeholders: the same names, modes, objects and flags, in the same
+// order (stat data aside).
+func sameEntries(b, kept []byte, hidden []placeholder) bool {
+	skip := make(map[string]bool, len(hidden))
+	for _, p := range hidden {
+		skip[p.path] = true
+	}
+	v, n, err := indexHeader(b)
+	kv, kn, kerr := indexHeader(kept)
+	if err != nil || kerr != nil || v != kv || n+len(skip) != kn {
+		return false
+	}
+	body, keptBody := b[:len(b)-20], kept[:len(kept)-20]
+	off, koff := 12, 12
+	var prev, kprev, fixed, name []byte
+	for range kn {
+		var kfixed, kname []byte
+		if kfixed, kname, koff, err = nextEntry(keptBody, koff, kv, kprev); err != nil {
+			return false
+		}
+		kprev = kname
+		if skip[string(kname)] {
+			continue
+		}
+		if n == 0 {
+			return false
+		}
+		if fixed, name, off, err = nextEntry(body, off, v, prev); err != nil {
+			return false
+		}
+		prev, n = name, n-1
+		// The mode, the object id and the flags (extended ones too): all
+		// but the stat data.
+		if !bytes.Equal(name, kname) || !bytes.Equal(fixed[24:28], kfixed[24:28]) || !bytes.Equal(fixed[40:], kfixed[40:]) {
+			return false
+		}
+	}
+	return n == 0
 }
 
 // seedKept writes k into the lock file, dated as git wrote it.

@@ -71,6 +71,11 @@ func TestARunOfCommits(t *testing.T) {
 			write("a.go", "a5\n")
 		}},
 		{name: "an edit after that", do: func() { write("a.go", "a6\n") }, kept: true},
+		{name: "a file marked assume-unchanged, then edited", do: func() {
+			runGit(t, dir, "update-index", "--assume-unchanged", "a.go")
+			writeFiles(t, dir, map[string]string{"a.go": "a7\n"}) // git add -A leaves it: so must the commit
+			write("src/b.go", "b2\n")
+		}},
 	}
 	for _, st := range steps {
 		used := r.keptUsed
@@ -99,7 +104,7 @@ func TestARunOfCommits(t *testing.T) {
 			status = st.extra // the agent's staging stays as it left it
 		}
 		for _, line := range status {
-			if s := runGit(t, dir, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all"); !strings.Contains(s, line) {
+			if s := runGit(t, dir, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(s, line) {
 				t.Errorf("%s: git status:\n%s\nwant %q", st.name, s, line)
 			}
 		}
