@@ -206,3 +206,52 @@ func TestCommitAllNeverTrackedIsCommitted(t *testing.T) {
 		t.Errorf("HEAD's config.env = %q, want the change committed", got)
 	}
 }
+
+// TestUserFilesOfEveryKindStayOut: the user's files are hidden from git
+// add -A by gitlink placeholders whatever they are (a file, an empty one,
+// an executable, a symlink, a repository of their own) and whatever the
+// submodule settings say, commit after commit, an agent's `git status`
+// between them.
+func TestUserFilesOfEveryKindStayOut(t *testing.T) {
+	for _, cfg := range [][2]string{{}, {"submodule.recurse", "true"}, {"diff.ignoreSubmodules", "none"}, {"core.untrackedCache", "true"}, {"status.submoduleSummary", "true"}} {
+		t.Run(cfg[0], func(t *testing.T) {
+			isolate(t)
+			dir := committedRepo(t, map[string]string{"a.go": "a\n", "src/b.go": "b\n"})
+			if cfg[0] != "" {
+				runGit(t, dir, "config", cfg[0], cfg[1])
+			}
+			writeFiles(t, dir, map[string]string{"src/mine.txt": "m\n", "src/empty": "", "x.sh": "#!/bin/sh\n", "src/nested/f": "f\n"})
+			if err := os.Chmod(filepath.Join(dir, "x.sh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("a.go", filepath.Join(dir, "src", "link")); err != nil {
+				t.Fatal(err)
+			}
+			nested := filepath.Join(dir, "src", "nested")
+			runGit(t, dir, "init", "-q", nested)
+			runGit(t, nested, "add", "f")
+			runGit(t, nested, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "n")
+			r := mustOpen(t, dir)
+			files, err := r.Untracked(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, content := range []string{"b1\n", "b2\n", "b3\n"} {
+				writeFiles(t, dir, map[string]string{"src/b.go": content})
+				runGit(t, dir, "status", "--porcelain")
+				if _, err := r.CommitAll(context.Background(), "work", Exclude(files, nil)); err != nil {
+					t.Fatal(err)
+				}
+				if got := treeFiles(t, dir); !slices.Equal(got, []string{"a.go", "src/b.go"}) {
+					t.Fatalf("HEAD's tree = %v, want a.go and src/b.go", got)
+				}
+			}
+			status := runGit(t, dir, "status", "--porcelain", "--untracked-files=all")
+			for _, want := range []string{"?? src/mine.txt", "?? src/empty", "?? x.sh", "?? src/link", "?? src/nested/"} {
+				if !strings.Contains(status, want) {
+					t.Errorf("git status:\n%s\nwant %q", status, want)
+				}
+			}
+		})
+	}
+}

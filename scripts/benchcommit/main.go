@@ -7,9 +7,12 @@
 //	benchcommit edit DIR ROUND [EDITS TRACKED]  modify EDITS (10) of TRACKED (20000) files, add 1 new one
 //	benchcommit addnew DIR ROUND N          add N new files under new-ROUND/
 //	benchcommit commit DIR [CPUPROFILE]     commit everything; prints hash and file count
+//	benchcommit serve DIR                   one process, a run's: commits everything for each
+//	                                        line read, printing hash and file count for each
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -76,6 +79,21 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("parse arguments: %w", err)
 		}
 		return addNew(dir, round, n)
+	case "serve":
+		// As in a run, one process (one Repo) makes every commit.
+		r, err := gitcommit.Open(dir)
+		if err != nil {
+			return err
+		}
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			c, err := r.CommitAll(context.Background(), gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, c.Hash, c.Files)
+		}
+		return in.Err()
 	case "commit":
 		if len(args) == 3 {
 			f, err := os.Create(args[2])
