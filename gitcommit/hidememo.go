@@ -23,7 +23,7 @@ import (
 // while r.facts is set).
 type hideFacts struct {
 	present map[string]bool  // path → the tree has it (a file or a directory)
-	listed  map[string]int64 // directory → its listing's time (0: not a directory)
+	listed  map[string]int64 // directory → its listing's time (0: not a directory, -1: unreadable)
 }
 
 // hideMemo is one kept answer: for the tree and the inputs (key) it was

@@ -9,12 +9,12 @@ import (
 )
 
 // The private index a commit staged, with its placeholders still in, is
-// kept in memory for the next commit: where the index is still the one
-// that commit left (indexIsHead) and the placeholders are the same, it is
-// the next commit's start as it is — HEAD's tree with the same paths
-// hidden — and the pass that puts placeholders into the index (a read and
-// a rewrite of the whole index, about half of what 10,000 of the user's
-// files beside tracked ones cost a commit) is not needed. It is kept only
+// kept in memory for the next commit: where HEAD is still that commit, the
+// index still holds its entries (startsFrom) and the placeholders are the
+// same, it is the next commit's start as it is — HEAD's tree with the same
+// paths hidden — and the pass that puts placeholders into the index (a
+// read and a rewrite of the whole index, about half of what 10,000 of the
+// user's files beside tracked ones cost a commit) is not needed. It is kept only
 // where the index git commit left is known to be that index less the
 // placeholders: no hook of the user's ran (any may stage), nothing was
 // put back or taken out after staging, and the index's format is one
