@@ -148,8 +148,13 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	}
 	// git's racy-entry rule holds against the index file's mtime, which
 	// this rewrite moves: an entry as new as the file is smudged (size 0)
-	// so git looks at its content again, as git does when it writes.
-	racy := fi.ModTime()
+	// so git looks at its content again, as git does when it writes. "As
+	// new" is to the second: a git built without USE_NSEC (Debian's 2.39)
+	// compares seconds only, so an entry a few milliseconds older than
+	// the file but in the same second is racy to it — left unsmudged, and
+	// the rewrite moved into the next second, a same-size edit made in
+	// that second was never seen (a commit missed it under load).
+	racy := fi.ModTime().Unix()
 	version, n, err := indexHeader(b)
 	if err != nil {
 		return err
@@ -164,8 +169,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 		}
 		prev = name
 		if !remove[string(name)] {
-			sec, nsec := binary.BigEndian.Uint32(fixed[8:12]), binary.BigEndian.Uint32(fixed[12:16])
-			if int64(sec) > racy.Unix() || int64(sec) == racy.Unix() && int64(nsec) >= int64(racy.Nanosecond()) {
+			if int64(binary.BigEndian.Uint32(fixed[8:12])) >= racy {
 				fixed = slices.Clone(fixed)
 				binary.BigEndian.PutUint32(fixed[36:40], 0)
 			}

@@ -3,8 +3,10 @@ package gitcommit
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -123,5 +125,35 @@ func TestCachedTree(t *testing.T) {
 				t.Errorf("isTree = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEditIndexSmudgesToTheSecond: an entry whose file changed in the same
+// second as the index was written is racy to a git built without
+// nanosecond timestamps (Debian's), however many milliseconds older it is:
+// editIndex, whose rewrite moves the index's mtime (into the next second,
+// under load), smudges it so git looks at its content again. Left as it
+// was, a same-size edit in that second was never committed.
+func TestEditIndexSmudgesToTheSecond(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{"same.txt": "s\n", "older.txt": "o\n"})
+	sec := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+	for name, at := range map[string]time.Time{"same.txt": sec.Add(200 * time.Millisecond), "older.txt": sec.Add(-800 * time.Millisecond)} {
+		if err := os.Chtimes(filepath.Join(dir, name), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGit(t, dir, "update-index", "--refresh")
+	idx := filepath.Join(dir, ".git", "index")
+	if err := os.Chtimes(idx, sec.Add(500*time.Millisecond), sec.Add(500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if err := editIndex(idx, []placeholder{{path: "notes"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	debug := runGit(t, dir, "ls-files", "--debug", "same.txt", "older.txt")
+	sizes := regexp.MustCompile(`size: (\d+)`).FindAllStringSubmatch(debug, -1)
+	if len(sizes) != 2 || sizes[0][1] != "2" || sizes[1][1] != "0" {
+		t.Errorf("sizes after editIndex (older.txt, then same.txt):\n%s\nwant older.txt's kept (2) and same.txt's smudged (0)", debug)
 	}
 }
