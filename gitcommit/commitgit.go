@@ -44,24 +44,20 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		return Commit{}, fmt.Errorf("commit: %w", err)
 	}
 	defer shims.remove()
-	never, err := r.notInHead(h, o.never) // a path HEAD tracks is the branch's
+	parentTree, err := r.treeOf(h)
 	if err != nil {
 		return Commit{}, err
 	}
-	st, err := r.stageByGit(ctx, lock, h, o, never, shims.gitArgs(cfg))
+	never, err := r.notInHead(parentTree, o.never) // a path HEAD tracks is the branch's
+	if err != nil {
+		return Commit{}, err
+	}
+	st, err := r.stageByGit(ctx, lock, h, parentTree, o, never, shims.gitArgs(cfg))
 	r.kept = keptIndex{} // kept again below, where this commit lands as staged
 	if err != nil {
 		return Commit{}, err
 	}
 	ita := intentToAdd(r.indexFile, st.restore)
-	var parentTree plumbing.Hash
-	if !h.hash.IsZero() {
-		pc, err := r.repo.CommitObject(h.hash)
-		if err != nil {
-			return Commit{}, fmt.Errorf("read HEAD commit: %w", err)
-		}
-		parentTree = pc.TreeHash
-	}
 	if len(st.changed) > 0 && o.note != nil {
 		msg = o.note(msg, st.changed)
 	}
@@ -122,6 +118,18 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 		}
 	}
 	return Commit{}, err
+}
+
+// treeOf is the tree of h's commit, zero on an unborn branch.
+func (r *Repo) treeOf(h head) (plumbing.Hash, error) {
+	if h.hash.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := r.repo.CommitObject(h.hash)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read HEAD commit: %w", err)
+	}
+	return c.TreeHash, nil
 }
 
 // hasHook says git would run hook name from dir: an executable file.

@@ -34,7 +34,11 @@ func (r *Repo) commitByGoGit(ctx context.Context, msg string, o commitOptions) (
 	if err != nil {
 		return Commit{}, err
 	}
-	never, err := r.notInHead(h, o.never)
+	parentTree, err := r.treeOf(h)
+	if err != nil {
+		return Commit{}, err
+	}
+	never, err := r.notInHead(parentTree, o.never)
 	if err != nil {
 		return Commit{}, err
 	}
@@ -46,14 +50,9 @@ func (r *Repo) commitByGoGit(ctx context.Context, msg string, o commitOptions) (
 	if err := lock.seed(ctx, r, o.from); err != nil {
 		return Commit{}, err
 	}
-	var parentTree plumbing.Hash
 	var parents []plumbing.Hash
 	if !h.hash.IsZero() {
-		pc, err := r.repo.CommitObject(h.hash)
-		if err != nil {
-			return Commit{}, fmt.Errorf("read HEAD commit: %w", err)
-		}
-		parentTree, parents = pc.TreeHash, []plumbing.Hash{h.hash}
+		parents = []plumbing.Hash{h.hash}
 	}
 	st, err := r.stageByGoGit(lock.lockPath(), parentTree, o, never)
 	if err != nil {

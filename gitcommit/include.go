@@ -131,19 +131,15 @@ func Never(paths []string) CommitOption {
 // pathSet is a set of slash paths.
 type pathSet map[string]bool
 
-// notInHead is never without the paths HEAD's tree has: those are the
-// branch's files, committed as usual.
-func (r *Repo) notInHead(h head, never pathSet) (pathSet, error) {
-	if len(never) == 0 || h.hash.IsZero() {
+// notInHead is never without the paths HEAD's tree (zero: none) has:
+// those are the branch's files, committed as usual.
+func (r *Repo) notInHead(tree plumbing.Hash, never pathSet) (pathSet, error) {
+	if len(never) == 0 || tree.IsZero() {
 		return never, nil
-	}
-	c, err := r.repo.CommitObject(h.hash)
-	if err != nil {
-		return nil, fmt.Errorf("read HEAD commit: %w", err)
 	}
 	out := make(pathSet, len(never))
 	for p := range never {
-		h := c.TreeHash
+		h := tree
 		for comp := range strings.SplitSeq(p, "/") {
 			es, err := r.treeEntries(h)
 			if err != nil {

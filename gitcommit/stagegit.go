@@ -194,17 +194,9 @@ func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) 
 // every one of them is hidden from git add -A as if untouched, and in the
 // rare commit where the agent changed one, the staging is done again with
 // that one left to git.
-func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
+func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
 	if o.asIs {
 		return staging{}, lock.seed(ctx, r, o.from) // a merge: committed as it is
-	}
-	var headTree plumbing.Hash
-	if !h.hash.IsZero() {
-		c, err := r.repo.CommitObject(h.hash)
-		if err != nil {
-			return staging{}, fmt.Errorf("read HEAD commit: %w", err)
-		}
-		headTree = c.TreeHash
 	}
 	user, err := r.candidates(headTree, o, never)
 	if err != nil {
