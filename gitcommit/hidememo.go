@@ -66,16 +66,21 @@ func (r *Repo) factsHold(f *hideFacts, from, to plumbing.Hash) bool {
 		if err != nil {
 			return false
 		}
+		var touched []string // asked about, and the diff touches it or below it
 		for _, c := range changes {
 			for q := c.Path; q != "." && q != "/"; q = path.Dir(q) {
-				was, asked := f.present[q]
-				if !asked {
-					continue
+				if _, asked := f.present[q]; asked {
+					touched = append(touched, q)
 				}
-				now, err := r.inTree(to, []string{q})
-				if err != nil || now[q] != was {
-					return false
-				}
+			}
+		}
+		now, err := r.inTree(to, touched)
+		if err != nil {
+			return false
+		}
+		for _, q := range touched {
+			if now[q] != f.present[q] {
+				return false
 			}
 		}
 	}
