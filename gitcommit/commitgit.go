@@ -100,7 +100,7 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 			// git commit left the index as the commit (a post-commit hook
 			// could have changed it since).
 			r.noteIndexIsHead(made.Hash)
-			if st.staged.bytes != nil && !shims.userHooks {
+			if st.staged.index.data != nil && !shims.userHooks {
 				st.staged.commit = made.Hash
 				r.kept = st.staged
 			}

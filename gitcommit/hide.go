@@ -78,21 +78,18 @@ func (r *Repo) inTree(tree plumbing.Hash, paths []string) (map[string]bool, erro
 // else (the agent's new file, an ignored one) has its paths hidden one by
 // one and git decides the rest.
 //
-// Without isDir (a run's usual commit), the answer is kept (hidememo.go).
-func (r *Repo) placeholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
-	if isDir != nil {
-		return r.findPlaceholders(tree, paths, isDir)
-	}
+// The answer is kept (hidememo.go).
+func (r *Repo) placeholders(tree plumbing.Hash, paths []string) ([]string, error) {
 	var key pathsKey
 	for _, p := range paths {
 		key.add(0, p)
 	}
-	return memoized(r, &r.hidden, tree, key.value(), func() ([]placeholder, error) {
-		return r.findPlaceholders(tree, paths, nil)
+	return memoized(r, &r.hidden, tree, key.value(), func() ([]string, error) {
+		return r.findPlaceholders(tree, paths)
 	})
 }
 
-func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string, isDir map[string]bool) ([]placeholder, error) {
+func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string) ([]string, error) {
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		set[p] = true
@@ -131,32 +128,29 @@ func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string, isDir map[st
 			roots[root] = append(roots[root], p)
 		}
 	}
-	var out []placeholder
+	var out []string
 	for root, members := range roots {
 		if r.onlyThese(root, set) {
-			out = append(out, placeholder{path: root})
+			out = append(out, root)
 			continue
 		}
 		single = append(single, members...)
 	}
 	listed := map[string]map[string]bool{} // this call's listings: a stat per directory
 	for _, p := range single {
-		if _, known := isDir[p]; !known {
-			d := path.Dir(p)
-			ents, ok := listed[d]
-			if !ok {
-				ents = r.listing(d)
-				listed[d] = ents
-			}
-			if _, present := ents[path.Base(p)]; !present {
-				continue // gone: nothing to hide
-			}
+		d := path.Dir(p)
+		ents, ok := listed[d]
+		if !ok {
+			ents = r.listing(d)
+			listed[d] = ents
 		}
-		out = append(out, placeholder{path: p})
+		if _, present := ents[path.Base(p)]; present { // gone: nothing to hide
+			out = append(out, p)
+		}
 	}
 	// In path order: the same answer is the same list (keptindex.go).
-	slices.SortFunc(out, func(a, b placeholder) int { return strings.Compare(a.path, b.path) })
-	return clipped(out), nil
+	slices.Sort(out)
+	return slices.Clip(out), nil
 }
 
 // inTreeDir says tree has d, remembering the answer in known.

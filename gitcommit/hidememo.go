@@ -5,7 +5,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -118,6 +117,3 @@ func (k *pathsKey) add(role uint64, p string) {
 }
 
 func (k *pathsKey) value() uint64 { return k.sum ^ k.n*0x9e3779b97f4a7c15 }
-
-// clipped keeps a caller's append from writing into a kept answer.
-func clipped[T any](s []T) []T { return slices.Clip(s) }

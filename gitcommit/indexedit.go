@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -26,13 +27,12 @@ import (
 // not know) is errIndexUnsupported: the caller has git do it.
 var errIndexUnsupported = errors.New("index format not edited in place")
 
-// A placeholder is a gitlink whatever path holds: git's walk does not
-// enter a directory the index has as a gitlink, and preloading the index
-// (git add's parallel lstat of every entry) skips gitlinks, where it
-// stats an assume-unchanged file entry all the same — 10,000 of the
-// user's files beside tracked ones cost git add -A about 6 ms more a
-// commit as file entries (measured with git 2.39).
-type placeholder struct{ path string }
+// A placeholder (named by its path) is a gitlink whatever path holds:
+// git's walk does not enter a directory the index has as a gitlink, and
+// preloading the index (git add's parallel lstat of every entry) skips
+// gitlinks, where it stats an assume-unchanged file entry all the same —
+// 10,000 of the user's files beside tracked ones cost git add -A about 6 ms
+// more a commit as file entries (measured with git 2.39).
 
 // rawEntry is one index entry: its fixed fields (stat data through the
 // flags, and the extended flags in version 3 and up) and its name.
@@ -137,15 +137,38 @@ func isTree(b []byte, tree plumbing.Hash) bool {
 	return ok && !tree.IsZero() && got == tree
 }
 
-func editIndex(path string, add []placeholder, remove map[string]bool) error {
+// indexBytes is an index file as read: its bytes and its mtime (git's
+// racy-entry rule holds against it).
+type indexBytes struct {
+	data  []byte
+	mtime time.Time
+}
+
+func loadIndex(path string) (indexBytes, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return err
+		return indexBytes{}, err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
+		return indexBytes{}, err
+	}
+	return indexBytes{data: b, mtime: fi.ModTime()}, nil
+}
+
+// editIndex adds placeholders to, and takes entries out of, the index file
+// at path (see errIndexUnsupported).
+func editIndex(path string, add []string, remove map[string]bool) error {
+	src, err := loadIndex(path)
+	if err != nil {
 		return err
 	}
+	return src.edit(path, add, remove)
+}
+
+// edit writes src, edited, to path.
+func (src indexBytes) edit(path string, add []string, remove map[string]bool) error {
+	b := src.data
 	// git's racy-entry rule holds against the index file's mtime, which
 	// this rewrite moves: an entry as new as the file is smudged (size 0)
 	// so git looks at its content again, as git does when it writes. "As
@@ -154,7 +177,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	// the file but in the same second is racy to it — left unsmudged, and
 	// the rewrite moved into the next second, a same-size edit made in
 	// that second was never seen (a commit missed it under load).
-	racy := fi.ModTime().Unix()
+	racy := src.mtime.Unix()
 	version, n, err := indexHeader(b)
 	if err != nil {
 		return err
@@ -181,7 +204,7 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 	var exts bytes.Buffer
 	touched := slices.Collect(func(yield func(string) bool) {
 		for _, p := range add {
-			if !yield(p.path) {
+			if !yield(p) {
 				return
 			}
 		}
@@ -259,13 +282,13 @@ func editIndex(path string, add []placeholder, remove map[string]bool) error {
 
 // placeholderEntry is an assume-unchanged gitlink for p: no stat data,
 // never written to a tree (taken out first).
-func placeholderEntry(p placeholder) rawEntry {
+func placeholderEntry(p string) rawEntry {
 	fixed := make([]byte, 62)
 	binary.BigEndian.PutUint32(fixed[24:28], 0o160000)
-	oid := []byte{0xe6, 0x9d, 0xe2, 0x9b, 0xb2, 0xd1, 0xd6, 0x43, 0x4b, 0x8b, 0x29, 0xae, 0x77, 0x5a, 0xd8, 0xc2, 0xe4, 0x8c, 0x53, 0x91}
-	copy(fixed[40:60], oid)
-	binary.BigEndian.PutUint16(fixed[60:62], 0x8000|uint16(min(len(p.path), 0xfff)))
-	return rawEntry{fixed: fixed, name: []byte(p.path)}
+	oid := plumbing.NewHash(emptyBlob)
+	copy(fixed[40:60], oid[:])
+	binary.BigEndian.PutUint16(fixed[60:62], 0x8000|uint16(min(len(p), 0xfff)))
+	return rawEntry{fixed: fixed, name: []byte(p)}
 }
 
 // compareEntries is git's index order: the name's bytes, then the stage.

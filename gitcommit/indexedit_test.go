@@ -26,14 +26,14 @@ func TestEditIndexMatchesUpdateIndex(t *testing.T) {
 				runGit(t, dir, "update-index", "--skip-worktree", "z.txt") // an extended flag
 			}
 			twin := copyTree(t, dir)
-			add := []placeholder{{path: "b/mine.txt"}, {path: "notes"}, {path: "a.txt0"}, {path: "b/d/zz"}}
+			add := []string{"b/mine.txt", "notes", "a.txt0", "b/d/zz"}
 			idx := filepath.Join(dir, ".git", "index")
 			if err := editIndex(idx, add, nil); err != nil {
 				t.Fatal(err)
 			}
 			var info strings.Builder
 			for _, p := range add {
-				info.WriteString("160000 " + emptyBlob + "\t" + p.path + "\x00")
+				info.WriteString("160000 " + emptyBlob + "\t" + p + "\x00")
 			}
 			cmd := gitCmd(twin, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")
 			cmd.Stdin = strings.NewReader(info.String())
@@ -50,10 +50,10 @@ func TestEditIndexMatchesUpdateIndex(t *testing.T) {
 			if got, want := runGit(t, dir, "write-tree"), runGit(t, dir, "rev-parse", "HEAD^{tree}"); got != want {
 				t.Errorf("after removing, the index's tree is %s, HEAD's %s", got, want)
 			}
-			if err := editIndex(idx, []placeholder{{path: "a.txt/x"}}, nil); err != errIndexUnsupported {
+			if err := editIndex(idx, []string{"a.txt/x"}, nil); err != errIndexUnsupported {
 				t.Errorf("a placeholder below a file: %v, want it left to git", err)
 			}
-			if err := editIndex(idx, []placeholder{{path: "b"}}, nil); err != errIndexUnsupported {
+			if err := editIndex(idx, []string{"b"}, nil); err != errIndexUnsupported {
 				t.Errorf("a placeholder over a directory: %v, want it left to git", err)
 			}
 			if _, err := os.Stat(idx); err != nil {
@@ -148,7 +148,7 @@ func TestEditIndexSmudgesToTheSecond(t *testing.T) {
 	if err := os.Chtimes(idx, sec.Add(500*time.Millisecond), sec.Add(500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if err := editIndex(idx, []placeholder{{path: "notes"}}, nil); err != nil {
+	if err := editIndex(idx, []string{"notes"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	debug := runGit(t, dir, "ls-files", "--debug", "same.txt", "older.txt")

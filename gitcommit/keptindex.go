@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"time"
 )
 
 // The private index a commit staged, with its placeholders still in, is
@@ -21,30 +20,16 @@ import (
 // editIndex reads (not a split or sparse index, whose bytes name other
 // files).
 type keptIndex struct {
-	commit string // the commit made from it ("": nothing kept)
-	bytes  []byte
-	mtime  time.Time // the file's, for git's racy-entry rule
-	hidden []placeholder
-}
-
-// snapshot reads the private index at path as git add -A left it.
-func snapshot(path string, hidden []placeholder) keptIndex {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return keptIndex{}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return keptIndex{}
-	}
-	return keptIndex{bytes: b, mtime: fi.ModTime(), hidden: hidden}
+	commit string     // the commit made from it ("": nothing kept)
+	index  indexBytes // as git add -A left it (its mtime for git's racy-entry rule)
+	hidden []string
 }
 
 // startsFrom says k is where a commit on h hiding hidden may start: the
 // index is the one the commit left, or one with the same entries (an
 // agent's `git status` rewrites the file with fresher stat data, nothing
 // else; k's older stat data only make git look at a few files again).
-func (r *Repo) startsFrom(k keptIndex, h head, hidden []placeholder) bool {
+func (r *Repo) startsFrom(k keptIndex, h head, hidden []string) bool {
 	if k.commit == "" || k.commit != h.hash.String() || !slices.Equal(k.hidden, hidden) {
 		return false
 	}
@@ -52,16 +37,16 @@ func (r *Repo) startsFrom(k keptIndex, h head, hidden []placeholder) bool {
 		return true
 	}
 	b, err := os.ReadFile(r.indexFile)
-	return err == nil && sameEntries(b, k.bytes, hidden)
+	return err == nil && sameEntries(b, k.index.data, hidden)
 }
 
 // sameEntries says the index file b holds kept's entries less the
 // placeholders: the same names, modes, objects and flags, in the same
 // order (stat data aside).
-func sameEntries(b, kept []byte, hidden []placeholder) bool {
+func sameEntries(b, kept []byte, hidden []string) bool {
 	skip := make(map[string]bool, len(hidden))
 	for _, p := range hidden {
-		skip[p.path] = true
+		skip[p] = true
 	}
 	v, n, err := indexHeader(b)
 	kv, kn, kerr := indexHeader(kept)
@@ -99,8 +84,8 @@ func sameEntries(b, kept []byte, hidden []placeholder) bool {
 // seedKept writes k into the lock file, dated as git wrote it.
 func (l *lockFile) seedKept(k keptIndex) error {
 	_ = l.f.Close()
-	if err := os.WriteFile(l.lockPath(), k.bytes, 0o666); err != nil {
+	if err := os.WriteFile(l.lockPath(), k.index.data, 0o666); err != nil {
 		return fmt.Errorf("write %s: %w", l.lockPath(), err)
 	}
-	return os.Chtimes(l.lockPath(), k.mtime, k.mtime)
+	return os.Chtimes(l.lockPath(), k.index.mtime, k.index.mtime)
 }

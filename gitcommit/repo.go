@@ -109,7 +109,7 @@ type Repo struct {
 	// they rest on (hidememo.go). Guarded by mu.
 	facts  *hideFacts
 	user   hideMemo[[]string]
-	hidden hideMemo[[]placeholder]
+	hidden hideMemo[[]string]
 	// kept is the last commit's staged index (keptindex.go); guarded by
 	// mu.
 	kept     keptIndex

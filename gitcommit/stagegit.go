@@ -127,7 +127,7 @@ func (r *Repo) candidates(tree plumbing.Hash, o commitOptions, never pathSet) (u
 				user = append(user, p)
 			}
 		}
-		return clipped(user), nil
+		return slices.Clip(user), nil // a caller's append must not write into the kept answer
 	})
 }
 
@@ -137,7 +137,6 @@ func (r *Repo) candidates(tree plumbing.Hash, o commitOptions, never pathSet) (u
 type sorted struct {
 	gone    map[string]string
 	changed []string
-	dirs    map[string]bool // untouched paths that are directories
 }
 
 // sortUser looks at the user's files as they are now.
@@ -146,7 +145,7 @@ func (r *Repo) sortUser(user []string, o commitOptions) (sorted, error) {
 	if err != nil {
 		return sorted{}, err
 	}
-	s := sorted{gone: map[string]string{}, dirs: map[string]bool{}}
+	s := sorted{gone: map[string]string{}}
 	for _, p := range user {
 		got := fps[p]
 		switch {
@@ -154,8 +153,6 @@ func (r *Repo) sortUser(user []string, o commitOptions) (sorted, error) {
 			s.gone[p] = o.exclude[p]
 		case got.fp != o.exclude[p]:
 			s.changed = append(s.changed, p)
-		case got.dir:
-			s.dirs[p] = true
 		}
 	}
 	slices.Sort(s.changed)
@@ -209,7 +206,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 		s, err = r.sortUser(user, o)
 		looked <- err
 	}()
-	st, err := r.stageOnce(ctx, lock, h, headTree, never, user, nil, gitArgs)
+	st, err := r.stageOnce(ctx, lock, h, headTree, never, user, gitArgs)
 	if lerr := <-looked; err == nil {
 		err = lerr
 	}
@@ -220,7 +217,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 		// The agent changed some of the user's files: those are its work,
 		// and git stages them.
 		out := slices.DeleteFunc(slices.Clone(user), func(p string) bool { return slices.Contains(s.changed, p) })
-		if st, err = r.stageOnce(ctx, lock, h, headTree, never, out, s.dirs, gitArgs); err != nil {
+		if st, err = r.stageOnce(ctx, lock, h, headTree, never, out, gitArgs); err != nil {
 			return staging{}, err
 		}
 		st.changed = s.changed
@@ -232,9 +229,8 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 // stageOnce seeds the private index with the index, turns it into HEAD's
 // tree, hides out (with Never's paths and .debussy/) and runs git add -A
 // — or starts from the last commit's staged index where that is the same
-// start (keptindex.go). dirs says which of out are directories, where
-// known.
-func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, dirs map[string]bool, gitArgs []string) (staging, error) {
+// start (keptindex.go).
+func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, gitArgs []string) (staging, error) {
 	state, err := r.stateDirsOut(headTree)
 	if err != nil {
 		return staging{}, err
@@ -245,13 +241,11 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 			hide = append(hide, p)
 		}
 	}
-	hidden, err := r.placeholders(headTree, hide, dirs)
+	hidden, err := r.placeholders(headTree, hide)
 	if err != nil {
 		return staging{}, err
 	}
-	for _, p := range state {
-		hidden = append(hidden, placeholder{path: p})
-	}
+	hidden = append(hidden, state...)
 	indexPath := lock.lockPath()
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
 	var st staging
@@ -269,17 +263,9 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
-	var names []string
-	for _, p := range hidden {
-		names = append(names, p.path)
-	}
-	var staged keptIndex
-	if len(hidden) > 0 {
-		staged = snapshot(indexPath, hidden)
-	}
-	byGit, err := r.removeFromIndexBy(ctx, indexPath, names)
-	if !byGit {
-		st.staged = staged
+	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden)
+	if !byGit && len(hidden) > 0 {
+		st.staged = keptIndex{index: staged, hidden: hidden}
 	}
 	return st, err
 }
@@ -332,7 +318,7 @@ func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, headTr
 
 // addToIndex adds placeholders (assume-unchanged) to the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
-func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholder) error {
+func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []string) error {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -342,7 +328,7 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholde
 	}
 	var b bytes.Buffer
 	for _, p := range ps {
-		fmt.Fprintf(&b, "160000 %s\t%s\x00", emptyBlob, p.path)
+		fmt.Fprintf(&b, "160000 %s\t%s\x00", emptyBlob, p)
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
 	if _, err := r.git(ctx, env, append(noHooks, "-c", "core.ignoreStat=true", "update-index", "-z", "--index-info")...); err != nil {
@@ -354,22 +340,26 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []placeholde
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
-	_, err := r.removeFromIndexBy(ctx, indexPath, paths)
+	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths)
 	return err
 }
 
-// removeFromIndexBy is removeFromIndex, saying whether git had to do it.
-func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string) (byGit bool, _ error) {
+// removeFromIndexBy is removeFromIndex, returning the index as it read
+// it before, or saying git had to do it (byGit).
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string) (read indexBytes, byGit bool, _ error) {
 	if len(paths) == 0 {
-		return false, nil
+		return indexBytes{}, false, nil
 	}
 	set := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		set[p] = true
 	}
-	err := editIndex(indexPath, nil, set)
-	if !errors.Is(err, errIndexUnsupported) {
-		return false, err
+	read, err := loadIndex(indexPath)
+	if err != nil {
+		return indexBytes{}, false, err
+	}
+	if err := read.edit(indexPath, nil, set); !errors.Is(err, errIndexUnsupported) {
+		return read, false, err
 	}
 	var b bytes.Buffer
 	for _, p := range paths {
@@ -378,9 +368,9 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
 	if _, err := r.git(ctx, env, append(noHooks, "update-index", "-z", "--force-remove", "--stdin")...); err != nil {
-		return true, fmt.Errorf("stage: %w", err)
+		return indexBytes{}, true, fmt.Errorf("stage: %w", err)
 	}
-	return true, nil
+	return indexBytes{}, true, nil
 }
 
 // restoreEntries puts the user's own index entries for the paths a commit
