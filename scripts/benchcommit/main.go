@@ -27,6 +27,9 @@ import (
 
 const filesPerDir = 100
 
+// benchMessage is every commit's message: a checkpoint's, as a run writes.
+var benchMessage = gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String()
+
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcommit:", err)
@@ -87,7 +90,7 @@ func run(args []string, out io.Writer) error {
 		}
 		in := bufio.NewScanner(os.Stdin)
 		for in.Scan() {
-			c, err := r.CommitAll(context.Background(), gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
+			c, err := r.CommitAll(context.Background(), benchMessage)
 			if err != nil {
 				return err
 			}
@@ -110,7 +113,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := r.CommitAll(context.Background(), gitcommit.Message{Subject: "bench", Run: "bench", Phase: "1", Event: "restart"}.String())
+		c, err := r.CommitAll(context.Background(), benchMessage)
 		if err != nil {
 			return err
 		}
