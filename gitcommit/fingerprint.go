@@ -146,13 +146,9 @@ func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error
 	case r.watch == nil:
 		r.watch = newUserWatch(r.root, byDir)
 		r.noWatch = r.watch == nil
-	default:
-		for dir := range byDir {
-			if !r.watch.watched[dir] && !r.watch.add(r.root, dir) && dirExists(r.root, dir) {
-				r.watch, r.noWatch = nil, true
-				break
-			}
-		}
+	case !r.watch.addAll(r.root, byDir):
+		r.watch.close()
+		r.watch, r.noWatch = nil, true
 	}
 	out, err := r.look(byDir)
 	if err != nil {

@@ -58,14 +58,29 @@ func newUserWatch(root string, byDir map[string][]string) *userWatch {
 	w := &userWatch{fd: fd, dirs: map[int]string{}, ways: map[int]map[string]bool{}, watched: map[string]bool{}}
 	// The descriptor is closed with the Repo that holds the watch.
 	runtime.SetFinalizer(w, func(w *userWatch) { unix.Close(w.fd) })
-	for dir := range byDir {
-		if !w.add(root, dir) && dirExists(root, dir) {
-			runtime.SetFinalizer(w, nil)
-			unix.Close(fd) // out of watches (fs.inotify.max_user_watches), or a name it cannot take
-			return nil
-		}
+	if !w.addAll(root, byDir) {
+		w.close()
+		return nil
 	}
 	return w
+}
+
+// addAll watches those of byDir's directories not watched yet; false
+// where one that exists could not be (out of watches,
+// fs.inotify.max_user_watches, or a name inotify cannot take).
+func (w *userWatch) addAll(root string, byDir map[string][]string) bool {
+	for dir := range byDir {
+		if !w.watched[dir] && !w.add(root, dir) && dirExists(root, dir) {
+			return false
+		}
+	}
+	return true
+}
+
+// close ends the watch now rather than with the Repo.
+func (w *userWatch) close() {
+	runtime.SetFinalizer(w, nil)
+	unix.Close(w.fd)
 }
 
 // add watches dir and, for the names leading to it, each directory on the

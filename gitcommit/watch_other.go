@@ -10,6 +10,7 @@ type userWatch struct {
 }
 
 func newUserWatch(string, map[string][]string) *userWatch     { return nil }
-func (w *userWatch) add(string, string) bool                  { return false }
+func (w *userWatch) addAll(string, map[string][]string) bool  { return false }
+func (w *userWatch) close()                                   {}
 func (w *userWatch) changed([]string) (map[string]bool, bool) { return nil, false }
 func (w *userWatch) looked(map[string]fingerprintResult)      {}
