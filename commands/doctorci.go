@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/debussy-dev/debussy/claudeconf"
 	"github.com/debussy-dev/debussy/public"
 )
 
@@ -18,13 +19,9 @@ func ciLoginFinding(getenv func(string) string) (f finding, ok bool) {
 	if !ci || getenv("CLAUDE_CODE_OAUTH_TOKEN") != "" || getenv("ANTHROPIC_API_KEY") != "" {
 		return finding{}, false
 	}
-	dir := getenv("CLAUDE_CONFIG_DIR")
+	dir := claudeconf.DirsFor(getenv, "").Config
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return finding{}, false
-		}
-		dir = filepath.Join(home, ".claude")
+		return finding{}, false
 	}
 	creds := filepath.Join(dir, ".credentials.json")
 	if _, err := os.Stat(creds); err != nil {
