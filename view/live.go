@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/term"
+
+	"github.com/debussy-dev/debussy/public"
 )
 
 // Enabled reports whether the live view belongs on w: a terminal, not a
@@ -18,7 +20,7 @@ func Enabled(w io.Writer, getenv func(string) string, jsonLogs bool) bool {
 	if !ok || jsonLogs || !term.IsTerminal(f.Fd()) {
 		return false
 	}
-	if getenv("TERM") == "dumb" || getenv("CI") != "" || getenv("DEBUSSY_NO_VIEW") != "" {
+	if getenv("TERM") == "dumb" || public.InCI(getenv) || getenv("DEBUSSY_NO_VIEW") != "" {
 		return false
 	}
 	return true

@@ -120,6 +120,8 @@ func TestEnabled(t *testing.T) {
 		{name: "buffer", w: &bytes.Buffer{}, env: env()},
 		{name: "json logs", w: tty, env: env("TERM", "xterm"), json: true},
 		{name: "CI", w: tty, env: env("TERM", "xterm", "CI", "true")},
+		{name: "CI=1", w: tty, env: env("TERM", "xterm", "CI", "1")},
+		{name: "CI=false: the log's rule, public.InCI", w: tty, env: env("TERM", "xterm", "CI", "false"), want: true},
 		{name: "dumb terminal", w: tty, env: env("TERM", "dumb")},
 		{name: "opted out", w: tty, env: env("DEBUSSY_NO_VIEW", "1")},
 	}
