@@ -160,9 +160,7 @@ func transcriptEvent(line []byte) (transcriptHead, runner.Event, bool) {
 		for i := range ev.ToolResults {
 			ev.ToolResults[i].ParentToolUseID = cmp.Or(ev.ToolResults[i].ParentToolUseID, sidechain)
 		}
-		if ev.System != nil {
-			ev.System = nil // a subagent's compaction is not the session's
-		}
+		ev.System = nil // a subagent's compaction is not the session's
 	}
 	return h, ev, true
 }
