@@ -25,10 +25,12 @@ type Boundary struct {
 	write        []string // sandbox_write, expanded
 	deny         []string // the deny list, expanded: defaults, sandbox_deny_read, other homes
 	claudeDir    string   // the CLI's config dir: $CLAUDE_CONFIG_DIR or ~/.claude
-	// denyReal and claudeReal are deny and claudeDir with their symlinks
-	// resolved, once: Refusal asks them at every tool call.
+	// denyReal, claudeReal and writeReal are deny, claudeDir and write
+	// with their symlinks resolved, once: Refusal asks them at every tool
+	// call.
 	denyReal   []string
 	claudeReal string
+	writeReal  []string
 	claudeJSON string // ~/.claude.json, beside it unless CLAUDE_CONFIG_DIR is set
 	temp       string // the run's private temp root
 	// unixSockets: the CLI's seccomp helper cannot run (CLIHelperProblem),
@@ -122,6 +124,9 @@ func New(a Availability, o Options) (*Boundary, error) {
 	b.claudeReal = resolved(b.claudeDir)
 	for _, d := range b.deny {
 		b.denyReal = append(b.denyReal, resolved(d))
+	}
+	for _, w := range b.write {
+		b.writeReal = append(b.writeReal, resolved(w))
 	}
 	// Likewise its global config file: 2.1.112 hangs at start, before any
 	// output, when it cannot create it (measured); later CLIs do without.
@@ -415,13 +420,13 @@ func (b *Boundary) tempOf(s Scope) string {
 // Writable are the places a tool of scope s may write to (resolved), for
 // Refusal: the same as the bubblewrap layout's.
 func (b *Boundary) writable(s Scope) []string {
-	var out []string
-	for _, p := range append(append([]string{s.Work, s.Run, b.tempOf(s), b.claudeDir}, s.Git...), b.write...) {
+	out := []string{b.claudeReal}
+	for _, p := range append([]string{s.Work, s.Run, b.tempOf(s)}, s.Git...) {
 		if p != "" {
 			out = append(out, resolved(p))
 		}
 	}
-	return out
+	return append(out, b.writeReal...)
 }
 
 // GitDirs are the git dirs outside work that git in work writes to: for a
