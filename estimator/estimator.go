@@ -159,7 +159,7 @@ func (e *Estimator) Observe(ev event.Event) Snapshot {
 			e.chars += int64(tr.Size())
 			if e.reads[tr.ToolUseID] {
 				delete(e.reads, tr.ToolUseID)
-				if !tr.IsError && largeRead(tr.Content, tr.ContentLen) {
+				if !tr.IsError && largeRead(tr) {
 					e.largeReads++
 				}
 			}

@@ -1,6 +1,10 @@
 package estimator
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/debussy-dev/debussy/event"
+)
 
 // A large read is a Read result over LargeReadLines lines or
 // LargeReadBytes bytes (seed context budget protocol): a few of them fill
@@ -50,10 +54,8 @@ func ZoneOf(s Snapshot, c ZoneConfig) Zone {
 
 // largeRead reports whether a Read result is large. The runner keeps only
 // the head of a long result, so its lines are scaled up to the full length.
-func largeRead(content string, fullLen int) bool {
-	if fullLen < len(content) {
-		fullLen = len(content)
-	}
+func largeRead(tr event.ToolResult) bool {
+	content, fullLen := tr.Content, max(tr.Size(), len(tr.Content))
 	if fullLen > LargeReadBytes {
 		return true
 	}
