@@ -28,9 +28,6 @@ func TestProjectFolder(t *testing.T) {
 	if got := ProjectDir("/cfg", "/nonexistent/x.y"); got != "/cfg/projects/-nonexistent-x-y" {
 		t.Errorf("ProjectDir with a config dir: %s", got)
 	}
-	if got := ProjectDir("/home/u/.claude", "/nonexistent/x"); got != "/home/u/.claude/projects/-nonexistent-x" {
-		t.Errorf("ProjectDir without: %s", got)
-	}
 }
 
 // Transcripts of three CLI versions and the inline side-chain layout read
