@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/debussy-dev/debussy/internal/text"
 )
 
 // Differential cases for what `git commit` does beyond staging: clean
@@ -83,7 +85,7 @@ func TestDifferentialFeatures(t *testing.T) {
 		{
 			name: "long-running filter process (pkt-line protocol) takes precedence over clean",
 			setup: func(t *testing.T, h *diffRepo) {
-				h.Git("config", "filter.up.process", "perl "+shQuote(filterProcessScript(t)))
+				h.Git("config", "filter.up.process", "perl "+text.ShellQuote(filterProcessScript(t)))
 				h.Git("config", "filter.up.clean", "cat")
 				h.Git("config", "filter.up.required", "true")
 				h.Write(".gitattributes", "*.up filter=up\n")
