@@ -76,12 +76,11 @@ func (e *Env) export(_ context.Context, opts exportOptions) error {
 	if cerr != nil {
 		cfg = config.Defaults()
 	}
-	in, err := loadReport(store, repo, run, cfg)
+	events, lines, err := exportEvents(store.EventsPath(run.ID), root)
 	if err != nil {
 		return err
 	}
-	var events []byte
-	events, in.Events, err = exportEvents(store.EventsPath(run.ID), root)
+	in, err := reportInput(store, repo, run, cfg, lines)
 	if err != nil {
 		return err
 	}

@@ -153,14 +153,19 @@ func reportRun(l *state.Ledger) *state.Run {
 // run killed early has fewer); a stream or commit that cannot be read is
 // an error.
 func loadReport(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg config.Config) (report.Input, error) {
-	in := report.Input{Run: run, PlanName: planTitle(run.Plan), Sessions: map[report.SessionKey]*report.Digest{},
-		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow),
-		MaxTokens: int64(cfg.ContextMaxTokens)}
 	events, err := state.ReadLog(store.EventsPath(run.ID))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return in, err
+		return report.Input{}, err
 	}
-	in.Events = events
+	return reportInput(store, repo, run, cfg, events)
+}
+
+// reportInput is loadReport's, from the run's events as read (export
+// reads them its own way).
+func reportInput(store *state.Store, repo *gitcommit.Repo, run *state.Run, cfg config.Config, events []record.Line) (report.Input, error) {
+	in := report.Input{Run: run, PlanName: planTitle(run.Plan), Sessions: map[report.SessionKey]*report.Digest{},
+		Signals: map[string]*state.Signal{}, Threshold: cfg.ContextThreshold, Window: int64(cfg.ContextWindow),
+		MaxTokens: int64(cfg.ContextMaxTokens), Events: events}
 	window := in.Window
 	for _, l := range events {
 		if ev, ok := record.As[record.RunStarted](l); ok {
