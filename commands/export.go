@@ -147,12 +147,12 @@ func exportEvents(path, root string) ([]byte, []record.Line, error) {
 		var m map[string]any
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.UseNumber()
-		if dec.Decode(&m) == nil {
-			if b, err := json.Marshal(localPaths(m, root)); err == nil {
-				line = b
-			}
+		if dec.Decode(&m) == nil && m != nil {
+			line = public.ObjectLine(localPaths(m, root).(map[string]any))
+		} else {
+			line = public.JSONLine(line) // withheld, as "unreadable"
 		}
-		line = secrets.Default().JSON(public.JSONLine(line))
+		line = secrets.Default().JSON(line)
 		if l, err := record.Parse(line); err == nil {
 			lines = append(lines, l)
 		}

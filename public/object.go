@@ -73,6 +73,12 @@ func JSONLine(line []byte) []byte {
 		b, _ := json.Marshal(map[string]any{"event": "unreadable", "size": len(line)})
 		return b
 	}
+	return ObjectLine(m)
+}
+
+// ObjectLine is JSONLine of an object already decoded (numbers as
+// json.Number, so they keep their digits).
+func ObjectLine(m map[string]any) []byte {
 	m = Object(m)
 	var b bytes.Buffer
 	b.WriteByte('{')
