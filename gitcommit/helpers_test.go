@@ -206,7 +206,6 @@ func treeFiles(t *testing.T, dir string) []string {
 // large-file cases keep their sizes.
 const streamThreshold = 1 << 20
 
-
 // passwdName is the name git takes from the user's passwd entry when
 // user.name is set nowhere (ident.c copy_gecos): the gecos field up to its
 // first comma, "&" standing for the login name capitalised.
