@@ -414,8 +414,11 @@ func capDrops() []string {
 
 // tempOf is scope s's own temp dir, the only one of b.temp's it sees.
 func (b *Boundary) tempOf(s Scope) string {
-	return filepath.Join(b.temp, "p-"+strings.NewReplacer("/", "_", "\x00", "_", "..", "_").Replace(s.Name))
+	return filepath.Join(b.temp, "p-"+scopeName.Replace(s.Name))
 }
+
+// scopeName makes a scope's name one path element.
+var scopeName = strings.NewReplacer("/", "_", "\x00", "_", "..", "_")
 
 // Writable are the places a tool of scope s may write to (resolved), for
 // Refusal: the same as the bubblewrap layout's.
