@@ -87,7 +87,10 @@ type Facts struct {
 	// SettingsRefused is why the runner ended a session whose claude said
 	// the settings debussy passes are not in effect; "" when it did not.
 	SettingsRefused string
-	Stderr          string // the tail of claude's stderr
+	// AuthRefused is why the runner ended a session whose requests kept
+	// being refused (401/403 retries); "" when it did not.
+	AuthRefused string
+	Stderr      string // the tail of claude's stderr
 	// Now is when the session ended: a reset time given only as a clock
 	// time in the text is the next one after it.
 	Now time.Time
@@ -153,6 +156,9 @@ func Classify(f Facts) Failure {
 	}
 	if f.SettingsRefused != "" {
 		return Failure{Class: Refused, Fix: FixSettings, Reason: f.SettingsRefused}
+	}
+	if f.AuthRefused != "" {
+		return Failure{Class: Auth, Fix: FixLogin, Reason: f.AuthRefused}
 	}
 	if f.RateLimit.Rejected() || f.AssistantError == "rate_limit" || (f.IsError && limitText.MatchString(f.Text)) {
 		if fl, ok := usageLimit(f, line); ok {

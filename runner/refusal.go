@@ -81,11 +81,6 @@ func classified(o Outcome) Outcome {
 	switch o.Kind {
 	case OutcomeStopped, OutcomeCancelled:
 		return o
-	case OutcomeRefused: // the runner ended it: repeated 401/403 retries (authRetry), or settings not in effect (Classify says so)
-		if o.facts.SettingsRefused == "" {
-			o.Failure = failure.Failure{Class: failure.Auth, Reason: o.Reason, Fix: failure.FixLogin}
-			return o
-		}
 	case OutcomeKilled, OutcomeIdleTimeout, OutcomeSessionTimeout:
 		if o.Result != nil {
 			return o
@@ -119,6 +114,7 @@ func (m *machine) refuseOnAuth(ev *Event, now time.Time) {
 	if why == "" {
 		return
 	}
+	m.facts.AuthRefused = why
 	m.endNow(OutcomeRefused, string(OutcomeRefused), why, now)
 }
 

@@ -33,7 +33,7 @@ func TestRefusal(t *testing.T) {
 			reason: "status 403", fix: "ANTHROPIC_API_KEY"},
 		{name: "404 model", out: Outcome{Kind: OutcomeAPIError, Result: apiErr(404, "There's an issue with the selected model (claude-nope).")},
 			reason: "claude-nope", fix: "set model"},
-		{name: "stopped on auth retries", out: Outcome{Kind: OutcomeRefused, Reason: "the API refused claude's credentials (status 401 authentication_failed, 2 attempts)"},
+		{name: "stopped on auth retries", out: Outcome{Kind: OutcomeRefused, Reason: authRefusal, facts: failure.Facts{AuthRefused: authRefusal}},
 			reason: "status 401", fix: "ANTHROPIC_API_KEY"},
 
 		{name: "crash without a known message", out: Outcome{Kind: OutcomeCrashed, ExitCode: 1, Stderr: "TypeError: x is undefined"}},
@@ -75,6 +75,9 @@ func TestRefusal(t *testing.T) {
 
 // withFacts gives an outcome built by hand the facts its result holds, as
 // the stop machine would have gathered them.
+// authRefusal is refuseOnAuth's reason, as the machine records it.
+const authRefusal = "the API refused claude's credentials (status 401 authentication_failed, 2 attempts)"
+
 func withFacts(o Outcome) Outcome {
 	if r := o.Result; r != nil {
 		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text}
