@@ -6,10 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"path"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -99,35 +96,12 @@ func nextEntry(body []byte, off int, version uint32, prev []byte) (fixed, name [
 // keeps the root invalid), and trusts it to write commits. ok is false
 // where the root is invalid, there is none, or b is not read here.
 func cachedTree(b []byte) (tree plumbing.Hash, ok bool) {
-	version, n, err := indexHeader(b)
-	if err != nil {
+	_, root, ok := indexCacheTree(b, false)
+	if !ok || root.entries < 0 || len(root.oid) != len(tree) {
 		return plumbing.ZeroHash, false
 	}
-	body := b[:len(b)-20]
-	off, prev := 12, []byte(nil)
-	for range n {
-		if _, prev, off, err = nextEntry(body, off, version, prev); err != nil {
-			return plumbing.ZeroHash, false
-		}
-	}
-	for off+8 <= len(body) {
-		sig := string(body[off : off+4])
-		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
-		if off+8+size > len(body) {
-			return plumbing.ZeroHash, false
-		}
-		if sig != "TREE" {
-			off += 8 + size
-			continue
-		}
-		root, _, err := readCacheTree(body[off+8 : off+8+size])
-		if err != nil || root.entries < 0 || len(root.oid) != len(tree) {
-			return plumbing.ZeroHash, false
-		}
-		copy(tree[:], root.oid)
-		return tree, true
-	}
-	return plumbing.ZeroHash, false
+	copy(tree[:], root.oid)
+	return tree, true
 }
 
 // isTree says the index file b is tree (cachedTree), never for a zero
@@ -163,11 +137,13 @@ func editIndex(path string, add []string, remove map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	return src.edit(path, add, remove)
+	return src.edit(path, add, remove, nil)
 }
 
-// edit writes src, edited, to path.
-func (src indexBytes) edit(path string, add []string, remove map[string]bool) error {
+// edit writes src, edited, to path. Its cache tree is treesFrom's where
+// that index file's agrees (treesAgreeing: the index a commit started
+// from), else src's invalidated along the paths touched.
+func (src indexBytes) edit(path string, add []string, remove map[string]bool, treesFrom []byte) error {
 	b := src.data
 	// git's racy-entry rule holds against the index file's mtime, which
 	// this rewrite moves: an entry as new as the file is smudged (size 0)
@@ -201,7 +177,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool) er
 	}
 	// Extensions: TREE kept (invalidated where entries change), REUC
 	// kept, the position- and worktree-bound ones dropped.
-	var exts bytes.Buffer
+	var tree, reuc []byte
 	touched := slices.Collect(func(yield func(string) bool) {
 		for _, p := range add {
 			if !yield(p) {
@@ -224,13 +200,11 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool) er
 		off += 8 + size
 		switch {
 		case sig == "TREE":
-			tree, err := invalidateCacheTree(data, touched)
-			if err != nil {
+			if tree, err = invalidateCacheTree(data, touched); err != nil {
 				return errIndexUnsupported
 			}
-			writeExt(&exts, sig, tree)
 		case sig == "REUC":
-			writeExt(&exts, sig, data)
+			reuc = data
 		case sig == "UNTR" || sig == "FSMN" || sig == "EOIE" || sig == "IEOT":
 		default:
 			return errIndexUnsupported // link (split), sdir (sparse), or unknown
@@ -249,6 +223,18 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool) er
 		if entries == nil {
 			return errIndexUnsupported // a placeholder named like an entry
 		}
+	}
+	if treesFrom != nil {
+		if agreed, ok := treesAgreeing(treesFrom, entries); ok {
+			tree = agreed
+		}
+	}
+	var exts bytes.Buffer
+	if tree != nil {
+		writeExt(&exts, "TREE", tree)
+	}
+	if reuc != nil {
+		writeExt(&exts, "REUC", reuc)
 	}
 	var out bytes.Buffer
 	out.Grow(len(b) + len(add)*80)
@@ -339,99 +325,4 @@ func writeExt(w *bytes.Buffer, sig string, data []byte) {
 	w.WriteString(sig)
 	_ = binary.Write(w, binary.BigEndian, uint32(len(data)))
 	w.Write(data)
-}
-
-// cacheTree is a node of the TREE extension.
-type cacheTree struct {
-	name    string
-	entries int // -1: invalid
-	oid     []byte
-	subs    []*cacheTree
-}
-
-// invalidateCacheTree marks invalid every cache-tree node along paths.
-func invalidateCacheTree(data []byte, paths []string) ([]byte, error) {
-	root, rest, err := readCacheTree(data)
-	if err != nil || len(rest) != 0 {
-		return nil, errIndexUnsupported
-	}
-	root.entries, root.oid = -1, nil
-	seen := map[string]bool{}
-	for _, p := range paths {
-		dir := path.Dir(p)
-		if seen[dir] || dir == "." {
-			continue
-		}
-		seen[dir] = true
-		node := root
-		for _, d := range strings.Split(dir, "/") {
-			var next *cacheTree
-			for _, s := range node.subs {
-				if s.name == d {
-					next = s
-					break
-				}
-			}
-			if next == nil {
-				break
-			}
-			next.entries, next.oid = -1, nil
-			node = next
-		}
-	}
-	var out bytes.Buffer
-	writeCacheTree(&out, root)
-	return out.Bytes(), nil
-}
-
-func readCacheTree(b []byte) (*cacheTree, []byte, error) {
-	nul := bytes.IndexByte(b, 0)
-	if nul < 0 {
-		return nil, nil, errIndexUnsupported
-	}
-	t := &cacheTree{name: string(b[:nul])}
-	b = b[nul+1:]
-	nl := bytes.IndexByte(b, '\n')
-	if nl < 0 {
-		return nil, nil, errIndexUnsupported
-	}
-	var subs int
-	f := strings.Fields(string(b[:nl]))
-	if len(f) != 2 {
-		return nil, nil, errIndexUnsupported
-	}
-	var err error
-	if t.entries, err = strconv.Atoi(f[0]); err != nil {
-		return nil, nil, err
-	}
-	if subs, err = strconv.Atoi(f[1]); err != nil {
-		return nil, nil, err
-	}
-	b = b[nl+1:]
-	if t.entries >= 0 {
-		if len(b) < 20 {
-			return nil, nil, errIndexUnsupported
-		}
-		t.oid, b = b[:20], b[20:]
-	}
-	for range subs {
-		s, rest, err := readCacheTree(b)
-		if err != nil {
-			return nil, nil, err
-		}
-		t.subs, b = append(t.subs, s), rest
-	}
-	return t, b, nil
-}
-
-func writeCacheTree(w *bytes.Buffer, t *cacheTree) {
-	w.WriteString(t.name)
-	w.WriteByte(0)
-	w.WriteString(strconv.Itoa(t.entries) + " " + strconv.Itoa(len(t.subs)) + "\n")
-	if t.entries >= 0 {
-		w.Write(t.oid)
-	}
-	for _, s := range t.subs {
-		writeCacheTree(w, s)
-	}
 }

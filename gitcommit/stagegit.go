@@ -263,7 +263,10 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
-	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden)
+	// The index the commit started from knows the trees of the
+	// directories the placeholders leave as they were (treesAgreeing).
+	from, _ := os.ReadFile(r.indexFile)
+	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden, from)
 	if !byGit && len(hidden) > 0 {
 		st.staged = keptIndex{index: staged, hidden: hidden}
 	}
@@ -340,13 +343,14 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []string) er
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
-	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths)
+	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil)
 	return err
 }
 
-// removeFromIndexBy is removeFromIndex, returning the index as it read
-// it before, or saying git had to do it (byGit).
-func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string) (read indexBytes, byGit bool, _ error) {
+// removeFromIndexBy is removeFromIndex, with the cache tree of the index
+// file treesFrom where it agrees (edit), returning the index as it read it
+// before, or saying git had to do it (byGit).
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, treesFrom []byte) (read indexBytes, byGit bool, _ error) {
 	if len(paths) == 0 {
 		return indexBytes{}, false, nil
 	}
@@ -358,7 +362,7 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 	if err != nil {
 		return indexBytes{}, false, err
 	}
-	if err := read.edit(indexPath, nil, set); !errors.Is(err, errIndexUnsupported) {
+	if err := read.edit(indexPath, nil, set, treesFrom); !errors.Is(err, errIndexUnsupported) {
 		return read, false, err
 	}
 	var b bytes.Buffer

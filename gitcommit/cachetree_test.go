@@ -1,0 +1,117 @@
+package gitcommit
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// TestTreesAgreeing: an index edited with the cache tree of the index it
+// started from (treesAgreeing) writes the tree git's own index does —
+// the nodes of the directories whose entries are the same kept valid, the
+// others (an entry added, changed, removed, an intent-to-add, a mode, a
+// node that was invalid already) left to git.
+func TestTreesAgreeing(t *testing.T) {
+	for _, version := range []string{"2", "4"} {
+		t.Run("version "+version, func(t *testing.T) {
+			isolate(t)
+			dir := committedRepo(t, map[string]string{
+				"a/b/c.txt": "c\n", "a/d/k.txt": "k\n", "e/f.txt": "f\n", "g/h/i.txt": "i\n", "g/j.txt": "j\n",
+				"m/n.txt": "n\n", "m/o/p.txt": "p\n", "q/r.txt": "r\n", "top.txt": "t\n",
+			})
+			runGit(t, dir, "update-index", "--index-version", version)
+			runGit(t, dir, "write-tree")
+			writeFiles(t, dir, map[string]string{"e/f.txt": "changed\n"})
+			runGit(t, dir, "add", "e/f.txt") // invalid in the index started from
+			idx := filepath.Join(dir, ".git", "index")
+			from, err := os.ReadFile(idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFiles(t, dir, map[string]string{"a/b/new.txt": "new\n", "x/y.txt": "y\n"})
+			runGit(t, dir, "add", "a/b/new.txt")
+			runGit(t, dir, "rm", "-q", "--cached", "g/h/i.txt")
+			runGit(t, dir, "update-index", "--chmod=+x", "q/r.txt")
+			runGit(t, dir, "add", "-N", "x/y.txt")
+			b, err := os.ReadFile(idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := filepath.Join(dir, ".git", "index.want")
+			if err := os.WriteFile(want, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := gitCmd(dir, "write-tree")
+			cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+want)
+			wantTree, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			src, err := loadIndex(idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := src.edit(idx, nil, nil, from); err != nil {
+				t.Fatal(err)
+			}
+			edited, err := os.ReadFile(idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, root, ok := indexCacheTree(edited, false)
+			if !ok {
+				t.Fatal("the edited index has no cache tree")
+			}
+			if got, want := validNodes(root, ""), []string{"a/d", "m", "m/o"}; !slices.Equal(got, want) {
+				t.Errorf("valid nodes %q, want %q", got, want)
+			}
+			if got := runGit(t, dir, "write-tree"); got+"\n" != string(wantTree) {
+				t.Errorf("write-tree = %s, git's own index writes %s", got, wantTree)
+			}
+		})
+	}
+	t.Run("no cache tree to start from", func(t *testing.T) {
+		isolate(t)
+		dir := committedRepo(t, map[string]string{"a/b.txt": "b\n"})
+		idx := filepath.Join(dir, ".git", "index")
+		parsed, err := readIndexFile(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, "go-git-index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := index.NewEncoder(f).Encode(parsed); err != nil { // go-git writes no extensions
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := treesAgreeing(b, nil); ok {
+			t.Error("treesAgreeing: ok without a cache tree")
+		}
+	})
+}
+
+// validNodes lists the paths of t's valid nodes below the root.
+func validNodes(t *cacheTree, p string) []string {
+	var out []string
+	for _, s := range t.subs {
+		q := s.name
+		if p != "" {
+			q = p + "/" + s.name
+		}
+		if s.entries >= 0 {
+			out = append(out, q)
+		}
+		out = append(out, validNodes(s, q)...)
+	}
+	return out
+}
