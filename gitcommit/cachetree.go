@@ -187,7 +187,8 @@ func treesAgreeing(from []byte, entries []rawEntry) (_ []byte, ok bool) {
 
 // indexCacheTree reads the index file b's cache tree, and its entries
 // where collect is set; ok is false where there is none or b is not read
-// here.
+// here — with collect, a split or sparse index too, whose entries in b are
+// not all of its entries.
 func indexCacheTree(b []byte, collect bool) (entries []rawEntry, root *cacheTree, ok bool) {
 	version, n, err := indexHeader(b)
 	if err != nil {
@@ -210,14 +211,16 @@ func indexCacheTree(b []byte, collect bool) (entries []rawEntry, root *cacheTree
 	for off+8 <= len(body) {
 		sig := string(body[off : off+4])
 		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
-		if off+8+size > len(body) {
+		if off+8+size > len(body) || collect && (sig == "link" || sig == "sdir") {
 			return nil, nil, false
 		}
 		if sig == "TREE" {
-			root, rest, err := readCacheTree(body[off+8 : off+8+size])
-			return entries, root, err == nil && len(rest) == 0
+			var rest []byte
+			if root, rest, err = readCacheTree(body[off+8 : off+8+size]); err != nil || len(rest) != 0 {
+				return nil, nil, false
+			}
 		}
 		off += 8 + size
 	}
-	return nil, nil, false
+	return entries, root, root != nil
 }

@@ -98,6 +98,21 @@ func TestTreesAgreeing(t *testing.T) {
 			t.Error("treesAgreeing: ok without a cache tree")
 		}
 	})
+	t.Run("a split index", func(t *testing.T) {
+		isolate(t)
+		dir := committedRepo(t, map[string]string{"a/b.txt": "b\n"})
+		runGit(t, dir, "update-index", "--split-index")
+		writeFiles(t, dir, map[string]string{"a/c.txt": "c\n"})
+		runGit(t, dir, "add", "a/c.txt")
+		runGit(t, dir, "write-tree")
+		b, err := os.ReadFile(filepath.Join(dir, ".git", "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := treesAgreeing(b, nil); ok {
+			t.Error("treesAgreeing: ok for a split index, whose file holds only some of its entries")
+		}
+	})
 }
 
 // validNodes lists the paths of t's valid nodes below the root.

@@ -5,8 +5,10 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -37,6 +39,8 @@ type rawEntry struct {
 	fixed []byte
 	name  []byte
 }
+
+func isGitlink(fixed []byte) bool { return binary.BigEndian.Uint32(fixed[24:28]) == 0o160000 }
 
 func (e rawEntry) stage() uint16 { return binary.BigEndian.Uint16(e.fixed[60:62]) >> 12 & 3 }
 
@@ -130,6 +134,11 @@ func loadIndex(path string) (indexBytes, error) {
 	return indexBytes{data: b, mtime: fi.ModTime()}, nil
 }
 
+// editBuffers keeps the buffers edit writes an index in: one a commit,
+// the index's size (megabytes with the user's files), which zeroing anew
+// each time cost about a tenth of the pass.
+var editBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // editIndex adds placeholders to, and takes entries out of, the index file
 // at path (see errIndexUnsupported).
 func editIndex(path string, add []string, remove map[string]bool) error {
@@ -159,37 +168,39 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		return err
 	}
 	body := b[:len(b)-20]
-	entries := make([]rawEntry, 0, n+len(add))
-	off, prev := 12, []byte(nil)
-	for range n {
-		var fixed, name []byte
-		if fixed, name, off, err = nextEntry(body, off, version, prev); err != nil {
-			return err
-		}
-		prev = name
-		if !remove[string(name)] {
+	// Only a gitlink (what a placeholder is) or an unmerged entry is
+	// looked up in remove — unless that did not find every path in it,
+	// when every entry is: one to remove may be some other entry.
+	var entries []rawEntry
+	var off int
+	for _, all := range []bool{false, true} {
+		entries = make([]rawEntry, 0, n+len(add))
+		found := 0
+		var prev []byte
+		off = 12
+		for range n {
+			var fixed, name []byte
+			if fixed, name, off, err = nextEntry(body, off, version, prev); err != nil {
+				return err
+			}
+			prev = name
+			if (all || isGitlink(fixed) || (rawEntry{fixed: fixed}).stage() != 0) && remove[string(name)] {
+				found++
+				continue
+			}
 			if int64(binary.BigEndian.Uint32(fixed[8:12])) >= racy {
 				fixed = slices.Clone(fixed)
 				binary.BigEndian.PutUint32(fixed[36:40], 0)
 			}
 			entries = append(entries, rawEntry{fixed: fixed, name: name})
 		}
+		if found == len(remove) {
+			break
+		}
 	}
 	// Extensions: TREE kept (invalidated where entries change), REUC
 	// kept, the position- and worktree-bound ones dropped.
 	var tree, reuc []byte
-	touched := slices.Collect(func(yield func(string) bool) {
-		for _, p := range add {
-			if !yield(p) {
-				return
-			}
-		}
-		for p := range remove {
-			if !yield(p) {
-				return
-			}
-		}
-	})
 	for off+8 <= len(body) {
 		sig := string(body[off : off+4])
 		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
@@ -200,9 +211,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		off += 8 + size
 		switch {
 		case sig == "TREE":
-			if tree, err = invalidateCacheTree(data, touched); err != nil {
-				return errIndexUnsupported
-			}
+			tree = data
 		case sig == "REUC":
 			reuc = data
 		case sig == "UNTR" || sig == "FSMN" || sig == "EOIE" || sig == "IEOT":
@@ -224,9 +233,12 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 			return errIndexUnsupported // a placeholder named like an entry
 		}
 	}
-	if treesFrom != nil {
-		if agreed, ok := treesAgreeing(treesFrom, entries); ok {
-			tree = agreed
+	if agreed, ok := treesAgreeing(treesFrom, entries); ok {
+		tree = agreed
+	} else if tree != nil {
+		touched := slices.Concat(add, slices.Collect(maps.Keys(remove)))
+		if tree, err = invalidateCacheTree(tree, touched); err != nil {
+			return errIndexUnsupported
 		}
 	}
 	var exts bytes.Buffer
@@ -236,12 +248,14 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	if reuc != nil {
 		writeExt(&exts, "REUC", reuc)
 	}
-	var out bytes.Buffer
+	out := editBuffers.Get().(*bytes.Buffer)
+	defer editBuffers.Put(out)
+	out.Reset()
 	out.Grow(len(b) + len(add)*80)
 	out.WriteString("DIRC")
-	_ = binary.Write(&out, binary.BigEndian, version)
-	_ = binary.Write(&out, binary.BigEndian, uint32(len(entries)))
-	prev = nil
+	_ = binary.Write(out, binary.BigEndian, version)
+	_ = binary.Write(out, binary.BigEndian, uint32(len(entries)))
+	var prev []byte
 	for _, e := range entries {
 		start := out.Len()
 		out.Write(e.fixed)
@@ -263,7 +277,28 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	out.Write(exts.Bytes())
 	sum := sha1.Sum(out.Bytes())
 	out.Write(sum[:])
-	return os.WriteFile(path, out.Bytes(), 0o666)
+	return overwrite(path, out.Bytes())
+}
+
+// overwrite writes b over the file at path, in place, and cuts it to b's
+// length. The index edited is the private one in the lock file, which no
+// one else reads meanwhile; writing over its pages saves freeing and
+// zeroing megabytes of them a commit (with 20,000 placeholders, about 2 ms
+// of the pass on tmpfs).
+func overwrite(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Truncate(int64(len(b))); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // placeholderEntry is an assume-unchanged gitlink for p: no stat data,

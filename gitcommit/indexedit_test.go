@@ -56,6 +56,14 @@ func TestEditIndexMatchesUpdateIndex(t *testing.T) {
 			if err := editIndex(idx, []string{"b"}, nil); err != errIndexUnsupported {
 				t.Errorf("a placeholder over a directory: %v, want it left to git", err)
 			}
+			// An entry that is not a placeholder (not a gitlink) is taken
+			// out all the same.
+			if err := editIndex(idx, nil, map[string]bool{"a.txt": true, "b/mine.txt": true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := runGit(t, dir, "ls-files"); strings.Contains(got, "a.txt\n") || !strings.Contains(got, "b/c.txt") {
+				t.Errorf("after removing a.txt:\n%s", got)
+			}
 			if _, err := os.Stat(idx); err != nil {
 				t.Fatal(err)
 			}

@@ -23,31 +23,25 @@ type keptIndex struct {
 	commit string     // the commit made from it ("": nothing kept)
 	index  indexBytes // as git add -A left it (its mtime for git's racy-entry rule)
 	hidden []string
+	set    pathSet // hidden's paths
 }
 
 // startsFrom says k is where a commit on h hiding hidden may start: the
-// index is the one the commit left, or one with the same entries (an
-// agent's `git status` rewrites the file with fresher stat data, nothing
-// else; k's older stat data only make git look at a few files again).
-func (r *Repo) startsFrom(k keptIndex, h head, hidden []string) bool {
+// index (index, as read) is the one the commit left, or one with the same
+// entries (an agent's `git status` rewrites the file with fresher stat
+// data, nothing else; k's older stat data only make git look at a few
+// files again).
+func (r *Repo) startsFrom(k keptIndex, h head, hidden []string, index []byte) bool {
 	if k.commit == "" || k.commit != h.hash.String() || !slices.Equal(k.hidden, hidden) {
 		return false
 	}
-	if r.indexIsHead(h) {
-		return true
-	}
-	b, err := os.ReadFile(r.indexFile)
-	return err == nil && sameEntries(b, k.index.data, hidden)
+	return r.indexIsHead(h) || sameEntries(index, k.index.data, k.set)
 }
 
 // sameEntries says the index file b holds kept's entries less the
-// placeholders: the same names, modes, objects and flags, in the same
-// order (stat data aside).
-func sameEntries(b, kept []byte, hidden []string) bool {
-	skip := make(map[string]bool, len(hidden))
-	for _, p := range hidden {
-		skip[p] = true
-	}
+// placeholders (skip): the same names, modes, objects and flags, in the
+// same order (stat data aside).
+func sameEntries(b, kept []byte, skip pathSet) bool {
 	v, n, err := indexHeader(b)
 	kv, kn, kerr := indexHeader(kept)
 	if err != nil || kerr != nil || v != kv || n+len(skip) != kn {
@@ -62,7 +56,9 @@ func sameEntries(b, kept []byte, hidden []string) bool {
 			return false
 		}
 		kprev = kname
-		if skip[string(kname)] {
+		// A placeholder is a gitlink: no other entry is looked up (one
+		// that is not is compared, and differs).
+		if isGitlink(kfixed) && skip[string(kname)] {
 			continue
 		}
 		if n == 0 {

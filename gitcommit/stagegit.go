@@ -245,11 +245,18 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	if err != nil {
 		return staging{}, err
 	}
-	hidden = append(hidden, state...)
+	hidden = append(slices.Clip(hidden), state...) // the answer is shared (memoized): never appended to in place
 	indexPath := lock.lockPath()
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
+	// The index as the commit starts: whether the kept staged index holds
+	// (startsFrom), and the trees its cache tree knows (treesAgreeing).
+	var from []byte
+	if len(hidden) > 0 {
+		from, _ = os.ReadFile(r.indexFile)
+	}
 	var st staging
-	if r.startsFrom(r.kept, h, hidden) {
+	set := r.kept.set
+	if r.startsFrom(r.kept, h, hidden, from) {
 		// The last commit's staged index: HEAD's tree, these placeholders.
 		r.keptUsed++
 		if err := lock.seedKept(r.kept); err != nil {
@@ -259,16 +266,18 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		return staging{}, err
 	} else if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
 		return staging{}, err
+	} else {
+		set = make(pathSet, len(hidden))
+		for _, p := range hidden {
+			set[p] = true
+		}
 	}
 	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
-	// The index the commit started from knows the trees of the
-	// directories the placeholders leave as they were (treesAgreeing).
-	from, _ := os.ReadFile(r.indexFile)
-	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden, from)
+	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden, set, from)
 	if !byGit && len(hidden) > 0 {
-		st.staged = keptIndex{index: staged, hidden: hidden}
+		st.staged = keptIndex{index: staged, hidden: hidden, set: set}
 	}
 	return st, err
 }
@@ -343,20 +352,23 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []string) er
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
-	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil)
+	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil, nil)
 	return err
 }
 
-// removeFromIndexBy is removeFromIndex, with the cache tree of the index
-// file treesFrom where it agrees (edit), returning the index as it read it
-// before, or saying git had to do it (byGit).
-func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, treesFrom []byte) (read indexBytes, byGit bool, _ error) {
+// removeFromIndexBy is removeFromIndex (set: paths as a set, or nil),
+// with the cache tree of the index file treesFrom where it agrees (edit),
+// returning the index as it read it before, or saying git had to do it
+// (byGit).
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, set pathSet, treesFrom []byte) (read indexBytes, byGit bool, _ error) {
 	if len(paths) == 0 {
 		return indexBytes{}, false, nil
 	}
-	set := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		set[p] = true
+	if set == nil {
+		set = make(pathSet, len(paths))
+		for _, p := range paths {
+			set[p] = true
+		}
 	}
 	read, err := loadIndex(indexPath)
 	if err != nil {
