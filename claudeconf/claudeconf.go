@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -83,7 +84,15 @@ type Dirs struct {
 func DirsFor(getenv func(string) string, project string) Dirs {
 	d := Dirs{Config: getenv("CLAUDE_CONFIG_DIR"), Project: project}
 	if d.Config == "" {
-		if home := getenv("HOME"); home != "" {
+		home := getenv("HOME")
+		if home == "" {
+			// claude (node's os.homedir) falls back to the user's entry
+			// in the password database, as os/user does.
+			if u, err := user.Current(); err == nil {
+				home = u.HomeDir
+			}
+		}
+		if home != "" {
 			d.Config = filepath.Join(home, ".claude")
 		}
 	}

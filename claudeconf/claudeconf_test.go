@@ -2,6 +2,7 @@ package claudeconf
 
 import (
 	"os"
+	"os/user"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -112,5 +113,19 @@ func TestReadPreSkillShellCommand(t *testing.T) {
 	}
 	if e := Effect("PreSkillShellCommand"); !strings.Contains(e, "skill") {
 		t.Errorf("effect %q", e)
+	}
+}
+
+// With HOME unset claude still finds ~/.claude (node's os.homedir reads
+// the password database), and so does debussy — never a path relative to
+// wherever it runs.
+func TestDirsForWithoutHome(t *testing.T) {
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Skipf("no user entry: %v", err)
+	}
+	got := DirsFor(func(string) string { return "" }, "")
+	if want := filepath.Join(u.HomeDir, ".claude"); got.Config != want {
+		t.Errorf("Config = %q, want %q", got.Config, want)
 	}
 }
