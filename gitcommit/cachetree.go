@@ -142,25 +142,22 @@ func treesAgreeing(from []byte, entries []rawEntry) (_ []byte, ok bool) {
 			}
 		}
 	}
-	i, j := 0, 0
-	for i < len(entries) || j < len(theirs) {
-		switch c := 0; {
-		case j == len(theirs):
+	for i, j := 0, 0; i < len(entries) || j < len(theirs); {
+		c := -1 // which comes first in index order: entries[i] (<0) or theirs[j] (>0)
+		switch {
+		case i == len(entries):
+			c = 1
+		case j < len(theirs):
+			c = compareEntries(entries[i], theirs[j])
+		}
+		switch {
+		case c < 0:
 			mark(entries[i].name)
 			i++
-		case i == len(entries):
+		case c > 0:
 			mark(theirs[j].name)
 			j++
 		default:
-			if c = compareEntries(entries[i], theirs[j]); c < 0 {
-				mark(entries[i].name)
-				i++
-				continue
-			} else if c > 0 {
-				mark(theirs[j].name)
-				j++
-				continue
-			}
 			// Everything but the stat data: the mode, the object id and
 			// the flags (the stage, intent-to-add among them).
 			if !bytes.Equal(entries[i].fixed[24:28], theirs[j].fixed[24:28]) || !bytes.Equal(entries[i].fixed[40:], theirs[j].fixed[40:]) {
