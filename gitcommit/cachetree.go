@@ -2,8 +2,8 @@ package gitcommit
 
 import (
 	"bytes"
-	"encoding/binary"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -113,18 +113,19 @@ func writeCacheTree(w *bytes.Buffer, t *cacheTree) {
 	}
 }
 
-// treesAgreeing is the cache tree for entries, taken from the index file
+// treesAgreeing is the cache tree for entries, taken from the index
 // from: from's node for every directory whose entries below it are from's
-// too (the same names, stages, modes, objects and flags), the others
-// invalid. git keeps a node valid only while the entries below it are
-// exactly its tree, and trusts it to write commits, so a node is as true
-// here as it was there. ok is false where from has no cache tree or is an
-// index this code does not read (a go-git-written index has none).
-func treesAgreeing(from []byte, entries []rawEntry) (_ []byte, ok bool) {
-	theirs, root, ok := indexCacheTree(from, true)
-	if !ok {
+// too (sameButStat), the others invalid. git keeps a node valid only
+// while the entries below it are exactly its tree, and trusts it to write
+// commits, so a node is as true here as it was there. ok is false where
+// from has no cache tree (a go-git-written index has none), was not read,
+// or its file does not hold all its entries (a split or sparse index).
+func treesAgreeing(from parsedIndex, entries []rawEntry) (_ []byte, ok bool) {
+	root, err := from.cacheTree()
+	if err != nil || root == nil || from.partial() {
 		return nil, false
 	}
+	theirs := from.entries
 	// A directory is dirty where an entry below it is in one index and
 	// not the other, or differs.
 	dirty := map[string]bool{}
@@ -158,9 +159,7 @@ func treesAgreeing(from []byte, entries []rawEntry) (_ []byte, ok bool) {
 			mark(theirs[j].name)
 			j++
 		default:
-			// Everything but the stat data: the mode, the object id and
-			// the flags (the stage, intent-to-add among them).
-			if !bytes.Equal(entries[i].fixed[24:28], theirs[j].fixed[24:28]) || !bytes.Equal(entries[i].fixed[40:], theirs[j].fixed[40:]) {
+			if !sameButStat(entries[i], theirs[j]) {
 				mark(entries[i].name)
 			}
 			i++
@@ -182,42 +181,29 @@ func treesAgreeing(from []byte, entries []rawEntry) (_ []byte, ok bool) {
 	return out.Bytes(), true
 }
 
-// indexCacheTree reads the index file b's cache tree, and its entries
-// where collect is set; ok is false where there is none or b is not read
-// here — with collect, a split or sparse index too, whose entries in b are
-// not all of its entries.
-func indexCacheTree(b []byte, collect bool) (entries []rawEntry, root *cacheTree, ok bool) {
-	version, n, err := indexHeader(b)
-	if err != nil {
-		return nil, nil, false
-	}
-	body := b[:len(b)-20]
-	if collect {
-		entries = make([]rawEntry, 0, n)
-	}
-	off, prev := 12, []byte(nil)
-	for range n {
-		var fixed []byte
-		if fixed, prev, off, err = nextEntry(body, off, version, prev); err != nil {
-			return nil, nil, false
-		}
-		if collect {
-			entries = append(entries, rawEntry{fixed: fixed, name: prev})
-		}
-	}
-	for off+8 <= len(body) {
-		sig := string(body[off : off+4])
-		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
-		if off+8+size > len(body) || collect && (sig == "link" || sig == "sdir") {
-			return nil, nil, false
-		}
-		if sig == "TREE" {
-			var rest []byte
-			if root, rest, err = readCacheTree(body[off+8 : off+8+size]); err != nil || len(rest) != 0 {
-				return nil, nil, false
+// sameButStat says a and b, entries of the same name, are the same but
+// for their stat data: the mode, the object id and the flags (the stage,
+// assume-unchanged, skip-worktree and intent-to-add among them).
+func sameButStat(a, b rawEntry) bool {
+	return bytes.Equal(a.fixed[24:28], b.fixed[24:28]) && bytes.Equal(a.fixed[40:], b.fixed[40:])
+}
+
+// cacheTree is p's cache tree, nil where it has none.
+func (p parsedIndex) cacheTree() (*cacheTree, error) {
+	for _, x := range p.exts {
+		if x.sig == "TREE" {
+			root, rest, err := readCacheTree(x.data)
+			if err == nil && len(rest) != 0 {
+				err = errIndexUnsupported
 			}
+			return root, err
 		}
-		off += 8 + size
 	}
-	return entries, root, root != nil
+	return nil, nil
+}
+
+// partial says p's file does not hold all its entries: a split index
+// (link) or a sparse one (sdir).
+func (p parsedIndex) partial() bool {
+	return slices.ContainsFunc(p.exts, func(x indexExt) bool { return x.sig == "link" || x.sig == "sdir" })
 }

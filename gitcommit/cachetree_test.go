@@ -27,7 +27,7 @@ func TestTreesAgreeing(t *testing.T) {
 			writeFiles(t, dir, map[string]string{"e/f.txt": "changed\n"})
 			runGit(t, dir, "add", "e/f.txt") // invalid in the index started from
 			idx := filepath.Join(dir, ".git", "index")
-			from, err := os.ReadFile(idx)
+			from, err := loadIndex(idx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,16 +55,16 @@ func TestTreesAgreeing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := src.edit(idx, nil, nil, from); err != nil {
+			if err := src.edit(idx, nil, nil, from.parsedIndex); err != nil {
 				t.Fatal(err)
 			}
-			edited, err := os.ReadFile(idx)
+			edited, err := loadIndex(idx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, root, ok := indexCacheTree(edited, false)
-			if !ok {
-				t.Fatal("the edited index has no cache tree")
+			root, err := edited.cacheTree()
+			if err != nil || root == nil {
+				t.Fatalf("the edited index has no cache tree: %v", err)
 			}
 			if got, want := validNodes(root, ""), []string{"a/d", "m", "m/o"}; !slices.Equal(got, want) {
 				t.Errorf("valid nodes %q, want %q", got, want)
@@ -94,7 +94,11 @@ func TestTreesAgreeing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := treesAgreeing(b, nil); ok {
+		p, err := parseIndex(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := treesAgreeing(p, nil); ok {
 			t.Error("treesAgreeing: ok without a cache tree")
 		}
 	})
@@ -109,7 +113,11 @@ func TestTreesAgreeing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := treesAgreeing(b, nil); ok {
+		p, err := parseIndex(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := treesAgreeing(p, nil); ok {
 			t.Error("treesAgreeing: ok for a split index, whose file holds only some of its entries")
 		}
 	})

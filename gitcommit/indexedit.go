@@ -93,35 +93,82 @@ func nextEntry(body []byte, off int, version uint32, prev []byte) (fixed, name [
 	return body[start : start+fixedLen], body[off : off+end], start + (fixedLen+end+8)&^7, nil
 }
 
-// cachedTree is the tree the index file b's cache tree (its TREE
-// extension) says its entries are: git keeps the root valid only while
-// the stage-0 entries are exactly that tree (any change to an entry
-// invalidates the path to it, and an intent-to-add or unmerged entry
-// keeps the root invalid), and trusts it to write commits. ok is false
-// where the root is invalid, there is none, or b is not read here.
-func cachedTree(b []byte) (tree plumbing.Hash, ok bool) {
-	_, root, ok := indexCacheTree(b, false)
-	if !ok || root.entries < 0 || len(root.oid) != len(tree) {
+// cachedTree is the tree the index's cache tree (its TREE extension)
+// says its entries are: git keeps the root valid only while the stage-0
+// entries are exactly that tree (any change to an entry invalidates the
+// path to it, and an intent-to-add or unmerged entry keeps the root
+// invalid), and trusts it to write commits. ok is false where the root is
+// invalid, there is none, or p was not read.
+func (p parsedIndex) cachedTree() (tree plumbing.Hash, ok bool) {
+	root, err := p.cacheTree()
+	if err != nil || root == nil || root.entries < 0 || len(root.oid) != len(tree) {
 		return plumbing.ZeroHash, false
 	}
 	copy(tree[:], root.oid)
 	return tree, true
 }
 
-// isTree says the index file b is tree (cachedTree), never for a zero
-// tree.
-func isTree(b []byte, tree plumbing.Hash) bool {
-	got, ok := cachedTree(b)
+// isTree says p is tree (cachedTree), never for a zero tree.
+func (p parsedIndex) isTree(tree plumbing.Hash) bool {
+	got, ok := p.cachedTree()
 	return ok && !tree.IsZero() && got == tree
 }
 
-// indexBytes is an index file as read: its bytes and its mtime (git's
-// racy-entry rule holds against it).
+// parsedIndex is an index file read: its version (0: not read), its
+// entries in order (version 4's names whole again; the bytes are the
+// file's) and its extensions.
+type parsedIndex struct {
+	version uint32
+	entries []rawEntry
+	exts    []indexExt
+}
+
+// indexExt is an extension of an index file: its signature and data.
+type indexExt struct {
+	sig  string
+	data []byte
+}
+
+// parseIndex reads the index file b (see errIndexUnsupported).
+func parseIndex(b []byte) (parsedIndex, error) {
+	version, n, err := indexHeader(b)
+	if err != nil {
+		return parsedIndex{}, err
+	}
+	body := b[:len(b)-20]
+	p := parsedIndex{version: version, entries: make([]rawEntry, 0, n)}
+	off, prev := 12, []byte(nil)
+	for range n {
+		var fixed []byte
+		if fixed, prev, off, err = nextEntry(body, off, version, prev); err != nil {
+			return parsedIndex{}, err
+		}
+		p.entries = append(p.entries, rawEntry{fixed: fixed, name: prev})
+	}
+	for off+8 <= len(body) {
+		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
+		if off+8+size > len(body) {
+			return parsedIndex{}, errIndexUnsupported
+		}
+		p.exts = append(p.exts, indexExt{sig: string(body[off : off+4]), data: body[off+8 : off+8+size]})
+		off += 8 + size
+	}
+	if off != len(body) {
+		return parsedIndex{}, errIndexUnsupported
+	}
+	return p, nil
+}
+
+// indexBytes is an index file as read: its bytes, its mtime (git's
+// racy-entry rule holds against it) and what they say.
 type indexBytes struct {
 	data  []byte
 	mtime time.Time
+	parsedIndex
 }
 
+// loadIndex reads and parses the index file at path. A format not read
+// here is errIndexUnsupported, with the bytes read.
 func loadIndex(path string) (indexBytes, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -131,7 +178,8 @@ func loadIndex(path string) (indexBytes, error) {
 	if err != nil {
 		return indexBytes{}, err
 	}
-	return indexBytes{data: b, mtime: fi.ModTime()}, nil
+	p, err := parseIndex(b)
+	return indexBytes{data: b, mtime: fi.ModTime(), parsedIndex: p}, err
 }
 
 // editBuffers keeps the buffers edit writes an index in: one a commit,
@@ -146,14 +194,17 @@ func editIndex(path string, add []string, remove map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	return src.edit(path, add, remove, nil)
+	return src.edit(path, add, remove, parsedIndex{})
 }
 
 // edit writes src, edited, to path. Its cache tree is treesFrom's where
-// that index file's agrees (treesAgreeing: the index a commit started
-// from), else src's invalidated along the paths touched.
-func (src indexBytes) edit(path string, add []string, remove map[string]bool, treesFrom []byte) error {
-	b := src.data
+// that index agrees (treesAgreeing: the index a commit started from),
+// else src's invalidated along the paths touched.
+func (src indexBytes) edit(path string, add []string, remove map[string]bool, treesFrom parsedIndex) error {
+	entries, found := src.without(remove, false)
+	if found != len(remove) {
+		entries, _ = src.without(remove, true)
+	}
 	// git's racy-entry rule holds against the index file's mtime, which
 	// this rewrite moves: an entry as new as the file is smudged (size 0)
 	// so git looks at its content again, as git does when it writes. "As
@@ -163,64 +214,25 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	// the rewrite moved into the next second, a same-size edit made in
 	// that second was never seen (a commit missed it under load).
 	racy := src.mtime.Unix()
-	version, n, err := indexHeader(b)
-	if err != nil {
-		return err
-	}
-	body := b[:len(b)-20]
-	// Only a gitlink (what a placeholder is) or an unmerged entry is
-	// looked up in remove — unless that did not find every path in it,
-	// when every entry is: one to remove may be some other entry.
-	var entries []rawEntry
-	var off int
-	for _, all := range []bool{false, true} {
-		entries = make([]rawEntry, 0, n+len(add))
-		found := 0
-		var prev []byte
-		off = 12
-		for range n {
-			var fixed, name []byte
-			if fixed, name, off, err = nextEntry(body, off, version, prev); err != nil {
-				return err
-			}
-			prev = name
-			if (all || isGitlink(fixed) || (rawEntry{fixed: fixed}).stage() != 0) && remove[string(name)] {
-				found++
-				continue
-			}
-			if int64(binary.BigEndian.Uint32(fixed[8:12])) >= racy {
-				fixed = slices.Clone(fixed)
-				binary.BigEndian.PutUint32(fixed[36:40], 0)
-			}
-			entries = append(entries, rawEntry{fixed: fixed, name: name})
-		}
-		if found == len(remove) {
-			break
+	for i, e := range entries {
+		if int64(binary.BigEndian.Uint32(e.fixed[8:12])) >= racy {
+			entries[i].fixed = slices.Clone(e.fixed)
+			binary.BigEndian.PutUint32(entries[i].fixed[36:40], 0)
 		}
 	}
 	// Extensions: TREE kept (invalidated where entries change), REUC
 	// kept, the position- and worktree-bound ones dropped.
 	var tree, reuc []byte
-	for off+8 <= len(body) {
-		sig := string(body[off : off+4])
-		size := int(binary.BigEndian.Uint32(body[off+4 : off+8]))
-		if off+8+size > len(body) {
-			return errIndexUnsupported
-		}
-		data := body[off+8 : off+8+size]
-		off += 8 + size
-		switch {
-		case sig == "TREE":
-			tree = data
-		case sig == "REUC":
-			reuc = data
-		case sig == "UNTR" || sig == "FSMN" || sig == "EOIE" || sig == "IEOT":
+	for _, x := range src.exts {
+		switch x.sig {
+		case "TREE":
+			tree = x.data
+		case "REUC":
+			reuc = x.data
+		case "UNTR", "FSMN", "EOIE", "IEOT":
 		default:
 			return errIndexUnsupported // link (split), sdir (sparse), or unknown
 		}
-	}
-	if off != len(body) {
-		return errIndexUnsupported
 	}
 	if len(add) > 0 {
 		adds := make([]rawEntry, 0, len(add))
@@ -237,6 +249,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		tree = agreed
 	} else if tree != nil {
 		touched := slices.Concat(add, slices.Collect(maps.Keys(remove)))
+		var err error
 		if tree, err = invalidateCacheTree(tree, touched); err != nil {
 			return errIndexUnsupported
 		}
@@ -251,15 +264,15 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	out := editBuffers.Get().(*bytes.Buffer)
 	defer editBuffers.Put(out)
 	out.Reset()
-	out.Grow(len(b) + len(add)*80)
+	out.Grow(len(src.data) + len(add)*80)
 	out.WriteString("DIRC")
-	_ = binary.Write(out, binary.BigEndian, version)
+	_ = binary.Write(out, binary.BigEndian, src.version)
 	_ = binary.Write(out, binary.BigEndian, uint32(len(entries)))
 	var prev []byte
 	for _, e := range entries {
 		start := out.Len()
 		out.Write(e.fixed)
-		if version == 4 {
+		if src.version == 4 {
 			common := 0
 			for common < len(prev) && common < len(e.name) && prev[common] == e.name[common] {
 				common++
@@ -278,6 +291,22 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	sum := sha1.Sum(out.Bytes())
 	out.Write(sum[:])
 	return overwrite(path, out.Bytes())
+}
+
+// without is src's entries less those remove names, and how many it took
+// out. A placeholder is a gitlink: unless every entry is looked up, only
+// gitlinks and unmerged entries are (edit looks again at every entry
+// where that did not find every path: one may be some other entry).
+func (src indexBytes) without(remove map[string]bool, every bool) (_ []rawEntry, found int) {
+	out := make([]rawEntry, 0, len(src.entries))
+	for _, e := range src.entries {
+		if (every || isGitlink(e.fixed) || e.stage() != 0) && remove[string(e.name)] {
+			found++
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, found
 }
 
 // overwrite writes b over the file at path, in place, and cuts it to b's

@@ -129,7 +129,11 @@ func TestCachedTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			head := plumbing.NewHash(runGit(t, dir, "rev-parse", "HEAD^{tree}"))
-			if got := isTree(b, head); got != tt.want {
+			p, err := parseIndex(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.isTree(head); got != tt.want {
 				t.Errorf("isTree = %v, want %v", got, tt.want)
 			}
 		})

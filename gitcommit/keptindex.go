@@ -2,8 +2,6 @@ package gitcommit
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"slices"
 )
 
@@ -31,57 +29,31 @@ type keptIndex struct {
 // entries (an agent's `git status` rewrites the file with fresher stat
 // data, nothing else; k's older stat data only make git look at a few
 // files again).
-func (r *Repo) startsFrom(k keptIndex, h head, hidden []string, index []byte) bool {
+func (r *Repo) startsFrom(k keptIndex, h head, hidden []string, index parsedIndex) bool {
 	if k.commit == "" || k.commit != h.hash.String() || !slices.Equal(k.hidden, hidden) {
 		return false
 	}
-	return r.indexIsHead(h) || sameEntries(index, k.index.data, k.set)
+	return r.indexIsHead(h) || sameEntries(index, k.index.parsedIndex, k.set)
 }
 
-// sameEntries says the index file b holds kept's entries less the
-// placeholders (skip): the same names, modes, objects and flags, in the
-// same order (stat data aside).
-func sameEntries(b, kept []byte, skip pathSet) bool {
-	v, n, err := indexHeader(b)
-	kv, kn, kerr := indexHeader(kept)
-	if err != nil || kerr != nil || v != kv || n+len(skip) != kn {
+// sameEntries says the index b holds kept's entries less the placeholders
+// (skip): the same names, in the same order, the same but for their stat
+// data (sameButStat).
+func sameEntries(b, kept parsedIndex, skip pathSet) bool {
+	if b.version == 0 || b.version != kept.version || len(b.entries)+len(skip) != len(kept.entries) {
 		return false
 	}
-	body, keptBody := b[:len(b)-20], kept[:len(kept)-20]
-	off, koff := 12, 12
-	var prev, kprev, fixed, name []byte
-	for range kn {
-		var kfixed, kname []byte
-		if kfixed, kname, koff, err = nextEntry(keptBody, koff, kv, kprev); err != nil {
-			return false
-		}
-		kprev = kname
+	i := 0
+	for _, k := range kept.entries {
 		// A placeholder is a gitlink: no other entry is looked up (one
 		// that is not is compared, and differs).
-		if isGitlink(kfixed) && skip[string(kname)] {
+		if isGitlink(k.fixed) && skip[string(k.name)] {
 			continue
 		}
-		if n == 0 {
+		if i == len(b.entries) || !bytes.Equal(b.entries[i].name, k.name) || !sameButStat(b.entries[i], k) {
 			return false
 		}
-		if fixed, name, off, err = nextEntry(body, off, v, prev); err != nil {
-			return false
-		}
-		prev, n = name, n-1
-		// The mode, the object id and the flags (extended ones too): all
-		// but the stat data.
-		if !bytes.Equal(name, kname) || !bytes.Equal(fixed[24:28], kfixed[24:28]) || !bytes.Equal(fixed[40:], kfixed[40:]) {
-			return false
-		}
+		i++
 	}
-	return n == 0
-}
-
-// seedKept writes k into the lock file, dated as git wrote it.
-func (l *lockFile) seedKept(k keptIndex) error {
-	_ = l.f.Close()
-	if err := os.WriteFile(l.lockPath(), k.index.data, 0o666); err != nil {
-		return fmt.Errorf("write %s: %w", l.lockPath(), err)
-	}
-	return os.Chtimes(l.lockPath(), k.index.mtime, k.index.mtime)
+	return i == len(b.entries)
 }

@@ -246,57 +246,61 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		return staging{}, err
 	}
 	hidden = append(slices.Clip(hidden), state...) // the answer is shared (memoized): never appended to in place
-	indexPath := lock.lockPath()
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}}
-	// The index as the commit starts: whether the kept staged index holds
-	// (startsFrom), and the trees its cache tree knows (treesAgreeing).
-	var from []byte
-	if len(hidden) > 0 {
-		from, _ = os.ReadFile(r.indexFile)
-	}
+	// The index as the commit starts, read once: the kept staged index's
+	// check (startsFrom), the seed otherwise, and the trees its cache tree
+	// knows (treesAgreeing). A missing or unreadable one is seed's to say.
+	from, _ := loadIndex(r.indexFile)
 	var st staging
-	set := r.kept.set
-	if r.startsFrom(r.kept, h, hidden, from) {
+	var set pathSet // hidden's paths
+	if r.startsFrom(r.kept, h, hidden, from.parsedIndex) {
 		// The last commit's staged index: HEAD's tree, these placeholders.
 		r.keptUsed++
-		if err := lock.seedKept(r.kept); err != nil {
+		if err := lock.seedWith(r.kept.index); err != nil {
 			return staging{}, err
 		}
-	} else if st, err = r.startFromHead(ctx, lock, h, headTree, never, out); err != nil {
-		return staging{}, err
-	} else if err := r.addToIndex(ctx, indexPath, hidden); err != nil {
-		return staging{}, err
+		set = r.kept.set
 	} else {
+		if st, err = r.startFromHead(ctx, lock, h, headTree, never, out, from); err != nil {
+			return staging{}, err
+		}
+		if err := r.addToIndex(ctx, lock.lockPath(), hidden); err != nil {
+			return staging{}, err
+		}
 		set = make(pathSet, len(hidden))
 		for _, p := range hidden {
 			set[p] = true
 		}
 	}
-	if _, err := r.git(ctx, gitRun{env: env.env, user: true}, append(gitArgs, "add", "-A")...); err != nil {
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}, user: true}
+	if _, err := r.git(ctx, env, append(gitArgs, "add", "-A")...); err != nil {
 		return staging{}, fmt.Errorf("stage: %w", err)
 	}
-	staged, byGit, err := r.removeFromIndexBy(ctx, indexPath, hidden, set, from)
+	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), hidden, set, from.parsedIndex)
 	if !byGit && len(hidden) > 0 {
 		st.staged = keptIndex{index: staged, hidden: hidden, set: set}
 	}
 	return st, err
 }
 
-// startFromHead seeds the private index with the index and turns it into
-// HEAD's tree (stageOnce), noting the user's own entries for the paths
+// startFromHead seeds the private index with the index (as stageOnce read
+// it) and turns it into HEAD's tree, noting the user's own entries for the paths
 // left out (out).
 //
 // Where the index is HEAD's tree — noted so after debussy's last commit,
 // or so its cache tree says (the agent's `git status` since rewrote the
 // file, not its entries) — git is not asked how they differ.
-func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string) (staging, error) {
-	if err := lock.seed(ctx, r, ""); err != nil {
+func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, index indexBytes) (staging, error) {
+	if index.data == nil {
+		if err := lock.seed(ctx, r, ""); err != nil { // says why it could not be read, or seeds an empty one
+			return staging{}, err
+		}
+	} else if err := lock.seedWith(index); err != nil {
 		return staging{}, err
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}}
 	var err error
 	var recs []indexRecord
-	if !r.indexIsHead(h) && !isTree(lock.seeded, headTree) {
+	if !r.indexIsHead(h) && !index.isTree(headTree) {
 		if recs, err = r.indexVsHead(ctx, env, h); err != nil {
 			return staging{}, err
 		}
@@ -352,7 +356,7 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []string) er
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
-	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil, nil)
+	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil, parsedIndex{})
 	return err
 }
 
@@ -360,7 +364,7 @@ func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []st
 // with the cache tree of the index file treesFrom where it agrees (edit),
 // returning the index as it read it before, or saying git had to do it
 // (byGit).
-func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, set pathSet, treesFrom []byte) (read indexBytes, byGit bool, _ error) {
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, set pathSet, treesFrom parsedIndex) (read indexBytes, byGit bool, _ error) {
 	if len(paths) == 0 {
 		return indexBytes{}, false, nil
 	}
@@ -371,10 +375,10 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 		}
 	}
 	read, err := loadIndex(indexPath)
-	if err != nil {
-		return indexBytes{}, false, err
+	if err == nil {
+		err = read.edit(indexPath, nil, set, treesFrom)
 	}
-	if err := read.edit(indexPath, nil, set, treesFrom); !errors.Is(err, errIndexUnsupported) {
+	if !errors.Is(err, errIndexUnsupported) {
 		return read, false, err
 	}
 	var b bytes.Buffer

@@ -155,7 +155,6 @@ type lockFile struct {
 	created time.Time // the lock's mtime: the filesystem's "now" when we began
 	done    bool
 	owner   string // the owner record (lockowner.go), removed before the lock
-	seeded  []byte // what seed last wrote into the lock file, when it read it
 }
 
 // acquireLock takes path's lock; with core.sharedRepository the lock file
@@ -227,8 +226,7 @@ func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
 	if from == "" {
 		from = l.path
 	}
-	l.seeded = nil
-	b, err := os.ReadFile(from)
+	src, err := loadIndex(from)
 	if errors.Is(err, fs.ErrNotExist) {
 		// git refuses a zero-byte index: an empty one, in the repository's
 		// hash, by git.
@@ -239,17 +237,19 @@ func (l *lockFile) seed(ctx context.Context, r *Repo, from string) error {
 		_, err := r.git(ctx, gitRun{env: []string{"GIT_INDEX_FILE=" + l.lockPath()}}, append(noHooks, "read-tree", "--empty")...)
 		return err
 	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", l.path, err)
+	if src.data == nil {
+		return fmt.Errorf("read %s: %w", from, err)
 	}
-	if err := os.WriteFile(l.lockPath(), b, 0o666); err != nil {
+	return l.seedWith(src)
+}
+
+// seedWith writes src into the lock file, dated as src was.
+func (l *lockFile) seedWith(src indexBytes) error {
+	_ = l.f.Close() // ours to write now, by name
+	if err := os.WriteFile(l.lockPath(), src.data, 0o666); err != nil {
 		return fmt.Errorf("write %s: %w", l.lockPath(), err)
 	}
-	l.seeded = b
-	if fi, err := os.Stat(from); err == nil {
-		_ = os.Chtimes(l.lockPath(), fi.ModTime(), fi.ModTime())
-	}
-	return nil
+	return os.Chtimes(l.lockPath(), src.mtime, src.mtime)
 }
 
 // commitFile renames the lock file, as written by others, over path.
