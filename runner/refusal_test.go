@@ -73,11 +73,11 @@ func TestRefusal(t *testing.T) {
 	}
 }
 
-// withFacts gives an outcome built by hand the facts its result holds, as
-// the stop machine would have gathered them.
 // authRefusal is refuseOnAuth's reason, as the machine records it.
 const authRefusal = "the API refused claude's credentials (status 401 authentication_failed, 2 attempts)"
 
+// withFacts gives an outcome built by hand the facts its result holds, as
+// the stop machine would have gathered them.
 func withFacts(o Outcome) Outcome {
 	if r := o.Result; r != nil {
 		o.facts = failure.Facts{HasResult: true, IsError: r.IsError, APIErrorStatus: r.APIErrorStatus, Text: r.Text}
