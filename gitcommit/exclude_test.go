@@ -76,11 +76,7 @@ func TestCommitAllExclude(t *testing.T) {
 			// it; as the user's, it is left out instead.
 			runGit(t, dir, "init", "-q", filepath.Join(dir, "scratch"))
 
-			r := mustOpen(t, dir)
-			user, err := r.Untracked(context.Background())
-			if err != nil {
-				t.Fatalf("Untracked: %v", err)
-			}
+			r, user := openRun(t, dir)
 			if len(user) != 3 || user["scratch"] != "" {
 				t.Fatalf("Untracked = %v, want notes.txt, dir/key.env and scratch (\"\")", user)
 			}
@@ -231,11 +227,7 @@ func TestUserFilesOfEveryKindStayOut(t *testing.T) {
 			runGit(t, dir, "init", "-q", nested)
 			runGit(t, nested, "add", "f")
 			runGit(t, nested, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "n")
-			r := mustOpen(t, dir)
-			files, err := r.Untracked(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, files := openRun(t, dir)
 			for _, content := range []string{"b1\n", "b2\n", "b3\n"} {
 				writeFiles(t, dir, map[string]string{"src/b.go": content})
 				runGit(t, dir, "status", "--porcelain")

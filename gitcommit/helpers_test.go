@@ -101,6 +101,18 @@ func mustOpen(t *testing.T, dir string, opts ...Option) *Repo {
 	return r
 }
 
+// openRun opens dir as a run does: the Repo, and the user's untracked
+// files as the run starts.
+func openRun(t *testing.T, dir string) (*Repo, Fingerprints) {
+	t.Helper()
+	r := mustOpen(t, dir)
+	files, err := r.Untracked(context.Background())
+	if err != nil {
+		t.Fatalf("Untracked: %v", err)
+	}
+	return r, files
+}
+
 func mustCommitAll(t *testing.T, dir, msg string) Commit {
 	t.Helper()
 	c, err := mustOpen(t, dir).CommitAll(context.Background(), msg)

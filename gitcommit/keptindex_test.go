@@ -2,6 +2,7 @@ package gitcommit
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,10 +24,9 @@ func TestARunOfCommits(t *testing.T) {
 	user := map[string]string{"notes/n1.txt": "n1\n", "notes/deep/n2.txt": "n2\n", "src/mine.txt": "mine\n", "src/mine2.txt": "mine2\n", "top.txt": "top\n"}
 	writeFiles(t, dir, user)
 	time.Sleep(1100 * time.Millisecond) // older than the run: their directories' listings are kept
-	r := mustOpen(t, dir)
-	files, err := r.Untracked(context.Background())
-	if err != nil || len(files) != len(user) {
-		t.Fatalf("Untracked = %v, %v", files, err)
+	r, files := openRun(t, dir)
+	if len(files) != len(user) {
+		t.Fatalf("Untracked = %v", files)
 	}
 	tracked := map[string]string{"a.go": "a0\n", "src/b.go": "b0\n", "src/c.go": "c0\n"}
 	write := func(p, content string) {
@@ -83,11 +83,7 @@ func TestARunOfCommits(t *testing.T) {
 		if _, err := r.CommitAll(context.Background(), st.name, Exclude(files, nil)); err != nil {
 			t.Fatalf("%s: CommitAll: %v", st.name, err)
 		}
-		var want []string
-		for p := range tracked {
-			want = append(want, p)
-		}
-		slices.Sort(want)
+		want := slices.Sorted(maps.Keys(tracked))
 		if got := treeFiles(t, dir); !slices.Equal(got, want) {
 			t.Fatalf("%s: HEAD's tree = %v, want %v", st.name, got, want)
 		}
@@ -103,8 +99,9 @@ func TestARunOfCommits(t *testing.T) {
 		if st.extra != nil {
 			status = st.extra // the agent's staging stays as it left it
 		}
+		s := runGit(t, dir, "status", "--porcelain", "--untracked-files=all")
 		for _, line := range status {
-			if s := runGit(t, dir, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(s, line) {
+			if !strings.Contains(s, line) {
 				t.Errorf("%s: git status:\n%s\nwant %q", st.name, s, line)
 			}
 		}
@@ -130,11 +127,7 @@ func TestKeptIndexNotWithHooks(t *testing.T) {
 	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := mustOpen(t, dir)
-	files, err := r.Untracked(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, files := openRun(t, dir)
 	for i, content := range []string{"a1\n", "a2\n", "a3\n"} {
 		writeFiles(t, dir, map[string]string{"a.go": content})
 		if _, err := r.CommitAll(context.Background(), "work", Exclude(files, nil)); err != nil {

@@ -40,10 +40,9 @@ func TestUserFilesWatchedBetweenCommits(t *testing.T) {
 			write(t, dir, "notes/a/x.txt", "the user's\n")
 			write(t, dir, "notes/a/y.txt", "y\n")
 			write(t, dir, "src/mine.txt", "mine\n")
-			r := mustOpen(t, dir)
-			files, err := r.Untracked(context.Background())
-			if err != nil || len(files) != 3 {
-				t.Fatalf("Untracked: %v, %v", files, err)
+			r, files := openRun(t, dir)
+			if len(files) != 3 {
+				t.Fatalf("Untracked: %v", files)
 			}
 			write(t, dir, "src/tracked.go", "package a // 1\n")
 			first, err := r.CommitAll(context.Background(), "one", Exclude(files, nil))
