@@ -90,10 +90,7 @@ func (r *Repo) placeholders(tree plumbing.Hash, paths []string) ([]string, error
 }
 
 func (r *Repo) findPlaceholders(tree plumbing.Hash, paths []string) ([]string, error) {
-	set := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		set[p] = true
-	}
+	set := pathSetOf(paths)
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range paths {

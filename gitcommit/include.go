@@ -131,6 +131,15 @@ func Never(paths []string) CommitOption {
 // pathSet is a set of slash paths.
 type pathSet map[string]bool
 
+// pathSetOf is the set of paths.
+func pathSetOf(paths []string) pathSet {
+	set := make(pathSet, len(paths))
+	for _, p := range paths {
+		set[p] = true
+	}
+	return set
+}
+
 // notInHead is never without the paths HEAD's tree (zero: none) has:
 // those are the branch's files, committed as usual.
 func (r *Repo) notInHead(tree plumbing.Hash, never pathSet) (pathSet, error) {

@@ -266,10 +266,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		if err := r.addToIndex(ctx, lock.lockPath(), hidden); err != nil {
 			return staging{}, err
 		}
-		set = make(pathSet, len(hidden))
-		for _, p := range hidden {
-			set[p] = true
-		}
+		set = pathSetOf(hidden)
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}, user: true}
 	if _, err := r.git(ctx, env, append(gitArgs, "add", "-A")...); err != nil {
@@ -312,10 +309,7 @@ func (r *Repo) startFromHead(ctx context.Context, lock *lockFile, h head, headTr
 	// back after the commit (Never's, an agent's `git add -f .env`, are
 	// taken out and named instead).
 	var st staging
-	leftOut := make(map[string]bool, len(out))
-	for _, p := range out {
-		leftOut[p] = true
-	}
+	leftOut := pathSetOf(out)
 	for _, rec := range recs {
 		switch {
 		case rec.dstMode == "000000" || rec.srcMode != "000000":
@@ -369,10 +363,7 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 		return indexBytes{}, false, nil
 	}
 	if set == nil {
-		set = make(pathSet, len(paths))
-		for _, p := range paths {
-			set[p] = true
-		}
+		set = pathSetOf(paths)
 	}
 	read, err := loadIndex(indexPath)
 	if err == nil {
