@@ -77,11 +77,8 @@ func (p *phaseRun) boundaryChecks() (func(policy.Call) string, func(string, json
 	if box == nil {
 		return nil, nil
 	}
-	s := p.sandboxScope()
-	return func(c policy.Call) string { return box.Refusal(s, c.Tool, c.Input) },
-		func(tool string, in json.RawMessage, result string) string {
-			return box.Refused(s, tool, in, result)
-		}
+	checks := box.Checks(p.sandboxScope())
+	return func(c policy.Call) string { return checks.Refusal(c.Tool, c.Input) }, checks.Refused
 }
 
 // gateCommand is how the phase's gates run: inside the sandbox when the

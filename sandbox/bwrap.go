@@ -420,18 +420,6 @@ func (b *Boundary) tempOf(s Scope) string {
 // scopeName makes a scope's name one path element.
 var scopeName = strings.NewReplacer("/", "_", "\x00", "_", "..", "_")
 
-// Writable are the places a tool of scope s may write to (resolved), for
-// Refusal: the same as the bubblewrap layout's.
-func (b *Boundary) writable(s Scope) []string {
-	out := []string{b.claudeReal}
-	for _, p := range append([]string{s.Work, s.Run, b.tempOf(s)}, s.Git...) {
-		if p != "" {
-			out = append(out, resolved(p))
-		}
-	}
-	return append(out, b.writeReal...)
-}
-
 // GitDirs are the git dirs outside work that git in work writes to: for a
 // linked worktree, its own git dir and the common one (objects, refs) in
 // the main repository; none for a repository whose .git is inside it.

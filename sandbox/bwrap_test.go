@@ -279,7 +279,7 @@ func TestGitCodeReadOnly(t *testing.T) {
 			}
 		})
 	}
-	if p := f.b.Refusal(f.s, "Write", json.RawMessage(`{"file_path":".git/hooks/post-commit"}`)); !strings.Contains(p, "git's config or hooks") {
+	if p := f.b.Checks(f.s).Refusal("Write", json.RawMessage(`{"file_path":".git/hooks/post-commit"}`)); !strings.Contains(p, "git's config or hooks") {
 		t.Errorf("Write to a hook: refusal %q", p)
 	}
 }

@@ -34,31 +34,65 @@ func parseInput(raw json.RawMessage) input {
 	return in
 }
 
+// Checks are the boundary's checks of one phase scope's tool calls
+// (Refusal, Refused), which run at every call: the scope's places are
+// resolved once, here, not at each call.
+type Checks struct {
+	b *Boundary
+	s Scope // as given: a relative path is the tree's as claude sees it
+	// The scope's places with their symlinks resolved.
+	work, state, run string
+	readOnly         []string
+	writable         []string // the bubblewrap layout's writable places
+}
+
+// Checks returns the checks of scope s's tool calls.
+func (b *Boundary) Checks(s Scope) *Checks {
+	c := &Checks{b: b, s: s, work: resolved(s.Work), writable: []string{b.claudeReal}}
+	if s.State != "" {
+		c.state = resolved(s.State)
+	}
+	if s.Run != "" {
+		c.run = resolved(s.Run)
+	}
+	for _, ro := range s.ReadOnly {
+		c.readOnly = append(c.readOnly, resolved(ro))
+	}
+	for _, p := range append([]string{s.Work, s.Run, b.tempOf(s)}, s.Git...) {
+		if p != "" {
+			c.writable = append(c.writable, resolved(p))
+		}
+	}
+	c.writable = append(c.writable, b.writeReal...)
+	return c
+}
+
 // Refusal is why the boundary refuses tool's call before it runs, "" to
 // let it run: a file tool writing outside the writable places or into the
 // repository's Claude settings (read by later sessions: they could loosen
 // claude's own sandbox), a file tool reading a hidden path, WebFetch of a
 // host sandbox_allow_domains does not list (claude fetches it itself,
 // outside its sandbox's proxy).
-func (b *Boundary) Refusal(s Scope, tool string, raw json.RawMessage) string {
+func (c *Checks) Refusal(tool string, raw json.RawMessage) string {
+	b := c.b
 	in := parseInput(raw)
 	switch tool {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
-		p := b.abs(s, cmp.Or(in.FilePath, in.NotebookPath))
+		p := c.abs(cmp.Or(in.FilePath, in.NotebookPath))
 		if p == "" {
 			return ""
 		}
-		if w := resolvedPrefix(p); !b.canWrite(s, w) {
+		if w := resolvedPrefix(p); !c.canWrite(w) {
 			return fmt.Sprintf("debussy sandbox: %s is outside the places this run may write (%s); nothing there can be written, by any tool. "+
 				"Write inside the repository, or in $TMPDIR for scratch files.", p, b.describeWritable())
-		} else if settingsFile(s, w) {
+		} else if c.settingsFile(w) {
 			return fmt.Sprintf("debussy sandbox: %s holds Claude settings that would loosen the sandbox of later sessions; it is read-only for this run.", p)
-		} else if gitCode(s, w) {
+		} else if c.gitCode(w) {
 			return fmt.Sprintf("debussy sandbox: %s is git's config or hooks, which run outside the boundary when debussy commits; it is read-only for this run.", p)
 		}
 	case "Read", "NotebookRead", "Grep", "Glob", "LS":
 		for _, p := range []string{in.FilePath, in.NotebookPath, in.Path, globRoot(in.Pattern)} {
-			if p = b.abs(s, p); p != "" && b.isHidden(resolvedPrefix(p)) {
+			if p = c.abs(p); p != "" && b.isHidden(resolvedPrefix(p)) {
 				return fmt.Sprintf("debussy sandbox: %s is a hidden credential path in this run (%s); it cannot be read, by any tool.", p, "sandbox_deny_read")
 			}
 		}
@@ -76,7 +110,7 @@ func (b *Boundary) Refusal(s Scope, tool string, raw json.RawMessage) string {
 // places), "read" (a hidden path the call named came back missing or
 // denied), "network" (a command's connection refused, a host not resolved,
 // the proxy's refusal).
-func (b *Boundary) Refused(s Scope, tool string, raw json.RawMessage, result string) string {
+func (c *Checks) Refused(tool string, raw json.RawMessage, result string) string {
 	if result == "" {
 		return ""
 	}
@@ -85,7 +119,7 @@ func (b *Boundary) Refused(s Scope, tool string, raw json.RawMessage, result str
 	}
 	in := parseInput(raw)
 	named := in.Command + "\n" + cmp.Or(in.FilePath, in.NotebookPath, in.Path, in.Pattern)
-	if missing.MatchString(result) && b.namesHidden(s, named) {
+	if missing.MatchString(result) && c.namesHidden(named) {
 		return "read"
 	}
 	if tool == "Bash" && netRefused.MatchString(result) {
@@ -103,7 +137,8 @@ var (
 
 // namesHidden reports whether text names a hidden path, as typed (~/.ssh)
 // or absolute.
-func (b *Boundary) namesHidden(s Scope, text string) bool {
+func (c *Checks) namesHidden(text string) bool {
+	b := c.b
 	for _, d := range b.deny {
 		if strings.Contains(text, d) {
 			return true
@@ -113,29 +148,28 @@ func (b *Boundary) namesHidden(s Scope, text string) bool {
 		}
 	}
 	for _, f := range strings.Fields(text) {
-		if p := b.abs(s, strings.Trim(f, `"'`)); p != "" && b.isHidden(resolvedPrefix(p)) {
+		if p := c.abs(strings.Trim(f, `"'`)); p != "" && b.isHidden(resolvedPrefix(p)) {
 			return true
 		}
 	}
 	return false
 }
 
-func (b *Boundary) canWrite(s Scope, p string) bool {
+func (c *Checks) canWrite(p string) bool {
 	// .debussy is read-only but for the run's dir (and a worktree in it).
-	if s.State != "" && inside(p, resolved(s.State)) {
-		work := resolved(s.Work)
-		if !(s.Run != "" && inside(p, resolved(s.Run))) && !(within(work, resolved(s.State)) && inside(p, work)) {
+	if c.state != "" && inside(p, c.state) {
+		if !(c.run != "" && inside(p, c.run)) && !(within(c.work, c.state) && inside(p, c.work)) {
 			return false
 		}
 	}
-	for _, w := range b.writable(s) {
+	for _, w := range c.writable {
 		if inside(p, w) {
 			for _, name := range protectedClaudeFiles() {
-				if inside(p, filepath.Join(b.claudeReal, name)) {
+				if inside(p, filepath.Join(c.b.claudeReal, name)) {
 					return false
 				}
 			}
-			return !b.isHidden(p)
+			return !c.b.isHidden(p)
 		}
 	}
 	return false
@@ -151,9 +185,9 @@ func (b *Boundary) isHidden(p string) bool {
 }
 
 // gitCode reports whether p is in one of the scope's read-only git places.
-func gitCode(s Scope, p string) bool {
-	for _, ro := range s.ReadOnly {
-		if inside(p, resolved(ro)) {
+func (c *Checks) gitCode(p string) bool {
+	for _, ro := range c.readOnly {
+		if inside(p, ro) {
 			return true
 		}
 	}
@@ -162,23 +196,23 @@ func gitCode(s Scope, p string) bool {
 
 // settingsFile reports whether p is one of the Claude settings files of
 // the scope's tree, which claude reads at the start of each session.
-func settingsFile(s Scope, p string) bool {
-	dir := filepath.Join(resolved(s.Work), ".claude")
+func (c *Checks) settingsFile(p string) bool {
+	dir := filepath.Join(c.work, ".claude")
 	return p == filepath.Join(dir, "settings.json") || p == filepath.Join(dir, "settings.local.json")
 }
 
 // abs is p as claude resolves it: ~ expanded, relative to the tree.
-func (b *Boundary) abs(s Scope, p string) string {
+func (c *Checks) abs(p string) string {
 	p = strings.TrimSpace(p)
 	switch {
 	case p == "":
 		return ""
 	case p == "~" || strings.HasPrefix(p, "~/"):
-		return Expand(p, b.home)
+		return Expand(p, c.b.home)
 	case filepath.IsAbs(p):
 		return filepath.Clean(p)
 	}
-	return filepath.Join(s.Work, p)
+	return filepath.Join(c.s.Work, p)
 }
 
 // resolvedPrefix resolves the symlinks of p's longest existing prefix:

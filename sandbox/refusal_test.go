@@ -69,7 +69,7 @@ func TestRefusal(t *testing.T) {
 		{"Bash is bounded by the kernel", "Bash", in("command", "echo x > /etc/x"), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := b.Refusal(s, tt.tool, tt.input)
+			got := b.Checks(s).Refusal(tt.tool, tt.input)
 			if (tt.refused == "") != (got == "") || !strings.Contains(got, tt.refused) {
 				t.Errorf("Refusal = %q, want %q", got, tt.refused)
 			}
@@ -100,7 +100,7 @@ func TestRefused(t *testing.T) {
 		{"nothing", "Bash", in("command", "true"), "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := b.Refused(s, tt.tool, tt.input, tt.result); got != tt.want {
+			if got := b.Checks(s).Refused(tt.tool, tt.input, tt.result); got != tt.want {
 				t.Errorf("Refused = %q, want %q", got, tt.want)
 			}
 		})
