@@ -19,9 +19,9 @@ import (
 // files).
 type keptIndex struct {
 	commit string     // the commit made from it ("": nothing kept)
-	index  indexBytes // as git add -A left it (its mtime for git's racy-entry rule)
+	index  indexBytes // as git add -A left it, parsed (its mtime for git's racy-entry rule)
 	hidden []string
-	set    pathSet // hidden's paths
+	set    pathSet // hidden's paths, kept with them: 20,000 cost about 1.5 ms a commit to build
 }
 
 // startsFrom says k is where a commit on h hiding hidden may start: the
