@@ -65,6 +65,11 @@ func (c *benchRepo) setUp(b *testing.B) {
 	for i := range benchTracked {
 		writeB(b, filepath.Join(c.dir, "src", fmt.Sprintf("pkg%03d", i/benchPerDir), fmt.Sprintf("f%03d.go", i%benchPerDir)), fmt.Sprintf("package p\n\nconst X%d = %d\n", i, i))
 	}
+	// Ignored entries at the root, as most repositories have (a build
+	// directory, logs): the user's files are not all that is untracked.
+	writeB(b, filepath.Join(c.dir, ".gitignore"), "/build/\n*.log\n")
+	writeB(b, filepath.Join(c.dir, "build", "out.bin"), "built\n")
+	writeB(b, filepath.Join(c.dir, "run.log"), "log\n")
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=B", "-c", "user.email=b@x", "-c", "gc.auto=0", "commit", "-q", "-m", "init"}, {"gc", "-q"}} {
 		if out, err := gitCmd(c.dir, args...).CombinedOutput(); err != nil {
 			b.Fatalf("git %v: %v\n%s", args, err, out)

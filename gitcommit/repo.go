@@ -112,8 +112,9 @@ type Repo struct {
 	hidden hideMemo[[]string]
 	// kept is the last commit's staged index (keptindex.go); guarded by
 	// mu.
-	kept     keptIndex
-	keptUsed int // how many commits started from kept (for tests)
+	kept      keptIndex
+	keptUsed  int // how many commits started from kept (for tests)
+	rootNamed int // how many git add -A were given the root's names (for tests)
 	// trees caches tree objects' entries by hash (treeEntries); guarded
 	// by mu.
 	trees map[plumbing.Hash][]object.TreeEntry

@@ -183,15 +183,23 @@ func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) 
 	return out, s.changed, nil
 }
 
+// gitAdd is how git add -A runs: with the -c options args
+// (shimDir.gitArgs), and, where naming is set (namingOK), given the root's
+// entries by name where that hides the root's paths more cheaply
+// (rootnames.go).
+type gitAdd struct {
+	args   []string
+	naming bool
+}
+
 // stageByGit has git stage into the private index (see the comment at
-// the top of this file). gitArgs are the -c options git add -A runs with
-// (shimDir.gitArgs).
+// the top of this file).
 //
 // The user's files are looked at (a stat each, sortUser) while git stages:
 // every one of them is hidden from git add -A as if untouched, and in the
 // rare commit where the agent changed one, the staging is done again with
 // that one left to git.
-func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, o commitOptions, never pathSet, gitArgs []string) (staging, error) {
+func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, o commitOptions, never pathSet, add gitAdd) (staging, error) {
 	if o.asIs {
 		return staging{}, lock.seed(ctx, r, o.from) // a merge: committed as it is
 	}
@@ -206,7 +214,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 		s, err = r.sortUser(user, o)
 		looked <- err
 	}()
-	st, err := r.stageOnce(ctx, lock, h, headTree, never, user, gitArgs)
+	st, err := r.stageOnce(ctx, lock, h, headTree, never, user, add)
 	if lerr := <-looked; err == nil {
 		err = lerr
 	}
@@ -217,7 +225,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 		// The agent changed some of the user's files: those are its work,
 		// and git stages them.
 		out := slices.DeleteFunc(slices.Clone(user), func(p string) bool { return slices.Contains(s.changed, p) })
-		if st, err = r.stageOnce(ctx, lock, h, headTree, never, out, gitArgs); err != nil {
+		if st, err = r.stageOnce(ctx, lock, h, headTree, never, out, add); err != nil {
 			return staging{}, err
 		}
 		st.changed = s.changed
@@ -230,7 +238,7 @@ func (r *Repo) stageByGit(ctx context.Context, lock *lockFile, h head, headTree 
 // tree, hides out (with Never's paths and .debussy/) and runs git add -A
 // — or starts from the last commit's staged index where that is the same
 // start (keptindex.go).
-func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, gitArgs []string) (staging, error) {
+func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree plumbing.Hash, never pathSet, out []string, add gitAdd) (staging, error) {
 	state, err := r.stateDirsOut(headTree)
 	if err != nil {
 		return staging{}, err
@@ -250,9 +258,17 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	// check (startsFrom), the seed otherwise, and the trees its cache tree
 	// knows (treesAgreeing). A missing or unreadable one is seed's to say.
 	from, _ := loadIndex(r.indexFile)
+	naming, err := r.rootNames(add.naming, headTree, hidden, from.parsedIndex)
+	if err != nil {
+		return staging{}, err
+	}
+	placed := hidden // the paths placeholders hide
+	if naming.ok {
+		placed = slices.DeleteFunc(slices.Clone(hidden), func(p string) bool { return !strings.Contains(p, "/") })
+	}
 	var st staging
-	var set pathSet // hidden's paths
-	if r.startsFrom(r.kept, h, hidden, from.parsedIndex) {
+	var set pathSet // placed's paths
+	if r.startsFrom(r.kept, h, placed, from.parsedIndex) {
 		// The last commit's staged index: HEAD's tree, these placeholders.
 		r.keptUsed++
 		if err := lock.seedWith(r.kept.index); err != nil {
@@ -263,20 +279,58 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		if st, err = r.startFromHead(ctx, lock, h, headTree, never, out, from); err != nil {
 			return staging{}, err
 		}
-		if err := r.addToIndex(ctx, lock.lockPath(), hidden); err != nil {
+		if err := r.addToIndex(ctx, lock.lockPath(), placed); err != nil {
 			return staging{}, err
 		}
-		set = pathSetOf(hidden)
+		set = pathSetOf(placed)
 	}
-	env := gitRun{env: []string{"GIT_INDEX_FILE=" + lock.lockPath()}, user: true}
-	if _, err := r.git(ctx, env, append(gitArgs, "add", "-A")...); err != nil {
-		return staging{}, fmt.Errorf("stage: %w", err)
+	if placed, err = r.addAll(ctx, lock.lockPath(), add, naming, hidden, placed); err != nil {
+		return staging{}, err
 	}
-	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), hidden, set, from.parsedIndex)
-	if !byGit && len(hidden) > 0 {
-		st.staged = keptIndex{index: staged, hidden: hidden, set: set}
+	if len(placed) != len(set) {
+		set = pathSetOf(placed)
+	}
+	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), placed, set, from.parsedIndex)
+	if !byGit && len(placed) > 0 {
+		st.staged = keptIndex{index: staged, hidden: placed, set: set}
 	}
 	return st, err
+}
+
+// addAll runs git add -A on the private index at indexPath: given the
+// root's entries by name where naming says so, and otherwise, or where
+// git refuses what it was given (a name gone meanwhile, one ignored that
+// withoutIgnored did not see), with the root's hidden paths placed too.
+// It returns the paths placeholders hide.
+func (r *Repo) addAll(ctx context.Context, indexPath string, add gitAdd, naming rootNaming, hidden, placed []string) ([]string, error) {
+	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, user: true}
+	if naming.ok {
+		names, err := r.withoutIgnored(ctx, naming)
+		if err != nil {
+			return nil, err
+		}
+		if len(names) > 0 { // none: git add -A would take everything
+			args := append(append(slices.Clone(add.args), "add", "-A", "--"), literally(names)...)
+			_, err := r.git(ctx, env, args...)
+			if err == nil {
+				r.rootNamed++
+				return placed, nil
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("stage: %w", err)
+			}
+			r.log.Debug("git add refused the root's names; placeholders hide them", "err", err)
+		}
+		root := slices.DeleteFunc(slices.Clone(hidden), func(p string) bool { return strings.Contains(p, "/") })
+		if err := r.addToIndex(ctx, indexPath, root); err != nil {
+			return nil, err
+		}
+		placed = hidden
+	}
+	if _, err := r.git(ctx, env, append(add.args, "add", "-A")...); err != nil {
+		return nil, fmt.Errorf("stage: %w", err)
+	}
+	return placed, nil
 }
 
 // startFromHead seeds the private index with the index (as stageOnce read

@@ -1,0 +1,119 @@
+package gitcommit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Where the user's files crowd the root, git add -A is given the root's
+// other entries by name (rootnames.go). Each case commits what the agent
+// did, twice in one run, and git is the oracle: a copy of the repository
+// without the user's untouched files, committed by `git add -A && git
+// commit`, must give the same tree — whatever the root's new entries are
+// named, ignored or not, and whether naming was used (named) or not.
+func TestRootNamedLikeGit(t *testing.T) {
+	const users = 100 // above minHiddenForNames
+	cases := []struct {
+		name  string
+		env   []string
+		agent func(t *testing.T, dir string, round int)
+		// changed are the user's files the agent changed (its work).
+		changed []string
+		named   bool
+	}{
+		{name: "tracked edits", named: true, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{"README.md": fmt.Sprintf("round %d\n", round), "src/a.go": fmt.Sprintf("package a // %d\n", round)})
+		}},
+		{name: "new root entries named like pathspec magic", named: true, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{
+				fmt.Sprintf("new%d.go", round): "package n\n", ":!b": "b\n", "*": "star\n", "[ab]": "class\n", "-n": "dash\n",
+				":(glob)**": "g\n", "sp ace": "s\n", "tab\there": "t\n", "ünï": "u\n", "newdir/x.go": "package x\n",
+			})
+		}},
+		{name: "ignored root entries", named: true, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{".env": "SECRET=1\n", "debug.log": "log\n", "build/out.bin": "bin\n",
+				"cache/a.log": "a\n", "cache/b.log": "b\n", "mixed/keep.go": "package m\n", "mixed/drop.log": "d\n"})
+			must(t, os.MkdirAll(filepath.Join(dir, "empty"), 0o755))
+		}},
+		{name: "tracked root entries deleted", named: true, agent: func(t *testing.T, dir string, round int) {
+			if round == 1 {
+				must(t, os.Remove(filepath.Join(dir, "go.mod")))
+				must(t, os.RemoveAll(filepath.Join(dir, "docs")))
+			} else {
+				must(t, os.Remove(filepath.Join(dir, "README.md")))
+			}
+		}},
+		{name: "the agent unignores", named: true, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{".gitignore": "/build/\n.env\n", "debug.log": "now tracked\n"})
+		}},
+		{name: "the agent stages everything", named: true, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{fmt.Sprintf("work%d.go", round): "package w\n"})
+			runGit(t, dir, "add", "-A")
+		}},
+		{name: "the agent changes and removes user files", named: true, changed: []string{"u007.txt"}, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{"u007.txt": fmt.Sprintf("the agent's now %d\n", round)})
+			_ = os.Remove(filepath.Join(dir, "u008.txt"))
+		}},
+		{name: "a nested repository and a symlink", named: true, agent: func(t *testing.T, dir string, round int) {
+			if round == 1 {
+				nested := filepath.Join(dir, "vendored")
+				writeFiles(t, nested, map[string]string{"v.go": "package v\n"})
+				runGit(t, nested, "init", "-q")
+				runGit(t, nested, "add", "-A")
+				runGit(t, nested, "-c", "user.name=V", "-c", "user.email=v@x", "commit", "-q", "-m", "v")
+				must(t, os.Symlink("src", filepath.Join(dir, "link")))
+			}
+		}},
+		{name: "GIT_GLOB_PATHSPECS: placeholders", env: []string{"GIT_GLOB_PATHSPECS=1"}, agent: func(t *testing.T, dir string, round int) {
+			writeFiles(t, dir, map[string]string{fmt.Sprintf("new%d.go", round): "package n\n", "*": "star\n"})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := isolate(t)
+			dir := committedRepo(t, map[string]string{
+				"README.md": "readme\n", "go.mod": "module m\n", "src/a.go": "package a\n", "docs/d.md": "d\n",
+				".gitignore": "/build/\n*.log\n.env\n",
+			})
+			user := map[string]string{"src/mine.txt": "beside tracked\n", "notes/n.txt": "a directory of the user's\n"}
+			for i := range users {
+				user[fmt.Sprintf("u%03d.txt", i)] = fmt.Sprintf("the user's %d\n", i)
+			}
+			writeFiles(t, dir, user)
+			writeFiles(t, dir, map[string]string{"old.log": "ignored at the start\n"})
+			r := mustOpen(t, dir, WithEnv(append(diffEnv(home, nil), tc.env...)))
+			files, err := r.Untracked(t.Context())
+			if err != nil || len(files) != len(user) {
+				t.Fatalf("Untracked: %d files, %v", len(files), err)
+			}
+			for round := 1; round <= 2; round++ {
+				writeFiles(t, dir, map[string]string{"src/round.go": fmt.Sprintf("package a // %d\n", round)})
+				tc.agent(t, dir, round)
+				twin := copyTree(t, dir)
+				for p := range user {
+					if !contains(tc.changed, p) {
+						_ = os.Remove(filepath.Join(twin, filepath.FromSlash(p)))
+					}
+				}
+				runGit(t, twin, "add", "-A")
+				runGit(t, twin, "commit", "-q", "--allow-empty", "--no-verify", "-m", "git")
+				if _, err := r.CommitAll(t.Context(), "work", Exclude(files, nil)); err != nil {
+					t.Fatalf("round %d: CommitAll: %v", round, err)
+				}
+				if got, want := runGit(t, dir, "rev-parse", "HEAD^{tree}"), runGit(t, twin, "rev-parse", "HEAD^{tree}"); got != want {
+					t.Errorf("round %d: tree differs from git's:\n debussy:\n%s\n git:\n%s", round,
+						runGit(t, dir, "ls-tree", "-r", "--name-only", "HEAD"), runGit(t, twin, "ls-tree", "-r", "--name-only", "HEAD"))
+				}
+				if staged := strings.Fields(runGit(t, dir, "diff", "--cached", "--name-only", "--no-renames", "HEAD")); tc.name != "the agent stages everything" && len(staged) > 0 {
+					t.Errorf("round %d: staged against the new commit: %v", round, staged)
+				}
+			}
+			if named := r.rootNamed >= 2; named != tc.named {
+				t.Errorf("git add was given the root's names in %d stagings of 2 commits; want named %v", r.rootNamed, tc.named)
+			}
+		})
+	}
+}
