@@ -111,33 +111,28 @@ type fingerprintResult struct {
 
 // fingerprints is fingerprint for many paths: a stat each, relative to
 // its directory, for a regular file the cache vouches for; the whole
-// fingerprint for the rest.
+// fingerprint for the rest. Where the watch vouches for the paths, the
+// answer is its own record, updated for the paths it names (the caller
+// only reads it, before the next look).
 func (r *Repo) fingerprints(paths []string) (map[string]fingerprintResult, error) {
-	byDir := map[string][]string{}
-	for _, p := range paths {
-		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
-	}
 	if r.watch != nil {
 		if dirty, ok := r.watch.changed(paths); ok {
-			out := make(map[string]fingerprintResult, len(paths))
 			some := map[string][]string{}
-			for _, p := range paths {
-				if dirty[p] {
-					some[path.Dir(p)] = append(some[path.Dir(p)], p)
-				} else {
-					out[p] = r.watch.last[p]
-				}
+			for p := range dirty {
+				some[path.Dir(p)] = append(some[path.Dir(p)], p)
 			}
 			looked, err := r.look(some)
 			if err != nil {
 				r.watch.broken = true // its events are drained: the next look is whole
 				return nil, err
 			}
-			for p, res := range looked {
-				out[p], r.watch.last[p] = res, res
-			}
-			return out, nil
+			maps.Copy(r.watch.last, looked)
+			return r.watch.last, nil
 		}
+	}
+	byDir := map[string][]string{}
+	for _, p := range paths {
+		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
 	}
 	// A whole look; the watch is set (or completed) first, so whatever
 	// changes after it is seen by the next look.

@@ -110,6 +110,9 @@ type Repo struct {
 	facts  *hideFacts
 	user   hideMemo[[]string]
 	hidden hideMemo[[]string]
+	// rootMemo is how the root's hidden paths were last hidden
+	// (rootnames.go).
+	rootMemo rootMemo
 	// kept is the last commit's staged index (keptindex.go); guarded by
 	// mu.
 	kept      keptIndex

@@ -249,16 +249,16 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 			hide = append(hide, p)
 		}
 	}
-	hidden, err := r.placeholders(headTree, hide)
+	found, err := r.placeholders(headTree, hide)
 	if err != nil {
 		return staging{}, err
 	}
-	hidden = append(slices.Clip(hidden), state...) // the answer is shared (memoized): never appended to in place
+	hidden := append(slices.Clip(found), state...) // the answer is shared (memoized): never appended to in place
 	// The index as the commit starts, read once: the kept staged index's
 	// check (startsFrom), the seed otherwise, and the trees its cache tree
 	// knows (treesAgreeing). A missing or unreadable one is seed's to say.
 	from, _ := loadIndex(r.indexFile)
-	naming, err := r.rootNames(add.naming, headTree, hidden, from.parsedIndex)
+	naming, err := r.rootNames(add.naming, headTree, found, state, from.parsedIndex)
 	if err != nil {
 		return staging{}, err
 	}

@@ -37,7 +37,11 @@ type userWatch struct {
 	ways    map[int]map[string]bool
 	watched map[string]bool // dirs' values
 	last    map[string]fingerprintResult
-	broken  bool // the watch cannot vouch: look at everything again
+	// always are the paths of the list alwaysFor (by identity: a kept
+	// answer, never changed) the watch never vouches for (alwaysOf):
+	// working them out at every commit cost about 4 ms for 20,000 paths.
+	alwaysFor, always []string
+	broken            bool // the watch cannot vouch: look at everything again
 }
 
 const (
@@ -133,24 +137,49 @@ func (w *userWatch) changed(user []string) (map[string]bool, bool) {
 				w.broken = true // a directory on the way renamed or removed
 			}
 			if dir, ok := w.dirs[int(ev.Wd)]; ok && name != "" {
-				dirty[path.Join(dir, name)] = true
+				if p := path.Join(dir, name); w.isUser(p) {
+					dirty[p] = true
+				}
 			}
 		}
 	}
 	if w.broken || w.last == nil {
 		return nil, false
 	}
-	for _, p := range user {
-		// A path whose directory is not watched (gone when the watch was
-		// set) is looked at every time; the others when named.
-		if last, ok := w.last[p]; !ok || last.dir || !w.watched[path.Dir(p)] {
-			dirty[p] = true // a nested repository's HEAD changes inside it
-		}
+	for _, p := range w.alwaysOf(user) {
+		dirty[p] = true
 	}
 	return dirty, true
+}
+
+// isUser says the last whole look saw p (a user path not seen then is
+// among alwaysOf's).
+func (w *userWatch) isUser(p string) bool {
+	_, ok := w.last[p]
+	return ok
+}
+
+// alwaysOf are the paths of user the watch never vouches for, looked at
+// every time: one the last whole look did not see, a nested repository
+// (its HEAD changes inside it), one whose directory is not watched (gone
+// when the watch was set). Kept for the same list: a path seen since
+// stays among them, looked at more often than needed, never less.
+func (w *userWatch) alwaysOf(user []string) []string {
+	if len(user) == len(w.alwaysFor) && unsafe.SliceData(user) == unsafe.SliceData(w.alwaysFor) {
+		return w.always
+	}
+	var always []string
+	for _, p := range user {
+		if last, ok := w.last[p]; !ok || last.dir || !w.watched[path.Dir(p)] {
+			always = append(always, p)
+		}
+	}
+	w.alwaysFor, w.always = user, always
+	return always
 }
 
 // looked records a whole look's results: what the next looks start from.
 func (w *userWatch) looked(out map[string]fingerprintResult) {
 	w.last, w.broken = out, false
+	w.alwaysFor, w.always = nil, nil // the directories watched may have changed too
 }
