@@ -73,13 +73,13 @@ func (r *Repo) rootNames(ok bool, headTree plumbing.Hash, found, state []string,
 	if ents == nil {
 		return rootNaming{}, nil
 	}
+	inHead, err := r.rootEntries(headTree)
+	if err != nil {
+		return rootNaming{}, err
+	}
 	m := &r.rootMemo
-	if !m.holds(found, state, r.dirs["."].at, headTree) {
-		inHead, err := r.rootEntries(headTree)
-		if err != nil {
-			return rootNaming{}, err
-		}
-		*m = rootMemo{found: found, state: slices.Clone(state), listed: r.dirs["."].at, tree: headTree}
+	if !m.holds(found, state, r.dirs["."].at, inHead) {
+		*m = rootMemo{found: found, state: slices.Clone(state), listed: r.dirs["."].at, inHead: inHead}
 		skip := pathSet{".git": true}
 		for _, p := range append(slices.Clip(found), state...) {
 			if !strings.Contains(p, "/") {
@@ -88,7 +88,7 @@ func (r *Repo) rootNames(ok bool, headTree plumbing.Hash, found, state []string,
 			}
 		}
 		head := pathSetOf(inHead)
-		m.names = inHead
+		m.names = slices.Clone(inHead)
 		for name := range ents {
 			if !skip[name] && !head[name] {
 				m.names = append(m.names, name)
@@ -107,20 +107,20 @@ func (r *Repo) rootNames(ok bool, headTree plumbing.Hash, found, state []string,
 // rootMemo is rootNames' last answer (the root's hidden paths counted,
 // the names, the untracked ones), for the hidden paths it was worked out
 // from (found by identity: placeholders' kept answer, never changed), the
-// root's listing (by when it was read) and HEAD's tree: working it out, a
-// set of 20,000 names and a pass over as many entries, cost about 3 ms a
-// commit. Its lists are shared: never changed in place.
+// root's listing (by when it was read) and HEAD's root entries: working
+// it out, a set of 20,000 names and a pass over as many entries, cost
+// about 3 ms a commit. Its lists are shared: never changed in place.
 type rootMemo struct {
 	found, state     []string
 	listed           int64
-	tree             plumbing.Hash
+	inHead           []string
 	root             int
 	names, untracked []string
 }
 
-func (m *rootMemo) holds(found, state []string, listed int64, tree plumbing.Hash) bool {
+func (m *rootMemo) holds(found, state []string, listed int64, inHead []string) bool {
 	return m.names != nil && len(found) == len(m.found) && unsafe.SliceData(found) == unsafe.SliceData(m.found) &&
-		slices.Equal(state, m.state) && listed == m.listed && tree == m.tree
+		slices.Equal(state, m.state) && listed == m.listed && slices.Equal(inHead, m.inHead)
 }
 
 // rootEntries are the names of tree's root entries (none for a zero
