@@ -27,11 +27,13 @@ import (
 // A pathspec costs git about 35 ns for every index entry and path it
 // visits (git 2.39: 16 of them in a 20,000-file tree cost git add 11 ms
 // more than one), where a placeholder costs about 1.2 µs: so the root is
-// named only where its names cost less than its placeholders would.
+// named only where its names cost less than its placeholders would, the
+// paths visited counted as the index's entries and the root's.
 const (
 	pathspecPerEntry  = 35   // ns, per pathspec and index entry
 	placeholderCost   = 1200 // ns, per placeholder
 	minHiddenForNames = 64   // below this, placeholders are no cost worth a change
+	maxRootNames      = 256  // a command line well within any system's limit
 )
 
 // rootNaming is how stageOnce hides the root's paths: by naming the rest
@@ -97,8 +99,9 @@ func (r *Repo) rootNames(ok bool, headTree plumbing.Hash, found, state []string,
 		}
 		slices.Sort(m.names)
 	}
-	entries := max(len(index.entries), 1)
-	if m.root < minHiddenForNames || len(m.names) == 0 || len(m.names)*entries*pathspecPerEntry > m.root*placeholderCost {
+	visited := len(index.entries) + len(ents)
+	if m.root < minHiddenForNames || len(m.names) == 0 || len(m.names) > maxRootNames ||
+		len(m.names)*visited*pathspecPerEntry > m.root*placeholderCost {
 		return rootNaming{}, nil
 	}
 	return rootNaming{ok: true, names: m.names, untracked: m.untracked}, nil

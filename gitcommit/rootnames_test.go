@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Where the user's files crowd the root, git add -A is given the root's
@@ -67,6 +69,17 @@ func TestRootNamedLikeGit(t *testing.T) {
 				must(t, os.Symlink("src", filepath.Join(dir, "link")))
 			}
 		}},
+		{name: "more new root entries than names are given: placeholders", agent: func(t *testing.T, dir string, round int) {
+			files := map[string]string{}
+			for i := range maxRootNames + 1 {
+				files[fmt.Sprintf("gen%d_%03d.go", round, i)] = "package g\n"
+			}
+			writeFiles(t, dir, files)
+		}},
+		{name: "core.ignoreCase: placeholders", agent: func(t *testing.T, dir string, round int) {
+			runGit(t, dir, "config", "core.ignoreCase", "true")
+			writeFiles(t, dir, map[string]string{fmt.Sprintf("new%d.go", round): "package n\n"})
+		}},
 		{name: "GIT_GLOB_PATHSPECS: placeholders", env: []string{"GIT_GLOB_PATHSPECS=1"}, agent: func(t *testing.T, dir string, round int) {
 			writeFiles(t, dir, map[string]string{fmt.Sprintf("new%d.go", round): "package n\n", "*": "star\n"})
 		}},
@@ -115,5 +128,46 @@ func TestRootNamedLikeGit(t *testing.T) {
 				t.Errorf("git add was given the root's names in %d stagings of 2 commits; want named %v", r.rootNamed, tc.named)
 			}
 		})
+	}
+}
+
+// A name git add refuses (one gone between the look at the root and git
+// add) does not fail the commit: the root's paths get their placeholders
+// and git add -A runs whole, as where naming does not apply.
+func TestRootNamesRefusedFallsBack(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{"README.md": "readme\n", "src/a.go": "package a\n"})
+	user := map[string]string{}
+	for i := range 100 {
+		user[fmt.Sprintf("u%03d.txt", i)] = "the user's\n"
+	}
+	writeFiles(t, dir, user)
+	r, files := openRun(t, dir)
+	writeFiles(t, dir, map[string]string{"new.go": "package n\n"}) // the agent's
+	time.Sleep(time.Duration(racyMargin) + 100*time.Millisecond)   // the root's listing is kept from the first commit on
+	for round := 1; round <= 2; round++ {
+		writeFiles(t, dir, map[string]string{"src/a.go": fmt.Sprintf("package a // %d\n", round)})
+		if round == 2 {
+			// The kept answer, for HEAD's root as it is now, names an
+			// entry that is not there.
+			r.rootMemo.inHead = strings.Fields(runGit(t, dir, "ls-tree", "--name-only", "HEAD"))
+			r.rootMemo.names = append(slices.Clone(r.rootMemo.names), "gone.txt")
+			r.rootMemo.untracked = append(slices.Clone(r.rootMemo.untracked), "gone.txt")
+		}
+		if _, err := r.CommitAll(t.Context(), "work", Exclude(files, nil)); err != nil {
+			t.Fatalf("round %d: CommitAll: %v", round, err)
+		}
+		tree := treeFiles(t, dir)
+		for p := range user {
+			if contains(tree, p) {
+				t.Fatalf("round %d: the user's %s committed", round, p)
+			}
+		}
+		if !contains(tree, "new.go") || runGit(t, dir, "show", "HEAD:src/a.go") != fmt.Sprintf("package a // %d", round) {
+			t.Errorf("round %d: the agent's work not committed: %v", round, tree)
+		}
+	}
+	if r.rootNamed != 1 {
+		t.Errorf("git add was given the root's names %d times; want once (the second refused)", r.rootNamed)
 	}
 }
