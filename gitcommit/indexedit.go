@@ -182,6 +182,9 @@ func loadIndex(path string) (indexBytes, error) {
 	return indexBytes{data: b, mtime: fi.ModTime(), parsedIndex: p}, err
 }
 
+// zeros pad a version 2 or 3 entry to its multiple of 8 (1 to 8 bytes).
+var zeros [8]byte
+
 // editBuffers keeps the buffers edit writes an index in: one a commit,
 // the index's size (megabytes with the user's files), which zeroing anew
 // each time cost about a tenth of the pass.
@@ -283,7 +286,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		} else {
 			out.Write(e.name)
 			pad := (len(e.fixed)+len(e.name)+8)&^7 - (out.Len() - start)
-			out.Write(make([]byte, pad))
+			out.Write(zeros[:pad])
 		}
 		prev = e.name
 	}
