@@ -165,6 +165,9 @@ type indexBytes struct {
 	data  []byte
 	mtime time.Time
 	parsedIndex
+	// split: data are git's split form, the entries made whole from them
+	// and a shared index since gone (resolve): written anew, never as is.
+	split bool
 }
 
 // loadIndex reads and parses the index file at path. A format not read
@@ -268,14 +271,21 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	defer editBuffers.Put(out)
 	out.Reset()
 	out.Grow(len(src.data) + len(add)*80)
+	encodeIndex(out, src.version, entries, exts.Bytes())
+	return overwrite(path, out.Bytes())
+}
+
+// encodeIndex writes an index file into out: version, entries, the
+// extensions exts (encoded) and the checksum.
+func encodeIndex(out *bytes.Buffer, version uint32, entries []rawEntry, exts []byte) {
 	out.WriteString("DIRC")
-	_ = binary.Write(out, binary.BigEndian, src.version)
+	_ = binary.Write(out, binary.BigEndian, version)
 	_ = binary.Write(out, binary.BigEndian, uint32(len(entries)))
 	var prev []byte
 	for _, e := range entries {
 		start := out.Len()
 		out.Write(e.fixed)
-		if src.version == 4 {
+		if version == 4 {
 			common := 0
 			for common < len(prev) && common < len(e.name) && prev[common] == e.name[common] {
 				common++
@@ -290,10 +300,9 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		}
 		prev = e.name
 	}
-	out.Write(exts.Bytes())
+	out.Write(exts)
 	sum := sha1.Sum(out.Bytes())
 	out.Write(sum[:])
-	return overwrite(path, out.Bytes())
 }
 
 // without is src's entries less those remove names, and how many it took
@@ -374,6 +383,11 @@ func mergeEntries(a, b []rawEntry) []rawEntry {
 			return nil // entries below where the placeholder is a file
 		}
 	}
+	return mergeSorted(a, b)
+}
+
+// mergeSorted merges two lists of entries in git's index order.
+func mergeSorted(a, b []rawEntry) []rawEntry {
 	out := make([]rawEntry, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {

@@ -124,6 +124,9 @@ func TestRootNamedLikeGit(t *testing.T) {
 					t.Errorf("round %d: staged against the new commit: %v", round, staged)
 				}
 			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".git", "sharedindex.*")); len(left) > 0 {
+				t.Errorf("shared indexes left behind: %v", left)
+			}
 			if named := r.rootNamed >= 2; named != tc.named {
 				t.Errorf("git add was given the root's names in %d stagings of 2 commits; want named %v", r.rootNamed, tc.named)
 			}

@@ -190,6 +190,7 @@ func (r *Repo) leftOutPaths(tree plumbing.Hash, o commitOptions, never pathSet) 
 type gitAdd struct {
 	args   []string
 	naming bool
+	split  bool // the user's git does not split the index (splitindex.go)
 }
 
 // stageByGit has git stage into the private index (see the comment at
@@ -268,10 +269,15 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	}
 	var st staging
 	var set pathSet // placed's paths
+	// With placeholders, git add gets the private index split
+	// (splitindex.go); the shared files go with this staging.
+	split := add.split && len(placed) > 0 && !from.isSplit()
+	var shared sharedFiles
+	defer shared.remove()
 	if r.startsFrom(r.kept, h, placed, from.parsedIndex) {
 		// The last commit's staged index: HEAD's tree, these placeholders.
 		r.keptUsed++
-		if err := lock.seedWith(r.kept.index); err != nil {
+		if err := r.seedKept(lock, split, &shared); err != nil {
 			return staging{}, err
 		}
 		set = r.kept.set
@@ -282,6 +288,11 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		if err := r.addToIndex(ctx, lock.lockPath(), placed); err != nil {
 			return staging{}, err
 		}
+		if split {
+			if err := r.splitLock(lock, &shared); err != nil {
+				return staging{}, err
+			}
+		}
 		set = pathSetOf(placed)
 	}
 	if placed, err = r.addAll(ctx, lock.lockPath(), add, naming, hidden, placed); err != nil {
@@ -290,7 +301,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	if len(placed) != len(set) {
 		set = pathSetOf(placed)
 	}
-	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), placed, set, from.parsedIndex)
+	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), placed, set, from.parsedIndex, split, &shared)
 	if !byGit && len(placed) > 0 {
 		st.staged = keptIndex{index: staged, hidden: placed, set: set}
 	}
@@ -404,15 +415,17 @@ func (r *Repo) addToIndex(ctx context.Context, indexPath string, ps []string) er
 // removeFromIndex takes paths, exactly as named, out of the index at
 // indexPath: in one pass (editIndex), or by git where that cannot edit it.
 func (r *Repo) removeFromIndex(ctx context.Context, indexPath string, paths []string) error {
-	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil, parsedIndex{})
+	_, _, err := r.removeFromIndexBy(ctx, indexPath, paths, nil, parsedIndex{}, false, nil)
 	return err
 }
 
 // removeFromIndexBy is removeFromIndex (set: paths as a set, or nil),
 // with the cache tree of the index file treesFrom where it agrees (edit),
 // returning the index as it read it before, or saying git had to do it
-// (byGit).
-func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, set pathSet, treesFrom parsedIndex) (read indexBytes, byGit bool, _ error) {
+// (byGit). Where split, the index is debussy's private one in git's split
+// form: read whole through its shared index (noted in shared), and
+// written whole.
+func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []string, set pathSet, treesFrom parsedIndex, split bool, shared *sharedFiles) (read indexBytes, byGit bool, _ error) {
 	if len(paths) == 0 {
 		return indexBytes{}, false, nil
 	}
@@ -420,6 +433,9 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 		set = pathSetOf(paths)
 	}
 	read, err := loadIndex(indexPath)
+	if err == nil && split {
+		err = read.resolve(r.gitDir, shared)
+	}
 	if err == nil {
 		err = read.edit(indexPath, nil, set, treesFrom)
 	}
@@ -432,7 +448,11 @@ func (r *Repo) removeFromIndexBy(ctx context.Context, indexPath string, paths []
 		b.WriteByte(0)
 	}
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, stdin: &b}
-	if _, err := r.git(ctx, env, append(noHooks, "update-index", "-z", "--force-remove", "--stdin")...); err != nil {
+	args := []string{"update-index", "-z", "--force-remove", "--stdin"}
+	if split {
+		args = append(args, "--no-split-index") // the shared files go after this
+	}
+	if _, err := r.git(ctx, env, append(noHooks, args...)...); err != nil {
 		return indexBytes{}, true, fmt.Errorf("stage: %w", err)
 	}
 	return indexBytes{}, true, nil
