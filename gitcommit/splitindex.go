@@ -85,8 +85,9 @@ func splitInto(gitDir, path string, p parsedIndex, mtime time.Time) (string, err
 // those the replace bitmap marks replaced by p's first entries in order
 // (named as the shared entry where p's is stripped of its name), and p's
 // other entries added. shared is the shared index's path ("" where p is
-// not split).
-func resolveSplit(gitDir string, p parsedIndex) (whole parsedIndex, shared string, err error) {
+// not split); known are the entries of shared indexes by path, read
+// from the file where it is not among them.
+func resolveSplit(gitDir string, p parsedIndex, known map[string][]rawEntry) (whole parsedIndex, shared string, err error) {
 	var link []byte
 	var exts []indexExt
 	for _, x := range p.exts {
@@ -111,17 +112,21 @@ func resolveSplit(gitDir string, p parsedIndex) (whole parsedIndex, shared strin
 	if err != nil || len(rest) != 0 {
 		return parsedIndex{}, shared, errIndexUnsupported
 	}
-	b, err := os.ReadFile(shared)
-	if err != nil {
-		return parsedIndex{}, shared, errIndexUnsupported
+	baseEntries, ok := known[shared]
+	if !ok {
+		b, err := os.ReadFile(shared)
+		if err != nil {
+			return parsedIndex{}, shared, errIndexUnsupported
+		}
+		base, err := parseIndex(b)
+		if err != nil || base.isSplit() {
+			return parsedIndex{}, shared, errIndexUnsupported
+		}
+		baseEntries = base.entries
 	}
-	base, err := parseIndex(b)
-	if err != nil || slices.ContainsFunc(base.exts, func(x indexExt) bool { return x.sig == "link" }) {
-		return parsedIndex{}, shared, errIndexUnsupported
-	}
-	entries := make([]rawEntry, 0, len(base.entries)+len(p.entries))
+	entries := make([]rawEntry, 0, len(baseEntries)+len(p.entries))
 	next := 0 // p's next replacing entry
-	for i, e := range base.entries {
+	for i, e := range baseEntries {
 		switch {
 		case bitSet(del, i):
 		case bitSet(repl, i):
@@ -189,17 +194,30 @@ func bitSet(words []uint64, i int) bool {
 // sharedFiles are the shared indexes a staging wrote or git wrote for
 // it, removed when it is done. None can be the user's: they hold the
 // placeholders, which no index of the user's does, and the user's own git
-// does not split (gitAdd.split).
-type sharedFiles []string
+// does not split (gitAdd.split). The entries of those debussy wrote are
+// kept (wrote), so that reading git's answer does not read them again.
+type sharedFiles struct {
+	paths []string
+	wrote map[string][]rawEntry
+}
 
-func (s *sharedFiles) add(p string) {
-	if p != "" && !slices.Contains(*s, p) {
-		*s = append(*s, p)
+func (s *sharedFiles) add(p string, entries []rawEntry) {
+	if p == "" {
+		return
+	}
+	if !slices.Contains(s.paths, p) {
+		s.paths = append(s.paths, p)
+	}
+	if entries != nil {
+		if s.wrote == nil {
+			s.wrote = map[string][]rawEntry{}
+		}
+		s.wrote[p] = entries
 	}
 }
 
 func (s *sharedFiles) remove() {
-	for _, p := range *s {
+	for _, p := range s.paths {
 		_ = os.Remove(p)
 	}
 }
@@ -212,8 +230,8 @@ func (p parsedIndex) isSplit() bool {
 // resolve makes b's entries whole where b is split (resolveSplit), noting
 // its shared index in shared.
 func (b *indexBytes) resolve(gitDir string, shared *sharedFiles) error {
-	whole, path, err := resolveSplit(gitDir, b.parsedIndex)
-	shared.add(path)
+	whole, path, err := resolveSplit(gitDir, b.parsedIndex, shared.wrote)
+	shared.add(path, nil)
 	if err == nil && path != "" {
 		b.parsedIndex, b.split = whole, true
 	}
@@ -228,7 +246,7 @@ func (r *Repo) splitLock(lock *lockFile, shared *sharedFiles) error {
 		return err
 	}
 	path, err := splitInto(r.gitDir, lock.lockPath(), full.parsedIndex, full.mtime)
-	shared.add(path)
+	shared.add(path, full.entries)
 	if errors.Is(err, errIndexUnsupported) {
 		return nil
 	}
@@ -242,7 +260,7 @@ func (r *Repo) seedKept(lock *lockFile, split bool, shared *sharedFiles) error {
 	k := r.kept.index
 	if split {
 		path, err := splitInto(r.gitDir, lock.lockPath(), k.parsedIndex, k.mtime)
-		shared.add(path)
+		shared.add(path, k.entries)
 		if !errors.Is(err, errIndexUnsupported) {
 			return err
 		}

@@ -45,7 +45,7 @@ func TestResolveSplitMatchesGit(t *testing.T) {
 			if err != nil || !split.isSplit() {
 				t.Fatalf("git's index: split %v, %v", split.isSplit(), err)
 			}
-			got, shared, err := resolveSplit(filepath.Join(dir, ".git"), split.parsedIndex)
+			got, shared, err := resolveSplit(filepath.Join(dir, ".git"), split.parsedIndex, nil)
 			if err != nil || shared == "" {
 				t.Fatalf("resolveSplit: %v (shared %q)", err, shared)
 			}
