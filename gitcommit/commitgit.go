@@ -52,7 +52,8 @@ func (r *Repo) commitByGit(ctx context.Context, msg string, o commitOptions) (_ 
 	if err != nil {
 		return Commit{}, err
 	}
-	st, err := r.stageByGit(ctx, lock, h, parentTree, o, never, gitAdd{args: shims.gitArgs(cfg), naming: r.namingOK(cfg), split: !cfg.has("core.splitIndex")})
+	add := gitAdd{args: shims.gitArgs(cfg), naming: r.namingOK(cfg), split: !cfg.has("core.splitIndex"), ignores: r.ignoreSources(cfg)}
+	st, err := r.stageByGit(ctx, lock, h, parentTree, o, never, add)
 	r.kept = keptIndex{} // kept again below, where this commit lands as staged
 	if err != nil {
 		return Commit{}, err

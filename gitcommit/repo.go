@@ -112,7 +112,8 @@ type Repo struct {
 	hidden hideMemo[[]string]
 	// rootMemo is how the root's hidden paths were last hidden
 	// (rootnames.go).
-	rootMemo rootMemo
+	rootMemo    rootMemo
+	ignoredMemo ignoredMemo
 	// kept is the last commit's staged index (keptindex.go); guarded by
 	// mu.
 	kept      keptIndex

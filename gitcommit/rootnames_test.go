@@ -174,3 +174,36 @@ func TestRootNamesRefusedFallsBack(t *testing.T) {
 		t.Errorf("git add was given the root's names %d times; want once (the second refused)", r.rootNamed)
 	}
 }
+
+// Which of the root's new entries are ignored is asked again once the
+// rules change: a .gitignore rewritten (to the same size, too) between
+// commits whose root listing is kept.
+func TestRootIgnoredFollowsTheRules(t *testing.T) {
+	isolate(t)
+	dir := committedRepo(t, map[string]string{"README.md": "readme\n", "src/a.go": "package a\n", ".gitignore": "*.log\n"})
+	user := map[string]string{}
+	for i := range 100 {
+		user[fmt.Sprintf("u%03d.txt", i)] = "the user's\n"
+	}
+	writeFiles(t, dir, user)
+	r, files := openRun(t, dir)
+	writeFiles(t, dir, map[string]string{"debug.log": "log\n", "notes.tmp": "tmp\n"}) // the agent's
+	for round, rules := range []string{"", "", "*.tmp\n", "*.tmp\n"} {
+		if rules != "" {
+			writeFiles(t, dir, map[string]string{".gitignore": rules})
+		}
+		time.Sleep(time.Duration(racyMargin) + 100*time.Millisecond) // listings and rules old enough to be kept
+		writeFiles(t, dir, map[string]string{"src/a.go": fmt.Sprintf("package a // %d\n", round)})
+		if _, err := r.CommitAll(t.Context(), "work", Exclude(files, nil)); err != nil {
+			t.Fatalf("round %d: CommitAll: %v", round, err)
+		}
+		tree := treeFiles(t, dir)
+		// notes.tmp, committed at round 0, stays tracked when ignored.
+		if logIn, tmpIn := contains(tree, "debug.log"), contains(tree, "notes.tmp"); logIn != (round >= 2) || !tmpIn {
+			t.Errorf("round %d (rules %q): debug.log committed %v, notes.tmp %v", round, rules, logIn, tmpIn)
+		}
+	}
+	if r.rootNamed != 4 {
+		t.Errorf("git add was given the root's names %d times of 4", r.rootNamed)
+	}
+}

@@ -191,6 +191,9 @@ type gitAdd struct {
 	args   []string
 	naming bool
 	split  bool // the user's git does not split the index (splitindex.go)
+	// ignores are the files of the rules for the root's names
+	// (ignoreSources).
+	ignores []string
 }
 
 // stageByGit has git stage into the private index (see the comment at
@@ -316,7 +319,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 func (r *Repo) addAll(ctx context.Context, indexPath string, add gitAdd, naming rootNaming, hidden, placed []string) ([]string, error) {
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, user: true}
 	if naming.ok {
-		names, err := r.withoutIgnored(ctx, naming)
+		names, err := r.withoutIgnored(ctx, naming, add.ignores)
 		if err != nil {
 			return nil, err
 		}
