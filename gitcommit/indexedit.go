@@ -226,19 +226,10 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 			binary.BigEndian.PutUint32(entries[i].fixed[36:40], 0)
 		}
 	}
-	// Extensions: TREE kept (invalidated where entries change), REUC
-	// kept, the position- and worktree-bound ones dropped.
-	var tree, reuc []byte
-	for _, x := range src.exts {
-		switch x.sig {
-		case "TREE":
-			tree = x.data
-		case "REUC":
-			reuc = x.data
-		case "UNTR", "FSMN", "EOIE", "IEOT":
-		default:
-			return errIndexUnsupported // link (split), sdir (sparse), or unknown
-		}
+	// TREE is invalidated where entries change.
+	tree, reuc, err := src.keptExts()
+	if err != nil {
+		return err
 	}
 	if len(add) > 0 {
 		adds := make([]rawEntry, 0, len(add))
@@ -261,12 +252,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		}
 	}
 	var exts bytes.Buffer
-	if tree != nil {
-		writeExt(&exts, "TREE", tree)
-	}
-	if reuc != nil {
-		writeExt(&exts, "REUC", reuc)
-	}
+	writeKeptExts(&exts, tree, reuc)
 	out := editBuffers.Get().(*bytes.Buffer)
 	defer editBuffers.Put(out)
 	out.Reset()
@@ -303,6 +289,26 @@ func encodeIndex(out *bytes.Buffer, version uint32, entries []rawEntry, exts []b
 	out.Write(exts)
 	sum := sha1.Sum(out.Bytes())
 	out.Write(sum[:])
+}
+
+// keptExts are the extensions an index rewritten by debussy keeps: its
+// cache tree and resolve-undo data; the position- and worktree-bound ones
+// (untracked cache, fsmonitor, offset tables) are dropped, as git drops
+// them when it cannot keep them. Any other (link of a split index, sdir of
+// a sparse one, one not known) is errIndexUnsupported.
+func (p parsedIndex) keptExts() (tree, reuc []byte, err error) {
+	for _, x := range p.exts {
+		switch x.sig {
+		case "TREE":
+			tree = x.data
+		case "REUC":
+			reuc = x.data
+		case "UNTR", "FSMN", "EOIE", "IEOT":
+		default:
+			return nil, nil, errIndexUnsupported
+		}
+	}
+	return tree, reuc, nil
 }
 
 // without is src's entries less those remove names, and how many it took
@@ -400,6 +406,16 @@ func mergeSorted(a, b []rawEntry) []rawEntry {
 		j++
 	}
 	return out
+}
+
+// writeKeptExts writes the extensions keptExts keeps.
+func writeKeptExts(w *bytes.Buffer, tree, reuc []byte) {
+	if tree != nil {
+		writeExt(w, "TREE", tree)
+	}
+	if reuc != nil {
+		writeExt(w, "REUC", reuc)
+	}
 }
 
 func writeExt(w *bytes.Buffer, sig string, data []byte) {

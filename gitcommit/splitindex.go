@@ -38,17 +38,9 @@ func splitInto(gitDir, path string, p parsedIndex, mtime time.Time) (string, err
 	if p.version != 2 && p.version != 3 {
 		return "", errIndexUnsupported
 	}
-	var tree, reuc []byte
-	for _, x := range p.exts {
-		switch x.sig {
-		case "TREE":
-			tree = x.data
-		case "REUC":
-			reuc = x.data
-		case "UNTR", "FSMN", "EOIE", "IEOT":
-		default:
-			return "", errIndexUnsupported
-		}
+	tree, reuc, err := p.keptExts()
+	if err != nil {
+		return "", err
 	}
 	out := editBuffers.Get().(*bytes.Buffer)
 	defer editBuffers.Put(out)
@@ -61,15 +53,10 @@ func splitInto(gitDir, path string, p parsedIndex, mtime time.Time) (string, err
 	}
 	var exts bytes.Buffer
 	writeExt(&exts, "link", bytes.Join([][]byte{sum, emptyEWAH, emptyEWAH}, nil))
-	if tree != nil {
-		writeExt(&exts, "TREE", tree)
-	}
-	if reuc != nil {
-		writeExt(&exts, "REUC", reuc)
-	}
+	writeKeptExts(&exts, tree, reuc)
 	out.Reset()
 	encodeIndex(out, p.version, nil, exts.Bytes())
-	err := os.WriteFile(path, out.Bytes(), 0o666)
+	err = os.WriteFile(path, out.Bytes(), 0o666)
 	if err == nil {
 		err = errors.Join(os.Chtimes(path, mtime, mtime), os.Chtimes(shared, mtime, mtime))
 	}
@@ -268,12 +255,12 @@ func (r *Repo) seedKept(lock *lockFile, split bool, shared *sharedFiles) error {
 	if !k.split {
 		return lock.seedWith(k)
 	}
-	var exts bytes.Buffer
-	for _, x := range k.exts {
-		if x.sig == "TREE" || x.sig == "REUC" {
-			writeExt(&exts, x.sig, x.data)
-		}
+	tree, reuc, err := k.keptExts()
+	if err != nil {
+		return err
 	}
+	var exts bytes.Buffer
+	writeKeptExts(&exts, tree, reuc)
 	var out bytes.Buffer
 	encodeIndex(&out, k.version, k.entries, exts.Bytes())
 	return lock.seedWith(indexBytes{data: out.Bytes(), mtime: k.mtime})
