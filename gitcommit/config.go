@@ -100,11 +100,7 @@ func (r *Repo) readConfigFallback() (gitConfig, error) {
 	if r.getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		files = append(files, "/etc/gitconfig")
 	}
-	xdg := r.getenv("XDG_CONFIG_HOME")
-	if xdg == "" && r.getenv("HOME") != "" {
-		xdg = filepath.Join(r.getenv("HOME"), ".config")
-	}
-	if xdg != "" {
+	if xdg := r.xdgConfigHome(); xdg != "" {
 		files = append(files, filepath.Join(xdg, "git", "config"))
 	}
 	if g := r.getenv("GIT_CONFIG_GLOBAL"); g != "" {
@@ -114,6 +110,19 @@ func (r *Repo) readConfigFallback() (gitConfig, error) {
 	}
 	files = append(files, filepath.Join(r.commonDir, "config"))
 	return readConfigFiles(files...)
+}
+
+// xdgConfigHome is where git looks for its user-wide config, ignore and
+// attributes files (under git/): $XDG_CONFIG_HOME, or ~/.config; "" with
+// neither set.
+func (r *Repo) xdgConfigHome() string {
+	if xdg := r.getenv("XDG_CONFIG_HOME"); xdg != "" {
+		return xdg
+	}
+	if home := r.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config")
+	}
+	return ""
 }
 
 // readConfigFiles parses files with go-git's config decoder; a missing one

@@ -82,10 +82,7 @@ func (r *Repo) gitlessConfig(cfg gitConfig) []error {
 		}
 	}
 	// Ignore and attribute files git reads that go-git does not.
-	xdg := r.getenv("XDG_CONFIG_HOME")
-	if xdg == "" && r.getenv("HOME") != "" {
-		xdg = filepath.Join(r.getenv("HOME"), ".config")
-	}
+	xdg := r.xdgConfigHome()
 	files := map[string]string{
 		filepath.Join(r.commonDir, "info", "exclude"):    "ignore rules in .git/info/exclude",
 		filepath.Join(r.commonDir, "info", "attributes"): "attributes in .git/info/attributes",

@@ -228,11 +228,7 @@ func (r *Repo) ignoreSources(cfg gitConfig) []string {
 	if v := cfg.get("core.excludesFile"); v != "" {
 		return append(files, r.expandPath(v, r.root))
 	}
-	xdg := r.getenv("XDG_CONFIG_HOME")
-	if xdg == "" && r.getenv("HOME") != "" {
-		xdg = filepath.Join(r.getenv("HOME"), ".config")
-	}
-	if xdg != "" {
+	if xdg := r.xdgConfigHome(); xdg != "" {
 		files = append(files, filepath.Join(xdg, "git", "ignore"))
 	}
 	return files
