@@ -46,10 +46,17 @@ type fpEntry struct {
 // clock by a tick, some by seconds).
 const racyMargin = int64(time.Second)
 
+// vouches says stat data st, read at at (Unix ns), vouch for what was
+// read with them: the file was last written (or its inode changed) well
+// before, git's racy-entry rule with a file system's margin.
+func vouches(st fpStat, at int64) bool {
+	return st.mtime < at-racyMargin && st.ctime < at-racyMargin
+}
+
 // cached returns p's fingerprint if st still vouches for it.
 func (r *Repo) cached(p string, st fpStat) (string, bool) {
 	c, ok := r.fps[p]
-	if !ok || c.stat != st || st.mtime >= c.at-racyMargin || st.ctime >= c.at-racyMargin {
+	if !ok || c.stat != st || !vouches(st, c.at) {
 		return "", false
 	}
 	return c.fp, true

@@ -240,7 +240,7 @@ func (r *Repo) listing(dir string) map[string]bool {
 // holds says st, a directory's stat data now, vouch for the listing:
 // the same as it was read with, and old enough then (the racy rule).
 func (c dirListing) holds(st fpStat) bool {
-	return c.stat == st && st.mtime < c.at-racyMargin && st.ctime < c.at-racyMargin
+	return c.stat == st && vouches(st, c.at)
 }
 
 // maxCachedDirs bounds listing's cache.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -117,3 +118,10 @@ func (k *pathsKey) add(role uint64, p string) {
 }
 
 func (k *pathsKey) value() uint64 { return k.sum ^ k.n*0x9e3779b97f4a7c15 }
+
+// sameList says a and b are the same list, not only equal ones: a kept
+// (memoized) answer, never changed in place, is known by its identity
+// without comparing its paths.
+func sameList(a, b []string) bool {
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -125,8 +124,7 @@ type rootMemo struct {
 }
 
 func (m *rootMemo) holds(found, state []string, listed int64, inHead []string) bool {
-	return m.names != nil && len(found) == len(m.found) && unsafe.SliceData(found) == unsafe.SliceData(m.found) &&
-		slices.Equal(state, m.state) && listed == m.listed && slices.Equal(inHead, m.inHead)
+	return m.names != nil && sameList(found, m.found) && slices.Equal(state, m.state) && listed == m.listed && slices.Equal(inHead, m.inHead)
 }
 
 // rootEntries are the names of tree's root entries (none for a zero
@@ -208,12 +206,11 @@ type ignoredMemo struct {
 }
 
 func (m *ignoredMemo) holds(untracked []string, stats []fpStat) bool {
-	if m.names == nil || len(untracked) != len(m.untracked) || unsafe.SliceData(untracked) != unsafe.SliceData(m.untracked) ||
-		!slices.Equal(stats, m.stats) {
+	if m.names == nil || !sameList(untracked, m.untracked) || !slices.Equal(stats, m.stats) {
 		return false
 	}
 	for _, st := range stats {
-		if st.mtime >= m.at-racyMargin || st.ctime >= m.at-racyMargin {
+		if !vouches(st, m.at) {
 			return false // written as git read it, or just before: maybe not what git read
 		}
 	}

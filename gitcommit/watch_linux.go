@@ -165,7 +165,7 @@ func (w *userWatch) isUser(p string) bool {
 // when the watch was set). Kept for the same list: a path seen since
 // stays among them, looked at more often than needed, never less.
 func (w *userWatch) alwaysOf(user []string) []string {
-	if len(user) == len(w.alwaysFor) && unsafe.SliceData(user) == unsafe.SliceData(w.alwaysFor) {
+	if sameList(user, w.alwaysFor) {
 		return w.always
 	}
 	var always []string
