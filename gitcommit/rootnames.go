@@ -86,7 +86,7 @@ func (r *Repo) rootNames(ok bool, headTree plumbing.Hash, found, state []string,
 		*m = rootMemo{found: found, state: slices.Clone(state), listed: r.dirs["."].at, inHead: inHead}
 		skip := pathSet{".git": true}
 		for _, p := range append(slices.Clip(found), state...) {
-			if !strings.Contains(p, "/") {
+			if atRoot(p) {
 				skip[p] = true
 				m.root++
 			}
@@ -230,6 +230,11 @@ func (r *Repo) ignoreSources(cfg gitConfig) []string {
 	}
 	return files
 }
+
+// atRoot says the slash path p names an entry of the root.
+func atRoot(p string) bool { return !strings.Contains(p, "/") }
+
+func notAtRoot(p string) bool { return !atRoot(p) }
 
 // literally makes names literal pathspecs (git add is given them only
 // where namingOK: no GIT_*_PATHSPECS of the user's rereads them).

@@ -268,7 +268,7 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 	}
 	placed := hidden // the paths placeholders hide
 	if naming.ok {
-		placed = slices.DeleteFunc(slices.Clone(hidden), func(p string) bool { return !strings.Contains(p, "/") })
+		placed = slices.DeleteFunc(slices.Clone(hidden), atRoot)
 	}
 	var st staging
 	var set pathSet // placed's paths
@@ -298,11 +298,12 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		}
 		set = pathSetOf(placed)
 	}
-	if placed, err = r.addAll(ctx, lock.lockPath(), add, naming, hidden, placed); err != nil {
+	rootPlaced, err := r.addAll(ctx, lock.lockPath(), add, naming, hidden)
+	if err != nil {
 		return staging{}, err
 	}
-	if len(placed) != len(set) {
-		set = pathSetOf(placed)
+	if rootPlaced {
+		placed, set = hidden, pathSetOf(hidden)
 	}
 	staged, byGit, err := r.removeFromIndexBy(ctx, lock.lockPath(), placed, set, from.parsedIndex, split, &shared)
 	if !byGit && len(placed) > 0 {
@@ -314,37 +315,36 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 // addAll runs git add -A on the private index at indexPath: given the
 // root's entries by name where naming says so, and otherwise, or where
 // git refuses what it was given (a name gone meanwhile, one ignored that
-// withoutIgnored did not see), with the root's hidden paths placed too.
-// It returns the paths placeholders hide.
-func (r *Repo) addAll(ctx context.Context, indexPath string, add gitAdd, naming rootNaming, hidden, placed []string) ([]string, error) {
+// withoutIgnored did not see), with the root's hidden paths placed too
+// (rootPlaced: placeholders now hide all of hidden).
+func (r *Repo) addAll(ctx context.Context, indexPath string, add gitAdd, naming rootNaming, hidden []string) (rootPlaced bool, _ error) {
 	env := gitRun{env: []string{"GIT_INDEX_FILE=" + indexPath}, user: true}
 	if naming.ok {
 		names, err := r.withoutIgnored(ctx, naming, add.ignores)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if len(names) > 0 { // none: git add -A would take everything
 			args := append(append(slices.Clone(add.args), "add", "-A", "--"), literally(names)...)
 			_, err := r.git(ctx, env, args...)
 			if err == nil {
 				r.rootNamed++
-				return placed, nil
+				return false, nil
 			}
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("stage: %w", err)
+				return false, fmt.Errorf("stage: %w", err)
 			}
 			r.log.Debug("git add refused the root's names; placeholders hide them", "err", err)
 		}
-		root := slices.DeleteFunc(slices.Clone(hidden), func(p string) bool { return strings.Contains(p, "/") })
-		if err := r.addToIndex(ctx, indexPath, root); err != nil {
-			return nil, err
+		if err := r.addToIndex(ctx, indexPath, slices.DeleteFunc(slices.Clone(hidden), notAtRoot)); err != nil {
+			return false, err
 		}
-		placed = hidden
+		rootPlaced = true
 	}
 	if _, err := r.git(ctx, env, append(add.args, "add", "-A")...); err != nil {
-		return nil, fmt.Errorf("stage: %w", err)
+		return false, fmt.Errorf("stage: %w", err)
 	}
-	return placed, nil
+	return rootPlaced, nil
 }
 
 // startFromHead seeds the private index with the index (as stageOnce read
