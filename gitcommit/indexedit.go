@@ -203,10 +203,28 @@ func editIndex(path string, add []string, remove map[string]bool) error {
 	return src.edit(path, add, remove, parsedIndex{})
 }
 
-// edit writes src, edited, to path. Its cache tree is treesFrom's where
-// that index agrees (treesAgreeing: the index a commit started from),
-// else src's invalidated along the paths touched.
+// edit writes src, edited, to path.
 func (src indexBytes) edit(path string, add []string, remove map[string]bool, treesFrom parsedIndex) error {
+	p, err := src.edited(add, remove, treesFrom)
+	if err != nil {
+		return err
+	}
+	out := editBuffers.Get().(*bytes.Buffer)
+	defer editBuffers.Put(out)
+	out.Reset()
+	out.Grow(len(src.data) + len(add)*80)
+	if err := p.encode(out); err != nil {
+		return err
+	}
+	return overwrite(path, out.Bytes())
+}
+
+// edited is src with placeholders for add and without the entries remove
+// names. Its cache tree is treesFrom's where that index agrees
+// (treesAgreeing: the index a commit started from), else src's
+// invalidated along the paths touched; of the other extensions, those
+// keptExts keeps.
+func (src indexBytes) edited(add []string, remove map[string]bool, treesFrom parsedIndex) (parsedIndex, error) {
 	entries, found := src.without(remove, false)
 	if found != len(remove) {
 		entries, _ = src.without(remove, true)
@@ -229,7 +247,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 	// TREE is invalidated where entries change.
 	tree, reuc, err := src.keptExts()
 	if err != nil {
-		return err
+		return parsedIndex{}, err
 	}
 	if len(add) > 0 {
 		adds := make([]rawEntry, 0, len(add))
@@ -239,7 +257,7 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		slices.SortFunc(adds, compareEntries)
 		entries = mergeEntries(entries, adds)
 		if entries == nil {
-			return errIndexUnsupported // a placeholder named like an entry
+			return parsedIndex{}, errIndexUnsupported // a placeholder named like an entry
 		}
 	}
 	if agreed, ok := treesAgreeing(treesFrom, entries); ok {
@@ -248,17 +266,30 @@ func (src indexBytes) edit(path string, add []string, remove map[string]bool, tr
 		touched := slices.Concat(add, slices.Collect(maps.Keys(remove)))
 		var err error
 		if tree, err = invalidateCacheTree(tree, touched); err != nil {
-			return errIndexUnsupported
+			return parsedIndex{}, errIndexUnsupported
 		}
+	}
+	p := parsedIndex{version: src.version, entries: entries}
+	if tree != nil {
+		p.exts = append(p.exts, indexExt{sig: "TREE", data: tree})
+	}
+	if reuc != nil {
+		p.exts = append(p.exts, indexExt{sig: "REUC", data: reuc})
+	}
+	return p, nil
+}
+
+// encode writes p as an index file into out, with the extensions
+// keptExts keeps.
+func (p parsedIndex) encode(out *bytes.Buffer) error {
+	tree, reuc, err := p.keptExts()
+	if err != nil {
+		return err
 	}
 	var exts bytes.Buffer
 	writeKeptExts(&exts, tree, reuc)
-	out := editBuffers.Get().(*bytes.Buffer)
-	defer editBuffers.Put(out)
-	out.Reset()
-	out.Grow(len(src.data) + len(add)*80)
-	encodeIndex(out, src.version, entries, exts.Bytes())
-	return overwrite(path, out.Bytes())
+	encodeIndex(out, p.version, p.entries, exts.Bytes())
+	return nil
 }
 
 // encodeIndex writes an index file into out: version, entries, the

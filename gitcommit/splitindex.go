@@ -2,6 +2,7 @@ package gitcommit
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -225,19 +226,34 @@ func (b *indexBytes) resolve(gitDir string, shared *sharedFiles) error {
 	return err
 }
 
-// splitLock rewrites the private index in the lock in git's split form.
-// One that form cannot hold (version 4) stays as it is.
-func (r *Repo) splitLock(lock *lockFile, shared *sharedFiles) error {
-	full, err := loadIndex(lock.lockPath())
+// placeSplit adds placeholders for ps to the private index in the lock
+// and writes it in git's split form, in one pass: the edited entries go
+// to the shared index as they are, never written whole first. Where the
+// index cannot be edited here, git adds them (addToIndex) and the index
+// stays whole; where the split form cannot hold it (version 4), it is
+// written whole.
+func (r *Repo) placeSplit(ctx context.Context, lock *lockFile, ps []string, shared *sharedFiles) error {
+	src, err := loadIndex(lock.lockPath())
+	var p parsedIndex
+	if err == nil {
+		p, err = src.edited(ps, nil, parsedIndex{})
+	}
+	if errors.Is(err, errIndexUnsupported) {
+		return r.addToIndex(ctx, lock.lockPath(), ps)
+	}
 	if err != nil {
 		return err
 	}
-	path, err := splitInto(r.gitDir, lock.lockPath(), full.parsedIndex, full.mtime)
-	shared.add(path, full.entries)
-	if errors.Is(err, errIndexUnsupported) {
-		return nil
+	path, err := splitInto(r.gitDir, lock.lockPath(), p, src.mtime)
+	shared.add(path, p.entries)
+	if !errors.Is(err, errIndexUnsupported) {
+		return err
 	}
-	return err
+	var out bytes.Buffer
+	if err := p.encode(&out); err != nil {
+		return err
+	}
+	return overwrite(lock.lockPath(), out.Bytes())
 }
 
 // seedKept writes the kept staged index into the lock: split where split
@@ -255,13 +271,9 @@ func (r *Repo) seedKept(lock *lockFile, split bool, shared *sharedFiles) error {
 	if !k.split {
 		return lock.seedWith(k)
 	}
-	tree, reuc, err := k.keptExts()
-	if err != nil {
+	var out bytes.Buffer
+	if err := k.encode(&out); err != nil {
 		return err
 	}
-	var exts bytes.Buffer
-	writeKeptExts(&exts, tree, reuc)
-	var out bytes.Buffer
-	encodeIndex(&out, k.version, k.entries, exts.Bytes())
 	return lock.seedWith(indexBytes{data: out.Bytes(), mtime: k.mtime})
 }

@@ -288,13 +288,13 @@ func (r *Repo) stageOnce(ctx context.Context, lock *lockFile, h head, headTree p
 		if st, err = r.startFromHead(ctx, lock, h, headTree, never, out, from); err != nil {
 			return staging{}, err
 		}
-		if err := r.addToIndex(ctx, lock.lockPath(), placed); err != nil {
-			return staging{}, err
-		}
 		if split {
-			if err := r.splitLock(lock, &shared); err != nil {
-				return staging{}, err
-			}
+			err = r.placeSplit(ctx, lock, placed, &shared)
+		} else {
+			err = r.addToIndex(ctx, lock.lockPath(), placed)
+		}
+		if err != nil {
+			return staging{}, err
 		}
 		set = pathSetOf(placed)
 	}
